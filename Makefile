@@ -1,0 +1,44 @@
+# The two commands: `make run` (demo on real data) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CACHE  := .cache
+WHEEL  := $(CACHE)/capreolus-0.2.6-py3-none-any.whl
+ROBUST := $(CACHE)/robust04
+
+.PHONY: install run test bench bench-quick demo-data clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# TREC Robust 2004 qrels and a BM25+RM3 run, read out of the capreolus 0.2.6 wheel (not installed).
+$(WHEEL): | $(BIN)/python
+	$(BIN)/python -m pip download -q --no-deps --only-binary=:all: --dest $(CACHE) capreolus==0.2.6
+
+$(ROBUST)/rob04_yang19_rm3.run: $(WHEEL)
+	$(BIN)/python -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [open(sys.argv[2] + '/' + n.rsplit('/', 1)[1], 'wb').write(z.read(n)) for n in ('capreolus/data/qrels.robust2004.txt', 'capreolus/data/rob04_yang19_rm3.run')]" $(WHEEL) $(shell mkdir -p $(ROBUST) && echo $(ROBUST))
+
+demo-data: $(ROBUST)/rob04_yang19_rm3.run
+
+run: install demo-data
+	$(BIN)/evalbridge run configs/demo.yaml
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run.py
+
+bench-quick: install
+	$(BIN)/python bench/run.py --quick
+
+clean:
+	rm -rf $(VENV) $(CACHE) reports

@@ -1,0 +1,49 @@
+"""Exceptions raised by evalbridge.
+
+Every error subclasses a builtin (``ValueError``, ``ImportError``) so existing
+``except`` clauses keep working, and every message says what was expected, what
+was got, where (file:line, query id), and how to fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EvalbridgeError",
+    "InputError",
+    "MetricSpecError",
+    "UnsupportedMetricError",
+    "BackendUnavailableError",
+]
+
+
+class EvalbridgeError(Exception):
+    """Base class of every error evalbridge raises on purpose."""
+
+
+class InputError(EvalbridgeError, ValueError):
+    """Input data (qrels, run, labels, files) is malformed or inconsistent."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 query_id: str | None = None, fix: str | None = None) -> None:
+        where = []
+        if source is not None:
+            where.append(f"{source}:{line}" if line is not None else str(source))
+        if query_id is not None:
+            where.append(f"query {query_id!r}")
+        text = f"{', '.join(where)}: {message}" if where else message
+        if fix:
+            text += f" Fix: {fix}"
+        super().__init__(text)
+        self.source, self.line, self.query_id, self.fix = source, line, query_id, fix
+
+
+class MetricSpecError(EvalbridgeError, ValueError):
+    """A metric string or option could not be understood."""
+
+
+class UnsupportedMetricError(EvalbridgeError, ValueError):
+    """A backend cannot compute a metric exactly as asked."""
+
+
+class BackendUnavailableError(EvalbridgeError, ImportError):
+    """The library behind a backend is not installed."""

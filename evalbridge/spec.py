@@ -1,0 +1,232 @@
+"""Metric specs: one grammar for every ecosystem's spelling, and an immutable ``Metric`` value.
+
+Grammar (case-insensitive; no ``eval``, no ``ast``)::
+
+    spec    := name [ "(" option ("," option)* ")" ] [ "@" k ] [ "-l" level ]
+    option  := key "=" value            (value may be quoted)
+
+``name`` is a canonical name or any alias in :data:`evalbridge.catalogue.ALIASES`
+(ranx ``ndcg_burges``, ir-measures ``nDCG``, trec_eval ``ndcg_cut_10``, RAG ``hit_rate``...).
+The ranx level suffix ``-l2`` is the same as ``rel=2``. Every ``Metric`` has one
+canonical string: ``str(parse_metric(s))`` is a fixed point.
+
+Example:
+    >>> str(parse_metric("ndcg_burges@10"))
+    'nDCG(gain=exp)@10'
+    >>> parse_metric("map@100-l2") == parse_metric("AP(rel=2)@100")
+    True
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .catalogue import ALIASES, CHOICES, METRICS, NUMERIC, OPTION_ALIASES, TREC_NAMES
+from .errors import MetricSpecError
+
+__all__ = ["Metric", "parse_metric", "parse_metrics"]
+
+_SPEC = re.compile(
+    r"(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*"
+    r"(?:\((?P<opts>[^()]*)\))?\s*"
+    r"(?:@\s*(?P<k>[^\s()@]+?))?\s*"
+    r"(?:-l\s*(?P<level>[^\s()@]+))?"
+)
+_TREC = re.compile(r"(?P<base>[a-z_]+?)_(?P<k>\d+)")
+
+
+def _format_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _suggest(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest candidate, or an empty string."""
+    candidates = list(candidates)
+    low = word.lower()
+    lowered = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.5)
+    close = close or [c for c in lowered if c and (low.startswith(c) or c.startswith(low))][:1]
+    return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
+
+
+def _coerce_option(metric: str, key: str, value: Any) -> Any:
+    if key in NUMERIC:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise MetricSpecError(f"option {key!r} of {metric} must be a number; got {value!r}.") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise MetricSpecError(f"option {key!r} of {metric} must be finite; got {value!r}.")
+        if key == "max_grade" and number <= 0:
+            raise MetricSpecError(f"option 'max_grade' of {metric} must be > 0; got {value!r}.")
+        return int(number) if number.is_integer() else number
+    allowed = CHOICES[key]
+    for choice in allowed:
+        if str(value).lower() == choice.lower():
+            return choice
+    raise MetricSpecError(f"option {key!r} of {metric} must be one of {', '.join(allowed)}; got {value!r}"
+                          f"{_suggest(str(value), allowed)}.")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """An immutable, hashable metric: family name, cutoff and non-default options.
+
+    Construct it directly (``Metric("nDCG", 10, {"gain": "exp"})``) or with
+    :func:`parse_metric`. Options equal to their default are dropped, so two
+    metrics that mean the same thing compare equal and print the same.
+    """
+
+    name: str
+    k: int | None = None
+    options: Any = ()
+
+    def __post_init__(self) -> None:
+        info = METRICS.get(self.name)
+        if info is None:
+            raise MetricSpecError(f"unknown metric {self.name!r}{_suggest(self.name, METRICS)}.")
+        k = self.k
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, int):
+                raise MetricSpecError(f"the cutoff k of {self.name} must be a positive integer; got {k!r}.")
+            if k < 1:
+                raise MetricSpecError(f"the cutoff k of {self.name} must be a positive integer; got {k}. "
+                                      f"Fix: write e.g. {self.name}@10.")
+        if info.cutoff == "required" and k is None:
+            raise MetricSpecError(f"{self.name} needs a cutoff; write e.g. {self.name}@10.")
+        if info.cutoff == "none" and k is not None:
+            raise MetricSpecError(f"{self.name} takes no cutoff; got @{k}. Fix: write {self.name}.")
+        given = dict(self.options)
+        clean: dict[str, Any] = {}
+        for key, value in given.items():
+            if key not in info.options:
+                takers = sorted(m for m, i in METRICS.items() if key in i.options)
+                hint = f" ({key!r} applies to {', '.join(takers)})" if takers else _suggest(key, info.options)
+                raise MetricSpecError(f"{self.name} has no option {key!r}{hint}; its options are "
+                                      f"{', '.join(info.options)}.")
+            value = _coerce_option(self.name, key, value)
+            if value != info.options[key]:
+                clean[key] = value
+        if "max_grade" in clean and clean.get("weights", info.options.get("weights")) != "graded":
+            raise MetricSpecError(f"option 'max_grade' of {self.name} only applies with weights=graded.")
+        object.__setattr__(self, "options", tuple(sorted(clean.items())))
+
+    def get(self, key: str) -> Any:
+        """The value of an option, its default when not set."""
+        return dict(self.options).get(key, METRICS[self.name].options[key])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every option with its value (defaults included)."""
+        return {**METRICS[self.name].options, **dict(self.options)}
+
+    @property
+    def info(self):  # noqa: ANN201 - MetricInfo
+        return METRICS[self.name]
+
+    def replace(self, *, k: Any = ..., **options: Any) -> Metric:
+        """A copy with a new cutoff and/or options (``None`` resets an option to its default)."""
+        merged = dict(self.options)
+        for key, value in options.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return Metric(self.name, self.k if k is ... else k, merged)
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.options:
+            text += "(" + ",".join(f"{key}={_format_number(v) if key in NUMERIC else v}"
+                                   for key, v in self.options) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Metric({str(self)!r})"
+
+
+def _resolve_name(name: str) -> tuple[str, dict[str, Any], int | None]:
+    low = name.lower()
+    if low in ALIASES:
+        canonical, preset = ALIASES[low]
+        return canonical, dict(preset), None
+    for canonical in METRICS:
+        if low == canonical.lower():
+            return canonical, {}, None
+    trec = _TREC.fullmatch(low)
+    if trec and trec["base"] in TREC_NAMES:
+        canonical, preset = ALIASES[TREC_NAMES[trec["base"]]]
+        return canonical, dict(preset), int(trec["k"])
+    known = sorted({*METRICS, *ALIASES})
+    raise MetricSpecError(f"unknown metric {name!r}{_suggest(name, known)}. "
+                          f"Known names: {', '.join(METRICS)} and their aliases (see `evalbridge metrics`).")
+
+
+def _parse_options(text: str, spec: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise MetricSpecError(f"option {part!r} in {spec!r} must be written key=value, e.g. gain=exp.")
+        key, value = key.strip().lower(), value.strip().strip("'\"")
+        if key in OPTION_ALIASES:
+            key, values = OPTION_ALIASES[key]
+            value = values.get(value.lower(), value)
+        if key in options:
+            raise MetricSpecError(f"option {key!r} is given twice in {spec!r}.")
+        options[key] = value
+    return options
+
+
+def parse_metric(spec: str | Metric) -> Metric:
+    """Parse a metric string (any known spelling) into a :class:`Metric`.
+
+    Raises:
+        MetricSpecError: unknown name or option, bad value or cutoff; the message
+            names the closest valid spelling.
+    """
+    if isinstance(spec, Metric):
+        return spec
+    if not isinstance(spec, str):
+        raise MetricSpecError(f"a metric must be a string like 'nDCG@10'; got {type(spec).__name__} {spec!r}.")
+    match = _SPEC.fullmatch(spec.strip())
+    if match is None:
+        raise MetricSpecError(f"cannot parse metric {spec!r}; expected Name(key=value,...)@k, e.g. "
+                              f"'nDCG(gain=exp)@10', 'P(rel=2)@5', 'map@100-l2'.")
+    name, options, k = _resolve_name(match["name"])
+    for key, value in _parse_options(match["opts"] or "", spec).items():
+        if key in options and str(options[key]).lower() != str(value).lower():
+            raise MetricSpecError(f"{match['name']!r} already means {key}={options[key]}; "
+                                  f"{key}={value} contradicts it in {spec!r}.")
+        options[key] = value
+    if match["k"] is not None:
+        if k is not None:
+            raise MetricSpecError(f"{spec!r} gives the cutoff twice.")
+        try:
+            k = int(match["k"])
+        except ValueError:
+            raise MetricSpecError(f"the cutoff in {spec!r} must be a positive integer; got {match['k']!r}.") from None
+    if match["level"] is not None:
+        if "rel" in options:
+            raise MetricSpecError(f"{spec!r} sets the relevance level twice (rel= and -l).")
+        options["rel"] = match["level"]
+    return Metric(name, k, options)
+
+
+def parse_metrics(specs: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    """Parse one spec or many; duplicates (same canonical metric) are kept once, in order."""
+    if isinstance(specs, (str, Metric)):
+        specs = [specs]
+    seen: dict[Metric, None] = {}
+    for spec in specs:
+        seen.setdefault(parse_metric(spec), None)
+    if not seen:
+        raise MetricSpecError("no metric was asked for; pass e.g. ['nDCG@10', 'P@5'].")
+    return list(seen)

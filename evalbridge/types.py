@@ -1,0 +1,230 @@
+"""The canonical data model: ``Qrels``, ``Run`` and ``Conventions``.
+
+``Qrels`` maps query id -> doc id -> grade and ``Run`` maps query id -> doc id ->
+score. Both are immutable read-only mappings whose ids are always ``str``.
+Grades may be floats (LLM-judge scores) and are never truncated. Every adapter
+in evalbridge ends by building one of these, so validation lives here once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .errors import InputError
+
+__all__ = ["Qrels", "Run", "Conventions", "check_level", "TIE_POLICIES", "MISSING_QUERY_POLICIES"]
+
+TIE_POLICIES = ("docid_desc", "docid_asc", "input")
+MISSING_QUERY_POLICIES = ("zero", "drop")
+SCORE_PRECISIONS = ("float64", "float32")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How an evaluation turns scores into rankings and queries into a mean.
+
+    Attributes:
+        ties: order of equal scores. ``docid_desc`` is trec_eval's rule (score
+            descending, then doc id descending); ``docid_asc`` is ir-measures'
+            msmarco provider; ``input`` keeps the order the documents were given in.
+        score_precision: ``float32`` reproduces trec_eval <= 9 / pytrec_eval,
+            which store scores as C floats, so scores 1e-9 apart tie.
+        missing_queries: a query in the qrels but absent from the run scores 0
+            (``zero``, ir-measures and trec_eval ``-c``) or is left out of the mean
+            (``drop``, pytrec_eval). Either way it is counted in the provenance.
+    """
+
+    ties: Literal["docid_desc", "docid_asc", "input"] = "docid_desc"
+    score_precision: Literal["float64", "float32"] = "float64"
+    missing_queries: Literal["zero", "drop"] = "zero"
+
+    def __post_init__(self) -> None:
+        for field, allowed in (("ties", TIE_POLICIES), ("score_precision", SCORE_PRECISIONS),
+                               ("missing_queries", MISSING_QUERY_POLICIES)):
+            value = getattr(self, field)
+            if value not in allowed:
+                raise InputError(f"{field} must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
+
+
+def check_level(value: object, what: str = "min_relevance") -> float:
+    """A relevance level must be a finite real number (it may be a float, e.g. 7.5)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise InputError(f"{what} must be a finite number; got {value!r}.", fix=f"pass e.g. {what}=2 or 7.5.")
+    return value
+
+
+def _id_kind(key: object) -> str:
+    if isinstance(key, str):
+        return "str"
+    if isinstance(key, Integral) and not isinstance(key, bool):
+        return "int"
+    return type(key).__name__
+
+
+def _ids_to_str(keys: Any, what: str, where: str | None) -> tuple[str, ...]:
+    """Check ids are all str or all int, and describe the kind for mismatch checks."""
+    kinds = set(map(type, keys))
+    if kinds <= {str}:
+        return ("str",) if kinds else ()
+    found = {_id_kind(k) for k in keys}
+    bad = found - {"str", "int"}
+    if bad:
+        example = next(k for k in keys if _id_kind(k) in bad)
+        raise InputError(f"{what} ids must be str or int; got {type(example).__name__} {example!r}.",
+                         source=where, fix=f"convert the {what} ids to strings.")
+    if len(found) > 1:
+        s = next(k for k in keys if isinstance(k, str))
+        i = next(k for k in keys if _id_kind(k) == "int")
+        raise InputError(f"{what} ids mix int and str (e.g. {i!r} and {s!r}).", source=where,
+                         fix=f"use one type for every {what} id, e.g. str() each id.")
+    return tuple(sorted(found))
+
+
+def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) -> int | float:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        value = float(value)
+        if not math.isfinite(value):
+            raise InputError(f"{what} of doc {doc!r} is {value}, not a finite number.", source=where,
+                             query_id=qid, fix=f"remove the document or give it a finite {what}.")
+        return value
+    raise InputError(f"{what} of doc {doc!r} must be a number; got {type(value).__name__} {value!r}.",
+                     source=where, query_id=qid, fix=f"convert {what}s to int or float.")
+
+
+def _freeze(data: object, *, what: str, where: str | None) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple]:
+    """Validate a dict-of-dicts and return (frozen copy, query id kind, doc id kind)."""
+    if isinstance(data, _Base):
+        return dict(data._data), data.query_id_kind, data.doc_id_kind
+    if not isinstance(data, Mapping):
+        raise InputError(f"expected a mapping query id -> {{doc id: {what}}}; got {type(data).__name__}.",
+                         source=where, fix="pass a dict of dicts, or use one of the adapters (from_labels, "
+                                           "from_pairs, read_qrels, ...).")
+    qkind = _ids_to_str(list(data), "query", where)
+    doc_kinds: set[str] = set()
+    frozen: dict[str, Mapping[str, Any]] = {}
+    for qid, docs in data.items():
+        sqid = str(qid)
+        if not isinstance(docs, Mapping):
+            raise InputError(f"expected a mapping doc id -> {what}; got {type(docs).__name__} {docs!r:.60}.",
+                             source=where, query_id=sqid,
+                             fix="for a ranked list of doc ids or labels use from_pairs / from_labels.")
+        docs = dict(docs)
+        doc_kinds.update(_ids_to_str(list(docs), "doc", where))
+        values = docs.values()
+        # Fast path: plain int/float values whose sum is finite are all finite.
+        if not set(map(type, values)) <= {int, float} or not math.isfinite(sum(values)):
+            docs = {d: _number(v, what=what, qid=sqid, doc=str(d), where=where) for d, v in docs.items()}
+        if doc_kinds and doc_kinds != {"str"}:
+            docs = {str(d): v for d, v in docs.items()}
+        frozen[sqid] = MappingProxyType(docs)
+    if len(doc_kinds) > 1:
+        raise InputError("doc ids mix int and str across queries.", source=where,
+                         fix="use one type for every doc id, e.g. str() each id.")
+    return frozen, qkind, tuple(sorted(doc_kinds))
+
+
+class _Base(Mapping[str, Mapping[str, Any]]):
+    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source")
+    _what = "value"
+
+    def __init__(self, data: object, *, source: str | None = None) -> None:
+        frozen, qkind, dkind = _freeze(data, what=self._what, where=source)
+        if not frozen:
+            raise InputError(f"the {type(self).__name__.lower()} has no queries.", source=source,
+                             fix=f"check that the input holds at least one query with {self._what}s.")
+        for name, value in (("query_id_kind", qkind), ("doc_id_kind", dkind),
+                            ("source", source if source is not None else getattr(data, "source", None)),
+                            ("_data", frozen)):
+            object.__setattr__(self, name, value)
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        return self._data[qid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    @property
+    def n_rows(self) -> int:
+        """Number of (query, doc) pairs."""
+        return sum(map(len, self._data.values()))
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """A plain, mutable dict-of-dicts copy."""
+        return {q: dict(d) for q, d in self._data.items()}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} queries, {self.n_rows} rows)"
+
+
+class Qrels(_Base):
+    """Relevance judgements: query id -> doc id -> grade (int or float, never truncated).
+
+    Args:
+        data: a mapping ``{query_id: {doc_id: grade}}``; ids may be str or int
+            (converted with ``str``), grades any finite real number.
+        min_relevance: optional relevance level carried with the data (seed 003's
+            ``min_relevance``): binary metrics that do not set ``rel`` count a doc
+            as relevant when ``grade >= min_relevance``. ``None`` means 1.
+        source: where the data came from, used in error messages.
+
+    Example:
+        >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}})
+        >>> qrels["q1"]["d1"], qrels.max_grade
+        (2, 2)
+    """
+
+    __slots__ = ("min_relevance",)
+    _what = "grade"
+
+    def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None) -> None:
+        if min_relevance is None and isinstance(data, Qrels):
+            min_relevance = data.min_relevance
+        if min_relevance is not None:
+            check_level(min_relevance)
+        object.__setattr__(self, "min_relevance", min_relevance)
+        super().__init__(data, source=source)
+
+    @property
+    def max_grade(self) -> float:
+        """The top grade of the scale: the largest grade in the whole qrels (0 if none)."""
+        return max((max(d.values(), default=0) for d in self._data.values()), default=0)
+
+    @property
+    def is_integral(self) -> bool:
+        """True when every grade is a whole number (what trec_eval-based backends need)."""
+        return all(float(g).is_integer() for d in self._data.values() for g in d.values())
+
+
+class Run(_Base):
+    """Retrieval output: query id -> doc id -> score (higher is better).
+
+    The order of documents comes only from the scores (see :mod:`evalbridge.ranking`);
+    adapters for rank-ordered input emit strictly decreasing scores.
+
+    Args:
+        data: a mapping ``{query_id: {doc_id: score}}``; scores must be finite.
+        name: the system's name, used in reports.
+        source: where the data came from, used in error messages.
+    """
+
+    __slots__ = ("name",)
+    _what = "score"
+
+    def __init__(self, data: object, *, name: str | None = None, source: str | None = None) -> None:
+        object.__setattr__(self, "name", name if name is not None else getattr(data, "name", None))
+        super().__init__(data, source=source)

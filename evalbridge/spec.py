@@ -33,7 +33,8 @@ _SPEC = re.compile(
     r"(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*"
     r"(?:\((?P<opts>[^()]*)\))?\s*"
     r"(?:@\s*(?P<k>[^\s()@]+?))?\s*"
-    r"(?:-l\s*(?P<level>[^\s()@]+))?"
+    r"(?:-l\s*(?P<level>[^\s()@]+))?",
+    re.IGNORECASE,  # the grammar is case-insensitive, the ranx level suffix too ("MAP@100-L2")
 )
 _TREC = re.compile(r"(?P<base>[a-z_]+?)_(?P<k>\d+)")
 

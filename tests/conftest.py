@@ -1,0 +1,18 @@
+"""Shared test helpers: where the external data lives (``/work/shared``, next to the checkout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: The shared data folder next to the checkout (``../shared``). Never copied into the repo.
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The ``../shared`` folder; the test is skipped only when the folder does not exist."""
+    if not SHARED.is_dir():
+        pytest.skip(f"../shared is absent: {SHARED} does not exist (external test data lives there)")
+    return SHARED

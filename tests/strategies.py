@@ -1,0 +1,150 @@
+"""Hypothesis strategies for evalbridge tests: judgements, runs and metric specs.
+
+Reusable by every test module::
+
+    from strategies import metrics, qrels_and_run
+
+    @given(qrels_and_run(), metrics())
+    def test_something(data, metric): ...
+
+Everything is drawn as plain ``dict`` objects (so tests can deep-copy and compare
+them); wrap them in :class:`evalbridge.Qrels` / :class:`evalbridge.Run` when needed.
+Runs are tie-free unless ``ties=True``, so every backend sees the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from evalbridge.catalogue import CHOICES, METRICS
+from evalbridge.spec import Metric
+
+__all__ = ["DOCS", "grades", "label_lists", "judged_list", "query_case", "qrels_and_run", "metrics",
+           "ranked_from_scores"]
+
+#: The pool doc ids are drawn from (a shared pool makes judged and retrieved sets overlap).
+DOCS = tuple(f"d{i:02d}" for i in range(24))
+
+
+def grades(*, max_grade: int = 3, float_grades: bool = False, negative: bool = False) -> st.SearchStrategy:
+    """One relevance grade: an int in [0, max_grade] (from -1 with ``negative``), or a float in [0, 10].
+
+    Float grades are the LLM-judge case (seed 003: scores 0-10); they have at most two
+    decimals so that sums stay exact enough for equality tests.
+    """
+    low = -1 if negative else 0
+    if float_grades:
+        return st.integers(low * 100, 1000).map(lambda g: g / 100)
+    return st.integers(low, max_grade)
+
+
+def label_lists(*, max_grade: int = 1, min_size: int = 1, max_size: int = 12) -> st.SearchStrategy:
+    """One query's labels in rank order, e.g. ``[1, 0, 1]`` (the input of ``from_labels``)."""
+    return st.lists(st.integers(0, max_grade), min_size=min_size, max_size=max_size)
+
+
+def judged_list(*, max_grade: int = 3, min_size: int = 1, max_size: int = 12,
+                need_relevant: bool = True) -> st.SearchStrategy:
+    """A judged ranked list (seed 002's shape) with at least one grade > 0 when ``need_relevant``."""
+    labels = label_lists(max_grade=max_grade, min_size=min_size, max_size=max_size)
+    return labels.filter(lambda ls: any(g > 0 for g in ls)) if need_relevant else labels
+
+
+@st.composite
+def query_case(draw: Any, *, max_docs: int = 14, max_grade: int = 3, float_grades: bool = False,
+               negative: bool = False, min_retrieved: int = 0) -> tuple[dict[str, Any], list[str]]:
+    """One query: ``(judged {doc: grade}, ranking [doc, ...])`` over the shared doc pool.
+
+    The judged docs and the ranking overlap at random: some judged docs are not
+    retrieved, some retrieved docs are not judged.
+    """
+    pool = DOCS[:max_docs]
+    judged_docs = draw(st.lists(st.sampled_from(pool), unique=True, min_size=1, max_size=len(pool)))
+    judged = {d: draw(grades(max_grade=max_grade, float_grades=float_grades, negative=negative))
+              for d in judged_docs}
+    ranking = draw(st.lists(st.sampled_from(pool), unique=True, min_size=min_retrieved, max_size=len(pool)))
+    return judged, ranking
+
+
+@st.composite
+def qrels_and_run(draw: Any, *, max_queries: int = 4, max_docs: int = 14, max_grade: int = 3,
+                  float_grades: bool = False, negative: bool = False, ties: bool = False,
+                  min_retrieved: int = 1, missing: bool = False,
+                  run_only: bool = False) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
+    """``(qrels, run)`` as plain dicts of dicts.
+
+    Args:
+        max_queries: queries in the qrels (at least one).
+        max_docs, max_grade, float_grades, negative: see :func:`query_case`.
+        ties: draw scores from a few values so equal scores happen; otherwise the
+            scores are strictly decreasing along each drawn ranking.
+        min_retrieved: fewest docs in each run query.
+        missing: some qrels queries may be absent from the run (at least one stays).
+        run_only: the run may hold a query that is not in the qrels.
+    """
+    n = draw(st.integers(1, max_queries))
+    qrels: dict[str, dict[str, Any]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(1, n + 1):
+        judged, ranking = draw(query_case(max_docs=max_docs, max_grade=max_grade, float_grades=float_grades,
+                                          negative=negative, min_retrieved=min_retrieved))
+        qid = f"q{i}"
+        qrels[qid] = judged
+        if ties:
+            run[qid] = {d: draw(st.sampled_from([0.5, 1.0, 1.5, 2.0])) for d in ranking}
+        else:
+            run[qid] = {d: float(len(ranking) - r) for r, d in enumerate(ranking)}
+    if missing and n > 1:
+        dropped = draw(st.lists(st.sampled_from(sorted(run)[1:]), unique=True))
+        for qid in dropped:
+            del run[qid]
+    if run_only and draw(st.booleans()):
+        run["q_run_only"] = {DOCS[0]: 1.0}
+    return qrels, run
+
+
+def ranked_from_scores(scores: dict[str, float]) -> list[str]:
+    """Doc ids in trec_eval order (score descending, then doc id descending), written independently
+    of :mod:`evalbridge.ranking` so tests can use it as an oracle."""
+    return [d for d, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+
+
+_LEVELS = (None, 1, 2, 0.5, 3)
+
+
+@st.composite
+def metrics(draw: Any, *, names: tuple[str, ...] | None = None, cutoff: bool | None = None,
+            max_k: int = 20) -> Metric:
+    """A :class:`Metric` drawn from the catalogue with random options and cutoff.
+
+    Args:
+        names: restrict to these families (default: every family).
+        cutoff: ``True`` only metrics with a cutoff, ``False`` only without, ``None`` either.
+        max_k: largest cutoff drawn.
+    """
+    families = [m for m in (names or tuple(METRICS))
+                if not (cutoff is True and METRICS[m].cutoff == "none")
+                and not (cutoff is False and METRICS[m].cutoff == "required")]
+    name = draw(st.sampled_from(families))
+    info = METRICS[name]
+    if info.cutoff == "required" or (info.cutoff == "optional" and cutoff is True):
+        k = draw(st.integers(1, max_k))
+    elif info.cutoff == "optional" and cutoff is None:
+        k = draw(st.none() | st.integers(1, max_k))
+    else:
+        k = None
+    options: dict[str, Any] = {}
+    for key in info.options:
+        if key == "rel":
+            value = draw(st.sampled_from(_LEVELS))
+        elif key == "max_grade":
+            continue
+        else:
+            value = draw(st.sampled_from(CHOICES[key]))
+        if value is not None:
+            options[key] = value
+    if options.get("weights") == "graded" and draw(st.booleans()):
+        options["max_grade"] = draw(st.sampled_from([10, 12.5]))  # >= every grade drawn here
+    return Metric(name, k, options)

@@ -16,3 +16,14 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"../shared is absent: {SHARED} does not exist (external test data lives there)")
     return SHARED
+
+
+def _hypothesis_profile() -> None:
+    """No per-example deadline: CI machines are slow and timing must never fail a test."""
+    from hypothesis import settings
+
+    settings.register_profile("evalbridge", deadline=None)
+    settings.load_profile("evalbridge")
+
+
+_hypothesis_profile()

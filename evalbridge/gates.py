@@ -1,0 +1,184 @@
+"""Quality gates: thresholds on mean metric values that a CI job can fail on.
+
+A gate is a metric and an expression::
+
+    expression := OP ( NUMBER | "baseline" [ ("+" | "-") NUMBER ] )
+    OP         := ">=" | ">" | "<=" | "<" | "=="
+
+``"recall@5": ">= 0.80"`` needs mean R@5 of at least 0.80; ``"ndcg@10": ">= baseline - 0.01"``
+needs nDCG@10 within 0.01 of the baseline system's. A metric may carry several
+expressions (a list). The key may name one system, ``"dense: ndcg@10"``; otherwise the
+gate applies to every system except the baseline (every system when there is none).
+Values are compared with a slack of 1e-12 so that a mean printed as 0.8000 passes ``>= 0.8``.
+
+Example:
+    >>> gate = parse_gate("ndcg@10", ">= baseline - 0.01")
+    >>> result = evaluate_gate(gate, "dense", value=0.495, baseline_value=0.5)
+    >>> result.passed, result.threshold
+    (True, 0.49)
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import InputError
+from .spec import Metric, parse_metric
+
+__all__ = ["Gate", "GateResult", "parse_gate", "parse_gates", "evaluate_gate", "check_gates", "OPERATORS"]
+
+#: operator spelling -> comparison (value, threshold) -> bool
+OPERATORS: Mapping[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
+}
+#: how the 1e-12 slack is applied, per operator: favour passing on rounding noise
+_SLACK = {">=": 1, ">": 0, "<=": -1, "<": 0, "==": 0}
+EPSILON = 1e-12
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_EXPRESSION = re.compile(rf"\s*(?P<op>>=|<=|==|>|<)\s*(?:(?P<base>baseline)\s*(?:(?P<sign>[+-])\s*"
+                         rf"(?P<offset>{_NUMBER}))?|(?P<number>{_NUMBER}))\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One threshold on one metric.
+
+    Attributes:
+        metric: the metric (canonical string via ``str``).
+        op: one of :data:`OPERATORS`.
+        value: the absolute threshold, or the offset added to the baseline's value.
+        relative: True when the threshold is ``baseline + value``.
+        system: the one system the gate applies to, or None for every system under test.
+        text: the expression as written.
+    """
+
+    metric: Metric
+    op: str
+    value: float
+    relative: bool = False
+    system: str | None = None
+    text: str = ""
+
+    def threshold(self, baseline_value: float | None = None) -> float:
+        """The number the metric is compared with."""
+        if not self.relative:
+            return self.value
+        if baseline_value is None:
+            raise InputError(f"gate {self.metric} {self.text!r} is relative to the baseline, but there is none.",
+                             fix="set comparison.baseline in the config, or write an absolute threshold.")
+        return baseline_value + self.value
+
+    def __str__(self) -> str:
+        return f"{self.system + ': ' if self.system else ''}{self.metric} {self.text}"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A gate applied to one system."""
+
+    gate: Gate
+    system: str
+    value: float
+    threshold: float
+    passed: bool
+
+    @property
+    def reason(self) -> str:
+        """One line: what was measured against what."""
+        status = "passed" if self.passed else "FAILED"
+        return (f"gate {status}: {self.system} {self.gate.metric} = {self.value:.4f}, needs "
+                f"{self.gate.op} {self.threshold:.4f} ({self.gate.text.strip()})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "metric": str(self.gate.metric), "expression": self.gate.text,
+                "value": self.value, "threshold": self.threshold, "passed": self.passed}
+
+
+def parse_gate(metric: str | Metric, expression: str, *, system: str | None = None) -> Gate:
+    """Parse one gate, e.g. ``parse_gate("recall@5", ">= 0.80")``.
+
+    Raises:
+        InputError: the expression does not follow the grammar in the module docstring.
+        MetricSpecError: the metric string is not a metric.
+    """
+    spec = parse_metric(metric)
+    match = _EXPRESSION.fullmatch(str(expression)) if isinstance(expression, (str, int, float)) else None
+    if match is None:
+        raise InputError(f"cannot read gate {expression!r} for {spec}; expected an operator and a number or "
+                         f"'baseline', e.g. '>= 0.80' or '>= baseline - 0.01'.",
+                         fix="quote the expression in YAML and start it with one of " + ", ".join(OPERATORS) + ".")
+    if match["base"]:
+        offset = float(match["offset"] or 0.0) * (-1 if match["sign"] == "-" else 1)
+        return Gate(spec, match["op"], offset, True, system, str(expression))
+    return Gate(spec, match["op"], float(match["number"]), False, system, str(expression))
+
+
+def parse_gates(gates: Mapping[str, str | Iterable[str]]) -> list[Gate]:
+    """Parse a ``{metric: expression or [expressions]}`` mapping; a key ``"system: metric"`` targets one system.
+
+    >>> [str(g) for g in parse_gates({"recall@5": ">= 0.8", "dense: ndcg@10": [">= baseline", "<= 1"]})]
+    ['R@5 >= 0.8', 'dense: nDCG@10 >= baseline', 'dense: nDCG@10 <= 1']
+    """
+    parsed = []
+    for key, expressions in gates.items():
+        system, _, metric = str(key).rpartition(":")
+        if isinstance(expressions, (str, int, float)):
+            expressions = [expressions]
+        for expression in expressions:
+            parsed.append(parse_gate(metric.strip(), expression, system=system.strip() or None))
+    return parsed
+
+
+def evaluate_gate(gate: Gate, system: str, *, value: float, baseline_value: float | None = None) -> GateResult:
+    """Apply ``gate`` to one system's mean ``value``."""
+    threshold = gate.threshold(baseline_value)
+    passed = OPERATORS[gate.op](value + _SLACK[gate.op] * EPSILON, threshold)
+    if gate.op == "==":
+        passed = abs(value - threshold) <= EPSILON
+    return GateResult(gate, system, float(value), float(threshold), bool(passed))
+
+
+def _mean(results: Any, metric: Metric) -> float:
+    if hasattr(results, "mean"):
+        return results.mean(metric)
+    by_canonical = {str(parse_metric(k)): v for k, v in results.items()}
+    try:
+        return by_canonical[str(metric)]
+    except KeyError:
+        raise InputError(f"the gate metric {metric} was not evaluated; evaluated: {', '.join(by_canonical)}.",
+                         fix=f"add {metric} to the metrics.") from None
+
+
+def check_gates(gates: Iterable[Gate], results: Mapping[str, Any], *, baseline: str | None = None) -> list[GateResult]:
+    """Apply every gate to the systems it covers.
+
+    Args:
+        gates: parsed gates (:func:`parse_gates`).
+        results: system name -> :class:`~evalbridge.results.Results` or ``{metric: mean}``.
+        baseline: the baseline system: relative gates compare with it, and gates without a
+            system apply to every other system.
+
+    Returns:
+        One :class:`GateResult` per (gate, system), in order.
+
+    Example:
+        >>> out = check_gates(parse_gates({"P@5": ">= 0.5"}), {"a": {"P@5": 0.6}, "b": {"P@5": 0.4}})
+        >>> [r.passed for r in out]
+        [True, False]
+    """
+    if baseline is not None and baseline not in results:
+        raise InputError(f"the baseline {baseline!r} is not one of the systems ({', '.join(results)}).")
+    out = []
+    for gate in gates:
+        if gate.system is not None and gate.system not in results:
+            raise InputError(f"gate {gate} names system {gate.system!r}, which is not one of {', '.join(results)}.")
+        targets = [gate.system] if gate.system else [s for s in results if s != baseline or len(results) == 1]
+        base = _mean(results[baseline], gate.metric) if gate.relative and baseline is not None else None
+        for system in targets:
+            out.append(evaluate_gate(gate, system, value=_mean(results[system], gate.metric), baseline_value=base))
+    return out

@@ -1,0 +1,427 @@
+"""Reports: the systems x metrics table in five formats, per-query files, provenance, atomic writes.
+
+A :class:`Report` gathers what one evaluation produced (each system's
+:class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
+provenance); :data:`RENDERERS` turns it into text: ``terminal``, ``markdown``, ``csv``,
+``json`` and ``latex``. In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
+when it is significantly above the baseline and ``▼`` when significantly below, after the
+multiple-comparison correction. Quality bands (seed 001's poor / fair / good / excellent)
+are an optional extra table.
+
+Every file is written atomically: to a temporary file in the same directory, then
+``os.replace``, so an interrupted run never leaves a half-written report.
+
+Example:
+    >>> import evalbridge as eb
+    >>> res = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.9, "d2": 0.5}}, ["P@2", "RR"])
+    >>> print(render(Report(results={"bm25": res}), "csv"), end="")
+    system,P@2,RR
+    bm25,0.5,1.0
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .spec import Metric, parse_metric
+
+__all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
+           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query"]
+
+#: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
+#: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
+QUALITY_BANDS: Mapping[str, tuple[float, float, float]] = {
+    "P": (0.5, 0.7, 0.85),
+    "R": (0.6, 0.75, 0.85),
+    "RR": (0.4, 0.6, 0.8),
+    "nDCG": (0.5, 0.7, 0.85),
+}
+BAND_NAMES = ("poor", "fair", "good", "excellent")
+UP, DOWN = "▲", "▼"
+
+
+def band_of(metric: Metric | str, value: float, bands: Mapping[str, Sequence[float]] = QUALITY_BANDS) -> str | None:
+    """The quality band of a mean: looked up by canonical metric string, then by family name.
+
+    >>> band_of("ndcg@10", 0.7308), band_of("P@5", 0.4), band_of("map", 0.9)
+    ('good', 'poor', None)
+    """
+    metric = parse_metric(metric)
+    bounds = bands.get(str(metric), bands.get(metric.name))
+    if bounds is None or not math.isfinite(value):
+        return None
+    return BAND_NAMES[sum(value >= b for b in bounds)]
+
+
+def _resolved(results: Any, spec: str | Metric) -> Metric:
+    """``spec`` as ``results`` evaluated it (e.g. with the evaluation's relevance level)."""
+    metric = parse_metric(spec)
+    values = getattr(results, "values", {})
+    if metric not in values and hasattr(results, "resolve"):
+        metric = results.resolve(metric)
+    return metric
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one evaluation produced, ready to render.
+
+    Attributes:
+        results: system name -> :class:`~evalbridge.results.Results`, in display order.
+        metrics: the metric specs to show (default: the first system's metrics).
+        title: a heading.
+        comparison: a :class:`~evalbridge.compare.Comparison` against the baseline, or None.
+        gates: :class:`~evalbridge.gates.GateResult` list.
+        crosscheck: system name -> cross-check report (``.ok``, ``.differences``, ``.unexplained``,
+            ``to_markdown()``, ``to_dict()``).
+        bands: metric or family -> (fair, good, excellent) lower bounds, or None for no bands.
+        provenance: JSON-ready provenance (versions, conventions, config, input sha256, query counts).
+        digits: decimals shown in text tables.
+    """
+
+    results: Mapping[str, Any]
+    metrics: Sequence[str | Metric] = ()
+    title: str = "evalbridge report"
+    comparison: Any = None
+    gates: Sequence[Any] = ()
+    crosscheck: Mapping[str, Any] = field(default_factory=dict)
+    bands: Mapping[str, Sequence[float]] | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    digits: int = 4
+
+    def __post_init__(self) -> None:
+        if not self.results:
+            raise InputError("a report needs at least one system's results.")
+        if not self.metrics:
+            first = next(iter(self.results.values()))
+            object.__setattr__(self, "metrics", tuple(first.metrics))
+
+    @property
+    def labels(self) -> list[str]:
+        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``)."""
+        first = next(iter(self.results.values()))
+        return [str(_resolved(first, m)) for m in self.metrics]
+
+    def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN) -> str:
+        """The significance marker of a cell ('' when not significant or no comparison)."""
+        row = self.comparison.get(system, label) if self.comparison is not None else None
+        if row is None or not row.significant:
+            return ""
+        return up if row.delta > 0 else down if row.delta < 0 else ""
+
+    @property
+    def failed_gates(self) -> list[Any]:
+        return [g for g in self.gates if not g.passed]
+
+    @property
+    def crosscheck_ok(self) -> bool:
+        return all(check.ok for check in self.crosscheck.values())
+
+
+def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
+    """Systems x metrics means as a DataFrame (index ``system``)."""
+    import pandas as pd
+
+    rows = {system: [res[m] for m in report.metrics] for system, res in report.results.items()}
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=report.labels)
+    frame.index.name = "system"
+    return frame
+
+
+def per_query_frame(results: Mapping[str, Any]):  # noqa: ANN201 - pandas.DataFrame
+    """Per-query values of every system, tidy: columns ``system``, ``query_id``, then one per metric."""
+    import pandas as pd
+
+    frames = [res.per_query.reset_index().assign(system=system) for system, res in results.items()]
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
+
+
+def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One system's means shaped like seed 003's ``{"metrics": {...}}``, plus its provenance."""
+    data: dict[str, Any] = {"metrics": results.means}
+    if provenance is not None:
+        data["provenance"] = dict(provenance)
+    return data
+
+
+def _number(value: float, digits: int) -> str:
+    return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if value is None or not math.isfinite(value):
+        return "nan"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _cells(report: Report, *, up: str = UP, down: str = DOWN, best: Callable[[str], str] | None = None) -> list[list[str]]:
+    frame = means_frame(report)
+    rows = []
+    for system in frame.index:
+        row = [str(system)]
+        for label in frame.columns:
+            value = frame.at[system, label]
+            text = _number(value, report.digits) + report.marker(system, label, up=up, down=down)
+            if best is not None and len(frame) > 1 and value == frame[label].max():
+                text = best(text)
+            row.append(text)
+        rows.append(row)
+    return rows
+
+
+def _comparison_rows(report: Report) -> list[list[str]]:
+    d = report.digits
+    rows = []
+    for r in report.comparison.rows:
+        rows.append([r.metric, r.system, f"{r.delta:+.{d}f}", f"[{_number(r.ci_low, d)}, {_number(r.ci_high, d)}]",
+                     _number(r.effect_size, 2), f"{r.wins}/{r.ties}/{r.losses}", _p(r.p_t),
+                     _p(r.p_randomization), _p(r.p_adjusted), "yes" if r.significant else "no"])
+    return rows
+
+
+_COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
+
+
+def _band_rows(report: Report) -> list[list[str]]:
+    frame = means_frame(report)
+    labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
+                if band_of(m, 0.0, report.bands or {}) is not None]
+    if not labelled:
+        return []
+    return [["system", *[label for _, label in labelled]]] + [
+        [str(system), *[band_of(m, frame.at[system, label], report.bands) for m, label in labelled]]
+        for system in frame.index]
+
+
+def _legend(report: Report) -> str:
+    if report.comparison is None:
+        return ""
+    return f"{UP}/{DOWN} significantly above/below the baseline: {report.comparison.describe()}"
+
+
+def _queries_line(report: Report) -> list[str]:
+    lines = []
+    for system, res in report.results.items():
+        p = res.provenance
+        lines.append(f"{system}: {p.queries_evaluated} queries evaluated, {len(p.missing_from_run)} missing from "
+                     f"the run, {len(p.ignored_run_only)} run-only ignored")
+    return lines
+
+
+def render_terminal(report: Report) -> str:
+    """A short plain-text view: the table, the legend, cross-check and gate lines."""
+    from tabulate import tabulate
+
+    lines = [report.title, tabulate(_cells(report), headers=["system", *report.labels], tablefmt="simple",
+                                     disable_numparse=True)]
+    if report.comparison is not None:
+        lines.append(_legend(report))
+    bands = _band_rows(report) if report.bands else []
+    if bands:
+        lines += ["", "quality bands (seed 001):", tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+    first = next(iter(report.results.values())).provenance
+    lines += ["", first.summary() if len(report.results) == 1 else
+              f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+              f"relevance level {first.relevance_level:g}; "
+              + "; ".join(f"{s}: {r.provenance.queries_evaluated} queries" for s, r in report.results.items())]
+    for system, check in report.crosscheck.items():
+        lines.append(f"cross-check {system}: {_crosscheck_line(check)}")
+    for gate in report.gates:
+        lines.append(gate.reason)
+    return "\n".join(lines) + "\n"
+
+
+def _crosscheck_line(check: Any) -> str:
+    if hasattr(check, "summary") and callable(check.summary):
+        return str(check.summary())
+    n_diff, n_bad = len(check.differences), len(check.unexplained)
+    return ("ok, " if check.ok else "NOT OK, ") + f"{n_diff} differences, {n_bad} unexplained"
+
+
+def render_markdown(report: Report) -> str:
+    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, provenance."""
+    from tabulate import tabulate
+
+    out = [f"# {report.title}", "", "## Systems x metrics", "",
+           tabulate(_cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
+    if report.comparison is not None:
+        out += ["", _legend(report), "", "## Comparison with the baseline", "",
+                tabulate(_comparison_rows(report), headers=_COMPARISON_HEADERS, tablefmt="github",
+                         disable_numparse=True),
+                "", f"Δ = system - baseline; CI: {report.comparison.confidence:.0%} paired bootstrap (BCa); "
+                    "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
+    bands = _band_rows(report) if report.bands else []
+    if bands:
+        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=bands[0], tablefmt="github"),
+                "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
+                                          for k, b in report.bands.items())]
+    if report.gates:
+        out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, _number(g.value, 4),
+                                               _number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
+                                              for g in report.gates],
+                                             headers=("system", "metric", "gate", "value", "threshold", "result"),
+                                             tablefmt="github", disable_numparse=True)]
+    for system, check in report.crosscheck.items():
+        out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
+    out += ["", "## Provenance", "", *[f"- {line}" for line in _queries_line(report)], "",
+            "```json", json.dumps(_jsonable(report.provenance), indent=2, sort_keys=False), "```"]
+    return "\n".join(out) + "\n"
+
+
+def render_csv(report: Report) -> str:
+    """Systems x metrics means as CSV (full precision; provenance goes to ``provenance.json``)."""
+    return means_frame(report).to_csv(lineterminator="\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _jsonable(value.item())
+    return value
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The whole report as a JSON-ready dict."""
+    labels = report.labels
+    data: dict[str, Any] = {
+        "title": report.title,
+        "metrics": labels,
+        "systems": {s: {"metrics": {lab: r[m] for m, lab in zip(report.metrics, labels)},
+                        "queries": {"evaluated": r.provenance.queries_evaluated,
+                                    "missing_from_run": len(r.provenance.missing_from_run),
+                                    "ignored_run_only": len(r.provenance.ignored_run_only)}}
+                    for s, r in report.results.items()},
+    }
+    if report.comparison is not None:
+        data["comparison"] = report.comparison.to_dict()
+    if report.bands:
+        data["bands"] = {"thresholds": {k: list(v) for k, v in report.bands.items()},
+                         "systems": {row[0]: dict(zip(_band_rows(report)[0][1:], row[1:]))
+                                     for row in _band_rows(report)[1:]}}
+    if report.gates:
+        data["gates"] = [g.to_dict() for g in report.gates]
+    if report.crosscheck:
+        data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
+    data["provenance"] = report.provenance
+    return _jsonable(data)
+
+
+def render_json(report: Report) -> str:
+    """The whole report as JSON (nan and inf as null)."""
+    return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
+
+
+_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def _latex(text: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(c, c) for c in str(text))
+
+
+def render_latex(report: Report) -> str:
+    """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
+    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}")
+    lines = [f"% {report.title}"]
+    lines += [f"% {line}" for line in json.dumps(_jsonable(report.provenance), sort_keys=False).splitlines()]
+    lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
+              r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
+    lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    caption = _latex(report.title)
+    if report.comparison is not None:
+        caption += r". $\uparrow$/$\downarrow$: " + _latex(_legend(report).split(": ", 1)[1])
+    lines += [rf"\caption{{{caption}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+#: format name -> renderer(report) -> str
+RENDERERS: Mapping[str, Callable[[Report], str]] = {
+    "terminal": render_terminal,
+    "markdown": render_markdown,
+    "csv": render_csv,
+    "json": render_json,
+    "latex": render_latex,
+}
+#: format name -> file suffix
+SUFFIXES: Mapping[str, str] = {"terminal": ".txt", "markdown": ".md", "csv": ".csv", "json": ".json", "latex": ".tex"}
+
+
+def render(report: Report, fmt: str) -> str:
+    """Render ``report`` in one of :data:`RENDERERS`."""
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        raise InputError(f"unknown report format {fmt!r}; choose one of {', '.join(RENDERERS)}.") from None
+    return renderer(report)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
+
+    If the block raises, the temporary file is removed and ``path`` is left untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file in the same directory, then ``os.replace``)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return Path(path)
+
+
+def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,
+                    provenance: Mapping[str, Any] | None = None) -> Path:
+    """Per-query values of every system as ``csv`` or ``parquet`` (provenance in the parquet metadata)."""
+    frame = per_query_frame(results)
+    if fmt == "csv":
+        return write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        meta[b"evalbridge.provenance"] = json.dumps(_jsonable(dict(provenance or {}))).encode()
+        with atomic_path(path) as tmp:
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
+        return Path(path)
+    raise InputError(f"unknown per-query format {fmt!r}; choose 'csv' or 'parquet'.")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

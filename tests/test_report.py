@@ -1,0 +1,175 @@
+"""Reports (evalbridge.report): the five renderers, per-query files, bands, atomic writes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+
+import pytest
+
+import evalbridge as eb
+from evalbridge.compare import compare_systems
+from evalbridge.gates import check_gates, parse_gates
+from evalbridge.report import (
+    QUALITY_BANDS, Report, atomic_path, band_of, file_sha256, means_frame, per_query_frame, render, system_json,
+    write_atomic, write_per_query,
+)
+
+METRICS = ["nDCG@10", "P@5", "map", "mrr"]
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Three systems on 30 synthetic queries; 'hybrid' is clearly better than 'bm25'."""
+    rng = random.Random(0)
+    docs = [f"d{i}" for i in range(20)]
+    qrels = {f"q{q}": {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, 8)} for q in range(30)}
+    out = {}
+    for name, bias in (("bm25", 0.0), ("dense", 0.5), ("hybrid", 2.0)):
+        run = {q: {d: rng.random() + bias * qrels[q].get(d, 0) for d in rng.sample(docs, 12)} for q in qrels}
+        out[name] = eb.evaluate(qrels, run, METRICS)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(results):
+    """A report with a comparison, gates, bands and provenance."""
+    labels = [str(m) for m in results["bm25"].metrics]
+    comparison = compare_systems(results, labels, baseline="bm25", n_resamples=500)
+    gates = check_gates(parse_gates({"P@5": ">= 0.6", "ndcg@10": ">= baseline"}), results, baseline="bm25")
+    return Report(results=results, title="synthetic", comparison=comparison, gates=gates, bands=QUALITY_BANDS,
+                  provenance={"evalbridge_version": eb.__version__, "seed": 0})
+
+
+@pytest.mark.parametrize("value, band", [(0.49, "poor"), (0.5, "fair"), (0.69, "fair"), (0.7, "good"),
+                                         (0.849, "good"), (0.85, "excellent"), (1.0, "excellent")])
+def test_band_of_uses_seed_001_ndcg_thresholds(value, band):
+    """nDCG@K bands from seed 001: <0.5 poor, 0.5-0.7 fair, 0.7-0.85 good, >0.85 excellent."""
+    assert band_of("ndcg@5", value) == band
+
+
+def test_band_of_knows_each_seed_001_table_and_custom_bands():
+    """P, Recall and MRR have their own bounds; a metric-specific entry beats the family; MAP has none."""
+    assert (band_of("P@5", 0.6), band_of("recall@5", 0.6), band_of("mrr", 0.6)) == ("fair", "fair", "good")
+    assert band_of("recall@5", 0.59) == "poor"
+    assert band_of("map", 0.99) is None
+    assert band_of("nDCG@10", 0.6, {"nDCG@10": (0.1, 0.2, 0.3), "nDCG": (0.9, 0.95, 0.99)}) == "excellent"
+
+
+def test_csv_holds_full_precision_means(report, results):
+    """The CSV table is systems x metrics with the exact means."""
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
+    assert [r["system"] for r in rows] == ["bm25", "dense", "hybrid"]
+    assert float(rows[2]["nDCG@10"]) == results["hybrid"]["nDCG@10"]
+    assert list(rows[0]) == ["system", "nDCG@10", "P@5", "AP", "RR"]
+
+
+def test_json_report_has_systems_comparison_gates_bands_and_provenance(report, results):
+    """The JSON report holds every section, is strict JSON, and means equal Results."""
+    data = json.loads(render(report, "json"))
+    assert data["systems"]["dense"]["metrics"]["AP"] == pytest.approx(results["dense"]["map"])
+    assert data["systems"]["dense"]["queries"] == {"evaluated": 30, "missing_from_run": 0, "ignored_run_only": 0}
+    assert {"comparison", "gates", "bands", "provenance"} <= set(data)
+    assert data["comparison"]["settings"]["baseline"] == "bm25"
+    assert data["bands"]["systems"]["hybrid"]["nDCG@10"] == band_of("ndcg@10", results["hybrid"]["ndcg@10"])
+    assert [g["passed"] for g in data["gates"]] == [g.passed for g in report.gates]
+
+
+def test_markdown_marks_significant_improvements(report):
+    """A significantly better system gets ▲ in the table; the legend names the test and correction."""
+    text = render(report, "markdown")
+    hybrid = next(line for line in text.splitlines() if line.startswith("| hybrid"))
+    assert hybrid.count("▲") == 4
+    bm25 = next(line for line in text.splitlines() if line.startswith("| bm25"))
+    assert "▲" not in bm25 and "▼" not in bm25
+    assert "paired t-test, Holm-corrected over 8 comparisons" in text
+    assert "## Gates" in text and "**FAIL**" in text and "## Provenance" in text
+
+
+def test_latex_is_a_booktabs_table_with_escaped_labels(report):
+    """LaTeX: booktabs rules, bold best per column, arrows, provenance as % comments, escaped text."""
+    text = render(Report(results=report.results, title="R_1 & 50%", comparison=report.comparison), "latex")
+    assert r"\toprule" in text and r"\bottomrule" in text
+    assert r"\textbf{" in text and r"$^{\uparrow}$" in text
+    assert r"R\_1 \& 50\%" in text
+    assert text.startswith("% R_1 & 50%")
+
+
+def test_terminal_is_short_and_lists_every_gate(report):
+    """The terminal view: table, legend, bands, one provenance line and one line per gate."""
+    text = render(report, "terminal")
+    assert text.count("gate ") == len(report.gates)
+    assert "gate FAILED: dense P@5" in text
+    assert len(text.splitlines()) < 25
+
+
+def test_unknown_format_is_refused(report):
+    """An unknown renderer name is an InputError listing the formats."""
+    with pytest.raises(eb.InputError, match="markdown"):
+        render(report, "html")
+
+
+def test_per_query_frame_is_tidy(results):
+    """One row per (system, query), one column per metric; values equal Results.per_query."""
+    frame = per_query_frame(results)
+    assert list(frame.columns[:2]) == ["system", "query_id"]
+    assert len(frame) == 90
+    dense = frame[frame.system == "dense"].set_index("query_id")["nDCG@10"]
+    assert dense.to_dict() == results["dense"].query("nDCG@10")
+
+
+def test_per_query_parquet_keeps_provenance_in_metadata(results, tmp_path):
+    """Parquet round-trips the values and carries the provenance JSON in the schema metadata."""
+    import pyarrow.parquet as pq
+
+    path = write_per_query(results, tmp_path / "pq.parquet", fmt="parquet", provenance={"seed": 7})
+    table = pq.read_table(path)
+    assert table.num_rows == 90
+    assert json.loads(table.schema.metadata[b"evalbridge.provenance"]) == {"seed": 7}
+    back = write_per_query(results, tmp_path / "pq.csv", fmt="csv")
+    assert back.read_text().startswith("system,query_id,nDCG@10")
+
+
+def test_system_json_has_seed_003_shape(results):
+    """Per-system JSON: {"metrics": {...}} (seed 003), plus provenance."""
+    data = system_json(results["bm25"], {"seed": 1})
+    assert set(data) == {"metrics", "provenance"}
+    assert data["metrics"]["nDCG@10"] == results["bm25"]["ndcg@10"]
+
+
+def test_means_frame_uses_resolved_labels():
+    """A binary metric evaluated at level 2 is labelled P(rel=2)@1 and looked up by its plain spelling."""
+    res = eb.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"b": 0.9, "a": 0.1}}, ["P@1"], min_relevance=2)
+    frame = means_frame(Report(results={"s": res}, metrics=["P@1"]))
+    assert list(frame.columns) == ["P(rel=2)@1"] and frame.iloc[0, 0] == 0.0
+
+
+def test_write_atomic_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    """The target holds the new content; no temporary file remains in the directory."""
+    target = tmp_path / "sub" / "r.md"
+    write_atomic(target, "old")
+    write_atomic(target, "new ✓")
+    assert target.read_text(encoding="utf-8") == "new ✓"
+    assert os.listdir(target.parent) == ["r.md"]
+
+
+def test_interrupted_write_leaves_the_old_report(tmp_path):
+    """An exception while writing leaves the previous file intact and removes the temporary."""
+    target = tmp_path / "r.json"
+    target.write_text("complete")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half-wri")
+            raise RuntimeError("interrupted")
+    assert target.read_text() == "complete"
+    assert os.listdir(tmp_path) == ["r.json"]
+
+
+def test_file_sha256_is_hashlib_sha256(tmp_path):
+    """The digest of a file's bytes (known value of b'abc')."""
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    assert file_sha256(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

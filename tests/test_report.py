@@ -173,3 +173,32 @@ def test_file_sha256_is_hashlib_sha256(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(b"abc")
     assert file_sha256(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_plots_write_png_and_svg_files(results, tmp_path):
+    """Distribution, cutoff-curve and difference plots are real PNG/SVG files, written with Agg."""
+    import matplotlib
+
+    from evalbridge.plots import plot_cutoff_curves, plot_differences, plot_distribution
+
+    values = {s: r.query("nDCG@10") for s, r in results.items()}
+    written = plot_distribution(values, "nDCG@10", tmp_path / "dist", formats=["png", "svg"])
+    written += plot_cutoff_curves({s: {1: 0.2, 5: 0.4, 10: 0.5} for s in results}, "nDCG", tmp_path / "curve")
+    written += plot_differences(values, "bm25", "nDCG@10", tmp_path / "diff")
+    assert [p.name for p in written] == ["dist.png", "dist.svg", "curve.png", "diff.png"]
+    assert written[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in written[1].read_bytes()[:400]
+    assert matplotlib.get_backend().lower() == "agg"
+    assert sorted(os.listdir(tmp_path)) == ["curve.png", "diff.png", "dist.png", "dist.svg"]
+
+
+def test_plots_refuse_unknown_format_and_baseline(results, tmp_path):
+    """An unknown format or baseline is an InputError; a lone baseline has no difference plot."""
+    from evalbridge.plots import plot_differences, plot_distribution
+
+    values = {s: r.query("P@5") for s, r in results.items()}
+    with pytest.raises(eb.InputError, match="unknown plot format 'gif'"):
+        plot_distribution(values, "P@5", tmp_path / "x", formats=["gif"])
+    with pytest.raises(eb.InputError, match="baseline 'nope'"):
+        plot_differences(values, "nope", "P@5", tmp_path / "y")
+    assert plot_differences({"bm25": values["bm25"]}, "bm25", "P@5", tmp_path / "z") == []

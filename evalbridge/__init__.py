@@ -20,13 +20,15 @@ from ._version import __version__
 #: public name -> module that defines it
 _EXPORTS = {
     "evaluate": "api", "as_qrels": "api", "as_run": "api",
+    "crosscheck": "crosscheck", "CrossCheck": "crosscheck",
     "Qrels": "types", "Run": "types", "Conventions": "types",
     "Metric": "spec", "parse_metric": "spec", "parse_metrics": "spec",
     "Results": "results", "Provenance": "results",
     "from_labels": "adapters", "from_pairs": "adapters", "from_records": "adapters", "from_graded": "adapters",
     "read_qrels": "trec", "read_run": "trec", "read_judged_list": "trec", "write_qrels": "trec",
     "write_run": "trec",
-    "to_qrels": "interop", "to_run": "interop",
+    "to_qrels": "interop", "to_run": "interop", "to_dataframe": "interop", "to_ranx": "interop",
+    "to_ir_measures": "interop", "write_json": "interop", "write_jsonl": "interop",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
 }

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._version import __version__
-from .backends import get_backend
+from .backends import get_backend, unsupported
 from .errors import InputError, UnsupportedMetricError
 from .spec import Metric, parse_metrics
 from .types import Conventions, Qrels, Run, check_level
@@ -116,10 +116,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
             raise InputError(f"{metric}: the qrels hold grade {top:g} above max_grade={cap:g}, so weights would "
                              f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")
     module = get_backend(backend)
-    reasons = {m: r for m in wanted if (r := module.unsupported(m)) is not None} if hasattr(
-        module, "unsupported") else {}
+    reasons = {m: r for m in wanted if (r := unsupported(module, m, qrels)) is not None}
     if reasons:
-        lines = "; ".join(f"{m}: {r}" for m, r in reasons.items())
+        lines = "; ".join(f"{m}: {r.rstrip('.')}" for m, r in reasons.items())
         raise UnsupportedMetricError(f"backend {backend!r} cannot compute {lines}. "
                                      f"Fix: use backend='reference', or run `evalbridge metrics` for who supports what.")
     values, bridges = module.compute(qrels, run, wanted, conventions)

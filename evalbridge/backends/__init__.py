@@ -19,12 +19,18 @@ from types import ModuleType
 
 from ..errors import InputError
 
-__all__ = ["BACKENDS", "get_backend"]
+__all__ = ["BACKENDS", "get_backend", "unsupported", "available"]
 
 #: backend name -> module path. Modules are imported only when asked for.
 BACKENDS = {
     "reference": "evalbridge.backends.reference",
+    "ranx": "evalbridge.backends.ranx",
+    "ir_measures": "evalbridge.backends.ir_measures",
+    "pytrec_eval": "evalbridge.backends.pytrec_eval",
 }
+
+#: backend name -> the importable library it needs (``None``: nothing beyond evalbridge).
+LIBRARIES = {"reference": None, "ranx": "ranx", "ir_measures": "ir_measures", "pytrec_eval": "pytrec_eval"}
 
 
 def get_backend(name: str) -> ModuleType:
@@ -34,3 +40,30 @@ def get_backend(name: str) -> ModuleType:
     except KeyError:
         raise InputError(f"unknown backend {name!r}; choose one of {', '.join(map(repr, BACKENDS))}.") from None
     return importlib.import_module(path)
+
+
+def unsupported(module: ModuleType, metric, qrels=None) -> str | None:  # noqa: ANN001 - Metric, Qrels
+    """Why backend ``module`` cannot compute ``metric`` exactly, or ``None`` when it can.
+
+    Reads the module's ``CAPABILITIES`` table (metric -> option -> allowed values) and, when
+    ``qrels`` is given, checks that its grades can be bridged exactly (e.g. exp-gain nDCG over
+    float grades cannot be on an integer-only library).
+    """
+    capabilities = getattr(module, "CAPABILITIES", None)
+    if not capabilities:
+        return None
+    from . import _bridge
+
+    name = getattr(module, "NAME", module.__name__)
+    reason = _bridge.capability_problem(name, capabilities, metric, getattr(module, "MISSING", None))
+    if reason is None and qrels is not None:
+        grades = getattr(module, "BRIDGED_GRADES", "float")
+        reason = _bridge.grade_problem(name, grades, metric, _bridge.GradeInfo.of(qrels))
+    return reason
+
+
+def available() -> dict[str, bool]:
+    """Backend name -> whether its library can be imported (without importing it)."""
+    from importlib.util import find_spec
+
+    return {name: lib is None or find_spec(lib) is not None for name, lib in LIBRARIES.items()}

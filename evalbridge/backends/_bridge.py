@@ -1,0 +1,335 @@
+"""What the library backends share: native conventions, the capability check and exact bridges.
+
+A library backend never silently computes something other than what was asked. For each
+metric it either says why it cannot (:func:`capability_problem`, :func:`grade_problem`) or
+plans a :class:`Task`: the metric as the library can compute it, plus the exact bridges that
+make the library's number equal the reference's:
+
+* **rank-derived scores**: a query whose scores tie (at float32 for libraries that store C
+  floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.ranking.rank` gives
+  under the requested :class:`~evalbridge.types.Conventions`; these values are exact in float32;
+* **binarised grades** for binary metrics whose level is not an integer >= 1, or whose grades
+  are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1
+  (P, R, RR, AP, Rprec and Success only ask "relevant or not", so nothing changes);
+* **gains as grades** for nDCG/DCG: ``grade -> gain(grade)`` (``2^g - 1`` for exp gain, 0 below
+  ``rel`` or at or below 0) and linear gain in the library, which computes ``sum gain / log2(i+1)``;
+* **scaled grades**: linear-gain nDCG is scale-invariant (``nDCG(c * g) = nDCG(g)`` for ``c > 0``),
+  so grades with finite decimals are multiplied by ``10^d`` to become integers. Exp gain is not
+  scale-invariant, so exp-gain nDCG over float grades is refused by integer-only libraries;
+* **cut rankings**: ``RR@k`` on a library without an RR cutoff sees each ranking cut at ``k``;
+* **placeholders**: a query with no judgements gets one grade-0 judgement and an empty ranking
+  one unjudged document, so libraries that drop or reject such queries still score them 0
+  (every metric here is 0 for both, in the reference too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..errors import UnsupportedMetricError
+from ..ranking import rank, to_float32
+from ..spec import Metric
+from ..types import Conventions, Qrels, Run
+
+__all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
+           "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER"]
+
+#: A doc id no real collection uses: placeholder judgement / retrieved document.
+PLACEHOLDER = "\x00evalbridge-placeholder"
+#: Largest power of ten used to turn finite-decimal grades into integers.
+MAX_DECIMALS = 6
+#: Largest integer grade (or gain) handed to an integer-only library (C ``int``).
+MAX_INT_GRADE = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class NativeConventions:
+    """What a library does on its own, when given the data as is.
+
+    Attributes:
+        ties: order of tied scores: ``docid_desc`` (trec_eval), ``docid_asc`` (ir-measures'
+            msmarco provider) or ``input`` (ranx ``Run``: insertion order for small tie
+            groups, arbitrary, numba argsort order, for larger ones).
+        score_precision: ``float32`` when the library stores scores as C floats.
+        missing_queries: ``drop`` (a qrels query absent from the run gets no value) or ``zero``.
+        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, else ``keep``.
+        grades: ``int`` (float grades raise), ``truncate`` (float grades silently cut to
+            integers, ranx ``Qrels``) or ``float`` (kept).
+        level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
+            ``all`` when it also zeroes lower grades in nDCG/DCG (ranx ``-lN``).
+        notes: other documented behaviours, for the differences table.
+    """
+
+    ties: str = "docid_desc"
+    score_precision: str = "float64"
+    missing_queries: str = "zero"
+    empty_qrels: str = "keep"
+    grades: str = "int"
+    level_scope: str = "binary"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def conventions(self) -> Conventions:
+        """The reference's :class:`Conventions` that emulate this library."""
+        return Conventions(ties=self.ties, score_precision=self.score_precision,
+                           missing_queries=self.missing_queries)
+
+
+@dataclass(frozen=True)
+class GradeInfo:
+    """Facts about a qrels' grades that decide which bridges are needed."""
+
+    integral: bool
+    negative: bool
+    fractional_positive: bool  # some grade in (0, 1)
+    decimals: int | None       # digits needed to make every grade an integer; None if not finite
+    max_grade: float
+
+    @classmethod
+    def of(cls, qrels: Qrels) -> GradeInfo:
+        grades = {g for docs in qrels.values() for g in docs.values()}
+        integral = all(float(g).is_integer() for g in grades)
+        return cls(integral=integral, negative=any(g < 0 for g in grades),
+                   fractional_positive=any(0 < g < 1 for g in grades),
+                   decimals=0 if integral else _decimals(grades), max_grade=max(grades, default=0))
+
+
+def _decimals(grades: set) -> int | None:
+    """Fewest decimal digits d such that every grade * 10^d is an integer (None if > MAX_DECIMALS)."""
+    worst = 0
+    for grade in grades:
+        exponent = Decimal(repr(float(grade))).normalize().as_tuple().exponent
+        worst = max(worst, -exponent if isinstance(exponent, int) else MAX_DECIMALS + 1)
+    return worst if worst <= MAX_DECIMALS else None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One metric as the library will compute it.
+
+    Attributes:
+        metric: the metric as asked.
+        grades: qrels transform: ``("raw",)``, ``("binary", rel)`` or ``("gain", gain, rel, scale)``.
+        level: relevance level handed to the library (0: keep every gain, ranx ``-l0``).
+        k: cutoff handed to the library (``None``: the whole ranking).
+        gain: gain the library applies (``linear`` after a gains-as-grades transform).
+        cut: rankings are cut at this depth before the library sees them (``None``: not cut).
+    """
+
+    metric: Metric
+    grades: tuple = ("raw",)
+    level: int = 1
+    k: int | None = None
+    gain: str = "linear"
+    cut: int | None = None
+
+    @property
+    def group(self) -> tuple:
+        """Tasks with the same group share one library call."""
+        return (self.grades, self.level, self.cut)
+
+
+def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]], metric: Metric,
+                       missing: Mapping[str, str] | None = None) -> str | None:
+    """Why backend ``name`` cannot compute ``metric`` (by its declared capabilities), or None.
+
+    ``capabilities`` maps a metric family to option -> allowed values; ``rel`` may be
+    ``"positive"`` (any level > 0). An option not listed must keep its default.
+    """
+    caps = capabilities.get(metric.name)
+    if caps is None:
+        reason = (missing or {}).get(metric.name)
+        return reason or f"{name} has no {metric.info.title} ({metric.name})."
+    for option, value in metric.options:
+        allowed = caps.get(option)
+        if option == "rel" and allowed == "positive":
+            if value <= 0:
+                return (f"a relevance level of {value:g} (<= 0) cannot be expressed in {name}: it would count "
+                        f"unjudged documents as relevant.")
+            continue
+        if allowed is None:
+            return f"{name} cannot compute {metric.name} with {option}={value}."
+        if value not in allowed:
+            return (f"{name} computes {metric.name} with {option} in {{{', '.join(map(str, allowed))}}} only, "
+                    f"not {option}={value}.")
+    return None
+
+
+def grade_problem(name: str, native_grades: str, metric: Metric, info: GradeInfo) -> str | None:
+    """Why the grades of these qrels cannot be bridged exactly for ``metric``, or None."""
+    if metric.info.binary or native_grades in ("float", "truncate"):
+        return None
+    gain = metric.get("gain")
+    if gain == "exp" and not info.integral:
+        return (f"exp-gain {metric.name} over float grades (e.g. {_example(info)}) is not scale-invariant, and "
+                f"{name} takes integer grades only, so no exact bridge exists. Use backend='reference' or 'ranx'.")
+    if gain == "exp" and info.max_grade > 30:
+        return f"exp gain 2^{info.max_grade:g} - 1 does not fit the integer grades {name} takes."
+    if not info.integral:
+        if metric.name != "nDCG":
+            return f"{metric.name} over float grades is not scale-invariant and {name} takes integer grades only."
+        if info.decimals is None:
+            return (f"float grades need more than {MAX_DECIMALS} decimals to become integers, so {name} "
+                    f"(integer grades only) cannot compute {metric} exactly.")
+        if info.max_grade * 10 ** info.decimals > MAX_INT_GRADE:
+            return f"float grades scaled by 10^{info.decimals} exceed the integer range of {name}."
+    return None
+
+
+def _example(info: GradeInfo) -> str:
+    return f"grades up to {info.max_grade:g}"
+
+
+def merge_notes(notes: list[str]) -> list[str]:
+    """Merge ``"<metric>: <text>"`` notes with the same text into ``"<text>: m1, m2"``, keeping order."""
+    merged: dict[str, list[str]] = {}
+    for note in notes:
+        head, sep, text = note.partition(": ")
+        if sep and not head.startswith(("ir_measures", "scores", "queries", "empty")):
+            merged.setdefault(text, []).append(head)
+        else:
+            merged.setdefault(note, [])
+    return [f"{text} [{', '.join(heads)}]" if heads else text for text, heads in merged.items()]
+
+
+def _integral_level(value: float | None) -> bool:
+    return value is not None and float(value).is_integer() and value >= 1
+
+
+def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp: bool,
+         graded_level: bool, rr_cutoff: bool, success_cutoff: bool, depth: int) -> tuple[Task, list[str]]:
+    """The :class:`Task` for ``metric`` on backend ``name`` and the bridge notes it needs.
+
+    Args:
+        grades: the library's grade handling in the call evalbridge makes (see
+            :class:`NativeConventions`).
+        native_exp: the library has exp-gain nDCG/DCG.
+        graded_level: the library can zero grades below an integer level in nDCG/DCG.
+        rr_cutoff: the library has ``RR@k``.
+        success_cutoff: the library has ``Success`` without a cutoff.
+        depth: the longest ranking (for ``Success`` without a cutoff).
+
+    Raises:
+        UnsupportedMetricError: no exact bridge exists (see :func:`grade_problem`).
+    """
+    problem = grade_problem(name, grades, metric, info)
+    if problem:
+        raise UnsupportedMetricError(f"{metric}: {problem}")
+    notes: list[str] = []
+    k = metric.k if metric.info.cutoff != "none" else None
+    cut = None
+    if metric.name == "RR" and k is not None and not rr_cutoff:
+        cut, k = k, None
+        notes.append(f"{metric}: rankings cut at {cut} ({name} has no RR cutoff)")
+    if metric.name == "Success" and k is None and not success_cutoff:
+        k = max(depth, 1)
+        notes.append(f"{metric}: computed as Success@{k}, the depth of the longest ranking")
+    if metric.info.binary:
+        rel = metric.get("rel") if metric.get("rel") is not None else 1
+        integer_grades = info.integral or grades != "int"
+        if _integral_level(rel) and integer_grades:
+            return Task(metric, ("raw",), int(rel), k, cut=cut), notes
+        why = (f"the level {rel:g} is not an integer >= 1" if not _integral_level(rel)
+               else f"{name} takes integer grades only")
+        notes.append(f"{metric}: grades binarised (1 if grade >= {rel:g}, else 0) because {why}")
+        return Task(metric, ("binary", rel), 1, k, cut=cut), notes
+    gain, rel = metric.get("gain"), metric.get("rel")
+    clean = info.integral and not info.negative
+    if grades == "truncate":  # ranx Qrels objects: the native call, floats cut by the library itself
+        clean = not info.negative
+    if clean and (gain == "linear" or native_exp) and (rel is None or (graded_level and _integral_level(rel))):
+        return Task(metric, ("raw",), int(rel) if rel is not None else 1, k, gain=gain, cut=cut), notes
+    scale = 1
+    if grades == "int" and not info.integral and gain == "linear":
+        scale = 10 ** info.decimals  # type: ignore[operator]
+    what = "2^grade - 1" if gain == "exp" else "the grade"
+    note = f"{metric}: grades replaced by their gain ({what}; 0 at or below 0"
+    note += f" or below {rel:g})" if rel is not None else ")"
+    if scale != 1:
+        note += f", times {scale} to make them integers (linear nDCG is scale-invariant)"
+    notes.append(note)
+    return Task(metric, ("gain", gain, rel, scale), 0, k, gain="linear", cut=cut), notes
+
+
+def _transform(grade: float, key: tuple) -> float:
+    kind = key[0]
+    if kind == "binary":
+        return 1 if grade >= key[1] else 0
+    _, gain, rel, scale = key
+    if grade <= 0 or (rel is not None and grade < rel):
+        return 0
+    value = 2 ** grade - 1 if gain == "exp" else grade
+    if scale != 1:
+        return int(round(value * scale))
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def prepare_qrels(qrels: Qrels, key: tuple, queries: list[str], *, placeholders: bool) -> dict[str, dict[str, Any]]:
+    """``qrels`` restricted to ``queries`` (in that order), grades transformed by ``key``.
+
+    Grades become plain ``int`` when integral (pytrec_eval rejects numpy scalars and floats).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for qid in queries:
+        docs = qrels.get(qid, {})
+        if key[0] == "raw":
+            row = {d: int(g) if float(g).is_integer() else float(g) for d, g in docs.items()}
+        else:
+            row = {d: _transform(g, key) for d, g in docs.items()}
+        if not row and placeholders:
+            row = {PLACEHOLDER: 0}
+        out[qid] = row
+    return out
+
+
+def has_tie(scores: Mapping[str, float], precision: str) -> bool:
+    values = list(scores.values())
+    if precision == "float32":
+        values = to_float32(values)
+    return len(set(values)) < len(values)
+
+
+def prepare_run(run: Run, queries: list[str], *, requested: Conventions, native: NativeConventions | None,
+                cut: int | None = None, placeholders: bool = True) -> tuple[dict[str, dict[str, float]], int]:
+    """Plain run dicts for ``queries`` (in that order) and how many queries were re-scored.
+
+    With ``native`` given (a bridged call), a query whose order the library could get wrong
+    (tied scores, at float32 if either side uses it) is re-scored ``n..1`` in the requested
+    order. With ``native=None`` (the library's own behaviour) scores are passed as they are,
+    and a cut uses ``requested`` (then the library's conventions) to rank.
+    """
+    out: dict[str, dict[str, float]] = {}
+    rescored = 0
+    precision = "float32" if "float32" in (requested.score_precision,
+                                           native.score_precision if native else "float64") else "float64"
+    same_order = native is not None and native.ties == requested.ties != "input" and \
+        native.score_precision == requested.score_precision
+    for qid in queries:
+        scores = run.get(qid, {})
+        if native is not None and not same_order and has_tie(scores, precision):
+            order = rank(scores, ties=requested.ties, score_precision=requested.score_precision)
+            row = {doc: float(len(order) - i) for i, doc in enumerate(order)}
+            rescored += 1
+        else:
+            row = {d: float(s) for d, s in scores.items()}
+        if cut is not None and len(row) > cut:
+            order = rank(row, ties=requested.ties, score_precision=requested.score_precision)[:cut]
+            row = {doc: row[doc] for doc in order}
+        if not row and placeholders:
+            row = {PLACEHOLDER: 0.0}
+        out[qid] = row
+    return out, rescored
+
+
+def common_queries(qrels: Qrels, run: Run) -> list[str]:
+    """Query ids in both, in qrels order."""
+    return [q for q in qrels if q in run]
+
+
+def depth(run: Run) -> int:
+    return max(map(len, run.values()), default=0)
+
+

@@ -1,0 +1,147 @@
+"""The pytrec_eval backend (pytrec-eval-terrier, trec_eval 9 inside).
+
+Native behaviour (:data:`CONVENTIONS`): scores are stored as C floats (scores 1e-9 apart tie),
+ties are broken by doc id descending, queries missing from the run and queries with no
+judgement are dropped, grades must be ``int`` (floats and numpy scalars raise), and the
+relevance level (an integer >= 1) is ignored by nDCG. Malformed parameterised measure names
+can abort the whole Python process inside the C extension, so every name is built here from
+a table and validated before the library sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Callable
+
+from ..errors import BackendUnavailableError, UnsupportedMetricError
+from ..spec import Metric
+from ..types import Conventions, Qrels, Run
+from . import _bridge
+from ._bridge import NativeConventions, Task
+
+NAME = "pytrec_eval"
+INSTALL = "pip install pytrec-eval-terrier"
+
+CONVENTIONS = NativeConventions(
+    ties="docid_desc", score_precision="float32", missing_queries="drop", empty_qrels="drop", grades="int",
+    level_scope="binary",
+    notes=("trec_eval 9: scores stored as C float", "relevance_level must be an int >= 1; nDCG ignores it",
+           "numpy scalars rejected", "no RR cutoff, no plain DCG"))
+
+#: metric family -> option -> allowed values ("positive": any level > 0, bridged when not an int).
+#: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
+BRIDGED_GRADES = "int"
+
+CAPABILITIES = {
+    "P": {"rel": "positive"},
+    "R": {"rel": "positive"},
+    "RR": {"rel": "positive"},
+    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
+    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",)},
+    "Rprec": {"rel": "positive"},
+    "Success": {"rel": "positive"},
+}
+MISSING = {"DCG": "trec_eval 9 (inside pytrec_eval) has no plain DCG; use nDCG, or backend='ranx'."}
+
+#: metric family -> trec_eval measure (``name.k`` when parameterised).
+NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
+    "P": lambda t: f"P.{t.k}",
+    "R": lambda t: f"recall.{t.k}",
+    "RR": lambda t: "recip_rank",
+    "AP": lambda t: f"map_cut.{t.k}" if t.k else "map",
+    "nDCG": lambda t: f"ndcg_cut.{t.k}" if t.k else "ndcg",
+    "Rprec": lambda t: "Rprec",
+    "Success": lambda t: f"success.{t.k}",
+}
+_MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
+
+
+def _library():  # noqa: ANN202 - the pytrec_eval module
+    try:
+        import pytrec_eval
+    except ImportError:
+        raise BackendUnavailableError(f"backend 'pytrec_eval' needs the pytrec_eval library. Fix: {INSTALL}") from None
+    return pytrec_eval
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("pytrec-eval-terrier")
+    except PackageNotFoundError:
+        return getattr(_library(), "__version__", "unknown")
+
+
+def measure_name(task: Task, supported: Sequence[str] | None = None) -> str:
+    """The trec_eval measure for ``task``, validated: ``P.5``, ``ndcg_cut.10``, ``recip_rank``.
+
+    >>> from evalbridge.spec import parse_metric
+    >>> measure_name(Task(parse_metric("ndcg@10"), k=10))
+    'ndcg_cut.10'
+    """
+    name = NATIVE_NAMES[task.metric.name](task)
+    match = _MEASURE.fullmatch(name)
+    if match is None or (supported is not None and match["base"] not in supported):
+        raise UnsupportedMetricError(f"{task.metric}: refusing to pass malformed trec_eval measure {name!r} to "
+                                     f"pytrec_eval (it can abort the process).")
+    return name
+
+
+def result_key(name: str) -> str:
+    """pytrec_eval reports ``P.5`` as ``P_5``."""
+    return name.replace(".", "_")
+
+
+def tasks(qrels: Qrels, run: Run, metrics: Sequence[Metric], info: _bridge.GradeInfo) -> tuple[list[Task], list[str]]:
+    planned, notes = [], []
+    for metric in metrics:
+        task, more = _bridge.plan(NAME, metric, info, grades=BRIDGED_GRADES, native_exp=False,
+                                  graded_level=False, rr_cutoff=False, success_cutoff=False,
+                                  depth=_bridge.depth(run))
+        planned.append(task)
+        notes += more
+    return planned, notes
+
+
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+            native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values from pytrec_eval.
+
+    Args:
+        native: False (what :func:`evalbridge.evaluate` uses): bridge ties, float32
+            collisions and empty queries so the values follow ``conventions`` exactly, for
+            every query in both the qrels and the run. True: pytrec_eval's own behaviour
+            (ties by doc id at float32, queries without judgements or results dropped); only
+            the grade bridges it cannot run without are applied.
+    """
+    pte = _library()
+    info = _bridge.GradeInfo.of(qrels)
+    planned, notes = tasks(qrels, run, metrics, info)
+    queries = _bridge.common_queries(qrels, run)
+    q_ids, r_ids = (list(qrels), list(run)) if native else (queries, queries)
+    groups: dict[tuple, list[Task]] = {}
+    for task in planned:
+        groups.setdefault(task.group, []).append(task)
+    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
+    rescored = 0
+    for (grades, level, cut), members in groups.items():
+        names = {task.metric: measure_name(task, pte.supported_measures) for task in members}
+        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native)
+        order = CONVENTIONS.conventions if native else conventions
+        run_dict, count = _bridge.prepare_run(run, r_ids, requested=order, native=None if native else CONVENTIONS,
+                                              cut=cut, placeholders=not native)
+        rescored = max(rescored, count)
+        evaluator = pte.RelevanceEvaluator(qrels_dict, sorted(set(names.values())), relevance_level=int(level) or 1)
+        result = evaluator.evaluate(run_dict) if run_dict else {}
+        for metric, name in names.items():
+            key = result_key(name)
+            values[metric] = {q: float(result[q][key]) for q in q_ids if q in result}
+    if rescored:
+        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
+                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
+    if not native and any(not qrels[q] for q in queries):
+        notes.append("queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
+    return values, _bridge.merge_notes(notes)

@@ -1,0 +1,165 @@
+"""The ranx backend.
+
+Native behaviour (:data:`CONVENTIONS`): ``ranx.Qrels`` silently truncates float grades
+(7.5 -> 7); a ``Run`` orders tied scores by insertion order for small tie groups and
+arbitrarily (numba argsort) for larger ones, and the raw-dict path reverses insertion order;
+``evaluate`` raises when the query sets differ unless ``make_comparable=True`` (then missing
+queries score 0); a level suffix ``-lN`` also zeroes lower grades in nDCG. The first call
+JIT-compiles for ~30-50 s on a cold numba cache.
+
+The bridged call evalbridge makes uses ranx's raw-dict path, which keeps float grades: both
+dicts are built with the same query order (ranx pairs them by position, not by key), ties
+are replaced by rank-derived scores, and empty queries get placeholders (ranx rejects them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Callable
+
+from ..errors import BackendUnavailableError
+from ..spec import Metric
+from ..types import Conventions, Qrels, Run
+from . import _bridge
+from ._bridge import NativeConventions, Task
+
+NAME = "ranx"
+INSTALL = "pip install ranx"
+
+CONVENTIONS = NativeConventions(
+    ties="input", score_precision="float64", missing_queries="zero", empty_qrels="keep", grades="truncate",
+    level_scope="all",
+    notes=("Qrels truncates float grades", "ties: insertion order, arbitrary for large tie groups",
+           "query sets must match (make_comparable=True: missing queries score 0)",
+           "-lN also zeroes lower grades in nDCG", "first call JIT-compiles (~30 s)"))
+
+#: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
+BRIDGED_GRADES = "float"
+
+CAPABILITIES = {
+    "P": {"rel": "positive"},
+    "R": {"rel": "positive"},
+    "RR": {"rel": "positive"},
+    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
+    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",)},
+    "DCG": {"rel": "positive", "gain": ("linear", "exp"), "discount": ("log2",)},
+    "Rprec": {"rel": "positive"},
+    "Success": {"rel": "positive"},
+}
+MISSING: dict[str, str] = {}
+
+
+def _at(task: Task) -> str:
+    return f"@{task.k}" if task.k else ""
+
+
+#: metric family -> ranx metric name (the ``-lN`` suffix is added by :func:`metric_name`).
+NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
+    "P": lambda t: f"precision@{t.k}",
+    "R": lambda t: f"recall@{t.k}",
+    "RR": lambda t: "mrr" + _at(t),
+    "AP": lambda t: "map" + _at(t),
+    "nDCG": lambda t: ("ndcg_burges" if t.gain == "exp" else "ndcg") + _at(t),
+    "DCG": lambda t: ("dcg_burges" if t.gain == "exp" else "dcg") + _at(t),
+    "Rprec": lambda t: "r-precision",
+    "Success": lambda t: "hit_rate" + _at(t),
+}
+
+
+def metric_name(task: Task) -> str:
+    """The ranx metric for ``task``: ``precision@5``, ``ndcg_burges@10``, ``map@100-l2``.
+
+    >>> from evalbridge.spec import parse_metric
+    >>> metric_name(Task(parse_metric("P(rel=2)@5"), level=2, k=5))
+    'precision@5-l2'
+    """
+    name = NATIVE_NAMES[task.metric.name](task)
+    return name if task.level == 1 else f"{name}-l{task.level}"
+
+
+def _library():  # noqa: ANN202 - the ranx module
+    try:
+        import ranx
+    except ImportError:
+        raise BackendUnavailableError(f"backend 'ranx' needs the ranx library. Fix: {INSTALL}") from None
+    return ranx
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("ranx")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def native_ranking(run: Run) -> Run:
+    """``run`` with every query's documents in the order ranx itself ranks them (``ranx.Run``)."""
+    ranx = _library()
+    rows = {q: dict(d) for q, d in run.items() if d}
+    ordered = ranx.Run(rows).to_dict() if rows else {}
+    return Run({q: dict(ordered.get(q, {})) for q in run}, name=run.name)
+
+
+def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba type-safety warnings on every call
+        # With one metric ranx 0.3.21 looks its result up under the name without "@k" (KeyError),
+        # so it always gets at least two.
+        result = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2, return_mean=False,
+                               save_results_in_run=False, **options)
+    return result
+
+
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+            native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values from ranx.
+
+    Args:
+        native: False (what :func:`evalbridge.evaluate` uses): ranx's raw-dict path with
+            float grades kept and every bridge applied, for the queries in both inputs.
+            True: ``ranx.Qrels``/``ranx.Run`` objects and ``make_comparable=True``, i.e. what a
+            ranx user gets (float grades truncated, ties in ranx's order).
+    """
+    ranx = _library()
+    info = _bridge.GradeInfo.of(qrels)
+    queries = _bridge.common_queries(qrels, run)
+    notes: list[str] = []
+    groups: dict[tuple, list[Task]] = {}
+    for metric in metrics:
+        task, more = _bridge.plan(NAME, metric, info, grades="truncate" if native else BRIDGED_GRADES, native_exp=True,
+                                  graded_level=True, rr_cutoff=True, success_cutoff=True, depth=_bridge.depth(run))
+        notes += more
+        groups.setdefault(task.group, []).append(task)
+    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
+    rescored = 0
+    for (grades, _level, cut), members in groups.items():
+        names = {task.metric: metric_name(task) for task in members}
+        unique = list(dict.fromkeys(names.values()))
+        if native:
+            qrels_dict = _bridge.prepare_qrels(qrels, grades, list(qrels), placeholders=False)
+            run_dict, _ = _bridge.prepare_run(run, list(run), requested=CONVENTIONS.conventions, native=None,
+                                              cut=cut, placeholders=False)
+            qrels_obj, run_obj = ranx.Qrels(qrels_dict), ranx.Run(run_dict)
+            result = _evaluate(ranx, qrels_obj, run_obj, unique, make_comparable=True)
+            order = list(run_obj.get_query_ids())
+            if order != list(qrels_obj.get_query_ids()):
+                raise RuntimeError("ranx Qrels and Run query orders differ; ranx would pair the wrong queries.")
+        else:
+            qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
+            run_dict, count = _bridge.prepare_run(run, queries, requested=conventions, native=CONVENTIONS, cut=cut,
+                                                  placeholders=True)
+            rescored = max(rescored, count)
+            result = _evaluate(ranx, qrels_dict, run_dict, unique) if queries else {n: [] for n in unique}
+            order = queries
+        for metric, name in names.items():
+            values[metric] = {q: float(v) for q, v in zip(order, result[name]) if q in qrels}
+    if rescored:
+        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
+                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
+    if not native and any(not qrels[q] or not run[q] for q in queries):
+        notes.append("empty queries given a placeholder (ranx rejects empty queries)")
+    return values, _bridge.merge_notes(notes)

@@ -1,0 +1,383 @@
+"""Cross-check: every metric, per query, on the reference and on each library, every difference explained.
+
+For each backend the metrics it supports are computed the way the library does it on its
+own (its tie order, score precision, missing-query policy, grade handling), unless
+``canonicalise=True``, when evalbridge's exact bridges make every backend follow the
+requested conventions and all must agree. Each value that differs from the reference by
+more than ``atol`` gets a cause only when the cause is **verified**: the reference, re-run
+for that query with the backend's convention (or a combination of them), reproduces the
+backend's value. Causes:
+
+* ``ties broken differently``: the reference ranks tied documents as the backend does
+  (for ranx: in the order ``ranx.Run`` itself produced);
+* ``float32 score collision``: the reference compares scores as C floats;
+* ``float grade truncation``: the reference sees grades truncated to integers;
+* ``missing-query policy``: the backend drops (or zero-fills) a query the reference does not;
+* ``relevance threshold applied to nDCG``: the reference computes ``nDCG(rel=level)``.
+
+Anything else is ``unexplained``; a difference whose possible causes did not reproduce it is
+``suspected: ...`` and counts as unexplained too.
+
+Example:
+    >>> import evalbridge as eb
+    >>> qrels = {"q1": {"a": 1}}
+    >>> run = {"q1": {"a": 0.5, "b": 0.5, "c": 0.5}}
+    >>> check = eb.crosscheck(qrels, run, ["RR"], backends=["pytrec_eval"], ties="input")
+    >>> check.differences[["backend", "reference", "value", "cause"]].to_dict("records")[0]["cause"][:23]
+    'ties broken differently'
+    >>> check.ok
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from typing import Any, Callable
+
+from .diagnose import float32_collisions, fractional_grades, has_ties
+from .errors import BackendUnavailableError, EvalbridgeError
+from .spec import Metric, parse_metrics
+from .types import Conventions, Qrels, Run, check_level
+
+__all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
+
+COLUMNS = ("metric", "query_id", "backend", "reference", "value", "cause")
+DEFAULT_BACKENDS = ("ranx", "ir_measures", "pytrec_eval")
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """How the reference is re-run to emulate a backend for one query."""
+
+    conventions: Conventions
+    metric: Metric
+    truncate: bool = False
+    ranx_order: bool = False
+    drop_empty: bool = False
+
+
+@dataclass(frozen=True)
+class _Deviation:
+    """One way a backend differs from the requested conventions, and how to emulate it."""
+
+    name: str
+    cause: str
+    apply: Callable[[_Setting], _Setting]
+
+
+def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, module: Any) -> float | None:
+    """The reference's value of one query under ``setting`` (None: the query gets no value)."""
+    from .backends import reference
+
+    grades = qrels.get(qid)
+    if grades is None:
+        return None
+    if not grades and setting.drop_empty:
+        return None
+    scores = run.get(qid)
+    if scores is None:
+        return 0.0 if setting.conventions.missing_queries == "zero" else None
+    if setting.truncate:
+        grades = {d: int(g) for d, g in grades.items()}
+    one_run = Run({qid: dict(scores)})
+    if setting.ranx_order:
+        one_run = module.native_ranking(one_run)
+    values, _ = reference.compute(Qrels({qid: dict(grades)}), one_run, [setting.metric], setting.conventions)
+    return values[setting.metric].get(qid)
+
+
+def _same(a: float | None, b: float | None, atol: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= atol
+
+
+def _native_conventions(module: Any, metric: Metric):  # noqa: ANN202 - NativeConventions
+    conventions_for = getattr(module, "conventions_for", None)
+    return conventions_for(metric) if conventions_for else module.CONVENTIONS
+
+
+def _native_metric(module: Any, metric: Metric, level: float) -> Metric:
+    """The metric as the library computes it natively (ranx: the level also filters nDCG)."""
+    native = _native_conventions(module, metric)
+    if native.level_scope == "all" and not metric.info.binary and metric.get("rel") is None and level != 1:
+        return metric.replace(rel=level)
+    return metric
+
+
+def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
+                requested: Conventions, level: float) -> list[_Deviation]:
+    """The backend's conventions that differ from the requested ones and could matter for this query."""
+    native = _native_conventions(module, asked)
+    grades, scores = qrels.get(qid, {}), run.get(qid)
+    found: list[_Deviation] = []
+    if scores is None and native.missing_queries != requested.missing_queries:
+        verb = "drops" if native.missing_queries == "drop" else "scores 0"
+        found.append(_Deviation("missing", f"missing-query policy: {name} {verb} queries absent from the run",
+                                lambda s: replace(s, conventions=replace(s.conventions,
+                                                                         missing_queries=native.missing_queries))))
+    if not grades and native.empty_qrels == "drop":
+        found.append(_Deviation("empty", f"missing-query policy: {name} drops queries with no judgement",
+                                lambda s: replace(s, drop_empty=True)))
+    if scores:
+        if native.score_precision != requested.score_precision and float32_collisions(scores):
+            found.append(_Deviation(
+                "float32", f"float32 score collision: {name} stores scores as C floats, so scores that differ "
+                           f"only beyond float32 precision tie",
+                lambda s: replace(s, conventions=replace(s.conventions, score_precision=native.score_precision))))
+        precision = "float32" if "float32" in (native.score_precision, requested.score_precision) else "float64"
+        if has_ties(scores, score_precision=precision) and (native.ties != requested.ties or native.ties == "input"):
+            if hasattr(module, "native_ranking"):
+                found.append(_Deviation(
+                    "ties", f"ties broken differently: {name} keeps its own order of tied scores "
+                            f"(insertion or numba argsort order), the reference {requested.ties}",
+                    lambda s: replace(s, ranx_order=True, conventions=replace(s.conventions, ties="input"))))
+            else:
+                found.append(_Deviation(
+                    "ties", f"ties broken differently: {name} orders tied scores {native.ties}, the reference "
+                            f"{requested.ties}",
+                    lambda s: replace(s, conventions=replace(s.conventions, ties=native.ties))))
+    if native.grades == "truncate" and fractional_grades(grades):
+        found.append(_Deviation("truncation", f"float grade truncation: {name} truncates float grades to integers",
+                                lambda s: replace(s, truncate=True)))
+    if metric != asked:
+        found.append(_Deviation(
+            "level", f"relevance threshold applied to nDCG: {name}'s level -l{level:g} also zeroes grades below "
+                     f"{level:g} in {asked.name} (trec_eval ignores the level there)",
+            lambda s: replace(s, metric=metric)))
+    return found
+
+
+def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
+             requested: Conventions, level: float, value: float | None, atol: float) -> tuple[str, bool]:
+    """(cause, verified) for one differing value."""
+    found = _deviations(module, name, metric, asked, qrels, run, qid, requested, level)
+    base = _Setting(requested, asked)
+    for size in range(1, len(found) + 1):
+        for subset in combinations(found, size):
+            setting = base
+            for deviation in subset:
+                setting = deviation.apply(setting)
+            if _same(_value(qrels, run, qid, setting, module), value, atol):
+                return "; ".join(d.cause for d in subset), True
+    if found:
+        return "suspected (not reproduced by the reference): " + "; ".join(d.name for d in found), False
+    return "unexplained", False
+
+
+@dataclass
+class CrossCheck:
+    """The report of :func:`crosscheck`.
+
+    Attributes:
+        differences: DataFrame (``metric, query_id, backend, reference, value, cause``), one row
+            per value that differs from the reference by more than ``atol``; ``value`` or
+            ``reference`` is NaN when that side has no value for the query.
+        unexplained: the rows of ``differences`` whose cause was not verified.
+        agreement: DataFrame ``backend, metric, queries, agree, explained, unexplained``.
+        unsupported: ``{(backend, metric): reason}`` for pairs that were not computed.
+        bridges: backend -> the bridges applied before the library saw the data.
+        values: backend (and ``reference``) -> metric -> query id -> value.
+        canonicalised, atol, conventions: how the check was run.
+    """
+
+    differences: Any
+    unexplained: Any
+    agreement: Any
+    unsupported: dict[tuple[str, str], str]
+    bridges: dict[str, tuple[str, ...]]
+    values: dict[str, dict[Metric, dict[str, float]]] = field(repr=False)
+    canonicalised: bool = False
+    atol: float = 1e-9
+    conventions: Conventions = Conventions()
+
+    @property
+    def ok(self) -> bool:
+        """True when every difference is explained (or there is none)."""
+        return self.unexplained.empty
+
+    def summary_lines(self) -> list[str]:
+        """One line per backend and metric: ``ranx nDCG@10: 41/43 agree, 2 explained``."""
+        lines = []
+        for row in self.agreement.itertuples(index=False):
+            text = f"{row.backend} {row.metric}: {row.agree}/{row.queries} agree"
+            if row.explained:
+                text += f", {row.explained} explained"
+            if row.unexplained:
+                text += f", {row.unexplained} UNEXPLAINED"
+            lines.append(text)
+        lines += [f"{b} {m}: unsupported ({r})" for (b, m), r in self.unsupported.items()]
+        return lines
+
+    def to_markdown(self, *, digits: int = 4) -> str:
+        """The agreement table, then the differences, as GitHub markdown."""
+        from tabulate import tabulate
+
+        mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
+        parts = [f"## Cross-check ({mode}, atol={self.atol:g}): {'OK' if self.ok else 'UNEXPLAINED differences'}",
+                 tabulate(self.agreement.values.tolist(), headers=list(self.agreement.columns), tablefmt="github")]
+        if self.unsupported:
+            parts.append(tabulate([(b, m, r) for (b, m), r in self.unsupported.items()],
+                                  headers=("backend", "metric", "unsupported because"), tablefmt="github"))
+        if not self.differences.empty:
+            parts.append(tabulate(self.differences.values.tolist(), headers=list(COLUMNS), tablefmt="github",
+                                  floatfmt=f".{digits}f"))
+        return "\n\n".join(parts) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ok, agreement, differences, unsupported, bridges."""
+        def records(frame: Any) -> list[dict[str, Any]]:
+            return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                    for row in frame.to_dict("records")]
+
+        return {"ok": self.ok, "canonicalised": self.canonicalised, "atol": self.atol,
+                "agreement": records(self.agreement), "differences": records(self.differences),
+                "unsupported": [{"backend": b, "metric": m, "reason": r} for (b, m), r in self.unsupported.items()],
+                "bridges": {b: list(n) for b, n in self.bridges.items()}}
+
+    def __str__(self) -> str:
+        text = "\n".join(self.summary_lines())
+        if not self.differences.empty:
+            from tabulate import tabulate
+
+            text += "\n" + tabulate(self.differences.values.tolist(), headers=list(COLUMNS), floatfmt=".4f")
+        return text
+
+    def __repr__(self) -> str:
+        return (f"CrossCheck(ok={self.ok}, differences={len(self.differences)}, "
+                f"unexplained={len(self.unexplained)}, unsupported={len(self.unsupported)})")
+
+
+def _fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, run: Run, policy: str) -> None:
+    if policy != "zero":
+        return
+    for metric, per_query in values.items():
+        values[metric] = {q: per_query.get(q, 0.0) for q in qrels}
+
+
+def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
+               backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
+               min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
+               missing_queries: str = "zero") -> CrossCheck:
+    """Compare every metric per query between the reference and each backend, explaining each difference.
+
+    Args:
+        qrels, run: anything :func:`evalbridge.evaluate` accepts.
+        metrics: metric specs in any spelling.
+        backends: backend names to compare with the reference.
+        atol: largest absolute difference still counted as agreement.
+        canonicalise: False: each library runs with its own conventions and every
+            difference is classified. True: evalbridge's exact bridges are applied first, so
+            every backend must agree with the reference (any difference is unexplained).
+        min_relevance, ties, score_precision, missing_queries: the reference's conventions,
+            as in :func:`evalbridge.evaluate`.
+
+    Returns:
+        :class:`CrossCheck`. Unsupported (backend, metric) pairs are listed, never raised.
+    """
+    import pandas as pd
+
+    from .api import as_qrels, as_run, check_compatible, resolve_metric
+    from .backends import get_backend, reference, unsupported
+
+    qrels, run = as_qrels(qrels), as_run(run)
+    check_compatible(qrels, run)
+    if min_relevance is not None:
+        check_level(min_relevance)
+    if not (isinstance(atol, (int, float)) and atol >= 0):
+        raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
+    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
+    level = min_relevance if min_relevance is not None else (qrels.min_relevance or 1)
+    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=qrels.max_grade)
+                                for m in parse_metrics(metrics)))
+
+    ref_values, _ = reference.compute(qrels, run, wanted, conventions)
+    _fill_missing(ref_values, qrels, run, conventions.missing_queries)
+    all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
+    rows: list[tuple] = []
+    verified: list[bool] = []
+    agreement: list[tuple] = []
+    skipped: dict[tuple[str, str], str] = {}
+    bridges: dict[str, tuple[str, ...]] = {}
+
+    for name in backends:
+        try:
+            module = get_backend(name)
+            module.version()
+        except BackendUnavailableError as error:
+            skipped.update({(name, str(m)): str(error) for m in wanted})
+            continue
+        supported = []
+        for metric in wanted:
+            reason = unsupported(module, metric, qrels)
+            if reason is None:
+                supported.append(metric)
+            else:
+                skipped[(name, str(metric))] = reason
+        natives = {m: m if canonicalise else _native_metric(module, m, level) for m in supported}
+        values, notes = _run_backend(module, qrels, run, natives, conventions, canonicalise, skipped, name)
+        bridges[name] = tuple(notes)
+        if canonicalise:
+            _fill_missing(values, qrels, run, conventions.missing_queries)
+        all_values[name] = values
+        for metric in supported:
+            if metric not in values:
+                continue
+            ref, got = ref_values[metric], values[metric]
+            queries = list(dict.fromkeys([*ref, *got]))
+            agree = explained = 0
+            for qid in queries:
+                a, b = ref.get(qid), got.get(qid)
+                if _same(a, b, atol):
+                    agree += 1
+                    continue
+                if canonicalise:
+                    cause, ok = "unexplained", False
+                else:
+                    cause, ok = _explain(module, name, natives[metric], metric, qrels, run, qid, conventions,
+                                         level, b, atol)
+                explained += ok
+                verified.append(ok)
+                rows.append((str(metric), qid, name, math.nan if a is None else a, math.nan if b is None else b,
+                             cause))
+            agreement.append((name, str(metric), len(queries), agree, explained, len(queries) - agree - explained))
+
+    differences = pd.DataFrame(rows, columns=list(COLUMNS))
+    differences = differences.astype({"reference": "float64", "value": "float64"})
+    unexplained = differences[[not ok for ok in verified]].reset_index(drop=True) if rows else differences.copy()
+    agreement_frame = pd.DataFrame(agreement, columns=["backend", "metric", "queries", "agree", "explained",
+                                                       "unexplained"])
+    return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
+                      unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
+                      atol=atol, conventions=conventions)
+
+
+def _run_backend(module: Any, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,
+                 canonicalise: bool, skipped: dict[tuple[str, str], str], name: str):  # noqa: ANN202
+    """Backend values keyed by the asked metric; a metric whose call fails is listed as unsupported."""
+    def call(batch: dict[Metric, Metric]) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+        got, notes = module.compute(qrels, run, list(dict.fromkeys(batch.values())), conventions,
+                                    native=not canonicalise)
+        return {asked: got[native] for asked, native in batch.items()}, notes
+
+    if not natives:
+        return {}, []
+    try:
+        return call(natives)
+    except Exception:  # noqa: BLE001 - isolate the failing metric, report it, keep the others
+        values: dict[Metric, dict[str, float]] = {}
+        notes: list[str] = []
+        for asked, native in natives.items():
+            try:
+                got, more = call({asked: native})
+            except Exception as error:  # noqa: BLE001
+                skipped[(name, str(asked))] = f"{name} failed: {type(error).__name__}: {error}"
+                continue
+            values.update(got)
+            notes += [n for n in more if n not in notes]
+        return values, notes

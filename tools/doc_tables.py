@@ -1,0 +1,183 @@
+"""Tables of the README and docs/ built from the code, so they cannot drift from it.
+
+* ``metrics``: every metric family of :data:`evalbridge.catalogue.METRICS` with its formula,
+  options, aliases and which backend computes which options (each backend is asked through
+  :func:`evalbridge.backends.unsupported`, i.e. its ``CAPABILITIES`` table);
+* ``inputs``: every input format with a one-line example; ``tests/test_docs.py`` runs each
+  example in a folder holding the small files of :data:`FILES`.
+
+A page marks a table with ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->``.
+
+Usage::
+
+    python tools/doc_tables.py            # print the tables
+    python tools/doc_tables.py --write    # rewrite them in README.md and docs/*.md
+    python tools/doc_tables.py --check    # exit 1 if a page holds a stale table
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+MARKED = re.compile(r"(<!-- generated:(?P<name>\w+) -->\n).*?(<!-- /generated:(?P=name) -->)", re.S)
+
+#: Small files the input examples read (written to a scratch folder by the test).
+FILES = {
+    "qrels.txt": "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n",
+    "run.txt": "q1 Q0 d3 1 12.5 bm25\nq1 Q0 d1 2 11.0 bm25\nq2 Q0 d5 1 9.1 bm25\nq2 Q0 d4 2 8.7 bm25\n",
+    "judged.txt": "q1 Q0 d3 1\nq1 Q0 d1 2\nq1 Q0 d2 0\n",
+    "run.jsonl": '{"query_id": "q1", "doc_id": "d3", "score": 12.5}\n{"query_id": "q1", "doc_id": "d1", "score": 11.0}\n',
+}
+
+#: (input, how evalbridge takes it, one-line example). Examples use ``eb`` (``import evalbridge as eb``)
+#: and, for DataFrames, ``pd``; file names refer to :data:`FILES`.
+INPUTS = (
+    ("0/1 (or graded) labels in rank order", "`eb.from_labels`",
+     'eb.from_labels({"q1": [1, 0, 1], "q2": [0, 0]}, n_relevant={"q1": 3, "q2": 1})'),
+    ("(retrieved ids, relevant ids) pairs", "`eb.from_pairs`",
+     'eb.from_pairs([(["d3", "d1", "d7"], {"d1", "d2"})])'),
+    ("records `{retrieved, relevant}`", "`eb.from_records`",
+     'eb.from_records({"q1": {"retrieved": ["d3", "d1"], "relevant": {"d1": 2, "d9": 1}}})'),
+    ("LLM-judge grades (floats, e.g. 0-10) + retrieved ids", "`eb.from_graded`",
+     'eb.from_graded({"q1": {"d1": 7.5, "d2": 3.0}}, {"q1": ["d2", "d1"]}, min_relevance=7)'),
+    ("dict of dicts `{qid: {doc: grade}}` / `{qid: {doc: score}}`", "`eb.Qrels`, `eb.Run`",
+     'eb.Qrels({"q1": {"d1": 2, "d2": 0}}), eb.Run({"q1": {"d1": 0.9, "d2": 0.4}})'),
+    ("TREC qrels file `qid iter docid rel` (plain or .gz)", "`eb.read_qrels`", 'eb.read_qrels("qrels.txt")'),
+    ("TREC run file `qid Q0 docid rank score tag`", "`eb.read_run`", 'eb.read_run("run.txt")'),
+    ("judged ranked list `qid Q0 docid rel`, in rank order", "`eb.read_judged_list`",
+     'eb.read_judged_list("judged.txt")'),
+    ("pandas DataFrame (`query_id, doc_id, relevance` / `score`)", "`eb.to_qrels`, `eb.to_run`",
+     'eb.to_run(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.9, 0.4]}))'),
+    ("JSON / JSONL file or parquet path", "`eb.to_qrels`, `eb.to_run`", 'eb.to_run("run.jsonl")'),
+    ("ranx `Qrels`/`Run`, ir-measures records", "`eb.to_qrels`, `eb.to_run`",
+     'eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def inputs_table() -> str:
+    """The input formats table (Markdown)."""
+    rows = ["| input | evalbridge | one-line example |", "|---|---|---|"]
+    rows += [f"| {_cell(what)} | {how} | `{_cell(example)}` |" for what, how, example in INPUTS]
+    return "\n".join(rows) + "\n"
+
+
+def _options(name: str) -> str:
+    from evalbridge.catalogue import CHOICES, METRICS
+
+    info = METRICS[name]
+    parts = {"required": ["`@k` required"], "optional": ["`@k` optional (whole ranking)"], "none": []}[info.cutoff]
+    for option, default in info.options.items():
+        if option in CHOICES:
+            parts.append(f"`{option}`: " + " / ".join(f"**{c}**" if c == default else c for c in CHOICES[option]))
+        elif option == "rel":
+            parts.append("`rel`: level (default: the evaluation's, 1)" if info.binary
+                         else "`rel`: grades below it gain 0 (default: none)")
+        elif option == "max_grade":
+            parts.append("`max_grade` (default: top grade of the qrels)")
+    return "<br>".join(parts)
+
+
+def _aliases(name: str) -> str:
+    from evalbridge.catalogue import ALIASES, TREC_NAMES
+
+    words = []
+    for alias, (canonical, preset) in ALIASES.items():
+        if canonical == name and alias != name.lower():
+            words.append(f"`{alias}`" + (" (" + ", ".join(f"{k}={v}" for k, v in preset.items()) + ")"
+                                          if preset else ""))
+    words += [f"`{trec}_k`" for trec, alias in TREC_NAMES.items() if ALIASES[alias] == (name, {})]
+    return ", ".join(words)
+
+
+def _probes(name: str):  # noqa: ANN202 - list of (label, Metric)
+    """The metric with default options, then one variant per non-default option value."""
+    from evalbridge.catalogue import CHOICES, METRICS
+    from evalbridge.spec import Metric
+
+    info = METRICS[name]
+    k = 10 if info.cutoff == "required" else None
+    probes = [("", Metric(name, k))]
+    for option, default in info.options.items():
+        if option in CHOICES:
+            probes += [(f"{option}={c}", Metric(name, k, {option: c})) for c in CHOICES[option] if c != default]
+        elif option == "rel":
+            probes += [("rel=2", Metric(name, k, {"rel": 2})), ("rel=0.5", Metric(name, k, {"rel": 0.5})),
+                       ("rel≤0", Metric(name, k, {"rel": 0}))]
+    return probes
+
+
+def support(backend: str, name: str) -> str:
+    """What ``backend`` computes of metric family ``name``: all, all but some option values, or nothing."""
+    from evalbridge.backends import get_backend, unsupported
+
+    module = get_backend(backend)
+    (_, base), *variants = _probes(name)
+    if unsupported(module, base) is not None:
+        return "no"
+    refused = [label for label, metric in variants if unsupported(module, metric) is not None]
+    return "yes" + (" except " + ", ".join(refused) if refused else "")
+
+
+def metrics_table() -> str:
+    """The metrics table (Markdown): formula, options, aliases, and support per backend."""
+    from evalbridge.backends import BACKENDS
+    from evalbridge.catalogue import METRICS
+
+    backends = list(BACKENDS)
+    rows = ["| metric | formula (one query) | options (**default**) | aliases | " + " | ".join(backends) + " |",
+            "|---|---|---|---|" + "---|" * len(backends)]
+    for name, info in METRICS.items():
+        cells = [f"`{name}` {info.title}", _cell(info.formula), _options(name), _aliases(name)]
+        cells += [support(backend, name) for backend in backends]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+#: table name -> renderer
+TABLES: dict[str, Callable[[], str]] = {"metrics": metrics_table, "inputs": inputs_table}
+
+
+def refresh(text: str) -> str:
+    """``text`` with every marked table re-rendered."""
+    return MARKED.sub(lambda m: m.group(1) + TABLES[m["name"]]() + m.group(3), text)
+
+
+def stale_pages() -> list[str]:
+    """Pages (relative paths) whose marked tables differ from what the code renders now."""
+    return [str(page.relative_to(ROOT)) for page in PAGES
+            if page.exists() and refresh(text := page.read_text(encoding="utf-8")) != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite the tables in README.md and docs/*.md")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page holds a stale table")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_pages()
+        print("\n".join(f"stale: {page}" for page in stale) or "all tables are up to date")
+        return 1 if stale else 0
+    if args.write:
+        for page in PAGES:
+            text = page.read_text(encoding="utf-8")
+            if refresh(text) != text:
+                page.write_text(refresh(text), encoding="utf-8")
+                print(f"rewrote {page.relative_to(ROOT)}")
+        return 0
+    for name, render in TABLES.items():
+        print(f"<!-- generated:{name} -->\n{render()}<!-- /generated:{name} -->\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -101,7 +101,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     qrels, run = as_qrels(qrels), as_run(run)
     check_compatible(qrels, run)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
-    level = min_relevance if min_relevance is not None else (qrels.min_relevance or 1)
+    # `is not None`, not `or`: a level of 0 (every grade >= 0 relevant) is a real choice
+    level = min_relevance if min_relevance is not None else (
+        qrels.min_relevance if qrels.min_relevance is not None else 1)
     if min_relevance is not None:
         check_level(min_relevance)
     top = qrels.max_grade

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import evalbridge as eb
 from evalbridge import Metric, evaluate
 from strategies import DOCS, metrics, qrels_and_run, query_case, ranked_from_scores
 
@@ -168,3 +169,13 @@ def test_missing_queries_score_zero_or_leave_the_mean(data, metric: Metric) -> N
     assert all(zero.query(metric)[q] == 0.0 for q in missing)
     assert zero[metric] * len(qrels) == pytest.approx(drop[metric] * (len(qrels) - len(missing)))
     assert zero.provenance.missing_from_run == drop.provenance.missing_from_run == tuple(missing)
+
+
+@given(any_data, metrics(names=("P", "R", "RR", "AP", "Rprec", "Success", "nDCG")), st.sampled_from([0, 0.0, 1, 2, 7.5]))
+def test_level_carried_by_the_qrels_equals_level_passed_to_evaluate(data, metric: Metric, level: float) -> None:
+    """``Qrels(..., min_relevance=L)`` gives the same numbers as ``evaluate(..., min_relevance=L)``, for L = 0 too."""
+    qrels, run = data
+    carried = evaluate(eb.Qrels(qrels, min_relevance=level), run, metric)
+    passed = evaluate(qrels, run, metric, min_relevance=level)
+    assert carried.query(metric) == passed.query(metric)
+    assert carried.provenance.relevance_level == passed.provenance.relevance_level == level

@@ -178,3 +178,16 @@ def test_spec_module_uses_no_eval_or_ast() -> None:
              if tok.type == tokenize.NAME and prev.string != "."}
     assert not names & {"eval", "exec", "compile", "ast", "literal_eval", "__import__"}
     assert "import ast" not in source and "from ast" not in source
+
+
+_SPEC_ALPHABET = st.sampled_from(list("PpRrAaNnDdCcGgLlMmSsEeXxUuIi@()=,-_ '\"0123456789.+k"))
+
+
+@given(st.text(_SPEC_ALPHABET, max_size=30) | st.text(max_size=20))
+def test_any_text_either_parses_or_raises_metric_spec_error(text: str) -> None:
+    """No string makes the parser fail with anything but MetricSpecError; what parses is a fixed point."""
+    try:
+        metric = parse_metric(text)
+    except MetricSpecError:
+        return
+    assert parse_metric(str(metric)) == metric

@@ -1,5 +1,8 @@
 """Cross-check: every metric, per query, on the reference and on each library, every difference explained.
 
+(The module is ``xcheck``, not ``crosscheck``: a submodule named like the exported function
+would replace ``evalbridge.crosscheck`` by the module as soon as anyone imported it.)
+
 For each backend the metrics it supports are computed the way the library does it on its
 own (its tie order, score precision, missing-query policy, grade handling), unless
 ``canonicalise=True``, when evalbridge's exact bridges make every backend follow the

@@ -292,6 +292,12 @@ def has_tie(scores: Mapping[str, float], precision: str) -> bool:
     return len(set(values)) < len(values)
 
 
+def _collides(scores: Mapping[str, float]) -> bool:
+    """Two scores that differ in float64 are equal as C floats."""
+    values = list(scores.values())
+    return len(set(to_float32(values))) < len(set(values))
+
+
 def prepare_run(run: Run, queries: list[str], *, requested: Conventions, native: NativeConventions | None,
                 cut: int | None = None, placeholders: bool = True) -> tuple[dict[str, dict[str, float]], int]:
     """Plain run dicts for ``queries`` (in that order) and how many queries were re-scored.
@@ -305,11 +311,11 @@ def prepare_run(run: Run, queries: list[str], *, requested: Conventions, native:
     rescored = 0
     precision = "float32" if "float32" in (requested.score_precision,
                                            native.score_precision if native else "float64") else "float64"
-    same_order = native is not None and native.ties == requested.ties != "input" and \
-        native.score_precision == requested.score_precision
+    ties_differ = native is not None and (native.ties != requested.ties or native.ties == "input")
+    precision_differs = native is not None and native.score_precision != requested.score_precision
     for qid in queries:
         scores = run.get(qid, {})
-        if native is not None and not same_order and has_tie(scores, precision):
+        if (ties_differ and has_tie(scores, precision)) or (precision_differs and _collides(scores)):
             order = rank(scores, ties=requested.ties, score_precision=requested.score_precision)
             row = {doc: float(len(order) - i) for i, doc in enumerate(order)}
             rescored += 1

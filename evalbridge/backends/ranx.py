@@ -97,10 +97,19 @@ def version() -> str:
 
 
 def native_ranking(run: Run) -> Run:
-    """``run`` with every query's documents in the order ranx itself ranks them (``ranx.Run``)."""
+    """``run`` with every query's documents in the order ranx itself ranks them in :func:`compute`.
+
+    ``ranx.Run`` sorts on construction and ``make_comparable`` sorts again; numba's argsort is
+    not stable beyond small arrays, so large tie groups end in yet another order. This repeats
+    both sorts on each query (ranx sorts every query independently).
+    """
     ranx = _library()
     rows = {q: dict(d) for q, d in run.items() if d}
-    ordered = ranx.Run(rows).to_dict() if rows else {}
+    if not rows:
+        return Run({q: {} for q in run}, name=run.name)
+    ranked = ranx.Run(rows)
+    ranked.sort()  # the second sort, done by make_comparable
+    ordered = ranked.to_dict()
     return Run({q: dict(ordered.get(q, {})) for q in run}, name=run.name)
 
 

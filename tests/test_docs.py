@@ -92,6 +92,7 @@ def run_python(block: Block, namespace: dict) -> None:
         test = parser.get_doctest(block.code, namespace, block.where, str(block.page), block.line)
         out: list[str] = []
         result = runner.run(test, out=out.append, clear_globs=False)
+        namespace.update(test.globs)  # DocTest runs in a copy of the namespace
         if result.failed:
             raise AssertionError(f"doctest in {block.where} failed:\n{''.join(out)}")
         return

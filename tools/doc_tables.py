@@ -143,8 +143,63 @@ def metrics_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+#: convention -> (row title, value -> words); values are the backends' ``CONVENTIONS`` fields.
+CONVENTION_ROWS = {
+    "ties": ("equal scores ordered by", {
+        "docid_desc": "doc id descending (trec_eval)", "docid_asc": "doc id ascending",
+        "input": "insertion order; arbitrary in large tie groups"}),
+    "score_precision": ("scores compared as", {
+        "float64": "float64", "float32": "float32 (1e-9 apart = tie)"}),
+    "missing_queries": ("qrels query absent from the run", {
+        "zero": "scored 0", "drop": "left out of the mean"}),
+    "empty_qrels": ("query with no judgement", {"keep": "scored 0", "drop": "left out"}),
+    "grades": ("float grades (LLM scores)", {
+        "int": "raise TypeError", "truncate": "silently truncated (7.5 -> 7)", "float": "kept"}),
+    "level_scope": ("relevance level (`-l`, `rel`)", {
+        "binary": "binary metrics only; nDCG ignores it", "all": "binary metrics, and zeroes lower grades in nDCG"}),
+}
+#: What the reference does for each convention (it follows any ``Conventions`` it is given).
+REFERENCE_CONVENTIONS = {
+    "ties": "any of the three (`ties=`); default doc id descending",
+    "score_precision": "float64, or float32 on request",
+    "missing_queries": "scored 0, or left out (`missing_queries=`)",
+    "empty_qrels": "scored 0",
+    "grades": "kept",
+    "level_scope": "binary metrics only; `nDCG(rel=2)` is explicit",
+}
+
+
+def _conventions_cell(module: object, field: str) -> str:
+    words = CONVENTION_ROWS[field][1]
+    default = getattr(module, "CONVENTIONS")
+    text = words.get(getattr(default, field), str(getattr(default, field)))
+    for provider, conventions in getattr(module, "PROVIDER_CONVENTIONS", {}).items():
+        value = getattr(conventions, field)
+        if conventions is not default and value != getattr(default, field):
+            text += f"; {provider} provider: {words.get(value, value)}"
+    return text
+
+
+def differences_table() -> str:
+    """What each library does on its own (its native conventions), from the backends' data."""
+    from evalbridge.backends import BACKENDS, get_backend
+
+    # the backends that wrap a library describe its native conventions (NativeConventions)
+    modules = {name: module for name in BACKENDS
+               if hasattr((module := get_backend(name)).CONVENTIONS, "grades")}
+    libraries = list(modules)
+    rows = ["| | reference | " + " | ".join(libraries) + " |", "|---|---|" + "---|" * len(libraries)]
+    for field, (title, _) in CONVENTION_ROWS.items():
+        cells = [title, REFERENCE_CONVENTIONS[field]] + [_conventions_cell(modules[n], field) for n in libraries]
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    notes = [_cell("; ".join(getattr(modules[n].CONVENTIONS, "notes", ()))) or "" for n in libraries]
+    rows.append("| also | the definition every backend is tested against | " + " | ".join(notes) + " |")
+    return "\n".join(rows) + "\n"
+
+
 #: table name -> renderer
-TABLES: dict[str, Callable[[], str]] = {"metrics": metrics_table, "inputs": inputs_table}
+TABLES: dict[str, Callable[[], str]] = {"metrics": metrics_table, "inputs": inputs_table,
+                                        "differences": differences_table}
 
 
 def refresh(text: str) -> str:

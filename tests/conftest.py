@@ -19,10 +19,10 @@ def shared() -> Path:
 
 
 def _hypothesis_profile() -> None:
-    """No per-example deadline: CI machines are slow and timing must never fail a test."""
-    from hypothesis import settings
+    """No deadline and no "too slow" health check: CI machines are slow and timing must never fail a test."""
+    from hypothesis import HealthCheck, settings
 
-    settings.register_profile("evalbridge", deadline=None)
+    settings.register_profile("evalbridge", deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("evalbridge")
 
 

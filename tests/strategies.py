@@ -53,7 +53,7 @@ def judged_list(*, max_grade: int = 3, min_size: int = 1, max_size: int = 12,
 
 
 @st.composite
-def query_case(draw: Any, *, max_docs: int = 14, max_grade: int = 3, float_grades: bool = False,
+def query_case(draw: Any, *, max_docs: int = 10, max_grade: int = 3, float_grades: bool = False,
                negative: bool = False, min_retrieved: int = 0) -> tuple[dict[str, Any], list[str]]:
     """One query: ``(judged {doc: grade}, ranking [doc, ...])`` over the shared doc pool.
 
@@ -62,14 +62,18 @@ def query_case(draw: Any, *, max_docs: int = 14, max_grade: int = 3, float_grade
     """
     pool = DOCS[:max_docs]
     judged_docs = draw(st.lists(st.sampled_from(pool), unique=True, min_size=1, max_size=len(pool)))
-    judged = {d: draw(grades(max_grade=max_grade, float_grades=float_grades, negative=negative))
-              for d in judged_docs}
+    values = draw(st.lists(grades(max_grade=max_grade, float_grades=float_grades, negative=negative),
+                           min_size=len(judged_docs), max_size=len(judged_docs)))
+    judged = dict(zip(judged_docs, values))
     ranking = draw(st.lists(st.sampled_from(pool), unique=True, min_size=min_retrieved, max_size=len(pool)))
     return judged, ranking
 
 
+_TIED_SCORES = st.sampled_from([0.5, 1.0, 1.5, 2.0])
+
+
 @st.composite
-def qrels_and_run(draw: Any, *, max_queries: int = 4, max_docs: int = 14, max_grade: int = 3,
+def qrels_and_run(draw: Any, *, max_queries: int = 3, max_docs: int = 10, max_grade: int = 3,
                   float_grades: bool = False, negative: bool = False, ties: bool = False,
                   min_retrieved: int = 1, missing: bool = False,
                   run_only: bool = False) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
@@ -93,7 +97,8 @@ def qrels_and_run(draw: Any, *, max_queries: int = 4, max_docs: int = 14, max_gr
         qid = f"q{i}"
         qrels[qid] = judged
         if ties:
-            run[qid] = {d: draw(st.sampled_from([0.5, 1.0, 1.5, 2.0])) for d in ranking}
+            scores = draw(st.lists(_TIED_SCORES, min_size=len(ranking), max_size=len(ranking)))
+            run[qid] = dict(zip(ranking, scores))
         else:
             run[qid] = {d: float(len(ranking) - r) for r, d in enumerate(ranking)}
     if missing and n > 1:

@@ -618,7 +618,8 @@ def test_seed001_retrieval_evaluator_values_by_hand() -> None:
 
 @pytest.mark.slow
 def test_seed001_retrieval_evaluator_agrees_with_ranx() -> None:
-    """The seed's RetrievalEvaluator class (verbatim, ranx inside) and evalbridge give the same five means."""
+    """The seed's RetrievalEvaluator class (verbatim, defined here so ranx is imported only by this test)
+    and evalbridge give the same five means."""
     pytest.importorskip("ranx")
     from ranx import Qrels, Run, evaluate
 
@@ -637,6 +638,18 @@ def test_seed001_retrieval_evaluator_agrees_with_ranx() -> None:
         def evaluate(self, queries_results):
             """
             评估检索质量
+
+            Args:
+                queries_results: {
+                    'q1': {
+                        'retrieved': ['doc1', 'doc2', ...],
+                        'relevant': {'doc1': 3, 'doc2': 1, ...}
+                    },
+                    ...
+                }
+
+            Returns:
+                dict: 评估结果
             """
             # 准备ranx格式数据
             qrels_dict = {}
@@ -656,6 +669,17 @@ def test_seed001_retrieval_evaluator_agrees_with_ranx() -> None:
             scores = evaluate(qrels, run, self.metrics)
 
             return scores
+
+        def report(self, scores):
+            """生成评估报告"""
+            print("=" * 50)
+            print("检索质量评估报告")
+            print("=" * 50)
+
+            for metric, score in scores.items():
+                print(f"{metric:20s}: {score:.3f}")
+
+            print("=" * 50)
 
     scores = RetrievalEvaluator().evaluate(SEED001_RECORDS)
     res = eb.evaluate(*eb.from_records(SEED001_RECORDS), SEED001_EVALUATOR_METRICS)

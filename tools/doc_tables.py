@@ -54,9 +54,11 @@ INPUTS = (
      'eb.read_judged_list("judged.txt")'),
     ("pandas DataFrame (`query_id, doc_id, relevance` / `score`)", "`eb.to_qrels`, `eb.to_run`",
      'eb.to_run(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.9, 0.4]}))'),
-    ("JSON / JSONL file or parquet path", "`eb.to_qrels`, `eb.to_run`", 'eb.to_run("run.jsonl")'),
-    ("ranx `Qrels`/`Run`, ir-measures records", "`eb.to_qrels`, `eb.to_run`",
-     'eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
+    ("JSON file `{qid: {doc: value}}`, or JSONL one object per line", "`eb.to_qrels`, `eb.to_run`",
+     'eb.to_run("run.jsonl")'),
+    ("ranx `Qrels` / `Run`", "`eb.to_qrels`, `eb.to_run`", 'eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
+    ("ir-measures / ir_datasets rows (`Qrel`, `ScoredDoc`)", "`eb.to_qrels`, `eb.to_run`",
+     'eb.to_qrels([ir_measures.Qrel("q1", "d1", 2), ir_measures.Qrel("q1", "d2", 0)])'),
 )
 
 

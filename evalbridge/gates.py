@@ -92,7 +92,7 @@ class GateResult:
         """One line: what was measured against what."""
         status = "passed" if self.passed else "FAILED"
         return (f"gate {status}: {self.system} {self.gate.metric} = {self.value:.4f}, needs "
-                f"{self.gate.op} {self.threshold:.4f} ({self.gate.text.strip()})")
+                f"{self.gate.op} {self.threshold:.6g} ({self.gate.text.strip()})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"system": self.system, "metric": str(self.gate.metric), "expression": self.gate.text,

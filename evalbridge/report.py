@@ -36,7 +36,8 @@ from .errors import InputError
 from .spec import Metric, parse_metric
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query"]
+           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "jsonable",
+           "report_dict"]
 
 #: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -237,16 +238,31 @@ def render_terminal(report: Report) -> str:
               + "; ".join(f"{s}: {r.provenance.queries_evaluated} queries" for s, r in report.results.items())]
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {_crosscheck_line(check)}")
-    for gate in report.gates:
-        lines.append(gate.reason)
+    failed = report.failed_gates
+    lines += [gate.reason for gate in failed]
+    if report.gates:
+        lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
+                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})"))
     return "\n".join(lines) + "\n"
 
 
 def _crosscheck_line(check: Any) -> str:
-    if hasattr(check, "summary") and callable(check.summary):
-        return str(check.summary())
-    n_diff, n_bad = len(check.differences), len(check.unexplained)
-    return ("ok, " if check.ok else "NOT OK, ") + f"{n_diff} differences, {n_bad} unexplained"
+    """``OK: pytrec_eval 1245/1245 agree; ranx 1240/1245 agree, 5 explained`` (per backend, all metrics)."""
+    parts = []
+    agreement = getattr(check, "agreement", None)
+    if agreement is not None and not agreement.empty:
+        totals = agreement.groupby("backend", sort=False)[["queries", "agree", "explained", "unexplained"]].sum()
+        for backend, row in totals.iterrows():
+            text = f"{backend} {row.agree}/{row.queries} agree"
+            text += f", {row.explained} explained" if row.explained else ""
+            text += f", {row.unexplained} UNEXPLAINED" if row.unexplained else ""
+            parts.append(text)
+    else:
+        parts.append(f"{len(check.differences)} differences, {len(check.unexplained)} unexplained")
+    unsupported = len(getattr(check, "unsupported", {}) or {})
+    if unsupported:
+        parts.append(f"{unsupported} (backend, metric) pairs unsupported")
+    return ("OK: " if check.ok else "NOT OK: ") + "; ".join(parts)
 
 
 def render_markdown(report: Report) -> str:
@@ -275,7 +291,7 @@ def render_markdown(report: Report) -> str:
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
     out += ["", "## Provenance", "", *[f"- {line}" for line in _queries_line(report)], "",
-            "```json", json.dumps(_jsonable(report.provenance), indent=2, sort_keys=False), "```"]
+            "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
 
 
@@ -284,17 +300,18 @@ def render_csv(report: Report) -> str:
     return means_frame(report).to_csv(lineterminator="\n")
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` as strict JSON data: nan/inf -> None, numpy scalars -> numbers, paths -> str."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _jsonable(value.item())
+        return jsonable(value.item())
     return value
 
 
@@ -321,7 +338,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
     data["provenance"] = report.provenance
-    return _jsonable(data)
+    return jsonable(data)
 
 
 def render_json(report: Report) -> str:
@@ -341,7 +358,7 @@ def render_latex(report: Report) -> str:
     """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
     rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}")
     lines = [f"% {report.title}"]
-    lines += [f"% {line}" for line in json.dumps(_jsonable(report.provenance), sort_keys=False).splitlines()]
+    lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
     lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
               r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
     lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
@@ -382,7 +399,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    # the temporary name ends with the target's name, so writers that look at the suffix (.gz) still work
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=f"-{target.name}")
     os.close(fd)
     try:
         yield Path(tmp)
@@ -411,7 +429,7 @@ def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt:
 
         table = pa.Table.from_pandas(frame, preserve_index=False)
         meta = dict(table.schema.metadata or {})
-        meta[b"evalbridge.provenance"] = json.dumps(_jsonable(dict(provenance or {}))).encode()
+        meta[b"evalbridge.provenance"] = json.dumps(jsonable(dict(provenance or {}))).encode()
         with atomic_path(path) as tmp:
             pq.write_table(table.replace_schema_metadata(meta), tmp)
         return Path(path)

@@ -72,7 +72,7 @@ def test_relative_gate_uses_the_baseline_value():
     out = check_gates(parse_gates({"ndcg@10": ">= baseline - 0.01"}), results, baseline="bm25")
     assert [(r.system, r.passed) for r in out] == [("ok", True), ("bad", False)]
     assert out[1].threshold == pytest.approx(0.49)
-    assert out[1].reason == "gate FAILED: bad nDCG@10 = 0.4800, needs >= 0.4900 (>= baseline - 0.01)"
+    assert out[1].reason == "gate FAILED: bad nDCG@10 = 0.4800, needs >= 0.49 (>= baseline - 0.01)"
 
 
 def test_gates_skip_the_baseline_unless_named_or_alone():

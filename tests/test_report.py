@@ -98,11 +98,13 @@ def test_latex_is_a_booktabs_table_with_escaped_labels(report):
     assert text.startswith("% R_1 & 50%")
 
 
-def test_terminal_is_short_and_lists_every_gate(report):
-    """The terminal view: table, legend, bands, one provenance line and one line per gate."""
+def test_terminal_is_short_and_lists_failed_gates(report):
+    """The terminal view: table, legend, bands, provenance, one line per failed gate and a gate count."""
     text = render(report, "terminal")
-    assert text.count("gate ") == len(report.gates)
+    failed = [g for g in report.gates if not g.passed]
+    assert failed and text.count("gate FAILED") == len(failed)
     assert "gate FAILED: dense P@5" in text
+    assert f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed" in text
     assert len(text.splitlines()) < 25
 
 

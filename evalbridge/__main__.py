@@ -1,0 +1,10 @@
+"""``python -m evalbridge``: the same as the ``evalbridge`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

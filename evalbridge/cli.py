@@ -1,0 +1,421 @@
+"""The ``evalbridge`` command (also ``python -m evalbridge``).
+
+Commands::
+
+    evalbridge run CONFIG                       the whole configured evaluation (configs/*.yaml)
+    evalbridge eval QRELS RUN... -m METRIC...   quick evaluation from files
+    evalbridge check QRELS RUN -m ... --backends ...   the cross-check report
+    evalbridge metrics                          every metric, its options, which backend supports what
+    evalbridge convert INPUT OUTPUT             between the supported input formats
+
+Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained differences;
+2 bad input or config (one line on stderr, no traceback). A progress bar is drawn on
+stderr only when it is a terminal. ``docs/cli.md`` documents every option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+from .errors import EvalbridgeError, InputError
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT"]
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+_CONVENTION_FLAGS = ("min_relevance", "ties", "score_precision", "missing_queries")
+
+
+# ---------------------------------------------------------------- helpers
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """An ``on_step(description, done, total)`` callback drawing a rich progress bar on stderr (TTY only)."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def on_step(description: str, done: int, total: int) -> None:
+            bar.update(task, description=description, completed=done, total=total)
+
+        yield on_step
+
+
+def _system_names(paths: Sequence[str]) -> list[str]:
+    """Run names from file names (``bm25`` for ``runs/bm25.txt``), made unique."""
+    names: list[str] = []
+    for path in paths:
+        base = Path(path).name.split(".")[0] or Path(path).name
+        name, n = base, 2
+        while name in names:
+            name, n = f"{base}-{n}", n + 1
+        names.append(name)
+    return names
+
+
+def _source(path: str, kind: str, fmt: str | None, key: str) -> Any:
+    """A :class:`~evalbridge.config.Source` for a command-line file (format from the suffix when not given)."""
+    from .config import SOURCE_FORMATS, Source, format_of
+
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("the file does not exist.", source=path, fix="check the path.")
+    fmt = fmt or format_of(path)
+    if fmt not in SOURCE_FORMATS or kind not in SOURCE_FORMATS[fmt].kinds:
+        allowed = [n for n, f in SOURCE_FORMATS.items() if kind in f.kinds]
+        raise InputError(f"format {fmt!r} cannot be read as {kind}; choose one of {', '.join(allowed)}.")
+    return Source(key=key, format=fmt, path=file.resolve(), written=path)
+
+
+def _conventions(args: argparse.Namespace) -> dict[str, Any]:
+    return {name: getattr(args, name) for name in _CONVENTION_FLAGS}
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        from .report import write_atomic
+
+        write_atomic(output, text)
+        print(f"wrote {output}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- commands
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .config import load_configs, run_config
+    from .report import render
+
+    configs = load_configs(args.config)
+    if args.output_dir is not None and len(configs) > 1:
+        raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
+                         fix="leave it out (each evaluation has its own output.dir).")
+    code = EXIT_OK
+    for i, config in enumerate(configs):
+        with _progress(not args.quiet) as on_step:
+            outcome = run_config(config, output_dir=args.output_dir, on_step=on_step, write=not args.no_write)
+        if not args.quiet:
+            sys.stdout.write(("\n" if i else "") + render(outcome.report, args.format))
+            if outcome.files:
+                folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
+                print(f"wrote {len(outcome.files)} files to {_shown(folder)}")
+        for line in outcome.failures:
+            print(f"evalbridge: {line}", file=sys.stderr)
+        code = max(code, outcome.exit_code)
+    return code
+
+
+def _shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(Path.cwd()))
+    return str(path)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import evalbridge
+
+    from .compare import compare_systems
+    from .config import load_qrels, load_run
+    from .report import Report, render
+
+    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
+    results = {}
+    names = _system_names(args.runs)
+    with _progress(len(args.runs) > 1 or qrels.n_rows > 100_000) as on_step:
+        for done, (name, path) in enumerate(zip(names, args.runs)):
+            if on_step is not None:
+                on_step(f"evaluating {name}", done, len(names))
+            pair = load_run(_source(path, "run", args.run_format, f"RUN {path}"), name, qrels, args.min_relevance)
+            results[name] = evalbridge.evaluate(*pair, args.metrics, backend=args.backend, **_conventions(args))
+    comparison = None
+    if args.baseline is not None:
+        if args.baseline not in results:
+            raise InputError(f"--baseline {args.baseline!r} is not one of the runs ({', '.join(results)}).",
+                             fix="name a run by its file name without suffix.")
+        labels = [str(m) for m in next(iter(results.values())).metrics]
+        comparison = compare_systems(results, labels, baseline=args.baseline, test=args.test,
+                                     correction=args.correction, alpha=args.alpha, seed=args.seed)
+    report = Report(results=results, metrics=args.metrics, title=f"evalbridge eval {Path(args.qrels).name}",
+                    comparison=comparison, bands=_bands(args.bands))
+    _emit(render(report, args.format), args.output)
+    if args.per_query is not None:
+        from .report import write_per_query
+
+        fmt = "parquet" if args.per_query.endswith(".parquet") else "csv"
+        write_per_query(results, args.per_query, fmt=fmt)
+        print(f"wrote {args.per_query}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _bands(enabled: bool) -> Any:
+    from .report import QUALITY_BANDS
+
+    return QUALITY_BANDS if enabled else None
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    import evalbridge
+
+    from .config import load_qrels, load_run
+
+    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
+    qrels, run = load_run(_source(args.run, "run", args.run_format, "RUN"), Path(args.run).name, qrels,
+                           args.min_relevance)
+    with _progress(True) as on_step:
+        if on_step is not None:
+            on_step("cross-checking", 0, 1)
+        check = evalbridge.crosscheck(qrels, run, args.metrics, backends=args.backends, atol=args.atol,
+                                      canonicalise=args.canonicalise, **_conventions(args))
+    if args.format == "json":
+        from .report import jsonable
+
+        text = json.dumps(jsonable(check.to_dict()), indent=2, allow_nan=False) + "\n"
+    elif args.format == "markdown":
+        text = check.to_markdown()
+    else:
+        text = str(check).rstrip("\n") + "\n"
+    _emit(text, args.output)
+    if not check.ok:
+        print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _variants() -> list[Any]:
+    """One row per metric family and per non-default option value (plus rel=2 for binary metrics)."""
+    from .catalogue import CHOICES, METRICS
+    from .spec import Metric
+
+    rows = []
+    for name, info in METRICS.items():
+        k = None if info.cutoff == "none" else 10
+        base = Metric(name, k)
+        rows.append(base)
+        if info.binary:
+            rows.append(base.replace(rel=2))
+        for option, default in info.options.items():
+            for value in CHOICES.get(option, ()):
+                if value != default:
+                    rows.append(base.replace(**{option: value}))
+    return rows
+
+
+def metric_capabilities() -> dict[str, Any]:
+    """``{"metrics": [...], "backends": [...], "matrix": {metric: {backend: reason or None}}}``."""
+    from .backends import BACKENDS, available, get_backend, unsupported
+    from .catalogue import ALIASES, METRICS
+
+    backends = list(BACKENDS)
+    modules = {name: get_backend(name) for name in backends}
+    installed = available()
+    families = []
+    for name, info in METRICS.items():
+        aliases = sorted(a for a, (canonical, preset) in ALIASES.items() if canonical == name and not preset)
+        families.append({"name": name, "title": info.title, "cutoff": info.cutoff, "binary": info.binary,
+                         "options": dict(info.options), "aliases": aliases, "formula": info.formula})
+    matrix = {str(m): {b: unsupported(modules[b], m) for b in backends} for m in _variants()}
+    return {"metrics": families, "backends": {b: installed.get(b, True) for b in backends}, "matrix": matrix}
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    data = metric_capabilities()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return EXIT_OK
+    fmt = "github" if args.format == "markdown" else "simple"
+    families = [(f["name"], f["title"], f["cutoff"],
+                 ", ".join(f"{k}={v}" for k, v in f["options"].items()) or "-", ", ".join(f["aliases"]))
+                for f in data["metrics"]]
+    backends = list(data["backends"])
+    matrix = [(metric, *["yes" if cell is None else "no" for cell in cells.values()])
+              for metric, cells in data["matrix"].items()]
+    heads = [b if data["backends"][b] else f"{b} (not installed)" for b in backends]
+    out = ["metrics (any spelling: aliases of ranx, ir-measures, trec_eval and RAG code are accepted)",
+           tabulate(families, headers=("metric", "what", "cutoff", "options (default)", "aliases"), tablefmt=fmt),
+           "", "which backend computes what exactly (binary metrics take rel=; 'no' rows: see --format json)",
+           tabulate(matrix, headers=("metric", *heads), tablefmt=fmt)]
+    sys.stdout.write("\n".join(out) + "\n")
+    return EXIT_OK
+
+
+_WRITE_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+
+
+def _write(obj: Any, path: str, fmt: str | None) -> None:
+    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix when None), atomically."""
+    from .config import format_of
+    from .interop import to_dataframe, write_json, write_jsonl
+    from .report import atomic_path
+    from .trec import write_qrels, write_run
+    from .types import Qrels
+
+    fmt = fmt or format_of(path)
+    writers: dict[str, Callable[[Path], None]] = {
+        "trec": lambda p: write_qrels(obj, p) if isinstance(obj, Qrels) else write_run(obj, p, tag=obj.name or
+                                                                                         "evalbridge"),
+        "json": lambda p: write_json(obj, p),
+        "jsonl": lambda p: write_jsonl(obj, p),
+        "csv": lambda p: to_dataframe(obj).to_csv(p, index=False),
+        "tsv": lambda p: to_dataframe(obj).to_csv(p, index=False, sep="\t"),
+        "parquet": lambda p: to_dataframe(obj).to_parquet(p, index=False),
+    }
+    if fmt not in writers:
+        raise InputError(f"cannot write format {fmt!r}; choose one of {', '.join(writers)}.")
+    with atomic_path(path) as tmp:
+        writers[fmt](tmp)
+    print(f"wrote {path} ({fmt}, {len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .config import SOURCE_FORMATS, load_qrels, load_run
+
+    fmt = args.input_format
+    if fmt is not None and fmt in SOURCE_FORMATS and SOURCE_FORMATS[fmt].carries_qrels:
+        if args.run_output is None:
+            raise InputError(f"format {fmt!r} holds qrels and a run; OUTPUT receives the qrels and --run-output "
+                             f"the run.", fix="add --run-output PATH.")
+        source = _source(args.input, "run", fmt, "INPUT")
+        qrels, run = load_run(source, Path(args.input).name.split(".")[0], None, args.min_relevance)
+        _write(qrels, args.output, args.output_format)
+        _write(run, args.run_output, args.output_format)
+        return EXIT_OK
+    if args.kind is None:
+        raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
+    source = _source(args.input, args.kind, fmt, "INPUT")
+    if args.kind == "qrels":
+        obj = load_qrels(source, args.min_relevance)
+    else:
+        obj = load_run(source, Path(args.input).name.split(".")[0], None, args.min_relevance)[1]
+    _write(obj, args.output, args.output_format)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- parser
+
+def _add_conventions(parser: argparse.ArgumentParser) -> None:
+    from .types import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+
+    parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
+                        help="relevance level of binary metrics that do not set rel (default: 1)")
+    parser.add_argument("--ties", choices=TIE_POLICIES, default="docid_desc",
+                        help="order of tied scores (default: docid_desc, as trec_eval)")
+    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64")
+    parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
+                        help="qrels queries absent from the run: score 0 (default) or drop")
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--qrels-format", default=None, metavar="FMT",
+                        help="trec, json, jsonl, csv, tsv, parquet (default: from the suffix, else trec)")
+    parser.add_argument("--run-format", default=None, metavar="FMT",
+                        help="trec, json, jsonl, csv, tsv, parquet (default: from the suffix, else trec)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of every command."""
+    from .compare import CORRECTIONS, TESTS
+    from .report import RENDERERS
+
+    parser = argparse.ArgumentParser(
+        prog="evalbridge", description="Retrieval evaluation (MAP, MRR, nDCG, P@k, R@k, hit rate) that bridges RAG "
+                                       "inputs and ranx / ir-measures / pytrec_eval.",
+        epilog="exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained differences; "
+               "2 bad input or config.")
+    parser.add_argument("--version", action="version", version=f"evalbridge {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the evaluation(s) a YAML config describes",
+                              description="Run every evaluation in a config file; reports go to output.dir.")
+    run.add_argument("config", help="the YAML config (paths in it are relative to it)")
+    run.add_argument("--output-dir", default=None, help="write the reports here instead of output.dir")
+    run.add_argument("--format", choices=list(RENDERERS), default="terminal", help="what to print (default terminal)")
+    run.add_argument("--no-write", action="store_true", help="compute and print, write no file")
+    run.add_argument("-q", "--quiet", action="store_true", help="print nothing but failures")
+    run.set_defaults(handler=_cmd_run)
+
+    ev = commands.add_parser("eval", help="evaluate run files against qrels",
+                             description="Evaluate one or more runs; each run is named after its file.")
+    ev.add_argument("qrels", help="the qrels file")
+    ev.add_argument("runs", nargs="+", metavar="RUN", help="run file(s)")
+    ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+                    help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100")
+    ev.add_argument("--backend", default="reference", help="reference (default), ranx, ir_measures, pytrec_eval")
+    ev.add_argument("--format", choices=list(RENDERERS), default="terminal")
+    ev.add_argument("-o", "--output", default=None, help="write the report to this file instead of stdout")
+    ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")
+    ev.add_argument("--baseline", default=None, metavar="RUN", help="compare every run with this one")
+    ev.add_argument("--test", choices=list(TESTS), default="t", help="significance test (default t)")
+    ev.add_argument("--correction", choices=list(CORRECTIONS), default="holm")
+    ev.add_argument("--alpha", type=float, default=0.05)
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--bands", action="store_true", help="add seed 001's quality bands")
+    _add_inputs(ev)
+    _add_conventions(ev)
+    ev.set_defaults(handler=_cmd_eval)
+
+    ck = commands.add_parser("check", help="cross-check every value against other libraries",
+                             description="Compute every metric per query on the reference and on each backend; "
+                                         "explain every difference. Exit 1 on an unexplained one.")
+    ck.add_argument("qrels")
+    ck.add_argument("run")
+    ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC")
+    ck.add_argument("--backends", nargs="+", default=["pytrec_eval", "ranx", "ir_measures"], metavar="BACKEND")
+    ck.add_argument("--atol", type=float, default=1e-9)
+    ck.add_argument("--canonicalise", action="store_true",
+                    help="apply evalbridge's exact bridges first, so every backend must agree")
+    ck.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    ck.add_argument("-o", "--output", default=None)
+    _add_inputs(ck)
+    _add_conventions(ck)
+    ck.set_defaults(handler=_cmd_check)
+
+    me = commands.add_parser("metrics", help="list metrics, options and the backend capability matrix")
+    me.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    me.set_defaults(handler=_cmd_metrics)
+
+    cv = commands.add_parser("convert", help="convert qrels or runs between formats",
+                             description="Read INPUT and write OUTPUT; formats come from the suffixes unless given. "
+                                         "RAG inputs (labels, pairs, records, judged_list) hold qrels and a run: "
+                                         "OUTPUT gets the qrels and --run-output the run.")
+    cv.add_argument("input")
+    cv.add_argument("output")
+    cv.add_argument("--kind", choices=("qrels", "run"), default=None, help="what INPUT holds (single formats)")
+    cv.add_argument("--from", dest="input_format", default=None, metavar="FMT",
+                    help="trec, json, jsonl, csv, tsv, parquet, graded, labels, pairs, records, judged_list")
+    cv.add_argument("--to", dest="output_format", choices=_WRITE_FORMATS, default=None)
+    cv.add_argument("--run-output", default=None, metavar="PATH", help="where the run goes for RAG inputs")
+    cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL")
+    cv.set_defaults(handler=_cmd_convert)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalbridge`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except EvalbridgeError as error:
+        print(f"evalbridge: error: {error}", file=sys.stderr)
+    except OSError as error:
+        print(f"evalbridge: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("evalbridge: interrupted; no report was half-written", file=sys.stderr)
+        return 130
+    return EXIT_BAD_INPUT

@@ -54,10 +54,11 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]
 
 
 def _system_names(paths: Sequence[str]) -> list[str]:
-    """Run names from file names (``bm25`` for ``runs/bm25.txt``), made unique."""
+    """Run names from file names without the last suffix (``bm25`` for ``runs/bm25.txt.gz``), made unique."""
     names: list[str] = []
     for path in paths:
-        base = Path(path).name.split(".")[0] or Path(path).name
+        file = Path(path).name.removesuffix(".gz")
+        base = Path(file).stem or file
         name, n = base, 2
         while name in names:
             name, n = f"{base}-{n}", n + 1
@@ -291,7 +292,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             raise InputError(f"format {fmt!r} holds qrels and a run; OUTPUT receives the qrels and --run-output "
                              f"the run.", fix="add --run-output PATH.")
         source = _source(args.input, "run", fmt, "INPUT")
-        qrels, run = load_run(source, Path(args.input).name.split(".")[0], None, args.min_relevance)
+        qrels, run = load_run(source, _system_names([args.input])[0], None, args.min_relevance)
         _write(qrels, args.output, args.output_format)
         _write(run, args.run_output, args.output_format)
         return EXIT_OK
@@ -301,7 +302,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     if args.kind == "qrels":
         obj = load_qrels(source, args.min_relevance)
     else:
-        obj = load_run(source, Path(args.input).name.split(".")[0], None, args.min_relevance)[1]
+        obj = load_run(source, _system_names([args.input])[0], None, args.min_relevance)[1]
     _write(obj, args.output, args.output_format)
     return EXIT_OK
 

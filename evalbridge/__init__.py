@@ -20,7 +20,7 @@ from ._version import __version__
 #: public name -> module that defines it
 _EXPORTS = {
     "evaluate": "api", "as_qrels": "api", "as_run": "api",
-    "crosscheck": "xcheck", "CrossCheck": "xcheck",
+    "crosscheck": "cross_check", "CrossCheck": "cross_check",
     "Qrels": "types", "Run": "types", "Conventions": "types",
     "Metric": "spec", "parse_metric": "spec", "parse_metrics": "spec",
     "Results": "results", "Provenance": "results",

@@ -1,6 +1,6 @@
 """Cross-check: every metric, per query, on the reference and on each library, every difference explained.
 
-(The module is ``xcheck``, not ``crosscheck``: a submodule named like the exported function
+(The module is ``cross_check``, not ``crosscheck``: a submodule named like the exported function
 would replace ``evalbridge.crosscheck`` by the module as soon as anyone imported it.)
 
 For each backend the metrics it supports are computed the way the library does it on its
@@ -43,7 +43,9 @@ from typing import Any, Callable
 from .diagnose import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .spec import Metric, parse_metrics
-from .types import Conventions, Qrels, Run, check_level
+from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, relevance_level,
+                      resolve_metric)
+from .types import Conventions, Qrels, Run
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
 
@@ -256,13 +258,6 @@ class CrossCheck:
                 f"unexplained={len(self.unexplained)}, unsupported={len(self.unsupported)})")
 
 
-def _fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, run: Run, policy: str) -> None:
-    if policy != "zero":
-        return
-    for metric, per_query in values.items():
-        values[metric] = {q: per_query.get(q, 0.0) for q in qrels}
-
-
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
                backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
@@ -285,22 +280,21 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     """
     import pandas as pd
 
-    from .api import as_qrels, as_run, check_compatible, resolve_metric
     from .backends import get_backend, reference, unsupported
 
     qrels, run = as_qrels(qrels), as_run(run)
     check_compatible(qrels, run)
-    if min_relevance is not None:
-        check_level(min_relevance)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
-    level = min_relevance if min_relevance is not None else (qrels.min_relevance or 1)
+    level = relevance_level(qrels, min_relevance)
     wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=qrels.max_grade)
                                 for m in parse_metrics(metrics)))
+    for metric in wanted:
+        check_max_grade(metric, qrels)
 
     ref_values, _ = reference.compute(qrels, run, wanted, conventions)
-    _fill_missing(ref_values, qrels, run, conventions.missing_queries)
+    fill_missing(ref_values, qrels, conventions.missing_queries)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
     rows: list[tuple] = []
     verified: list[bool] = []
@@ -326,7 +320,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         values, notes = _run_backend(module, qrels, run, natives, conventions, canonicalise, skipped, name)
         bridges[name] = tuple(notes)
         if canonicalise:
-            _fill_missing(values, qrels, run, conventions.missing_queries)
+            fill_missing(values, qrels, conventions.missing_queries)
         all_values[name] = values
         for metric in supported:
             if metric not in values:

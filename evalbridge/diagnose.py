@@ -1,7 +1,7 @@
 """Small detectors the cross-check uses to decide which causes are worth verifying.
 
 Each is a pure function over one query's data. A detector only says that a cause is
-*possible*; :mod:`evalbridge.xcheck` then verifies it by re-running the reference.
+*possible*; :mod:`evalbridge.cross_check` then verifies it by re-running the reference.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
-from evalbridge.xcheck import COLUMNS
+from evalbridge.cross_check import COLUMNS
 from strategies import metrics, qrels_and_run
 
 FAST = ["ir_measures", "pytrec_eval"]

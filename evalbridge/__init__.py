@@ -29,6 +29,8 @@ _EXPORTS = {
     "write_run": "trec",
     "to_qrels": "interop", "to_run": "interop", "to_dataframe": "interop", "to_ranx": "interop",
     "to_ir_measures": "interop", "write_json": "interop", "write_jsonl": "interop",
+    "load_config": "config", "load_configs": "config", "run_config": "config",
+    "compare_systems": "compare", "parse_gates": "gates", "check_gates": "gates", "Report": "report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
 }

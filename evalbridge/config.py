@@ -399,7 +399,8 @@ def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
                          "{backends: [pytrec_eval, ranx, ir_measures], atol: 1.0e-9}")
     backends = CrossCheckSettings.backends
     if "backends" in spec:
-        backends = check.choices(spec["backends"], ("crosscheck", "backends"), [b for b in BACKENDS if b != "reference"])
+        others = [b for b in BACKENDS if b != "reference"]
+        backends = check.choices(spec["backends"], ("crosscheck", "backends"), others)
     atol = check.number(spec.get("atol", 1e-9), ("crosscheck", "atol"), low=0)
     canonicalise = check.boolean(spec.get("canonicalise", False), ("crosscheck", "canonicalise"))
     return CrossCheckSettings(tuple(backends), float(atol), canonicalise)

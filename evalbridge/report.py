@@ -36,8 +36,8 @@ from .errors import InputError
 from .spec import Metric, parse_metric
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "jsonable",
-           "report_dict"]
+           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
+           "jsonable", "report_dict"]
 
 #: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -166,7 +166,8 @@ def _p(value: float) -> str:
     return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
-def _cells(report: Report, *, up: str = UP, down: str = DOWN, best: Callable[[str], str] | None = None) -> list[list[str]]:
+def _cells(report: Report, *, up: str = UP, down: str = DOWN,
+           best: Callable[[str], str] | None = None) -> list[list[str]]:
     frame = means_frame(report)
     rows = []
     for system in frame.index:

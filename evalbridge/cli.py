@@ -132,8 +132,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from .config import load_qrels, load_run
     from .report import Report, render
 
+    from .report import file_sha256, make_provenance
+
     qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
     results = {}
+    inputs = {"qrels": {"path": args.qrels, "sha256": file_sha256(args.qrels)}}
     names = _system_names(args.runs)
     with _progress(len(args.runs) > 1 or qrels.n_rows > 100_000) as on_step:
         for done, (name, path) in enumerate(zip(names, args.runs)):
@@ -141,6 +144,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 on_step(f"evaluating {name}", done, len(names))
             pair = load_run(_source(path, "run", args.run_format, f"RUN {path}"), name, qrels, args.min_relevance)
             results[name] = evalbridge.evaluate(*pair, args.metrics, backend=args.backend, **_conventions(args))
+            inputs[name] = {"path": path, "sha256": file_sha256(path)}
     comparison = None
     if args.baseline is not None:
         if args.baseline not in results:
@@ -150,7 +154,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         comparison = compare_systems(results, labels, baseline=args.baseline, test=args.test,
                                      correction=args.correction, alpha=args.alpha, seed=args.seed)
     report = Report(results=results, metrics=args.metrics, title=f"evalbridge eval {Path(args.qrels).name}",
-                    comparison=comparison, bands=_bands(args.bands))
+                    comparison=comparison, bands=_bands(args.bands),
+                    provenance=make_provenance(results, inputs=inputs, seed=args.seed if comparison else None))
     _emit(render(report, args.format), args.output)
     if args.per_query is not None:
         from .report import write_per_query

@@ -32,7 +32,6 @@ import difflib
 import json
 import math
 import os
-import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -765,10 +764,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     """
     import evalbridge
 
-    from .backends import get_backend
     from .compare import compare_systems
     from .gates import check_gates
-    from .report import Report, file_sha256
+    from .report import Report, file_sha256, make_provenance
 
     total, done = _steps(config), 0
 
@@ -809,30 +807,10 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
                                      alpha=c.alpha, confidence=c.confidence, n_resamples=c.n_resamples,
                                      seed=config.seed)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
-    versions = {config.backend: get_backend(config.backend).version()}
-    for name in config.crosscheck.backends if config.crosscheck else ():
-        try:
-            versions[name] = get_backend(name).version()
-        except (ImportError, EvalbridgeError):
-            versions[name] = "unavailable"
-    provenance = {
-        "evalbridge_version": evalbridge.__version__,
-        "python": platform.python_version(),
-        "backend": config.backend,
-        "backend_versions": versions,
-        "conventions": {"ties": config.ties, "score_precision": config.score_precision,
-                        "missing_queries": config.missing_queries},
-        "relevance_level": first.provenance.relevance_level,
-        "metrics": labels,
-        "config": {"path": config.path.name, "document": config.document + 1,
-                   "sha256": file_sha256(config.path), "settings": dict(config.raw)},
-        "inputs": inputs,
-        "queries": {name: {"evaluated": r.provenance.queries_evaluated,
-                           "missing_from_run": len(r.provenance.missing_from_run),
-                           "ignored_run_only": len(r.provenance.ignored_run_only)} for name, r in results.items()},
-        "bridges": {name: list(r.provenance.bridges) for name, r in results.items() if r.provenance.bridges},
-        "seed": config.seed,
-    }
+    provenance = make_provenance(
+        results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
+        seed=config.seed, config={"path": config.path.name, "document": config.document + 1,
+                                  "sha256": file_sha256(config.path), "settings": dict(config.raw)})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits)

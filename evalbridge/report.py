@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import EvalbridgeError, InputError
 from .spec import Metric, parse_metric
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
-           "jsonable", "report_dict"]
+           "jsonable", "report_dict", "make_provenance"]
 
 #: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -435,6 +435,53 @@ def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt:
             pq.write_table(table.replace_schema_metadata(meta), tmp)
         return Path(path)
     raise InputError(f"unknown per-query format {fmt!r}; choose 'csv' or 'parquet'.")
+
+
+def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,
+                    backends: Sequence[str] = (), config: Mapping[str, Any] | None = None,
+                    seed: int | None = None) -> dict[str, Any]:
+    """The provenance block of a report: versions, conventions, inputs, query counts.
+
+    Args:
+        results: system -> :class:`~evalbridge.results.Results` (conventions and counts are read from it).
+        inputs: input name -> ``{"path", "format", "sha256"}``.
+        backends: every backend involved (the evaluating one first); each one's version is recorded,
+            ``unavailable`` when its library is not installed.
+        config: the config's name, sha256 and settings, when there is one.
+        seed: the seed of the random steps.
+    """
+    import platform
+
+    import evalbridge
+
+    from .backends import get_backend
+
+    first = next(iter(results.values())).provenance
+    versions = {}
+    for name in dict.fromkeys([first.backend, *backends]):
+        try:
+            versions[name] = get_backend(name).version()
+        except (ImportError, EvalbridgeError):
+            versions[name] = "unavailable"
+    conventions = first.conventions
+    data: dict[str, Any] = {
+        "evalbridge_version": evalbridge.__version__,
+        "python": platform.python_version(),
+        "backend": first.backend,
+        "backend_versions": versions,
+        "conventions": {"ties": conventions.ties, "score_precision": conventions.score_precision,
+                        "missing_queries": conventions.missing_queries},
+        "relevance_level": first.relevance_level,
+        "metrics": [str(m) for m in next(iter(results.values())).metrics],
+        "config": dict(config) if config is not None else None,
+        "inputs": dict(inputs or {}),
+        "queries": {name: {"evaluated": r.provenance.queries_evaluated,
+                           "missing_from_run": len(r.provenance.missing_from_run),
+                           "ignored_run_only": len(r.provenance.ignored_run_only)} for name, r in results.items()},
+        "bridges": {name: list(r.provenance.bridges) for name, r in results.items() if r.provenance.bridges},
+        "seed": seed,
+    }
+    return data
 
 
 def file_sha256(path: str | os.PathLike) -> str:

@@ -57,6 +57,19 @@ def test_eval_renders_every_format(files, capsys, fmt, check):
     assert code == 0 and check(out)
 
 
+def test_eval_report_carries_provenance(files, capsys):
+    """The JSON report of eval names versions, conventions, input sha256 and query counts."""
+    import hashlib
+
+    code, out, _ = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P@2", "--format", "json",
+                       "--ties", "input")
+    prov = json.loads(out)["provenance"]
+    assert prov["evalbridge_version"] == eb.__version__ and prov["backend_versions"]["reference"]
+    assert prov["conventions"]["ties"] == "input"
+    assert prov["inputs"]["a"]["sha256"] == hashlib.sha256(RUN_A.encode()).hexdigest()
+    assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0}
+
+
 def test_eval_with_baseline_adds_the_comparison(files, capsys):
     """--baseline a: the JSON report holds the paired comparison of b against a."""
     code, out, _ = cli(capsys, "eval", files / "qrels.txt", files / "a.run", files / "b.run", "-m", "P@2",

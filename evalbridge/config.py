@@ -28,11 +28,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -682,6 +683,9 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
     from .trec import read_judged_list, read_run
     from .types import Run
 
+    if qrels is None and not source.carries_qrels:
+        raise InputError(f"{source.key}: format {source.format!r} is a run without judgements, and no qrels were "
+                         f"given.", fix="give the qrels too, or use a format that holds them (labels, pairs, ...).")
     loaders: dict[str, Callable[[], Any]] = {
         "trec": lambda: (qrels, read_run(source.path, name=name,
                                          extra_columns=source.options.get("extra_columns", "error"))),
@@ -700,6 +704,15 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
 
 
 # ---------------------------------------------------------------- running
+
+@contextlib.contextmanager
+def _reading(config: Config, source: Source) -> Iterator[None]:
+    """Prefix an input error with the config and the key it comes from (inline data has no file of its own)."""
+    try:
+        yield
+    except InputError as error:
+        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where) from None
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -778,7 +791,10 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
 
     level = config.min_relevance
     step("reading the qrels")
-    shared = load_qrels(config.qrels, level) if config.qrels is not None else None
+    shared = None
+    if config.qrels is not None:
+        with _reading(config, config.qrels):
+            shared = load_qrels(config.qrels, level)
     options = dict(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries)
     inputs, results, checks, pairs = {}, {}, {}, {}
@@ -786,7 +802,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
         inputs["qrels"] = _fingerprint(config.qrels)
     for name, source in config.runs.items():
         step(f"evaluating {name}")
-        qrels, run = load_run(source, name, shared, level)
+        with _reading(config, source):
+            qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
         inputs[source.key] = _fingerprint(source)
         results[name] = evalbridge.evaluate(qrels, run, config.metrics, **options)

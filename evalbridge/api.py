@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,7 +18,7 @@ __all__ = ["evaluate", "as_qrels", "as_run"]
 
 
 def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
-             backend: str = "reference", min_relevance: float | None = None, ties: str = "docid_desc",
+             backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
              score_precision: str = "float64", missing_queries: str = "zero"):  # noqa: ANN201 - Results
     """Evaluate a run against relevance judgements.
 
@@ -26,7 +27,11 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
             :func:`evalbridge.interop.to_qrels` reads (DataFrame, file path, ranx...).
         run: :class:`Run`, ``{query_id: {doc_id: score}}`` or any input ``to_run`` reads.
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
-        backend: ``reference`` (default) or another name in :data:`evalbridge.backends.BACKENDS`.
+        backend: ``auto`` (default: the pure-Python ``reference`` for small inputs, the numpy
+            engine ``fast`` for large ones; the provenance names the one used), or another
+            name in :data:`evalbridge.backends.BACKENDS`. With ``auto``/``fast``, large TREC
+            files are read with pyarrow straight into columns (the strict reader is used
+            whenever that path meets anything unusual, so errors still name ``file:line``).
         min_relevance: relevance level of binary metrics that do not set ``rel``
             (default: the qrels' own ``min_relevance``, else 1). nDCG ignores it, as trec_eval does.
         ties: ``docid_desc`` (trec_eval), ``docid_asc`` or ``input``.
@@ -44,7 +49,12 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     """
     from .results import Provenance, Results
 
-    qrels, run = as_qrels(qrels), as_run(run)
+    columnar = _read_columnar(qrels, run, backend)
+    qrels, run = columnar if columnar is not None else (as_qrels(qrels), as_run(run))
+    if backend == "auto":
+        from .backends.auto import choose
+
+        backend = choose(qrels, run)
     check_compatible(qrels, run)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
     level = relevance_level(qrels, min_relevance)
@@ -72,3 +82,12 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         ignored_run_only=tuple(q for q in run if q not in qrels), bridges=tuple(bridges),
         evalbridge_version=__version__)
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
+
+
+def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None
+    """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None``."""
+    if backend not in ("auto", "fast") or not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
+        return None
+    from .engine.arrow_io import read_trec_views
+
+    return read_trec_views(qrels, run, large_only=backend == "auto")

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
+from operator import countOf
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -100,10 +101,36 @@ def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) 
                      source=where, query_id=qid, fix=f"convert {what}s to int or float.")
 
 
+def _freeze_plain(data: Mapping) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple] | None:
+    """``_freeze`` for the common case, with C-level checks only: ``None`` unless every query id
+    is a ``str``, every row a ``dict`` with ``str`` doc ids and int/float values of finite sum
+    (the general loop then gives the same result, or the error, more slowly)."""
+    if not set(map(type, data)) <= {str} or not set(map(type, data.values())) <= {dict}:
+        return None
+    join, numbers, isfinite = "".join, {int, float}, math.isfinite
+    frozen: dict[str, Mapping[str, Any]] = {}
+    for qid, docs in data.items():
+        docs = docs.copy()
+        values = docs.values()
+        try:
+            join(docs)
+        except TypeError:
+            return None
+        if countOf(map(type, values), float) != len(values) and not set(map(type, values)) <= numbers:
+            return None
+        if not isfinite(sum(values)):
+            return None
+        frozen[qid] = MappingProxyType(docs)
+    return frozen, ("str",) if frozen else (), ("str",) if any(map(len, frozen.values())) else ()
+
+
 def _freeze(data: object, *, what: str, where: str | None) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple]:
     """Validate a dict-of-dicts and return (frozen copy, query id kind, doc id kind)."""
     if isinstance(data, _Base):
         return dict(data._data), data.query_id_kind, data.doc_id_kind
+    plain = _freeze_plain(data) if isinstance(data, dict) else None
+    if plain is not None:
+        return plain
     if not isinstance(data, Mapping):
         raise InputError(f"expected a mapping query id -> {{doc id: {what}}}; got {type(data).__name__}.",
                          source=where, fix="pass a dict of dicts, or use one of the adapters (from_labels, "

@@ -27,10 +27,13 @@ BACKENDS = {
     "ranx": "evalbridge.backends.ranx",
     "ir_measures": "evalbridge.backends.ir_measures",
     "pytrec_eval": "evalbridge.backends.pytrec_eval",
+    "fast": "evalbridge.backends.fast",
+    "auto": "evalbridge.backends.auto",
 }
 
 #: backend name -> the importable library it needs (``None``: nothing beyond evalbridge).
-LIBRARIES = {"reference": None, "ranx": "ranx", "ir_measures": "ir_measures", "pytrec_eval": "pytrec_eval"}
+LIBRARIES = {"reference": None, "ranx": "ranx", "ir_measures": "ir_measures", "pytrec_eval": "pytrec_eval",
+             "fast": "numpy", "auto": None}
 
 
 def get_backend(name: str) -> ModuleType:

@@ -1,0 +1,50 @@
+"""The fast backend: the reference metrics computed by the columnar numpy engine.
+
+Same numbers as :mod:`evalbridge.backends.reference` for every metric, option, tie policy
+and score precision (tested per query), at numpy speed: see :mod:`evalbridge.engine`.
+Scores or grades that float64 cannot hold exactly (ints beyond 2**53) are left to the
+reference, which compares Python numbers exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._version import __version__
+from ..spec import Metric
+from ..types import Conventions, Qrels, Run
+
+NAME = "fast"
+CONVENTIONS = Conventions()
+#: Like the reference, the engine computes every metric with every option.
+CAPABILITIES: dict = {}
+
+
+def version() -> str:
+    import numpy
+
+    return f"{__version__} (numpy {numpy.__version__})"
+
+
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
+            conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
+
+    ``qrels`` may also be a columnar view read by :mod:`evalbridge.engine.arrow_io`, which
+    carries its :class:`~evalbridge.engine.Columns` already built.
+    """
+    from ..engine import evaluate_columns, from_mappings
+
+    columns = getattr(qrels, "columns", None)
+    if columns is None:
+        try:
+            columns = from_mappings(qrels, run)
+        except OverflowError:
+            columns = None
+    if columns is None or not columns.exact:
+        from . import reference
+
+        return reference.compute(qrels, run, metrics, conventions)
+    arrays = evaluate_columns(columns, metrics, conventions)
+    ids = columns.query_ids
+    return {metric: dict(zip(ids, values.tolist())) for metric, values in arrays.items()}, []

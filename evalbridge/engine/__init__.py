@@ -1,0 +1,27 @@
+"""The fast engine: the reference metrics, computed over columns with numpy.
+
+Design (measured in ``shared/research/performance-anchors.md``: the time goes into touching
+Python objects and strings, not into arithmetic):
+
+1. :mod:`.columns` flattens the input once: every run score of the evaluated queries into one
+   float64 array (queries are contiguous segments), and only the *hits*, the retrieved docs
+   with a non-zero grade, as small arrays. Unjudged documents are never looked up one by one.
+2. :mod:`.ranking` places each hit in its query's ranking without sorting the run when it is
+   already in rank order (the usual case), by a vectorised binary search; it resolves ties by
+   doc id (or input order) only in tie groups whose documents carry different grades, the only
+   ones where the tie order changes a metric.
+3. :mod:`.kernels` computes every metric of :mod:`evalbridge.catalogue` from the placed hits
+   with ``bincount``/``cumsum``: each metric costs O(hits), so twenty metrics cost little more
+   than one. The results equal :mod:`evalbridge.metrics` per query (same additions, in the
+   same order).
+4. :mod:`.arrow_io` reads TREC files with pyarrow straight into columns.
+
+numpy is imported by these modules, so import them only where the engine is used.
+"""
+
+from __future__ import annotations
+
+from .columns import Columns, from_mappings
+from .kernels import evaluate_columns
+
+__all__ = ["Columns", "from_mappings", "evaluate_columns"]

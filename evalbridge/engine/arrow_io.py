@@ -1,0 +1,338 @@
+"""TREC qrels and run files read by pyarrow straight into :class:`~evalbridge.engine.Columns`.
+
+This is only a fast path. :func:`read_trec_views` accepts a pair of files only when the strict
+readers (:func:`evalbridge.trec.read_qrels` / :func:`~evalbridge.trec.read_run`) would read
+exactly the same data from them, and returns ``None`` for anything unusual: comments, blank
+lines, tabs mixed with spaces, empty fields, other whitespace, a UTF-8 BOM, duplicate
+(query, doc) pairs, non-finite numbers, grades beyond 2**53. The caller then uses the strict
+readers, whose errors name ``file:line``.
+
+No dict-of-dicts is built: ids stay in Arrow string arrays. Query ids are looked up once per
+block of lines; (query, doc) pairs are matched between the files, and checked for duplicates,
+through a 64-bit hash of the bytes of each id that is sorted once (numpy's sort of 7M uint64
+takes about 0.1 s), and every hash match is confirmed by comparing the strings themselves.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .columns import EXACT_LIMIT, Columns
+
+__all__ = ["QrelsView", "RunView", "read_trec_views", "LARGE_BYTES"]
+
+#: With ``large_only`` a run file smaller than this goes to the ordinary readers instead
+#: (importing pyarrow and numpy costs more than reading a small file line by line).
+LARGE_BYTES = 4 << 20
+
+_GZIP_MAGIC = b"\x1f\x8b"
+#: Bytes that ``str.split`` takes as whitespace but a one-character delimiter does not.
+_OTHER_SPACE = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+#: The same for non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
+#: begin with E2 80), U+205F, U+3000; and the BOM, which Arrow drops but Python keeps.
+_OTHER_SPACE_UTF8 = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80",
+                     b"\xef\xbb\xbf")
+_QRELS = ("qid", "iter", "docid", "rel")
+_RUN = ("qid", "Q0", "docid", "rank", "score", "tag")
+
+
+class _View:
+    """The little of the :class:`~evalbridge.types.Qrels` / ``Run`` mapping API that ``evaluate`` reads:
+    the query ids (in file order), membership, the id kinds and the source."""
+
+    query_id_kind = ("str",)
+    doc_id_kind = ("str",)
+
+    def __init__(self, ids: Sequence[str], source: str) -> None:
+        self._ids, self._set, self.source = list(ids), frozenset(ids), source
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._set
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} queries, {self.source})"
+
+
+class QrelsView(_View):
+    """Qrels read into columns; carries the engine's :class:`Columns` of the pair."""
+
+    min_relevance = None
+
+    def __init__(self, ids: Sequence[str], source: str, *, max_grade: float, columns: Columns) -> None:
+        super().__init__(ids, source)
+        self.max_grade, self.columns = max_grade, columns
+
+
+class RunView(_View):
+    """A run read into columns (its name is the tag of its first line, as ``read_run``)."""
+
+    def __init__(self, ids: Sequence[str], source: str, *, name: str) -> None:
+        super().__init__(ids, source)
+        self.name = name
+
+
+def _is_trec(path: Path) -> bool:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return not suffixes or suffixes[-1] not in (".json", ".jsonl")
+
+
+def _raw(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
+
+
+def _delimiter(raw: bytes) -> bytes | None:
+    """The single delimiter (space or tab) that splits ``raw`` as ``str.split`` would, or None."""
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if any(seq in raw for seq in _OTHER_SPACE_UTF8):
+            return None
+    if any(byte in raw for byte in _OTHER_SPACE):
+        return None
+    tab, space = b"\t" in raw, b" " in raw
+    if tab == space:
+        return None
+    return b"\t" if tab else b" "
+
+
+def _table(raw: bytes, delimiter: bytes, names: Sequence[str], types: dict):  # noqa: ANN202 - pa.Table | None
+    import pyarrow as pa
+    from pyarrow import csv
+
+    try:
+        return csv.read_csv(
+            pa.py_buffer(raw),
+            read_options=csv.ReadOptions(column_names=list(names), block_size=1 << 24),
+            parse_options=csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, escape_char=False,
+                                           double_quote=False, newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                               quoted_strings_can_be_null=False, check_utf8=True))
+    except (pa.ArrowException, ValueError):
+        return None
+
+
+def _offsets(array) -> np.ndarray:  # noqa: ANN001 - pa.StringArray / LargeStringArray
+    """The int64 offsets of a string array (numpy view of its buffer, copied when int32)."""
+    import pyarrow as pa
+
+    wide = pa.types.is_large_string(array.type)
+    return np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32, count=len(array) + 1,
+                         offset=array.offset * (8 if wide else 4)).astype(np.int64)
+
+
+def _strings(column):  # noqa: ANN001, ANN202 - pa.ChunkedArray -> (pa.Array, offsets, data)
+    """One contiguous string array with its offsets (int64) and bytes (uint8) as numpy arrays."""
+    array = column.combine_chunks()
+    data = array.buffers()[2]
+    return array, _offsets(array), np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+
+
+def _no_empty(column) -> bool:  # noqa: ANN001 - pa.ChunkedArray
+    """No empty string in a string column (a number column that parsed has none either)."""
+    import pyarrow as pa
+
+    for chunk in column.chunks:
+        if isinstance(chunk, pa.DictionaryArray):
+            chunk = chunk.dictionary
+        if (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) and len(chunk):
+            if not np.all(np.diff(_offsets(chunk)) > 0):
+                return False
+    return True
+
+
+def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringArray
+    """Start row and value of every block of equal adjacent strings (e.g. a query's lines)."""
+    import pyarrow.compute as pc
+
+    n = len(array)
+    change = pc.not_equal(array.slice(1), array.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.r_[0, np.flatnonzero(change) + 1].astype(np.int64)
+    return starts, array.take(starts).to_pylist()
+
+
+def _hash(codes: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (query code, id bytes) per row: the id's first, middle and last 8 bytes and length."""
+    padded = np.zeros(len(data) + 16, dtype=np.uint8)
+    padded[:len(data)] = data
+    words = np.ndarray(shape=(len(data) + 8,), dtype=np.uint64, buffer=padded, strides=(1,))
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    keep = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)[
+        np.minimum(lengths, 8)]
+    h = codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + lengths.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for at, mult in ((starts, 0xC2B2AE3D27D4EB4F), (starts + np.maximum(lengths // 2 - 4, 0), 0x165667B19E3779F9),
+                         (starts + np.maximum(lengths - 8, 0), 0x27D4EB2F165667C5)):
+            h ^= (words[at] & keep) * np.uint64(mult)
+            h ^= h >> np.uint64(31)
+            h *= np.uint64(0x94D049BB133111EB)
+    return h
+
+
+def _keys(h: np.ndarray) -> tuple[np.ndarray, int]:
+    """Sorted ``(hash prefix | row)`` keys: the row index sits in the low bits."""
+    bits = max(1, int(len(h)).bit_length())
+    keys = (h >> np.uint64(bits)) << np.uint64(bits) | np.arange(len(h), dtype=np.uint64)
+    keys.sort()
+    return keys, bits
+
+
+def _duplicated(keys: np.ndarray, bits: int, codes: np.ndarray, docs) -> bool:  # noqa: ANN001 - pa.Array
+    """True when two rows have the same (query, doc); hash collisions are told apart by the strings."""
+    prefix = keys >> np.uint64(bits)
+    same = np.flatnonzero(prefix[1:] == prefix[:-1])
+    if len(same) == 0:
+        return False
+    rows = (keys[np.unique(np.r_[same, same + 1])] & np.uint64((1 << bits) - 1)).astype(np.int64)
+    pairs = list(zip(codes[rows].tolist(), docs.take(rows).to_pylist()))
+    return len(set(pairs)) < len(pairs)
+
+
+@dataclass
+class _File:
+    """One TREC file as columns: query code per row, doc ids, the numbers, and the query ids in file order."""
+
+    ids: list[str]
+    code: np.ndarray
+    docs: object
+    doc_offsets: np.ndarray
+    doc_data: np.ndarray
+    values: np.ndarray
+    first: dict[str, object]
+
+
+def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict[str, int]) -> _File | None:
+    """Read one file; ``known`` maps query ids to codes and is extended with new ones (in file order)."""
+    raw = _raw(path)
+    delimiter = _delimiter(raw)
+    table = _table(raw, delimiter, names, types) if delimiter else None
+    if table is None or table.num_rows == 0:
+        return None
+    starts, block_ids = _blocks(table["qid"].combine_chunks())
+    if any(not qid or qid[0] == "#" for qid in block_ids) or not all(map(_no_empty, table.columns)):
+        return None  # a comment line, or an empty field (two delimiters in a row)
+    values = table[value].to_numpy()
+    if not np.isfinite(values).all() or (len(values) and float(np.abs(values).max()) >= EXACT_LIMIT):
+        return None
+    ids = list(dict.fromkeys(block_ids))
+    for qid in ids:
+        known.setdefault(qid, len(known))
+    block_code = np.array([known[qid] for qid in block_ids], dtype=np.int64)
+    code = np.repeat(block_code, np.diff(np.r_[starts, table.num_rows]))
+    docs, doc_offsets, doc_data = _strings(table["docid"])
+    first = {name: table[name][0].as_py() for name in names}
+    return _File(ids, code, docs, doc_offsets, doc_data, values, first)
+
+
+def _group(code: np.ndarray, index: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose query is evaluated, grouped by ``index[code]`` (stable), and the group offsets."""
+    group = index[code]
+    rows = np.flatnonzero(group >= 0)
+    group = group[rows]
+    if len(group) > 1 and not np.all(group[1:] >= group[:-1]):
+        order = np.argsort(group, kind="stable")
+        rows, group = rows[order], group[order]
+    offsets = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=n_groups), out=offsets[1:])
+    return rows, offsets
+
+
+def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, *,
+                    large_only: bool = False) -> tuple[QrelsView, RunView] | None:
+    """``(qrels, run)`` views over columns read with pyarrow, or ``None`` to use the strict readers.
+
+    Args:
+        qrels_path, run_path: TREC files (plain or gzip), as :func:`evalbridge.trec.read_qrels`
+            and :func:`~evalbridge.trec.read_run` read them.
+        large_only: decline a run file smaller than :data:`LARGE_BYTES`.
+    """
+    qrels_path, run_path = Path(qrels_path), Path(run_path)
+    try:
+        if not (_is_trec(qrels_path) and _is_trec(run_path) and qrels_path.is_file() and run_path.is_file()):
+            return None
+        if large_only and run_path.stat().st_size < LARGE_BYTES:
+            return None
+        import pyarrow as pa
+    except (OSError, ImportError):
+        return None
+    known: dict[str, int] = {}
+    try:
+        qrels = _read(qrels_path, _QRELS, "rel", {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
+                                                  "rel": pa.float64()}, known)
+        n_judged = len(known)
+        run = None if qrels is None else _read(run_path, _RUN, "score", {
+            "qid": pa.string(), "Q0": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
+            "rank": pa.int64(), "score": pa.float64(), "tag": pa.dictionary(pa.int32(), pa.string())}, known)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    columns = None if run is None else _pair(qrels, run, n_judged, len(known))
+    if columns is None:
+        return None
+    top = float(qrels.values.max())
+    return (QrelsView(qrels.ids, str(qrels_path), max_grade=int(top) if top.is_integer() else top, columns=columns),
+            RunView(run.ids, str(run_path), name=str(run.first["tag"])))
+
+
+def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | None:
+    """Match the run's rows to the qrels' and lay both out per evaluated query; None on duplicates."""
+    import pyarrow.compute as pc
+
+    q_keys, q_bits = _keys(_hash(qrels.code, qrels.doc_offsets, qrels.doc_data))
+    r_keys, r_bits = _keys(_hash(run.code, run.doc_offsets, run.doc_data))
+    if _duplicated(q_keys, q_bits, qrels.code, qrels.docs) or _duplicated(r_keys, r_bits, run.code, run.docs):
+        return None
+
+    # Candidate (qrels row, run row) pairs share a hash prefix; the strings confirm them.
+    bits = max(q_bits, r_bits)
+    q_prefix = q_keys >> np.uint64(bits)
+    r_prefix = r_keys >> np.uint64(bits)
+    lo = np.searchsorted(r_prefix, q_prefix, side="left")
+    hi = np.searchsorted(r_prefix, q_prefix, side="right")
+    count = hi - lo
+    q_rows = np.repeat((q_keys & np.uint64((1 << q_bits) - 1)).astype(np.int64), count)
+    at = np.repeat(lo - np.cumsum(np.r_[0, count[:-1]]), count) + np.arange(int(count.sum()))
+    r_rows = (r_keys[at] & np.uint64((1 << r_bits) - 1)).astype(np.int64)
+    match = (qrels.code[q_rows] == run.code[r_rows])
+    if len(q_rows):
+        match &= pc.equal(qrels.docs.take(q_rows), run.docs.take(r_rows)).to_numpy(zero_copy_only=False)
+    q_rows, r_rows = q_rows[match], r_rows[match]
+
+    # Evaluated queries: the qrels' queries that the run has, in qrels order.
+    in_run = np.zeros(n_judged, dtype=bool)
+    in_run[np.unique(run.code[run.code < n_judged])] = True
+    evaluated = np.flatnonzero(in_run)
+    index = np.full(n_known, -1, dtype=np.int64)
+    index[evaluated] = np.arange(len(evaluated))
+    query_ids = [qrels.ids[i] for i in evaluated.tolist()]
+    rows, offsets = _group(run.code, index, len(evaluated))
+    judged_rows, judged_offsets = _group(qrels.code, index, len(evaluated))
+
+    grade = qrels.values[q_rows]
+    nonzero = grade != 0
+    q_rows, r_rows, grade = q_rows[nonzero], r_rows[nonzero], grade[nonzero]
+    hit_query = index[run.code[r_rows]]
+    docs = run.docs
+
+    def doc_ids(selected: np.ndarray) -> list[str]:
+        return docs.take(rows[selected]).to_pylist()
+
+    return Columns(
+        query_ids=query_ids, offsets=offsets, scores=run.values[rows], judged_offsets=judged_offsets,
+        judged=qrels.values[judged_rows], hit_query=hit_query, hit_score=run.values[r_rows], hit_grade=grade,
+        doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist())

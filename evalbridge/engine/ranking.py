@@ -1,0 +1,156 @@
+"""Where each hit lands in its query's ranking, under the same rules as :mod:`evalbridge.ranking`.
+
+The rank of a hit with score ``s`` is ``1 + |{rows of its query with score > s}|`` plus its
+place among the rows that tie with it. Scores are compared after rounding to the score
+precision (``float32`` rounds to the nearest C float, like ``array('f')``), with -0.0 = 0.0.
+
+* A query whose rows are already in rank order (scores non-increasing, the usual case for
+  TREC files and retriever output) is not sorted at all; other queries are sorted by
+  (score descending, input position), which is also the ``input`` tie order.
+* Both counts come from one vectorised binary search per hit over its query's sorted scores.
+* Inside a tie group the order matters only when its rows carry different grades. Only such
+  groups are ordered by doc id (``docid_desc``: trec_eval, ``docid_asc``) in Python, with
+  Python's own string comparison, so the result is the reference's order exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .columns import Columns
+
+__all__ = ["Placed", "prepare_scores", "place_hits"]
+
+
+@dataclass(frozen=True, eq=False)
+class Placed:
+    """Hits in rank order: ``query`` (ascending), then ``pos`` (1-based rank, ascending)."""
+
+    n_queries: int
+    lengths: np.ndarray
+    query: np.ndarray
+    pos: np.ndarray
+    grade: np.ndarray
+
+    def dense(self) -> Placed:
+        """Every ranked row (grade 0 where there is no hit), for metrics with ``rel <= 0``."""
+        offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+        query = np.repeat(np.arange(self.n_queries, dtype=np.int64), self.lengths)
+        pos = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[query] + 1
+        grade = np.zeros(len(pos), dtype=np.float64)
+        grade[offsets[self.query] + self.pos - 1] = self.grade
+        return Placed(self.n_queries, self.lengths, query, pos, grade)
+
+
+def prepare_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
+    """Scores as compared: float64, or rounded to float32 (overflow -> inf, as ``array('f')``); -0.0 -> 0.0."""
+    if score_precision == "float32":
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
+    return scores + 0.0
+
+
+def _sort_unsorted(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
+    """Row order that puts each query in (score desc, input position) order; None when already so."""
+    n = len(scores)
+    if n < 2:
+        return None
+    rising = scores[1:] > scores[:-1]
+    inner = offsets[1:-1]
+    rising[inner[(inner > 0) & (inner < n)] - 1] = False
+    if not rising.any():
+        return None
+    lengths = np.diff(offsets)
+    flagged = np.zeros(len(lengths), dtype=bool)
+    flagged[np.searchsorted(offsets, np.flatnonzero(rising), side="right") - 1] = True
+    rows = np.flatnonzero(np.repeat(flagged, lengths))
+    by_score = np.argsort(-scores[rows], kind="stable")
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[by_score] = np.arange(len(rows), dtype=np.int64)
+    segment = np.repeat(np.arange(len(lengths), dtype=np.int64)[flagged], lengths[flagged])
+    order = np.arange(n, dtype=np.int64)
+    order[rows] = rows[np.argsort(segment * len(rows) + rank)]
+    return order
+
+
+def _count_before(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, value: np.ndarray,
+                  strict: bool) -> np.ndarray:
+    """Per i: first index in ``ranked[lo[i]:hi[i]]`` (descending) whose value is not > (or >=) value[i]."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        seen = ranked[np.where(active, mid, 0)]
+        right = active & ((seen > value) if strict else (seen >= value))
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)
+
+
+def place_hits(columns: Columns, *, ties: str = "docid_desc", score_precision: str = "float64") -> Placed:
+    """Rank every hit of ``columns`` within its query (see the module docstring)."""
+    offsets = columns.offsets
+    lengths = np.diff(offsets)
+    n_queries = columns.n_queries
+    scores = prepare_scores(columns.scores, score_precision)
+    order = _sort_unsorted(scores, offsets)
+    ranked = scores if order is None else scores[order]
+    hit_query = columns.hit_query
+    if len(hit_query) == 0 or len(ranked) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Placed(n_queries, lengths, empty, empty, np.zeros(0, dtype=np.float64))
+    value = prepare_scores(columns.hit_score, score_precision)
+    lo, hi = offsets[hit_query], offsets[hit_query + 1]
+    above = _count_before(ranked, lo, hi, value, strict=True)
+    through = _count_before(ranked, above, hi, value, strict=False)
+    pos = above - lo + 1
+    tied = np.flatnonzero(through - above > 1)
+    if len(tied):
+        pos = pos.copy()
+        _resolve_ties(columns, tied, above, through, lo, pos, order, ties)
+    grade = columns.hit_grade
+    final = np.lexsort((pos, hit_query))
+    return Placed(n_queries, lengths, hit_query[final], pos[final], grade[final])
+
+
+def _resolve_ties(columns: Columns, tied: np.ndarray, start: np.ndarray, stop: np.ndarray, lo: np.ndarray,
+                  pos: np.ndarray, order: np.ndarray | None, ties: str) -> None:
+    """Give the tied hits distinct ranks in ``pos`` (in place), following the tie policy."""
+    grade = columns.hit_grade[tied]
+    group_start = start[tied]
+    by_group = np.lexsort((grade, group_start))
+    tied, grade, group_start = tied[by_group], grade[by_group], group_start[by_group]
+    first = np.r_[True, group_start[1:] != group_start[:-1]]
+    group_id = np.cumsum(first) - 1
+    heads = np.flatnonzero(first)
+    counts = np.diff(np.r_[heads, len(tied)])
+    size = (stop - start)[tied[heads]]
+    uniform = (counts == size) & (grade[heads] == grade[np.r_[heads[1:], len(tied)] - 1])
+    # Groups made only of hits with one grade: any order gives the same metrics.
+    keep = uniform[group_id]
+    within = np.arange(len(tied)) - heads[group_id]
+    pos[tied[keep]] += within[keep]
+    mixed = np.flatnonzero(~uniform)
+    if len(mixed) == 0:
+        return
+    # One batch of doc ids for the members of every mixed group, then one small sort per group.
+    begin = start[tied[heads[mixed]]]
+    end = stop[tied[heads[mixed]]]
+    sizes = end - begin
+    rows = np.repeat(begin - np.cumsum(np.r_[0, sizes[:-1]]), sizes) + np.arange(int(sizes.sum()))
+    docs = columns.doc_ids(rows if order is None else order[rows])
+    hit_docs = columns.hit_doc_ids(tied)
+    reverse = ties == "docid_desc"
+    cut, heads_of, counts_of, hit_of = 0, heads.tolist(), counts.tolist(), tied.tolist()
+    for g, b, size in zip(mixed.tolist(), (begin - lo[tied[heads[mixed]]] + 1).tolist(), sizes.tolist()):
+        members = docs[cut:cut + size]
+        cut += size
+        if ties != "input":
+            members.sort(reverse=reverse)
+        place = {doc: i for i, doc in enumerate(members)}
+        for h in range(heads_of[g], heads_of[g] + counts_of[g]):
+            pos[hit_of[h]] = b + place[hit_docs[h]]

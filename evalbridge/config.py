@@ -683,8 +683,8 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
     from .trec import read_judged_list, read_run
     from .types import Run
 
-    if qrels is None and not source.carries_qrels:
-        raise InputError(f"{source.key}: format {source.format!r} is a run without judgements, and no qrels were "
+    if qrels is None and source.format == "ranked":
+        raise InputError(f"{source.key}: format 'ranked' lists doc ids that the qrels grade, and no qrels were "
                          f"given.", fix="give the qrels too, or use a format that holds them (labels, pairs, ...).")
     loaders: dict[str, Callable[[], Any]] = {
         "trec": lambda: (qrels, read_run(source.path, name=name,

@@ -132,8 +132,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from .config import load_qrels, load_run
     from .report import Report, render
 
-    from .report import file_sha256, make_provenance
+    from .report import file_sha256, label_of, make_provenance
+    from .spec import parse_metrics
 
+    metrics = parse_metrics(args.metrics)
     qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
     results = {}
     inputs = {"qrels": {"path": args.qrels, "sha256": file_sha256(args.qrels)}}
@@ -143,17 +145,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             if on_step is not None:
                 on_step(f"evaluating {name}", done, len(names))
             pair = load_run(_source(path, "run", args.run_format, f"RUN {path}"), name, qrels, args.min_relevance)
-            results[name] = evalbridge.evaluate(*pair, args.metrics, backend=args.backend, **_conventions(args))
+            results[name] = evalbridge.evaluate(*pair, metrics, backend=args.backend, **_conventions(args))
             inputs[name] = {"path": path, "sha256": file_sha256(path)}
     comparison = None
     if args.baseline is not None:
         if args.baseline not in results:
             raise InputError(f"--baseline {args.baseline!r} is not one of the runs ({', '.join(results)}).",
                              fix="name a run by its file name without suffix.")
-        labels = [str(m) for m in next(iter(results.values())).metrics]
-        comparison = compare_systems(results, labels, baseline=args.baseline, test=args.test,
+        labels = [label_of(next(iter(results.values())), m) for m in metrics]
+        comparison = compare_systems(results, metrics, labels=labels, baseline=args.baseline, test=args.test,
                                      correction=args.correction, alpha=args.alpha, seed=args.seed)
-    report = Report(results=results, metrics=args.metrics, title=f"evalbridge eval {Path(args.qrels).name}",
+    report = Report(results=results, metrics=metrics, title=f"evalbridge eval {Path(args.qrels).name}",
                     comparison=comparison, bands=_bands(args.bands),
                     provenance=make_provenance(results, inputs=inputs, seed=args.seed if comparison else None))
     _emit(render(report, args.format), args.output)

@@ -296,15 +296,15 @@ class Comparison:
                 f"alpha {self.alpha:g}; {self.confidence:.0%} bootstrap CI of the difference; seed {self.seed}")
 
 
-def _per_query(results: Any, metric: str) -> dict[str, float]:
+def _per_query(results: Any, metric: Any) -> dict[str, float]:
     if hasattr(results, "query"):
         return results.query(metric)
-    return dict(results[metric])
+    return dict(results[str(metric)])
 
 
-def compare_systems(results: Mapping[str, Any], metrics: Sequence[str], *, baseline: str, test: str = "t",
+def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, baseline: str, test: str = "t",
                     correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95,
-                    n_resamples: int = 10_000, seed: int = 0) -> Comparison:
+                    n_resamples: int = 10_000, seed: int = 0, labels: Sequence[str] | None = None) -> Comparison:
     """Compare every system with ``baseline`` on each metric, paired by query id.
 
     Args:
@@ -317,6 +317,8 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[str], *, basel
         confidence: level of the bootstrap confidence interval of the difference.
         n_resamples: resamples of the randomization test and of the bootstrap.
         seed: seed of every random generator.
+        labels: the name of each metric in the rows (default ``str(metric)``), e.g. as the first
+            system resolved it (``P(rel=2)@10``) while each system is read with the spec as asked.
 
     Raises:
         InputError: unknown baseline, test or correction, or no query in common.
@@ -336,7 +338,10 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[str], *, basel
                          fix="set the baseline to the name of one of the runs.")
     rows: list[dict[str, Any]] = []
     raw: list[float] = []
-    for metric in metrics:
+    labels = list(labels) if labels is not None else [str(m) for m in metrics]
+    if len(labels) != len(metrics):
+        raise InputError(f"got {len(labels)} labels for {len(metrics)} metrics.")
+    for metric, label in zip(metrics, labels):
         base = _per_query(results[baseline], metric)
         for system, other in results.items():
             if system == baseline:
@@ -351,7 +356,7 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[str], *, basel
             wins, ties, losses = win_tie_loss(a, b)
             p = {name: function(a, b, n_resamples, seed) for name, function in TESTS.items()}
             mean_a, mean_b = math.fsum(a) / len(a), math.fsum(b) / len(b)
-            rows.append(dict(metric=str(metric), system=system, baseline=baseline, n=len(common),
+            rows.append(dict(metric=label, system=system, baseline=baseline, n=len(common),
                              baseline_mean=mean_b, system_mean=mean_a, delta=mean_a - mean_b, ci_low=low,
                              ci_high=high, effect_size=effect_size(a, b), wins=wins, ties=ties, losses=losses,
                              p_t=p["t"], p_randomization=p["randomization"]))

@@ -779,7 +779,7 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
 
     from .compare import compare_systems
     from .gates import check_gates
-    from .report import Report, file_sha256, make_provenance
+    from .report import Report, file_sha256, label_of, make_provenance
 
     total, done = _steps(config), 0
 
@@ -815,18 +815,18 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
                 canonicalise=config.crosscheck.canonicalise, min_relevance=level, ties=config.ties,
                 score_precision=config.score_precision, missing_queries=config.missing_queries)
     first = next(iter(results.values()))
-    labels = [str(m) for m in first.metrics]
+    labels = [label_of(first, m) for m in config.metrics]
     comparison = None
     if config.comparison is not None:
         step("comparing with the baseline")
         c = config.comparison
-        comparison = compare_systems(results, labels, baseline=c.baseline, test=c.test, correction=c.correction,
-                                     alpha=c.alpha, confidence=c.confidence, n_resamples=c.n_resamples,
-                                     seed=config.seed)
+        comparison = compare_systems(results, config.metrics, labels=labels, baseline=c.baseline, test=c.test,
+                                     correction=c.correction, alpha=c.alpha, confidence=c.confidence,
+                                     n_resamples=c.n_resamples, seed=config.seed)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
-        seed=config.seed, config={"path": config.path.name, "document": config.document + 1,
+        seed=config.seed, metrics=labels, config={"path": config.path.name, "document": config.document + 1,
                                   "sha256": file_sha256(config.path), "settings": dict(config.raw)})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
@@ -869,8 +869,8 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     plots = config.output.plots
     if plots is not None:
         out = folder / "plots"
-        for label in report.labels:
-            values = {name: res.query(label) for name, res in report.results.items()}
+        for metric, label in zip(report.metrics, report.labels):
+            values = {name: res.query(metric) for name, res in report.results.items()}
             if plots.distribution:
                 files += plot_distribution(values, label, out / f"distribution_{slug(label)}", formats=plots.formats)
             if plots.differences and report.comparison is not None:

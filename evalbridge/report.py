@@ -37,7 +37,7 @@ from .spec import Metric, parse_metric
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
-           "jsonable", "report_dict", "make_provenance"]
+           "jsonable", "report_dict", "make_provenance", "label_of"]
 
 #: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -62,6 +62,16 @@ def band_of(metric: Metric | str, value: float, bands: Mapping[str, Sequence[flo
     if bounds is None or not math.isfinite(value):
         return None
     return BAND_NAMES[sum(value >= b for b in bounds)]
+
+
+def label_of(results: Any, spec: str | Metric) -> str:
+    """The label of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2.
+
+    >>> import evalbridge as eb
+    >>> label_of(eb.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "precision@5", min_relevance=2), "P@5")
+    'P(rel=2)@5'
+    """
+    return str(_resolved(results, spec))
 
 
 def _resolved(results: Any, spec: str | Metric) -> Metric:
@@ -111,7 +121,7 @@ class Report:
     def labels(self) -> list[str]:
         """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``)."""
         first = next(iter(self.results.values()))
-        return [str(_resolved(first, m)) for m in self.metrics]
+        return [label_of(first, m) for m in self.metrics]
 
     def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN) -> str:
         """The significance marker of a cell ('' when not significant or no comparison)."""
@@ -439,7 +449,7 @@ def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt:
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,
                     backends: Sequence[str] = (), config: Mapping[str, Any] | None = None,
-                    seed: int | None = None) -> dict[str, Any]:
+                    seed: int | None = None, metrics: Sequence[str] | None = None) -> dict[str, Any]:
     """The provenance block of a report: versions, conventions, inputs, query counts.
 
     Args:
@@ -449,6 +459,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
             ``unavailable`` when its library is not installed.
         config: the config's name, sha256 and settings, when there is one.
         seed: the seed of the random steps.
+        metrics: the metric labels (default: the first system's evaluated metrics).
     """
     import platform
 
@@ -472,7 +483,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         "conventions": {"ties": conventions.ties, "score_precision": conventions.score_precision,
                         "missing_queries": conventions.missing_queries},
         "relevance_level": first.relevance_level,
-        "metrics": [str(m) for m in next(iter(results.values())).metrics],
+        "metrics": [str(m) for m in (metrics or next(iter(results.values())).metrics)],
         "config": dict(config) if config is not None else None,
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,

@@ -291,3 +291,20 @@ def test_bad_inline_data_names_the_config_and_the_key(folder):
     message = str(info.value)
     assert message.startswith(f"{folder / 'eval.yaml'}: runs.rag (labels): query 'q1': label at position 2")
     assert message.count("Fix:") == 1
+
+
+def test_systems_with_their_own_qrels_may_resolve_metrics_differently(folder):
+    """Label runs whose qrels have different top grades (graded MAP max_grade 2 vs 1) still compare and plot."""
+    path = write(folder, """\
+        runs:
+          two: {format: labels, data: {q1: [2, 0, 1], q2: [1, 1, 0], q3: [0, 2, 1]}}
+          one: {format: labels, data: {q1: [1, 0, 1], q2: [0, 1, 0], q3: [1, 1, 0]}}
+        metrics: [wmap@3, P@1]
+        comparison: {baseline: two, n_resamples: 100}
+        output: {dir: out, plots: {formats: [png]}}
+        """)
+    outcome = run_config(load_config(path))
+    row = outcome.report.comparison.rows[0]
+    assert row.metric == "AP(max_grade=2,weights=graded)@3"  # labelled as the first system resolved it
+    assert row.system_mean == pytest.approx(outcome.report.results["one"]["wmap@3"])
+    assert (folder / "out" / "plots" / "distribution_P-at-1.png").is_file()

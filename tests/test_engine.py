@@ -1,0 +1,316 @@
+"""The fast engine (``backend="fast"``) equals the readable reference per query, and its TREC fast path
+reads exactly what the strict reader reads (or steps aside for it)."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import qrels_and_run
+
+import evalbridge as eb
+from evalbridge.backends import fast, reference
+from evalbridge.catalogue import CHOICES, METRICS
+from evalbridge.engine import arrow_io
+from evalbridge.errors import InputError
+from evalbridge.spec import Metric, parse_metric
+from evalbridge.trec import write_qrels, write_run
+from evalbridge.types import Conventions, Qrels, Run
+
+TIES = ("docid_desc", "docid_asc", "input")
+PRECISIONS = ("float64", "float32")
+#: Relevance levels, including those <= 0 where unjudged documents count as relevant.
+LEVELS = (None, 1, 2, 0.5, 3, 0, -1)
+
+
+@st.composite
+def any_metric(draw: Any) -> Metric:
+    """Any family of the catalogue with any option value, cutoff and level (rel <= 0 included)."""
+    name = draw(st.sampled_from(sorted(METRICS)))
+    info = METRICS[name]
+    k = None if info.cutoff == "none" else draw(st.integers(1, 12))
+    if info.cutoff == "optional" and draw(st.booleans()):
+        k = None
+    options: dict[str, Any] = {}
+    for key in info.options:
+        if key == "rel":
+            options[key] = draw(st.sampled_from(LEVELS))
+        elif key in CHOICES:
+            options[key] = draw(st.sampled_from(CHOICES[key]))
+    if options.get("weights") == "graded":
+        options["max_grade"] = draw(st.sampled_from([3, 10, 12.5]))
+    return Metric(name, k, {key: v for key, v in options.items() if v is not None})
+
+
+def assert_same(qrels: dict, run: dict, metrics: list[Metric], conventions: Conventions) -> None:
+    """Per query, the fast backend's value is the reference's (atol 1e-12), for the same queries."""
+    want, _ = reference.compute(Qrels(qrels), Run(run), metrics, conventions)
+    got, _ = fast.compute(Qrels(qrels), Run(run), metrics, conventions)
+    for metric in metrics:
+        assert list(got[metric]) == list(want[metric]), metric
+        for qid, value in want[metric].items():
+            assert math.isclose(got[metric][qid], value, rel_tol=0, abs_tol=1e-12), (metric, qid, got[metric][qid],
+                                                                                       value, conventions)
+
+
+@settings(max_examples=300)
+@given(data=qrels_and_run(ties=True, negative=True, missing=True, run_only=True, max_docs=12, min_retrieved=0),
+       metrics=st.lists(any_metric(), min_size=1, max_size=6),
+       ties=st.sampled_from(TIES), precision=st.sampled_from(PRECISIONS))
+def test_fast_equals_reference_per_query_with_ties_and_graded_labels(data: tuple, metrics: list[Metric], ties: str,
+                                                                      precision: str) -> None:
+    """Any metric and option, any tie policy and precision: the fast engine gives the reference's values."""
+    qrels, run = data
+    assert_same(qrels, run, metrics, Conventions(ties=ties, score_precision=precision))
+
+
+@settings(max_examples=150)
+@given(data=qrels_and_run(ties=True, float_grades=True, negative=True, max_docs=12),
+       metrics=st.lists(any_metric(), min_size=1, max_size=6), ties=st.sampled_from(TIES),
+       shuffle=st.randoms(use_true_random=False))
+def test_fast_equals_reference_with_float_labels_and_unsorted_runs(data: tuple, metrics: list[Metric], ties: str,
+                                                                    shuffle: random.Random) -> None:
+    """Float grades (LLM judges) and runs whose documents are not given in rank order."""
+    qrels, run = data
+    run = {q: dict(shuffle.sample(list(docs.items()), len(docs))) for q, docs in run.items()}
+    assert_same(qrels, run, metrics, Conventions(ties=ties))
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("ties", TIES)
+def test_every_catalogue_option_matches_the_reference(ties: str, precision: str) -> None:
+    """Every family x every choice value x cutoffs and levels, on one input with ties, float32-only ties,
+    negative and float grades, unjudged docs and a query missing from the run."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3, "z": 1}, "q2": {"x": 1.5, "y": -1, "w": 0.5},
+             "q3": {"a": 1}, "q4": {}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "c": 2.0, "e": 1.0, "d": 1.0 + 1e-9, "f": 0.5},
+           "q2": {"y": 3.0, "x": 3.0, "v": 3.0, "w": 1.0}, "q4": {"a": 1.0}, "q9": {"a": 1.0}}
+    metrics = []
+    for name, info in METRICS.items():
+        for k in ([None] if info.cutoff == "none" else [1, 2, 3, 10] + ([None] if info.cutoff == "optional" else [])):
+            for rel in (None, 1, 2, 0, -1):
+                metrics.append(Metric(name, k, {} if rel is None else {"rel": rel}))
+            for key, values in CHOICES.items():
+                if key in info.options:
+                    for value in values:
+                        extra = {"max_grade": 3} if (key, value) == ("weights", "graded") else {}
+                        metrics.append(Metric(name, k, {key: value, **extra}))
+    assert_same(qrels, run, list(dict.fromkeys(metrics)), Conventions(ties=ties, score_precision=precision))
+
+
+@pytest.mark.parametrize(("ties", "expected"), [("docid_desc", 1 / 3), ("docid_asc", 1.0), ("input", 0.5)])
+def test_mixed_tie_group_follows_the_tie_policy(ties: str, expected: float) -> None:
+    """Three docs tie; only 'a' is relevant: trec_eval order c, b, a; ascending a, b, c; input order b, a, c."""
+    values, _ = fast.compute(Qrels({"q": {"a": 1}}), Run({"q": {"b": 1.0, "a": 1.0, "c": 1.0}}),
+                             [parse_metric("RR")], Conventions(ties=ties))
+    assert values[parse_metric("RR")] == {"q": expected}
+
+
+def test_float32_precision_makes_near_scores_tie() -> None:
+    """1 + 1e-9 and 1 are one C float: with float32 they tie and the doc id decides (trec_eval <= 9)."""
+    qrels, run = Qrels({"q": {"a": 1}}), Run({"q": {"a": 1.0 + 1e-9, "b": 1.0}})
+    rr = parse_metric("RR")
+    assert fast.compute(qrels, run, [rr], Conventions())[0][rr] == {"q": 1.0}
+    assert fast.compute(qrels, run, [rr], Conventions(score_precision="float32"))[0][rr] == {"q": 0.5}
+
+
+def test_ints_beyond_float64_are_left_to_the_reference() -> None:
+    """Scores 2**60 + 1 and 2**60 differ as ints but not as float64: the reference's exact answer is kept."""
+    qrels, run = Qrels({"q": {"a": 1}}), Run({"q": {"b": 2 ** 60, "a": 2 ** 60 + 1}})
+    rr = parse_metric("RR")
+    assert fast.compute(qrels, run, [rr])[0][rr] == reference.compute(qrels, run, [rr])[0][rr] == {"q": 1.0}
+
+
+def test_auto_backend_uses_reference_for_small_inputs_and_fast_for_large() -> None:
+    """The default backend records which engine computed the numbers; both give the same values."""
+    small = eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, "P@1")
+    assert small.provenance.backend == "reference"
+    run = {f"q{i}": {f"d{j}": float(-j) for j in range(100)} for i in range(1100)}
+    qrels = {f"q{i}": {f"d{i % 100}": 1} for i in range(1100)}
+    large = eb.evaluate(qrels, run, ["nDCG@10", "AP"])
+    assert large.provenance.backend == "fast"
+    assert large.values == eb.evaluate(qrels, run, ["nDCG@10", "AP"], backend="reference").values
+
+
+# ---------------------------------------------------------------- the TREC fast path
+
+
+def write_pair(folder: Path, qrels: dict, run: dict) -> tuple[Path, Path]:
+    qrels_path, run_path = folder / "qrels.txt", folder / "run.txt"
+    write_qrels({q: d for q, d in qrels.items() if d}, qrels_path)
+    write_run(run, run_path, tag="sys")
+    return qrels_path, run_path
+
+
+def assert_same_results(qrels_path: Path, run_path: Path, metrics: list[str], **options: Any) -> None:
+    """evaluate() on the paths with the fast path equals the strict readers + reference, provenance included."""
+    try:
+        want = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), metrics, backend="reference", **options)
+    except InputError as error:  # e.g. a grade above AP's max_grade: the same error either way
+        with pytest.raises(InputError) as raised:
+            eb.evaluate(str(qrels_path), str(run_path), metrics, backend="fast", **options)
+        assert str(raised.value) == str(error)
+        return
+    got = eb.evaluate(str(qrels_path), str(run_path), metrics, backend="fast", **options)
+    assert got.metrics == want.metrics
+    for metric in want.metrics:
+        assert list(got.values[metric]) == list(want.values[metric])
+        for qid, value in want.values[metric].items():
+            assert math.isclose(got.values[metric][qid], value, rel_tol=0, abs_tol=1e-12)
+    for field in ("missing_from_run", "ignored_run_only", "queries_evaluated", "relevance_level"):
+        assert getattr(got.provenance, field) == getattr(want.provenance, field), field
+    assert got.provenance.backend == "fast"
+
+
+@settings(max_examples=40)
+@given(data=qrels_and_run(ties=True, float_grades=True, negative=True, missing=True, run_only=True, min_retrieved=1),
+       metrics=st.lists(any_metric(), min_size=1, max_size=4), ties=st.sampled_from(TIES))
+def test_trec_fast_path_equals_strict_reader_and_reference(tmp_path_factory: pytest.TempPathFactory, data: tuple,
+                                                           metrics: list[Metric], ties: str) -> None:
+    """Files written by evalbridge, read by pyarrow into columns: same Results as the strict path."""
+    qrels, run = data
+    paths = write_pair(tmp_path_factory.mktemp("trec"), qrels, run)
+    assert arrow_io.read_trec_views(*paths) is not None
+    assert_same_results(*paths, [str(m) for m in metrics], ties=ties)
+
+
+def test_trec_fast_path_handles_interleaved_queries_tabs_and_gzip(tmp_path: Path) -> None:
+    """Query blocks that come back later, tab-separated qrels and a gzip run still take the fast path."""
+    import gzip
+
+    qrels_path, run_path = tmp_path / "qrels.tsv", tmp_path / "run.gz"
+    qrels_path.write_text("q2\t0\tb\t1\nq1\t0\ta\t2\nq2\t0\tc\t3\nq1\t0\tz\t1\n")
+    lines = "q1 Q0 a 1 3 s\nq2 Q0 c 1 9 s\nq1 Q0 b 2 2 s\nq3 Q0 a 1 1 s\nq2 Q0 b 2 9 s\n"
+    run_path.write_bytes(gzip.compress(lines.encode()))
+    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
+    assert_same_results(qrels_path, run_path, ["nDCG@2", "AP", "P@1", "RR(rel=2)"])
+
+
+UNUSUAL = {
+    "comment line": "# produced by bm25\nq1 Q0 a 1 2.0 s\n",
+    "comment with six words": "#q Q0 a 1 2.0 s\nq1 Q0 a 1 2.0 s\n",
+    "blank line": "q1 Q0 a 1 2.0 s\n\nq1 Q0 b 2 1.0 s\n",
+    "two spaces (a missing column)": "q1 Q0 a  2.0 s\nq1 Q0 b 2 1.0 s\n",
+    "leading space": " q1 Q0 a 1 2.0 s\n",
+    "tabs and spaces": "q1\tQ0 a 1 2.0 s\n",
+    "vertical tab inside a field": "q1 Q0 a\x0bx 1 2.0 s\n",
+    "no-break space inside a field": "q1 Q0 a\u00a0x 1 2.0 s\n",
+    "byte order mark": "\ufeffq1 Q0 a 1 2.0 s\n",
+    "duplicate doc": "q1 Q0 a 1 2.0 s\nq1 Q0 a 2 1.0 s\n",
+    "duplicate doc in a later block": "q1 Q0 a 1 2.0 s\nq2 Q0 a 1 1.0 s\nq1 Q0 a 3 1.0 s\n",
+    "NaN score": "q1 Q0 a 1 nan s\n",
+    "infinite score": "q1 Q0 a 1 1e400 s\n",
+    "five columns": "q1 Q0 a 1 2.0\n",
+    "seven columns": "q1 Q0 a 1 2.0 s extra\n",
+    "score that is not a number": "q1 Q0 a 1 high s\n",
+    "rank that is not an int": "q1 Q0 a first 2.0 s\n",
+    "not UTF-8": "q1 Q0 a\xff 1 2.0 s\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNUSUAL))
+def test_unusual_run_files_go_to_the_strict_reader(tmp_path: Path, case: str) -> None:
+    """Anything the columnar reader might read differently is declined; the result (or the error,
+    with file:line) is the strict reader's."""
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 a 1\nq1 0 b 2\nq2 0 a 1\n")
+    run_path.write_bytes(UNUSUAL[case].encode("latin-1" if case == "not UTF-8" else "utf-8"))
+    assert arrow_io.read_trec_views(qrels_path, run_path) is None
+    try:
+        want = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), ["P@2", "AP"], backend="reference")
+    except InputError as error:
+        with pytest.raises(InputError) as raised:
+            eb.evaluate(str(qrels_path), str(run_path), ["P@2", "AP"], backend="fast")
+        assert str(raised.value) == str(error)
+    else:
+        assert eb.evaluate(str(qrels_path), str(run_path), ["P@2", "AP"], backend="fast").values == want.values
+
+
+def test_duplicate_qrels_lines_raise_the_strict_readers_error(tmp_path: Path) -> None:
+    """A doc judged twice is refused with both line numbers, whichever path was tried first."""
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 a 1\nq1 0 b 2\nq1 0 a 0\n")
+    run_path.write_text("q1 Q0 a 1 2.0 s\n")
+    with pytest.raises(InputError, match=r"qrels.txt:3.*lines 1 and 3"):
+        eb.evaluate(str(qrels_path), str(run_path), "P@1", backend="fast")
+
+
+def test_hash_collisions_are_resolved_by_comparing_the_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a hash that collides for every id, matches and duplicate checks still come from the strings."""
+    import numpy as np
+
+    monkeypatch.setattr(arrow_io, "_hash", lambda codes, offsets, data: np.zeros(len(codes), dtype=np.uint64))
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0}, "q2": {"a": 3}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "x": 2.0}, "q2": {"b": 1.0, "a": 0.5}, "q3": {"a": 1.0}}
+    paths = write_pair(tmp_path, qrels, run)
+    assert arrow_io.read_trec_views(*paths) is not None
+    assert_same_results(*paths, ["nDCG@2", "AP", "RR"])
+    paths[1].write_text("q1 Q0 a 1 2 s\nq1 Q0 b 2 1 s\nq1 Q0 a 3 0 s\n")
+    assert arrow_io.read_trec_views(*paths) is None
+
+
+def test_non_ascii_ids_are_read_by_the_fast_path(tmp_path: Path) -> None:
+    """UTF-8 ids (not whitespace) are kept byte for byte, as the strict reader keeps them."""
+    qrels = {"问题1": {"文档a": 1, "doc-é": 2}}
+    run = {"问题1": {"文档a": 0.5, "doc-é": 0.5, "文档b": 0.7}}
+    paths = write_pair(tmp_path, qrels, run)
+    assert arrow_io.read_trec_views(*paths) is not None
+    assert_same_results(*paths, ["nDCG@3", "RR"], ties="docid_asc")
+
+
+def test_small_files_take_the_ordinary_readers_under_auto(tmp_path: Path) -> None:
+    """Under the default backend a small run file is read line by line (no pyarrow import needed)."""
+    paths = write_pair(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
+    assert arrow_io.read_trec_views(*paths, large_only=True) is None
+    assert eb.evaluate(*map(str, paths), "P@1").provenance.backend == "reference"
+
+
+# ---------------------------------------------------------------- Qrels/Run validation fast path
+
+VALID = [
+    {"q1": {"a": 1, "b": 2.5}, "q2": {}},
+    {1: {2: 1}},
+    {"q": {1: 1.0}},
+    {"q": {"a": True}},
+    {"q": {"a": 2 ** 80, "b": -0.0}},
+]
+INVALID = [
+    {"q": {"a": float("nan")}},
+    {"q": {"a": 1e308, "b": 1e308, "c": float("inf")}},
+    {"q": {"a": "1"}},
+    {"q": {"a": 1, 2: 1}},
+    {"q": [("a", 1)]},
+    {"q1": {"a": 1}, 2: {"b": 1}},
+]
+
+
+class _Mapping(dict):
+    """A dict subclass: forces the general validation loop."""
+
+
+@pytest.mark.parametrize("data", VALID)
+def test_fast_validation_builds_what_the_general_loop_builds(data: dict) -> None:
+    """Plain dicts take the C-level path; the result equals the general loop's (values, types and id kinds)."""
+    for cls in (Qrels, Run):
+        quick, general = cls(data), cls(_Mapping((q, _Mapping(d) if isinstance(d, dict) else d)
+                                                 for q, d in data.items()))
+        assert quick.to_dict() == general.to_dict()
+        assert [list(map(type, d.values())) for d in quick.values()] == \
+               [list(map(type, d.values())) for d in general.values()]
+        assert (quick.query_id_kind, quick.doc_id_kind) == (general.query_id_kind, general.doc_id_kind)
+
+
+@pytest.mark.parametrize("data", INVALID)
+def test_fast_validation_raises_what_the_general_loop_raises(data: dict) -> None:
+    """Bad values or ids give the same InputError whichever path validates them."""
+    messages = []
+    for wrap in (dict, _Mapping):
+        with pytest.raises(InputError) as raised:
+            Run(wrap((q, _Mapping(d) if wrap is _Mapping and isinstance(d, dict) else d) for q, d in data.items()))
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

@@ -363,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("runs", nargs="+", metavar="RUN", help="run file(s)")
     ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
                     help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100")
-    ev.add_argument("--backend", default="reference", help="reference (default), ranx, ir_measures, pytrec_eval")
+    ev.add_argument("--backend", default="auto",
+                    help="auto (default: reference on small inputs, fast on big ones), reference, fast, ranx, ...")
     ev.add_argument("--format", choices=list(RENDERERS), default="terminal")
     ev.add_argument("-o", "--output", default=None, help="write the report to this file instead of stdout")
     ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")

@@ -52,7 +52,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
     "metrics": "metric specs, any spelling",
-    "backend": "who computes the numbers (reference, ranx, ir_measures, pytrec_eval, ...)",
+    "backend": "who computes the numbers (auto, reference, fast, ranx, ir_measures, pytrec_eval)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
     "ties": "docid_desc (trec_eval), docid_asc or input",
     "score_precision": "float64, or float32 as trec_eval <= 9",
@@ -176,7 +176,7 @@ class Config:
     metrics: tuple[Metric, ...]
     output: OutputSettings
     qrels: Source | None = None
-    backend: str = "reference"
+    backend: str = "auto"
     min_relevance: float | None = None
     ties: str = "docid_desc"
     score_precision: str = "float64"
@@ -555,13 +555,13 @@ def _validate(raw: Any, *, path: Path, lines: dict[tuple, int], document: int, c
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
     metrics = _metrics(check, spec["metrics"])
-    backend = check.choice(spec.get("backend", "reference"), ("backend",), list(BACKENDS))
+    backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
     module = get_backend(backend)
     for i, metric in enumerate(metrics):
         reason = unsupported(module, metric)
         if reason is not None:
             raise check.fail(("metrics", i), f"backend {backend!r} cannot compute {metric}: {reason}",
-                             fix="use backend: reference, or run `evalbridge metrics` for who supports what.")
+                             fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
     min_relevance = spec.get("min_relevance")
     if min_relevance is not None:
         min_relevance = check.number(min_relevance, ("min_relevance",))

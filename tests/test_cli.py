@@ -64,7 +64,7 @@ def test_eval_report_carries_provenance(files, capsys):
     code, out, _ = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P@2", "--format", "json",
                        "--ties", "input")
     prov = json.loads(out)["provenance"]
-    assert prov["evalbridge_version"] == eb.__version__ and prov["backend_versions"]["reference"]
+    assert prov["evalbridge_version"] == eb.__version__ and prov["backend_versions"][prov["backend"]]
     assert prov["conventions"]["ties"] == "input"
     assert prov["inputs"]["a"]["sha256"] == hashlib.sha256(RUN_A.encode()).hexdigest()
     assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0}

@@ -680,6 +680,7 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
     """(qrels, run) of one system: its own judgements for RAG formats, else the shared ``qrels``."""
     from . import adapters
     from .interop import to_run
+    from .prepare import relevance_level
     from .trec import read_judged_list, read_run
     from .types import Run
 
@@ -691,8 +692,7 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
                                          extra_columns=source.options.get("extra_columns", "error"))),
         "json": lambda: (qrels, to_run(source.path)),
         "ranked": lambda: (qrels, adapters.from_graded(qrels.to_dict(), _read_data(source),
-                                                        min_relevance=level if level is not None else
-                                                        (qrels.min_relevance or 1))[1]),
+                                                        min_relevance=relevance_level(qrels, level))[1]),
         "labels": lambda: adapters.from_labels(_read_data(source), source.options.get("n_relevant"),
                                                min_relevance=level),
         "pairs": lambda: adapters.from_pairs(_read_data(source), min_relevance=level),

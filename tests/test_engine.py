@@ -208,7 +208,6 @@ UNUSUAL = {
     "five columns": "q1 Q0 a 1 2.0\n",
     "seven columns": "q1 Q0 a 1 2.0 s extra\n",
     "score that is not a number": "q1 Q0 a 1 high s\n",
-    "rank that is not an int": "q1 Q0 a first 2.0 s\n",
     "not UTF-8": "q1 Q0 a\xff 1 2.0 s\n",
 }
 
@@ -229,6 +228,15 @@ def test_unusual_run_files_go_to_the_strict_reader(tmp_path: Path, case: str) ->
         assert str(raised.value) == str(error)
     else:
         assert eb.evaluate(str(qrels_path), str(run_path), ["P@2", "AP"], backend="fast").values == want.values
+
+
+def test_rank_column_is_ignored_as_by_the_strict_reader(tmp_path: Path) -> None:
+    """Any rank token is accepted (the order comes from the scores), on the fast path too."""
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 a 1\nq1 0 b 2\n")
+    run_path.write_text("q1 Q0 a first 1.0 s\nq1 Q0 b 7.5 2.0 s\nq1 Q0 c - 3.0 s\n")
+    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
+    assert_same_results(qrels_path, run_path, ["AP", "nDCG"])
 
 
 def test_duplicate_qrels_lines_raise_the_strict_readers_error(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,13 +32,13 @@ __all__ = ["QrelsView", "RunView", "read_trec_views", "LARGE_BYTES"]
 LARGE_BYTES = 4 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
-#: Bytes that ``str.split`` takes as whitespace but a one-character delimiter does not.
-_OTHER_SPACE = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-#: The same for non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
+#: Whitespace that ``str.split`` splits on in non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
 #: begin with E2 80), U+205F, U+3000; and the BOM, which Arrow drops but Python keeps.
 _OTHER_SPACE_UTF8 = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80",
                      b"\xef\xbb\xbf")
 _QRELS = ("qid", "iter", "docid", "rel")
+#: Masks keeping the first k bytes of a little-endian word, k = 0..8.
+_KEEP = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _RUN = ("qid", "Q0", "docid", "rank", "score", "tag")
 
 
@@ -90,36 +90,65 @@ def _is_trec(path: Path) -> bool:
     return not suffixes or suffixes[-1] not in (".json", ".jsonl")
 
 
-def _raw(path: Path) -> bytes:
-    data = path.read_bytes()
-    return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
+def _source(path: Path):  # noqa: ANN202 - (what pyarrow reads, the first 64 KiB, the whole text loader)
+    """Arrow reads a plain file itself; a gzip file (by its magic bytes) is decompressed here."""
+    import pyarrow as pa
+
+    with path.open("rb") as f:
+        head = f.read(1 << 16)
+    if head[:2] == _GZIP_MAGIC:
+        raw = gzip.decompress(path.read_bytes())
+        return pa.py_buffer(raw), raw[:1 << 16], lambda: raw
+    return str(path), head, path.read_bytes
 
 
 def _delimiter(raw: bytes) -> bytes | None:
-    """The single delimiter (space or tab) that splits ``raw`` as ``str.split`` would, or None."""
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        if any(seq in raw for seq in _OTHER_SPACE_UTF8):
-            return None
-    if any(byte in raw for byte in _OTHER_SPACE):
-        return None
-    tab, space = b"\t" in raw, b" " in raw
-    if tab == space:
+    """The delimiter of the first line (one space or one tab, not both), or None."""
+    end = raw.find(b"\n")
+    first = raw[:end if end >= 0 else len(raw)]
+    tab, space = b"\t" in first, b" " in first
+    if tab == space or raw.startswith(b"\xef\xbb\xbf"):
         return None
     return b"\t" if tab else b" "
 
 
-def _table(raw: bytes, delimiter: bytes, names: Sequence[str], types: dict):  # noqa: ANN202 - pa.Table | None
+def _plain_fields(table, text: Callable[[], bytes]) -> bool:  # noqa: ANN001 - pa.Table
+    """True when no field holds a byte ``str.split`` would split on (the other delimiter, a control
+    character, Unicode whitespace) or an empty string, and the file is UTF-8."""
+    import pyarrow as pa
+
+    high = False
+    for column in table.columns:
+        for chunk in column.chunks:
+            if not (pa.types.is_string(chunk.type) or pa.types.is_binary(chunk.type)):
+                continue
+            offsets = _offsets(chunk)
+            if len(chunk) and not np.all(offsets[1:] > offsets[:-1]):
+                return False
+            data = chunk.buffers()[2]
+            data = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]] if data is not None else data
+            if data is not None and len(data):
+                if int(data.min()) < 0x21:
+                    return False
+                high = high or int(data.max()) >= 0x80
+    if high:
+        raw = text()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return not any(seq in raw for seq in _OTHER_SPACE_UTF8)
+    return True
+
+
+def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa: ANN001, ANN202 - pa.Table | None
     import pyarrow as pa
     from pyarrow import csv
 
     try:
         return csv.read_csv(
-            pa.py_buffer(raw),
-            read_options=csv.ReadOptions(column_names=list(names), block_size=1 << 24),
+            source,
+            read_options=csv.ReadOptions(column_names=list(names)),
             parse_options=csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, escape_char=False,
                                            double_quote=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
@@ -132,29 +161,16 @@ def _offsets(array) -> np.ndarray:  # noqa: ANN001 - pa.StringArray / LargeStrin
     """The int64 offsets of a string array (numpy view of its buffer, copied when int32)."""
     import pyarrow as pa
 
-    wide = pa.types.is_large_string(array.type)
+    wide = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
     return np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32, count=len(array) + 1,
-                         offset=array.offset * (8 if wide else 4)).astype(np.int64)
+                         offset=array.offset * (8 if wide else 4))
 
 
 def _strings(column):  # noqa: ANN001, ANN202 - pa.ChunkedArray -> (pa.Array, offsets, data)
     """One contiguous string array with its offsets (int64) and bytes (uint8) as numpy arrays."""
     array = column.combine_chunks()
     data = array.buffers()[2]
-    return array, _offsets(array), np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-
-
-def _no_empty(column) -> bool:  # noqa: ANN001 - pa.ChunkedArray
-    """No empty string in a string column (a number column that parsed has none either)."""
-    import pyarrow as pa
-
-    for chunk in column.chunks:
-        if isinstance(chunk, pa.DictionaryArray):
-            chunk = chunk.dictionary
-        if (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) and len(chunk):
-            if not np.all(np.diff(_offsets(chunk)) > 0):
-                return False
-    return True
+    return array, _offsets(array).astype(np.int64), np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
 
 
 def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringArray
@@ -168,20 +184,21 @@ def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringA
 
 
 def _hash(codes: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of (query code, id bytes) per row: the id's first, middle and last 8 bytes and length."""
+    """A 64-bit hash of (query code, id) per row from the id's first and last 8 bytes (collisions are
+    resolved by the callers, which compare the strings)."""
     padded = np.zeros(len(data) + 16, dtype=np.uint8)
     padded[:len(data)] = data
     words = np.ndarray(shape=(len(data) + 8,), dtype=np.uint64, buffer=padded, strides=(1,))
     starts, lengths = offsets[:-1], np.diff(offsets)
-    keep = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)[
-        np.minimum(lengths, 8)]
-    h = codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + lengths.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        for at, mult in ((starts, 0xC2B2AE3D27D4EB4F), (starts + np.maximum(lengths // 2 - 4, 0), 0x165667B19E3779F9),
-                         (starts + np.maximum(lengths - 8, 0), 0x27D4EB2F165667C5)):
-            h ^= (words[at] & keep) * np.uint64(mult)
-            h ^= h >> np.uint64(31)
-            h *= np.uint64(0x94D049BB133111EB)
+    keep = _KEEP[np.minimum(lengths, 8)]  # the bytes of the id itself, not of the next one
+    h = words[starts]
+    h &= keep
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    last = words[starts + np.maximum(lengths - 8, 0)]
+    last &= keep
+    last ^= codes.view(np.uint64)
+    last *= np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= last
     return h
 
 
@@ -209,6 +226,8 @@ class _File:
     """One TREC file as columns: query code per row, doc ids, the numbers, and the query ids in file order."""
 
     ids: list[str]
+    block_start: np.ndarray
+    block_code: np.ndarray
     code: np.ndarray
     docs: object
     doc_offsets: np.ndarray
@@ -219,14 +238,14 @@ class _File:
 
 def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict[str, int]) -> _File | None:
     """Read one file; ``known`` maps query ids to codes and is extended with new ones (in file order)."""
-    raw = _raw(path)
-    delimiter = _delimiter(raw)
-    table = _table(raw, delimiter, names, types) if delimiter else None
+    source, head, text = _source(path)
+    delimiter = _delimiter(head)
+    table = _table(source, delimiter, names, types) if delimiter else None
     if table is None or table.num_rows == 0:
         return None
     starts, block_ids = _blocks(table["qid"].combine_chunks())
-    if any(not qid or qid[0] == "#" for qid in block_ids) or not all(map(_no_empty, table.columns)):
-        return None  # a comment line, or an empty field (two delimiters in a row)
+    if any(qid[0] == "#" for qid in block_ids) or not _plain_fields(table, text):
+        return None  # a comment line, an empty field (two delimiters in a row), other whitespace
     values = table[value].to_numpy()
     if not np.isfinite(values).all() or (len(values) and float(np.abs(values).max()) >= EXACT_LIMIT):
         return None
@@ -237,12 +256,25 @@ def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict
     code = np.repeat(block_code, np.diff(np.r_[starts, table.num_rows]))
     docs, doc_offsets, doc_data = _strings(table["docid"])
     first = {name: table[name][0].as_py() for name in names}
-    return _File(ids, code, docs, doc_offsets, doc_data, values, first)
+    return _File(ids, starts, block_code, code, docs, doc_offsets, doc_data, values, first)
 
 
-def _group(code: np.ndarray, index: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose query is evaluated, grouped by ``index[code]`` (stable), and the group offsets."""
-    group = index[code]
+def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """Rows whose query is evaluated, grouped by ``index[code]`` (stable; None: all rows, as they are),
+    and the group offsets. Decided per block of lines when each query is one block, in order."""
+    block_group = index[file.block_code]
+    lengths = np.diff(np.r_[file.block_start, len(file.code)])
+    keep = block_group >= 0
+    kept = block_group[keep]
+    if np.all(kept[1:] > kept[:-1]):
+        offsets = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(kept, weights=lengths[keep], minlength=n_groups).astype(np.int64), out=offsets[1:])
+        if keep.all():
+            return None, offsets
+        size = lengths[keep]
+        rows = np.repeat(file.block_start[keep] - np.r_[0, np.cumsum(size)[:-1]], size) + np.arange(int(size.sum()))
+        return rows, offsets
+    group = index[file.code]
     rows = np.flatnonzero(group >= 0)
     group = group[rows]
     if len(group) > 1 and not np.all(group[1:] >= group[:-1]):
@@ -273,12 +305,12 @@ def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, 
         return None
     known: dict[str, int] = {}
     try:
-        qrels = _read(qrels_path, _QRELS, "rel", {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(),
+        qrels = _read(qrels_path, _QRELS, "rel", {"qid": pa.string(), "iter": pa.binary(), "docid": pa.string(),
                                                   "rel": pa.float64()}, known)
         n_judged = len(known)
         run = None if qrels is None else _read(run_path, _RUN, "score", {
-            "qid": pa.string(), "Q0": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
-            "rank": pa.int64(), "score": pa.float64(), "tag": pa.dictionary(pa.int32(), pa.string())}, known)
+            "qid": pa.string(), "Q0": pa.binary(), "docid": pa.string(), "rank": pa.binary(), "score": pa.float64(),
+            "tag": pa.binary()}, known)
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
     columns = None if run is None else _pair(qrels, run, n_judged, len(known))
@@ -286,7 +318,7 @@ def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, 
         return None
     top = float(qrels.values.max())
     return (QrelsView(qrels.ids, str(qrels_path), max_grade=int(top) if top.is_integer() else top, columns=columns),
-            RunView(run.ids, str(run_path), name=str(run.first["tag"])))
+            RunView(run.ids, str(run_path), name=bytes(run.first["tag"]).decode()))
 
 
 def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | None:
@@ -315,13 +347,13 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
 
     # Evaluated queries: the qrels' queries that the run has, in qrels order.
     in_run = np.zeros(n_judged, dtype=bool)
-    in_run[np.unique(run.code[run.code < n_judged])] = True
+    in_run[run.block_code[run.block_code < n_judged]] = True
     evaluated = np.flatnonzero(in_run)
     index = np.full(n_known, -1, dtype=np.int64)
     index[evaluated] = np.arange(len(evaluated))
     query_ids = [qrels.ids[i] for i in evaluated.tolist()]
-    rows, offsets = _group(run.code, index, len(evaluated))
-    judged_rows, judged_offsets = _group(qrels.code, index, len(evaluated))
+    rows, offsets = _group(run, index, len(evaluated))
+    judged_rows, judged_offsets = _group(qrels, index, len(evaluated))
 
     grade = qrels.values[q_rows]
     nonzero = grade != 0
@@ -330,9 +362,10 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
     docs = run.docs
 
     def doc_ids(selected: np.ndarray) -> list[str]:
-        return docs.take(rows[selected]).to_pylist()
+        return docs.take(selected if rows is None else rows[selected]).to_pylist()
 
     return Columns(
-        query_ids=query_ids, offsets=offsets, scores=run.values[rows], judged_offsets=judged_offsets,
-        judged=qrels.values[judged_rows], hit_query=hit_query, hit_score=run.values[r_rows], hit_grade=grade,
+        query_ids=query_ids, offsets=offsets, scores=run.values if rows is None else run.values[rows],
+        judged_offsets=judged_offsets,
+        judged=qrels.values if judged_rows is None else qrels.values[judged_rows], hit_query=hit_query, hit_score=run.values[r_rows], hit_grade=grade,
         doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist())

@@ -1,0 +1,440 @@
+"""Benchmark evalbridge's default backend against ranx, ir-measures, pytrec_eval and a plain Python loop.
+
+Usage::
+
+    .venv/bin/python bench/run.py            # full: sizes a-d (7M-row files, 10M-row dicts), ~15-25 min
+    .venv/bin/python bench/run.py --quick    # small sizes only, < 2 min
+
+Every measurement runs in a fresh subprocess (``--worker``): the input is built there first
+(not timed), the libraries are imported (not timed, except in the startup rows), then the
+task runs ``reps`` times after a warm-up call; the medians, the ratios against the anchors of
+the same run, and the peak memory growth (``VmHWM`` reset through ``/proc/self/clear_refs``) are
+printed and written to ``bench/results/<mode>-<date>.md``. Data come from :mod:`data` (fixed seed)
+and are cached in ``$TMPDIR/evalbridge_bench``. Speed is never asserted in the unit tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+#: name -> (queries, docs per query)
+SIZES = {"a": (100, 10), "b": (10_000, 100), "c": (7_000, 1_000), "d": (100_000, 100),
+         "b_quick": (1_000, 100), "c_quick": (300, 1_000)}
+METRICS = ["nDCG@10", "AP", "R@100", "RR@10", "P@10"]
+TWENTY = ["P@1", "P@3", "P@5", "P@10", "P@20", "P@100", "R@10", "R@100", "R@1000", "RR", "RR@10", "AP", "AP@100",
+          "nDCG", "nDCG@5", "nDCG@10", "nDCG@20", "nDCG(gain=exp)@10", "Rprec", "Success@10"]
+CACHE = Path(tempfile.gettempdir()) / "evalbridge_bench"
+
+
+# ---------------------------------------------------------------- inputs (built inside the workers)
+
+def dicts(size: str) -> tuple[dict, dict]:
+    """``(qrels, run)`` dict-of-dicts of a size, cached as a pickle next to the files."""
+    import pickle
+
+    import data
+
+    path = CACHE / f"{size}.pickle"
+    if path.exists():
+        with path.open("rb") as f:
+            return pickle.load(f)
+    pair = data.to_dicts(data.generate(*SIZES[size], seed=7, name=size))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        pickle.dump(pair, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return pair
+
+
+def files(size: str) -> tuple[Path, Path]:
+    """TREC ``qrels.txt`` and ``run.txt`` of a size (written once)."""
+    import data
+
+    folder = CACHE / size
+    if not (folder / "run.txt").exists():
+        data.write_trec(data.generate(*SIZES[size], seed=7, name=size), folder)
+    return folder / "qrels.txt", folder / "run.txt"
+
+
+# ---------------------------------------------------------------- the contenders
+
+def naive(qrels: dict, run: dict) -> dict[str, float]:
+    """A blog-style loop: sort each query (score desc, doc id desc as trec_eval), then count."""
+    import math
+
+    sums = dict.fromkeys(METRICS, 0.0)
+    for qid, grades in qrels.items():
+        scores = run.get(qid, {})
+        ranked = [d for _, d in sorted(((s, d) for d, s in scores.items()), reverse=True)]
+        rels = [grades.get(d, 0) for d in ranked]
+        n_rel = sum(1 for g in grades.values() if g >= 1)
+        hits, ap, rr = 0, 0.0, 0.0
+        for i, g in enumerate(rels, 1):
+            if g >= 1:
+                hits += 1
+                ap += hits / i
+                if not rr and i <= 10:
+                    rr = 1 / i
+        dcg = sum(g / math.log2(i + 1) for i, g in enumerate(rels[:10], 1) if g > 0)
+        ideal = sorted(grades.values(), reverse=True)[:10]
+        idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, 1) if g > 0)
+        sums["nDCG@10"] += dcg / idcg if idcg else 0.0
+        sums["AP"] += ap / n_rel if n_rel else 0.0
+        sums["R@100"] += sum(1 for g in rels[:100] if g >= 1) / n_rel if n_rel else 0.0
+        sums["RR@10"] += rr
+        sums["P@10"] += sum(1 for g in rels[:10] if g >= 1) / 10
+    return {m: s / len(qrels) for m, s in sums.items()}
+
+
+def pytrec(qrels: dict, run: dict) -> dict[str, float]:
+    """pytrec_eval: ndcg_cut.10, map, recall.100, P.10 and recip_rank (RR@10 = rr if rr >= 0.1)."""
+    import pytrec_eval
+
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recall.100", "recip_rank",
+                                                       "P.10"}).evaluate(run)
+    keys = {"nDCG@10": "ndcg_cut_10", "AP": "map", "R@100": "recall_100", "P@10": "P_10"}
+    n = len(per_query)
+    means = {m: sum(v[k] for v in per_query.values()) / n for m, k in keys.items()}
+    means["RR@10"] = sum(v["recip_rank"] if v["recip_rank"] >= 0.1 else 0.0 for v in per_query.values()) / n
+    return means
+
+
+def irm(qrels: dict, run: dict) -> dict[str, float]:
+    """ir-measures' default pipeline (``calc_aggregate``)."""
+    import ir_measures
+
+    return {str(k): v for k, v in ir_measures.calc_aggregate(list(map(ir_measures.parse_measure, METRICS)),
+                                                             qrels, run).items()}
+
+
+def ranx_eval(qrels: dict, run: dict) -> dict[str, float]:
+    """ranx from dicts: Qrels/Run construction plus ``evaluate``."""
+    import ranx
+
+    return ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["ndcg@10", "map", "recall@100", "mrr@10",
+                                                             "precision@10"])
+
+
+def evalbridge_eval(qrels: object, run: object, metrics: list[str] = METRICS) -> dict[str, float]:
+    """evalbridge's default backend, from whatever the user has (dicts or file paths)."""
+    import evalbridge
+
+    return evalbridge.evaluate(qrels, run, metrics).means
+
+
+def evalbridge_backend(name: str):  # noqa: ANN201
+    def call(qrels: object, run: object) -> dict[str, float]:
+        import evalbridge
+
+        return evalbridge.evaluate(qrels, run, METRICS, backend=name).means
+    return call
+
+
+def crosscheck(qrels: object, run: object) -> dict:
+    import evalbridge
+
+    return {"ok": evalbridge.crosscheck(qrels, run, METRICS, backends=("ranx", "ir_measures", "pytrec_eval")).ok}
+
+
+def irm_files(qrels_path: Path, run_path: Path) -> dict[str, float]:
+    """The best anchor path from files: ir-measures' readers to dicts, then pytrec_eval."""
+    import ir_measures
+
+    qrels: dict = {}
+    for row in ir_measures.read_trec_qrels(str(qrels_path)):
+        qrels.setdefault(row.query_id, {})[row.doc_id] = row.relevance
+    run: dict = {}
+    for row in ir_measures.read_trec_run(str(run_path)):
+        run.setdefault(row.query_id, {})[row.doc_id] = row.score
+    return pytrec(qrels, run)
+
+
+def ranx_files(qrels_path: Path, run_path: Path) -> dict[str, float]:
+    import ranx
+
+    return ranx.evaluate(ranx.Qrels.from_file(str(qrels_path), kind="trec"),
+                         ranx.Run.from_file(str(run_path), kind="trec"),
+                         ["ndcg@10", "map", "recall@100", "mrr@10", "precision@10"])
+
+
+def floor(qrels_path: Path, run_path: Path) -> dict[str, float]:
+    """The floor: pyarrow reads both files, run doc ids are looked up in the qrels', one vectorised pass."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    def read(path: Path, names: list[str], keep: dict) -> pa.Table:
+        return csv.read_csv(path, read_options=csv.ReadOptions(column_names=names),
+                            parse_options=csv.ParseOptions(delimiter=" ", quote_char=False),
+                            convert_options=csv.ConvertOptions(column_types=keep, include_columns=list(keep)))
+
+    qrels = read(qrels_path, ["q", "i", "d", "g"], {"d": pa.string(), "g": pa.float64()})
+    run = read(run_path, ["q", "z", "d", "r", "s", "t"], {"q": pa.string(), "d": pa.string(), "s": pa.float64()})
+    found = pc.index_in(run["d"], value_set=qrels["d"].combine_chunks()).to_numpy(zero_copy_only=False)
+    gain = np.where(np.isnan(found), 0.0, 1.0) * run["s"].to_numpy()
+    return {"sum": float(np.cumsum(gain)[-1])}
+
+
+# ---------------------------------------------------------------- workers
+
+def _status(field: str) -> int:
+    """A ``/proc/self/status`` field in bytes (0 where there is no /proc)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _reset_peak() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def worker(spec: dict) -> dict:
+    """Build the input, import, warm up, then time ``reps`` calls; report times and memory."""
+    task = {"evalbridge": evalbridge_eval, "pytrec_eval": pytrec, "ir_measures": irm, "ranx": ranx_eval,
+            "naive": naive, "irm_files": irm_files, "ranx_files": ranx_files, "floor": floor,
+            "crosscheck": crosscheck, "twenty": lambda q, r: evalbridge_eval(q, r, TWENTY),
+            "eb_ranx": evalbridge_backend("ranx"), "eb_ir_measures": evalbridge_backend("ir_measures"),
+            "eb_pytrec_eval": evalbridge_backend("pytrec_eval")}[spec["task"]]
+    args = files(spec["size"]) if spec["input"] == "files" else dicts(spec["size"])
+    if spec["input"] == "files":
+        args = tuple(map(str, args))
+        for path in args:  # into the page cache
+            Path(path).read_bytes()
+    for module in spec.get("imports", []):
+        __import__(module)
+    times, growth = [], []
+    base = _status("VmRSS")
+    for i in range(spec["reps"] + spec["warmup"]):
+        _reset_peak()
+        before = _status("VmRSS")
+        start = time.perf_counter()
+        value = task(*args)
+        elapsed = time.perf_counter() - start
+        growth.append(_status("VmHWM") - before)
+        times.append(elapsed)
+        del value
+    timed = times[spec["warmup"]:]
+    return {"median": statistics.median(timed), "times": timed, "first": times[0], "peak_growth": max(growth),
+            "input_rss": base}
+
+
+STARTUP = {
+    "evalbridge": "import evalbridge\nevalbridge.evaluate(q, r, {m})",
+    "pytrec_eval": "import pytrec_eval\npytrec_eval.RelevanceEvaluator(q, {{'ndcg_cut.10', 'map', 'recall.100', "
+                   "'recip_rank', 'P.10'}}).evaluate(r)",
+    "ir_measures": "import ir_measures\nir_measures.calc_aggregate([ir_measures.parse_measure(x) for x in {m}], q, r)",
+    "ranx": "import ranx\nranx.evaluate(ranx.Qrels(q), ranx.Run(r), ['ndcg@10', 'map', 'recall@100', 'mrr@10', "
+            "'precision@10'])",
+    "naive": "import sys\nsys.path.insert(0, {here!r})\nfrom run import naive\nnaive(q, r)",
+    "python": "pass",
+}
+
+
+def startup(name: str, reps: int, env: dict | None = None) -> dict:
+    """Wall time of a fresh interpreter that imports a library and evaluates the 100 x 10 input."""
+    qrels, run = dicts("a")
+    source = CACHE / "a.json"
+    source.write_text(json.dumps([qrels, run]))
+    body = STARTUP[name].format(m=METRICS, here=str(HERE))
+    code = f"import json\nq, r = json.load(open({str(source)!r}))\n{body}\n" if name != "python" else body
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, **(env or {})},
+                       stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return {"median": statistics.median(times), "times": times, "first": times[0], "peak_growth": 0, "input_rss": 0}
+
+
+def spawn(spec: dict) -> dict:
+    """Run one worker in a fresh interpreter."""
+    done = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
+    if done.returncode:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- the plan and the report
+
+def plan(quick: bool) -> list[tuple[str, str, dict]]:
+    """(group, label, spec): what to measure in this mode."""
+    b, c = ("b_quick", "c_quick") if quick else ("b", "c")
+    reps = {"a": 20, b: 3 if quick else 5, c: 3, "d": 3}
+    steps: list[tuple[str, str, dict]] = []
+    imports = {"evalbridge": ["evalbridge"], "pytrec_eval": ["pytrec_eval"], "ir_measures": ["ir_measures"],
+               "ranx": ["ranx"], "naive": []}
+    for size in ("a", b) + (() if quick else ("d",)):
+        for task in ("evalbridge", "pytrec_eval", "ir_measures", "ranx", "naive"):
+            if task in ("ir_measures", "ranx") and size == "d" and quick:
+                continue
+            steps.append((f"dicts {size}", task, {"task": task, "size": size, "input": "dicts", "reps": reps[size],
+                                                  "warmup": 1, "imports": imports[task]}))
+    for task in ("evalbridge", "irm_files", "floor") + (("ranx_files",) if not quick else ()):
+        steps.append((f"files {c}", task, {"task": task, "size": c, "input": "files", "reps": reps[c],
+                                           "warmup": 1 if task != "ranx_files" else 0,
+                                           "imports": ["evalbridge", "numpy", "pyarrow.csv", "pyarrow.compute"]
+                                           if task != "irm_files" else ["ir_measures", "pytrec_eval"]}))
+    for task in ("evalbridge", "twenty"):
+        steps.append((f"metrics {b}", "1 metric" if task == "evalbridge" else "20 metrics",
+                      {"task": "evalbridge" if task == "evalbridge" else "twenty", "size": b, "input": "dicts",
+                       "reps": reps[b], "warmup": 1, "imports": ["evalbridge", "numpy"]}))
+    cross = "a" if quick else b
+    libraries = {"crosscheck": ["ranx", "ir_measures", "pytrec_eval", "pandas"], "eb_ranx": ["ranx"],
+                 "eb_ir_measures": ["ir_measures"], "eb_pytrec_eval": ["pytrec_eval"]}
+    for task, needed in libraries.items():
+        steps.append((f"cross-check {cross}", task, {"task": task, "size": cross, "input": "dicts",
+                                                    "reps": 3, "warmup": 1, "imports": ["evalbridge", *needed]}))
+    return steps
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
+    memory = next((round(int(line.split()[1]) / 1024 ** 2) for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal")), 0) if Path("/proc/meminfo").exists() else "?"
+    versions = []
+    for module in ("evalbridge", "numpy", "pyarrow", "ranx", "ir_measures", "pytrec_eval"):
+        try:
+            from importlib.metadata import version
+
+            versions.append(f"{module} {version(module.replace('_', '-') if module != 'pytrec_eval' else 'pytrec-eval-terrier')}")
+        except Exception:  # noqa: BLE001 - not installed
+            versions.append(f"{module} -")
+    return (f"{cpu}, {os.cpu_count()} cores, {memory} GiB; Python {platform.python_version()}; "
+            f"{', '.join(versions)}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def ratio(results: dict, a: tuple[str, str], b: tuple[str, str] | list[tuple[str, str]]) -> float | None:
+    """Median of ``a`` over the median of ``b`` (or over the sum of several)."""
+    bs = b if isinstance(b, list) else [b]
+    if a not in results or any(x not in results for x in bs) or any("error" in results[x] for x in [a, *bs]):
+        return None
+    return results[a]["median"] / sum(results[x]["median"] for x in bs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes only (< 2 minutes)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="folder of the markdown report")
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
+
+    quick, began = args.quick, time.perf_counter()
+    b, c = ("b_quick", "c_quick") if quick else ("b", "c")
+    results: dict[tuple[str, str], dict] = {}
+    print(f"evalbridge benchmark ({'quick' if quick else 'full'}): {machine()}", flush=True)
+    # Build the inputs once, outside any timing.
+    for size in ("a", b, c) + (() if quick else ("d",)):
+        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; "
+                                              f"run.dicts({size!r}); run.files({size!r})"], check=True)
+
+    numba_warm = str(CACHE / "numba")  # kept between runs: ranx's kernels compile once
+    startup("ranx", 1, {"NUMBA_CACHE_DIR": numba_warm})  # fills the warm cache
+    fresh = 5 if quick else 10
+    for name, reps, env in (("python", fresh, None), ("evalbridge", fresh, None), ("pytrec_eval", fresh, None),
+                            ("ir_measures", fresh, None), ("naive", fresh, None),
+                            ("ranx", 1 if quick else 3, {"NUMBA_CACHE_DIR": numba_warm})):
+        label = "ranx (warm numba cache)" if name == "ranx" else name
+        results[("startup a", label)] = startup(name, reps, env)
+        print(f"  startup a / {label}: {fmt(results[('startup a', label)]['median'])}", flush=True)
+    if not quick:
+        cold = {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba_cold_")}
+        results[("startup a", "ranx (cold numba cache)")] = startup("ranx", 1, cold)
+        print(f"  startup a / ranx cold: {fmt(results[('startup a', 'ranx (cold numba cache)')]['median'])}")
+
+    env_warm = {"NUMBA_CACHE_DIR": numba_warm}
+    os.environ.update(env_warm)
+    for group, label, spec in plan(quick):
+        results[(group, label)] = spawn(spec)
+        got = results[(group, label)]
+        print(f"  {group} / {label}: " + (got["error"] if "error" in got else
+                                          f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
+              flush=True)
+
+    goals = [
+        ("1. fresh process, 100 x 10 dicts: evalbridge / pytrec_eval", 2.0,
+         ratio(results, ("startup a", "evalbridge"), ("startup a", "pytrec_eval"))),
+        (f"2. TREC files {c}: evalbridge / (ir-measures reader + pytrec_eval)", 0.3,
+         ratio(results, (f"files {c}", "evalbridge"), (f"files {c}", "irm_files"))),
+        (f"2. TREC files {c}: evalbridge / floor (pyarrow read + one vectorised pass)", 1.5,
+         ratio(results, (f"files {c}", "evalbridge"), (f"files {c}", "floor"))),
+        (f"3. dicts {'d' if not quick else b}: evalbridge / pytrec_eval", 1.0,
+         ratio(results, (f"dicts {'d' if not quick else b}", "evalbridge"),
+               (f"dicts {'d' if not quick else b}", "pytrec_eval"))),
+        (f"4. dicts {b}: 20 metrics / 1 metric", 2.0,
+         ratio(results, (f"metrics {b}", "20 metrics"), (f"metrics {b}", "1 metric"))),
+        (f"6. cross-check {'a' if quick else b}: crosscheck / sum of the three backends", 1.2,
+         ratio(results, (f"cross-check {'a' if quick else b}", "crosscheck"),
+               [(f"cross-check {'a' if quick else b}", x) for x in ("eb_ranx", "eb_ir_measures", "eb_pytrec_eval")])),
+    ]
+    size = "d" if not quick else b
+    eb, pt = results.get((f"dicts {size}", "evalbridge"), {}), results.get((f"dicts {size}", "pytrec_eval"), {})
+    if eb.get("peak_growth") and pt.get("peak_growth"):
+        goals.append((f"5. dicts {size}: peak RSS growth evalbridge / pytrec_eval", 1.0,
+                      eb["peak_growth"] / pt["peak_growth"]))
+    report = render(results, goals, quick, time.perf_counter() - began)
+    print(report)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{'quick' if quick else 'full'}-{time.strftime('%Y-%m-%d')}.md"
+    path.write_text(report)
+    print(f"written to {path}")
+
+
+def render(results: dict, goals: list, quick: bool, wall: float) -> str:
+    lines = [f"# evalbridge benchmark ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})", "",
+             f"Machine: {machine()}.", "",
+             "Five metrics (nDCG@10, AP, R@100, RR@10, P@10) unless said otherwise. Sizes (queries x docs): "
+             + ", ".join(f"{k} = {q:,} x {d:,}" for k, (q, d) in SIZES.items()) + ".", "",
+             "## Goals (ratios of medians measured in this run)", "", "| goal | target | measured | met |",
+             "|---|---|---|---|"]
+    for name, target, value in goals:
+        measured = "n/a" if value is None else f"{value:.2f}"
+        met = "n/a" if value is None else ("yes" if value <= target else "**no**")
+        lines.append(f"| {name} | <= {target} | {measured} | {met} |")
+    lines += ["", "## Medians", "", "| group | contender | median | first call | runs | peak RSS growth |",
+              "|---|---|---|---|---|---|"]
+    for (group, label), got in results.items():
+        if "error" in got:
+            lines.append(f"| {group} | {label} | error: {got['error']} | | | |")
+            continue
+        lines.append(f"| {group} | {label} | {fmt(got['median'])} | {fmt(got['first'])} | {len(got['times'])} | "
+                     f"{got['peak_growth'] / 2 ** 20:.0f} MiB |")
+    lines += ["", "Startup rows are the wall time of a fresh `python -c` that imports the library and evaluates "
+              "size a (the data are read from JSON in every variant). Other rows run in a fresh worker after the "
+              "input is built and the libraries imported; `first call` is the warm-up call where there is one. "
+              "`files` rows start from TREC files in the page cache; `floor` is pyarrow reading both files, the "
+              "run's doc ids looked up in the qrels' and one vectorised pass. The cross-check rows use "
+              "evalbridge's backends (`eb_*` = `evaluate(backend=...)`).", "",
+              f"Total wall time: {wall:.0f} s."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

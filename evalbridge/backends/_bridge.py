@@ -24,12 +24,16 @@ make the library's number equal the reference's:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as distribution_version
+from types import ModuleType
 from typing import Any
 
-from ..errors import UnsupportedMetricError
+from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank, to_float32
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
@@ -339,3 +343,19 @@ def depth(run: Run) -> int:
     return max(map(len, run.values()), default=0)
 
 
+def import_library(backend: str, module: str, install: str) -> ModuleType:
+    """Import a backend's library on first use, or say how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise BackendUnavailableError(f"backend {backend!r} needs the {module} library. Fix: {install}") from None
+
+
+def library_version(*distributions: str) -> str:
+    """The installed version of the first of ``distributions`` found, else ``"unknown"``."""
+    for distribution in distributions:
+        try:
+            return distribution_version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "unknown"

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from ..errors import BackendUnavailableError
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -74,11 +73,7 @@ def conventions_for(metric: Metric) -> NativeConventions:
 
 
 def _library():  # noqa: ANN202 - the ir_measures module
-    try:
-        import ir_measures
-    except ImportError:
-        raise BackendUnavailableError(f"backend 'ir_measures' needs the ir-measures library. Fix: {INSTALL}") from None
-    return ir_measures
+    return _bridge.import_library(NAME, "ir_measures", INSTALL)
 
 
 def version() -> str:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Callable
 
-from ..errors import BackendUnavailableError, UnsupportedMetricError
+from ..errors import UnsupportedMetricError
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -58,21 +58,11 @@ _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
 
 def _library():  # noqa: ANN202 - the pytrec_eval module
-    try:
-        import pytrec_eval
-    except ImportError:
-        raise BackendUnavailableError(f"backend 'pytrec_eval' needs the pytrec_eval library. Fix: {INSTALL}") from None
-    return pytrec_eval
+    return _bridge.import_library(NAME, "pytrec_eval", INSTALL)
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("pytrec-eval-terrier")
-    except PackageNotFoundError:
-        return getattr(_library(), "__version__", "unknown")
+    return _bridge.library_version("pytrec-eval-terrier", "pytrec_eval")
 
 
 def measure_name(task: Task, supported: Sequence[str] | None = None) -> str:

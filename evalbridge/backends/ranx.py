@@ -18,7 +18,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Callable
 
-from ..errors import BackendUnavailableError
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -79,21 +78,11 @@ def metric_name(task: Task) -> str:
 
 
 def _library():  # noqa: ANN202 - the ranx module
-    try:
-        import ranx
-    except ImportError:
-        raise BackendUnavailableError(f"backend 'ranx' needs the ranx library. Fix: {INSTALL}") from None
-    return ranx
+    return _bridge.import_library(NAME, "ranx", INSTALL)
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("ranx")
-    except PackageNotFoundError:
-        return "unknown"
+    return _bridge.library_version("ranx")
 
 
 def native_ranking(run: Run) -> Run:

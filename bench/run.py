@@ -183,8 +183,8 @@ def floor(qrels_path: Path, run_path: Path) -> dict[str, float]:
 
     qrels = read(qrels_path, ["q", "i", "d", "g"], {"d": pa.string(), "g": pa.float64()})
     run = read(run_path, ["q", "z", "d", "r", "s", "t"], {"q": pa.string(), "d": pa.string(), "s": pa.float64()})
-    found = pc.index_in(run["d"], value_set=qrels["d"].combine_chunks()).to_numpy(zero_copy_only=False)
-    gain = np.where(np.isnan(found), 0.0, 1.0) * run["s"].to_numpy()
+    found = pc.fill_null(pc.index_in(run["d"], value_set=qrels["d"].combine_chunks()), -1).to_numpy()
+    gain = (found >= 0) * run["s"].to_numpy()
     return {"sum": float(np.cumsum(gain)[-1])}
 
 

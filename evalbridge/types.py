@@ -182,6 +182,12 @@ class _Base(Mapping[str, Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self._data)
 
+    def __contains__(self, qid: object) -> bool:  # the dict's own lookup, not Mapping's try/except
+        return qid in self._data
+
+    def get(self, qid: str, default: Any = None) -> Any:
+        return self._data.get(qid, default)
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 

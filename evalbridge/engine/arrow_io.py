@@ -166,13 +166,6 @@ def _offsets(array) -> np.ndarray:  # noqa: ANN001 - pa.StringArray / LargeStrin
                          offset=array.offset * (8 if wide else 4))
 
 
-def _strings(column):  # noqa: ANN001, ANN202 - pa.ChunkedArray -> (pa.Array, offsets, data)
-    """One contiguous string array with its offsets (int64) and bytes (uint8) as numpy arrays."""
-    array = column.combine_chunks()
-    data = array.buffers()[2]
-    return array, _offsets(array).astype(np.int64), np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-
-
 def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringArray
     """Start row and value of every block of equal adjacent strings (e.g. a query's lines)."""
     import pyarrow.compute as pc
@@ -193,12 +186,13 @@ def _hash(codes: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarra
     keep = _KEEP[np.minimum(lengths, 8)]  # the bytes of the id itself, not of the next one
     h = words[starts]
     h &= keep
-    h *= np.uint64(0x9E3779B97F4A7C15)
-    last = words[starts + np.maximum(lengths - 8, 0)]
-    last &= keep
-    last ^= codes.view(np.uint64)
-    last *= np.uint64(0xC2B2AE3D27D4EB4F)
-    h ^= last
+    if len(lengths) and int(lengths.max()) > 8:
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        last = words[starts + np.maximum(lengths - 8, 0)]
+        last &= keep
+        h ^= last
+    h ^= codes.view(np.uint64) << np.uint64(40)
+    h *= np.uint64(0xC2B2AE3D27D4EB4F)
     return h
 
 
@@ -230,8 +224,7 @@ class _File:
     block_code: np.ndarray
     code: np.ndarray
     docs: object
-    doc_offsets: np.ndarray
-    doc_data: np.ndarray
+    hashes: np.ndarray
     values: np.ndarray
     first: dict[str, object]
 
@@ -247,16 +240,24 @@ def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict
     if any(qid[0] == "#" for qid in block_ids) or not _plain_fields(table, text):
         return None  # a comment line, an empty field (two delimiters in a row), other whitespace
     values = table[value].to_numpy()
-    if not np.isfinite(values).all() or (len(values) and float(np.abs(values).max()) >= EXACT_LIMIT):
+    low, high = float(values.min()), float(values.max())  # NaN propagates; inf is not < EXACT_LIMIT
+    if not max(-low, high) < EXACT_LIMIT:
         return None
     ids = list(dict.fromkeys(block_ids))
     for qid in ids:
         known.setdefault(qid, len(known))
     block_code = np.array([known[qid] for qid in block_ids], dtype=np.int64)
     code = np.repeat(block_code, np.diff(np.r_[starts, table.num_rows]))
-    docs, doc_offsets, doc_data = _strings(table["docid"])
+    docs = table["docid"]
+    hashes = np.empty(len(code), dtype=np.uint64)
+    at = 0
+    for chunk in docs.chunks:  # chunk by chunk: no copy of the whole column
+        data = chunk.buffers()[2]
+        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+        hashes[at:at + len(chunk)] = _hash(code[at:at + len(chunk)], _offsets(chunk), data)
+        at += len(chunk)
     first = {name: table[name][0].as_py() for name in names}
-    return _File(ids, starts, block_code, code, docs, doc_offsets, doc_data, values, first)
+    return _File(ids, starts, block_code, code, docs.combine_chunks(), hashes, values, first)
 
 
 def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | None, np.ndarray]:
@@ -325,8 +326,8 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
     """Match the run's rows to the qrels' and lay both out per evaluated query; None on duplicates."""
     import pyarrow.compute as pc
 
-    q_keys, q_bits = _keys(_hash(qrels.code, qrels.doc_offsets, qrels.doc_data))
-    r_keys, r_bits = _keys(_hash(run.code, run.doc_offsets, run.doc_data))
+    q_keys, q_bits = _keys(qrels.hashes)
+    r_keys, r_bits = _keys(run.hashes)
     if _duplicated(q_keys, q_bits, qrels.code, qrels.docs) or _duplicated(r_keys, r_bits, run.code, run.docs):
         return None
 

@@ -70,7 +70,7 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]]) -> Columns:
     """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.types.Qrels`, ``Run``).
 
-    Cost: one C-level pass over the run's scores plus one Python step per qrels row.
+    Cost: one C-level pass over the run's scores and a few C-level calls per query.
 
     Example:
         >>> c = from_mappings({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}, {"q1": {"a": 0.5, "x": 0.9}})

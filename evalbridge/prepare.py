@@ -93,5 +93,7 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
     """Apply the missing-query policy in place: ``zero`` gives every qrels query absent from the values 0."""
     if policy != "zero":
         return
+    order = list(qrels)
     for metric, per_query in values.items():
-        values[metric] = {q: per_query.get(q, 0.0) for q in qrels}
+        if len(per_query) != len(order) or list(per_query) != order:  # else nothing to fill or reorder
+            values[metric] = {q: per_query.get(q, 0.0) for q in order}

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from dataclasses import dataclass
 from numbers import Integral, Real
-from operator import countOf
+from operator import countOf, methodcaller
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -101,27 +102,41 @@ def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) 
                      source=where, query_id=qid, fix=f"convert {what}s to int or float.")
 
 
+def _plain_rows(rows: list[dict]) -> bool:
+    """True when every doc id is a ``str`` and the values are ints/floats of finite sum, checked
+    row by row (long rows stay in the cache between the checks) or all at once (many short rows)."""
+    values = methodcaller("values")
+    try:
+        if len(rows) * 32 > sum(map(len, rows)):
+            "".join(chain.from_iterable(rows))
+            total = sum(map(len, rows))
+            floats = countOf(map(type, chain.from_iterable(map(values, rows))), float)
+            return ((floats == total or floats + countOf(map(type, chain.from_iterable(map(values, rows))), int)
+                     == total) and math.isfinite(sum(chain.from_iterable(map(values, rows)))))
+        join, numbers, isfinite = "".join, {int, float}, math.isfinite
+        for docs in rows:
+            join(docs)
+            scores = docs.values()
+            if countOf(map(type, scores), float) != len(scores) and not set(map(type, scores)) <= numbers:
+                return False
+            if not isfinite(sum(scores)):
+                return False
+    except TypeError:
+        return False
+    return True
+
+
 def _freeze_plain(data: Mapping) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple] | None:
-    """``_freeze`` for the common case, with C-level checks only: ``None`` unless every query id
-    is a ``str``, every row a ``dict`` with ``str`` doc ids and int/float values of finite sum
-    (the general loop then gives the same result, or the error, more slowly)."""
+    """``_freeze`` for the common case, with C-level checks only: ``None`` unless every query id is
+    a ``str`` and every row a ``dict`` with ``str`` doc ids and int/float values of finite sum (the
+    general loop then gives the same result, or the error, more slowly)."""
     if not set(map(type, data)) <= {str} or not set(map(type, data.values())) <= {dict}:
         return None
-    join, numbers, isfinite = "".join, {int, float}, math.isfinite
-    frozen: dict[str, Mapping[str, Any]] = {}
-    for qid, docs in data.items():
-        docs = docs.copy()
-        values = docs.values()
-        try:
-            join(docs)
-        except TypeError:
-            return None
-        if countOf(map(type, values), float) != len(values) and not set(map(type, values)) <= numbers:
-            return None
-        if not isfinite(sum(values)):
-            return None
-        frozen[qid] = MappingProxyType(docs)
-    return frozen, ("str",) if frozen else (), ("str",) if any(map(len, frozen.values())) else ()
+    copies = list(map(dict.copy, data.values()))
+    if not _plain_rows(copies):
+        return None
+    frozen = dict(zip(data, map(MappingProxyType, copies)))
+    return frozen, ("str",) if frozen else (), ("str",) if any(copies) else ()
 
 
 def _freeze(data: object, *, what: str, where: str | None) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple]:
@@ -221,7 +236,7 @@ class Qrels(_Base):
         (2, 2)
     """
 
-    __slots__ = ("min_relevance",)
+    __slots__ = ("min_relevance", "_top")
     _what = "grade"
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None) -> None:
@@ -235,7 +250,17 @@ class Qrels(_Base):
     @property
     def max_grade(self) -> float:
         """The top grade of the scale: the largest grade in the whole qrels (0 if none)."""
-        return max((max(d.values(), default=0) for d in self._data.values()), default=0)
+        try:
+            return self._top  # computed once: the qrels are immutable
+        except AttributeError:
+            pass
+        rows = self._data.values()
+        if all(rows):  # no query without judgements: the same maximum at C speed
+            top = max(map(max, map(methodcaller("values"), rows)), default=0)
+        else:
+            top = max((max(d.values(), default=0) for d in rows), default=0)
+        object.__setattr__(self, "_top", top)
+        return top
 
     @property
     def is_integral(self) -> bool:

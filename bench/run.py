@@ -266,6 +266,17 @@ def startup(name: str, reps: int, env: dict | None = None) -> dict:
     return {"median": statistics.median(times), "times": times, "first": times[0], "peak_growth": 0, "input_rss": 0}
 
 
+def merge(results: dict, key: tuple[str, str], got: dict) -> None:
+    """Pool the runs of one more measurement of ``key`` into ``results``."""
+    old = results.get(key)
+    if old is None or "error" in got or "error" in old:
+        results[key] = got if old is None or "error" in got else old
+        return
+    times = old["times"] + got["times"]
+    results[key] = {"median": statistics.median(times), "times": times, "first": old["first"],
+                    "peak_growth": max(old["peak_growth"], got["peak_growth"]), "input_rss": old["input_rss"]}
+
+
 def spawn(spec: dict) -> dict:
     """Run one worker in a fresh interpreter."""
     done = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
@@ -357,13 +368,14 @@ def main() -> None:
 
     numba_warm = str(CACHE / "numba")  # kept between runs: ranx's kernels compile once
     startup("ranx", 1, {"NUMBA_CACHE_DIR": numba_warm})  # fills the warm cache
-    fresh = 5 if quick else 10
-    for name, reps, env in (("python", fresh, None), ("evalbridge", fresh, None), ("pytrec_eval", fresh, None),
-                            ("ir_measures", fresh, None), ("naive", fresh, None),
-                            ("ranx", 1 if quick else 3, {"NUMBA_CACHE_DIR": numba_warm})):
-        label = "ranx (warm numba cache)" if name == "ranx" else name
-        results[("startup a", label)] = startup(name, reps, env)
-        print(f"  startup a / {label}: {fmt(results[('startup a', label)]['median'])}", flush=True)
+    # Fresh processes, interleaved (one of each in turn) so that a busy moment hits every contender.
+    for _ in range(5 if quick else 10):
+        for name in ("python", "evalbridge", "pytrec_eval", "ir_measures", "naive"):
+            merge(results, ("startup a", name), startup(name, 1))
+    results[("startup a", "ranx (warm numba cache)")] = startup("ranx", 1 if quick else 3,
+                                                                {"NUMBA_CACHE_DIR": numba_warm})
+    for (group, label), got in results.items():
+        print(f"  {group} / {label}: {fmt(got['median'])}", flush=True)
     if not quick:
         cold = {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba_cold_")}
         results[("startup a", "ranx (cold numba cache)")] = startup("ranx", 1, cold)
@@ -371,12 +383,21 @@ def main() -> None:
 
     env_warm = {"NUMBA_CACHE_DIR": numba_warm}
     os.environ.update(env_warm)
+    groups: dict[str, list[tuple[str, dict]]] = {}
     for group, label, spec in plan(quick):
-        results[(group, label)] = spawn(spec)
-        got = results[(group, label)]
-        print(f"  {group} / {label}: " + (got["error"] if "error" in got else
-                                          f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
-              flush=True)
+        groups.setdefault(group, []).append((label, spec))
+    for group, steps in groups.items():
+        # Full mode: each group twice, forward then backward, so that slow moments of a shared
+        # machine do not all fall on one contender; the runs of both passes are pooled.
+        passes = 1 if quick or group.startswith("cross-check") else 2
+        for n in range(passes):
+            for label, spec in (steps if n % 2 == 0 else steps[::-1]):
+                merge(results, (group, label), spawn(spec))
+        for label, _ in steps:
+            got = results[(group, label)]
+            print(f"  {group} / {label}: " + (got["error"] if "error" in got else
+                                              f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
+                  flush=True)
 
     goals = [
         ("1. fresh process, 100 x 10 dicts: evalbridge / pytrec_eval", 2.0,
@@ -431,7 +452,9 @@ def render(results: dict, goals: list, quick: bool, wall: float) -> str:
               "input is built and the libraries imported; `first call` is the warm-up call where there is one. "
               "`files` rows start from TREC files in the page cache; `floor` is pyarrow reading both files, the "
               "run's doc ids looked up in the qrels' and one vectorised pass. The cross-check rows use "
-              "evalbridge's backends (`eb_*` = `evaluate(backend=...)`).", "",
+              "evalbridge's backends (`eb_*` = `evaluate(backend=...)`). Fresh-process rows are interleaved (one run of "
+              "each in turn); in full mode every other group runs twice, forward then backward, and the runs are "
+              "pooled, so that the busy moments of a shared machine do not all fall on one contender.", "",
               f"Total wall time: {wall:.0f} s."]
     return "\n".join(lines) + "\n"
 

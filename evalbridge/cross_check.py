@@ -73,8 +73,12 @@ class _Deviation:
     apply: Callable[[_Setting], _Setting]
 
 
-def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, module: Any) -> float | None:
-    """The reference's value of one query under ``setting`` (None: the query gets no value)."""
+def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, native_run: Run | None) -> float | None:
+    """The reference's value of one query under ``setting`` (None: the query gets no value).
+
+    ``native_run`` holds the query's documents in the library's own order (see
+    ``native_ranking``), used when ``setting.ranx_order`` is set.
+    """
     from .backends import reference
 
     grades = qrels.get(qid)
@@ -87,10 +91,10 @@ def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, module: Any) -> 
         return 0.0 if setting.conventions.missing_queries == "zero" else None
     if setting.truncate:
         grades = {d: int(g) for d, g in grades.items()}
-    one_run = Run({qid: dict(scores)})
-    if setting.ranx_order:
-        one_run = module.native_ranking(one_run)
-    values, _ = reference.compute(Qrels({qid: dict(grades)}), one_run, [setting.metric], setting.conventions)
+    if setting.ranx_order and native_run is not None:
+        scores = native_run[qid]
+    values, _ = reference.compute(Qrels({qid: dict(grades)}), Run({qid: dict(scores)}), [setting.metric],
+                                  setting.conventions)
     return values[setting.metric].get(qid)
 
 
@@ -159,7 +163,8 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
 
 
 def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
-             requested: Conventions, level: float, value: float | None, atol: float) -> tuple[str, bool]:
+             requested: Conventions, level: float, value: float | None, atol: float,
+             native_run: Run | None) -> tuple[str, bool]:
     """(cause, verified) for one differing value."""
     found = _deviations(module, name, metric, asked, qrels, run, qid, requested, level)
     base = _Setting(requested, asked)
@@ -168,7 +173,7 @@ def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels
             setting = base
             for deviation in subset:
                 setting = deviation.apply(setting)
-            if _same(_value(qrels, run, qid, setting, module), value, atol):
+            if _same(_value(qrels, run, qid, setting, native_run), value, atol):
                 return "; ".join(d.cause for d in subset), True
     if found:
         return "suspected (not reproduced by the reference): " + "; ".join(d.name for d in found), False
@@ -322,27 +327,31 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         if canonicalise:
             fill_missing(values, qrels, conventions.missing_queries)
         all_values[name] = values
+        differing: dict[Metric, list[tuple[str, float | None, float | None]]] = {}
+        compared: dict[Metric, int] = {}
         for metric in supported:
             if metric not in values:
                 continue
             ref, got = ref_values[metric], values[metric]
             queries = list(dict.fromkeys([*ref, *got]))
-            agree = explained = 0
-            for qid in queries:
-                a, b = ref.get(qid), got.get(qid)
-                if _same(a, b, atol):
-                    agree += 1
-                    continue
+            compared[metric] = len(queries)
+            differing[metric] = [(q, ref.get(q), got.get(q)) for q in queries
+                                 if not _same(ref.get(q), got.get(q), atol)]
+        native_run = None if canonicalise else _native_order(module, run, differing)
+        for metric, found in differing.items():
+            explained = 0
+            for qid, a, b in found:
                 if canonicalise:
                     cause, ok = "unexplained", False
                 else:
                     cause, ok = _explain(module, name, natives[metric], metric, qrels, run, qid, conventions,
-                                         level, b, atol)
+                                         level, b, atol, native_run)
                 explained += ok
                 verified.append(ok)
                 rows.append((str(metric), qid, name, math.nan if a is None else a, math.nan if b is None else b,
                              cause))
-            agreement.append((name, str(metric), len(queries), agree, explained, len(queries) - agree - explained))
+            agreement.append((name, str(metric), compared[metric], compared[metric] - len(found), explained,
+                              len(found) - explained))
 
     differences = pd.DataFrame(rows, columns=list(COLUMNS))
     differences = differences.astype({"reference": "float64", "value": "float64"})
@@ -352,6 +361,16 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
                       unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
                       atol=atol, conventions=conventions)
+
+
+def _native_order(module: Any, run: Run,
+                  differing: dict[Metric, list[tuple[str, float | None, float | None]]]) -> Run | None:
+    """The differing queries' documents in the library's own order, ranked in one call (or None)."""
+    native_ranking = getattr(module, "native_ranking", None)
+    queries = {qid for found in differing.values() for qid, _, _ in found if run.get(qid)}
+    if native_ranking is None or not queries:
+        return None
+    return native_ranking(Run({qid: run[qid] for qid in queries}))
 
 
 def _run_backend(module: Any, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,

@@ -238,6 +238,25 @@ def test_every_native_difference_of_ranx_is_explained(ranx_ready, data, specs, m
     assert check.ok, check.to_markdown()
 
 
+@pytest.mark.slow
+def test_ranx_truncates_grades_before_a_bridged_level(ranx_ready) -> None:  # noqa: ANN001
+    """A level ranx cannot express (0.5) is bridged; the bridge sees grades as ranx.Qrels keeps them.
+
+    Found by hypothesis: the gains 2^1.59 - 1 used to be truncated (to 2) instead of the grade
+    (to 1), a value no ranx user could get and the reference could not explain.
+    """
+    qrels = {"q1": {"d00": 0.0}, "q2": {"d00": 1.0, "d01": 0.7, "d02": 1.59}}
+    run = {"q1": {}, "q2": {"d00": 1.0, "d01": 0.5}}
+    check = eb.crosscheck(qrels, run, ["nDCG(gain=exp,rel=0.5)", "P(rel=0.5)@2"], backends=["ranx"])
+    assert check.ok, check.to_markdown()
+    got = check.values["ranx"]
+    ndcg, precision = (next(m for m in got if str(m).startswith(p)) for p in ("nDCG", "P"))
+    # ranx.Qrels keeps 1, 0, 1: DCG = 1, IDCG = 1 + 1/log2(3); d01 (0.7 -> 0) is not relevant.
+    assert got[ndcg]["q2"] == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    assert got[precision]["q2"] == pytest.approx(0.5)
+    assert set(check.differences["cause"]) == {"float grade truncation: ranx truncates float grades to integers"}
+
+
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=messy(), specs=SPECS)
 def test_canonicalised_fast_backends_agree_exactly(data, specs) -> None:  # noqa: ANN001

@@ -271,7 +271,7 @@ def _transform(grade: float, key: tuple) -> float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def prepare_qrels(qrels: Qrels, key: tuple, queries: list[str], *, placeholders: bool) -> dict[str, dict[str, Any]]:
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool) -> dict[str, dict[str, Any]]:
     """``qrels`` restricted to ``queries`` (in that order), grades transformed by ``key``.
 
     Grades become plain ``int`` when integral (pytrec_eval rejects numpy scalars and floats).

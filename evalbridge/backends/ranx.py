@@ -138,7 +138,10 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         names = {task.metric: metric_name(task) for task in members}
         unique = list(dict.fromkeys(names.values()))
         if native:
-            qrels_dict = _bridge.prepare_qrels(qrels, grades, list(qrels), placeholders=False)
+            # Truncate first, as ranx.Qrels does to a user's grades: a bridge applied after (gain or
+            # binarisation, for levels ranx cannot express) then sees the grades ranx would.
+            truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+            qrels_dict = _bridge.prepare_qrels(truncated, grades, list(qrels), placeholders=False)
             run_dict, _ = _bridge.prepare_run(run, list(run), requested=CONVENTIONS.conventions, native=None,
                                               cut=cut, placeholders=False)
             qrels_obj, run_obj = ranx.Qrels(qrels_dict), ranx.Run(run_dict)

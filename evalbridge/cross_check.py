@@ -21,6 +21,11 @@ backend's value. Causes:
 Anything else is ``unexplained``; a difference whose possible causes did not reproduce it is
 ``suspected: ...`` and counts as unexplained too.
 
+The reference column is what :func:`evalbridge.evaluate` gives by default (``backend="auto"``:
+the readable reference, or for large inputs the numpy engine, which is tested per query against
+it; :attr:`CrossCheck.reference_backend` names the one used). Every explanation re-runs the
+readable reference itself.
+
 Example:
     >>> import evalbridge as eb
     >>> qrels = {"q1": {"a": 1}}
@@ -194,6 +199,7 @@ class CrossCheck:
         bridges: backend -> the bridges applied before the library saw the data.
         values: backend (and ``reference``) -> metric -> query id -> value.
         canonicalised, atol, conventions: how the check was run.
+        reference_backend: what computed the reference column (``reference`` or ``fast``).
     """
 
     differences: Any
@@ -205,6 +211,7 @@ class CrossCheck:
     canonicalised: bool = False
     atol: float = 1e-9
     conventions: Conventions = Conventions()
+    reference_backend: str = "reference"
 
     @property
     def ok(self) -> bool:
@@ -229,7 +236,8 @@ class CrossCheck:
         from tabulate import tabulate
 
         mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
-        parts = [f"## Cross-check ({mode}, atol={self.atol:g}): {'OK' if self.ok else 'UNEXPLAINED differences'}",
+        parts = [f"## Cross-check ({mode}, atol={self.atol:g}, reference column: {self.reference_backend}): "
+                 f"{'OK' if self.ok else 'UNEXPLAINED differences'}",
                  tabulate(self.agreement.values.tolist(), headers=list(self.agreement.columns), tablefmt="github")]
         if self.unsupported:
             parts.append(tabulate([(b, m, r) for (b, m), r in self.unsupported.items()],
@@ -246,6 +254,7 @@ class CrossCheck:
                     for row in frame.to_dict("records")]
 
         return {"ok": self.ok, "canonicalised": self.canonicalised, "atol": self.atol,
+                "reference_backend": self.reference_backend,
                 "agreement": records(self.agreement), "differences": records(self.differences),
                 "unsupported": [{"backend": b, "metric": m, "reason": r} for (b, m), r in self.unsupported.items()],
                 "bridges": {b: list(n) for b, n in self.bridges.items()}}
@@ -285,7 +294,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     """
     import pandas as pd
 
-    from .backends import get_backend, reference, unsupported
+    from .backends import auto, get_backend, unsupported
 
     qrels, run = as_qrels(qrels), as_run(run)
     check_compatible(qrels, run)
@@ -298,7 +307,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     for metric in wanted:
         check_max_grade(metric, qrels)
 
-    ref_values, _ = reference.compute(qrels, run, wanted, conventions)
+    reference_backend = auto.choose(qrels, run)
+    ref_values, _ = get_backend(reference_backend).compute(qrels, run, wanted, conventions)
     fill_missing(ref_values, qrels, conventions.missing_queries)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
     rows: list[tuple] = []
@@ -360,7 +370,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
                                                        "unexplained"])
     return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
                       unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
-                      atol=atol, conventions=conventions)
+                      atol=atol, conventions=conventions, reference_backend=reference_backend)
 
 
 def _native_order(module: Any, run: Run,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
@@ -84,6 +84,64 @@ def test_ranx_equals_reference_under_any_conventions(ranx_warm, data, specs, tie
     if floats:
         qrels = {q: {d: g + 0.25 if g else g for d, g in docs.items()} for q, docs in qrels.items()}
     assert_same("ranx", qrels, run, specs, ties=ties)
+
+
+#: evalbridge spec -> the name a ranx user writes (independent of evalbridge's own naming table).
+RANX_NAMES = {"P@3": "precision@3", "R@5": "recall@5", "RR": "mrr", "RR@3": "mrr@3", "AP": "map", "AP@5": "map@5",
+              "nDCG@5": "ndcg@5", "nDCG(gain=exp)@5": "ndcg_burges@5", "Rprec": "r-precision",
+              "Success@3": "hit_rate@3", "P(rel=2)@3": "precision@3-l2", "nDCG(rel=2)@5": "ndcg@5-l2",
+              "AP(rel=2)": "map-l2"}
+
+
+@pytest.mark.slow
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=messy(float_grades=True), specs=st.lists(st.sampled_from(sorted(RANX_NAMES)), min_size=1, max_size=4,
+                                                     unique=True))
+def test_ranx_native_values_equal_those_of_ranx_objects(ranx_warm, data, specs) -> None:  # noqa: ANN001
+    """compute(native=True) gives, per query, what ranx.Qrels/ranx.Run with make_comparable=True give.
+
+    The native values come from ranx's raw-dict path (building the objects costs several times the
+    evaluation); this holds them to the objects themselves: truncated grades, ranx's tie order,
+    missing and empty queries.
+    """
+    import ranx
+
+    from evalbridge.backends import ranx as ranx_backend
+
+    qrels, run = data
+    rows = {q: docs for q, docs in run.items() if docs}  # ranx.Run rejects a run of empty rows only
+    assume(rows)
+    metrics = [parse_metric(spec) for spec in specs]
+    got, _ = ranx_backend.compute(eb.Qrels(qrels), eb.Run(run), metrics, native=True)
+    names = [RANX_NAMES[spec] for spec in specs]
+    expected = ranx_backend._evaluate(ranx, ranx.Qrels(qrels), ranx.Run(rows), names, make_comparable=True)
+    for metric, name in zip(metrics, names):
+        assert list(got[metric]) == list(qrels), str(metric)
+        want = dict(zip(qrels, map(float, expected[name])))
+        bad = {q: (got[metric][q], want[q]) for q in qrels if not math.isclose(got[metric][q], want[q], abs_tol=1e-12)}
+        assert not bad, f"{metric} ({name}): native=True vs ranx objects {bad}"
+
+
+@pytest.mark.slow
+def test_ranx_native_values_follow_ranx_order_of_large_tie_groups(ranx_warm) -> None:  # noqa: ANN001
+    """Large tie groups, where numba's argsort is not stable: native=True still matches the ranx objects."""
+    import random
+
+    import ranx
+
+    from evalbridge.backends import ranx as ranx_backend
+
+    rng = random.Random(5)
+    run = {f"q{i}": {f"d{j:03d}": float(rng.choice([1, 2])) for j in range(rng.randint(40, 200))} for i in range(8)}
+    qrels = {q: {d: rng.choice([0, 1, 2]) for d in rng.sample(sorted(docs), 15)} for q, docs in run.items()}
+    specs = ["P@3", "RR", "AP@5", "nDCG@5"]
+    got, _ = ranx_backend.compute(eb.Qrels(qrels), eb.Run(run), [parse_metric(s) for s in specs], native=True)
+    names = [RANX_NAMES[s] for s in specs]
+    expected = ranx_backend._evaluate(ranx, ranx.Qrels(qrels), ranx.Run(run), names, make_comparable=True)
+    for spec, name in zip(specs, names):
+        assert list(got[parse_metric(spec)].values()) == pytest.approx(list(map(float, expected[name])), abs=1e-12)
+    by_docid = eb.evaluate(qrels, run, [parse_metric("AP@5")]).query(parse_metric("AP@5"))
+    assert list(by_docid.values()) != list(got[parse_metric("AP@5")].values())  # the tie order matters here
 
 
 @pytest.fixture(scope="session")

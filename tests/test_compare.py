@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 import numpy as np
 import pytest
 import scipy.stats as st
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
 import evalbridge as eb
@@ -194,9 +195,18 @@ def test_comparison_to_dict_is_json_ready():
 @settings(max_examples=25, deadline=None)
 @given(hs.lists(hs.tuples(hs.floats(0, 1), hs.floats(0, 1)), min_size=3, max_size=25))
 def test_t_test_p_value_matches_scipy_on_random_pairs(pairs):
-    """Property: whenever scipy gives a finite p-value, ours is the same."""
+    """Property: whenever scipy gives a finite p-value it trusts, ours is the same.
+
+    Differences that cancel catastrophically (scipy warns of precision loss) prove nothing
+    either way and are not compared.
+    """
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
-    expected = st.ttest_rel(a, b).pvalue
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            expected = st.ttest_rel(a, b).pvalue
+        except RuntimeWarning:
+            assume(False)
     if np.isfinite(expected):
         assert paired_t_test(a, b) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 

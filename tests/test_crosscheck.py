@@ -264,3 +264,27 @@ def test_canonicalised_fast_backends_agree_exactly(data, specs) -> None:  # noqa
     qrels, run = data
     check = eb.crosscheck(qrels, run, specs, backends=FAST, canonicalise=True)
     assert check.differences.empty, check.to_markdown()
+
+
+def test_large_inputs_take_the_reference_column_from_the_engine_with_the_reference_values() -> None:
+    """From THRESHOLD_WARM run rows the reference column comes from the numpy engine (as in
+    ``evaluate``), named in the report, and equals the readable reference query by query."""
+    import random
+
+    from evalbridge.backends import auto, reference
+    from evalbridge.spec import parse_metrics
+
+    rng = random.Random(3)
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 30)) for j in range(100)} for i in range(auto.THRESHOLD_WARM // 90)}
+    qrels = {q: {f"d{j}": rng.choice([0, 1, 2]) for j in rng.sample(range(120), 12)} for q in run}
+    specs = ["nDCG@10", "AP", "RR@10", "P@5", "R@50"]
+    check = eb.crosscheck(qrels, run, specs, backends=["pytrec_eval"])
+    assert check.reference_backend == "fast"
+    assert "reference column: fast" in check.to_markdown()
+    assert check.to_dict()["reference_backend"] == "fast"
+    assert check.ok, check.to_markdown()
+    readable, _ = reference.compute(eb.Qrels(qrels), eb.Run(run), parse_metrics(specs), eb.Conventions())
+    for metric, values in readable.items():
+        got = check.values["reference"][metric]
+        assert got.keys() == values.keys()
+        assert all(math.isclose(got[q], values[q], abs_tol=1e-12) for q in values), str(metric)

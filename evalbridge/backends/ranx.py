@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Callable
 
+from ..ranking import rank
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -85,21 +86,48 @@ def version() -> str:
     return _bridge.library_version("ranx")
 
 
-def native_ranking(run: Run) -> Run:
-    """``run`` with every query's documents in the order ranx itself ranks them in :func:`compute`.
+def _ranx_order(run: Run) -> dict[str, list[str]]:
+    """Each non-empty query's doc ids in the order ranx ranks them when given ``ranx.Run`` objects.
 
     ``ranx.Run`` sorts on construction and ``make_comparable`` sorts again; numba's argsort is
     not stable beyond small arrays, so large tie groups end in yet another order. This repeats
-    both sorts on each query (ranx sorts every query independently).
+    both sorts (ranx sorts every query independently, so any subset of queries gives the same
+    order) and reads back only the keys (``to_dict`` costs 20x more: a numba call per score).
     """
     ranx = _library()
     rows = {q: dict(d) for q, d in run.items() if d}
     if not rows:
-        return Run({q: {} for q in run}, name=run.name)
+        return {}
     ranked = ranx.Run(rows)
     ranked.sort()  # the second sort, done by make_comparable
-    ordered = ranked.to_dict()
-    return Run({q: dict(ordered.get(q, {})) for q in run}, name=run.name)
+    return {q: list(docs.keys()) for q, docs in ranked.run.items()}
+
+
+def native_ranking(run: Run) -> Run:
+    """``run`` with every query's documents in the order ranx itself ranks them (see :func:`_ranx_order`)."""
+    order = _ranx_order(run)
+    return Run({q: {d: run[q][d] for d in order.get(q, ())} for q in run}, name=run.name)
+
+
+def _native_rows(run: Run, queries: list[str], cut: int | None) -> dict[str, dict[str, float]]:
+    """Run rows for ranx's raw-dict path that rank exactly as ``ranx.Run`` objects do.
+
+    Queries with tied scores get scores n..1 in ranx's own object order; a query missing from
+    the run gets a placeholder (what ``make_comparable`` does: it scores 0).
+    """
+    tied = [q for q in queries if run.get(q) and _bridge.has_tie(run[q], "float64")]
+    orders = _ranx_order(Run({q: run[q] for q in tied})) if tied else {}
+    rows: dict[str, dict[str, float]] = {}
+    for qid in queries:
+        if qid in orders:
+            order = orders[qid]
+            row = {doc: float(len(order) - i) for i, doc in enumerate(order)}
+        else:
+            row = {d: float(s) for d, s in run.get(qid, {}).items()}
+        if cut is not None and len(row) > cut:
+            row = {doc: row[doc] for doc in rank(row, ties="input")[:cut]}
+        rows[qid] = row or {_bridge.PLACEHOLDER: 0.0}
+    return rows
 
 
 def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
@@ -119,8 +147,9 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     Args:
         native: False (what :func:`evalbridge.evaluate` uses): ranx's raw-dict path with
             float grades kept and every bridge applied, for the queries in both inputs.
-            True: ``ranx.Qrels``/``ranx.Run`` objects and ``make_comparable=True``, i.e. what a
-            ranx user gets (float grades truncated, ties in ranx's order).
+            True: what a ranx user gets from ``ranx.Qrels``/``ranx.Run`` objects and
+            ``make_comparable=True`` (float grades truncated, ties in ranx's order, queries
+            missing from the run scored 0), computed through the raw-dict path.
     """
     ranx = _library()
     info = _bridge.GradeInfo.of(qrels)
@@ -134,21 +163,20 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         groups.setdefault(task.group, []).append(task)
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
     rescored = 0
+    if native:
+        truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
     for (grades, _level, cut), members in groups.items():
         names = {task.metric: metric_name(task) for task in members}
         unique = list(dict.fromkeys(names.values()))
         if native:
-            # Truncate first, as ranx.Qrels does to a user's grades: a bridge applied after (gain or
-            # binarisation, for levels ranx cannot express) then sees the grades ranx would.
-            truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
-            qrels_dict = _bridge.prepare_qrels(truncated, grades, list(qrels), placeholders=False)
-            run_dict, _ = _bridge.prepare_run(run, list(run), requested=CONVENTIONS.conventions, native=None,
-                                              cut=cut, placeholders=False)
-            qrels_obj, run_obj = ranx.Qrels(qrels_dict), ranx.Run(run_dict)
-            result = _evaluate(ranx, qrels_obj, run_obj, unique, make_comparable=True)
-            order = list(run_obj.get_query_ids())
-            if order != list(qrels_obj.get_query_ids()):
-                raise RuntimeError("ranx Qrels and Run query orders differ; ranx would pair the wrong queries.")
+            # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict
+            # path (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels
+            # does (before any bridge, which then sees the grades ranx would), ties in the objects'
+            # order, every qrels query scored. tests/test_backends_ranx.py checks it against the objects.
+            order = list(qrels)
+            qrels_dict = _bridge.prepare_qrels(truncated, grades, order, placeholders=True)
+            result = _evaluate(ranx, qrels_dict, _native_rows(run, order, cut), unique) if order else {
+                n: [] for n in unique}
         else:
             qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
             run_dict, count = _bridge.prepare_run(run, queries, requested=conventions, native=CONVENTIONS, cut=cut,

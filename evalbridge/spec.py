@@ -127,6 +127,21 @@ class Metric:
         return {**METRICS[self.name].options, **dict(self.options)}
 
     @property
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments of the metric's kernel: every option, a binary level resolved to 1
+        when unset, and ``k`` for a metric with a cutoff.
+
+        >>> parse_metric("P@5").arguments
+        {'rel': 1, 'k': 5}
+        """
+        kwargs = self.settings
+        if self.info.binary and kwargs["rel"] is None:
+            kwargs["rel"] = 1
+        if self.info.cutoff != "none":
+            kwargs["k"] = self.k
+        return kwargs
+
+    @property
     def info(self):  # noqa: ANN201 - MetricInfo
         return METRICS[self.name]
 

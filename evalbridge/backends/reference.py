@@ -24,23 +24,13 @@ def version() -> str:
     return __version__
 
 
-def kernel_arguments(metric: Metric) -> dict:
-    """Keyword arguments of the metric's kernel: its options, the level resolved, and k."""
-    kwargs = metric.settings
-    if metric.info.binary and kwargs["rel"] is None:
-        kwargs["rel"] = 1
-    if metric.info.cutoff != "none":
-        kwargs["k"] = metric.k
-    return kwargs
-
-
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
     Each query is ranked once and every metric reads that ranking.
     """
-    calls = [(metric, KERNELS[metric.name], kernel_arguments(metric)) for metric in metrics]
+    calls = [(metric, KERNELS[metric.name], metric.arguments) for metric in metrics]
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades in qrels.items():
         scores = run.get(qid)

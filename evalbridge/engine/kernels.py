@@ -195,7 +195,5 @@ def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
         >>> evaluate_columns(cols, [parse_metric("P@2")])[parse_metric("P@2")].tolist()
         [0.5]
     """
-    from ..backends.reference import kernel_arguments
-
     ctx = Context(columns, place_hits(columns, ties=conventions.ties, score_precision=conventions.score_precision))
-    return {metric: KERNELS[metric.name](ctx, **kernel_arguments(metric)) for metric in metrics}
+    return {metric: KERNELS[metric.name](ctx, **metric.arguments) for metric in metrics}

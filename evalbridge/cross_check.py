@@ -377,7 +377,7 @@ def _native_order(module: Any, run: Run,
                   differing: dict[Metric, list[tuple[str, float | None, float | None]]]) -> Run | None:
     """The differing queries' documents in the library's own order, ranked in one call (or None)."""
     native_ranking = getattr(module, "native_ranking", None)
-    queries = {qid for found in differing.values() for qid, _, _ in found if run.get(qid)}
+    queries = dict.fromkeys(qid for found in differing.values() for qid, _, _ in found if run.get(qid))
     if native_ranking is None or not queries:
         return None
     return native_ranking(Run({qid: run[qid] for qid in queries}))

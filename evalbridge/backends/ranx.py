@@ -172,7 +172,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
             # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict
             # path (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels
             # does (before any bridge, which then sees the grades ranx would), ties in the objects'
-            # order, every qrels query scored. tests/test_backends_ranx.py checks it against the objects.
+            # order, every qrels query scored. tests/test_backends.py holds it to the objects.
             order = list(qrels)
             qrels_dict = _bridge.prepare_qrels(truncated, grades, order, placeholders=True)
             result = _evaluate(ranx, qrels_dict, _native_rows(run, order, cut), unique) if order else {

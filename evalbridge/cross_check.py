@@ -96,7 +96,7 @@ def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, native_run: Run 
         return 0.0 if setting.conventions.missing_queries == "zero" else None
     if setting.truncate:
         grades = {d: int(g) for d, g in grades.items()}
-    if setting.ranx_order and native_run is not None:
+    if setting.ranx_order:  # only offered for a query with documents, so it is in native_run
         scores = native_run[qid]
     values, _ = reference.compute(Qrels({qid: dict(grades)}), Run({qid: dict(scores)}), [setting.metric],
                                   setting.conventions)

@@ -25,7 +25,7 @@ make the library's number equal the reference's:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.metadata import PackageNotFoundError
@@ -303,7 +303,16 @@ def _collides(scores: Mapping[str, float]) -> bool:
     return len(set(to_float32(values))) < len(set(values))
 
 
-def prepare_run(run: Run, queries: list[str], *, requested: Conventions, native: NativeConventions | None,
+def rank_scores(order: Sequence[str]) -> dict[str, float]:
+    """Scores ``n..1`` that rank ``order`` as given under any tie rule.
+
+    >>> rank_scores(["b", "a"])
+    {'b': 2.0, 'a': 1.0}
+    """
+    return {doc: float(len(order) - i) for i, doc in enumerate(order)}
+
+
+def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, requested: Conventions, native: NativeConventions | None,
                 cut: int | None = None, placeholders: bool = True) -> tuple[dict[str, dict[str, float]], int]:
     """Plain run dicts for ``queries`` (in that order) and how many queries were re-scored.
 
@@ -321,8 +330,7 @@ def prepare_run(run: Run, queries: list[str], *, requested: Conventions, native:
     for qid in queries:
         scores = run.get(qid, {})
         if (ties_differ and has_tie(scores, precision)) or (precision_differs and _collides(scores)):
-            order = rank(scores, ties=requested.ties, score_precision=requested.score_precision)
-            row = {doc: float(len(order) - i) for i, doc in enumerate(order)}
+            row = rank_scores(rank(scores, ties=requested.ties, score_precision=requested.score_precision))
             rescored += 1
         elif countOf(map(type, scores.values()), float) == len(scores):  # already floats: copy at C speed
             row = dict(scores)

@@ -15,10 +15,9 @@ are replaced by rank-derived scores, and empty queries get placeholders (ranx re
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Callable
 
-from ..ranking import rank
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -109,25 +108,12 @@ def native_ranking(run: Run) -> Run:
     return Run({q: {d: run[q][d] for d in order.get(q, ())} for q in run}, name=run.name)
 
 
-def _native_rows(run: Run, queries: list[str], cut: int | None) -> dict[str, dict[str, float]]:
-    """Run rows for ranx's raw-dict path that rank exactly as ``ranx.Run`` objects do.
-
-    Queries with tied scores get scores n..1 in ranx's own object order; a query missing from
-    the run gets a placeholder (what ``make_comparable`` does: it scores 0).
-    """
+def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float]]:
+    """The scores of ``queries`` present in the run, those with ties replaced by ``n..1`` in the
+    order ``ranx.Run`` objects give them: ranx's raw-dict path then ranks as the objects do."""
     tied = [q for q in queries if run.get(q) and _bridge.has_tie(run[q], "float64")]
     orders = _ranx_order(Run({q: run[q] for q in tied})) if tied else {}
-    rows: dict[str, dict[str, float]] = {}
-    for qid in queries:
-        if qid in orders:
-            order = orders[qid]
-            row = {doc: float(len(order) - i) for i, doc in enumerate(order)}
-        else:
-            row = {d: float(s) for d, s in run.get(qid, {}).items()}
-        if cut is not None and len(row) > cut:
-            row = {doc: row[doc] for doc in rank(row, ties="input")[:cut]}
-        rows[qid] = row or {_bridge.PLACEHOLDER: 0.0}
-    return rows
+    return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 
 
 def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
@@ -164,19 +150,22 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
     rescored = 0
     if native:
+        # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict path
+        # (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels does
+        # (before any bridge, which then sees the grades ranx would), ties in the objects' order,
+        # every qrels query scored (a query missing from the run gets a placeholder: 0).
+        # tests/test_backends.py holds it to the objects.
         truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+        native_scores = _native_scores(run, list(qrels))
     for (grades, _level, cut), members in groups.items():
         names = {task.metric: metric_name(task) for task in members}
         unique = list(dict.fromkeys(names.values()))
         if native:
-            # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict
-            # path (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels
-            # does (before any bridge, which then sees the grades ranx would), ties in the objects'
-            # order, every qrels query scored. tests/test_backends.py holds it to the objects.
             order = list(qrels)
             qrels_dict = _bridge.prepare_qrels(truncated, grades, order, placeholders=True)
-            result = _evaluate(ranx, qrels_dict, _native_rows(run, order, cut), unique) if order else {
-                n: [] for n in unique}
+            run_dict, _ = _bridge.prepare_run(native_scores, order, requested=CONVENTIONS.conventions, native=None,
+                                              cut=cut, placeholders=True)
+            result = _evaluate(ranx, qrels_dict, run_dict, unique) if order else {n: [] for n in unique}
         else:
             qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
             run_dict, count = _bridge.prepare_run(run, queries, requested=conventions, native=CONVENTIONS, cut=cut,

@@ -203,6 +203,8 @@ UNUSUAL = {
     "byte order mark": "\ufeffq1 Q0 a 1 2.0 s\n",
     "duplicate doc": "q1 Q0 a 1 2.0 s\nq1 Q0 a 2 1.0 s\n",
     "duplicate doc in a later block": "q1 Q0 a 1 2.0 s\nq2 Q0 a 1 1.0 s\nq1 Q0 a 3 1.0 s\n",
+    "duplicate doc among queries of unequal length": "q1 Q0 a 1 3 s\nq1 Q0 b 2 2 s\nq1 Q0 a 3 1 s\nq2 Q0 a 1 1 s\n"
+                                                     "q2 Q0 b 2 0 s\nq3 Q0 a 1 3 s\nq3 Q0 b 2 2 s\nq3 Q0 c 3 1 s\n",
     "NaN score": "q1 Q0 a 1 nan s\n",
     "infinite score": "q1 Q0 a 1 1e400 s\n",
     "five columns": "q1 Q0 a 1 2.0\n",
@@ -248,18 +250,72 @@ def test_duplicate_qrels_lines_raise_the_strict_readers_error(tmp_path: Path) ->
         eb.evaluate(str(qrels_path), str(run_path), "P@1", backend="fast")
 
 
-def test_hash_collisions_are_resolved_by_comparing_the_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a hash that collides for every id, matches and duplicate checks still come from the strings."""
+def test_a_hash_shared_within_a_file_sends_the_files_to_the_strict_reader(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a hash that collides for every id the fast path declines, and the strict reader answers."""
     import numpy as np
 
-    monkeypatch.setattr(arrow_io, "_hash", lambda codes, offsets, data: np.zeros(len(codes), dtype=np.uint64))
+    def same_hash_for_all(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
+        h.fill(0)
+
+    monkeypatch.setattr(arrow_io, "_hash", same_hash_for_all)
     qrels = {"q1": {"a": 1, "b": 2, "c": 0}, "q2": {"a": 3}}
     run = {"q1": {"a": 1.0, "b": 1.0, "x": 2.0}, "q2": {"b": 1.0, "a": 0.5}, "q3": {"a": 1.0}}
     paths = write_pair(tmp_path, qrels, run)
-    assert arrow_io.read_trec_views(*paths) is not None
-    assert_same_results(*paths, ["nDCG@2", "AP", "RR"])
-    paths[1].write_text("q1 Q0 a 1 2 s\nq1 Q0 b 2 1 s\nq1 Q0 a 3 0 s\n")
     assert arrow_io.read_trec_views(*paths) is None
+    assert_same_results(*paths, ["nDCG@2", "AP", "RR"])
+
+
+def test_hashes_shared_across_the_files_are_matched_by_comparing_the_ids(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a hash of (query, id length), distinct within each file here, ``x`` and ``a`` share one
+    across the files: only the strings tell that they are not the same doc."""
+    import numpy as np
+
+    def query_and_length(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
+        h += np.diff(offsets).astype(np.uint64)  # h holds the query's seed
+
+    monkeypatch.setattr(arrow_io, "_hash", query_and_length)
+    qrels = {"q1": {"a": 1, "bb": 2, "ccc": 0}, "q2": {"a": 3, "bb": 1}}
+    run = {"q1": {"x": 2.0, "bb": 1.0, "dddd": 1.0}, "q2": {"bb": 1.0, "y": 0.5}, "q3": {"a": 1.0}}
+    paths = write_pair(tmp_path, qrels, run)
+    assert arrow_io.read_trec_views(*paths) is not None
+    assert_same_results(*paths, ["nDCG@2", "AP", "RR", "R@2"])
+
+
+@given(width=st.integers(1, 6), shortfalls=st.lists(st.sampled_from([0, 0, 0, 1, 3]), min_size=1, max_size=8),
+       values=st.data(), repeat_a_query=st.booleans(), per_query=st.booleans())
+def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, shortfalls: list[int],
+                                                                   values: st.DataObject, repeat_a_query: bool,
+                                                                   per_query: bool) -> None:
+    """Equal-length blocks, padded blocks of unequal length, a query in two blocks: a hash shared
+    within a query is always found (hashes here are ``query * 1000 + a small number``)."""
+    import numpy as np
+
+    lengths = [max(1, width - short) for short in shortfalls]
+    codes = list(range(len(lengths)))
+    if repeat_a_query and len(codes) > 1:
+        codes[-1] = 0
+    row_codes = np.repeat(codes, lengths)
+    small = values.draw(st.lists(st.integers(0, 8), min_size=len(row_codes), max_size=len(row_codes)))
+    hashes = (row_codes * 1000 + np.array(small)).astype(np.uint64)
+    file = arrow_io._File(ids=[], block_start=np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64),
+                          block_code=np.array(codes, dtype=np.int64), docs=None, hashes=hashes,
+                          values=np.zeros(len(hashes)), first={})
+    assert arrow_io._distinct(file, per_query=per_query) == (len(set(hashes.tolist())) == len(hashes))
+
+
+def test_long_ids_differing_only_in_the_middle_have_distinct_hashes() -> None:
+    """Every 8-byte word of an id enters its hash (URL-like and ClueWeb-like ids differ in the middle)."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = [f"clueweb09-en{segment:04d}-00-00001" for segment in range(500)]
+    ids += [f"http://example.com/{n}/index.html" for n in range(500)]
+    array = pa.array(ids)
+    hashes = np.zeros(len(ids), dtype=np.uint64)
+    arrow_io._hash(hashes, arrow_io._offsets(array), np.frombuffer(array.buffers()[2], dtype=np.uint8))
+    assert len(set(hashes.tolist())) == len(ids)
 
 
 def test_non_ascii_ids_are_read_by_the_fast_path(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ _OTHER_SPACE_UTF8 = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\
 _QRELS = ("qid", "iter", "docid", "rel")
 #: Masks keeping the first k bytes of a little-endian word, k = 0..8.
 _KEEP = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+#: Odd multipliers of the hash (each a bijection of the 64-bit words).
+_SPREAD, _MIX = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
 _RUN = ("qid", "Q0", "docid", "rank", "score", "tag")
 
 
@@ -152,7 +154,7 @@ def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa
             parse_options=csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, escape_char=False,
                                            double_quote=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                               quoted_strings_can_be_null=False, check_utf8=True))
+                                               quoted_strings_can_be_null=False, check_utf8=False))
     except (pa.ArrowException, ValueError):
         return None
 
@@ -176,57 +178,43 @@ def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringA
     return starts, array.take(starts).to_pylist()
 
 
-def _hash(codes: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of (query code, id) per row from the id's first and last 8 bytes (collisions are
-    resolved by the callers, which compare the strings)."""
+def _hash(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
+    """Fold every 8-byte word of each id into ``h``, the per-row seed of its query: a 64-bit hash
+    of (query, id). Equal hashes within a file make the caller decline the file; a match between
+    the files is confirmed by comparing the strings."""
     padded = np.zeros(len(data) + 16, dtype=np.uint8)
     padded[:len(data)] = data
     words = np.ndarray(shape=(len(data) + 8,), dtype=np.uint64, buffer=padded, strides=(1,))
     starts, lengths = offsets[:-1], np.diff(offsets)
-    keep = _KEEP[np.minimum(lengths, 8)]  # the bytes of the id itself, not of the next one
-    h = words[starts]
-    h &= keep
-    if len(lengths) and int(lengths.max()) > 8:
-        h *= np.uint64(0x9E3779B97F4A7C15)
-        last = words[starts + np.maximum(lengths - 8, 0)]
-        last &= keep
-        h ^= last
-    h ^= codes.view(np.uint64) << np.uint64(40)
-    h *= np.uint64(0xC2B2AE3D27D4EB4F)
-    return h
-
-
-def _keys(h: np.ndarray) -> tuple[np.ndarray, int]:
-    """Sorted ``(hash prefix | row)`` keys: the row index sits in the low bits."""
-    bits = max(1, int(len(h)).bit_length())
-    keys = (h >> np.uint64(bits)) << np.uint64(bits) | np.arange(len(h), dtype=np.uint64)
-    keys.sort()
-    return keys, bits
-
-
-def _duplicated(keys: np.ndarray, bits: int, codes: np.ndarray, docs) -> bool:  # noqa: ANN001 - pa.Array
-    """True when two rows have the same (query, doc); hash collisions are told apart by the strings."""
-    prefix = keys >> np.uint64(bits)
-    same = np.flatnonzero(prefix[1:] == prefix[:-1])
-    if len(same) == 0:
-        return False
-    rows = (keys[np.unique(np.r_[same, same + 1])] & np.uint64((1 << bits) - 1)).astype(np.int64)
-    pairs = list(zip(codes[rows].tolist(), docs.take(rows).to_pylist()))
-    return len(set(pairs)) < len(pairs)
+    for at in range(0, int(lengths.max()) if len(lengths) else 0, 8):  # one pass for ids of up to 8 bytes
+        word = words[np.minimum(starts + at, len(data))]
+        word &= _KEEP[np.clip(lengths - at, 0, 8)]  # the bytes of this id only
+        h ^= word
+        h *= _MIX
 
 
 @dataclass
 class _File:
-    """One TREC file as columns: query code per row, doc ids, the numbers, and the query ids in file order."""
+    """One TREC file as columns: its blocks of lines of one query, doc ids, hashes, the numbers,
+    and the query ids in file order."""
 
     ids: list[str]
     block_start: np.ndarray
     block_code: np.ndarray
-    code: np.ndarray
     docs: object
     hashes: np.ndarray
     values: np.ndarray
     first: dict[str, object]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.values)
+
+    def codes(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The query code of the given rows (of every row when None)."""
+        if rows is None:
+            return np.repeat(self.block_code, np.diff(np.r_[self.block_start, self.n_rows]))
+        return self.block_code[np.searchsorted(self.block_start, rows, side="right") - 1]
 
 
 def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict[str, int]) -> _File | None:
@@ -236,9 +224,11 @@ def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict
     table = _table(source, delimiter, names, types) if delimiter else None
     if table is None or table.num_rows == 0:
         return None
+    if not _plain_fields(table, text):  # (which also checks the UTF-8 that Arrow was told not to check)
+        return None  # an empty field (two delimiters in a row), other whitespace
     starts, block_ids = _blocks(table["qid"].combine_chunks())
-    if any(qid[0] == "#" for qid in block_ids) or not _plain_fields(table, text):
-        return None  # a comment line, an empty field (two delimiters in a row), other whitespace
+    if any(qid[0] == "#" for qid in block_ids):
+        return None  # a comment line
     values = table[value].to_numpy()
     low, high = float(values.min()), float(values.max())  # NaN propagates; inf is not < EXACT_LIMIT
     if not max(-low, high) < EXACT_LIMIT:
@@ -247,24 +237,44 @@ def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict
     for qid in ids:
         known.setdefault(qid, len(known))
     block_code = np.array([known[qid] for qid in block_ids], dtype=np.int64)
-    code = np.repeat(block_code, np.diff(np.r_[starts, table.num_rows]))
+    hashes = np.repeat((block_code + 1).astype(np.uint64) * _SPREAD, np.diff(np.r_[starts, table.num_rows]))
     docs = table["docid"]
-    hashes = np.empty(len(code), dtype=np.uint64)
     at = 0
     for chunk in docs.chunks:  # chunk by chunk: no copy of the whole column
         data = chunk.buffers()[2]
         data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-        hashes[at:at + len(chunk)] = _hash(code[at:at + len(chunk)], _offsets(chunk), data)
+        _hash(hashes[at:at + len(chunk)], _offsets(chunk), data)
         at += len(chunk)
     first = {name: table[name][0].as_py() for name in names}
-    return _File(ids, starts, block_code, code, docs.combine_chunks(), hashes, values, first)
+    return _File(ids, starts, block_code, docs, hashes, values, first)
+
+
+def _distinct(file: _File, *, per_query: bool = False) -> bool:
+    """True when no two rows of the file (with ``per_query``: of one query) share a hash.
+
+    With ``per_query`` and every query one block of lines, the blocks are sorted side by side, as
+    rows of a grid (n log L instead of n log n: 0.07 s instead of 0.13 s for 7,000 blocks of 1,000).
+    Neighbours from two blocks (a short block's padding included) are then equal only by a collision,
+    which declines the file too."""
+    lengths = np.diff(np.r_[file.block_start, file.n_rows])
+    width = int(lengths.max())
+    if (not per_query or len(np.unique(file.block_code)) < len(lengths)
+            or len(lengths) * width > 1.25 * file.n_rows):
+        ordered = np.sort(file.hashes)
+    elif np.all(lengths == width):
+        ordered = np.sort(file.hashes.reshape(len(lengths), width), axis=1).ravel()
+    else:
+        grid = ~np.arange(len(lengths) * width, dtype=np.uint64).reshape(len(lengths), width)  # distinct padding
+        grid[np.arange(width) < lengths[:, None]] = file.hashes
+        ordered = np.sort(grid, axis=1).ravel()
+    return not np.any(ordered[1:] == ordered[:-1])
 
 
 def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | None, np.ndarray]:
     """Rows whose query is evaluated, grouped by ``index[code]`` (stable; None: all rows, as they are),
     and the group offsets. Decided per block of lines when each query is one block, in order."""
     block_group = index[file.block_code]
-    lengths = np.diff(np.r_[file.block_start, len(file.code)])
+    lengths = np.diff(np.r_[file.block_start, file.n_rows])
     keep = block_group >= 0
     kept = block_group[keep]
     if np.all(kept[1:] > kept[:-1]):
@@ -275,7 +285,7 @@ def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | 
         size = lengths[keep]
         rows = np.repeat(file.block_start[keep] - np.r_[0, np.cumsum(size)[:-1]], size) + np.arange(int(size.sum()))
         return rows, offsets
-    group = index[file.code]
+    group = index[file.codes()]
     rows = np.flatnonzero(group >= 0)
     group = group[rows]
     if len(group) > 1 and not np.all(group[1:] >= group[:-1]):
@@ -323,28 +333,12 @@ def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, 
 
 
 def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | None:
-    """Match the run's rows to the qrels' and lay both out per evaluated query; None on duplicates."""
-    import pyarrow.compute as pc
-
-    q_keys, q_bits = _keys(qrels.hashes)
-    r_keys, r_bits = _keys(run.hashes)
-    if _duplicated(q_keys, q_bits, qrels.code, qrels.docs) or _duplicated(r_keys, r_bits, run.code, run.docs):
+    """Match the run's rows to the qrels' and lay both out per evaluated query. None when two rows
+    of the qrels, or two rows of one query of the run, share a hash: a duplicate (query, doc), which
+    the strict readers report, or a collision. (The matching needs the qrels' hashes distinct.)"""
+    if not (_distinct(qrels) and _distinct(run, per_query=True)):
         return None
-
-    # Candidate (qrels row, run row) pairs share a hash prefix; the strings confirm them.
-    bits = max(q_bits, r_bits)
-    q_prefix = q_keys >> np.uint64(bits)
-    r_prefix = r_keys >> np.uint64(bits)
-    lo = np.searchsorted(r_prefix, q_prefix, side="left")
-    hi = np.searchsorted(r_prefix, q_prefix, side="right")
-    count = hi - lo
-    q_rows = np.repeat((q_keys & np.uint64((1 << q_bits) - 1)).astype(np.int64), count)
-    at = np.repeat(lo - np.cumsum(np.r_[0, count[:-1]]), count) + np.arange(int(count.sum()))
-    r_rows = (r_keys[at] & np.uint64((1 << r_bits) - 1)).astype(np.int64)
-    match = (qrels.code[q_rows] == run.code[r_rows])
-    if len(q_rows):
-        match &= pc.equal(qrels.docs.take(q_rows), run.docs.take(r_rows)).to_numpy(zero_copy_only=False)
-    q_rows, r_rows = q_rows[match], r_rows[match]
+    q_rows, r_rows = _matches(qrels, run)
 
     # Evaluated queries: the qrels' queries that the run has, in qrels order.
     in_run = np.zeros(n_judged, dtype=bool)
@@ -359,7 +353,7 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
     grade = qrels.values[q_rows]
     nonzero = grade != 0
     q_rows, r_rows, grade = q_rows[nonzero], r_rows[nonzero], grade[nonzero]
-    hit_query = index[run.code[r_rows]]
+    hit_query = index[run.codes(r_rows)]
     docs = run.docs
 
     def doc_ids(selected: np.ndarray) -> list[str]:
@@ -368,5 +362,30 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
     return Columns(
         query_ids=query_ids, offsets=offsets, scores=run.values if rows is None else run.values[rows],
         judged_offsets=judged_offsets,
-        judged=qrels.values if judged_rows is None else qrels.values[judged_rows], hit_query=hit_query, hit_score=run.values[r_rows], hit_grade=grade,
+        judged=qrels.values if judged_rows is None else qrels.values[judged_rows], hit_query=hit_query,
+        hit_score=run.values[r_rows], hit_grade=grade,
         doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist())
+
+
+def _matches(qrels: _File, run: _File) -> tuple[np.ndarray, np.ndarray]:
+    """``(qrels rows, run rows)`` of the same (query, doc), each hash distinct within its file.
+
+    A table indexed by the top bits of the qrels' hashes lets through a few percent of the run's
+    rows; those are looked up among the sorted qrels hashes, and equal hashes are confirmed by
+    the query codes and the doc id strings."""
+    import pyarrow.compute as pc
+
+    order = np.argsort(qrels.hashes)
+    ordered = qrels.hashes[order]
+    bits = min(24, max(16, len(ordered).bit_length() + 6))
+    shift = np.uint64(64 - bits)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[(ordered >> shift).view(np.int64)] = True
+    r_rows = np.flatnonzero(table[(run.hashes >> shift).view(np.int64)])
+    at = np.minimum(np.searchsorted(ordered, run.hashes[r_rows]), len(ordered) - 1)
+    same = ordered[at] == run.hashes[r_rows]
+    q_rows, r_rows = order[at[same]], r_rows[same]
+    same = qrels.codes(q_rows) == run.codes(r_rows)
+    if len(q_rows):
+        same &= pc.equal(qrels.docs.take(q_rows), run.docs.take(r_rows)).to_numpy(zero_copy_only=False)
+    return q_rows[same], r_rows[same]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,13 +183,14 @@ def _hash(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
     """Fold every 8-byte word of each id into ``h``, the per-row seed of its query: a 64-bit hash
     of (query, id). Equal hashes within a file make the caller decline the file; a match between
     the files is confirmed by comparing the strings."""
-    padded = np.zeros(len(data) + 16, dtype=np.uint8)
-    padded[:len(data)] = data
-    words = np.ndarray(shape=(len(data) + 8,), dtype=np.uint64, buffer=padded, strides=(1,))
     starts, lengths = offsets[:-1], np.diff(offsets)
-    for at in range(0, int(lengths.max()) if len(lengths) else 0, 8):  # one pass for ids of up to 8 bytes
-        word = words[np.minimum(starts + at, len(data))]
-        word &= _KEEP[np.clip(lengths - at, 0, 8)]  # the bytes of this id only
+    longest = int(lengths.max()) if len(lengths) else 0
+    padded = np.zeros(len(data) + longest + 8, dtype=np.uint8)  # every word read below lies inside
+    padded[:len(data)] = data
+    words = np.ndarray(shape=(len(data) + longest,), dtype=np.uint64, buffer=padded, strides=(1,))
+    for at in range(0, longest, 8):  # one pass for ids of up to 8 bytes
+        word = words[starts + at if at else starts]
+        word &= _KEEP[np.clip(lengths - at if at else lengths, 0, 8)]  # the bytes of this id only
         h ^= word
         h *= _MIX
 
@@ -218,14 +220,23 @@ class _File:
 
 
 def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict[str, int]) -> _File | None:
-    """Read one file; ``known`` maps query ids to codes and is extended with new ones (in file order)."""
+    """Read one file; ``known`` maps query ids to codes and is extended with new ones (in file order).
+    The fields are checked on a second thread while this one hashes the ids."""
     source, head, text = _source(path)
     delimiter = _delimiter(head)
     table = _table(source, delimiter, names, types) if delimiter else None
     if table is None or table.num_rows == 0:
         return None
-    if not _plain_fields(table, text):  # (which also checks the UTF-8 that Arrow was told not to check)
-        return None  # an empty field (two delimiters in a row), other whitespace
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        plain = pool.submit(_plain_fields, table, text)
+        try:
+            file = _columns(table, names, value, known)
+        except UnicodeDecodeError:  # (Arrow was told not to check UTF-8: _plain_fields does)
+            file = None
+        return file if plain.result() else None  # None: an empty field, other whitespace, not UTF-8
+
+
+def _columns(table, names: Sequence[str], value: str, known: dict[str, int]) -> _File | None:  # noqa: ANN001
     starts, block_ids = _blocks(table["qid"].combine_chunks())
     if any(qid[0] == "#" for qid in block_ids):
         return None  # a comment line
@@ -246,7 +257,7 @@ def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict
         _hash(hashes[at:at + len(chunk)], _offsets(chunk), data)
         at += len(chunk)
     first = {name: table[name][0].as_py() for name in names}
-    return _File(ids, starts, block_code, docs, hashes, values, first)
+    return _File(ids, starts, block_code, docs.combine_chunks(), hashes, values, first)  # (take is slow on chunks)
 
 
 def _distinct(file: _File, *, per_query: bool = False) -> bool:
@@ -336,9 +347,11 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
     """Match the run's rows to the qrels' and lay both out per evaluated query. None when two rows
     of the qrels, or two rows of one query of the run, share a hash: a duplicate (query, doc), which
     the strict readers report, or a collision. (The matching needs the qrels' hashes distinct.)"""
-    if not (_distinct(qrels) and _distinct(run, per_query=True)):
-        return None
-    q_rows, r_rows = _matches(qrels, run)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the run's sort beside the matching
+        distinct = pool.submit(_distinct, run, per_query=True)
+        q_rows, r_rows = _matches(qrels, run) if _distinct(qrels) else (None, None)
+        if q_rows is None or not distinct.result():
+            return None
 
     # Evaluated queries: the qrels' queries that the run has, in qrels order.
     in_run = np.zeros(n_judged, dtype=bool)

@@ -46,11 +46,12 @@ class Placed:
 
 
 def prepare_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
-    """Scores as compared: float64, or rounded to float32 (overflow -> inf, as ``array('f')``); -0.0 -> 0.0."""
+    """Scores as compared: float64 as given, or rounded to float32 (overflow -> inf, as ``array('f')``).
+    (-0.0 needs no care: it compares equal to 0.0, in ``<`` as in numpy's sorts.)"""
     if score_precision == "float32":
         with np.errstate(over="ignore"):
-            scores = scores.astype(np.float32).astype(np.float64)
-    return scores + 0.0
+            return scores.astype(np.float32).astype(np.float64)
+    return scores
 
 
 def _sort_unsorted(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:

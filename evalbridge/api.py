@@ -50,7 +50,8 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     from .results import Provenance, Results
 
     columnar = _read_columnar(qrels, run, backend)
-    qrels, run = columnar if columnar is not None else (as_qrels(qrels), as_run(run))
+    # The rows are wrapped, not copied: nothing built from them outlives this call.
+    qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
     if backend == "auto":
         from .backends.auto import choose
 

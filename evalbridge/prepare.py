@@ -17,23 +17,25 @@ __all__ = ["as_qrels", "as_run", "check_compatible", "relevance_level", "resolve
            "fill_missing"]
 
 
-def as_qrels(obj: Any) -> Qrels:
-    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or any format :mod:`evalbridge.interop` reads."""
+def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
+    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or any format :mod:`evalbridge.interop` reads.
+    ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Run):
-        return Qrels(obj)
+        return Qrels(obj, copy=copy)
     from .interop import to_qrels
 
     return to_qrels(obj)
 
 
-def as_run(obj: Any) -> Run:
-    """``obj`` as :class:`Run`: a Run, a dict of dicts, or any format :mod:`evalbridge.interop` reads."""
+def as_run(obj: Any, *, copy: bool = True) -> Run:
+    """``obj`` as :class:`Run`: a Run, a dict of dicts, or any format :mod:`evalbridge.interop` reads.
+    ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
     if isinstance(obj, Run):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
-        return Run(obj)
+        return Run(obj, copy=copy)
     from .interop import to_run
 
     return to_run(obj)

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,6 +80,18 @@ def test_fast_equals_reference_with_float_labels_and_unsorted_runs(data: tuple, 
     qrels, run = data
     run = {q: dict(shuffle.sample(list(docs.items()), len(docs))) for q, docs in run.items()}
     assert_same(qrels, run, metrics, Conventions(ties=ties))
+
+
+@given(data=qrels_and_run(max_queries=4, run_only=True), picks=st.data())
+def test_doc_ids_of_run_rows_in_any_order_are_the_runs_own(data: tuple, picks: st.DataObject) -> None:
+    """``Columns.doc_ids`` of global rows, sorted or shuffled, repeated or not, is the run read in order."""
+    from evalbridge.engine.columns import from_mappings
+
+    qrels, run = data
+    columns = from_mappings(qrels, run)
+    flat = [doc for qid in columns.query_ids for doc in run[qid]]
+    rows = picks.draw(st.lists(st.integers(0, len(flat) - 1), max_size=12) if flat else st.just([]))
+    assert columns.doc_ids(np.array(rows, dtype=np.int64)) == [flat[r] for r in rows]
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -371,10 +384,26 @@ def test_fast_validation_builds_what_the_general_loop_builds(data: dict) -> None
 
 @pytest.mark.parametrize("data", INVALID)
 def test_fast_validation_raises_what_the_general_loop_raises(data: dict) -> None:
-    """Bad values or ids give the same InputError whichever path validates them."""
+    """Bad values or ids give the same InputError whichever path validates them, copied or not."""
     messages = []
-    for wrap in (dict, _Mapping):
+    for wrap, copy in ((dict, True), (dict, False), (_Mapping, True)):
         with pytest.raises(InputError) as raised:
-            Run(wrap((q, _Mapping(d) if wrap is _Mapping and isinstance(d, dict) else d) for q, d in data.items()))
+            Run(wrap((q, _Mapping(d) if wrap is _Mapping and isinstance(d, dict) else d) for q, d in data.items()),
+                copy=copy)
         messages.append(str(raised.value))
-    assert messages[0] == messages[1]
+    assert messages[0] == messages[1] == messages[2]
+
+
+def test_rows_are_copied_unless_copy_is_false_and_read_only_either_way() -> None:
+    """By default later changes to the input do not show; with ``copy=False`` they do (the rows are
+    wrapped), and neither object can be changed through its own API."""
+    data = {"q1": {"a": 1.0, "b": 0.5}}
+    copied, wrapped = Run(data), Run(data, copy=False)
+    data["q1"]["c"] = 2.0
+    assert list(copied["q1"]) == ["a", "b"]
+    assert list(wrapped["q1"]) == ["a", "b", "c"]
+    for run in (copied, wrapped):
+        with pytest.raises(TypeError):
+            run["q1"]["a"] = 9.0  # type: ignore[index]
+    odd = {"q1": {1: 1.0}}  # int doc ids: converted, so copied whatever ``copy`` says
+    assert Run(odd, copy=False)["q1"] == {"1": 1.0} and odd == {"q1": {1: 1.0}}

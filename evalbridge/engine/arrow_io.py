@@ -8,9 +8,13 @@ lines, tabs mixed with spaces, empty fields, other whitespace, a UTF-8 BOM, dupl
 readers, whose errors name ``file:line``.
 
 No dict-of-dicts is built: ids stay in Arrow string arrays. Query ids are looked up once per
-block of lines; (query, doc) pairs are matched between the files, and checked for duplicates,
-through a 64-bit hash of the bytes of each id that is sorted once (numpy's sort of 7M uint64
-takes about 0.1 s), and every hash match is confirmed by comparing the strings themselves.
+block of lines. Each row gets a 64-bit hash of (query, every byte of its doc id). Duplicates are
+found by sorting the hashes (per query when queries are blocks of lines): any hash shared within
+the qrels, or within one query of the run, declines the pair (a duplicate, which the strict
+readers report with both line numbers, or a collision, which they read correctly). The run's
+rows are matched to the qrels' through those hashes, and every match is confirmed by comparing
+the query codes and the doc id strings. A second thread checks the fields and sorts while this
+one hashes and matches.
 """
 
 from __future__ import annotations

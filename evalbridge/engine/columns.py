@@ -107,17 +107,24 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
         hit_doc = [hit_doc[i] for i in nonzero.tolist()]
         hit_query, hit_grade, hit_score = hit_query[nonzero], hit_grade[nonzero], hit_score[nonzero]
 
-    docs_of: dict[int, list[str]] = {}
-
     def doc_ids(rows: np.ndarray) -> list[str]:
-        out = []
+        """Doc ids of global run rows: one list of doc ids per query touched, then C-level lookups."""
+        if len(rows) == 0:
+            return []
         queries = np.searchsorted(offsets, rows, side="right") - 1
-        for row, query, base in zip(rows.tolist(), queries.tolist(), offsets[queries].tolist()):
-            docs = docs_of.get(query)
-            if docs is None:
-                docs = docs_of[query] = list(ranked[query])
-            out.append(docs[row - base])
-        return out
+        order = None if np.all(queries[1:] >= queries[:-1]) else np.argsort(queries, kind="stable")
+        if order is not None:
+            queries, rows = queries[order], rows[order]
+        cuts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1], True])
+        local = (rows - offsets[queries]).tolist()
+        found: list[str] = []
+        for start, stop, query in zip(cuts[:-1].tolist(), cuts[1:].tolist(), queries[cuts[:-1]].tolist()):
+            found.extend(map(list(ranked[query]).__getitem__, local[start:stop]))
+        if order is None:
+            return found
+        out = np.empty(len(found), dtype=object)
+        out[order] = found
+        return out.tolist()
 
     return Columns(
         query_ids=query_ids, offsets=offsets, scores=scores, judged_offsets=judged_offsets, judged=grades,

@@ -98,8 +98,8 @@ def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, native_run: Run 
         grades = {d: int(g) for d, g in grades.items()}
     if setting.ranx_order:  # only offered for a query with documents, so it is in native_run
         scores = native_run[qid]
-    values, _ = reference.compute(Qrels({qid: dict(grades)}), Run({qid: dict(scores)}), [setting.metric],
-                                  setting.conventions)
+    values, _ = reference.compute(Qrels({qid: dict(grades)}, copy=False), Run({qid: dict(scores)}, copy=False),
+                                  [setting.metric], setting.conventions)
     return values[setting.metric].get(qid)
 
 
@@ -296,7 +296,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
 
     from .backends import auto, get_backend, unsupported
 
-    qrels, run = as_qrels(qrels), as_run(run)
+    # The rows are wrapped, not copied: nothing built from them outlives this call.
+    qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
     check_compatible(qrels, run)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import getitem, methodcaller
+from operator import methodcaller
 
 import numpy as np
 
@@ -89,19 +89,23 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
     grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), judged)), dtype=np.float64,
                          count=int(judged_offsets[-1]))
 
-    # Hits: judged docs that were retrieved, found by C-level set intersection per query.
+    # Hits: judged docs that were retrieved, found by C-level set intersection per query; their
+    # grades and scores are read then, while the query's two rows are in the cache.
     hit_doc: list[str] = []
     hit_count: list[int] = []
+    grades_found: list[float] = []
+    scores_found: list[float] = []
     extend, count = hit_doc.extend, hit_count.append
+    add_grades, add_scores = grades_found.extend, scores_found.extend
     for grades_of, scores_of in zip(judged, ranked):
         common = grades_of.keys() & scores_of.keys()
         extend(common)
         count(len(common))
+        add_grades(map(grades_of.__getitem__, common))  # a set iterates in one order while unchanged
+        add_scores(map(scores_of.__getitem__, common))
     hit_query = np.repeat(np.arange(n, dtype=np.int64), hit_count)
-    hit_grade = np.fromiter(map(getitem, map(judged.__getitem__, hit_query.tolist()), hit_doc),
-                            dtype=np.float64, count=len(hit_doc))
-    hit_score = np.fromiter(map(getitem, map(ranked.__getitem__, hit_query.tolist()), hit_doc),
-                            dtype=np.float64, count=len(hit_doc))
+    hit_grade = np.fromiter(grades_found, dtype=np.float64, count=len(hit_doc))
+    hit_score = np.fromiter(scores_found, dtype=np.float64, count=len(hit_doc))
     nonzero = np.flatnonzero(hit_grade != 0)
     if len(nonzero) < len(hit_doc):
         hit_doc = [hit_doc[i] for i in nonzero.tolist()]

@@ -297,10 +297,10 @@ def test_hashes_shared_across_the_files_are_matched_by_comparing_the_ids(tmp_pat
 
 
 @given(width=st.integers(1, 6), shortfalls=st.lists(st.sampled_from([0, 0, 0, 1, 3]), min_size=1, max_size=8),
-       values=st.data(), repeat_a_query=st.booleans(), per_query=st.booleans())
+       values=st.data(), repeat_a_query=st.booleans())
 def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, shortfalls: list[int],
-                                                                   values: st.DataObject, repeat_a_query: bool,
-                                                                   per_query: bool) -> None:
+                                                                   values: st.DataObject,
+                                                                   repeat_a_query: bool) -> None:
     """Equal-length blocks, padded blocks of unequal length, a query in two blocks: a hash shared
     within a query is always found (hashes here are ``query * 1000 + a small number``)."""
     import numpy as np
@@ -315,7 +315,7 @@ def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, s
     file = arrow_io._File(ids=[], block_start=np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64),
                           block_code=np.array(codes, dtype=np.int64), docs=None, hashes=hashes,
                           values=np.zeros(len(hashes)), first={})
-    assert arrow_io._distinct(file, per_query=per_query) == (len(set(hashes.tolist())) == len(hashes))
+    assert arrow_io._distinct(file) == (len(set(hashes.tolist())) == len(hashes))
 
 
 def test_long_ids_differing_only_in_the_middle_have_distinct_hashes() -> None:

@@ -216,10 +216,14 @@ class _File:
     def n_rows(self) -> int:
         return len(self.values)
 
+    @property
+    def block_lengths(self) -> np.ndarray:
+        return np.diff(np.r_[self.block_start, self.n_rows])
+
     def codes(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The query code of the given rows (of every row when None)."""
         if rows is None:
-            return np.repeat(self.block_code, np.diff(np.r_[self.block_start, self.n_rows]))
+            return np.repeat(self.block_code, self.block_lengths)
         return self.block_code[np.searchsorted(self.block_start, rows, side="right") - 1]
 
 
@@ -264,17 +268,16 @@ def _columns(table, names: Sequence[str], value: str, known: dict[str, int]) -> 
     return _File(ids, starts, block_code, docs.combine_chunks(), hashes, values, first)  # (take is slow on chunks)
 
 
-def _distinct(file: _File, *, per_query: bool = False) -> bool:
-    """True when no two rows of the file (with ``per_query``: of one query) share a hash.
+def _distinct(file: _File) -> bool:
+    """True when no two rows of one query share a hash.
 
-    With ``per_query`` and every query one block of lines, the blocks are sorted side by side, as
-    rows of a grid (n log L instead of n log n: 0.07 s instead of 0.13 s for 7,000 blocks of 1,000).
-    Neighbours from two blocks (a short block's padding included) are then equal only by a collision,
-    which declines the file too."""
-    lengths = np.diff(np.r_[file.block_start, file.n_rows])
+    When every query is one block of lines, the blocks are sorted side by side, as rows of a grid
+    (n log L instead of n log n: 0.07 s instead of 0.13 s for 7,000 blocks of 1,000); otherwise all
+    hashes are sorted together. Neighbours from two queries (a short block's padding included) are
+    then equal only by a collision, which declines the file too."""
+    lengths = file.block_lengths
     width = int(lengths.max())
-    if (not per_query or len(np.unique(file.block_code)) < len(lengths)
-            or len(lengths) * width > 1.25 * file.n_rows):
+    if len(np.unique(file.block_code)) < len(lengths) or len(lengths) * width > 1.25 * file.n_rows:
         ordered = np.sort(file.hashes)
     elif np.all(lengths == width):
         ordered = np.sort(file.hashes.reshape(len(lengths), width), axis=1).ravel()
@@ -289,7 +292,7 @@ def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | 
     """Rows whose query is evaluated, grouped by ``index[code]`` (stable; None: all rows, as they are),
     and the group offsets. Decided per block of lines when each query is one block, in order."""
     block_group = index[file.block_code]
-    lengths = np.diff(np.r_[file.block_start, file.n_rows])
+    lengths = file.block_lengths
     keep = block_group >= 0
     kept = block_group[keep]
     if np.all(kept[1:] > kept[:-1]):
@@ -350,12 +353,13 @@ def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, 
 def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | None:
     """Match the run's rows to the qrels' and lay both out per evaluated query. None when two rows
     of the qrels, or two rows of one query of the run, share a hash: a duplicate (query, doc), which
-    the strict readers report, or a collision. (The matching needs the qrels' hashes distinct.)"""
+    the strict readers report, or a collision."""
     with ThreadPoolExecutor(max_workers=1) as pool:  # the run's sort beside the matching
-        distinct = pool.submit(_distinct, run, per_query=True)
-        q_rows, r_rows = _matches(qrels, run) if _distinct(qrels) else (None, None)
-        if q_rows is None or not distinct.result():
+        distinct = pool.submit(_distinct, run)
+        matched = _matches(qrels, run)
+        if matched is None or not distinct.result():
             return None
+    q_rows, r_rows = matched
 
     # Evaluated queries: the qrels' queries that the run has, in qrels order.
     in_run = np.zeros(n_judged, dtype=bool)
@@ -384,8 +388,8 @@ def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | No
         doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist())
 
 
-def _matches(qrels: _File, run: _File) -> tuple[np.ndarray, np.ndarray]:
-    """``(qrels rows, run rows)`` of the same (query, doc), each hash distinct within its file.
+def _matches(qrels: _File, run: _File) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(qrels rows, run rows)`` of the same (query, doc); None when two qrels rows share a hash.
 
     A table indexed by the top bits of the qrels' hashes lets through a few percent of the run's
     rows; those are looked up among the sorted qrels hashes, and equal hashes are confirmed by
@@ -394,6 +398,8 @@ def _matches(qrels: _File, run: _File) -> tuple[np.ndarray, np.ndarray]:
 
     order = np.argsort(qrels.hashes)
     ordered = qrels.hashes[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        return None
     bits = min(24, max(16, len(ordered).bit_length() + 6))
     shift = np.uint64(64 - bits)
     table = np.zeros(1 << bits, dtype=bool)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from itertools import filterfalse
 from typing import Any
 
 from ._version import __version__
@@ -75,12 +76,12 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
                                      f"Fix: use backend='reference', or run `evalbridge metrics` for who supports what.")
     values, bridges = module.compute(qrels, run, wanted, conventions)
 
-    missing = tuple(q for q in qrels if q not in run)
+    missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
     provenance = Provenance(
         backend=backend, backend_version=module.version(), conventions=conventions, relevance_level=level,
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
-        ignored_run_only=tuple(q for q in run if q not in qrels), bridges=tuple(bridges),
+        ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__)
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
 

@@ -403,7 +403,10 @@ def test_rows_are_copied_unless_copy_is_false_and_read_only_either_way() -> None
     assert list(copied["q1"]) == ["a", "b"]
     assert list(wrapped["q1"]) == ["a", "b", "c"]
     for run in (copied, wrapped):
-        with pytest.raises(TypeError):
-            run["q1"]["a"] = 9.0  # type: ignore[index]
+        for row in (run["q1"], run.get("q1"), *run.values(), *dict(run.items()).values()):
+            with pytest.raises(TypeError):
+                row["a"] = 9.0  # type: ignore[index]
+    assert wrapped.get("q9") is None and wrapped.get("q9", {}) == {}
+    assert wrapped.keys() == {"q1"} and wrapped.keys() - {"q1"} == set()
     odd = {"q1": {1: 1.0}}  # int doc ids: converted, so copied whatever ``copy`` says
     assert Run(odd, copy=False)["q1"] == {"1": 1.0} and odd == {"q1": {1: 1.0}}

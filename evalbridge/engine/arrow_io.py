@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, KeysView, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +57,7 @@ class _View:
     doc_id_kind = ("str",)
 
     def __init__(self, ids: Sequence[str], source: str) -> None:
-        self._ids, self._set, self.source = list(ids), frozenset(ids), source
+        self._ids, self.source = dict.fromkeys(ids), source
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
@@ -66,7 +66,10 @@ class _View:
         return len(self._ids)
 
     def __contains__(self, qid: object) -> bool:
-        return qid in self._set
+        return qid in self._ids
+
+    def keys(self) -> KeysView[str]:
+        return self._ids.keys()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self)} queries, {self.source})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import methodcaller
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -67,52 +67,11 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
-def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]]) -> Columns:
-    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.types.Qrels`, ``Run``).
+def _ids_at(rows_of: Sequence[Mapping[str, float]], offsets: np.ndarray) -> Callable[[np.ndarray], list[str]]:
+    """Global row indices -> the keys at those rows: one list of keys per query touched, then
+    C-level lookups (rows in any order)."""
 
-    Cost: one C-level pass over the run's scores and a few C-level calls per query.
-
-    Example:
-        >>> c = from_mappings({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}, {"q1": {"a": 0.5, "x": 0.9}})
-        >>> c.query_ids, c.scores.tolist(), c.hit_grade.tolist()
-        (['q1'], [0.5, 0.9], [2.0])
-    """
-    qrels, run = getattr(qrels, "_data", qrels), getattr(run, "_data", run)  # the plain dicts inside
-    query_ids = [q for q in qrels if q in run]
-    ranked = list(map(run.__getitem__, query_ids))
-    judged = list(map(qrels.__getitem__, query_ids))
-    n = len(query_ids)
-    offsets = _offsets(np.fromiter(map(len, ranked), dtype=np.int64, count=n))
-    scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), ranked)), dtype=np.float64,
-                         count=int(offsets[-1]))
-    judged_offsets = _offsets(np.fromiter(map(len, judged), dtype=np.int64, count=n))
-    grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), judged)), dtype=np.float64,
-                         count=int(judged_offsets[-1]))
-
-    # Hits: judged docs that were retrieved, found by C-level set intersection per query; their
-    # grades and scores are read then, while the query's two rows are in the cache.
-    hit_doc: list[str] = []
-    hit_count: list[int] = []
-    grades_found: list[float] = []
-    scores_found: list[float] = []
-    extend, count = hit_doc.extend, hit_count.append
-    add_grades, add_scores = grades_found.extend, scores_found.extend
-    for grades_of, scores_of in zip(judged, ranked):
-        common = grades_of.keys() & scores_of.keys()
-        extend(common)
-        count(len(common))
-        add_grades(map(grades_of.__getitem__, common))  # a set iterates in one order while unchanged
-        add_scores(map(scores_of.__getitem__, common))
-    hit_query = np.repeat(np.arange(n, dtype=np.int64), hit_count)
-    hit_grade = np.fromiter(grades_found, dtype=np.float64, count=len(hit_doc))
-    hit_score = np.fromiter(scores_found, dtype=np.float64, count=len(hit_doc))
-    nonzero = np.flatnonzero(hit_grade != 0)
-    if len(nonzero) < len(hit_doc):
-        hit_doc = [hit_doc[i] for i in nonzero.tolist()]
-        hit_query, hit_grade, hit_score = hit_query[nonzero], hit_grade[nonzero], hit_score[nonzero]
-
-    def doc_ids(rows: np.ndarray) -> list[str]:
-        """Doc ids of global run rows: one list of doc ids per query touched, then C-level lookups."""
+    def ids(rows: np.ndarray) -> list[str]:
         if len(rows) == 0:
             return []
         queries = np.searchsorted(offsets, rows, side="right") - 1
@@ -123,14 +82,45 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
         local = (rows - offsets[queries]).tolist()
         found: list[str] = []
         for start, stop, query in zip(cuts[:-1].tolist(), cuts[1:].tolist(), queries[cuts[:-1]].tolist()):
-            found.extend(map(list(ranked[query]).__getitem__, local[start:stop]))
+            found.extend(map(list(rows_of[query]).__getitem__, local[start:stop]))
         if order is None:
             return found
         out = np.empty(len(found), dtype=object)
         out[order] = found
         return out.tolist()
 
+    return ids
+
+
+def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]]) -> Columns:
+    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.types.Qrels`, ``Run``).
+
+    Cost: C-level passes over the run's scores and the qrels' rows; no Python code per query.
+
+    Example:
+        >>> c = from_mappings({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}, {"q1": {"a": 0.5, "x": 0.9}})
+        >>> c.query_ids, c.scores.tolist(), c.hit_grade.tolist()
+        (['q1'], [0.5, 0.9], [2.0])
+    """
+    qrels, run = getattr(qrels, "_data", qrels), getattr(run, "_data", run)  # the plain dicts inside
+    query_ids = list(filter(run.keys().__contains__, qrels))
+    ranked = list(map(run.__getitem__, query_ids))
+    judged = list(map(qrels.__getitem__, query_ids))
+    n = len(query_ids)
+    offsets = _offsets(np.fromiter(map(len, ranked), dtype=np.int64, count=n))
+    scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), ranked)), dtype=np.float64,
+                         count=int(offsets[-1]))
+    judged_offsets = _offsets(np.fromiter(map(len, judged), dtype=np.int64, count=n))
+    n_judged = int(judged_offsets[-1])
+    grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), judged)), dtype=np.float64,
+                         count=n_judged)
+    # The run's score of every judged doc, NaN (from None) where it was not retrieved: scores are
+    # finite, so the hits (retrieved, grade not 0) are where both are set.
+    found = np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), ranked), judged)), dtype=np.float64,
+                        count=n_judged)
+    hits = np.flatnonzero(~np.isnan(found) & (grades != 0))
+    judged_ids = _ids_at(judged, judged_offsets)
     return Columns(
         query_ids=query_ids, offsets=offsets, scores=scores, judged_offsets=judged_offsets, judged=grades,
-        hit_query=hit_query, hit_score=hit_score, hit_grade=hit_grade, doc_ids=doc_ids,
-        hit_doc_ids=lambda hits: [hit_doc[h] for h in hits.tolist()])
+        hit_query=np.searchsorted(judged_offsets, hits, side="right") - 1, hit_score=found[hits],
+        hit_grade=grades[hits], doc_ids=_ids_at(ranked, offsets), hit_doc_ids=lambda h: judged_ids(hits[h]))

@@ -133,7 +133,7 @@ def _freeze_plain(data: Mapping, copy: bool) -> tuple[dict[str, Mapping[str, Any
     rows = list(map(dict.copy, data.values())) if copy else list(data.values())
     if not _plain_rows(rows):
         return None
-    frozen = dict(zip(data, rows))
+    frozen = dict(zip(data, rows)) if copy or type(data) is not dict else data.copy()  # same rows: a flat copy
     return frozen, ("str",) if frozen else (), ("str",) if any(rows) else ()
 
 

@@ -122,6 +122,22 @@ def test_ranx_native_values_equal_those_of_ranx_objects(ranx_warm, data, specs) 
         assert not bad, f"{metric} ({name}): native=True vs ranx objects {bad}"
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, -1.0]), min_size=1, max_size=60),
+                min_size=1, max_size=6))
+def test_ranx_order_is_the_order_of_ranx_run_objects(ranx_warm, queries) -> None:  # noqa: ANN001
+    """The two numba sorts on flat arrays leave every query's documents, tie groups of any size
+    included (numba's quicksort is unstable above 15), where ranx.Run(...).sort() leaves them."""
+    import ranx
+
+    from evalbridge.backends.ranx import _ranx_order
+
+    run = {f"q{i}": {f"d{j:02d}": score for j, score in enumerate(scores)} for i, scores in enumerate(queries)}
+    objects = ranx.Run(run)
+    objects.sort()  # what make_comparable does
+    assert _ranx_order(eb.Run(run)) == {q: list(docs.keys()) for q, docs in objects.run.items()}
+
+
 @pytest.mark.slow
 def test_ranx_native_values_follow_ranx_order_of_large_tie_groups(ranx_warm) -> None:  # noqa: ANN001
     """Large tie groups, where numba's argsort is not stable: native=True still matches the ranx objects."""

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from itertools import chain
+from operator import methodcaller
 from typing import Callable
 
+from ..diagnose import has_ties
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 from . import _bridge
@@ -89,17 +92,25 @@ def _ranx_order(run: Run) -> dict[str, list[str]]:
     """Each non-empty query's doc ids in the order ranx ranks them when given ``ranx.Run`` objects.
 
     ``ranx.Run`` sorts on construction and ``make_comparable`` sorts again; numba's argsort is
-    not stable beyond small arrays, so large tie groups end in yet another order. This repeats
-    both sorts (ranx sorts every query independently, so any subset of queries gives the same
-    order) and reads back only the keys (``to_dict`` costs 20x more: a numba call per score).
+    not stable beyond 15 elements, so large tie groups end in yet another order. The same two
+    numba sorts run on flat arrays (:mod:`._ranx_sort`; building the ``ranx.Run`` costs 30x
+    more). ranx sorts every query independently, so any subset of queries gives the same order.
     """
-    ranx = _library()
-    rows = {q: dict(d) for q, d in run.items() if d}
-    if not rows:
-        return {}
-    ranked = ranx.Run(rows)
-    ranked.sort()  # the second sort, done by make_comparable
-    return {q: list(docs.keys()) for q, docs in ranked.run.items()}
+    _library()  # a clear error if ranx (and with it numba) is missing
+    import numpy as np
+
+    from ._ranx_sort import ranx_positions
+
+    data = getattr(run, "_data", run)  # the plain rows inside a Run
+    queries = [q for q, docs in data.items() if docs]
+    rows = list(map(data.__getitem__, queries))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)), out=offsets[1:])
+    scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), rows)), dtype=np.float64,
+                         count=int(offsets[-1]))
+    ordered = list(map(list(chain.from_iterable(rows)).__getitem__, ranx_positions(scores, offsets).tolist()))
+    bounds = offsets.tolist()
+    return {q: ordered[a:b] for q, a, b in zip(queries, bounds, bounds[1:])}
 
 
 def native_ranking(run: Run) -> Run:
@@ -111,7 +122,7 @@ def native_ranking(run: Run) -> Run:
 def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float]]:
     """The scores of ``queries`` present in the run, those with ties replaced by ``n..1`` in the
     order ``ranx.Run`` objects give them: ranx's raw-dict path then ranks as the objects do."""
-    tied = [q for q in queries if run.get(q) and _bridge.has_tie(run[q], "float64")]
+    tied = [q for q in queries if run.get(q) and has_ties(run[q])]
     orders = _ranx_order(Run({q: run[q] for q in tied})) if tied else {}
     return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 

@@ -288,3 +288,18 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
         got = check.values["reference"][metric]
         assert got.keys() == values.keys()
         assert all(math.isclose(got[q], values[q], abs_tol=1e-12) for q in values), str(metric)
+
+
+@given(st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]),
+                       st.sampled_from([0.0, -0.0, 1.0, 0.5, 0.9752302811, 0.9752302801, 1e-300, 2.0 ** -150]),
+                       max_size=12),
+       st.sampled_from(["float64", "float32"]))
+def test_tie_and_collision_checks_agree_with_the_tie_groups(scores: dict, precision: str) -> None:
+    """has_ties and float32_collisions (counting distinct values) say what the tie groups say."""
+    from evalbridge.diagnose import float32_collisions, has_ties
+    from evalbridge.ranking import tie_groups
+
+    assert has_ties(scores, score_precision=precision) == bool(tie_groups(scores, score_precision=precision))
+    assert float32_collisions(scores) == [g for g in tie_groups(scores, score_precision="float32")
+                                          if len({scores[d] for d in g}) > 1]
+

@@ -34,8 +34,9 @@ from operator import countOf
 from types import ModuleType
 from typing import Any
 
+from ..diagnose import float32_collisions, has_ties
 from ..errors import BackendUnavailableError, UnsupportedMetricError
-from ..ranking import rank, to_float32
+from ..ranking import rank
 from ..spec import Metric
 from ..types import Conventions, Qrels, Run
 
@@ -290,19 +291,6 @@ def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries:
     return out
 
 
-def has_tie(scores: Mapping[str, float], precision: str) -> bool:
-    values = list(scores.values())
-    if precision == "float32":
-        values = to_float32(values)
-    return len(set(values)) < len(values)
-
-
-def _collides(scores: Mapping[str, float]) -> bool:
-    """Two scores that differ in float64 are equal as C floats."""
-    values = list(scores.values())
-    return len(set(to_float32(values))) < len(set(values))
-
-
 def rank_scores(order: Sequence[str]) -> dict[str, float]:
     """Scores ``n..1`` that rank ``order`` as given under any tie rule.
 
@@ -329,7 +317,8 @@ def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, r
     precision_differs = native is not None and native.score_precision != requested.score_precision
     for qid in queries:
         scores = run.get(qid, {})
-        if (ties_differ and has_tie(scores, precision)) or (precision_differs and _collides(scores)):
+        if (ties_differ and has_ties(scores, score_precision=precision)) or \
+                (precision_differs and float32_collisions(scores)):
             row = rank_scores(rank(scores, ties=requested.ties, score_precision=requested.score_precision))
             rescored += 1
         elif countOf(map(type, scores.values()), float) == len(scores):  # already floats: copy at C speed

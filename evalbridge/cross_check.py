@@ -40,9 +40,9 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import combinations
+from itertools import combinations, filterfalse, repeat
 from typing import Any, Callable
 
 from .diagnose import float32_collisions, fractional_grades, has_ties
@@ -78,29 +78,36 @@ class _Deviation:
     apply: Callable[[_Setting], _Setting]
 
 
-def _value(qrels: Qrels, run: Run, qid: str, setting: _Setting, native_run: Run | None) -> float | None:
-    """The reference's value of one query under ``setting`` (None: the query gets no value).
+def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting,
+            native_run: Run | None) -> dict[str, float | None]:
+    """The reference's value of each of ``qids`` under ``setting`` (None: the query gets no value),
+    all in one call.
 
-    ``native_run`` holds the query's documents in the library's own order (see
+    ``native_run`` holds the queries' documents in the library's own order (see
     ``native_ranking``), used when ``setting.ranx_order`` is set.
     """
     from .backends import reference
 
-    grades = qrels.get(qid)
-    if grades is None:
-        return None
-    if not grades and setting.drop_empty:
-        return None
-    scores = run.get(qid)
-    if scores is None:
-        return 0.0 if setting.conventions.missing_queries == "zero" else None
-    if setting.truncate:
-        grades = {d: int(g) for d, g in grades.items()}
-    if setting.ranx_order:  # only offered for a query with documents, so it is in native_run
-        scores = native_run[qid]
-    values, _ = reference.compute(Qrels({qid: dict(grades)}, copy=False), Run({qid: dict(scores)}, copy=False),
-                                  [setting.metric], setting.conventions)
-    return values[setting.metric].get(qid)
+    out: dict[str, float | None] = {}
+    judged: dict[str, dict] = {}
+    ranked: dict[str, dict] = {}
+    for qid in qids:
+        grades = qrels.get(qid)
+        if grades is None or (not grades and setting.drop_empty):
+            out[qid] = None
+            continue
+        scores = run.get(qid)
+        if scores is None:
+            out[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
+            continue
+        judged[qid] = {d: int(g) for d, g in grades.items()} if setting.truncate else dict(grades)
+        # ranx_order is only offered for a query with documents, so it is in native_run
+        ranked[qid] = dict(native_run[qid] if setting.ranx_order else scores)
+    if judged:
+        values, _ = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), [setting.metric],
+                                      setting.conventions)
+        out.update((qid, values[setting.metric].get(qid)) for qid in judged)
+    return out
 
 
 def _same(a: float | None, b: float | None, atol: float) -> bool:
@@ -109,6 +116,22 @@ def _same(a: float | None, b: float | None, atol: float) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     return abs(a - b) <= atol
+
+
+def _compare(ref: dict[str, float], got: dict[str, float],
+             atol: float) -> tuple[int, list[tuple[str, float | None, float | None]]]:
+    """(queries compared, the ``(query id, reference, value)`` that are not the same), screened
+    in one vectorised pass: only the values it flags (NaN or missing on a side included) go
+    through :func:`_same`."""
+    import numpy as np
+
+    queries = [*ref, *filterfalse(ref.__contains__, got)]
+    a, b = (np.fromiter(map(side.get, queries, repeat(math.nan)), dtype=np.float64, count=len(queries))
+            for side in (ref, got))
+    with np.errstate(invalid="ignore"):
+        flagged = np.flatnonzero(~(np.abs(a - b) <= atol)).tolist()
+    found = [(q, ref.get(q), got.get(q)) for q in map(queries.__getitem__, flagged)]
+    return len(queries), [(q, x, y) for q, x, y in found if not _same(x, y, atol)]
 
 
 def _native_conventions(module: Any, metric: Metric):  # noqa: ANN202 - NativeConventions
@@ -167,22 +190,49 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
     return found
 
 
-def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
-             requested: Conventions, level: float, value: float | None, atol: float,
-             native_run: Run | None) -> tuple[str, bool]:
-    """(cause, verified) for one differing value."""
-    found = _deviations(module, name, metric, asked, qrels, run, qid, requested, level)
+def _combinations(deviations: list[_Deviation]) -> Iterator[tuple[_Deviation, ...]]:
+    """Every non-empty combination of ``deviations``, smallest first."""
+    for size in range(1, len(deviations) + 1):
+        yield from combinations(deviations, size)
+
+
+def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run,
+             differing: list[tuple[str, float | None, float | None]], requested: Conventions, level: float,
+             atol: float, native_run: Run | None) -> list[tuple[str, bool]]:
+    """(cause, verified) for each differing ``(query id, reference, value)`` of one backend and metric.
+
+    Each query tries the combinations of its possible causes, smallest first, until the reference
+    reproduces the backend's value; every round re-runs the reference once per distinct setting
+    for all the queries that try it.
+    """
     base = _Setting(requested, asked)
-    for size in range(1, len(found) + 1):
-        for subset in combinations(found, size):
+    found = [_deviations(module, name, metric, asked, qrels, run, qid, requested, level) for qid, _, _ in differing]
+    tries = list(map(_combinations, found))
+    causes: list[tuple[str, bool] | None] = [None] * len(differing)
+    pending = list(range(len(differing)))
+    while pending:
+        rounds: dict[_Setting, list[tuple[int, tuple[_Deviation, ...]]]] = {}
+        for i in pending:
+            subset = next(tries[i], None)
+            if subset is None:
+                names = "; ".join(d.name for d in found[i])
+                causes[i] = (f"suspected (not reproduced by the reference): {names}", False) if names \
+                    else ("unexplained", False)
+                continue
             setting = base
             for deviation in subset:
                 setting = deviation.apply(setting)
-            if _same(_value(qrels, run, qid, setting, native_run), value, atol):
-                return "; ".join(d.cause for d in subset), True
-    if found:
-        return "suspected (not reproduced by the reference): " + "; ".join(d.name for d in found), False
-    return "unexplained", False
+            rounds.setdefault(setting, []).append((i, subset))
+        pending = []
+        for setting, members in rounds.items():
+            got = _values(qrels, run, [differing[i][0] for i, _ in members], setting, native_run)
+            for i, subset in members:
+                qid, _, value = differing[i]
+                if _same(got[qid], value, atol):
+                    causes[i] = ("; ".join(d.cause for d in subset), True)
+                else:
+                    pending.append(i)
+    return causes  # type: ignore[return-value] - every entry is set when nothing is pending
 
 
 @dataclass
@@ -343,20 +393,13 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         for metric in supported:
             if metric not in values:
                 continue
-            ref, got = ref_values[metric], values[metric]
-            queries = list(dict.fromkeys([*ref, *got]))
-            compared[metric] = len(queries)
-            differing[metric] = [(q, ref.get(q), got.get(q)) for q in queries
-                                 if not _same(ref.get(q), got.get(q), atol)]
+            compared[metric], differing[metric] = _compare(ref_values[metric], values[metric], atol)
         native_run = None if canonicalise else _native_order(module, run, differing)
         for metric, found in differing.items():
             explained = 0
-            for qid, a, b in found:
-                if canonicalise:
-                    cause, ok = "unexplained", False
-                else:
-                    cause, ok = _explain(module, name, natives[metric], metric, qrels, run, qid, conventions,
-                                         level, b, atol, native_run)
+            causes = [("unexplained", False)] * len(found) if canonicalise else \
+                _explain(module, name, natives[metric], metric, qrels, run, found, conventions, level, atol, native_run)
+            for (qid, a, b), (cause, ok) in zip(found, causes):
                 explained += ok
                 verified.append(ok)
                 rows.append((str(metric), qid, name, math.nan if a is None else a, math.nan if b is None else b,

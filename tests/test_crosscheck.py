@@ -303,3 +303,16 @@ def test_tie_and_collision_checks_agree_with_the_tie_groups(scores: dict, precis
     assert float32_collisions(scores) == [g for g in tie_groups(scores, score_precision="float32")
                                           if len({scores[d] for d in g}) > 1]
 
+
+_SIDE = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4"]),
+                        st.sampled_from([0.0, 0.5, 0.5 + 1e-12, 0.5 + 1e-6, math.nan, math.inf, 1]), max_size=4)
+
+
+@given(_SIDE, _SIDE)
+def test_comparison_flags_exactly_the_values_that_are_not_the_same(ref: dict, got: dict) -> None:
+    """The vectorised screen misses nothing _same would flag (NaN, inf, a missing side included)."""
+    from evalbridge.cross_check import _compare, _same
+
+    queries = list(dict.fromkeys([*ref, *got]))
+    expected = [(q, ref.get(q), got.get(q)) for q in queries if not _same(ref.get(q), got.get(q), 1e-9)]
+    assert _compare(ref, got, 1e-9) == (len(queries), expected)

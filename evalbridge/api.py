@@ -10,8 +10,8 @@ from typing import Any
 from ._version import __version__
 from .backends import get_backend, unsupported
 from .errors import UnsupportedMetricError
-from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, relevance_level,
-                      resolve_metric)
+from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
+                      relevance_level, resolve_metric)
 from .spec import Metric, parse_metrics
 from .types import Conventions
 
@@ -60,12 +60,13 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     check_compatible(qrels, run)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
     level = relevance_level(qrels, min_relevance)
-    top = qrels.max_grade
+    asked = parse_metrics(metrics)
+    top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
 
     def resolve(metric: Metric) -> Metric:
         return resolve_metric(metric, level=level, max_grade=top)
 
-    wanted = list(dict.fromkeys(resolve(m) for m in parse_metrics(metrics)))
+    wanted = list(dict.fromkeys(map(resolve, asked)))
     for metric in wanted:
         check_max_grade(metric, qrels)
     module = get_backend(backend)

@@ -48,8 +48,8 @@ from typing import Any, Callable
 from .diagnose import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .spec import Metric, parse_metrics
-from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, relevance_level,
-                      resolve_metric)
+from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
+                      relevance_level, resolve_metric)
 from .types import Conventions, Qrels, Run
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
@@ -353,8 +353,9 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
     level = relevance_level(qrels, min_relevance)
-    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=qrels.max_grade)
-                                for m in parse_metrics(metrics)))
+    asked = parse_metrics(metrics)
+    top = qrels.max_grade if any(map(needs_max_grade, asked)) else None
+    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:
         check_max_grade(metric, qrels)
 

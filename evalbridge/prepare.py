@@ -13,8 +13,8 @@ from .errors import InputError
 from .spec import Metric
 from .types import Qrels, Run, check_level
 
-__all__ = ["as_qrels", "as_run", "check_compatible", "relevance_level", "resolve_metric", "check_max_grade",
-           "fill_missing"]
+__all__ = ["as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade", "resolve_metric",
+           "check_max_grade", "fill_missing"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
@@ -62,15 +62,21 @@ def check_compatible(qrels: Qrels, run: Run) -> None:
             fix="check that both files describe the same topics, with the same id spelling.")
 
 
-def resolve_metric(metric: Metric, *, level: float, max_grade: float) -> Metric:
+def needs_max_grade(metric: Metric) -> bool:
+    """True for ``AP(weights=graded)`` without ``max_grade``: it takes the top grade of the qrels."""
+    return metric.name == "AP" and metric.get("weights") == "graded" and metric.get("max_grade") is None
+
+
+def resolve_metric(metric: Metric, *, level: float, max_grade: float | None) -> Metric:
     """Make the evaluation-wide settings explicit in a metric.
 
     A binary metric without ``rel`` takes the evaluation's relevance ``level``;
-    ``AP(weights=graded)`` without ``max_grade`` takes the top grade of the qrels.
+    ``AP(weights=graded)`` without ``max_grade`` takes ``max_grade``, the top grade of the qrels
+    (``None``: no metric asked needed it, so it was not computed; the metric stays as it is).
     """
     if metric.info.binary and metric.get("rel") is None and level != 1:
         metric = metric.replace(rel=level)
-    if metric.name == "AP" and metric.get("weights") == "graded" and metric.get("max_grade") is None:
+    if max_grade is not None and needs_max_grade(metric):
         metric = metric.replace(max_grade=max_grade if max_grade > 0 else 1)
     return metric
 
@@ -85,8 +91,7 @@ def relevance_level(qrels: Qrels, min_relevance: float | None) -> float:
 def check_max_grade(metric: Metric, qrels: Qrels) -> None:
     """Refuse ``AP(weights=graded, max_grade=m)`` when the qrels hold grades above ``m``."""
     cap = metric.get("max_grade") if metric.name == "AP" else None
-    top = qrels.max_grade
-    if cap is not None and top > cap:
+    if cap is not None and (top := qrels.max_grade) > cap:
         raise InputError(f"{metric}: the qrels hold grade {top:g} above max_grade={cap:g}, so weights would "
                          f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")
 

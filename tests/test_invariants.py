@@ -179,3 +179,16 @@ def test_level_carried_by_the_qrels_equals_level_passed_to_evaluate(data, metric
     passed = evaluate(qrels, run, metric, min_relevance=level)
     assert carried.query(metric) == passed.query(metric)
     assert carried.provenance.relevance_level == passed.provenance.relevance_level == level
+
+
+def test_results_resolve_graded_ap_with_the_top_grade_only_when_it_was_asked() -> None:
+    """AP(weights=graded) takes the qrels' top grade (computed only when such a metric is asked):
+    the results answer to the spelling without max_grade, and a graded AP not asked is not there."""
+    qrels, run = {"q1": {"a": 3, "b": 1}}, {"q1": {"a": 0.2, "b": 0.9}}
+    graded = evaluate(qrels, run, ["AP(weights=graded)", "P@1"])
+    assert [str(m) for m in graded.metrics] == ["AP(max_grade=3,weights=graded)", "P@1"]
+    assert graded["AP(weights=graded)"] == graded["AP(weights=graded,max_grade=3)"] == (1 / 3 / 1 + 2 / 2) / 2
+    plain = evaluate(qrels, run, ["P@1"])
+    assert "AP(weights=graded)" not in plain
+    with pytest.raises(KeyError, match="was not evaluated"):
+        plain["AP(weights=graded)"]

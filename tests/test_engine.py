@@ -139,6 +139,16 @@ def test_ints_beyond_float64_are_left_to_the_reference() -> None:
     assert fast.compute(qrels, run, [rr])[0][rr] == reference.compute(qrels, run, [rr])[0][rr] == {"q": 1.0}
 
 
+@pytest.mark.parametrize("ids", [["q1", "q2", ""], ["q1", "line\nbreak", "q3"], ["\n", "q2", "q3"]])
+def test_results_are_keyed_by_the_query_ids_whatever_characters_they_hold(ids: list[str]) -> None:
+    """The result dicts are keyed by copies of the ids made by joining and splitting on newlines;
+    ids holding a newline keep their own objects, and every value stays with its query."""
+    qrels = Qrels({q: {"a": 1} for q in ids})
+    run = Run({q: {"a": score, "b": 0.5} for q, score in zip(ids, (1.0, 0.9, 0.1))})  # a ranks 1st, 1st, 2nd
+    rr = parse_metric("RR")
+    assert fast.compute(qrels, run, [rr])[0][rr] == {ids[0]: 1.0, ids[1]: 1.0, ids[2]: 0.5}
+
+
 def test_auto_backend_uses_reference_for_small_inputs_and_fast_for_large() -> None:
     """The default backend records which engine computed the numbers; both give the same values."""
     small = eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, "P@1")

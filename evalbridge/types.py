@@ -245,7 +245,7 @@ class Qrels(_Base):
         (2, 2)
     """
 
-    __slots__ = ("min_relevance", "_top")
+    __slots__ = ("min_relevance", "_grades")
     _what = "grade"
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
@@ -258,24 +258,25 @@ class Qrels(_Base):
         super().__init__(data, source=source, copy=copy)
 
     @property
-    def max_grade(self) -> float:
-        """The top grade of the scale: the largest grade in the whole qrels (0 if none)."""
+    def grades(self) -> frozenset:
+        """Every distinct grade in the qrels (one pass over them, once: the qrels are immutable)."""
         try:
-            return self._top  # computed once: the qrels are immutable
+            return self._grades
         except AttributeError:
             pass
-        rows = self._data.values()
-        if all(rows):  # no query without judgements: the same maximum at C speed
-            top = max(map(max, map(methodcaller("values"), rows)), default=0)
-        else:
-            top = max((max(d.values(), default=0) for d in rows), default=0)
-        object.__setattr__(self, "_top", top)
-        return top
+        grades = frozenset(chain.from_iterable(map(methodcaller("values"), self._data.values())))
+        object.__setattr__(self, "_grades", grades)
+        return grades
+
+    @property
+    def max_grade(self) -> float:
+        """The top grade of the scale: the largest grade in the whole qrels (0 if none)."""
+        return max(self.grades, default=0)
 
     @property
     def is_integral(self) -> bool:
         """True when every grade is a whole number (what trec_eval-based backends need)."""
-        return all(float(g).is_integer() for d in self._data.values() for g in d.values())
+        return all(float(g).is_integer() for g in self.grades)
 
 
 class Run(_Base):

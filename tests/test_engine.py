@@ -420,3 +420,15 @@ def test_rows_are_copied_unless_copy_is_false_and_read_only_either_way() -> None
     assert wrapped.keys() == {"q1"} and wrapped.keys() - {"q1"} == set()
     odd = {"q1": {1: 1.0}}  # int doc ids: converted, so copied whatever ``copy`` says
     assert Run(odd, copy=False)["q1"] == {"1": 1.0} and odd == {"q1": {1: 1.0}}
+
+
+@given(st.dictionaries(st.sampled_from(["q1", "q2", "q3"]),
+                       st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from([0, 1, 2, 2.0, 0.5, -1, 7.25])),
+                       min_size=1))
+def test_grade_facts_are_those_of_every_grade(data: dict) -> None:
+    """grades, max_grade and is_integral (read from the distinct grades) say what a pass over every grade says."""
+    every = [g for docs in data.values() for g in docs.values()]
+    qrels = Qrels(data)
+    assert qrels.grades == set(every)
+    assert qrels.max_grade == max(every, default=0) and type(qrels.max_grade) is type(max(every, default=0))
+    assert qrels.is_integral == all(float(g).is_integer() for g in every)

@@ -96,7 +96,7 @@ class GradeInfo:
 
     @classmethod
     def of(cls, qrels: Qrels) -> GradeInfo:
-        grades = {g for docs in qrels.values() for g in docs.values()}
+        grades = qrels.grades
         integral = all(float(g).is_integer() for g in grades)
         return cls(integral=integral, negative=any(g < 0 for g in grades),
                    fractional_positive=any(0 < g < 1 for g in grades),

@@ -101,6 +101,10 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
     if policy != "zero":
         return
     order = list(qrels)
+    seen: list[str] | None = None  # keys found equal to ``order``: others with the same id objects compare by identity
     for metric, per_query in values.items():
-        if len(per_query) != len(order) or list(per_query) != order:  # else nothing to fill or reorder
-            values[metric] = {q: per_query.get(q, 0.0) for q in order}
+        keys = list(per_query)
+        if keys == seen or (len(keys) == len(order) and keys == order):  # nothing to fill or reorder
+            seen = keys
+            continue
+        values[metric] = {q: per_query.get(q, 0.0) for q in order}

@@ -192,3 +192,18 @@ def test_results_resolve_graded_ap_with_the_top_grade_only_when_it_was_asked() -
     assert "AP(weights=graded)" not in plain
     with pytest.raises(KeyError, match="was not evaluated"):
         plain["AP(weights=graded)"]
+
+
+@given(st.lists(st.lists(st.sampled_from(["q1", "q2", "q3"]), unique=True), min_size=1, max_size=3))
+def test_zero_policy_gives_every_qrels_query_in_qrels_order(key_lists: list[list[str]]) -> None:
+    """fill_missing: each metric's values hold every qrels query, in qrels order, 0 where absent,
+    whatever order or subset each metric came with (an empty one included)."""
+    from evalbridge.prepare import fill_missing
+    from evalbridge.spec import parse_metric
+
+    qrels = eb.Qrels({"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}})
+    names = ["P@1", "P@2", "P@3"]
+    values = {parse_metric(n): {q: 0.5 for q in keys} for n, keys in zip(names, key_lists)}
+    expected = {m: {q: per_query.get(q, 0.0) for q in qrels} for m, per_query in values.items()}
+    fill_missing(values, qrels, "zero")
+    assert {m: list(v.items()) for m, v in values.items()} == {m: list(v.items()) for m, v in expected.items()}

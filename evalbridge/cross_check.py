@@ -60,10 +60,11 @@ DEFAULT_BACKENDS = ("ranx", "ir_measures", "pytrec_eval")
 
 @dataclass(frozen=True)
 class _Setting:
-    """How the reference is re-run to emulate a backend for one query."""
+    """How the reference is re-run to emulate a backend for one query (``metric`` None: for
+    several metrics at once)."""
 
     conventions: Conventions
-    metric: Metric
+    metric: Metric | None
     truncate: bool = False
     ranx_order: bool = False
     drop_empty: bool = False
@@ -78,36 +79,34 @@ class _Deviation:
     apply: Callable[[_Setting], _Setting]
 
 
-def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting,
-            native_run: Run | None) -> dict[str, float | None]:
-    """The reference's value of each of ``qids`` under ``setting`` (None: the query gets no value),
-    all in one call.
+def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics: list[Metric],
+            native_run: Run | None) -> dict[Metric, dict[str, float | None]]:
+    """The reference's value of each of ``qids`` for each of ``metrics`` under ``setting`` (its own
+    metric aside; None: the query gets no value), in one call: each query is ranked once.
 
     ``native_run`` holds the queries' documents in the library's own order (see
     ``native_ranking``), used when ``setting.ranx_order`` is set.
     """
     from .backends import reference
 
-    out: dict[str, float | None] = {}
+    fixed: dict[str, float | None] = {}
     judged: dict[str, dict] = {}
     ranked: dict[str, dict] = {}
     for qid in qids:
         grades = qrels.get(qid)
         if grades is None or (not grades and setting.drop_empty):
-            out[qid] = None
+            fixed[qid] = None
             continue
         scores = run.get(qid)
         if scores is None:
-            out[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
+            fixed[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
             continue
         judged[qid] = {d: int(g) for d, g in grades.items()} if setting.truncate else dict(grades)
         # ranx_order is only offered for a query with documents, so it is in native_run
         ranked[qid] = dict(native_run[qid] if setting.ranx_order else scores)
-    if judged:
-        values, _ = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), [setting.metric],
-                                      setting.conventions)
-        out.update((qid, values[setting.metric].get(qid)) for qid in judged)
-    return out
+    values = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), metrics,
+                               setting.conventions)[0] if judged else {m: {} for m in metrics}
+    return {m: {**fixed, **values[m]} for m in metrics}
 
 
 def _same(a: float | None, b: float | None, atol: float) -> bool:
@@ -196,22 +195,23 @@ def _combinations(deviations: list[_Deviation]) -> Iterator[tuple[_Deviation, ..
         yield from combinations(deviations, size)
 
 
-def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run,
-             differing: list[tuple[str, float | None, float | None]], requested: Conventions, level: float,
-             atol: float, native_run: Run | None) -> list[tuple[str, bool]]:
-    """(cause, verified) for each differing ``(query id, reference, value)`` of one backend and metric.
+def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels, run: Run,
+             differing: dict[Metric, list[tuple[str, float | None, float | None]]], requested: Conventions,
+             level: float, atol: float, native_run: Run | None) -> dict[Metric, list[tuple[str, bool]]]:
+    """(cause, verified) for each differing ``(query id, reference, value)`` of one backend, by metric.
 
-    Each query tries the combinations of its possible causes, smallest first, until the reference
-    reproduces the backend's value; every round re-runs the reference once per distinct setting
-    for all the queries that try it.
+    Each value tries the combinations of its possible causes, smallest first, until the reference
+    reproduces the backend's value; every round re-runs the reference once per distinct setting,
+    for all the queries and metrics that try it.
     """
-    base = _Setting(requested, asked)
-    found = [_deviations(module, name, metric, asked, qrels, run, qid, requested, level) for qid, _, _ in differing]
+    items = [(asked, qid, value) for asked, found in differing.items() for qid, _, value in found]
+    found = [_deviations(module, name, natives[asked], asked, qrels, run, qid, requested, level)
+             for asked, qid, _ in items]
     tries = list(map(_combinations, found))
-    causes: list[tuple[str, bool] | None] = [None] * len(differing)
-    pending = list(range(len(differing)))
+    causes: list[tuple[str, bool] | None] = [None] * len(items)
+    pending = list(range(len(items)))
     while pending:
-        rounds: dict[_Setting, list[tuple[int, tuple[_Deviation, ...]]]] = {}
+        rounds: dict[_Setting, list[tuple[int, Metric, tuple[_Deviation, ...]]]] = {}
         for i in pending:
             subset = next(tries[i], None)
             if subset is None:
@@ -219,20 +219,24 @@ def _explain(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels
                 causes[i] = (f"suspected (not reproduced by the reference): {names}", False) if names \
                     else ("unexplained", False)
                 continue
-            setting = base
+            setting = _Setting(requested, items[i][0])
             for deviation in subset:
                 setting = deviation.apply(setting)
-            rounds.setdefault(setting, []).append((i, subset))
+            rounds.setdefault(replace(setting, metric=None), []).append((i, setting.metric, subset))
         pending = []
         for setting, members in rounds.items():
-            got = _values(qrels, run, [differing[i][0] for i, _ in members], setting, native_run)
-            for i, subset in members:
-                qid, _, value = differing[i]
-                if _same(got[qid], value, atol):
+            got = _values(qrels, run, list(dict.fromkeys(items[i][1] for i, _, _ in members)), setting,
+                          list(dict.fromkeys(metric for _, metric, _ in members)), native_run)
+            for i, metric, subset in members:
+                _, qid, value = items[i]
+                if _same(got[metric][qid], value, atol):
                     causes[i] = ("; ".join(d.cause for d in subset), True)
                 else:
                     pending.append(i)
-    return causes  # type: ignore[return-value] - every entry is set when nothing is pending
+    out: dict[Metric, list[tuple[str, bool]]] = {}
+    for (asked, _, _), cause in zip(items, causes):
+        out.setdefault(asked, []).append(cause)  # type: ignore[arg-type] - set when nothing is pending
+    return out
 
 
 @dataclass
@@ -395,11 +399,11 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             if metric not in values:
                 continue
             compared[metric], differing[metric] = _compare(ref_values[metric], values[metric], atol)
-        native_run = None if canonicalise else _native_order(module, run, differing)
+        explanations = {} if canonicalise else _explain(module, name, natives, qrels, run, differing, conventions,
+                                                        level, atol, _native_order(module, run, differing))
         for metric, found in differing.items():
             explained = 0
-            causes = [("unexplained", False)] * len(found) if canonicalise else \
-                _explain(module, name, natives[metric], metric, qrels, run, found, conventions, level, atol, native_run)
+            causes = explanations.get(metric, [("unexplained", False)] * len(found))
             for (qid, a, b), (cause, ok) in zip(found, causes):
                 explained += ok
                 verified.append(ok)

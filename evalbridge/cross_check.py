@@ -429,7 +429,7 @@ def _native_order(module: Any, run: Run,
     queries = dict.fromkeys(qid for found in differing.values() for qid, _, _ in found if run.get(qid))
     if native_ranking is None or not queries:
         return None
-    return native_ranking(Run({qid: run[qid] for qid in queries}))
+    return native_ranking(Run({qid: dict(run[qid]) for qid in queries}, copy=False))
 
 
 def _run_backend(module: Any, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,

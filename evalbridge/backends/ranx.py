@@ -88,7 +88,7 @@ def version() -> str:
     return _bridge.library_version("ranx")
 
 
-def _ranx_order(run: Run) -> dict[str, list[str]]:
+def _ranx_order(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
     """Each non-empty query's doc ids in the order ranx ranks them when given ``ranx.Run`` objects.
 
     ``ranx.Run`` sorts on construction and ``make_comparable`` sorts again; numba's argsort is
@@ -116,14 +116,15 @@ def _ranx_order(run: Run) -> dict[str, list[str]]:
 def native_ranking(run: Run) -> Run:
     """``run`` with every query's documents in the order ranx itself ranks them (see :func:`_ranx_order`)."""
     order = _ranx_order(run)
-    return Run({q: {d: run[q][d] for d in order.get(q, ())} for q in run}, name=run.name)
+    rows = {q: {d: scores[d] for d in order.get(q, ())} for q, scores in run.items()}
+    return Run(rows, name=run.name, copy=False)  # rows built here: wrapped, not copied again
 
 
 def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float]]:
     """The scores of ``queries`` present in the run, those with ties replaced by ``n..1`` in the
     order ``ranx.Run`` objects give them: ranx's raw-dict path then ranks as the objects do."""
     tied = [q for q in queries if run.get(q) and has_ties(run[q])]
-    orders = _ranx_order(Run({q: run[q] for q in tied})) if tied else {}
+    orders = _ranx_order({q: run[q] for q in tied}) if tied else {}
     return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 
 

@@ -59,4 +59,3 @@ def _compact(ids: list[str]) -> list[str]:
     """
     copies = "\n".join(ids).split("\n")
     return copies if len(copies) == len(ids) else ids  # a newline in an id splits it in two
-

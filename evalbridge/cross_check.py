@@ -412,8 +412,9 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             agreement.append((name, str(metric), compared[metric], compared[metric] - len(found), explained,
                               len(found) - explained))
 
-    differences = pd.DataFrame(rows, columns=list(COLUMNS))
-    differences = differences.astype({"reference": "float64", "value": "float64"})
+    columns = list(zip(*rows)) if rows else [()] * len(COLUMNS)
+    differences = pd.DataFrame({name: pd.Series(column, dtype="float64" if name in ("reference", "value") else None)
+                                for name, column in zip(COLUMNS, columns)})
     unexplained = differences[[not ok for ok in verified]].reset_index(drop=True) if rows else differences.copy()
     agreement_frame = pd.DataFrame(agreement, columns=["backend", "metric", "queries", "agree", "explained",
                                                        "unexplained"])

@@ -28,6 +28,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
 from operator import countOf
@@ -351,6 +352,7 @@ def import_library(backend: str, module: str, install: str) -> ModuleType:
         raise BackendUnavailableError(f"backend {backend!r} needs the {module} library. Fix: {install}") from None
 
 
+@cache  # reading package metadata costs about 1.5 ms a call, and every evaluate asks
 def library_version(*distributions: str) -> str:
     """The installed version of the first of ``distributions`` found, else ``"unknown"``."""
     for distribution in distributions:

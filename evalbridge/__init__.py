@@ -19,10 +19,10 @@ from ._version import __version__
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "evaluate": "api", "as_qrels": "api", "as_run": "api",
+    "evaluate": "evaluation", "as_qrels": "evaluation", "as_run": "evaluation",
     "crosscheck": "cross_check", "CrossCheck": "cross_check",
-    "Qrels": "types", "Run": "types", "Conventions": "types",
-    "Metric": "spec", "parse_metric": "spec", "parse_metrics": "spec",
+    "Qrels": "model", "Run": "model", "Conventions": "model",
+    "Metric": "metrics.spec", "parse_metric": "metrics.spec", "parse_metrics": "metrics.spec",
     "Results": "results", "Provenance": "results",
     "from_labels": "adapters", "from_pairs": "adapters", "from_records": "adapters", "from_graded": "adapters",
     "read_qrels": "trec", "read_run": "trec", "read_judged_list": "trec", "write_qrels": "trec",
@@ -30,7 +30,8 @@ _EXPORTS = {
     "to_qrels": "interop", "to_run": "interop", "to_dataframe": "interop", "to_ranx": "interop",
     "to_ir_measures": "interop", "write_json": "interop", "write_jsonl": "interop",
     "load_config": "config", "load_configs": "config", "run_config": "config",
-    "compare_systems": "compare", "parse_gates": "gates", "check_gates": "gates", "Report": "report",
+    "compare_systems": "stats.compare", "parse_gates": "stats.gates", "check_gates": "stats.gates",
+    "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
 }

@@ -10,7 +10,7 @@ One named function per shape, never guessing which shape an input is:
 Rank order becomes run scores that strictly decrease (``n, n-1, ..., 1`` for ``n``
 documents), so every backend sees the same order with no ties. A list of queries
 (instead of a dict) gets the query ids ``"q1", "q2", ...`` in order. Every adapter
-ends by building :class:`~evalbridge.types.Qrels` and :class:`~evalbridge.types.Run`,
+ends by building :class:`~evalbridge.model.Qrels` and :class:`~evalbridge.model.Run`,
 which validate the numbers and turn ids into ``str``.
 """
 
@@ -23,7 +23,7 @@ from numbers import Integral, Real
 from typing import Any
 
 from .errors import InputError
-from .types import Qrels, Run, check_level
+from .model import Qrels, Run, check_level
 
 __all__ = ["from_labels", "from_pairs", "from_records", "from_graded", "UNRETRIEVED_PREFIX"]
 

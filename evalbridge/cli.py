@@ -88,7 +88,7 @@ def _emit(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
-        from .report import write_atomic
+        from .reports.report import write_atomic
 
         write_atomic(output, text)
         print(f"wrote {output}", file=sys.stderr)
@@ -98,7 +98,7 @@ def _emit(text: str, output: str | None) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .config import load_configs, run_config
-    from .report import render
+    from .reports.report import render
 
     configs = load_configs(args.config)
     if args.output_dir is not None and len(configs) > 1:
@@ -128,12 +128,12 @@ def _shown(path: Path) -> str:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import evalbridge
 
-    from .compare import compare_systems
+    from .stats.compare import compare_systems
     from .config import load_qrels, load_run
-    from .report import Report, render
+    from .reports.report import Report, render
 
-    from .report import file_sha256, label_of, make_provenance
-    from .spec import parse_metrics
+    from .reports.report import file_sha256, label_of, make_provenance
+    from .metrics.spec import parse_metrics
 
     metrics = parse_metrics(args.metrics)
     qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
@@ -160,7 +160,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                     provenance=make_provenance(results, inputs=inputs, seed=args.seed if comparison else None))
     _emit(render(report, args.format), args.output)
     if args.per_query is not None:
-        from .report import write_per_query
+        from .reports.report import write_per_query
 
         fmt = "parquet" if args.per_query.endswith(".parquet") else "csv"
         write_per_query(results, args.per_query, fmt=fmt)
@@ -169,7 +169,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _bands(enabled: bool) -> Any:
-    from .report import QUALITY_BANDS
+    from .reports.report import QUALITY_BANDS
 
     return QUALITY_BANDS if enabled else None
 
@@ -188,7 +188,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         check = evalbridge.crosscheck(qrels, run, args.metrics, backends=args.backends, atol=args.atol,
                                       canonicalise=args.canonicalise, **_conventions(args))
     if args.format == "json":
-        from .report import jsonable
+        from .reports.report import jsonable
 
         text = json.dumps(jsonable(check.to_dict()), indent=2, allow_nan=False) + "\n"
     elif args.format == "markdown":
@@ -205,8 +205,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _variants() -> list[Any]:
     """One row per metric family and per non-default option value (plus rel=2 for binary metrics)."""
-    from .catalogue import CHOICES, METRICS
-    from .spec import Metric
+    from .metrics.catalogue import CHOICES, METRICS
+    from .metrics.spec import Metric
 
     rows = []
     for name, info in METRICS.items():
@@ -225,7 +225,7 @@ def _variants() -> list[Any]:
 def metric_capabilities() -> dict[str, Any]:
     """``{"metrics": [...], "backends": [...], "matrix": {metric: {backend: reason or None}}}``."""
     from .backends import BACKENDS, available, get_backend, unsupported
-    from .catalogue import ALIASES, METRICS
+    from .metrics.catalogue import ALIASES, METRICS
 
     backends = list(BACKENDS)
     modules = {name: get_backend(name) for name in backends}
@@ -269,9 +269,9 @@ def _write(obj: Any, path: str, fmt: str | None) -> None:
     """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix when None), atomically."""
     from .config import format_of
     from .interop import to_dataframe, write_json, write_jsonl
-    from .report import atomic_path
+    from .reports.report import atomic_path
     from .trec import write_qrels, write_run
-    from .types import Qrels
+    from .model import Qrels
 
     fmt = fmt or format_of(path)
     writers: dict[str, Callable[[Path], None]] = {
@@ -317,7 +317,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- parser
 
 def _add_conventions(parser: argparse.ArgumentParser) -> None:
-    from .types import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from .model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
                         help="relevance level of binary metrics that do not set rel (default: 1)")
@@ -337,8 +337,8 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every command."""
-    from .compare import CORRECTIONS, TESTS
-    from .report import RENDERERS
+    from .stats.compare import CORRECTIONS, TESTS
+    from .reports.report import RENDERERS
 
     parser = argparse.ArgumentParser(
         prog="evalbridge", description="Retrieval evaluation (MAP, MRR, nDCG, P@k, R@k, hit rate) that bridges RAG "

@@ -45,12 +45,12 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations, filterfalse, repeat
 from typing import Any, Callable
 
-from .diagnose import float32_collisions, fractional_grades, has_ties
+from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
-from .spec import Metric, parse_metrics
-from .prepare import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
+from .metrics.spec import Metric, parse_metrics
+from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
                       relevance_level, resolve_metric)
-from .types import Conventions, Qrels, Run
+from .model import Conventions, Qrels, Run
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
 

@@ -1,7 +1,7 @@
 """Bridges to the formats of other tools: DataFrames, JSON/JSONL, files, ranx, ir-measures.
 
 :func:`to_qrels` / :func:`to_run` turn any supported object into
-:class:`~evalbridge.types.Qrels` / :class:`~evalbridge.types.Run`, choosing the
+:class:`~evalbridge.model.Qrels` / :class:`~evalbridge.model.Run`, choosing the
 converter from a table of ``(accepts, convert)`` pairs (first match wins):
 
 =====================================  ===============================================
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import InputError
-from .types import Qrels, Run
+from .model import Qrels, Run
 
 __all__ = ["to_qrels", "to_run", "to_dataframe", "to_ranx", "to_ir_measures", "write_json", "write_jsonl"]
 
@@ -250,7 +250,7 @@ def _convert(obj: object, kind: _Kind, columns: dict[str, str]) -> Qrels | Run:
 
 
 def to_qrels(obj: Any, *, query: str = "query_id", doc: str = "doc_id", grade: str = "relevance") -> Qrels:
-    """Read :class:`~evalbridge.types.Qrels` from any supported object (see the module table).
+    """Read :class:`~evalbridge.model.Qrels` from any supported object (see the module table).
 
     Args:
         obj: the qrels: a Qrels, dict of dicts, path, DataFrame, ranx Qrels or
@@ -269,7 +269,7 @@ def to_qrels(obj: Any, *, query: str = "query_id", doc: str = "doc_id", grade: s
 
 
 def to_run(obj: Any, *, query: str = "query_id", doc: str = "doc_id", score: str = "score") -> Run:
-    """Read a :class:`~evalbridge.types.Run` from any supported object (see the module table).
+    """Read a :class:`~evalbridge.model.Run` from any supported object (see the module table).
 
     Args:
         obj: the run: a Run, dict of dicts, path, DataFrame, ranx Run or

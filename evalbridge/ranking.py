@@ -3,6 +3,10 @@
 trec_eval's rule is the default: score descending, ties broken by doc id
 descending (byte-wise, ``comp_sim_docno`` in ``form_res_rels.c``). Other tie
 policies exist so the reference can reproduce what other backends do.
+
+The detectors at the end (ties, float32 collisions, fractional grades) tell the cross-check which
+causes are worth verifying and the bridges which queries to re-score; each only says that a cause
+is *possible*, :mod:`evalbridge.cross_check` verifies it by re-running the reference.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 
-__all__ = ["rank", "to_float32", "tie_groups"]
+__all__ = ["rank", "to_float32", "tie_groups", "has_ties", "float32_collisions", "fractional_grades"]
 
 
 def to_float32(values: list[float]) -> list[float]:
@@ -56,3 +60,37 @@ def tie_groups(scores: Mapping[str, float], *, score_precision: str = "float64")
     for doc, value in zip(scores, values):
         groups.setdefault(value, []).append(doc)
     return [g for g in groups.values() if len(g) > 1]
+
+def has_ties(scores: Mapping[str, float], *, score_precision: str = "float64") -> bool:
+    """True when two documents share a score (after rounding to ``score_precision``).
+
+    >>> has_ties({"a": 1.0, "b": 1.0}), has_ties({"a": 1.0, "b": 2.0})
+    (True, False)
+    """
+    values = scores.values() if score_precision != "float32" else to_float32(list(scores.values()))
+    return len(set(values)) < len(scores)  # as tie_groups: equal values (0.0 == -0.0) share a group
+
+
+def float32_collisions(scores: Mapping[str, float]) -> list[list[str]]:
+    """Groups of documents whose scores differ in float64 but are equal as C floats.
+
+    >>> float32_collisions({"a": 0.9752302811, "b": 0.9752302801, "c": 0.5})
+    [['a', 'b']]
+    """
+    values = list(scores.values())
+    if len(set(to_float32(values))) == len(set(values)):  # rounding merged no two distinct scores
+        return []
+    groups = []
+    for group in tie_groups(scores, score_precision="float32"):
+        if len({scores[d] for d in group}) > 1:
+            groups.append(group)
+    return groups
+
+
+def fractional_grades(grades: Mapping[str, float]) -> list[str]:
+    """Doc ids whose grade is not a whole number (what ranx's ``Qrels`` truncates).
+
+    >>> fractional_grades({"a": 7.5, "b": 2})
+    ['a']
+    """
+    return [d for d, g in grades.items() if not float(g).is_integer()]

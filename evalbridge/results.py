@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .spec import Metric, parse_metric
-from .types import Conventions
+from .metrics.spec import Metric, parse_metric
+from .model import Conventions
 
 __all__ = ["Results", "Provenance"]
 

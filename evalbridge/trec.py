@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from .errors import InputError
-from .types import Qrels, Run
+from .model import Qrels, Run
 
 __all__ = ["read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "open_text",
            "QRELS_COLUMNS", "RUN_COLUMNS"]
@@ -141,7 +141,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         path: the file (``str`` or ``Path``).
 
     Returns:
-        :class:`~evalbridge.types.Qrels` (``source`` is the path).
+        :class:`~evalbridge.model.Qrels` (``source`` is the path).
 
     Raises:
         InputError: wrong column count, a grade that is not a finite number, a doc
@@ -184,7 +184,7 @@ def read_run(path: str | os.PathLike, *, name: str | None = None,
             ``"ignore"`` drops the extra trailing words, as trec_eval does.
 
     Returns:
-        :class:`~evalbridge.types.Run` (``source`` is the path).
+        :class:`~evalbridge.model.Run` (``source`` is the path).
 
     Raises:
         InputError: wrong column count, a score that is not a finite number

@@ -18,8 +18,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from evalbridge.catalogue import CHOICES, METRICS
-from evalbridge.spec import Metric
+from evalbridge.metrics.catalogue import CHOICES, METRICS
+from evalbridge.metrics.spec import Metric
 
 __all__ = ["DOCS", "grades", "label_lists", "judged_list", "query_case", "qrels_and_run", "metrics",
            "ranked_from_scores"]

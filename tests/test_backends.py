@@ -16,7 +16,7 @@ import evalbridge as eb
 from evalbridge.backends import BACKENDS, available, get_backend, unsupported
 from evalbridge.backends._bridge import GradeInfo, PLACEHOLDER, capability_problem
 from evalbridge.errors import BackendUnavailableError, UnsupportedMetricError
-from evalbridge.spec import parse_metric
+from evalbridge.metrics.spec import parse_metric
 from strategies import metrics, qrels_and_run
 
 LIBRARIES = ("ranx", "ir_measures", "pytrec_eval")

@@ -181,7 +181,7 @@ def test_check_exits_1_on_unexplained_differences(files, capsys, monkeypatch):
 
 def test_metrics_lists_every_metric_and_the_capability_matrix(capsys):
     """metrics --format json: every catalogue family, and the reference computes every variant."""
-    from evalbridge.catalogue import METRICS
+    from evalbridge.metrics.catalogue import METRICS
 
     code, out, _ = cli(capsys, "metrics", "--format", "json")
     data = json.loads(out)

@@ -1,4 +1,4 @@
-"""System comparison: paired tests, corrections, effect sizes, win/tie/loss (evalbridge.compare)."""
+"""System comparison: paired tests, corrections, effect sizes, win/tie/loss (evalbridge.stats.compare)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
 import evalbridge as eb
-from evalbridge.compare import (
+from evalbridge.stats.compare import (
     benjamini_hochberg, bootstrap_ci, compare_systems, effect_size, holm, paired_t_test, randomization_test,
     win_tie_loss,
 )

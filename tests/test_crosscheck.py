@@ -272,7 +272,7 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
     import random
 
     from evalbridge.backends import auto, reference
-    from evalbridge.spec import parse_metrics
+    from evalbridge.metrics.spec import parse_metrics
 
     rng = random.Random(3)
     run = {f"q{i}": {f"d{j}": float(rng.randint(0, 30)) for j in range(100)} for i in range(auto.THRESHOLD_WARM // 90)}
@@ -296,7 +296,7 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
        st.sampled_from(["float64", "float32"]))
 def test_tie_and_collision_checks_agree_with_the_tie_groups(scores: dict, precision: str) -> None:
     """has_ties and float32_collisions (counting distinct values) say what the tie groups say."""
-    from evalbridge.diagnose import float32_collisions, has_ties
+    from evalbridge.ranking import float32_collisions, has_ties
     from evalbridge.ranking import tie_groups
 
     assert has_ties(scores, score_precision=precision) == bool(tie_groups(scores, score_precision=precision))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
-from evalbridge.diagnose import has_ties
+from evalbridge.ranking import has_ties
 
 RUNS = ("bm25", "bm25-rm3", "splade-pp-ed")
 METRICS = ["nDCG@10", "AP", "AP@100", "RR", "P@10", "R@100", "Rprec", "Success@1", "nDCG(gain=exp)@10"]

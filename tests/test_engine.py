@@ -16,12 +16,12 @@ from strategies import qrels_and_run
 
 import evalbridge as eb
 from evalbridge.backends import fast, reference
-from evalbridge.catalogue import CHOICES, METRICS
+from evalbridge.metrics.catalogue import CHOICES, METRICS
 from evalbridge.engine import arrow_io
 from evalbridge.errors import InputError
-from evalbridge.spec import Metric, parse_metric
+from evalbridge.metrics.spec import Metric, parse_metric
 from evalbridge.trec import write_qrels, write_run
-from evalbridge.types import Conventions, Qrels, Run
+from evalbridge.model import Conventions, Qrels, Run
 
 TIES = ("docid_desc", "docid_asc", "input")
 PRECISIONS = ("float64", "float32")

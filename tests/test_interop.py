@@ -14,7 +14,7 @@ import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.interop import (to_dataframe, to_ir_measures, to_qrels, to_ranx, to_run, write_json,
                                 write_jsonl)
-from evalbridge.types import Qrels, Run
+from evalbridge.model import Qrels, Run
 
 QRELS = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
 RUN = {"q1": {"d1": 0.5, "d9": 1.5}, "q2": {"d3": 0.25}}

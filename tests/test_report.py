@@ -1,4 +1,4 @@
-"""Reports (evalbridge.report): the five renderers, per-query files, bands, atomic writes."""
+"""Reports (evalbridge.reports.report): the five renderers, per-query files, bands, atomic writes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import random
 import pytest
 
 import evalbridge as eb
-from evalbridge.compare import compare_systems
-from evalbridge.gates import check_gates, parse_gates
-from evalbridge.report import (
+from evalbridge.stats.compare import compare_systems
+from evalbridge.stats.gates import check_gates, parse_gates
+from evalbridge.reports.report import (
     QUALITY_BANDS, Report, atomic_path, band_of, file_sha256, means_frame, per_query_frame, render, system_json,
     write_atomic, write_per_query,
 )
@@ -181,7 +181,7 @@ def test_plots_write_png_and_svg_files(results, tmp_path):
     """Distribution, cutoff-curve and difference plots are real PNG/SVG files, written with Agg."""
     import matplotlib
 
-    from evalbridge.plots import plot_cutoff_curves, plot_differences, plot_distribution
+    from evalbridge.reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
 
     values = {s: r.query("nDCG@10") for s, r in results.items()}
     written = plot_distribution(values, "nDCG@10", tmp_path / "dist", formats=["png", "svg"])
@@ -196,7 +196,7 @@ def test_plots_write_png_and_svg_files(results, tmp_path):
 
 def test_plots_refuse_unknown_format_and_baseline(results, tmp_path):
     """An unknown format or baseline is an InputError; a lone baseline has no difference plot."""
-    from evalbridge.plots import plot_differences, plot_distribution
+    from evalbridge.reports.plots import plot_differences, plot_distribution
 
     values = {s: r.query("P@5") for s, r in results.items()}
     with pytest.raises(eb.InputError, match="unknown plot format 'gif'"):

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalbridge import Metric, MetricSpecError, parse_metric, parse_metrics
-from evalbridge import spec as spec_module
-from evalbridge.catalogue import ALIASES
+from evalbridge.metrics import spec as spec_module
+from evalbridge.metrics.catalogue import ALIASES
 from strategies import metrics
 
 #: spelling (as in the issue text) -> canonical string

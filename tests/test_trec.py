@@ -17,7 +17,7 @@ import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.ranking import rank
 from evalbridge.trec import read_judged_list, read_qrels, read_run, write_qrels, write_run
-from evalbridge.types import Qrels, Run
+from evalbridge.model import Qrels, Run
 
 
 def _write(tmp_path: Path, text: str, name: str = "f.txt") -> Path:

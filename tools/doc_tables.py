@@ -1,6 +1,6 @@
 """Tables of the README and docs/ built from the code, so they cannot drift from it.
 
-* ``metrics``: every metric family of :data:`evalbridge.catalogue.METRICS` with its formula,
+* ``metrics``: every metric family of :data:`evalbridge.metrics.catalogue.METRICS` with its formula,
   options, aliases and which backend computes which options (each backend is asked through
   :func:`evalbridge.backends.unsupported`, i.e. its ``CAPABILITIES`` table);
 * ``inputs``: every input format with a one-line example; ``tests/test_docs.py`` runs each
@@ -74,7 +74,7 @@ def inputs_table() -> str:
 
 
 def _options(name: str) -> str:
-    from evalbridge.catalogue import CHOICES, METRICS
+    from evalbridge.metrics.catalogue import CHOICES, METRICS
 
     info = METRICS[name]
     parts = {"required": ["`@k` required"], "optional": ["`@k` optional (whole ranking)"], "none": []}[info.cutoff]
@@ -90,7 +90,7 @@ def _options(name: str) -> str:
 
 
 def _aliases(name: str) -> str:
-    from evalbridge.catalogue import ALIASES, TREC_NAMES
+    from evalbridge.metrics.catalogue import ALIASES, TREC_NAMES
 
     words = []
     for alias, (canonical, preset) in ALIASES.items():
@@ -103,8 +103,8 @@ def _aliases(name: str) -> str:
 
 def _probes(name: str):  # noqa: ANN202 - list of (label, Metric)
     """The metric with default options, then one variant per non-default option value."""
-    from evalbridge.catalogue import CHOICES, METRICS
-    from evalbridge.spec import Metric
+    from evalbridge.metrics.catalogue import CHOICES, METRICS
+    from evalbridge.metrics.spec import Metric
 
     info = METRICS[name]
     k = 10 if info.cutoff == "required" else None
@@ -133,7 +133,7 @@ def support(backend: str, name: str) -> str:
 def metrics_table() -> str:
     """The metrics table (Markdown): formula, options, aliases, and support per backend."""
     from evalbridge.backends import BACKENDS
-    from evalbridge.catalogue import METRICS
+    from evalbridge.metrics.catalogue import METRICS
 
     backends = list(BACKENDS)
     rows = ["| metric | formula (one query) | options (**default**) | aliases | " + " | ".join(backends) + " |",

@@ -3,7 +3,7 @@
 Every backend is a module with the same small surface:
 
 * ``NAME`` and ``version() -> str``;
-* ``CONVENTIONS``: the :class:`~evalbridge.types.Conventions` the library itself follows;
+* ``CONVENTIONS``: the :class:`~evalbridge.model.Conventions` the library itself follows;
 * ``CAPABILITIES``: metric name -> option -> allowed values (data, read by :func:`unsupported`);
 * ``compute(qrels, run, metrics, conventions) -> (values, bridges)``: per-query values for the
   queries present in both the qrels and the run, plus a note for every bridge applied.

@@ -7,7 +7,7 @@ make the library's number equal the reference's:
 
 * **rank-derived scores**: a query whose scores tie (at float32 for libraries that store C
   floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.ranking.rank` gives
-  under the requested :class:`~evalbridge.types.Conventions`; these values are exact in float32;
+  under the requested :class:`~evalbridge.model.Conventions`; these values are exact in float32;
 * **binarised grades** for binary metrics whose level is not an integer >= 1, or whose grades
   are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1
   (P, R, RR, AP, Rprec and Success only ask "relevant or not", so nothing changes);
@@ -35,11 +35,11 @@ from operator import countOf
 from types import ModuleType
 from typing import Any
 
-from ..diagnose import float32_collisions, has_ties
+from ..ranking import float32_collisions, has_ties
 from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
            "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER"]

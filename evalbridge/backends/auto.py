@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 
 NAME = "auto"
 CONVENTIONS = Conventions()

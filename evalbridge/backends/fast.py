@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 
 NAME = "fast"
 CONVENTIONS = Conventions()

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Callable
 
 from ..errors import UnsupportedMetricError
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 
@@ -68,7 +68,7 @@ def version() -> str:
 def measure_name(task: Task, supported: Sequence[str] | None = None) -> str:
     """The trec_eval measure for ``task``, validated: ``P.5``, ``ndcg_cut.10``, ``recip_rank``.
 
-    >>> from evalbridge.spec import parse_metric
+    >>> from evalbridge.metrics.spec import parse_metric
     >>> measure_name(Task(parse_metric("ndcg@10"), k=10))
     'ndcg_cut.10'
     """

@@ -20,9 +20,9 @@ from itertools import chain
 from operator import methodcaller
 from typing import Callable
 
-from ..diagnose import has_ties
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..ranking import has_ties
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 
@@ -72,7 +72,7 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
 def metric_name(task: Task) -> str:
     """The ranx metric for ``task``: ``precision@5``, ``ndcg_burges@10``, ``map@100-l2``.
 
-    >>> from evalbridge.spec import parse_metric
+    >>> from evalbridge.metrics.spec import parse_metric
     >>> metric_name(Task(parse_metric("P(rel=2)@5"), level=2, k=5))
     'precision@5-l2'
     """

@@ -1,6 +1,6 @@
-"""The reference backend: :mod:`evalbridge.metrics` driven over every query.
+"""The reference backend: :mod:`evalbridge.metrics.reference` driven over every query.
 
-Readable rather than fast; it can follow any :class:`~evalbridge.types.Conventions`,
+Readable rather than fast; it can follow any :class:`~evalbridge.model.Conventions`,
 which is how the cross-check reproduces what another backend does.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..metrics import KERNELS
+from ..metrics.reference import KERNELS
 from ..ranking import rank
-from ..spec import Metric
-from ..types import Conventions, Qrels, Run
+from ..metrics.spec import Metric
+from ..model import Conventions, Qrels, Run
 
 NAME = "reference"
 CONVENTIONS = Conventions()

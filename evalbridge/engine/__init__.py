@@ -10,9 +10,9 @@ Python objects and strings, not into arithmetic):
    already in rank order (the usual case), by a vectorised binary search; it resolves ties by
    doc id (or input order) only in tie groups whose documents carry different grades, the only
    ones where the tie order changes a metric.
-3. :mod:`.kernels` computes every metric of :mod:`evalbridge.catalogue` from the placed hits
+3. :mod:`.kernels` computes every metric of :mod:`evalbridge.metrics.catalogue` from the placed hits
    with ``bincount``/``cumsum``: each metric costs O(hits), so twenty metrics cost little more
-   than one. The results equal :mod:`evalbridge.metrics` per query (same additions, in the
+   than one. The results equal :mod:`evalbridge.metrics.reference` per query (same additions, in the
    same order).
 4. :mod:`.arrow_io` reads TREC files with pyarrow straight into columns.
 

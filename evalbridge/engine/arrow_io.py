@@ -50,7 +50,7 @@ _RUN = ("qid", "Q0", "docid", "rank", "score", "tag")
 
 
 class _View:
-    """The little of the :class:`~evalbridge.types.Qrels` / ``Run`` mapping API that ``evaluate`` reads:
+    """The little of the :class:`~evalbridge.model.Qrels` / ``Run`` mapping API that ``evaluate`` reads:
     the query ids (in file order), membership, the id kinds and the source."""
 
     query_id_kind = ("str",)

@@ -93,7 +93,7 @@ def _ids_at(rows_of: Sequence[Mapping[str, float]], offsets: np.ndarray) -> Call
 
 
 def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]]) -> Columns:
-    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.types.Qrels`, ``Run``).
+    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.model.Qrels`, ``Run``).
 
     Cost: C-level passes over the run's scores and the qrels' rows; no Python code per query.
 

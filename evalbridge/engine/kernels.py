@@ -1,4 +1,4 @@
-"""Vectorised metric kernels over placed hits; the definitions are :mod:`evalbridge.metrics`.
+"""Vectorised metric kernels over placed hits; the definitions are :mod:`evalbridge.metrics.reference`.
 
 Each kernel returns one float64 per evaluated query. With ``rel > 0`` only hits can be
 relevant, so a kernel touches O(hits) values; with ``rel <= 0`` a retrieved unjudged doc
@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..metrics import _discount, _gain
-from ..spec import Metric
-from ..types import Conventions
+from ..metrics.reference import discount_of, gain_of
+from ..metrics.spec import Metric
+from ..model import Conventions
 from .columns import Columns
 from .ranking import Placed, place_hits
 
@@ -106,7 +106,7 @@ def _hits_so_far(query: np.ndarray) -> np.ndarray:
 
 def average_precision(ctx: Context, *, k: int | None = None, rel: float = 1, norm: str = "R",
                       weights: str = "binary", max_grade: float | None = None) -> np.ndarray:
-    """AP@k = (1/N) sum over relevant ranks i <= k of P@i * w_i (see :func:`evalbridge.metrics.average_precision`)."""
+    """AP@k = (1/N) sum over relevant ranks i <= k of P@i * w_i (see :func:`evalbridge.metrics.reference.average_precision`)."""
     if weights == "graded" and not max_grade:
         raise ValueError("weights=graded needs max_grade > 0")
     rows = ctx.rows(rel)
@@ -131,14 +131,14 @@ def r_precision(ctx: Context, *, rel: float = 1) -> np.ndarray:
 def _gains(grades: np.ndarray, gain: str, rel: float | None) -> np.ndarray:
     """The reference's gain of each grade, computed once per distinct grade."""
     values, inverse = np.unique(grades, return_inverse=True)
-    table = np.array([_gain(g, gain, rel) for g in values.tolist()], dtype=np.float64)
+    table = np.array([gain_of(g, gain, rel) for g in values.tolist()], dtype=np.float64)
     return table[inverse.reshape(-1)]
 
 
 def _discounts(pos: np.ndarray, discount: str) -> np.ndarray:
     """The reference's discount of each rank, computed once per distinct rank."""
     values, inverse = np.unique(pos, return_inverse=True)
-    table = np.array([_discount(i, discount) for i in values.tolist()], dtype=np.float64)
+    table = np.array([discount_of(i, discount) for i in values.tolist()], dtype=np.float64)
     return table[inverse.reshape(-1)]
 
 
@@ -171,7 +171,7 @@ def ndcg(ctx: Context, *, k: int | None = None, gain: str = "linear", ideal: str
     return _divide(actual, best_dcg)
 
 
-#: Metric name -> kernel; each takes the same keywords as its reference in :mod:`evalbridge.metrics`.
+#: Metric name -> kernel; each takes the same keywords as its reference in :mod:`evalbridge.metrics.reference`.
 KERNELS: dict[str, Callable[..., np.ndarray]] = {
     "P": precision,
     "R": recall,
@@ -190,7 +190,7 @@ def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
 
     Example:
         >>> from evalbridge.engine import from_mappings
-        >>> from evalbridge.spec import parse_metric
+        >>> from evalbridge.metrics.spec import parse_metric
         >>> cols = from_mappings({"q1": {"a": 1, "c": 1}}, {"q1": {"a": 0.9, "b": 0.5, "c": 0.1}})
         >>> evaluate_columns(cols, [parse_metric("P@2")])[parse_metric("P@2")].tolist()
         [0.5]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-__all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg",
+__all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
            "r_precision", "success", "KERNELS"]
 
 Grades = Sequence[float]
@@ -78,13 +78,15 @@ def average_precision(retrieved: Grades, judged: Grades, *, k: int | None = None
     return total / denominator if denominator else 0.0
 
 
-def _gain(grade: float, gain: str, rel: float | None) -> float:
+def gain_of(grade: float, gain: str, rel: float | None) -> float:
+    """The gain of one grade: ``grade`` (linear) or ``2^grade - 1`` (exp); 0 at or below 0 and below ``rel``."""
     if grade <= 0 or (rel is not None and grade < rel):
         return 0.0
     return 2.0 ** grade - 1.0 if gain == "exp" else float(grade)
 
 
-def _discount(rank: int, discount: str) -> float:
+def discount_of(rank: int, discount: str) -> float:
+    """The discount of a 1-based rank: ``1/log2(rank + 1)`` (log2) or Jarvelin-Kekalainen's (jk)."""
     if discount == "jk":
         return 1.0 if rank <= 2 else 1.0 / math.log2(rank)
     return 1.0 / math.log2(rank + 1)
@@ -102,7 +104,7 @@ def dcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = 
     >>> dcg([3, 2], [3, 2])
     4.2618595071429155
     """
-    return sum(_gain(g, gain, rel) * _discount(i, discount) for i, g in enumerate(retrieved[:k], start=1))
+    return sum(gain_of(g, gain, rel) * discount_of(i, discount) for i, g in enumerate(retrieved[:k], start=1))
 
 
 def ndcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = "linear",

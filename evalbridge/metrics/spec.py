@@ -5,7 +5,7 @@ Grammar (case-insensitive; no ``eval``, no ``ast``)::
     spec    := name [ "(" option ("," option)* ")" ] [ "@" k ] [ "-l" level ]
     option  := key "=" value            (value may be quoted)
 
-``name`` is a canonical name or any alias in :data:`evalbridge.catalogue.ALIASES`
+``name`` is a canonical name or any alias in :data:`evalbridge.metrics.catalogue.ALIASES`
 (ranx ``ndcg_burges``, ir-measures ``nDCG``, trec_eval ``ndcg_cut_10``, RAG ``hit_rate``...).
 The ranx level suffix ``-l2`` is the same as ``rel=2``. Every ``Metric`` has one
 canonical string: ``str(parse_metric(s))`` is a fixed point.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .catalogue import ALIASES, CHOICES, METRICS, NUMERIC, OPTION_ALIASES, TREC_NAMES
-from .errors import MetricSpecError
+from ..errors import MetricSpecError
 
 __all__ = ["Metric", "parse_metric", "parse_metrics"]
 

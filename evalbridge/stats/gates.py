@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .errors import InputError
-from .spec import Metric, parse_metric
+from ..errors import InputError
+from ..metrics.spec import Metric, parse_metric
 
 __all__ = ["Gate", "GateResult", "parse_gate", "parse_gates", "evaluate_gate", "check_gates", "OPERATORS"]
 

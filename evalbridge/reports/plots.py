@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["plot_distribution", "plot_cutoff_curves", "plot_differences", "FORMATS", "slug"]
 

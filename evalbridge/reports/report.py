@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import EvalbridgeError, InputError
-from .spec import Metric, parse_metric
+from ..errors import EvalbridgeError, InputError
+from ..metrics.spec import Metric, parse_metric
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
@@ -91,8 +91,8 @@ class Report:
         results: system name -> :class:`~evalbridge.results.Results`, in display order.
         metrics: the metric specs to show (default: the first system's metrics).
         title: a heading.
-        comparison: a :class:`~evalbridge.compare.Comparison` against the baseline, or None.
-        gates: :class:`~evalbridge.gates.GateResult` list.
+        comparison: a :class:`~evalbridge.stats.compare.Comparison` against the baseline, or None.
+        gates: :class:`~evalbridge.stats.gates.GateResult` list.
         crosscheck: system name -> cross-check report (``.ok``, ``.differences``, ``.unexplained``,
             ``to_markdown()``, ``to_dict()``).
         bands: metric or family -> (fair, good, excellent) lower bounds, or None for no bands.
@@ -465,7 +465,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
 
     import evalbridge
 
-    from .backends import get_backend
+    from ..backends import get_backend
 
     first = next(iter(results.values())).provenance
     versions = {}

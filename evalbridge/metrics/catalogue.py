@@ -1,7 +1,7 @@
 """What metrics exist, their options, and every spelling users know them by.
 
-This module is data only. A metric's definition lives in :mod:`evalbridge.metrics`;
-its parsing in :mod:`evalbridge.spec`; which backend computes it in each backend's
+This module is data only. A metric's definition lives in :mod:`evalbridge.metrics.reference`;
+its parsing in :mod:`evalbridge.metrics.spec`; which backend computes it in each backend's
 capability table.
 """
 

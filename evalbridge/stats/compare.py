@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .errors import InputError, MetricSpecError
-from .spec import parse_metric
+from ..errors import InputError, MetricSpecError
+from ..metrics.spec import parse_metric
 
 __all__ = ["paired_t_test", "randomization_test", "bootstrap_ci", "holm", "benjamini_hochberg",
            "effect_size", "win_tie_loss", "PairedComparison", "Comparison", "compare_systems",

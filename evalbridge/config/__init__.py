@@ -39,8 +39,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .errors import EvalbridgeError, InputError
-from .metrics.spec import Metric, parse_metric
+from ..errors import EvalbridgeError, InputError
+from ..metrics.spec import Metric, parse_metric
 
 __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings",
            "Outcome", "load_config", "load_configs", "run_config", "load_qrels", "load_run", "format_of",
@@ -389,7 +389,7 @@ def _metrics(check: _Checker, value: Any) -> tuple[Metric, ...]:
 
 
 def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
-    from .backends import BACKENDS
+    from ..backends import BACKENDS
 
     if value is None or value is False:
         return None
@@ -407,7 +407,7 @@ def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
 
 
 def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> ComparisonSettings | None:
-    from .stats.compare import CORRECTIONS, TESTS
+    from ..stats.compare import CORRECTIONS, TESTS
 
     if value is None:
         return None
@@ -431,7 +431,7 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
 
 def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping[str, Source],
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
-    from .stats.gates import parse_gates
+    from ..stats.gates import parse_gates
 
     if value is None:
         return ()
@@ -458,8 +458,8 @@ def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping
 
 
 def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, float]] | None:
-    from .metrics.catalogue import METRICS
-    from .reports.report import QUALITY_BANDS
+    from ..metrics.catalogue import METRICS
+    from ..reports.report import QUALITY_BANDS
 
     if value is None or value is False:
         return None
@@ -486,8 +486,8 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
 
 
 def _plots(check: _Checker, value: Any) -> PlotSettings | None:
-    from .metrics.catalogue import METRICS
-    from .reports.plots import FORMATS
+    from ..metrics.catalogue import METRICS
+    from ..reports.plots import FORMATS
 
     if value is None or value is False:
         return None
@@ -531,8 +531,8 @@ def _output(check: _Checker, value: Any, folder: Path, default_dir: str) -> Outp
 
 
 def _validate(raw: Any, *, path: Path, lines: dict[tuple, int], document: int, count: int) -> Config:
-    from .backends import BACKENDS, get_backend, unsupported
-    from .model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from ..backends import BACKENDS, get_backend, unsupported
+    from ..model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     check = _Checker(str(path), lines, document)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
@@ -645,7 +645,7 @@ def _table(source: Source, kind: str) -> Any:
     """Qrels or Run from a file in a tabular format, through :mod:`evalbridge.interop`."""
     import pandas as pd
 
-    from .interop import to_qrels, to_run
+    from ..interop import to_qrels, to_run
 
     columns = dict(source.options.get("columns", {}))
     value = columns.pop("grade" if kind == "qrels" else "score", None)
@@ -663,9 +663,9 @@ def _table(source: Source, kind: str) -> Any:
 
 def load_qrels(source: Source, level: float | None) -> Any:
     """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on LLM-graded qrels)."""
-    from .interop import to_qrels
-    from .trec import read_qrels
-    from .model import Qrels
+    from ..interop import to_qrels
+    from ..trec import read_qrels
+    from ..model import Qrels
 
     loaders: dict[str, Callable[[], Any]] = {
         "trec": lambda: read_qrels(source.path),
@@ -678,11 +678,11 @@ def load_qrels(source: Source, level: float | None) -> Any:
 
 def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tuple[Any, Any]:
     """(qrels, run) of one system: its own judgements for RAG formats, else the shared ``qrels``."""
-    from . import adapters
-    from .interop import to_run
-    from .evaluation import relevance_level
-    from .trec import read_judged_list, read_run
-    from .model import Run
+    from .. import adapters
+    from ..interop import to_run
+    from ..evaluation import relevance_level
+    from ..trec import read_judged_list, read_run
+    from ..model import Run
 
     if qrels is None and source.format == "ranked":
         raise InputError(f"{source.key}: format 'ranked' lists doc ids that the qrels grade, and no qrels were "
@@ -743,7 +743,7 @@ class Outcome:
 
 
 def _fingerprint(source: Source) -> dict[str, Any]:
-    from .reports.report import file_sha256
+    from ..reports.report import file_sha256
 
     if source.path is not None:
         return {"path": source.written, "format": source.format, "sha256": file_sha256(source.path)}
@@ -777,9 +777,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     """
     import evalbridge
 
-    from .stats.compare import compare_systems
-    from .stats.gates import check_gates
-    from .reports.report import Report, file_sha256, label_of, make_provenance
+    from ..stats.compare import compare_systems
+    from ..stats.gates import check_gates
+    from ..reports.report import Report, file_sha256, label_of, make_provenance
 
     total, done = _steps(config), 0
 
@@ -847,8 +847,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
 
 
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:
-    from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution, slug
-    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_atomic, write_per_query
+    from ..reports.plots import plot_cutoff_curves, plot_differences, plot_distribution, slug
+    from ..reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_atomic, write_per_query
 
     files = []
     for fmt in config.output.formats:

@@ -66,18 +66,33 @@ def _system_names(paths: Sequence[str]) -> list[str]:
     return names
 
 
-def _source(path: str, kind: str, fmt: str | None, key: str) -> Any:
-    """A :class:`~evalbridge.config.Source` for a command-line file (format from the suffix when not given)."""
-    from .config import SOURCE_FORMATS, Source, format_of
+def _columns(text: str | None) -> dict[str, str]:
+    """``--columns query=qid,doc=docno,score=score`` as ``{"query": "qid", ...}``."""
+    from .config.sources import COLUMN_ROLES
 
-    file = Path(path)
-    if not file.is_file():
-        raise InputError("the file does not exist.", source=path, fix="check the path.")
-    fmt = fmt or format_of(path)
-    if fmt not in SOURCE_FORMATS or kind not in SOURCE_FORMATS[fmt].kinds:
-        allowed = [n for n, f in SOURCE_FORMATS.items() if kind in f.kinds]
-        raise InputError(f"format {fmt!r} cannot be read as {kind}; choose one of {', '.join(allowed)}.")
-    return Source(key=key, format=fmt, path=file.resolve(), written=path)
+    if not text:
+        return {}
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        role, sep, name = part.partition("=")
+        role, name = role.strip(), name.strip()
+        if not sep or role not in COLUMN_ROLES or not name:
+            raise InputError(f"--columns: cannot read {part!r}; expected role=name with a role among "
+                             f"{', '.join(COLUMN_ROLES)}.", fix="write e.g. --columns query=qid,doc=docno,score=score.")
+        out[role] = name
+    return out
+
+
+def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None = None) -> Any:
+    """A :class:`~evalbridge.config.sources.Source` for a command-line file, through the format registry."""
+    from .config.sources import source_from_path
+
+    options = {}
+    wanted = _columns(columns)
+    if wanted:
+        value = "grade" if kind == "qrels" else "score"
+        options = {"columns": {r: n for r, n in wanted.items() if r in ("query", "doc", value)}}
+    return source_from_path(path, kind, fmt, key, options=options)
 
 
 def _conventions(args: argparse.Namespace) -> dict[str, Any]:
@@ -136,7 +151,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from .metrics.spec import parse_metrics
 
     metrics = parse_metrics(args.metrics)
-    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
+    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS", args.columns), args.min_relevance)
     results = {}
     inputs = {"qrels": {"path": args.qrels, "sha256": file_sha256(args.qrels)}}
     names = _system_names(args.runs)
@@ -144,7 +159,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         for done, (name, path) in enumerate(zip(names, args.runs)):
             if on_step is not None:
                 on_step(f"evaluating {name}", done, len(names))
-            pair = load_run(_source(path, "run", args.run_format, f"RUN {path}"), name, qrels, args.min_relevance)
+            pair = load_run(_source(path, "run", args.run_format, f"RUN {path}", args.columns), name, qrels,
+                            args.min_relevance)
             results[name] = evalbridge.evaluate(*pair, metrics, backend=args.backend, **_conventions(args))
             inputs[name] = {"path": path, "sha256": file_sha256(path)}
     comparison = None
@@ -179,9 +195,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     from .config import load_qrels, load_run
 
-    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS"), args.min_relevance)
-    qrels, run = load_run(_source(args.run, "run", args.run_format, "RUN"), Path(args.run).name, qrels,
-                           args.min_relevance)
+    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS", args.columns), args.min_relevance)
+    qrels, run = load_run(_source(args.run, "run", args.run_format, "RUN", args.columns), Path(args.run).name, qrels,
+                          args.min_relevance)
     with _progress(True) as on_step:
         if on_step is not None:
             on_step("cross-checking", 0, 1)
@@ -262,55 +278,73 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_WRITE_FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
-
-
 def _write(obj: Any, path: str, fmt: str | None) -> None:
     """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix when None), atomically."""
-    from .config import format_of
-    from .interop import to_dataframe, write_json, write_jsonl
+    from .io import write
     from .reports.report import atomic_path
-    from .trec import write_qrels, write_run
-    from .model import Qrels
 
-    fmt = fmt or format_of(path)
-    writers: dict[str, Callable[[Path], None]] = {
-        "trec": lambda p: write_qrels(obj, p) if isinstance(obj, Qrels) else write_run(obj, p, tag=obj.name or
-                                                                                         "evalbridge"),
-        "json": lambda p: write_json(obj, p),
-        "jsonl": lambda p: write_jsonl(obj, p),
-        "csv": lambda p: to_dataframe(obj).to_csv(p, index=False),
-        "tsv": lambda p: to_dataframe(obj).to_csv(p, index=False, sep="\t"),
-        "parquet": lambda p: to_dataframe(obj).to_parquet(p, index=False),
-    }
-    if fmt not in writers:
-        raise InputError(f"cannot write format {fmt!r}; choose one of {', '.join(writers)}.")
     with atomic_path(path) as tmp:
-        writers[fmt](tmp)
-    print(f"wrote {path} ({fmt}, {len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
+        written = write(obj, tmp, format=fmt or _format_of_output(path))
+    del written
+    print(f"wrote {path} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
+
+
+def _format_of_output(path: str) -> str:
+    """The writable format a path's suffix names (TREC for anything else)."""
+    from .io import formats, suffix_of
+
+    suffix = suffix_of(path)
+    return next((f.name for f in formats().values() if suffix in f.suffixes and f.write is not None), "trec")
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from .config import SOURCE_FORMATS, load_qrels, load_run
+    from .config import load_qrels, load_run
+    from .io import get_format
 
     fmt = args.input_format
-    if fmt is not None and fmt in SOURCE_FORMATS and SOURCE_FORMATS[fmt].carries_qrels:
+    if fmt is not None and get_format(fmt).paired:
         if args.run_output is None:
             raise InputError(f"format {fmt!r} holds qrels and a run; OUTPUT receives the qrels and --run-output "
                              f"the run.", fix="add --run-output PATH.")
-        source = _source(args.input, "run", fmt, "INPUT")
+        source = _source(args.input, "run", fmt, "INPUT", args.columns)
         qrels, run = load_run(source, _system_names([args.input])[0], None, args.min_relevance)
         _write(qrels, args.output, args.output_format)
         _write(run, args.run_output, args.output_format)
         return EXIT_OK
     if args.kind is None:
         raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
-    source = _source(args.input, args.kind, fmt, "INPUT")
+    source = _source(args.input, args.kind, fmt, "INPUT", args.columns)
     if args.kind == "qrels":
         obj = load_qrels(source, args.min_relevance)
     else:
         obj = load_run(source, _system_names([args.input])[0], None, args.min_relevance)[1]
     _write(obj, args.output, args.output_format)
+    return EXIT_OK
+
+
+def format_table() -> list[dict[str, Any]]:
+    """One row per registered format: name, what it holds, suffixes, options, writable, example."""
+    from .io import formats
+
+    return [{"format": f.name, "holds": f.describes, "what": f.title,
+             "suffixes": " ".join(s or "(none)" for s in f.suffixes) or ("(object)" if f.accepts else "(named only)"),
+             "options": ", ".join(f.options) or "-", "writable": f.write is not None, "example": f.example}
+            for f in formats().values()]
+
+
+def _cmd_formats(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    rows = format_table()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return EXIT_OK
+    fmt = "github" if args.format == "markdown" else "simple"
+    table = [(r["format"], r["holds"], r["suffixes"], r["options"], "yes" if r["writable"] else "no", r["what"])
+             for r in rows]
+    sys.stdout.write("input and output formats (a path's suffix picks the format; --*-format / format: override)\n")
+    sys.stdout.write(tabulate(table, headers=("format", "holds", "suffixes", "options", "writable", "what"),
+                              tablefmt=fmt) + "\n")
     return EXIT_OK
 
 
@@ -330,9 +364,11 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qrels-format", default=None, metavar="FMT",
-                        help="trec, json, jsonl, csv, tsv, parquet (default: from the suffix, else trec)")
+                        help="input format of the qrels (default: from the suffix, else trec; see `evalbridge formats`)")
     parser.add_argument("--run-format", default=None, metavar="FMT",
-                        help="trec, json, jsonl, csv, tsv, parquet (default: from the suffix, else trec)")
+                        help="input format of the runs (default: from the suffix, else trec)")
+    parser.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of table and JSON Lines inputs, e.g. query=qid,doc=docno,score=sim")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -406,11 +442,20 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("output")
     cv.add_argument("--kind", choices=("qrels", "run"), default=None, help="what INPUT holds (single formats)")
     cv.add_argument("--from", dest="input_format", default=None, metavar="FMT",
-                    help="trec, json, jsonl, csv, tsv, parquet, graded, labels, pairs, records, judged_list")
-    cv.add_argument("--to", dest="output_format", choices=_WRITE_FORMATS, default=None)
+                    help="input format (default: from the suffix; see `evalbridge formats`)")
+    cv.add_argument("--to", dest="output_format", default=None, metavar="FMT",
+                    help="output format (default: from the suffix, else trec)")
+    cv.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
+                    help="column / field names of the input, e.g. query=qid,doc=docno,score=sim")
     cv.add_argument("--run-output", default=None, metavar="PATH", help="where the run goes for RAG inputs")
     cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL")
     cv.set_defaults(handler=_cmd_convert)
+
+    fo = commands.add_parser("formats", help="list the input and output formats",
+                             description="Every format evalbridge reads or writes: what it holds, the suffixes that "
+                                         "pick it, its options.")
+    fo.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    fo.set_defaults(handler=_cmd_formats)
     return parser
 
 

@@ -22,25 +22,25 @@ __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_leve
 
 
 def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
-    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or any format :mod:`evalbridge.interop` reads.
+    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or any format :mod:`evalbridge.io.objects` reads.
     ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Run):
         return Qrels(obj, copy=copy)
-    from .interop import to_qrels
+    from .io import to_qrels
 
     return to_qrels(obj)
 
 
 def as_run(obj: Any, *, copy: bool = True) -> Run:
-    """``obj`` as :class:`Run`: a Run, a dict of dicts, or any format :mod:`evalbridge.interop` reads.
+    """``obj`` as :class:`Run`: a Run, a dict of dicts, or any format :mod:`evalbridge.io.objects` reads.
     ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
     if isinstance(obj, Run):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
         return Run(obj, copy=copy)
-    from .interop import to_run
+    from .io import to_run
 
     return to_run(obj)
 
@@ -121,7 +121,7 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
 
     Args:
         qrels: :class:`Qrels`, ``{query_id: {doc_id: grade}}`` or any input
-            :func:`evalbridge.interop.to_qrels` reads (DataFrame, file path, ranx...).
+            :func:`evalbridge.io.objects.to_qrels` reads (DataFrame, file path, ranx...).
         run: :class:`Run`, ``{query_id: {doc_id: score}}`` or any input ``to_run`` reads.
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
         backend: ``auto`` (default: the pure-Python ``reference`` for small inputs, the numpy
@@ -187,6 +187,9 @@ def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (Qrels
     """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None``."""
     if backend not in ("auto", "fast") or not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
         return None
-    from .engine.arrow_io import read_trec_views
+    from .io import resolve
+    from .io._arrow_trec import read_trec_views
 
+    if resolve(qrels, kind="qrels").name != "trec" or resolve(run, kind="run").name != "trec":
+        return None
     return read_trec_views(qrels, run, large_only=backend == "auto")

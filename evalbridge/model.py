@@ -175,17 +175,20 @@ def _freeze(data: object, *, what: str, where: str | None,
 
 
 class _Base(Mapping[str, Mapping[str, Any]]):
-    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source")
+    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source", "notes")
     _what = "value"
 
-    def __init__(self, data: object, *, source: str | None = None, copy: bool = True) -> None:
+    def __init__(self, data: object, *, source: str | None = None, copy: bool = True,
+                 notes: tuple[str, ...] = ()) -> None:
         frozen, qkind, dkind = _freeze(data, what=self._what, where=source, copy=copy)
         if not frozen:
             raise InputError(f"the {type(self).__name__.lower()} has no queries.", source=source,
                              fix=f"check that the input holds at least one query with {self._what}s.")
-        for name, value in (("query_id_kind", qkind), ("doc_id_kind", dkind),
-                            ("source", source if source is not None else getattr(data, "source", None)),
-                            ("_data", frozen)):
+        if isinstance(data, _Base):
+            source = source if source is not None else data.source
+            notes = tuple(dict.fromkeys((*data.notes, *notes)))
+        for name, value in (("query_id_kind", qkind), ("doc_id_kind", dkind), ("source", source),
+                            ("notes", tuple(notes)), ("_data", frozen)):
             object.__setattr__(self, name, value)
 
     # ``_data`` holds plain dicts that nothing mutates; callers see them read-only, wrapped on
@@ -235,6 +238,8 @@ class Qrels(_Base):
             ``min_relevance``): binary metrics that do not set ``rel`` count a doc
             as relevant when ``grade >= min_relevance``. ``None`` means 1.
         source: where the data came from, used in error messages.
+        notes: what reading the data did to it (e.g. a byte order mark removed, fields ignored),
+            carried into the provenance of every evaluation.
         copy: ``False`` wraps plain ``dict`` rows read-only instead of copying them (about a
             third of the cost at 10M rows, and their memory). The object then shows later changes
             to ``data``: for an input used within one call, as :func:`evalbridge.evaluate` does.
@@ -249,13 +254,13 @@ class Qrels(_Base):
     _what = "grade"
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
-                 copy: bool = True) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = ()) -> None:
         if min_relevance is None and isinstance(data, Qrels):
             min_relevance = data.min_relevance
         if min_relevance is not None:
             check_level(min_relevance)
         object.__setattr__(self, "min_relevance", min_relevance)
-        super().__init__(data, source=source, copy=copy)
+        super().__init__(data, source=source, copy=copy, notes=notes)
 
     @property
     def grades(self) -> frozenset:
@@ -296,6 +301,6 @@ class Run(_Base):
     _what = "score"
 
     def __init__(self, data: object, *, name: str | None = None, source: str | None = None,
-                 copy: bool = True) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = ()) -> None:
         object.__setattr__(self, "name", name if name is not None else getattr(data, "name", None))
-        super().__init__(data, source=source, copy=copy)
+        super().__init__(data, source=source, copy=copy, notes=notes)

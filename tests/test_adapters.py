@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
-from evalbridge.adapters import UNRETRIEVED_PREFIX, from_graded, from_labels, from_pairs, from_records
+from evalbridge.io.shapes import UNRETRIEVED_PREFIX, from_graded, from_labels, from_pairs, from_records
 from evalbridge.errors import InputError
 from evalbridge.ranking import rank
 from evalbridge.model import Qrels, Run

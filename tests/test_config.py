@@ -126,13 +126,13 @@ def test_yaml_syntax_errors_and_python_tags_are_refused(folder):
 
 def test_validation_happens_before_reading_any_data(folder, monkeypatch):
     """A bad key at the end of the file fails before any qrels or run is read."""
-    import evalbridge.trec
+    import evalbridge.io.trec
 
     def forbidden(*args, **kwargs):
         raise AssertionError("data was read before the config was validated")
 
-    monkeypatch.setattr(evalbridge.trec, "read_qrels", forbidden)
-    monkeypatch.setattr(evalbridge.trec, "read_run", forbidden)
+    monkeypatch.setattr(evalbridge.io.trec, "read_qrels", forbidden)
+    monkeypatch.setattr(evalbridge.io.trec, "read_run", forbidden)
     with pytest.raises(eb.InputError, match="unknown key 'sed'"):
         load_configs(write(folder, BASE + "sed: 3\n"))
 

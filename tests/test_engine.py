@@ -17,10 +17,10 @@ from strategies import qrels_and_run
 import evalbridge as eb
 from evalbridge.backends import fast, reference
 from evalbridge.metrics.catalogue import CHOICES, METRICS
-from evalbridge.engine import arrow_io
+from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
-from evalbridge.trec import write_qrels, write_run
+from evalbridge.io.trec import write_qrels, write_run
 from evalbridge.model import Conventions, Qrels, Run
 
 TIES = ("docid_desc", "docid_asc", "input")

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.interop import (to_dataframe, to_ir_measures, to_qrels, to_ranx, to_run, write_json,
-                                write_jsonl)
+from evalbridge.io import to_qrels, to_run
+from evalbridge.io.jsonl import write_json, write_jsonl
+from evalbridge.io.objects import to_dataframe, to_ir_measures, to_ranx
 from evalbridge.model import Qrels, Run
 
 QRELS = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
@@ -49,19 +50,29 @@ def test_dict_of_dicts_is_read():
 
 @pytest.mark.parametrize("obj, shown", [
     (42, "int 42"),
-    ([[1, 0, 1]], "list of list"),
-    ([], "an empty iterable"),
     (b"q1 0 d1 1", "bytes"),
 ])
 def test_unknown_input_lists_the_accepted_types(obj, shown):
-    """An unsupported object raises, saying what it got and listing every accepted input."""
+    """An unsupported object raises, saying what it got and listing every accepted input (from the registry)."""
     with pytest.raises(InputError) as info:
         to_qrels(obj)
     text = str(info.value)
     assert shown in text
-    for accepted in ("a dict {query_id: {doc_id: relevance}}", "a file path (TREC, .json, .jsonl)",
-                     "pandas DataFrame", "ranx Qrels", "ir-measures Qrel", "from_labels / from_pairs"):
-        assert accepted in text
+    for fmt in eb.formats().values():
+        if fmt.accepts is not None:
+            assert fmt.title in text
+    assert "file path" in text and "from_labels / from_pairs" in text
+
+
+@pytest.mark.parametrize("obj, shown", [
+    ([[1, 0, 1]], "rows like [1, 0, 1]"),
+    ([], "an empty iterable"),
+])
+def test_rows_that_are_not_query_doc_value_triples_are_refused(obj, shown):
+    """Iterables are read as (query, doc, value) rows; anything else says what it got and what is expected."""
+    with pytest.raises(InputError, match="query_id, doc_id") as info:
+        to_qrels(obj)
+    assert shown in str(info.value) or "empty" in str(info.value)
 
 
 def test_evaluate_reads_any_supported_input(tmp_path):
@@ -133,7 +144,7 @@ def test_bad_json_names_file_and_line(tmp_path):
         to_qrels(path)
     assert str(info.value).startswith(f"{path}:2:")
     path.write_text("[1, 2]")
-    with pytest.raises(InputError, match="expected a mapping"):
+    with pytest.raises(InputError, match="expected one JSON object"):
         to_qrels(path)
 
 
@@ -177,23 +188,24 @@ def test_dataframe_duplicate_rows_are_named(pd):
     """Duplicate (query, doc) rows raise, naming the pairs and the row labels."""
     frame = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q1"], "doc_id": ["a", "b", "a", "a"],
                           "score": [1.0, 2.0, 3.0, 4.0]})
-    with pytest.raises(InputError, match=r"1 \(query, doc\) pairs appear on more than one row: \('q1', 'a'\) "
-                                         r"\(rows \[0, 3\]\)"):
+    with pytest.raises(InputError, match=r"doc 'a' appears twice for query 'q1' \(rows 0 and 3\)"):
         to_run(frame)
 
 
 def test_dataframe_missing_column_lists_the_columns(pd):
     """A missing column raises, listing the DataFrame's columns and the closest name."""
     frame = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevancy": [1]})
-    with pytest.raises(InputError, match=r"no column 'relevance'.*\['query_id', 'doc_id', 'relevancy'\]"
+    with pytest.raises(InputError, match=r"no column looks like the grade.*'query_id', 'doc_id', 'relevancy'"
                                          r".*did you mean 'relevancy'"):
         to_qrels(frame)
+    with pytest.raises(InputError, match=r"there is no column 'relevance'.*did you mean 'relevancy'"):
+        to_qrels(frame, grade="relevance")
 
 
 def test_dataframe_missing_value_names_the_row(pd):
     """A missing grade or id names its column and row."""
     frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, None]})
-    with pytest.raises(InputError, match="column 'relevance' is missing a value in row 1"):
+    with pytest.raises(InputError, match="column 'relevance' is empty in row 1"):
         to_qrels(frame)
 
 
@@ -294,7 +306,7 @@ def test_ir_measures_namedtuples_from_a_generator(ir_measures):
 
 def test_ir_measures_rows_of_the_wrong_kind_or_duplicated_raise(ir_measures):
     """ScoredDoc rows are not qrels; a repeated (query, doc) row is refused (ir-measures keeps the last)."""
-    with pytest.raises(InputError, match="cannot read qrels from list of ScoredDoc"):
+    with pytest.raises(InputError, match="cannot read qrels from ScoredDoc rows"):
         to_qrels([ir_measures.ScoredDoc("q", "a", 1.0)])
     with pytest.raises(InputError, match="query 'q'.*doc 'a' appears twice"):
         to_qrels([ir_measures.Qrel("q", "a", 1), ir_measures.Qrel("q", "a", 0)])
@@ -314,7 +326,7 @@ def test_importing_interop_does_not_import_heavy_libraries():
     import subprocess
     import sys
 
-    code = ("import sys, evalbridge.interop, evalbridge.trec, evalbridge.adapters; "
+    code = ("import sys, evalbridge.io.objects, evalbridge.io.trec, evalbridge.io.shapes; "
             "print(sorted(m for m in ('pandas', 'ranx', 'ir_measures', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.ranking import rank
-from evalbridge.trec import read_judged_list, read_qrels, read_run, write_qrels, write_run
+from evalbridge.io.trec import read_judged_list, read_qrels, read_run, write_qrels, write_run
 from evalbridge.model import Qrels, Run
 
 

@@ -30,7 +30,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
-    ``qrels`` may also be a columnar view read by :mod:`evalbridge.engine.arrow_io`, which
+    ``qrels`` may also be a columnar view read by :mod:`evalbridge.io._arrow_trec`, which
     carries its :class:`~evalbridge.engine.Columns` already built.
     """
     from ..engine import evaluate_columns, from_mappings

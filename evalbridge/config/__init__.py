@@ -41,10 +41,10 @@ from typing import Any
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
+from .sources import Source, check_source, load_qrels, load_run
 
 __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings",
-           "Outcome", "load_config", "load_configs", "run_config", "load_qrels", "load_run", "format_of",
-           "SOURCE_FORMATS", "TOP_KEYS"]
+           "Outcome", "load_config", "load_configs", "run_config", "load_qrels", "load_run", "TOP_KEYS"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -66,60 +66,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
 })
 
 
-@dataclass(frozen=True)
-class _Format:
-    kinds: frozenset[str]  # "qrels" and/or "run"
-    carries_qrels: bool = False  # a run format that holds its own judgements
-    data: bool = False  # inline ``data:`` allowed (read from .json / .yaml otherwise)
-    options: frozenset[str] = frozenset()
-
-
-_BOTH = frozenset({"qrels", "run"})
-#: input format -> what it holds and which options it takes
-SOURCE_FORMATS: Mapping[str, _Format] = MappingProxyType({
-    "trec": _Format(_BOTH, options=frozenset({"extra_columns"})),
-    "json": _Format(_BOTH),
-    "jsonl": _Format(_BOTH, options=frozenset({"columns"})),
-    "csv": _Format(_BOTH, options=frozenset({"columns"})),
-    "tsv": _Format(_BOTH, options=frozenset({"columns"})),
-    "parquet": _Format(_BOTH, options=frozenset({"columns"})),
-    "graded": _Format(frozenset({"qrels"}), data=True),
-    "ranked": _Format(frozenset({"run"}), data=True),
-    "labels": _Format(frozenset({"run"}), carries_qrels=True, data=True, options=frozenset({"n_relevant"})),
-    "pairs": _Format(frozenset({"run"}), carries_qrels=True, data=True),
-    "records": _Format(frozenset({"run"}), carries_qrels=True, data=True),
-    "judged_list": _Format(frozenset({"run"}), carries_qrels=True),
-})
-SUFFIX_FORMATS = {".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
-_SOURCE_KEYS = ("path", "data", "format", "extra_columns", "columns", "n_relevant")
-_COLUMN_KEYS = ("query", "doc", "grade", "score")
 _REPORT_FORMATS = ("terminal", "markdown", "json", "csv", "latex")
 _PER_QUERY_FORMATS = ("csv", "parquet")
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input: the qrels or one system's run.
-
-    Attributes:
-        key: its key path in the config (``qrels``, ``runs.bm25``), used in messages.
-        format: one of :data:`SOURCE_FORMATS`.
-        path: the file (absolute, resolved against the config's folder), or None for inline data.
-        data: inline data (``graded``, ``ranked``, ``labels``, ``pairs``, ``records``).
-        options: format options (``extra_columns``, ``columns``, ``n_relevant``).
-        written: the path as written in the config (for provenance).
-    """
-
-    key: str
-    format: str
-    path: Path | None = None
-    data: Any = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    written: str | None = None
-
-    @property
-    def carries_qrels(self) -> bool:
-        return SOURCE_FORMATS[self.format].carries_qrels
 
 
 @dataclass(frozen=True)
@@ -321,52 +269,25 @@ class _Checker:
         return target
 
 
-def format_of(path: str | os.PathLike) -> str:
-    """The input format a file name implies: ``.json``, ``.jsonl``, ``.csv``, ``.tsv``, ``.parquet``, else ``trec``.
-
-    >>> format_of("run.bm25.txt"), format_of("qrels.jsonl.gz"), format_of("per_query.parquet")
-    ('trec', 'jsonl', 'parquet')
-    """
-    suffixes = [s.lower() for s in Path(str(path)).suffixes if s.lower() != ".gz"]
-    return SUFFIX_FORMATS.get(suffixes[-1] if suffixes else "", "trec")
-
-
 # ---------------------------------------------------------------- sections
 
 def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -> Source:
+    """A config source, checked against the format registry (see :mod:`.sources`)."""
     key = _dotted(path)
     if isinstance(value, str):
         value = {"path": value}
-    spec = check.mapping(value, path, _SOURCE_KEYS, "{path: run.txt, format: trec}")
-    given = spec.get("path")
-    fmt = spec.get("format")
-    if fmt is None:
-        if given is None:
-            raise check.fail(path, "inline data needs a format.", fix="add e.g. format: labels.")
-        fmt = format_of(given)
-    allowed = [name for name, f in SOURCE_FORMATS.items() if kind in f.kinds]
-    check.choice(fmt, path + ("format",), allowed)
-    info = SOURCE_FORMATS[fmt]
+    spec = check.mapping(value, path, None, "{path: run.txt, format: trec}")
     if ("path" in spec) == ("data" in spec):
         raise check.fail(path, "give exactly one of 'path' and 'data'.",
-                         fix="point to a file with path:, or (for " + ", ".join(
-                             n for n, f in SOURCE_FORMATS.items() if f.data) + ") write the data inline.")
-    if "data" in spec and not info.data:
-        raise check.fail(path + ("data",), f"format {fmt!r} is read from a file; inline data is not supported.",
-                         fix="write the data to a file and give its path.")
+                         fix="point to a file with path:, or write the data inline with data: and a format.")
+    given = spec.get("path")
     options = {k: v for k, v in spec.items() if k not in ("path", "data", "format")}
-    for option in options:
-        if option not in info.options:
-            takers = [n for n, f in SOURCE_FORMATS.items() if option in f.options]
-            raise check.fail(path + (option,), f"option {option!r} does not apply to format {fmt!r}.",
-                             fix=f"it applies to {', '.join(takers)}.")
-    if "extra_columns" in options:
-        check.choice(options["extra_columns"], path + ("extra_columns",), ("error", "ignore"))
-    if "columns" in options:
-        check.mapping(options["columns"], path + ("columns",), _COLUMN_KEYS, "{query: qid, doc: docno, score: sim}")
     file = check.existing_file(given, path + ("path",), folder) if given is not None else None
-    if file is not None and info.data and file.suffix.lower() not in (".json", ".yaml", ".yml"):
-        raise check.fail(path + ("path",), f"format {fmt!r} is read from a .json or .yaml file; got {file.name!r}.")
+    try:
+        fmt = check_source(spec.get("format"), kind, path=file, has_data="data" in spec, options=options)
+    except InputError as error:
+        bad = next((k for k in ("format", *options) if k in spec and repr(k) in str(error)), None)
+        raise check.fail(path + ((bad,) if bad else ("format",) if "format" in spec else ()), str(error)) from None
     return Source(key=key, format=fmt, path=file, data=spec.get("data"), options=MappingProxyType(options),
                   written=str(given) if given is not None else None)
 
@@ -623,84 +544,6 @@ def load_config(path: str | os.PathLike) -> Config:
         raise InputError(f"the file holds {len(configs)} evaluations.", source=str(path),
                          fix="use load_configs() to get them all.")
     return configs[0]
-
-
-# ---------------------------------------------------------------- loading the data
-
-def _read_data(source: Source) -> Any:
-    if source.path is None:
-        return source.data
-    text = source.path.read_text(encoding="utf-8")
-    if source.path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON: {error.msg}.", source=str(source.path), line=error.lineno) from None
-    import yaml
-
-    return yaml.safe_load(text)
-
-
-def _table(source: Source, kind: str) -> Any:
-    """Qrels or Run from a file in a tabular format, through :mod:`evalbridge.interop`."""
-    import pandas as pd
-
-    from ..interop import to_qrels, to_run
-
-    columns = dict(source.options.get("columns", {}))
-    value = columns.pop("grade" if kind == "qrels" else "score", None)
-    names = {"query": columns.get("query", "query_id"), "doc": columns.get("doc", "doc_id")}
-    names["grade" if kind == "qrels" else "score"] = value or ("relevance" if kind == "qrels" else "score")
-    if source.format == "jsonl":
-        obj: Any = source.path
-    elif source.format == "parquet":
-        obj = pd.read_parquet(source.path)
-    else:
-        obj = pd.read_csv(source.path, sep="\t" if source.format == "tsv" else ",", dtype={
-            names["query"]: str, names["doc"]: str})
-    return (to_qrels if kind == "qrels" else to_run)(obj, **names)
-
-
-def load_qrels(source: Source, level: float | None) -> Any:
-    """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on LLM-graded qrels)."""
-    from ..interop import to_qrels
-    from ..trec import read_qrels
-    from ..model import Qrels
-
-    loaders: dict[str, Callable[[], Any]] = {
-        "trec": lambda: read_qrels(source.path),
-        "json": lambda: to_qrels(source.path),
-        "graded": lambda: Qrels(_read_data(source), min_relevance=level, source=source.written or source.key),
-    }
-    qrels = loaders.get(source.format, lambda: _table(source, "qrels"))()
-    return qrels
-
-
-def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tuple[Any, Any]:
-    """(qrels, run) of one system: its own judgements for RAG formats, else the shared ``qrels``."""
-    from .. import adapters
-    from ..interop import to_run
-    from ..evaluation import relevance_level
-    from ..trec import read_judged_list, read_run
-    from ..model import Run
-
-    if qrels is None and source.format == "ranked":
-        raise InputError(f"{source.key}: format 'ranked' lists doc ids that the qrels grade, and no qrels were "
-                         f"given.", fix="give the qrels too, or use a format that holds them (labels, pairs, ...).")
-    loaders: dict[str, Callable[[], Any]] = {
-        "trec": lambda: (qrels, read_run(source.path, name=name,
-                                         extra_columns=source.options.get("extra_columns", "error"))),
-        "json": lambda: (qrels, to_run(source.path)),
-        "ranked": lambda: (qrels, adapters.from_graded(qrels.to_dict(), _read_data(source),
-                                                        min_relevance=relevance_level(qrels, level))[1]),
-        "labels": lambda: adapters.from_labels(_read_data(source), source.options.get("n_relevant"),
-                                               min_relevance=level),
-        "pairs": lambda: adapters.from_pairs(_read_data(source), min_relevance=level),
-        "records": lambda: adapters.from_records(_read_data(source), min_relevance=level),
-        "judged_list": lambda: read_judged_list(source.path),
-    }
-    pair = loaders.get(source.format, lambda: (qrels, _table(source, "run")))()
-    return pair[0], Run(pair[1], name=name)
 
 
 # ---------------------------------------------------------------- running

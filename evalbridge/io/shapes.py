@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
 
-from .errors import InputError
-from .model import Qrels, Run, check_level
+from ..errors import InputError
+from ..model import Qrels, Run, check_level
 
 __all__ = ["from_labels", "from_pairs", "from_records", "from_graded", "UNRETRIEVED_PREFIX"]
 
@@ -381,3 +381,83 @@ def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float) 
            for qid, docs in _queries(retrieved, "retrieved", "{'q1': ['doc1', 'doc2']}")}
     kinds.check()
     return Qrels(qrels, min_relevance=min_relevance), Run(run)
+
+
+# ---------------------------------------------------------------- the formats
+
+def ranked_run(retrieved: Any) -> Run:
+    """A run from ``{query_id: [doc_id, ...]}`` ranked lists (best first), scores ``n..1``."""
+    kinds = _IdKinds()
+    run = {qid: _ranked_scores(docs, qid, kinds) for qid, docs in _queries(retrieved, "retrieved",
+                                                                          "{'q1': ['doc1', 'doc2']}")}
+    kinds.check()
+    return Run(run)
+
+
+def data_file(path: Any) -> Any:
+    """The Python data of a ``.json`` / ``.yaml`` file (duplicate keys refused), for the inline formats."""
+    from pathlib import Path
+
+    from .jsonl import loads
+    from .text import read_text
+
+    path = Path(path)
+    text, _ = read_text(path)
+    if path.name.lower().removesuffix(".gz").endswith(".json"):
+        return loads(text, source=str(path))
+    from .yamldata import load_yaml
+
+    return load_yaml(text, source=str(path))
+
+
+def _data(source: Any) -> Any:
+    import os
+
+    return data_file(source) if isinstance(source, (str, os.PathLike)) else source
+
+
+def _pair(build: Any) -> Any:
+    def read(source: Any, kind: str, options: Any) -> Any:
+        from .registry import Parsed
+
+        qrels, run = build(_data(source), **options)
+        return Parsed(qrels=qrels, run=run)
+    return read
+
+
+def _read_graded(source: Any, kind: str, options: Any) -> Any:
+    from .registry import Parsed
+
+    return Parsed(qrels=Qrels(_data(source), min_relevance=options.get("min_relevance"),
+                              source=str(source) if isinstance(source, str) else None))
+
+
+def _read_ranked(source: Any, kind: str, options: Any) -> Any:
+    from .registry import Parsed
+
+    return Parsed(run=ranked_run(_data(source)))
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    level = {"min_relevance": "relevance level stored on the qrels (default 1)"}
+    data = (".yaml", ".yml")
+    return (
+        Format("labels", "0/1 or graded labels in rank order, per query", frozenset(), _pair(from_labels),
+               paired=True, options={**level, "n_relevant": "relevant documents per query, retrieved or not"},
+               inline=True, example='eb.from_labels({"q1": [1, 0, 1]}, n_relevant={"q1": 3})'),
+        Format("pairs", "(retrieved ids, relevant ids) pairs, per query", frozenset(), _pair(from_pairs),
+               paired=True, options=level, inline=True, example='eb.from_pairs([(["d3", "d1"], {"d1"})])'),
+        Format("records", "records {retrieved: [...], relevant: [...] or {doc: grade}}, per query", frozenset(),
+               _pair(from_records), paired=True, options=level, inline=True,
+               example='eb.from_records({"q1": {"retrieved": ["d3", "d1"], "relevant": {"d1": 2}}})'),
+        Format("graded", "grades {query: {doc: grade}} (e.g. LLM-judge scores)", frozenset({"qrels"}), _read_graded,
+               suffixes=data, options=level, inline=True,
+               example='eb.from_graded({"q1": {"d1": 7.5}}, {"q1": ["d1"]}, min_relevance=7)'),
+        Format("ranked", "ranked doc id lists {query: [doc, ...]}, best first", frozenset({"run"}), _read_ranked,
+               suffixes=data, inline=True, example='read as a config source: format: ranked'),
+    )
+
+
+FORMATS = _formats()

@@ -18,42 +18,29 @@ The readers are strict: every malformed line raises
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
-from .errors import InputError
-from .model import Qrels, Run
+from ..errors import InputError
+from ..model import Qrels, Run
+from .text import Lines, open_text
 
-__all__ = ["read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "open_text",
-           "QRELS_COLUMNS", "RUN_COLUMNS"]
+__all__ = ["read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
+           "RUN_COLUMNS", "FORMATS"]
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
-_GZIP_MAGIC = b"\x1f\x8b"
 _EXTRA_COLUMNS = ("error", "ignore")
-
-
-def open_text(path: str | os.PathLike, mode: Literal["r", "w"] = "r") -> IO[str]:
-    """Open a UTF-8 text file; gzip is detected by magic bytes (read) or a ``.gz`` suffix (write)."""
-    path = Path(path)
-    if mode == "w":
-        if path.suffix.lower() == ".gz":
-            return gzip.open(path, "wt", encoding="utf-8", newline="\n")
-        return open(path, "w", encoding="utf-8", newline="\n")
-    with open(path, "rb") as raw:
-        gzipped = raw.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rt", encoding="utf-8") if gzipped else open(path, encoding="utf-8")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
     """``(line number, words)`` of every line, for the slow paths that look for a line again."""
-    with open_text(path) as f:
-        yield from enumerate(map(str.split, f), 1)
+    for n, line in Lines(path):
+        yield n, line.split()
 
 
 def _first_line(path: Path, wanted: Callable[[list[str]], bool]) -> int | None:
@@ -85,11 +72,6 @@ def _no_data_error(path: Path, what: str) -> InputError:
                       fix=f"check the path: a {what} file has one line per (query, document).")
 
 
-def _decode_error(path: Path, n: int, error: UnicodeDecodeError) -> InputError:
-    return InputError(f"the file is not UTF-8 text ({error.reason} after line {n}).", source=str(path), line=n + 1,
-                      fix="re-save the file as UTF-8.")
-
-
 def _grade(token: str, path: Path, n: int) -> int | float:
     """``int`` when the token is an integer, ``float`` otherwise; never truncated."""
     try:
@@ -105,33 +87,29 @@ def _grade(token: str, path: Path, n: int) -> int | float:
     return value
 
 
-def _read_grades(path: Path, what: str) -> dict[str, dict[str, int | float]]:
+def _read_grades(path: Path, what: str) -> tuple[dict[str, dict[str, int | float]], tuple[str, ...]]:
     """``{qid: {docid: grade}}`` of a 4-column file, in line order."""
     data: dict[str, dict[str, int | float]] = {}
     current, docs = None, {}
-    n = 0
-    try:
-        with open_text(path) as f:
-            for n, line in enumerate(f, 1):
-                words = line.split()
-                if len(words) != 4:
-                    if not words or words[0][0] == "#":
-                        continue
-                    raise _column_error(path, n, words, QRELS_COLUMNS,
-                                        "a qrels line is `qid 0 docid rel`; a run (6 columns) is read with read_run.")
-                qid, _, doc, rel = words
-                if qid != current:
-                    if qid[0] == "#":  # a comment that happens to have 4 words
-                        continue
-                    current, docs = qid, data.setdefault(qid, {})
-                if doc in docs:
-                    raise _duplicate_error(path, n, qid, doc)
-                docs[doc] = _grade(rel, path, n)
-    except UnicodeDecodeError as error:
-        raise _decode_error(path, n, error) from None
+    lines = Lines(path)
+    for n, line in lines:
+        words = line.split()
+        if len(words) != 4:
+            if not words or words[0][0] == "#":
+                continue
+            raise _column_error(path, n, words, QRELS_COLUMNS,
+                                "a qrels line is `qid 0 docid rel`; a run (6 columns) is read with read_run.")
+        qid, _, doc, rel = words
+        if qid != current:
+            if qid[0] == "#":  # a comment that happens to have 4 words
+                continue
+            current, docs = qid, data.setdefault(qid, {})
+        if doc in docs:
+            raise _duplicate_error(path, n, qid, doc)
+        docs[doc] = _grade(rel, path, n)
     if not data:
         raise _no_data_error(path, what)
-    return data
+    return data, lines.notes
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
@@ -148,7 +126,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             judged twice for one query (both line numbers), or no data line at all.
     """
     path = Path(path)
-    return Qrels(_read_grades(path, "qrels"), source=str(path))
+    grades, notes = _read_grades(path, "qrels")
+    return Qrels(grades, source=str(path), notes=notes)
 
 
 def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
@@ -165,9 +144,9 @@ def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
         ``(qrels, run)``.
     """
     path = Path(path)
-    grades = _read_grades(path, "judged list")
+    grades, notes = _read_grades(path, "judged list")
     run = {qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in grades.items()}
-    return Qrels(grades, source=str(path)), Run(run, source=str(path))
+    return Qrels(grades, source=str(path), notes=notes), Run(run, source=str(path), notes=notes)
 
 
 def read_run(path: str | os.PathLike, *, name: str | None = None,
@@ -201,32 +180,28 @@ def read_run(path: str | os.PathLike, *, name: str | None = None,
                  "pass extra_columns='ignore'.")
     data: dict[str, dict[str, float]] = {}
     current, docs, tag = None, {}, None
-    n = 0
-    try:
-        with open_text(path) as f:
-            for n, line in enumerate(f, 1):
-                words = line.split()
-                if len(words) != 6:
-                    if not words or words[0][0] == "#":
-                        continue
-                    if len(words) < 6 or not ignore_extra:
-                        raise _column_error(path, n, words, RUN_COLUMNS, fix_columns if len(words) < 6 else fix_extra)
-                    del words[6:]
-                qid, _, doc, _, score, run_tag = words
-                if qid != current:
-                    if qid[0] == "#":  # a comment that happens to have 6 words
-                        continue
-                    current, docs = qid, data.setdefault(qid, {})
-                    if tag is None:
-                        tag = run_tag
-                if doc in docs:
-                    raise _duplicate_error(path, n, qid, doc)
-                try:
-                    docs[doc] = float(score)
-                except ValueError:
-                    raise _number_error(path, n, "score", score, "column 5 holds the score.") from None
-    except UnicodeDecodeError as error:
-        raise _decode_error(path, n, error) from None
+    lines = Lines(path)
+    for n, line in lines:
+        words = line.split()
+        if len(words) != 6:
+            if not words or words[0][0] == "#":
+                continue
+            if len(words) < 6 or not ignore_extra:
+                raise _column_error(path, n, words, RUN_COLUMNS, fix_columns if len(words) < 6 else fix_extra)
+            del words[6:]
+        qid, _, doc, _, score, run_tag = words
+        if qid != current:
+            if qid[0] == "#":  # a comment that happens to have 6 words
+                continue
+            current, docs = qid, data.setdefault(qid, {})
+            if tag is None:
+                tag = run_tag
+        if doc in docs:
+            raise _duplicate_error(path, n, qid, doc)
+        try:
+            docs[doc] = float(score)
+        except ValueError:
+            raise _number_error(path, n, "score", score, "column 5 holds the score.") from None
     if not data:
         raise _no_data_error(path, "run")
     for qid, docs in data.items():
@@ -236,7 +211,7 @@ def read_run(path: str | os.PathLike, *, name: str | None = None,
                 line = _first_line(path, lambda w: w[0] == qid and w[2] == bad)
                 raise _number_error(path, line, "score", str(docs[bad]),
                                     "scores must be finite: remove the document or give it a real score.")
-    return Run(data, name=name if name is not None else tag, source=str(path))
+    return Run(data, name=name if name is not None else tag, source=str(path), notes=lines.notes)
 
 
 # ---------------------------------------------------------------- writing
@@ -295,7 +270,7 @@ def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str = "evalbr
         q1 Q0 b 1 1.25 bm25
         q1 Q0 a 2 0.5 bm25
     """
-    from .ranking import rank
+    from ..ranking import rank
 
     if not isinstance(tag, str) or not tag or _WHITESPACE.search(tag):
         raise InputError(f"the run tag must be one word; got {tag!r}.", fix="pass e.g. tag='bm25'.")
@@ -305,3 +280,62 @@ def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str = "evalbr
             _check_ids("run", qid, scores)
             f.write("".join(f"{qid} Q0 {doc} {i} {_number(scores[doc])} {tag}\n"
                             for i, doc in enumerate(rank(scores), 1)))
+
+
+# ---------------------------------------------------------------- the formats
+
+def _sniff(first: bytes) -> bool:
+    """A TREC file: its first data line has 4 words ending in a number (qrels) or 6 with a number
+    in the fifth (run)."""
+    for raw in first.split(b"\n")[:50]:
+        words = raw.split()
+        if not words or words[0].startswith(b"#"):
+            continue
+        number = words[3] if len(words) == 4 else words[4] if len(words) == 6 else None
+        try:
+            return number is not None and float(number) == float(number)
+        except ValueError:
+            return False
+    return False
+
+
+def _read(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
+    from .registry import Parsed
+
+    if kind == "qrels":
+        if options:
+            raise InputError(f"option {next(iter(options))!r} applies to TREC runs, not qrels.", source=str(path))
+        return Parsed(qrels=read_qrels(path))
+    return Parsed(run=read_run(path, extra_columns=options.get("extra_columns", "error")))
+
+
+def _read_judged(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
+    from .registry import Parsed
+
+    qrels, run = read_judged_list(path)
+    return Parsed(qrels=qrels, run=run)
+
+
+def _write(obj: Any, path: Path, options: Mapping[str, Any]) -> None:
+    if isinstance(obj, Qrels):
+        write_qrels(obj, path)
+    else:
+        write_run(obj, path, tag=options.get("tag") or obj.name or "evalbridge")
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    both = frozenset({"qrels", "run"})
+    return (
+        Format("trec", "TREC qrels `qid iter docid rel` / run `qid Q0 docid rank score tag`", both, _read,
+               suffixes=("", ".txt", ".trec", ".qrels", ".run", ".res", ".tsv"),
+               options={"extra_columns": "runs: 'error' (default) or 'ignore' words after the sixth, as trec_eval",
+                        "tag": "writing a run: the tag column (default: the run's name)"},
+               write=_write, sniff=_sniff, example='eb.read_run("bm25.run")'),
+        Format("judged_list", "judged ranked list `qid Q0 docid rel`, lines in rank order", frozenset(),
+               _read_judged, paired=True, example='eb.read_pair("judged.txt", format="judged_list")'),
+    )
+
+
+FORMATS = _formats()

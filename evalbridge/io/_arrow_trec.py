@@ -1,7 +1,7 @@
 """TREC qrels and run files read by pyarrow straight into :class:`~evalbridge.engine.Columns`.
 
 This is only a fast path. :func:`read_trec_views` accepts a pair of files only when the strict
-readers (:func:`evalbridge.trec.read_qrels` / :func:`~evalbridge.trec.read_run`) would read
+readers (:func:`evalbridge.io.trec.read_qrels` / :func:`~evalbridge.io.trec.read_run`) would read
 exactly the same data from them, and returns ``None`` for anything unusual: comments, blank
 lines, tabs mixed with spaces, empty fields, other whitespace, a UTF-8 BOM, duplicate
 (query, doc) pairs, non-finite numbers, grades beyond 2**53. The caller then uses the strict
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .columns import EXACT_LIMIT, Columns
+from ..engine.columns import EXACT_LIMIT, Columns
+from .text import GZIP_MAGIC
 
 __all__ = ["QrelsView", "RunView", "read_trec_views", "LARGE_BYTES"]
 
@@ -36,7 +37,6 @@ __all__ = ["QrelsView", "RunView", "read_trec_views", "LARGE_BYTES"]
 #: (importing pyarrow and numpy costs more than reading a small file line by line).
 LARGE_BYTES = 4 << 20
 
-_GZIP_MAGIC = b"\x1f\x8b"
 #: Whitespace that ``str.split`` splits on in non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
 #: begin with E2 80), U+205F, U+3000; and the BOM, which Arrow drops but Python keeps.
 _OTHER_SPACE_UTF8 = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80",
@@ -93,20 +93,13 @@ class RunView(_View):
         self.name = name
 
 
-def _is_trec(path: Path) -> bool:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes.pop()
-    return not suffixes or suffixes[-1] not in (".json", ".jsonl")
-
-
 def _source(path: Path):  # noqa: ANN202 - (what pyarrow reads, the first 64 KiB, the whole text loader)
     """Arrow reads a plain file itself; a gzip file (by its magic bytes) is decompressed here."""
     import pyarrow as pa
 
     with path.open("rb") as f:
         head = f.read(1 << 16)
-    if head[:2] == _GZIP_MAGIC:
+    if head[:2] == GZIP_MAGIC:
         raw = gzip.decompress(path.read_bytes())
         return pa.py_buffer(raw), raw[:1 << 16], lambda: raw
     return str(path), head, path.read_bytes
@@ -322,13 +315,13 @@ def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, 
     """``(qrels, run)`` views over columns read with pyarrow, or ``None`` to use the strict readers.
 
     Args:
-        qrels_path, run_path: TREC files (plain or gzip), as :func:`evalbridge.trec.read_qrels`
-            and :func:`~evalbridge.trec.read_run` read them.
+        qrels_path, run_path: TREC files (plain or gzip), as :func:`evalbridge.io.trec.read_qrels`
+            and :func:`~evalbridge.io.trec.read_run` read them.
         large_only: decline a run file smaller than :data:`LARGE_BYTES`.
     """
     qrels_path, run_path = Path(qrels_path), Path(run_path)
     try:
-        if not (_is_trec(qrels_path) and _is_trec(run_path) and qrels_path.is_file() and run_path.is_file()):
+        if not (qrels_path.is_file() and run_path.is_file()):
             return None
         if large_only and run_path.stat().st_size < LARGE_BYTES:
             return None

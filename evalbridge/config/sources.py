@@ -1,0 +1,139 @@
+"""Inputs of a config or a command line: one :class:`Source` per qrels or run, read through the format registry.
+
+A source is a path (its format from the suffix, see :func:`evalbridge.io.resolve`), or a mapping
+``{path | data, format, columns, <format options>}``. ``columns: {query, doc, grade, score}`` names
+the columns of a table / fields of JSON Lines rows (the same options as ``--columns`` on the command
+line and ``query=``, ``doc=``... in Python). Every option is checked against the format's own list
+in the registry, so a config, the CLI and the API accept exactly the same things.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["Source", "source_from_path", "check_source", "load_qrels", "load_run", "COLUMN_ROLES"]
+
+#: the roles ``columns:`` may name
+COLUMN_ROLES = ("query", "doc", "grade", "score")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: the qrels or one system's run.
+
+    Attributes:
+        key: its key path in the config (``qrels``, ``runs.bm25``) or its place on the command line.
+        format: a registered format name (:func:`evalbridge.io.formats`).
+        path: the file (absolute), or None for inline data.
+        data: inline data (formats marked ``inline`` in the registry).
+        options: the format's options (column names, ``n_relevant``, ...).
+        written: the path as the user wrote it (for provenance and messages).
+    """
+
+    key: str
+    format: str
+    path: Path | None = None
+    data: Any = None
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    written: str | None = None
+
+    @property
+    def carries_qrels(self) -> bool:
+        """True when the input holds its own judgements (RAG logs, label lists, judged lists...)."""
+        from ..io import get_format
+
+        return get_format(self.format).paired
+
+    @property
+    def origin(self) -> Any:
+        """What the registry reads: the path, or the inline data."""
+        return self.path if self.path is not None else self.data
+
+
+def flatten_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Format options with ``columns: {query: ..}`` spread into ``query=...``."""
+    flat = {k: v for k, v in options.items() if k != "columns"}
+    flat.update(options.get("columns") or {})
+    return flat
+
+
+def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike | None, has_data: bool,
+                 options: Mapping[str, Any]) -> str:
+    """The format of a source (from the suffix when not given), checked against the registry.
+
+    Raises:
+        InputError: an unknown format, one that cannot hold ``kind``, inline data for a file format,
+            or an option the format does not take (the message lists the formats that take it).
+    """
+    from ..io import formats, get_format, resolve
+
+    wanted = "run" if kind == "run" else "qrels"
+    if fmt_name is None:
+        if path is None:
+            raise InputError("inline data needs a format.", fix="add e.g. format: labels.")
+        fmt_name = resolve(os.fspath(path), kind=wanted).name
+    fmt = get_format(fmt_name, kind=wanted)
+    if has_data and not fmt.inline:
+        inline = ", ".join(n for n, f in formats().items() if f.inline and f.accepts is None)
+        raise InputError(f"format {fmt.name!r} is read from a file; inline data is not supported.",
+                         fix=f"write the data to a file and give its path (inline data: {inline}).")
+    columns = options.get("columns")
+    if columns is not None:
+        if not isinstance(columns, Mapping):
+            raise InputError(f"columns must be a mapping {{query: ..., doc: ..., grade or score: ...}}; got "
+                             f"{columns!r}.")
+        for role in columns:
+            if role not in COLUMN_ROLES:
+                raise InputError(f"columns has no role {role!r}; the roles are {', '.join(COLUMN_ROLES)}.")
+    for option in flatten_options(options):
+        if option not in fmt.options:
+            takers = [n for n, f in formats().items() if option in f.options]
+            raise InputError(f"option {option!r} does not apply to format {fmt.name!r}.",
+                             fix=f"it applies to {', '.join(takers) or 'no format'}"
+                                 f"{'; ' + fmt.name + ' takes ' + ', '.join(fmt.options) if fmt.options else ''}.")
+    return fmt.name
+
+
+def source_from_path(path: str, kind: str, fmt: str | None, key: str, *,
+                     options: Mapping[str, Any] | None = None) -> Source:
+    """A :class:`Source` for a command-line file (format from the suffix when not given)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("the file does not exist." if not file.is_dir() else "expected a file, got a folder.",
+                         source=path, fix="check the path.")
+    given = dict(options or {})
+    name = check_source(fmt, kind, path=file, has_data=False, options=given)
+    return Source(key=key, format=name, path=file.resolve(), written=path, options=MappingProxyType(given))
+
+
+def _with_level(fmt_name: str, options: Mapping[str, Any], level: float | None) -> dict[str, Any]:
+    from ..io import get_format
+
+    flat = flatten_options(options)
+    if level is not None and "min_relevance" in get_format(fmt_name).options:
+        flat.setdefault("min_relevance", level)
+    return flat
+
+
+def load_qrels(source: Source, level: float | None) -> Any:
+    """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on graded qrels)."""
+    from ..io import to_qrels
+
+    return to_qrels(source.origin, format=source.format, **_with_level(source.format, source.options, level))
+
+
+def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tuple[Any, Any]:
+    """(qrels, run) of one system: its own judgements for formats that hold them, else the shared ``qrels``."""
+    from ..io import read_pair, to_run
+
+    options = _with_level(source.format, source.options, level)
+    if source.carries_qrels:
+        return read_pair(source.origin, format=source.format, name=name, **options)
+    return qrels, to_run(source.origin, format=source.format, name=name, **options)

@@ -1,0 +1,215 @@
+"""In-memory objects as inputs, and the way back to other tools' objects.
+
+Formats (see :mod:`.registry`), recognised by type:
+
+* ``evalbridge``: :class:`~evalbridge.model.Qrels` / :class:`~evalbridge.model.Run`, returned as they are;
+* ``mapping``: a dict of dicts ``{query_id: {doc_id: value}}`` (ranx's and pytrec_eval's shape);
+* ``ranx``: ranx ``Qrels`` / ``Run`` objects (their ``to_dict()``);
+* ``rows``: an iterable of rows: ir-measures / ir_datasets namedtuples (``Qrel(query_id, doc_id,
+  relevance, iteration)``, ``ScoredDoc(query_id, doc_id, score)``) or plain ``(qid, docid, value)``
+  tuples. Duplicate (query, doc) rows are refused, as everywhere.
+
+And the way back: :func:`to_dataframe`, :func:`to_ranx`, :func:`to_ir_measures`. pandas, ranx and
+ir_measures are imported only inside the functions that need them; their objects are recognised by
+the module that defines their type.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from ..errors import InputError
+from ..model import Qrels, Run
+
+__all__ = ["to_dataframe", "to_ranx", "to_ir_measures", "FORMATS"]
+
+
+class _Kind(NamedTuple):
+    """What differs between reading qrels and reading a run."""
+
+    name: str  # "qrels" or "run"
+    cls: type  # Qrels or Run
+    value: str  # the value's name in long formats: "relevance" or "score"
+    ranx_type: str  # class name in ranx
+    irm_type: str  # namedtuple name in ir-measures
+
+
+_QRELS = _Kind("qrels", Qrels, "relevance", "Qrels", "Qrel")
+_RUN = _Kind("run", Run, "score", "Run", "ScoredDoc")
+_KINDS = {"qrels": _QRELS, "run": _RUN}
+
+
+def _library(obj: object) -> str:
+    """Top-level package that defines ``type(obj)`` (``"pandas"``, ``"ranx"``, ...)."""
+    return type(obj).__module__.split(".")[0]
+
+
+def _parsed(kind: _Kind, obj: Qrels | Run) -> Any:
+    from .registry import Parsed
+
+    return Parsed(qrels=obj) if kind is _QRELS else Parsed(run=obj)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- readers
+
+def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
+    wanted = _KINDS[kind]
+    if not isinstance(obj, wanted.cls):
+        other = "run" if wanted is _QRELS else "qrels"
+        raise InputError(f"got a {type(obj).__name__} where {wanted.name} were expected.",
+                         fix=f"pass the {wanted.name} here and the {other} in its own argument.")
+    return _parsed(wanted, obj)
+
+
+def _read_mapping(obj: Mapping, kind: str, options: Any) -> Any:
+    return _parsed(_KINDS[kind], _KINDS[kind].cls(obj))
+
+
+def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
+    wanted = _KINDS[kind]
+    if type(obj).__name__ != wanted.ranx_type:
+        raise InputError(f"got a ranx {type(obj).__name__} where {wanted.name} were expected.",
+                         fix=f"pass a ranx {wanted.ranx_type}.")
+    extra = {"name": obj.name} if wanted is _RUN else {}
+    return _parsed(wanted, wanted.cls(obj.to_dict(), **extra))
+
+
+def _read_rows(obj: Iterable, kind: str, options: Any) -> Any:
+    """Rows with ``query_id``, ``doc_id`` and ``relevance``/``score`` fields, or ``(qid, docid, value)`` tuples."""
+    wanted = _KINDS[kind]
+    rows = iter(obj)
+    first = next(rows, None)
+    if first is None:
+        raise InputError(f"cannot read {wanted.name} from an empty iterable.",
+                         fix=f"give at least one (query_id, doc_id, {wanted.value}) row.")
+    fields = getattr(first, "_fields", None)
+    if fields is not None:
+        if not {"query_id", "doc_id", wanted.value} <= set(fields):
+            raise InputError(f"cannot read {wanted.name} from {type(first).__name__} rows (fields "
+                             f"{', '.join(fields)}).", fix=f"pass ir-measures {wanted.irm_type} rows.")
+
+        def unpack(row: Any) -> tuple[Any, Any, Any]:
+            return row.query_id, row.doc_id, getattr(row, wanted.value)
+    elif isinstance(first, tuple) and len(first) == 3:
+        def unpack(row: Any) -> tuple[Any, Any, Any]:
+            if not isinstance(row, tuple) or len(row) != 3:
+                raise InputError(f"expected (query_id, doc_id, value) tuples; got {row!r:.60}.",
+                                 fix="give every row three values.")
+            return row
+    else:
+        hint = " (a list of question objects is a RAG log: read it with format='rag')" \
+            if isinstance(first, Mapping) else ""
+        raise InputError(f"cannot read {wanted.name} from rows like {first!r:.60}{hint}.",
+                         fix=f"give (query_id, doc_id, {wanted.value}) tuples or ir-measures {wanted.irm_type} rows.")
+    data: dict[Any, dict[Any, Any]] = {}
+    for n, row in enumerate(itertools.chain([first], rows)):
+        qid, doc, value = unpack(row)
+        docs = data.setdefault(qid, {})
+        if doc in docs:
+            raise InputError(f"doc {doc!r} appears twice for query {qid!r} (row {n}).", query_id=str(qid),
+                             fix="remove the duplicate row.")
+        docs[doc] = value
+    return _parsed(wanted, wanted.cls(data))
+
+
+def _is_rows(obj: object) -> bool:
+    if not isinstance(obj, Iterable) or isinstance(obj, (str, bytes, bytearray, Mapping)):
+        return False
+    return _library(obj) not in ("pandas", "polars", "pyarrow", "numpy")
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    both = frozenset({"qrels", "run"})
+    return (
+        Format("evalbridge", "evalbridge Qrels / Run", both, _read_evalbridge,
+               accepts=lambda obj: isinstance(obj, (Qrels, Run)), example="eb.Qrels({...}), eb.Run({...})"),
+        Format("mapping", "dict of dicts {query_id: {doc_id: grade or score}}", both, _read_mapping,
+               accepts=lambda obj: isinstance(obj, Mapping), inline=True,
+               example='eb.Run({"q1": {"d1": 0.9, "d2": 0.4}})'),
+        Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
+               accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),
+               example='eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
+        Format("rows", "ir-measures / ir_datasets rows, or (query_id, doc_id, value) tuples", both, _read_rows,
+               accepts=_is_rows, example='eb.to_run([("q1", "d1", 0.9), ("q1", "d2", 0.4)])'),
+    )
+
+
+FORMATS = _formats()
+
+
+# ---------------------------------------------------------------- the way back
+
+def _kind_of(obj: object, action: str) -> _Kind:
+    if isinstance(obj, Qrels):
+        return _QRELS
+    if isinstance(obj, Run):
+        return _RUN
+    raise InputError(f"{action} needs a Qrels or a Run; got {type(obj).__name__}.",
+                     fix="convert first with to_qrels(...) or to_run(...).")
+
+
+def _rows(obj: Qrels | Run) -> tuple[list[str], list[str], list[Any]]:
+    queries = [qid for qid, docs in obj.items() for _ in range(len(docs))]
+    docs = [doc for values in obj.values() for doc in values]
+    values = [value for values in obj.values() for value in values.values()]
+    return queries, docs, values
+
+
+def to_dataframe(obj: Qrels | Run) -> Any:
+    """A pandas DataFrame in long format: ``query_id``, ``doc_id``, ``relevance`` or ``score``.
+
+    One row per (query, doc), in stored order; a query without documents has no row.
+    """
+    import pandas as pd
+
+    kind = _kind_of(obj, "to_dataframe")
+    queries, docs, values = _rows(obj)
+    return pd.DataFrame({"query_id": queries, "doc_id": docs, kind.value: values})
+
+
+def to_ranx(obj: Qrels | Run) -> Any:
+    """A ranx ``Qrels`` or ``Run`` holding the same data.
+
+    ranx stores grades as integers and would silently truncate 7.5 to 7, so
+    non-integral grades are refused instead.
+
+    Raises:
+        InputError: a grade that is not a whole number, or no query with documents
+            (ranx cannot hold that).
+    """
+    kind = _kind_of(obj, "to_ranx")
+    data = obj.to_dict()
+    if kind is _QRELS:
+        for qid, docs in data.items():
+            bad = next((d for d, g in docs.items() if not float(g).is_integer()), None)
+            if bad is not None:
+                raise InputError(f"grade {docs[bad]!r} of doc {bad!r} is not a whole number; ranx would truncate it "
+                                 f"to {int(docs[bad])}.", query_id=qid,
+                                 fix="binarise with a threshold or scale the grades to integers first, or evaluate "
+                                     "with a backend that keeps float grades.")
+            data[qid] = {d: int(g) for d, g in docs.items()}
+    if not any(data.values()):
+        raise InputError(f"ranx cannot hold {kind.name} in which no query has documents.",
+                         fix="add at least one (query, doc) pair.")
+    import ranx
+
+    if kind is _QRELS:
+        return ranx.Qrels(data)
+    return ranx.Run(data, name=obj.name)
+
+
+def to_ir_measures(obj: Qrels | Run) -> list:
+    """A list of ir-measures namedtuples: ``Qrel(query_id, doc_id, relevance, "0")`` or ``ScoredDoc``.
+
+    Grades are passed as they are; ir-measures' pytrec_eval provider accepts only
+    integer grades.
+    """
+    import ir_measures
+
+    kind = _kind_of(obj, "to_ir_measures")
+    make = getattr(ir_measures, kind.irm_type)
+    return [make(qid, doc, value) for qid, docs in obj.items() for doc, value in docs.items()]

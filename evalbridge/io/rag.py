@@ -1,0 +1,294 @@
+"""RAG logs: one JSON object per question, holding what was retrieved and what is relevant.
+
+The shapes RAG teams log, read as they are (``.jsonl``, one object per line, or a ``.json`` list)::
+
+    {"question_id": "q1", "question": "...", "retrieved_ids": ["d3", "d1"], "relevant_ids": ["d1"]}
+    {"id": "q1", "contexts": [{"doc_id": "d3", "score": 0.9}, ...], "ground_truth": {"d1": 7.5}}
+
+Options name the fields (dotted paths reach into nested objects, e.g. ``retrieval.contexts``):
+
+* ``query``: the question id (default: the one of ``query_id``, ``qid``, ``question_id``, ``id``);
+* ``retrieved``: the ranked list, best first: doc ids, or objects whose ``doc`` sub-field is the id
+  (default ``doc_id`` / ``id`` / ``docid``) and whose optional ``score`` sub-field is the score
+  (default: ``score`` when every object has one; otherwise the list order gives scores n..1);
+  default field: the one of ``retrieved``, ``retrieved_ids``, ``contexts``, ``results``, ``docs``;
+* ``relevant``: a list / set of ids (grade 1 each) or an object ``{doc_id: grade}`` (default: the one
+  of ``relevant``, ``relevant_ids``, ``ground_truth``, ``gold``, ``qrels``);
+* ``min_relevance``: the relevance level stored on the qrels (LLM grades: e.g. 7 on 0-10).
+
+The fields picked by default are named in the notes of the result (``Qrels.notes``); two
+candidates present for one role is an error listing them. Other fields (``question``,
+``answer``, ...) are ignored and counted in the notes. Several logs of the same questions give one
+qrels and several runs: :func:`read_logs`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..model import Qrels, Run, check_level
+from .text import Lines, read_text
+
+__all__ = ["read_log", "read_logs", "DEFAULTS", "FORMATS"]
+
+#: role -> the field names looked for when the option is not given
+DEFAULTS: Mapping[str, tuple[str, ...]] = {
+    "query": ("query_id", "qid", "question_id", "id"),
+    "retrieved": ("retrieved", "retrieved_ids", "contexts", "results", "docs"),
+    "relevant": ("relevant", "relevant_ids", "ground_truth", "gold", "qrels"),
+    "doc": ("doc_id", "id", "docid", "corpus_id", "corpus-id"),
+}
+OPTIONS: Mapping[str, str] = {
+    "query": "the field holding the question id",
+    "retrieved": "the field holding the ranked list (ids, or objects with an id and a score)",
+    "doc": "the id sub-field of retrieved objects",
+    "score": "the score sub-field of retrieved objects (default: 'score' when every object has one)",
+    "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
+    "min_relevance": "the relevance level stored on the qrels (e.g. 7 for 0-10 LLM grades)",
+}
+
+
+def _get(obj: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted ``path``; KeyError when a part is missing."""
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            raise KeyError(path)
+        value = value[part]
+    return value
+
+
+def _choose(obj: Mapping[str, Any], role: str, given: str | None, where: str) -> tuple[str, str | None]:
+    """(field, note) for ``role``: the given one, or the single default present."""
+    if given is not None:
+        return given, None
+    found = [name for name in DEFAULTS[role] if name in obj]
+    if len(found) != 1:
+        problem = (f"no field looks like the {role} list" if role != "query" else "no field looks like the question id"
+                   ) if not found else f"several fields could be the {role}: {', '.join(map(repr, found))}"
+        looked = ", ".join(DEFAULTS[role])
+        raise InputError(f"{problem} (looked for {looked}; the object has {', '.join(map(repr, obj))}).",
+                         source=where, fix=f"name the field: {role}='...' (dotted paths reach nested objects).")
+    return found[0], f"{role}={found[0]}"
+
+
+def _objects(source: Any) -> Iterator[tuple[str, Any]]:
+    """``(where, object)`` of every question: file lines, a JSON list, or a Python list."""
+    from .jsonl import loads
+
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        first = path.name.lower().removesuffix(".gz")
+        if first.endswith(".json"):
+            text, _ = read_text(path)
+            data = loads(text, source=str(path))
+            if not isinstance(data, list):
+                raise InputError(f"a .json RAG log is a list of question objects; got a {type(data).__name__}.",
+                                 source=str(path), fix="write [ {...}, {...} ], or one object per line in a .jsonl.")
+            for i, obj in enumerate(data, 1):
+                yield f"{path} (question {i})", obj
+            return
+        for n, line in Lines(path):
+            if line.strip():
+                yield f"{path}:{n}", loads(line, source=str(path), line=n)
+        return
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
+        for i, obj in enumerate(source, 1):
+            yield f"question {i}", obj
+        return
+    raise InputError(f"a RAG log is a file or a list of question objects; got {type(source).__name__}.",
+                     fix="pass the path of a .jsonl / .json file, or a list of dicts.")
+
+
+def _number(value: Any, what: str, where: str, qid: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise InputError(f"{what} {value!r} is not a finite number.", source=where, query_id=qid,
+                         fix="scores and grades are numbers.")
+    return value
+
+
+def _doc_id(value: Any, where: str, qid: str, what: str) -> str | int:
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise InputError(f"{what} {value!r} is not a doc id (str or int).", source=where, query_id=qid,
+                     fix="doc ids are strings (or integers); for objects name the id sub-field with doc='...'.")
+
+
+def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
+             score: str | None = None, relevant: str | None = None,
+             min_relevance: float | None = None, name: str | None = None) -> tuple[Qrels, Run]:
+    """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
+
+    Example:
+        >>> log = [{"question_id": "q1", "question": "annual leave?", "retrieved_ids": ["d3", "d1"],
+        ...         "relevant_ids": ["d1"]}]
+        >>> qrels, run = read_log(log)
+        >>> dict(run["q1"]), dict(qrels["q1"]), qrels.notes[0]
+        ({'d3': 2.0, 'd1': 1.0}, {'d1': 1}, 'RAG log fields picked by name: query=question_id, retrieved=retrieved_ids, relevant=relevant_ids')
+    """
+    if min_relevance is not None:
+        check_level(min_relevance)
+    qrels: dict[Any, dict[Any, Any]] = {}
+    run: dict[Any, dict[Any, float]] = {}
+    seen: dict[Any, str] = {}
+    names: dict[str, str] | None = None
+    picked: list[str] = []
+    ignored: dict[str, int] = {}
+    score_field: str | None = score
+    for where, obj in _objects(source):
+        if not isinstance(obj, Mapping):
+            raise InputError(f"expected a question object; got {type(obj).__name__} {obj!r:.60}.", source=where,
+                             fix="one JSON object per question.")
+        if names is None:
+            names = {}
+            for role, given in (("query", query), ("retrieved", retrieved), ("relevant", relevant)):
+                names[role], note = _choose(obj, role, given, where)
+                if note:
+                    picked.append(note)
+        values = {}
+        for role, field in names.items():
+            try:
+                values[role] = _get(obj, field)
+            except KeyError:
+                raise InputError(f"the question has no {field!r} field ({role}); it has "
+                                 f"{', '.join(map(repr, obj))}.", source=where,
+                                 fix="give every question the same fields, e.g. an empty list.") from None
+        top = {field.split(".", 1)[0] for field in names.values()}
+        for key in obj:
+            if key not in top:
+                ignored[key] = ignored.get(key, 0) + 1
+        qid = values["query"]
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+            raise InputError(f"the question id {qid!r} is not a str or an int.", source=where,
+                             fix=f"the {names['query']!r} field holds the id.")
+        if qid in seen:
+            raise InputError(f"question {qid!r} appears twice ({seen[qid]} and {where}).", source=where,
+                             query_id=str(qid), fix="keep one entry per question.")
+        seen[qid] = where
+        ranked = values["retrieved"]
+        if not isinstance(ranked, list):
+            raise InputError(f"{names['retrieved']!r} must be a list, best first; got {type(ranked).__name__}.",
+                             source=where, query_id=str(qid), fix="name the ranked list with retrieved='...'.")
+        scores: dict[Any, float] = {}
+        objects = bool(ranked) and all(isinstance(item, Mapping) for item in ranked)
+        if objects:
+            if doc is None:
+                id_field, note = _choose(ranked[0], "doc", None, where)
+                doc = id_field
+                if note:
+                    picked.append(note)
+            if score_field is None and all("score" in item for item in ranked):
+                score_field = "score"
+                picked.append("score=score")
+        for rank, item in enumerate(ranked, 1):
+            if objects:
+                try:
+                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")  # type: ignore[arg-type]
+                    value = (_number(_get(item, score_field), "score", where, str(qid)) if score_field
+                             else float(len(ranked) - rank + 1))
+                except KeyError as error:
+                    raise InputError(f"retrieved item {rank} has no {error.args[0]!r} field.", source=where,
+                                     query_id=str(qid), fix="give every retrieved object the same fields.") from None
+            else:
+                did = _doc_id(item, where, str(qid), f"retrieved item {rank}")
+                value = float(len(ranked) - rank + 1)
+            if did in scores:
+                raise InputError(f"doc {did!r} is retrieved twice.", source=where, query_id=str(qid),
+                                 fix="remove the duplicate from the ranked list.")
+            scores[did] = float(value)
+        gold = values["relevant"]
+        if isinstance(gold, Mapping):
+            grades = {_doc_id(d, where, str(qid), "relevant doc"): _number(g, "grade", where, str(qid))
+                      for d, g in gold.items()}
+        elif isinstance(gold, list):
+            grades = {}
+            for d in gold:
+                grades[_doc_id(d, where, str(qid), "relevant doc")] = 1
+            if grades and min_relevance is not None and min_relevance > 1:
+                raise InputError(f"{names['relevant']!r} is a list (every doc gets grade 1) but min_relevance="
+                                 f"{min_relevance:g} would count none of them as relevant.", source=where,
+                                 query_id=str(qid), fix="log grades as {doc: grade}, or leave min_relevance out.")
+        else:
+            raise InputError(f"{names['relevant']!r} must be a list of ids or an object {{doc: grade}}; got "
+                             f"{type(gold).__name__}.", source=where, query_id=str(qid),
+                             fix="use [] for a question without relevant documents.")
+        run[qid], qrels[qid] = scores, grades
+    if names is None:
+        raise InputError("the log holds no question.", source=str(source) if isinstance(source, (str, Path)) else None,
+                         fix="one object per question.")
+    notes: list[str] = []
+    if picked:
+        notes.append(f"RAG log fields picked by name: {', '.join(picked)}")
+    if ignored:
+        notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({n} questions)" for k, n in ignored.items()))
+    where = str(source) if isinstance(source, (str, Path)) else None
+    return (Qrels(qrels, min_relevance=min_relevance, source=where, notes=tuple(notes)),
+            Run(run, name=name, source=where, notes=tuple(notes)))
+
+
+def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str, Run]]:
+    """One qrels and a run per system from several logs of the same questions.
+
+    The logs must agree on the judgements of every question they share; a question judged in one
+    log only is kept (its run in the other logs is missing, and counted so by ``evaluate``).
+
+    Raises:
+        InputError: two logs grade the same (question, doc) differently.
+    """
+    merged: dict[str, dict[str, Any]] = {}
+    origin: dict[str, str] = {}
+    runs: dict[str, Run] = {}
+    notes: list[str] = []
+    level = options.get("min_relevance")
+    for system, source in logs.items():
+        qrels, run = read_log(source, name=system, **options)
+        runs[system] = run
+        notes += [n for n in qrels.notes if n not in notes]
+        for qid, grades in qrels.items():
+            if qid in merged and merged[qid] != dict(grades):
+                raise InputError(f"the logs of {origin[qid]!r} and {system!r} judge question {qid!r} differently.",
+                                 query_id=qid, fix="evaluate systems against one set of judgements.")
+            merged.setdefault(qid, dict(grades))
+            origin.setdefault(qid, system)
+    return Qrels(merged, min_relevance=level, notes=tuple(notes)), runs
+
+
+# ---------------------------------------------------------------- the format
+
+def _sniff_lines(first: bytes) -> bool:
+    from .jsonl import _first_object
+
+    row = _first_object(first)
+    return isinstance(row, dict) and any(isinstance(v, list) for v in row.values())
+
+
+def _sniff_list(first: bytes) -> bool:
+    """A JSON list of objects."""
+    text = first.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"[") and text[1:].lstrip().startswith(b"{")
+
+
+def _read(source: Any, kind: str, options: Mapping[str, Any]) -> Any:
+    from .registry import Parsed
+
+    qrels, run = read_log(source, **options)
+    return Parsed(qrels=qrels, run=run)
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    return (
+        Format("rag", "RAG log: one object per question (ids, retrieved list, relevant ids or grades)", frozenset(),
+               _read, paired=True, suffixes=(".jsonl", ".ndjson", ".json"), options=OPTIONS,
+               sniff=lambda first: _sniff_lines(first) or _sniff_list(first), accepts=None, inline=True,
+               example='eb.read_pair("rag_log.jsonl", retrieved="contexts", doc="doc_id", relevant="ground_truth")'),
+    )
+
+
+FORMATS = _formats()

@@ -1,0 +1,294 @@
+"""The registry of input/output formats: every format declared once, as data.
+
+A :class:`Format` says what a format is called, which file suffixes may hold it, what it holds
+(qrels, a run, either, or both at once), the options it takes (column or field names, ...), how
+to recognise it from a file's first bytes when a suffix is shared, and its reader and writer.
+Each format module of :mod:`evalbridge.io` declares its formats in a ``FORMATS`` tuple;
+:data:`MODULES` lists those modules, and :func:`formats` gathers them.
+
+Every door resolves an input through :func:`resolve` and reads it with :func:`load`: the Python
+API (``to_qrels``, ``to_run``, ``read_pair``, ``evaluate(path, ...)``), the command line and
+config files. So one path means one thing everywhere:
+
+* an explicit ``format=`` wins;
+* an in-memory object goes to the first format whose ``accepts`` takes it (Qrels / Run, dict of
+  dicts, DataFrames, Arrow and Polars tables, ranx objects, rows of tuples...);
+* a path goes by its suffix (``.gz`` aside): a suffix held by one format picks it; a suffix held
+  by several (``.tsv``, ``.jsonl``, ``.json``) is decided by each candidate's ``sniff`` of the
+  first bytes, in order, and when none matches by the format whose first suffix it is (``tsv``
+  for ``.tsv``: its reader then says what is wrong); a file with no known suffix is TREC.
+
+Example:
+    >>> [f.name for f in formats().values()][:3]
+    ['trec', 'judged_list', 'json']
+    >>> resolve("runs/bm25.run", kind="run").name
+    'trec'
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..model import Qrels, Run
+
+__all__ = ["Format", "Parsed", "Kind", "formats", "get_format", "resolve", "load", "to_qrels", "to_run",
+           "read_pair", "write", "suffix_of", "MODULES"]
+
+Kind = Literal["qrels", "run", "pair"]
+
+#: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
+MODULES = ("trec", "jsonl", "rag", "tables", "shapes", "objects")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a reader got from one input: qrels, a run, or both (formats that hold both)."""
+
+    qrels: Qrels | None = None
+    run: Run | None = None
+
+
+Reader = Callable[[Any, str, Mapping[str, Any]], Parsed]
+Writer = Callable[[Any, Path, Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input/output format.
+
+    Attributes:
+        name: the name users write (``format: csv``, ``--format csv``).
+        title: a few words for tables.
+        holds: ``{"qrels"}``, ``{"run"}`` or ``{"qrels", "run"}`` (one file holds either).
+        paired: one input holds both the qrels and a run (RAG logs, label lists, judged lists).
+        read: ``read(source, kind, options) -> Parsed``; ``kind`` is ``qrels``, ``run`` or ``pair``.
+        suffixes: file suffixes that may hold the format (lower case, ``.gz`` removed first).
+        options: option name -> what it sets; any other option is refused.
+        write: ``write(obj, path, options)`` for a Qrels or a Run, or None (not writable).
+        sniff: ``sniff(first bytes) -> bool``, deciding between formats that share a suffix.
+        accepts: ``accepts(obj) -> bool`` for in-memory objects (None: files or data only).
+        inline: the format is Python data (labels, pairs...) a config can give inline with ``data:``.
+        example: a one-line example for the docs.
+    """
+
+    name: str
+    title: str
+    holds: frozenset[str]
+    read: Reader
+    paired: bool = False
+    suffixes: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    write: Writer | None = None
+    sniff: Callable[[bytes], bool] | None = None
+    accepts: Callable[[object], bool] | None = None
+    inline: bool = False
+    example: str = ""
+
+    def can_read(self, kind: str) -> bool:
+        """True when the format can give ``kind`` (a paired format gives either part, or both)."""
+        return self.paired or kind in self.holds
+
+    @property
+    def describes(self) -> str:
+        """What one input of this format holds, in words."""
+        if self.paired:
+            return "qrels and run"
+        return " or ".join(k for k in ("qrels", "run") if k in self.holds)
+
+
+@cache
+def formats() -> Mapping[str, Format]:
+    """Every registered format by name, in resolution order (modules imported on first call)."""
+    table: dict[str, Format] = {}
+    for module in MODULES:
+        for fmt in importlib.import_module(f"{__package__}.{module}").FORMATS:
+            if fmt.name in table:
+                raise RuntimeError(f"format {fmt.name!r} is declared twice")
+            table[fmt.name] = fmt
+    return MappingProxyType(table)
+
+
+def get_format(name: str, *, kind: str | None = None) -> Format:
+    """The format called ``name`` (checked to give ``kind`` when given)."""
+    table = formats()
+    fmt = table.get(name) if isinstance(name, str) else None
+    if fmt is None:
+        close = difflib.get_close_matches(str(name), list(table), n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown format {name!r}.", fix=f"{hint}choose one of {', '.join(table)} "
+                                                        f"(`evalbridge formats` describes each).")
+    if kind is not None and not fmt.can_read(kind):
+        others = [n for n, f in table.items() if f.can_read(kind)]
+        raise InputError(f"format {name!r} holds {fmt.describes}, not {kind}.",
+                         fix=f"formats that hold {kind}: {', '.join(others)}.")
+    return fmt
+
+
+def suffix_of(path: str | os.PathLike) -> str:
+    """The suffix that names a file's format: the last one, ``.gz`` removed, lower case.
+
+    >>> suffix_of("qrels/test.tsv.gz"), suffix_of("run.bm25"), suffix_of("qrels")
+    ('.tsv', '.bm25', '')
+    """
+    suffixes = [s.lower() for s in Path(str(path)).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _is_path(obj: object) -> bool:
+    return isinstance(obj, (str, os.PathLike))
+
+
+def _resolve_path(path: str | os.PathLike, kind: str) -> Format:
+    from .text import head
+
+    table = formats()
+    suffix = suffix_of(path)
+    candidates = [f for f in table.values() if suffix in f.suffixes and f.can_read(kind)]
+    if not candidates:
+        return table["trec"]
+    if len(candidates) == 1:
+        return candidates[0]
+    first = head(path)
+    for fmt in candidates:
+        if fmt.sniff is not None and fmt.sniff(first):
+            return fmt
+    # Nothing matched: the format whose own suffix this is reads the file, and its errors say what is wrong.
+    return next((f for f in candidates if f.suffixes[0] == suffix), candidates[0])
+
+
+def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
+    """The format of ``obj`` (a path or an in-memory object) when read as ``kind``."""
+    if format is not None:
+        return get_format(format, kind=kind)
+    if _is_path(obj):
+        return _resolve_path(obj, kind)
+    for fmt in formats().values():
+        if fmt.accepts is not None and fmt.accepts(obj):
+            if not fmt.can_read(kind):
+                raise InputError(f"got {fmt.title} where {kind} was expected.",
+                                 fix=f"pass the {kind} here; {fmt.name} inputs hold {fmt.describes}.")
+            return fmt
+    accepted = [f.title for f in formats().values() if f.accepts is not None]
+    raise InputError(f"cannot read {kind} from {type(obj).__name__} {obj!r:.60}.",
+                     fix=f"pass a file path, or one of: {', '.join(accepted)}; for label lists or (retrieved, "
+                         f"relevant) pairs use from_labels / from_pairs.")
+
+
+def _check_options(fmt: Format, options: Mapping[str, Any]) -> None:
+    for option in options:
+        if option not in fmt.options:
+            takers = [n for n, f in formats().items() if option in f.options]
+            where = f" (it applies to {', '.join(takers)})" if takers else ""
+            known = f"its options are {', '.join(fmt.options)}" if fmt.options else "it takes no options"
+            raise InputError(f"option {option!r} does not apply to format {fmt.name!r}{where}; {known}.",
+                             fix="remove the option or name another format.")
+
+
+def load(obj: Any, kind: str, *, format: str | None = None, **options: Any) -> Parsed:
+    """Read ``obj`` as ``kind`` (``qrels``, ``run`` or ``pair``) through its format."""
+    fmt = resolve(obj, kind=kind, format=format)
+    given = {k: v for k, v in options.items() if v is not None}
+    _check_options(fmt, given)
+    if _is_path(obj) and not fmt.accepts and not Path(obj).is_file():
+        raise InputError("the file does not exist." if not Path(obj).is_dir() else "expected a file, got a folder.",
+                         source=str(obj), fix="check the path.")
+    parsed = fmt.read(obj, kind, MappingProxyType(given))
+    if kind == "pair" and (parsed.qrels is None or parsed.run is None):
+        raise InputError(f"format {fmt.name!r} holds {fmt.describes}, not both qrels and a run.",
+                         fix="read the qrels and the run separately (to_qrels, to_run).")
+    return parsed
+
+
+def to_qrels(obj: Any, *, format: str | None = None, **options: Any) -> Qrels:
+    """Read :class:`~evalbridge.model.Qrels` from a path or an object, in any registered format.
+
+    Args:
+        obj: a path (format from the suffix, see :func:`resolve`) or an object (Qrels, dict of
+            dicts, pandas / Arrow / Polars table, ranx Qrels, ir-measures rows, ``(qid, docid, grade)``
+            tuples...).
+        format: a registered format name, to override the detection.
+        options: the format's options, e.g. ``query=``, ``doc=``, ``grade=`` (column or field names).
+
+    Raises:
+        InputError: an unknown format or option, an unreadable input (with file:line), bad values.
+
+    Example:
+        >>> to_qrels({"q1": {"d1": 1}})
+        Qrels(1 queries, 1 rows)
+    """
+    qrels = load(obj, "qrels", format=format, **options).qrels
+    if qrels is None:
+        raise InputError(f"{obj!r:.60} holds no qrels.", fix="pass the qrels here.")
+    return qrels
+
+
+def to_run(obj: Any, *, format: str | None = None, name: str | None = None, **options: Any) -> Run:
+    """Read a :class:`~evalbridge.model.Run` from a path or an object, in any registered format.
+
+    Args:
+        obj: as :func:`to_qrels` (a run instead of qrels).
+        format: a registered format name, to override the detection.
+        name: the system's name (default: what the input says, e.g. a TREC run's tag).
+        options: the format's options, e.g. ``query=``, ``doc=``, ``score=``.
+    """
+    from ..model import Run
+
+    run = load(obj, "run", format=format, **options).run
+    if run is None:
+        raise InputError(f"{obj!r:.60} holds no run.", fix="pass the run here.")
+    return run if name is None or name == run.name else Run(run, name=name)
+
+
+def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
+              **options: Any) -> tuple[Qrels, Run]:
+    """``(qrels, run)`` from one input that holds both: a RAG log, a judged list, label lists...
+
+    Example:
+        >>> qrels, run = read_pair({"q1": [1, 0, 1]}, format="labels")
+        >>> dict(run["q1"])
+        {'d1': 3.0, 'd2': 2.0, 'd3': 1.0}
+    """
+    from ..model import Run
+
+    parsed = load(obj, "pair", format=format, **options)
+    run = parsed.run if name is None else Run(parsed.run, name=name)
+    return parsed.qrels, run  # type: ignore[return-value] - load checked both are set
+
+
+def write(obj: Qrels | Run, path: str | os.PathLike, *, format: str | None = None, **options: Any) -> Path:
+    """Write qrels or a run to ``path`` in ``format`` (default: from the suffix, else TREC).
+
+    Raises:
+        InputError: the format cannot be written, or cannot hold what ``obj`` is.
+    """
+    from ..model import Qrels
+
+    kind = "qrels" if isinstance(obj, Qrels) else "run"
+    if format is None:
+        suffix = suffix_of(path)
+        writable = [f for f in formats().values() if suffix in f.suffixes and f.write is not None and kind in f.holds]
+        fmt = writable[0] if writable else formats()["trec"]
+    else:
+        fmt = get_format(format)
+    if fmt.write is None or kind not in fmt.holds:
+        names = [n for n, f in formats().items() if f.write is not None and kind in f.holds]
+        raise InputError(f"format {fmt.name!r} cannot be written with {kind}.",
+                         fix=f"formats that can: {', '.join(names)}.")
+    given = {k: v for k, v in options.items() if v is not None}
+    _check_options(fmt, given)
+    target = Path(path)
+    fmt.write(obj, target, MappingProxyType(given))
+    return target

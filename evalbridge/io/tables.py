@@ -1,0 +1,365 @@
+"""Tables: CSV, TSV, Parquet files and pandas / Arrow / Polars tables in memory, one row per (query, doc).
+
+Every table becomes an Arrow table first (files are read by ``pyarrow``; Polars converts without a
+copy; pandas through ``pyarrow.Table.from_pandas``) and is read by one function, so every table
+door has the same rules:
+
+* columns are named with ``query=``, ``doc=``, ``grade=`` (qrels) / ``score=`` (runs), or picked
+  among the usual names (:mod:`.fields`: BEIR's ``query-id, corpus-id, score`` included);
+* ids are strings or integers, never floats (``1.0`` would only look like ``1``): a float id
+  column is refused with the fix; values are finite numbers (integers stay integers);
+* an empty cell, a duplicate (query, doc), an empty file or a file that is not the format gives
+  an :class:`~evalbridge.errors.InputError` naming the file and line (or the table row);
+* CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes.
+
+Two more TSV shapes have no header: MS MARCO runs ``qid docid rank`` (``msmarco``: scores from
+ranks, ``max_rank + 1 - rank`` per query) and TREC files (:mod:`.trec`); the registry tells them
+apart from a header table by the first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..model import Qrels, Run
+from . import fields
+from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
+
+__all__ = ["read_table", "read_delimited", "read_parquet", "read_msmarco", "to_arrow", "write_table",
+           "write_msmarco", "FORMATS"]
+
+_KIND = {"qrels": Qrels, "run": Run}
+
+
+def _where(source: str | None, row: int, header: bool) -> tuple[str | None, int | None, str]:
+    """(source, line, text) of a 0-based data row: a file line, or a table row."""
+    if source is None:
+        return None, None, f"row {row}"
+    return source, row + (2 if header else 1), ""
+
+
+def _id_column(table: Any, name: str, source: str | None, header: bool) -> list[Any]:
+    import pyarrow as pa
+
+    column = table.column(name)
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+        kind = kind.value_type
+    if pa.types.is_floating(kind):
+        values = column.to_pylist()
+        bad = next((i for i, v in enumerate(values) if v is not None), 0)
+        src, line, text = _where(source, bad, header)
+        raise InputError(f"the id column {name!r} holds floats (e.g. {values[bad]!r}{' in ' + text if text else ''}); "
+                         f"an id like 1.0 only looks like 1 or '1'.", source=src, line=line,
+                         fix="store ids as strings (or integers), e.g. df[col].astype(str) before the missing values "
+                             "turned the column into floats.")
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
+        raise InputError(f"the id column {name!r} holds {kind} values; ids are strings or integers.", source=source,
+                         fix="convert the ids to strings.")
+    return column.to_pylist()
+
+
+def _value_column(table: Any, name: str, source: str | None, header: bool) -> list[Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = table.column(name)
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):  # text files: read as text, parsed here
+        as_int = None
+        try:
+            as_int = pc.cast(column, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        if as_int is not None:
+            return as_int.to_pylist()
+        try:
+            column = pc.cast(column, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            texts = column.to_pylist()
+            for i, text in enumerate(texts):
+                try:
+                    float(text)
+                except (TypeError, ValueError):
+                    src, line, where = _where(source, i, header)
+                    raise InputError(f"{name} {text!r}{' in ' + where if where else ''} is not a number.", source=src,
+                                     line=line, fix=f"the {name!r} column holds numbers.") from None
+            raise
+        kind = column.type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+        raise InputError(f"the value column {name!r} holds {kind} values, not numbers.", source=source,
+                         fix="give grades / scores as numbers.")
+    values = column.to_pylist()
+    if pa.types.is_floating(kind):
+        finite = pc.is_finite(column)
+        if not pc.all(finite).as_py():
+            i = next(i for i, ok in enumerate(finite.to_pylist()) if not ok)
+            src, line, where = _where(source, i, header)
+            raise InputError(f"{name} {values[i]!r}{' in ' + where if where else ''} is not a finite number.",
+                             source=src, line=line, fix="remove the row or give it a finite value.")
+    return values
+
+
+def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None,
+               header: bool = True, notes: tuple[str, ...] = ()) -> Qrels | Run:
+    """Qrels or a Run from an Arrow table with one row per (query, doc)."""
+    if table.num_rows == 0:
+        raise InputError("the table has no rows.", source=source,
+                         fix="give one row per (query, doc); check the path or the filter before.")
+    names, picked = fields.pick(table.column_names, kind, options, where=source)
+    role = fields.VALUE_ROLE[kind]
+    for name in (names["query"], names["doc"], names[role]):
+        nulls = table.column(name).null_count
+        if nulls:
+            import pyarrow.compute as pc
+
+            row = pc.index(pc.is_null(table.column(name)), True).as_py()
+            src, line, where = _where(source, row, header)
+            raise InputError(f"column {name!r} is empty{' in ' + where if where else ''}.", source=src, line=line,
+                             fix="drop or fill the incomplete rows first.")
+    queries = _id_column(table, names["query"], source, header)
+    docs = _id_column(table, names["doc"], source, header)
+    values = _value_column(table, names[role], source, header)
+    data: dict[Any, dict[Any, Any]] = {}
+    for qid, doc, value in zip(queries, docs, values):
+        data.setdefault(qid, {})[doc] = value
+    if sum(map(len, data.values())) != len(queries):
+        seen: dict[tuple[Any, Any], int] = {}
+        for i, pair in enumerate(zip(queries, docs)):
+            if pair in seen:
+                first, _, _ = _where(source, seen[pair], header)
+                src, line, where = _where(source, i, header)
+                at = f"rows {seen[pair]} and {i}" if source is None else \
+                    f"lines {_where(source, seen[pair], header)[1]} and {line}"
+                raise InputError(f"doc {pair[1]!r} appears twice for query {pair[0]!r} ({at}).", source=src,
+                                 line=line, query_id=str(pair[0]),
+                                 fix="drop the duplicates (e.g. df.drop_duplicates([query, doc])) after choosing "
+                                     "which to keep; evalbridge does not pick one silently.")
+            seen[pair] = i
+    return _KIND[kind](data, source=source, notes=(*notes, *picked))
+
+
+# ---------------------------------------------------------------- files
+
+def _header(data: bytes, delimiter: str) -> list[str]:
+    line = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+    return line.split(delimiter)
+
+
+def read_delimited(path: Path, kind: str, options: Mapping[str, Any], *, delimiter: str) -> Qrels | Run:
+    """A CSV / TSV file with a header line, every column read as text first."""
+    import pyarrow as pa
+    from pyarrow import csv
+
+    data = read_bytes(path)
+    notes: tuple[str, ...] = ()
+    if data.startswith(BOM):
+        data, notes = data[len(BOM):], (BOM_NOTE,)
+    if not data.strip():
+        raise InputError("the file is empty.", source=str(path),
+                         fix="a table file has a header line (e.g. query_id,doc_id,score) and one row per (query, doc).")
+    bad = bad_utf8_line(data)
+    if bad is not None:
+        raise InputError(f"the file is not UTF-8 text: {bad[1]}.", source=str(path), line=bad[0],
+                         fix="re-save the file as UTF-8.")
+    names = _header(data, delimiter)
+    try:
+        table = csv.read_csv(pa.py_buffer(data), read_options=csv.ReadOptions(column_names=names, skip_rows=1),
+                             parse_options=csv.ParseOptions(delimiter=delimiter),
+                             convert_options=csv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                                strings_can_be_null=True,
+                                                                null_values=[""]))
+    except pa.ArrowInvalid as error:
+        raise InputError(f"not a {'TSV' if delimiter == chr(9) else 'CSV'} table: {error}.", source=str(path),
+                         fix=f"check the delimiter ({delimiter!r}) and that every line has {len(names)} fields.") \
+            from None
+    return read_table(table, kind, options, source=str(path), header=True, notes=notes)
+
+
+def read_parquet(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run:
+    """A Parquet file (Hugging Face datasets export theirs as Parquet)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputError(f"not a readable Parquet file ({error}).", source=str(path),
+                         fix="check the path; write the file with pandas.to_parquet or pyarrow.parquet.") from None
+    return read_table(table, kind, options, source=str(path), header=True)
+
+
+def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
+    """An MS MARCO run: ``qid<TAB>docid<TAB>rank`` lines, no header; scores ``max_rank + 1 - rank``."""
+    from .text import Lines
+
+    ranks: dict[str, dict[str, int]] = {}
+    lines = Lines(path)
+    for n, line in lines:
+        words = line.split()
+        if not words:
+            continue
+        if len(words) != 3:
+            raise InputError(f"expected 3 columns (qid docid rank), got {len(words)}: {line.strip()!r:.80}.",
+                             source=str(path), line=n, fix="an MS MARCO run line is `qid<TAB>docid<TAB>rank`.")
+        qid, doc, rank = words
+        try:
+            value = int(rank)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise InputError(f"rank {rank!r} is not a whole number >= 1.", source=str(path), line=n, query_id=qid,
+                             fix="column 3 holds the rank, starting at 1.")
+        docs = ranks.setdefault(qid, {})
+        if doc in docs:
+            raise InputError(f"doc {doc!r} appears twice for query {qid!r}.", source=str(path), line=n, query_id=qid,
+                             fix="remove the duplicate line.")
+        if value in docs.values():
+            raise InputError(f"rank {value} is given twice for query {qid!r}.", source=str(path), line=n,
+                             query_id=qid, fix="each document of a query has its own rank.")
+        docs[doc] = value
+    if not ranks:
+        raise InputError("the file has no run lines.", source=str(path), fix="check the path.")
+    scores = {qid: {doc: float(max(docs.values()) + 1 - r) for doc, r in docs.items()} for qid, docs in ranks.items()}
+    return Run(scores, source=str(path), notes=(*lines.notes, "MS MARCO ranks turned into scores max_rank + 1 - rank"))
+
+
+# ---------------------------------------------------------------- in memory
+
+def _library(obj: object) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def to_arrow(obj: Any) -> Any:
+    """An Arrow table from a pandas DataFrame, a Polars DataFrame or an Arrow table (or record batch)."""
+    import pyarrow as pa
+
+    library = _library(obj)
+    if library == "polars":
+        return obj.to_arrow()
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    if isinstance(obj, pa.Table):
+        return obj
+    try:
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        raise InputError(f"the DataFrame cannot be read as a table: {error}.",
+                         fix="give each column one type (ids as str, values as numbers).") from None
+
+
+def _is_table(obj: object) -> bool:
+    name, library = type(obj).__name__, _library(obj)
+    return (library == "pandas" and name == "DataFrame") or (library == "polars" and name == "DataFrame") or (
+        library == "pyarrow" and name in ("Table", "RecordBatch"))
+
+
+# ---------------------------------------------------------------- writing
+
+def _frame(obj: Qrels | Run) -> Any:
+    import pyarrow as pa
+
+    value = "relevance" if isinstance(obj, Qrels) else "score"
+    queries = [qid for qid, docs in obj.items() for _ in range(len(docs))]
+    docs = [doc for row in obj.values() for doc in row]
+    values = [v for row in obj.values() for v in row.values()]
+    return pa.table({"query_id": pa.array(queries, pa.string()), "doc_id": pa.array(docs, pa.string()),
+                     value: pa.array(values)})
+
+
+def write_table(obj: Qrels | Run, path: Path, *, fmt: str) -> None:
+    """Write ``query_id, doc_id, relevance|score`` as CSV, TSV or Parquet."""
+    import pyarrow.parquet as pq
+    from pyarrow import csv
+
+    table = _frame(obj)
+    if fmt == "parquet":
+        pq.write_table(table, path)
+        return
+    # quoted when needed, so ids with delimiters, quotes or newlines read back as written
+    options = csv.WriteOptions(delimiter="\t" if fmt == "tsv" else ",", quoting_style="needed")
+    if path.suffix.lower() == ".gz":
+        import pyarrow as pa
+
+        with pa.CompressedOutputStream(str(path), "gzip") as out:
+            csv.write_csv(table, out, write_options=options)
+        return
+    csv.write_csv(table, path, write_options=options)
+
+
+def write_msmarco(obj: Run, path: Path) -> None:
+    """Write a run as ``qid<TAB>docid<TAB>rank`` lines, in rank order."""
+    from ..ranking import rank
+    from .text import open_text
+
+    with open_text(path) as f:
+        for qid, scores in obj.items():
+            f.write("".join(f"{qid}\t{doc}\t{i}\n" for i, doc in enumerate(rank(scores), 1)))
+
+
+# ---------------------------------------------------------------- the formats
+
+def _sniff_header(first: bytes) -> bool:
+    """A header line naming a query column and a doc column (tab-separated)."""
+    line = first.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+    names = set(line.split("\t"))
+    return bool(names & set(fields.CANDIDATES["query"])) and bool(names & set(fields.CANDIDATES["doc"]))
+
+
+def _sniff_msmarco(first: bytes) -> bool:
+    for raw in first.split(b"\n")[:20]:
+        words = raw.split()
+        if words:
+            return len(words) == 3 and words[2].isdigit()
+    return False
+
+
+def _reader(read: Any) -> Any:
+    def parsed(source: Any, kind: str, options: Mapping[str, Any]) -> Any:
+        from .registry import Parsed
+
+        obj = read(source, kind, options)
+        return Parsed(qrels=obj) if kind == "qrels" else Parsed(run=obj)
+    return parsed
+
+
+def _writer(fmt: str) -> Any:
+    return lambda obj, path, options: write_table(obj, path, fmt=fmt)
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    both = frozenset({"qrels", "run"})
+    roles = fields.ROLE_OPTIONS
+    return (
+        Format("csv", "CSV with a header, one row per (query, doc)", both,
+               _reader(lambda p, k, o: read_delimited(Path(p), k, o, delimiter=",")), suffixes=(".csv",),
+               options=roles, write=_writer("csv"), example='eb.to_run("run.csv", query="qid", doc="docno")'),
+        Format("tsv", "TSV with a header, one row per (query, doc)", both,
+               _reader(lambda p, k, o: read_delimited(Path(p), k, o, delimiter="\t")), suffixes=(".tsv",),
+               options=roles, write=_writer("tsv"), sniff=_sniff_header,
+               example='eb.to_qrels("qrels/test.tsv")  # BEIR: query-id corpus-id score'),
+        Format("beir", "BEIR qrels TSV `query-id corpus-id score` with its header", frozenset({"qrels"}),
+               _reader(lambda p, k, o: read_delimited(Path(p), k, {"query": "query-id", "doc": "corpus-id",
+                                                                   "grade": "score", **o}, delimiter="\t")),
+               options=roles, example='eb.to_qrels("scifact/qrels/test.tsv", format="beir")'),
+        Format("msmarco", "MS MARCO run TSV `qid docid rank`, no header (scores from ranks)", frozenset({"run"}),
+               _reader(lambda p, k, o: read_msmarco(Path(p), k, o)), suffixes=(".tsv",),
+               write=lambda obj, path, options: write_msmarco(obj, path), sniff=_sniff_msmarco,
+               example='eb.to_run("run.dev.small.tsv", format="msmarco")'),
+        Format("parquet", "Parquet table, one row per (query, doc)", both,
+               _reader(lambda p, k, o: read_parquet(Path(p), k, o)), suffixes=(".parquet", ".pq"), options=roles,
+               write=_writer("parquet"), example='eb.to_qrels("qrels.parquet")'),
+        Format("table", "pandas / Polars DataFrame or Arrow table, one row per (query, doc)", both,
+               _reader(lambda obj, k, o: read_table(to_arrow(obj), k, o, source=None, header=False)),
+               options=roles, accepts=_is_table,
+               example='eb.to_run(df, query="qid", doc="docno", score="score")'),
+    )
+
+
+FORMATS = _formats()

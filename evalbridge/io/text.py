@@ -1,0 +1,144 @@
+"""Bytes and text of input files, the same way for every format.
+
+* gzip is recognised by its magic bytes (never by the name alone), and a truncated or corrupt
+  gzip stream is an :class:`~evalbridge.errors.InputError` naming the file;
+* a leading UTF-8 byte order mark is removed (it is never part of a query id) and recorded:
+  :func:`read_text` and :class:`Lines` say so in their ``notes``;
+* text must be UTF-8: an invalid byte is reported with the number of the line that holds it
+  (found by scanning the raw lines again, only when the error happens);
+* writers open ``.gz`` paths as gzip.
+
+Every reader in :mod:`evalbridge.io` goes through these functions, so a BOM, a bad byte or a
+broken archive gives the same message whatever the format.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal
+
+from ..errors import InputError
+
+__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "read_bytes", "read_text", "Lines", "open_text", "head",
+           "bad_utf8_line", "BOM_NOTE"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+BOM_NOTE = "a UTF-8 byte order mark at the start of the file was removed"
+_BROKEN_GZIP = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def _missing(path: Path) -> InputError:
+    return InputError("the file does not exist.", source=str(path), fix="check the path.")
+
+
+def is_gzip(path: str | os.PathLike) -> bool:
+    """True when the file starts with the gzip magic bytes."""
+    try:
+        with open(path, "rb") as raw:
+            return raw.read(2) == GZIP_MAGIC
+    except FileNotFoundError:
+        raise _missing(Path(path)) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, got a folder.", source=str(path), fix="give the path of a file.") from None
+
+
+def _broken_gzip(path: Path, error: BaseException) -> InputError:
+    return InputError(f"the gzip file is truncated or corrupt ({type(error).__name__}: {error}).", source=str(path),
+                      fix="download or compress the file again; `gzip -t FILE` checks it.")
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes, decompressed when it is gzip."""
+    path = Path(path)
+    if not is_gzip(path):
+        return path.read_bytes()
+    try:
+        return gzip.decompress(path.read_bytes())
+    except _BROKEN_GZIP as error:
+        raise _broken_gzip(path, error) from None
+
+
+def head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
+    """The first ``size`` bytes of the (decompressed) file, for format detection."""
+    path = Path(path)
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as f:
+                return f.read(size)
+        with open(path, "rb") as f:
+            return f.read(size)
+    except _BROKEN_GZIP as error:
+        raise _broken_gzip(path, error) from None
+
+
+def bad_utf8_line(data: bytes) -> tuple[int, str] | None:
+    """``(line number, reason)`` of the first line of ``data`` that is not UTF-8, or None."""
+    for n, line in enumerate(data.split(b"\n"), 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return n, f"byte 0x{line[error.start]:02x} at column {error.start + 1} is not UTF-8"
+    return None
+
+
+def _decode_error(path: Path, data: bytes) -> InputError:
+    found = bad_utf8_line(data)
+    line, reason = found if found is not None else (None, "the text is not UTF-8")
+    return InputError(f"the file is not UTF-8 text: {reason}.", source=str(path), line=line,
+                      fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")
+
+
+def read_text(path: str | os.PathLike) -> tuple[str, tuple[str, ...]]:
+    """The whole file as text (gzip and BOM handled) and the notes of what was done to it."""
+    path = Path(path)
+    data = read_bytes(path)
+    notes: tuple[str, ...] = ()
+    if data.startswith(BOM):
+        data, notes = data[len(BOM):], (BOM_NOTE,)
+    try:
+        return data.decode("utf-8"), notes
+    except UnicodeDecodeError:
+        raise _decode_error(path, data) from None
+
+
+class Lines:
+    """The lines of a text file, streamed: ``for n, line in Lines(path)`` (numbers start at 1).
+
+    A BOM on the first line is removed and noted in :attr:`notes`; an invalid UTF-8 byte or a
+    broken gzip stream raises :class:`InputError` naming the right line.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.notes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        gzipped = is_gzip(self.path)
+        n = 0
+        try:
+            with (gzip.open(self.path, "rt", encoding="utf-8", newline=None) if gzipped
+                  else open(self.path, encoding="utf-8")) as f:
+                for n, line in enumerate(f, 1):
+                    if n == 1 and line.startswith("\ufeff"):
+                        line = line[1:]
+                        self.notes = (BOM_NOTE,)
+                    yield n, line
+        except UnicodeDecodeError:
+            raise _decode_error(self.path, read_bytes(self.path)) from None
+        except _BROKEN_GZIP as error:
+            raise _broken_gzip(self.path, error) from None
+
+
+def open_text(path: str | os.PathLike, mode: Literal["w"] = "w") -> IO[str]:
+    """Open a UTF-8 text file for writing (gzip when the name ends in ``.gz``), ``\\n`` line ends."""
+    if mode != "w":
+        raise ValueError("open_text only opens files for writing; read with Lines or read_text")
+    path = Path(path)
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "wt", encoding="utf-8", newline="\n")
+    return open(path, "w", encoding="utf-8", newline="\n")

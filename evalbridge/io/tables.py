@@ -146,8 +146,11 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
 # ---------------------------------------------------------------- files
 
 def _header(data: bytes, delimiter: str) -> list[str]:
+    """The column names of the first line (quoted names unquoted, as the CSV reader reads the rows)."""
+    import csv as csv_module
+
     line = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
-    return line.split(delimiter)
+    return next(csv_module.reader([line], delimiter=delimiter))
 
 
 def read_delimited(path: Path, kind: str, options: Mapping[str, Any], *, delimiter: str) -> Qrels | Run:
@@ -169,7 +172,7 @@ def read_delimited(path: Path, kind: str, options: Mapping[str, Any], *, delimit
     names = _header(data, delimiter)
     try:
         table = csv.read_csv(pa.py_buffer(data), read_options=csv.ReadOptions(column_names=names, skip_rows=1),
-                             parse_options=csv.ParseOptions(delimiter=delimiter),
+                             parse_options=csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
                              convert_options=csv.ConvertOptions(column_types={n: pa.string() for n in names},
                                                                 strings_can_be_null=True,
                                                                 null_values=[""]))
@@ -295,9 +298,11 @@ def write_msmarco(obj: Run, path: Path) -> None:
     """Write a run as ``qid<TAB>docid<TAB>rank`` lines, in rank order."""
     from ..ranking import rank
     from .text import open_text
+    from .trec import check_ids
 
     with open_text(path) as f:
         for qid, scores in obj.items():
+            check_ids("MS MARCO run", qid, scores)
             f.write("".join(f"{qid}\t{doc}\t{i}\n" for i, doc in enumerate(rank(scores), 1)))
 
 

@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..model import Qrels, Run
 from .text import Lines, open_text
 
-__all__ = ["read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
+__all__ = ["check_ids", "read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
            "RUN_COLUMNS", "FORMATS"]
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -219,11 +219,12 @@ def read_run(path: str | os.PathLike, *, name: str | None = None,
 _WHITESPACE = re.compile(r"\s")
 
 
-def _check_ids(what: str, qid: str, docs: Mapping[str, Any]) -> None:
+def check_ids(what: str, qid: str, docs: Mapping[str, Any]) -> None:
     """Ids must be non-empty words, and a query id must not start with ``#`` (a comment)."""
-    if not qid or _WHITESPACE.search(qid) or qid[0] == "#":
+    if not qid or _WHITESPACE.search(qid) or qid[0] in "#\ufeff":
         raise InputError(f"query id {qid!r} cannot be written to a TREC file (empty, has whitespace, or starts "
-                         f"with '#').", query_id=qid, fix="rename the query; TREC columns are whitespace-separated.")
+                         f"with '#' or a byte order mark).", query_id=qid,
+                         fix="rename the query; TREC columns are whitespace-separated.")
     if "" in docs or _WHITESPACE.search("".join(docs)):
         bad = next(d for d in docs if not d or _WHITESPACE.search(d))
         raise InputError(f"doc id {bad!r} cannot be written to a TREC {what} file (empty or has whitespace).",
@@ -251,7 +252,7 @@ def write_qrels(qrels: Qrels | Mapping, path: str | os.PathLike) -> None:
     qrels = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
     with open_text(path, "w") as f:
         for qid, docs in qrels.items():
-            _check_ids("qrels", qid, docs)
+            check_ids("qrels", qid, docs)
             f.write("".join(f"{qid} 0 {doc} {_number(grade)}\n" for doc, grade in docs.items()))
 
 
@@ -277,7 +278,7 @@ def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str = "evalbr
     run = run if isinstance(run, Run) else Run(run)
     with open_text(path, "w") as f:
         for qid, scores in run.items():
-            _check_ids("run", qid, scores)
+            check_ids("run", qid, scores)
             f.write("".join(f"{qid} Q0 {doc} {i} {_number(scores[doc])} {tag}\n"
                             for i, doc in enumerate(rank(scores), 1)))
 

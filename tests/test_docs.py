@@ -156,14 +156,15 @@ def test_generated_tables_are_up_to_date() -> None:
     assert not stale, f"regenerate with `python tools/doc_tables.py --write`: stale tables in {stale}"
 
 
-@pytest.mark.parametrize("example", [example for _, _, example in doc_tables.INPUTS])
+@pytest.mark.parametrize("example", [f.example for f in eb.formats().values()])
 def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each one-line example of the input formats table gives Qrels/Run objects with data."""
+    """Each format's one-line example (the formats table) gives Qrels/Run objects with data."""
     import pandas as pd
 
     for name, text in doc_tables.FILES.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
+    eb.write(eb.read_qrels(tmp_path / "qrels.txt"), tmp_path / "qrels.parquet")
     monkeypatch.chdir(tmp_path)
     namespace = {"eb": eb, "pd": pd}
     if "ranx." in example:

@@ -3,8 +3,8 @@
 * ``metrics``: every metric family of :data:`evalbridge.metrics.catalogue.METRICS` with its formula,
   options, aliases and which backend computes which options (each backend is asked through
   :func:`evalbridge.backends.unsupported`, i.e. its ``CAPABILITIES`` table);
-* ``inputs``: every input format with a one-line example; ``tests/test_docs.py`` runs each
-  example in a folder holding the small files of :data:`FILES`.
+* ``inputs``: every registered input/output format (:func:`evalbridge.io.formats`) with a one-line
+  example; ``tests/test_docs.py`` runs each example in a folder holding the small files of :data:`FILES`.
 
 A page marks a table with ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->``.
 
@@ -27,39 +27,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 MARKED = re.compile(r"(<!-- generated:(?P<name>\w+) -->\n).*?(<!-- /generated:(?P=name) -->)", re.S)
 
-#: Small files the input examples read (written to a scratch folder by the test).
+#: Small files the format examples read (written to a scratch folder by the test; ``qrels.parquet`` is
+#: written there from ``qrels.txt``).
 FILES = {
     "qrels.txt": "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n",
     "run.txt": "q1 Q0 d3 1 12.5 bm25\nq1 Q0 d1 2 11.0 bm25\nq2 Q0 d5 1 9.1 bm25\nq2 Q0 d4 2 8.7 bm25\n",
     "judged.txt": "q1 Q0 d3 1\nq1 Q0 d1 2\nq1 Q0 d2 0\n",
+    "run.json": '{"q1": {"d3": 12.5, "d1": 11.0}, "q2": {"d5": 9.1}}\n',
     "run.jsonl": '{"query_id": "q1", "doc_id": "d3", "score": 12.5}\n{"query_id": "q1", "doc_id": "d1", "score": 11.0}\n',
+    "rag_log.jsonl": '{"id": "q1", "question": "annual leave?", "contexts": [{"doc_id": "d3", "score": 0.8}, '
+                     '{"doc_id": "d1", "score": 0.7}], "ground_truth": {"d1": 2}}\n',
+    "run.csv": "qid,docno,score\nq1,d3,12.5\nq1,d1,11.0\n",
+    "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t1\n",
+    "run.dev.tsv": "q1\td3\t1\nq1\td1\t2\n",
 }
-
-#: (input, how evalbridge takes it, one-line example). Examples use ``eb`` (``import evalbridge as eb``)
-#: and, for DataFrames, ``pd``; file names refer to :data:`FILES`.
-INPUTS = (
-    ("0/1 (or graded) labels in rank order", "`eb.from_labels`",
-     'eb.from_labels({"q1": [1, 0, 1], "q2": [0, 0]}, n_relevant={"q1": 3, "q2": 1})'),
-    ("(retrieved ids, relevant ids) pairs", "`eb.from_pairs`",
-     'eb.from_pairs([(["d3", "d1", "d7"], {"d1", "d2"})])'),
-    ("records `{retrieved, relevant}`", "`eb.from_records`",
-     'eb.from_records({"q1": {"retrieved": ["d3", "d1"], "relevant": {"d1": 2, "d9": 1}}})'),
-    ("LLM-judge grades (floats, e.g. 0-10) + retrieved ids", "`eb.from_graded`",
-     'eb.from_graded({"q1": {"d1": 7.5, "d2": 3.0}}, {"q1": ["d2", "d1"]}, min_relevance=7)'),
-    ("dict of dicts `{qid: {doc: grade}}` / `{qid: {doc: score}}`", "`eb.Qrels`, `eb.Run`",
-     'eb.Qrels({"q1": {"d1": 2, "d2": 0}}), eb.Run({"q1": {"d1": 0.9, "d2": 0.4}})'),
-    ("TREC qrels file `qid iter docid rel` (plain or .gz)", "`eb.read_qrels`", 'eb.read_qrels("qrels.txt")'),
-    ("TREC run file `qid Q0 docid rank score tag`", "`eb.read_run`", 'eb.read_run("run.txt")'),
-    ("judged ranked list `qid Q0 docid rel`, in rank order", "`eb.read_judged_list`",
-     'eb.read_judged_list("judged.txt")'),
-    ("pandas DataFrame (`query_id, doc_id, relevance` / `score`)", "`eb.to_qrels`, `eb.to_run`",
-     'eb.to_run(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.9, 0.4]}))'),
-    ("JSON file `{qid: {doc: value}}`, or JSONL one object per line", "`eb.to_qrels`, `eb.to_run`",
-     'eb.to_run("run.jsonl")'),
-    ("ranx `Qrels` / `Run`", "`eb.to_qrels`, `eb.to_run`", 'eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
-    ("ir-measures / ir_datasets rows (`Qrel`, `ScoredDoc`)", "`eb.to_qrels`, `eb.to_run`",
-     'eb.to_qrels([ir_measures.Qrel("q1", "d1", 2), ir_measures.Qrel("q1", "d2", 0)])'),
-)
 
 
 def _cell(text: str) -> str:
@@ -67,9 +48,16 @@ def _cell(text: str) -> str:
 
 
 def inputs_table() -> str:
-    """The input formats table (Markdown)."""
-    rows = ["| input | evalbridge | one-line example |", "|---|---|---|"]
-    rows += [f"| {_cell(what)} | {how} | `{_cell(example)}` |" for what, how, example in INPUTS]
+    """The formats table (Markdown), from the format registry (:func:`evalbridge.io.formats`)."""
+    from evalbridge.io import formats
+
+    rows = ["| format | holds | suffixes | options | writable | example |", "|---|---|---|---|---|---|"]
+    for f in formats().values():
+        suffixes = " ".join(f"`{s}`" for s in f.suffixes if s) or ("(any other)" if f.name == "trec" else
+                                                                    "(object)" if f.accepts else "(named)")
+        rows.append(f"| `{f.name}`: {_cell(f.title)} | {f.describes} | {suffixes} | "
+                    f"{', '.join(f'`{o}`' for o in f.options) or '-'} | {'yes' if f.write else 'no'} | "
+                    f"`{_cell(f.example)}` |")
     return "\n".join(rows) + "\n"
 
 

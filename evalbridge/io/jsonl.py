@@ -163,7 +163,7 @@ def _formats() -> tuple[Any, ...]:
         Format("jsonl", "JSON Lines, one {query_id, doc_id, value} per line", both, _read(read_jsonl),
                suffixes=(".jsonl", ".ndjson"), options=fields.ROLE_OPTIONS,
                write=lambda obj, path, options: write_jsonl(obj, path), sniff=_sniff_rows,
-               example='eb.to_qrels("qrels.jsonl", query="query-id", doc="corpus-id", grade="score")'),
+               example='eb.to_run("run.jsonl")'),
     )
 
 

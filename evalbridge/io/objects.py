@@ -126,10 +126,10 @@ def _formats() -> tuple[Any, ...]:
     both = frozenset({"qrels", "run"})
     return (
         Format("evalbridge", "evalbridge Qrels / Run", both, _read_evalbridge,
-               accepts=lambda obj: isinstance(obj, (Qrels, Run)), example="eb.Qrels({...}), eb.Run({...})"),
+               accepts=lambda obj: isinstance(obj, (Qrels, Run)), example='eb.Qrels({"q1": {"d1": 2, "d2": 0}})'),
         Format("mapping", "dict of dicts {query_id: {doc_id: grade or score}}", both, _read_mapping,
                accepts=lambda obj: isinstance(obj, Mapping), inline=True,
-               example='eb.Run({"q1": {"d1": 0.9, "d2": 0.4}})'),
+               example='eb.to_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
         Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
                accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),
                example='eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),

@@ -287,7 +287,7 @@ def _formats() -> tuple[Any, ...]:
         Format("rag", "RAG log: one object per question (ids, retrieved list, relevant ids or grades)", frozenset(),
                _read, paired=True, suffixes=(".jsonl", ".ndjson", ".json"), options=OPTIONS,
                sniff=lambda first: _sniff_lines(first) or _sniff_list(first), accepts=None, inline=True,
-               example='eb.read_pair("rag_log.jsonl", retrieved="contexts", doc="doc_id", relevant="ground_truth")'),
+               example='eb.read_pair("rag_log.jsonl", retrieved="contexts", relevant="ground_truth")'),
     )
 
 

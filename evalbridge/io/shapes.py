@@ -456,7 +456,7 @@ def _formats() -> tuple[Any, ...]:
                suffixes=data, options=level, inline=True,
                example='eb.from_graded({"q1": {"d1": 7.5}}, {"q1": ["d1"]}, min_relevance=7)'),
         Format("ranked", "ranked doc id lists {query: [doc, ...]}, best first", frozenset({"run"}), _read_ranked,
-               suffixes=data, inline=True, example='read as a config source: format: ranked'),
+               suffixes=data, inline=True, example='eb.to_run({"q1": ["d3", "d1"]}, format="ranked")'),
     )
 
 

@@ -333,9 +333,9 @@ def _formats() -> tuple[Any, ...]:
                suffixes=("", ".txt", ".trec", ".qrels", ".run", ".res", ".tsv"),
                options={"extra_columns": "runs: 'error' (default) or 'ignore' words after the sixth, as trec_eval",
                         "tag": "writing a run: the tag column (default: the run's name)"},
-               write=_write, sniff=_sniff, example='eb.read_run("bm25.run")'),
+               write=_write, sniff=_sniff, example='eb.read_run("run.txt")'),
         Format("judged_list", "judged ranked list `qid Q0 docid rel`, lines in rank order", frozenset(),
-               _read_judged, paired=True, example='eb.read_pair("judged.txt", format="judged_list")'),
+               _read_judged, paired=True, example='eb.read_judged_list("judged.txt")'),
     )
 
 

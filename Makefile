@@ -41,4 +41,4 @@ bench-quick: install
 	$(BIN)/python bench/run.py --quick
 
 clean:
-	rm -rf $(VENV) $(CACHE) reports
+	rm -rf $(VENV) $(CACHE) reports configs/reports

@@ -29,7 +29,7 @@ _EXPORTS = {
     "to_run": "io", "write": "io", "formats": "io", "read_log": "io.rag", "read_logs": "io.rag",
     "write_qrels": "io.trec", "write_run": "io.trec", "write_json": "io.jsonl", "write_jsonl": "io.jsonl",
     "to_dataframe": "io.objects", "to_ranx": "io.objects", "to_ir_measures": "io.objects",
-    "load_config": "config", "load_configs": "config", "run_config": "config",
+    "load_config": "config", "load_configs": "config", "run_config": "pipeline",
     "compare_systems": "stats.compare", "parse_gates": "stats.gates", "check_gates": "stats.gates",
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",

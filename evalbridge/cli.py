@@ -26,10 +26,9 @@ from typing import Any
 from ._version import __version__
 from .errors import EvalbridgeError, InputError
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT"]
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-_CONVENTION_FLAGS = ("min_relevance", "ties", "score_precision", "missing_queries")
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 # ---------------------------------------------------------------- helpers
@@ -95,24 +94,21 @@ def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None
     return source_from_path(path, kind, fmt, key, options=options)
 
 
-def _conventions(args: argparse.Namespace) -> dict[str, Any]:
-    return {name: getattr(args, name) for name in _CONVENTION_FLAGS}
-
-
 def _emit(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
-        from .reports.report import write_atomic
+        from .reports.writing import write_file_atomic
 
-        write_atomic(output, text)
+        write_file_atomic(output, text)
         print(f"wrote {output}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- commands
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .config import load_configs, run_config
+    from .config import load_configs
+    from .pipeline import run_config
     from .reports.report import render
 
     configs = load_configs(args.config)
@@ -140,78 +136,93 @@ def _shown(path: Path) -> str:
     return str(path)
 
 
+#: config key path -> the command-line flag that sets it (errors name the flag).
+FLAGS = {
+    ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
+    ("min_relevance",): "--min-relevance", ("ties",): "--ties", ("score_precision",): "--score-precision",
+    ("missing_queries",): "--missing-queries", ("seed",): "--seed", ("bands",): "--bands",
+    ("comparison", "baseline"): "--baseline", ("comparison", "test"): "--test",
+    ("comparison", "correction"): "--correction", ("comparison", "alpha"): "--alpha",
+    ("comparison", "confidence"): "--confidence", ("comparison", "n_resamples"): "--n-resamples",
+    ("crosscheck", "backends"): "--backends", ("crosscheck", "atol"): "--atol",
+    ("crosscheck", "canonicalise"): "--canonicalise",
+}
+
+
+def _input(path: str, fmt: str | None, columns: dict[str, str], roles: tuple[str, ...]) -> dict[str, Any]:
+    source: dict[str, Any] = {"path": path}
+    if fmt is not None:
+        source["format"] = fmt
+    wanted = {role: name for role, name in columns.items() if role in roles}
+    if wanted:
+        source["columns"] = wanted
+    return source
+
+
+def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
+    """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
+    from .config.schema import FlagLocator, validate
+
+    columns = _columns(args.columns)
+    raw: dict[str, Any] = {
+        "title": args.title or f"evalbridge {args.command} {Path(args.qrels).name}",
+        "qrels": _input(args.qrels, args.qrels_format, columns, ("query", "doc", "grade")),
+        "runs": {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
+                 for name, path in zip(_system_names(runs), runs)},
+        "metrics": list(args.metrics), "backend": args.backend, "ties": args.ties,
+        "score_precision": args.score_precision, "missing_queries": args.missing_queries, "seed": args.seed,
+    }
+    if args.min_relevance is not None:
+        raw["min_relevance"] = args.min_relevance
+    if getattr(args, "baseline", None) is not None:
+        raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
+                             "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
+    if getattr(args, "bands", False):
+        raw["bands"] = True
+    if args.command == "check":
+        raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
+    return validate(raw, locator=FlagLocator(FLAGS), folder=Path.cwd(), default_dir=None)
+
+
+def _outputs(args: argparse.Namespace, config: Any) -> None:
+    """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
+    from .reports.writing import guard_outputs
+
+    inputs = [s.path for s in (config.qrels, *config.runs.values()) if s is not None and s.path is not None]
+    outputs = [p for p in (args.output, getattr(args, "per_query", None)) if p is not None]
+    guard_outputs(inputs, outputs)
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    import evalbridge
+    from .pipeline import run_config
+    from .reports.report import render
 
-    from .stats.compare import compare_systems
-    from .config import load_qrels, load_run
-    from .reports.report import Report, render
-
-    from .reports.report import file_sha256, label_of, make_provenance
-    from .metrics.spec import parse_metrics
-
-    metrics = parse_metrics(args.metrics)
-    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS", args.columns), args.min_relevance)
-    results = {}
-    inputs = {"qrels": {"path": args.qrels, "sha256": file_sha256(args.qrels)}}
-    names = _system_names(args.runs)
-    with _progress(len(args.runs) > 1 or qrels.n_rows > 100_000) as on_step:
-        for done, (name, path) in enumerate(zip(names, args.runs)):
-            if on_step is not None:
-                on_step(f"evaluating {name}", done, len(names))
-            pair = load_run(_source(path, "run", args.run_format, f"RUN {path}", args.columns), name, qrels,
-                            args.min_relevance)
-            results[name] = evalbridge.evaluate(*pair, metrics, backend=args.backend, **_conventions(args))
-            inputs[name] = {"path": path, "sha256": file_sha256(path)}
-    comparison = None
-    if args.baseline is not None:
-        if args.baseline not in results:
-            raise InputError(f"--baseline {args.baseline!r} is not one of the runs ({', '.join(results)}).",
-                             fix="name a run by its file name without suffix.")
-        labels = [label_of(next(iter(results.values())), m) for m in metrics]
-        comparison = compare_systems(results, metrics, labels=labels, baseline=args.baseline, test=args.test,
-                                     correction=args.correction, alpha=args.alpha, seed=args.seed)
-    report = Report(results=results, metrics=metrics, title=f"evalbridge eval {Path(args.qrels).name}",
-                    comparison=comparison, bands=_bands(args.bands),
-                    provenance=make_provenance(results, inputs=inputs, seed=args.seed if comparison else None))
-    _emit(render(report, args.format), args.output)
+    config = _description(args, args.runs)
+    _outputs(args, config)
+    with _progress(len(args.runs) > 1 and not args.quiet) as on_step:
+        outcome = run_config(config, on_step=on_step, write=False)
+    _emit(render(outcome.report, args.format), args.output)
     if args.per_query is not None:
         from .reports.report import write_per_query
 
         fmt = "parquet" if args.per_query.endswith(".parquet") else "csv"
-        write_per_query(results, args.per_query, fmt=fmt)
+        write_per_query(outcome.report.results, args.per_query, fmt=fmt, provenance=outcome.report.provenance)
         print(f"wrote {args.per_query}", file=sys.stderr)
     return EXIT_OK
 
 
-def _bands(enabled: bool) -> Any:
-    from .reports.report import QUALITY_BANDS
-
-    return QUALITY_BANDS if enabled else None
-
-
 def _cmd_check(args: argparse.Namespace) -> int:
-    import evalbridge
+    from .pipeline import run_config
+    from .reports.report import render
 
-    from .config import load_qrels, load_run
-
-    qrels = load_qrels(_source(args.qrels, "qrels", args.qrels_format, "QRELS", args.columns), args.min_relevance)
-    qrels, run = load_run(_source(args.run, "run", args.run_format, "RUN", args.columns), Path(args.run).name, qrels,
-                          args.min_relevance)
-    with _progress(True) as on_step:
-        if on_step is not None:
-            on_step("cross-checking", 0, 1)
-        check = evalbridge.crosscheck(qrels, run, args.metrics, backends=args.backends, atol=args.atol,
-                                      canonicalise=args.canonicalise, **_conventions(args))
-    if args.format == "json":
-        from .reports.report import jsonable
-
-        text = json.dumps(jsonable(check.to_dict()), indent=2, allow_nan=False) + "\n"
-    elif args.format == "markdown":
-        text = check.to_markdown()
-    else:
-        text = str(check).rstrip("\n") + "\n"
-    _emit(text, args.output)
+    config = _description(args, [args.run])
+    _outputs(args, config)
+    with _progress(not args.quiet) as on_step:
+        outcome = run_config(config, on_step=on_step, write=False)
+    check = next(iter(outcome.report.crosscheck.values()))
+    texts = {"json": lambda: render(outcome.report, "json"), "markdown": check.to_markdown,
+             "terminal": lambda: str(check).rstrip("\n") + "\n"}
+    _emit(texts[args.format](), args.output)
     if not check.ok:
         print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",
               file=sys.stderr)
@@ -380,8 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalbridge", description="Retrieval evaluation (MAP, MRR, nDCG, P@k, R@k, hit rate) that bridges RAG "
                                        "inputs and ranx / ir-measures / pytrec_eval.",
         epilog="exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained differences; "
-               "2 bad input or config.")
+               "2 bad input, config or usage; 3 an internal error (a bug: please report it).")
     parser.add_argument("--version", action="version", version=f"evalbridge {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run the evaluation(s) a YAML config describes",
@@ -405,11 +417,18 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-o", "--output", default=None, help="write the report to this file instead of stdout")
     ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")
     ev.add_argument("--baseline", default=None, metavar="RUN", help="compare every run with this one")
-    ev.add_argument("--test", choices=list(TESTS), default="t", help="significance test (default t)")
-    ev.add_argument("--correction", choices=list(CORRECTIONS), default="holm")
-    ev.add_argument("--alpha", type=float, default=0.05)
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--bands", action="store_true", help="add seed 001's quality bands")
+    ev.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
+    ev.add_argument("--correction", default="holm", metavar="NAME",
+                    help=f"multiple-comparison correction: {', '.join(CORRECTIONS)} (default holm)")
+    ev.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
+    ev.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap intervals (default 0.95)")
+    ev.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test and the "
+                                                                    "bootstrap (default 10000)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    ev.add_argument("--bands", action="store_true",
+                    help="add the RAG quality bands (poor / fair / good / excellent per metric; docs/config.md)")
+    ev.add_argument("--title", default=None, help="heading of the report")
+    ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_inputs(ev)
     _add_conventions(ev)
     ev.set_defaults(handler=_cmd_eval)
@@ -424,8 +443,13 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--atol", type=float, default=1e-9)
     ck.add_argument("--canonicalise", action="store_true",
                     help="apply evalbridge's exact bridges first, so every backend must agree")
-    ck.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    ck.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal",
+                    help="json: the whole report (as `eval --format json`), with the cross-check")
     ck.add_argument("-o", "--output", default=None)
+    ck.add_argument("--backend", default="auto", help="backend of the reference column and the evaluation")
+    ck.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ck.add_argument("--title", default=None, help="heading of the report")
+    ck.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_inputs(ck)
     _add_conventions(ck)
     ck.set_defaults(handler=_cmd_check)
@@ -460,16 +484,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalbridge`` console script; returns the exit code."""
+    """Entry point of the ``evalbridge`` console script; returns the exit code.
+
+    0 ok; 1 a gate failed or a cross-check found unexplained differences; 2 bad input or usage (one line
+    naming file:line / key / value and the fix); 3 an internal error (one line, "please report"; the
+    traceback only with ``--debug``). No exception of a dependency reaches the user unwrapped.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except EvalbridgeError as error:
         print(f"evalbridge: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except OSError as error:
-        print(f"evalbridge: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
+        where = f": {error.filename}" if error.filename else ""
+        print(f"evalbridge: error: {error.strerror or error}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("evalbridge: interrupted; no report was half-written", file=sys.stderr)
         return 130
-    return EXIT_BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - the last line of defence: one line, exit 3, traceback on request
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"evalbridge: internal error: {type(error).__name__}: {error}. This is a bug in evalbridge; please "
+              f"report it{'' if args.debug else ' (run again with --debug for the traceback)'}.", file=sys.stderr)
+        return EXIT_INTERNAL

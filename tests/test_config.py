@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
-from evalbridge.config import load_config, load_configs, run_config
+from evalbridge.config import load_config, load_configs
+from evalbridge.pipeline import run_config
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"
@@ -82,7 +83,7 @@ def test_paths_are_relative_to_the_config_not_the_working_directory(folder, tmp_
     (BASE + "backend: ranks\n", ["backend: must be one of", "did you mean 'ranx'?"]),
     (BASE + "min_relevance: high\n", ["min_relevance: must be a number; got 'high'"]),
     (BASE + "comparison: {baseline: c}\n", ["comparison.baseline: must be one of 'a', 'b'; got 'c'"]),
-    (BASE + "comparison: {baseline: a, alpha: 1.5}\n", ["comparison.alpha: must be a number > 0 and <= 1"]),
+    (BASE + "comparison: {baseline: a, alpha: 1.5}\n", ["comparison.alpha: must be a number > 0 and < 1"]),
     (BASE + "comparison: {baseline: a, correction: bonferroni}\n", ["comparison.correction: must be one of"]),
     (BASE + "gates: {R@10: '>= 0.5'}\n", ["gates.R@10: R@10 is not one of the metrics", "add R@10 to metrics"]),
     (BASE + "gates: {P@2: '>= baseline'}\n", ["relative to the baseline, but there is none"]),
@@ -182,8 +183,8 @@ def test_provenance_records_versions_conventions_hashes_and_counts(folder):
     prov = outcome.report.provenance
     assert prov["evalbridge_version"] == eb.__version__
     assert prov["conventions"] == {"ties": "docid_desc", "score_precision": "float64", "missing_queries": "drop"}
-    assert prov["config"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert prov["config"]["settings"]["missing_queries"] == "drop"
+    assert prov["invocation"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert prov["config"]["missing_queries"] == "drop"
     assert prov["inputs"]["runs.b"]["sha256"] == hashlib.sha256(RUN_B.encode()).hexdigest()
     assert prov["inputs"]["qrels"]["path"] == "data/qrels.txt"
     assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0}

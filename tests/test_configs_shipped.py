@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evalbridge.config import load_configs, run_config
+from evalbridge.config import load_configs
+from evalbridge.pipeline import run_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["load_yaml", "compose_all", "MAX_NODES"]
+__all__ = ["load_yaml", "compose_all", "construct", "key_lines", "MAX_NODES"]
 
 #: Most nodes a document may expand to through aliases (a config or data file has far fewer).
 MAX_NODES = 1_000_000
@@ -93,17 +93,42 @@ def compose_all(text: str, source: str) -> list[Any]:
 
 def load_yaml(text: str, *, source: str) -> Any:
     """The data of a one-document YAML text, checked as the module docstring says."""
-    import yaml
-
     nodes = compose_all(text, source)
     if len(nodes) != 1:
         raise InputError(f"expected one YAML document; got {len(nodes)}.", source=source,
                          fix="a data file holds one document (no '---' separators).")
-    if nodes[0] is None:
-        return None
+    return None if nodes[0] is None else construct(nodes[0], source)
+
+
+def key_lines(node: Any) -> dict[tuple, int]:
+    """Key path -> line number (1-based) of every mapping key and list item under ``node``."""
+    import yaml
+
+    table: dict[tuple, int] = {}
+
+    def walk(item: Any, path: tuple, depth: int) -> None:
+        table.setdefault(path, item.start_mark.line + 1)
+        if depth > 64:  # aliases were bounded by compose_all; the key paths of a config are shallow
+            return
+        if isinstance(item, yaml.MappingNode):
+            for key, value in item.value:
+                table[path + (key.value,)] = key.start_mark.line + 1
+                walk(value, path + (key.value,), depth + 1)
+        elif isinstance(item, yaml.SequenceNode):
+            for i, child in enumerate(item.value):
+                walk(child, path + (i,), depth + 1)
+
+    walk(node, (), 0)
+    return table
+
+
+def construct(node: Any, source: str) -> Any:
+    """The Python data of a checked node (see :func:`compose_all`)."""
+    import yaml
+
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_document(nodes[0])
+        return loader.construct_document(node)
     except yaml.YAMLError as error:
         raise _syntax_error(error, source) from None
     finally:

@@ -1,0 +1,557 @@
+"""The config schema: settings as frozen dataclasses, every constraint declared once, one validator.
+
+A config file (YAML) and a command line (``evalbridge eval`` / ``check``) describe the same thing, a
+:class:`Config`; both are checked by :func:`validate`, so a value has one rule and one message wherever
+it is given. Only the way a setting is *named* in messages differs: ``file:line`` and the key path for a
+YAML document (:class:`YamlLocator`), the flag for a command line (:class:`FlagLocator`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import EvalbridgeError, InputError
+from ..metrics.spec import Metric, parse_metric
+from .sources import Source, check_source
+
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings", "TOP_KEYS",
+           "RULES", "Number", "YamlLocator", "FlagLocator", "validate"]
+
+#: top-level key -> what it sets (docs/config.md has the full reference)
+TOP_KEYS: Mapping[str, str] = MappingProxyType({
+    "title": "heading of the reports",
+    "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
+    "runs": "system name -> run (a path, or {path|data, format, ...})",
+    "metrics": "metric specs, any spelling",
+    "backend": "who computes the numbers (auto, reference, fast, ranx, ir_measures, pytrec_eval)",
+    "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
+    "ties": "docid_desc (trec_eval), docid_asc or input",
+    "score_precision": "float64, or float32 as trec_eval <= 9",
+    "missing_queries": "zero (score 0) or drop (leave out of the mean)",
+    "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
+    "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
+    "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system",
+    "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
+    "output": "{dir, formats, per_query, system_json, plots, digits}",
+    "seed": "seed of every random step (randomization test, bootstrap)",
+})
+
+
+_REPORT_FORMATS = ("terminal", "markdown", "json", "csv", "latex")
+_PER_QUERY_FORMATS = ("csv", "parquet")
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric constraint, declared once and used by the config and the command line alike.
+
+    >>> Number(low=0, high=1, low_open=True, high_open=True).describe()
+    'a number > 0 and < 1'
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+    fix: str | None = None
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return False
+        if self.integer and not float(value).is_integer():
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return not (self.high is not None and (value > self.high or (self.high_open and value == self.high)))
+
+    def describe(self) -> str:
+        text = "a whole number" if self.integer else "a number"
+        bounds = []
+        if self.low is not None:
+            bounds.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+        if self.high is not None:
+            bounds.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+        return text + (" " + " and ".join(bounds) if bounds else "")
+
+
+#: Numeric settings, each rule declared once: config keys and command-line flags are checked by these.
+RULES: Mapping[str, Number] = MappingProxyType({
+    "min_relevance": Number(fix="a relevance level such as 1, 2 or 7.5."),
+    "seed": Number(low=0, high=2**32 - 1, integer=True, fix="any whole number from 0 to 2**32 - 1."),
+    "crosscheck.atol": Number(low=0, fix="e.g. 1e-9."),
+    "comparison.alpha": Number(low=0, high=1, low_open=True, high_open=True, fix="e.g. 0.05."),
+    "comparison.confidence": Number(low=0, high=1, low_open=True, high_open=True, fix="e.g. 0.95."),
+    "comparison.n_resamples": Number(low=1, high=10_000_000, integer=True,
+                                     fix="10000 is plenty for p-values and intervals at 2 decimals."),
+    "output.digits": Number(low=0, high=12, integer=True),
+    "output.plots.k": Number(low=1, integer=True),
+})
+
+
+@dataclass(frozen=True)
+class CrossCheckSettings:
+    """``crosscheck:``: the libraries every value is compared with (see :func:`evalbridge.crosscheck`)."""
+
+    backends: tuple[str, ...] = ("pytrec_eval", "ranx", "ir_measures")
+    atol: float = 1e-9
+    canonicalise: bool = False
+
+
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.stats.compare`)."""
+
+    baseline: str
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class PlotSettings:
+    """``output.plots:``: which figures, in which formats."""
+
+    formats: tuple[str, ...] = ("png",)
+    distribution: bool = True
+    differences: bool = True
+    curves: tuple[str, ...] = ()
+    k: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """``output:``: where the reports go and in which formats."""
+
+    dir: Path | None
+    formats: tuple[str, ...] = ("markdown", "json", "csv")
+    per_query: tuple[str, ...] = ("csv",)
+    system_json: bool = True
+    plots: PlotSettings | None = None
+    digits: int = 4
+
+
+@dataclass(frozen=True)
+class Config:
+    """One validated evaluation (one YAML document). Every field is documented in ``docs/config.md``."""
+
+    path: Path | None
+    title: str
+    runs: Mapping[str, Source]
+    metrics: tuple[Metric, ...]
+    output: OutputSettings
+    qrels: Source | None = None
+    backend: str = "auto"
+    min_relevance: float | None = None
+    ties: str = "docid_desc"
+    score_precision: str = "float64"
+    missing_queries: str = "zero"
+    crosscheck: CrossCheckSettings | None = None
+    comparison: ComparisonSettings | None = None
+    gates: tuple[Any, ...] = ()
+    bands: Mapping[str, tuple[float, float, float]] | None = None
+    seed: int = 0
+    document: int = 0
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def where(self) -> str:
+        """``path`` or ``path (document n)`` for messages."""
+        if self.path is None:
+            return "command line"
+        return f"{self.path} (document {self.document + 1})" if self.document else str(self.path)
+
+
+# ---------------------------------------------------------------- validation helpers
+
+def _dotted(path: tuple) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+class YamlLocator:
+    """Where a key of a YAML document is: the file, the line, the key path (``comparison.alpha``)."""
+
+    def __init__(self, source: str, lines: Mapping[tuple, int], document: int = 0) -> None:
+        self.source, self.lines, self.document = source, lines, document
+
+    def line(self, path: tuple) -> int | None:
+        line, probe = None, path
+        while line is None and probe:
+            line, probe = self.lines.get(probe), probe[:-1]
+        return line if line is not None else self.lines.get(())
+
+    def label(self, path: tuple) -> str:
+        prefix = f"document {self.document + 1}: " if self.document else ""
+        return f"{prefix}{_dotted(path)}"
+
+
+class FlagLocator:
+    """Where a setting of a command line is: its flag (``--alpha``), or the key path it fills."""
+
+    source = None
+
+    def __init__(self, flags: Mapping[tuple, str]) -> None:
+        self.flags = flags
+
+    def line(self, path: tuple) -> int | None:
+        return None
+
+    def label(self, path: tuple) -> str:
+        probe = path
+        while probe:
+            if probe in self.flags:
+                return self.flags[probe]
+            probe = probe[:-1]
+        return _dotted(path)
+
+
+class _Checker:
+    """Type and value checks that raise :class:`InputError` naming where the value was given: file:line and
+    key path for a config, the flag for a command line."""
+
+    def __init__(self, locator: Any) -> None:
+        self.locator = locator
+
+    def fail(self, path: tuple, message: str, fix: str | None = None) -> InputError:
+        return InputError(f"{self.locator.label(path)}: {message}", source=self.locator.source,
+                          line=self.locator.line(path), fix=fix)
+
+    def rule(self, value: Any, path: tuple, key: str) -> Any:
+        """``value`` checked against the declared rule :data:`RULES` ``[key]``."""
+        rule = RULES[key]
+        if not rule.accepts(value):
+            raise self.fail(path, f"must be {rule.describe()}; got {value!r}.", fix=rule.fix)
+        return int(value) if rule.integer else value
+
+    def mapping(self, value: Any, path: tuple, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
+        """``value`` as a mapping whose keys are all in ``allowed`` (any key when None)."""
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected a mapping; got {type(value).__name__} {value!r:.60}.",
+                            fix=f"write e.g. {example}.")
+        for key in value if allowed is not None else ():
+            if key not in allowed:
+                raise self.fail(path + (key,), f"unknown key {key!r}.",
+                                fix=f"{_suggest(key, allowed)}Allowed keys: {', '.join(allowed)}.")
+        return value
+
+    def choice(self, value: Any, path: tuple, allowed: Sequence[str]) -> str:
+        if value not in allowed:
+            raise self.fail(path, f"must be one of {', '.join(map(repr, allowed))}; got {value!r}.",
+                            fix=f"{_suggest(str(value), allowed)}".strip() or None)
+        return value
+
+    def choices(self, value: Any, path: tuple, allowed: Sequence[str]) -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise self.fail(path, f"expected a list of {', '.join(allowed)}; got {value!r}.")
+        return tuple(self.choice(item, path + (i,), allowed) for i, item in enumerate(items))
+
+    def number(self, value: Any, path: tuple, *, low: float | None = None, high: float | None = None,
+               integer: bool = False, strict_low: bool = False) -> float:
+        rule = Number(low=low, high=high, low_open=strict_low, integer=integer)
+        if not rule.accepts(value):
+            raise self.fail(path, f"must be {rule.describe()}; got {value!r}.")
+        return int(value) if integer else value
+
+    def boolean(self, value: Any, path: tuple) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(path, f"must be true or false; got {value!r}.")
+        return value
+
+    def string(self, value: Any, path: tuple) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(path, f"must be a non-empty string; got {value!r}.")
+        return value
+
+    def existing_file(self, value: Any, path: tuple, folder: Path) -> Path:
+        text = self.string(value, path)
+        target = (folder / Path(text).expanduser()).resolve()
+        if not target.is_file():
+            hint = ("check the path; paths are relative to the config file's folder." if self.locator.source
+                    else "check the path (relative to the working directory).")
+            parent = target.parent
+            if parent.is_dir():
+                names = sorted(p.name for p in parent.iterdir())
+                close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.6)
+                if close:
+                    hint = f"did you mean {str(Path(text).parent / close[0])!r}? " + hint
+            elif "robust04" in text:
+                hint = "run `make demo-data` first (it extracts the Robust04 files into .cache/robust04). " + hint
+            raise self.fail(path, f"file {text!r} does not exist (looked for {target}).", fix=hint)
+        return target
+
+
+# ---------------------------------------------------------------- sections
+
+def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -> Source:
+    """A config source, checked against the format registry (see :mod:`.sources`)."""
+    key = _dotted(path)
+    if isinstance(value, str):
+        value = {"path": value}
+    spec = check.mapping(value, path, None, "{path: run.txt, format: trec}")
+    if ("path" in spec) == ("data" in spec):
+        raise check.fail(path, "give exactly one of 'path' and 'data'.",
+                         fix="point to a file with path:, or write the data inline with data: and a format.")
+    given = spec.get("path")
+    options = {k: v for k, v in spec.items() if k not in ("path", "data", "format")}
+    file = check.existing_file(given, path + ("path",), folder) if given is not None else None
+    try:
+        fmt = check_source(spec.get("format"), kind, path=file, has_data="data" in spec, options=options)
+    except InputError as error:
+        bad = next((k for k in ("format", *options) if k in spec and repr(k) in str(error)), None)
+        raise check.fail(path + ((bad,) if bad else ("format",) if "format" in spec else ()), str(error)) from None
+    return Source(key=key, format=fmt, path=file, data=spec.get("data"), options=MappingProxyType(options),
+                  written=str(given) if given is not None else None)
+
+
+def _metrics(check: _Checker, value: Any) -> tuple[Metric, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise check.fail(("metrics",), f"expected a non-empty list of metric strings; got {value!r}.",
+                         fix="write e.g. metrics: [nDCG@10, P@5, mrr].")
+    out: list[Metric] = []
+    for i, spec in enumerate(value):
+        try:
+            metric = parse_metric(str(spec) if isinstance(spec, (int, float)) else spec)
+        except EvalbridgeError as error:
+            raise check.fail(("metrics", i), str(error), fix="run `evalbridge metrics` for every name and option.")
+        if metric not in out:
+            out.append(metric)
+    return tuple(out)
+
+
+def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
+    from ..backends import BACKENDS
+
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    spec = check.mapping(value, ("crosscheck",), ("backends", "atol", "canonicalise"),
+                         "{backends: [pytrec_eval, ranx, ir_measures], atol: 1.0e-9}")
+    backends = CrossCheckSettings.backends
+    if "backends" in spec:
+        others = [b for b in BACKENDS if b != "reference"]
+        backends = check.choices(spec["backends"], ("crosscheck", "backends"), others)
+    atol = check.rule(spec.get("atol", 1e-9), ("crosscheck", "atol"), "crosscheck.atol")
+    canonicalise = check.boolean(spec.get("canonicalise", False), ("crosscheck", "canonicalise"))
+    return CrossCheckSettings(tuple(backends), float(atol), canonicalise)
+
+
+def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> ComparisonSettings | None:
+    from ..stats.compare import CORRECTIONS, TESTS
+
+    if value is None:
+        return None
+    keys = ("baseline", "test", "correction", "alpha", "confidence", "n_resamples")
+    spec = check.mapping(value, ("comparison",), keys, "{baseline: bm25, test: t, correction: holm, alpha: 0.05}")
+    baseline = spec.get("baseline", next(iter(runs)))
+    check.choice(baseline, ("comparison", "baseline"), list(runs))
+    if len(runs) < 2:
+        raise check.fail(("comparison",), "a comparison needs at least two runs.",
+                         fix="add another run, or remove the comparison section.")
+    return ComparisonSettings(
+        baseline=baseline,
+        test=check.choice(spec.get("test", "t"), ("comparison", "test"), list(TESTS)),
+        correction=check.choice(spec.get("correction", "holm"), ("comparison", "correction"), list(CORRECTIONS)),
+        alpha=check.rule(spec.get("alpha", 0.05), ("comparison", "alpha"), "comparison.alpha"),
+        confidence=check.rule(spec.get("confidence", 0.95), ("comparison", "confidence"), "comparison.confidence"),
+        n_resamples=check.rule(spec.get("n_resamples", 10_000), ("comparison", "n_resamples"),
+                               "comparison.n_resamples"))
+
+
+def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping[str, Source],
+           comparison: ComparisonSettings | None) -> tuple[Any, ...]:
+    from ..stats.gates import parse_gates
+
+    if value is None:
+        return ()
+    spec = check.mapping(value, ("gates",), None, "{recall@5: '>= 0.80', ndcg@10: '>= baseline - 0.01'}")
+    out = []
+    for key, expressions in spec.items():
+        try:
+            gates = parse_gates({key: expressions})
+        except EvalbridgeError as error:
+            raise check.fail(("gates", key), str(error))
+        for gate in gates:
+            if gate.metric not in metrics:
+                raise check.fail(("gates", key), f"{gate.metric} is not one of the metrics "
+                                                 f"({', '.join(map(str, metrics))}).",
+                                 fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated.")
+            if gate.system is not None and gate.system not in runs:
+                raise check.fail(("gates", key), f"system {gate.system!r} is not one of the runs.",
+                                 fix=f"{_suggest(gate.system, list(runs))}Runs: {', '.join(runs)}.")
+            if gate.relative and comparison is None:
+                raise check.fail(("gates", key), f"{gate.text!r} is relative to the baseline, but there is none.",
+                                 fix="add comparison: {baseline: <run name>}.")
+        out += gates
+    return tuple(out)
+
+
+def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, float]] | None:
+    from ..metrics.catalogue import METRICS
+    from ..reports.report import QUALITY_BANDS
+
+    if value is None or value is False:
+        return None
+    if value is True:
+        return QUALITY_BANDS
+    spec = check.mapping(value, ("bands",), None, "{nDCG: [0.5, 0.7, 0.85], recall@5: [0.6, 0.75, 0.85]}")
+    out = {}
+    for key, bounds in spec.items():
+        path = ("bands", key)
+        if key in METRICS:
+            name = key
+        else:
+            try:
+                name = str(parse_metric(key))
+            except EvalbridgeError as error:
+                raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, or a metric).")
+        if not (isinstance(bounds, list) and len(bounds) == 3):
+            raise check.fail(path, f"expected three increasing lower bounds [fair, good, excellent]; got {bounds!r}.")
+        values = tuple(check.number(b, path + (i,)) for i, b in enumerate(bounds))
+        if not values[0] <= values[1] <= values[2]:
+            raise check.fail(path, f"the bounds must increase; got {list(values)}.")
+        out[name] = values
+    return MappingProxyType(out)
+
+
+def _plots(check: _Checker, value: Any) -> PlotSettings | None:
+    from ..metrics.catalogue import METRICS
+    from ..reports.plots import FORMATS
+
+    if value is None or value is False:
+        return None
+    if value is True:
+        return PlotSettings()
+    path = ("output", "plots")
+    spec = check.mapping(value, path, ("formats", "distribution", "differences", "curves", "k"),
+                         "{formats: [png], curves: [nDCG, P, R], k: [1, 5, 10, 20]}")
+    curves = spec.get("curves", [])
+    curves = [curves] if isinstance(curves, str) else curves
+    if not isinstance(curves, list):
+        raise check.fail(path + ("curves",), f"expected a list of metric families; got {curves!r}.")
+    for i, family in enumerate(curves):
+        if family not in METRICS or METRICS[family].cutoff == "none":
+            raise check.fail(path + ("curves", i), f"{family!r} is not a metric family with a cutoff.",
+                             fix=f"{_suggest(str(family), list(METRICS))}use e.g. nDCG, P, R, AP, RR, Success.")
+    ks = spec.get("k", list(PlotSettings.k))
+    if not isinstance(ks, list) or not ks:
+        raise check.fail(path + ("k",), f"expected a list of cutoffs; got {ks!r}.")
+    ks = [check.rule(k, path + ("k", i), "output.plots.k") for i, k in enumerate(ks)]
+    return PlotSettings(
+        formats=check.choices(spec.get("formats", ["png"]), path + ("formats",), FORMATS),
+        distribution=check.boolean(spec.get("distribution", True), path + ("distribution",)),
+        differences=check.boolean(spec.get("differences", True), path + ("differences",)),
+        curves=tuple(curves), k=tuple(sorted(set(ks))))
+
+
+def _output(check: _Checker, value: Any, folder: Path, default_dir: str | None) -> OutputSettings:
+    spec = check.mapping(value or {}, ("output",), ("dir", "formats", "per_query", "system_json", "plots", "digits"),
+                         "{dir: reports/demo, formats: [markdown, json, csv, latex]}")
+    given = spec.get("dir", default_dir)
+    directory = None if given is None else _output_dir(check, check.string(given, ("output", "dir")), folder)
+    return OutputSettings(
+        dir=directory,
+        formats=check.choices(spec.get("formats", list(OutputSettings.formats)), ("output", "formats"),
+                              _REPORT_FORMATS),
+        per_query=check.choices(spec.get("per_query", list(OutputSettings.per_query)), ("output", "per_query"),
+                                _PER_QUERY_FORMATS),
+        system_json=check.boolean(spec.get("system_json", True), ("output", "system_json")),
+        plots=_plots(check, spec.get("plots")),
+        digits=check.rule(spec.get("digits", 4), ("output", "digits"), "output.digits"))
+
+
+def _output_dir(check: _Checker, written: str, folder: Path) -> Path:
+    """``output.dir``: relative paths are inside the config's folder (a ``..`` that leaves it is refused);
+    absolute paths are taken as they are."""
+    path = Path(written).expanduser()
+    if path.is_absolute():
+        return path.resolve()
+    target = (folder / path).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise check.fail(("output", "dir"), f"{written!r} leaves the config's folder ({folder}).",
+                         fix="write reports inside the config's folder (e.g. reports/NAME), or give an absolute "
+                             "path to write elsewhere on purpose.")
+    return target
+
+
+def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, document: int = 0,
+             count: int = 1, default_dir: str | None = None) -> Config:
+    """Check a raw description (a YAML document, or what a command line gives) and build its :class:`Config`.
+
+    Args:
+        raw: the settings, keyed as in a config file (``docs/config.md``).
+        locator: names the place of each setting in messages (:class:`YamlLocator`, :class:`FlagLocator`).
+        folder: the folder relative paths are read from (the config's, or the working directory).
+        path: the config file (None for a command line).
+        document, count: which YAML document of how many (for default names).
+        default_dir: ``output.dir`` when not given (None: nothing is written unless asked).
+    """
+    from ..backends import BACKENDS, get_backend, unsupported
+    from ..model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+
+    check = _Checker(locator)
+    spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
+    for required in ("runs", "metrics"):
+        if required not in spec:
+            raise check.fail((), f"the config has no {required!r} key.",
+                             fix="every config needs runs: and metrics: (see docs/config.md).")
+    runs_spec = check.mapping(spec["runs"], ("runs",), None, "{bm25: runs/bm25.txt}")
+    if not runs_spec:
+        raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
+    runs = {str(name): _source(check, value, ("runs", name), folder, "run") for name, value in runs_spec.items()}
+    qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels") if spec.get("qrels") is not None else None
+    for name, source in runs.items():
+        if source.carries_qrels and qrels is not None:
+            raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so the "
+                                                       f"top-level qrels would be ignored.",
+                             fix="remove qrels:, or give this run in a run format (trec, json, ranked, ...).")
+        if not source.carries_qrels and qrels is None:
+            raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
+                                             f"config has no qrels.", fix="add qrels: <path to the qrels>.")
+    metrics = _metrics(check, spec["metrics"])
+    backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
+    module = get_backend(backend)
+    for i, metric in enumerate(metrics):
+        reason = unsupported(module, metric)
+        if reason is not None:
+            raise check.fail(("metrics", i), f"backend {backend!r} cannot compute {metric}: {reason}",
+                             fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
+    min_relevance = spec.get("min_relevance")
+    if min_relevance is not None:
+        min_relevance = check.rule(min_relevance, ("min_relevance",), "min_relevance")
+    comparison = _comparison(check, spec.get("comparison"), runs)
+    seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
+    stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
+    return Config(
+        path=path, document=document, title=str(spec.get("title") or stem), runs=MappingProxyType(runs),
+        metrics=metrics, qrels=qrels, backend=backend, min_relevance=min_relevance,
+        ties=check.choice(spec.get("ties", "docid_desc"), ("ties",), TIE_POLICIES),
+        score_precision=check.choice(spec.get("score_precision", "float64"), ("score_precision",), SCORE_PRECISIONS),
+        missing_queries=check.choice(spec.get("missing_queries", "zero"), ("missing_queries",),
+                                     MISSING_QUERY_POLICIES),
+        crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison,
+        gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands")),
+        output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
+        seed=seed,
+        raw=MappingProxyType(dict(spec)))
+
+

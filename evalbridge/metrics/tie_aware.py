@@ -16,7 +16,8 @@ Each function takes
   and the value is then the :mod:`evalbridge.metrics.reference` value, bit for bit;
 * ``judged``: the grades of every judged document of the query;
 
-and the same options as the reference function of the same name.
+and the same options as the reference function of the same name. Sums over a group's members
+are exactly rounded (``math.fsum``), so the order the members are given in never changes a bit.
 
 Notation for one group: it holds ``n`` documents, ``r`` of them relevant (``grade >= rel``), and
 follows ``s`` documents ranked before it, so it occupies ranks ``s+1 .. s+n``; ``c`` of those ranks
@@ -173,7 +174,7 @@ def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: 
     for s, n, c, group in _layout(groups, k):
         if c == 0:
             break
-        gains = sum(gain_of(g, gain, rel) for g in group)
+        gains = math.fsum(gain_of(g, gain, rel) for g in group)  # exactly rounded: any order of the group
         if gains:
             total += gains * (sum(discount_of(s + p, discount) for p in range(1, c + 1)) / n)
     return total
@@ -262,7 +263,7 @@ def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None 
         if not relevant:
             continue
         r = len(relevant)
-        weight = sum(g / max_grade if weights == "graded" else 1.0 for g in relevant)  # type: ignore[operator]
+        weight = math.fsum(g / max_grade if weights == "graded" else 1.0 for g in relevant)  # type: ignore[operator]
         if n == 1:  # the reference's own arithmetic: P@i * w_i
             inside += (before + 1) / (s + 1) * weight
         elif c == n or norm == "R":

@@ -370,3 +370,82 @@ def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch:
 def test_unknown_tie_policy_is_refused_with_the_choices() -> None:
     with pytest.raises(eb.InputError, match="'average'"):
         eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", ties="mean")
+
+
+# -- cross-check: tie luck ---------------------------------------------------------------------------------
+
+
+def test_crosscheck_reports_a_difference_due_to_tie_order_as_all_tie_luck() -> None:
+    """One relevant document tied with two others. In input order it is first (RR = 1); pytrec_eval
+    orders ties by doc id descending, c, b, a (RR = 1/3). Over the 3! orders it is first, second or
+    third with probability 1/3 each: E[RR] = (1 + 1/2 + 1/3) / 3 = 11/18 = 0.6111."""
+    check = eb.crosscheck({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.5}}, ["RR"],
+                          backends=["pytrec_eval"], ties="input")
+    (cause,) = check.differences.cause
+    assert cause.startswith("ties broken differently: pytrec_eval orders tied scores docid_desc, the reference input")
+    assert cause.endswith("tie luck: all of the -0.6667 difference (expected value over every order of the tied "
+                          "documents: 0.6111)")
+    assert check.ok
+
+
+def test_crosscheck_under_average_compares_each_library_order_with_the_expected_value() -> None:
+    """Under ties="average" the reference column is E[RR] = 11/18 and pytrec_eval's doc id order
+    (RR = 1/3) is tie luck of 1/3 - 11/18 = -5/18 = -0.2778."""
+    check = eb.crosscheck({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.5}}, ["RR"],
+                          backends=["pytrec_eval"], ties="average")
+    (row,) = check.differences.itertuples()
+    assert (row.reference, row.value) == (pytest.approx(11 / 18, rel=1e-15), pytest.approx(1 / 3, rel=1e-15))
+    assert "the reference averages over every order; tie luck: all of the -0.2778 difference" in row.cause
+    assert check.ok and check.reference_backend == "reference"
+
+
+def test_tie_luck_is_the_part_of_a_difference_that_averaging_over_tie_orders_removes() -> None:
+    """a and b differ only beyond float32 precision, b is relevant. In float64 a ranks first:
+    RR = 1/2 with no tie at all (E_requested = 1/2). pytrec_eval's C floats tie them and doc id
+    descending puts b first: RR = 1. Under its conventions the expected value is (1 + 1/2) / 2 = 3/4,
+    so of the +1/2 difference, 3/4 - 1/2 = +1/4 is the float32 collision and (1 - 3/4) - 0 = +1/4
+    is tie luck."""
+    run = {"q": {"a": 0.9752302811, "b": 0.9752302801, "c": 0.5, "d": 0.5}}
+    check = eb.crosscheck({"q": {"b": 1}}, run, ["RR"], backends=["pytrec_eval"])
+    (cause,) = check.differences.cause
+    assert cause.startswith("float32 score collision")
+    assert cause.endswith("tie luck: +0.25 of the +0.5 difference (expected value over every order of the tied "
+                          "documents: 0.5, 0.75 with pytrec_eval's other conventions)")
+
+
+@pytest.mark.slow  # ranx compiles its kernels on first use
+def test_a_difference_in_a_query_without_ties_mentions_no_tie_luck() -> None:
+    """ranx truncates the grade 2.5 to 2: nDCG differs, with no tie anywhere, so no tie luck."""
+    check = eb.crosscheck({"q": {"a": 2.5, "b": 1}}, {"q": {"a": 1.0, "b": 2.0}}, ["nDCG"], backends=["ranx"])
+    (cause,) = check.differences.cause
+    assert cause == "float grade truncation: ranx truncates float grades to integers" and check.ok
+
+
+def test_canonicalised_crosscheck_lists_every_library_as_unable_to_average() -> None:
+    check = eb.crosscheck({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1", "nDCG"],
+                          backends=["ir_measures", "pytrec_eval"], ties="average", canonicalise=True)
+    assert set(check.unsupported) == {(b, m) for b in ("ir_measures", "pytrec_eval") for m in ("P@1", "nDCG")}
+    assert all("ties='average'" in reason for reason in check.unsupported.values())
+    assert check.values["reference"][parse_metric("P@1")] == {"q": 0.5}
+
+
+def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(tie_aware.KERNELS, "AP")
+    with pytest.raises(UnsupportedMetricError, match="AP has no exact tie-aware formula"):
+        eb.crosscheck({"q": {"a": 1}}, {"q": {"a": 0.5}}, ["AP"], backends=["pytrec_eval"], ties="average")
+
+
+@given(data=qrels_and_run(ties=True, max_docs=10, max_queries=3, missing=True),
+       metric=metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success"), max_k=10))
+@settings(max_examples=40)
+def test_under_average_every_library_difference_with_both_values_is_explained_as_tie_luck(data, metric) -> None:  # noqa: ANN001
+    """pytrec_eval and ir-measures on their own: each difference from the expected value is verified,
+    and wherever both sides have a value it is all tie luck (under average the reference is E)."""
+    qrels, run = data
+    check = eb.crosscheck(qrels, run, [metric], backends=["pytrec_eval", "ir_measures"], ties="average")
+    assert check.ok
+    (reference_values,) = check.values["reference"].values()
+    assert reference_values == eb.evaluate(qrels, run, [metric], ties="average").query(metric)
+    for row in check.differences.itertuples():
+        if not (math.isnan(row.reference) or math.isnan(row.value)):
+            assert "tie luck: all of the" in row.cause

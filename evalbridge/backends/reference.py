@@ -57,12 +57,16 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
 
 def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
                       conventions: Conventions) -> dict[Metric, dict[str, float]]:
-    """``compute`` under ``ties="average"``: each metric's expected value over every order of each tie group."""
+    """``compute`` under ``ties="average"``: each metric's expected value over every order of each tie group.
+
+    A query without tied scores has one order: the reference functions compute it (the tie-aware
+    ones give the same value, bit for bit, more slowly; tests/test_tie_aware.py holds them equal).
+    """
     for metric in metrics:
         reason = tie_aware.unsupported(metric.name)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
-    calls = [(metric, tie_aware.KERNELS[metric.name], metric.arguments) for metric in metrics]
+    calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments) for metric in metrics]
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades in qrels.items():
         scores = run.get(qid)
@@ -71,6 +75,11 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         groups = [[grades.get(doc, 0) for doc in group]
                   for group in rank_groups(scores, score_precision=conventions.score_precision)]
         judged = list(grades.values())
-        for metric, kernel, kwargs in calls:
-            values[metric][qid] = kernel(groups, judged, **kwargs)
+        if len(groups) == len(scores):  # no ties
+            retrieved = [grade for (grade,) in groups]
+            for metric, _, kernel, kwargs in calls:
+                values[metric][qid] = kernel(retrieved, judged, **kwargs)
+        else:
+            for metric, kernel, _, kwargs in calls:
+                values[metric][qid] = kernel(groups, judged, **kwargs)
     return values

@@ -58,13 +58,19 @@ def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
     """E[|relevant in the top k|] = sum over groups of c * r / n, exactly.
 
     The ``c`` ranks of a group within the cutoff receive a uniformly random ``c``-subset of its
-    ``n`` documents, so the relevant ones among them are hypergeometric with mean ``c * r / n``.
+    ``n`` documents, so the relevant ones among them are hypergeometric with mean ``c * r / n``
+    (``r`` itself for a group wholly inside the cutoff).
     """
-    total = Fraction(0)
+    whole, straddling = 0, Fraction(0)
     for _, n, c, group in _layout(groups, k):
-        if c:
-            total += Fraction(c * sum(g >= rel for g in group), n)
-    return total
+        if c == 0:
+            break
+        r = sum(g >= rel for g in group)
+        if c == n:
+            whole += r
+        else:
+            straddling = Fraction(c * r, n)
+    return whole + straddling
 
 
 def precision(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:

@@ -449,3 +449,14 @@ def test_under_average_every_library_difference_with_both_values_is_explained_as
     for row in check.differences.itertuples():
         if not (math.isnan(row.reference) or math.isnan(row.value)):
             assert "tie luck: all of the" in row.cause
+
+
+def test_every_backend_declares_the_tie_policies_it_follows() -> None:
+    """Each backend's TIES is a subset of the policies; the reference and auto follow all of them."""
+    from evalbridge.backends import BACKENDS
+    from evalbridge.model import ORDERED_TIES, TIE_POLICIES
+
+    for name in BACKENDS:
+        ties = get_backend(name).TIES
+        assert set(ORDERED_TIES) <= set(ties) <= set(TIE_POLICIES), name
+    assert get_backend("reference").TIES == get_backend("auto").TIES == TIE_POLICIES

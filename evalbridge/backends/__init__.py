@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..model import Conventions
+
+if TYPE_CHECKING:
+    from ..metrics.spec import Metric
 
 __all__ = ["BACKENDS", "get_backend", "unsupported", "tie_problem", "available"]
 
@@ -47,7 +51,7 @@ def get_backend(name: str) -> ModuleType:
     return importlib.import_module(path)
 
 
-def tie_problem(module: ModuleType, metric, ties: str) -> str | None:  # noqa: ANN001 - Metric
+def tie_problem(module: ModuleType, metric: Metric, ties: str) -> str | None:
     """Why backend ``module`` cannot compute ``metric`` under the tie policy ``ties``, or ``None``.
 
     A backend follows the policies in its ``TIES``; under ``ties="average"`` the metric also needs

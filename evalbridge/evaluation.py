@@ -162,7 +162,8 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     from .results import Provenance, Results
 
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
-    columnar = _read_columnar(qrels, run, backend, conventions.ties)
+    # columns only for the fast engine, hence only under a tie policy it follows
+    columnar = _read_columnar(qrels, run, backend) if conventions.ties in get_backend("fast").TIES else None
     # The rows are wrapped, not copied: nothing built from them outlives this call.
     qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
     if backend == "auto":
@@ -194,13 +195,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
 
 
-def _read_columnar(qrels: Any, run: Any, backend: str, ties: str):  # noqa: ANN202 - (QrelsView, RunView) | None
-    """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None`` (also when
-    the engine does not follow the tie policy)."""
-    from .backends import fast
-
-    if backend not in ("auto", "fast") or ties not in fast.TIES or \
-            not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
+def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None
+    """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None``."""
+    if backend not in ("auto", "fast") or not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
         return None
     from .engine.arrow_io import read_trec_views
 

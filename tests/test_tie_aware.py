@@ -460,3 +460,14 @@ def test_every_backend_declares_the_tie_policies_it_follows() -> None:
         ties = get_backend(name).TIES
         assert set(ORDERED_TIES) <= set(ties) <= set(TIE_POLICIES), name
     assert get_backend("reference").TIES == get_backend("auto").TIES == TIE_POLICIES
+
+
+def test_trec_files_under_average_are_evaluated_by_the_reference_not_read_into_columns(tmp_path) -> None:  # noqa: ANN001
+    """auto reads nothing into the fast engine's columns for average; fast itself refuses it."""
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0 x\n")
+    qrels, run = str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")
+    result = eb.evaluate(qrels, run, "P@1", ties="average")
+    assert (result.provenance.backend, result["P@1"]) == ("reference", 0.5)
+    with pytest.raises(UnsupportedMetricError, match="backend 'fast' cannot compute P@1"):
+        eb.evaluate(qrels, run, "P@1", ties="average", backend="fast")

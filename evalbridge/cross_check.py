@@ -18,6 +18,13 @@ backend's value. Causes:
 * ``missing-query policy``: the backend drops (or zero-fills) a query the reference does not;
 * ``relevance threshold applied to nDCG``: the reference computes ``nDCG(rel=level)``.
 
+An explained difference in a query with tied scores also says how much of it is *tie luck*: with
+``E`` the expected value over every order of each tie group (the reference under
+``ties="average"``), once under the requested conventions and once under the verified setting
+that reproduces the backend, the tie luck is ``(value - E_backend) - (reference - E_requested)``;
+the rest, ``E_backend - E_requested``, is what the other causes change in expectation. Under
+``ties="average"`` the reference *is* ``E_requested``, so whatever order a library picks is luck.
+
 Anything else is ``unexplained``; a difference whose possible causes did not reproduce it is
 ``suspected: ...`` and counts as unexplained too.
 
@@ -47,9 +54,10 @@ from typing import Any, Callable
 
 from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
+from .metrics import tie_aware
 from .metrics.spec import Metric, parse_metrics
-from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
-                      relevance_level, resolve_metric)
+from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, fill_missing,
+                         needs_max_grade, relevance_level, resolve_metric)
 from .model import Conventions, Qrels, Run
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
@@ -168,15 +176,16 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
                 lambda s: replace(s, conventions=replace(s.conventions, score_precision=native.score_precision))))
         precision = "float32" if "float32" in (native.score_precision, requested.score_precision) else "float64"
         if has_ties(scores, score_precision=precision) and (native.ties != requested.ties or native.ties == "input"):
+            reference = "averages over every order" if requested.ties == "average" else requested.ties
             if hasattr(module, "native_ranking"):
                 found.append(_Deviation(
                     "ties", f"ties broken differently: {name} keeps its own order of tied scores "
-                            f"(insertion or numba argsort order), the reference {requested.ties}",
+                            f"(insertion or numba argsort order), the reference {reference}",
                     lambda s: replace(s, ranx_order=True, conventions=replace(s.conventions, ties="input"))))
             else:
                 found.append(_Deviation(
                     "ties", f"ties broken differently: {name} orders tied scores {native.ties}, the reference "
-                            f"{requested.ties}",
+                            f"{reference}",
                     lambda s: replace(s, conventions=replace(s.conventions, ties=native.ties))))
     if native.grades == "truncate" and fractional_grades(grades):
         found.append(_Deviation("truncation", f"float grade truncation: {name} truncates float grades to integers",
@@ -209,6 +218,7 @@ def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels
              for asked, qid, _ in items]
     tries = list(map(_combinations, found))
     causes: list[tuple[str, bool] | None] = [None] * len(items)
+    verified: dict[int, _Setting] = {}  # item -> the setting that reproduced the backend's value
     pending = list(range(len(items)))
     while pending:
         rounds: dict[_Setting, list[tuple[int, Metric, tuple[_Deviation, ...]]]] = {}
@@ -231,11 +241,60 @@ def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels
                 _, qid, value = items[i]
                 if _same(got[metric][qid], value, atol):
                     causes[i] = ("; ".join(d.cause for d in subset), True)
+                    verified[i] = replace(setting, metric=metric)
                 else:
                     pending.append(i)
+    references = [ref for found in differing.values() for _, ref, _ in found]
+    for i, luck in _tie_luck(qrels, run, items, references, verified, requested, name, atol).items():
+        causes[i] = (f"{causes[i][0]}; {luck}", True)  # type: ignore[index] - verified above
     out: dict[Metric, list[tuple[str, bool]]] = {}
     for (asked, _, _), cause in zip(items, causes):
         out.setdefault(asked, []).append(cause)  # type: ignore[arg-type] - set when nothing is pending
+    return out
+
+
+def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | None]], references: list[float | None],
+              verified: dict[int, _Setting], requested: Conventions, name: str, atol: float) -> dict[int, str]:
+    """For each verified item of a query with tied scores, how much of its difference is tie luck (when
+    more than ``atol``).
+
+    ``E_requested`` and ``E_backend`` are the reference under ``ties="average"``, with the requested
+    conventions and with the verified setting's other conventions; the tie luck is
+    ``(value - E_backend) - (reference - E_requested)``. Metrics without a tie-aware formula are skipped.
+    """
+    wanted: dict[_Setting, list[tuple[int, Metric, str]]] = {}
+    for i, setting in verified.items():
+        asked, qid, _ = items[i]
+        precision = "float32" if "float32" in (setting.conventions.score_precision, requested.score_precision) \
+            else "float64"
+        if tie_aware.unsupported(asked.name) is not None or setting.metric is None or \
+                not has_ties(run.get(qid) or {}, score_precision=precision):
+            continue
+        averaged = replace(setting, ranx_order=False, conventions=replace(setting.conventions, ties="average"))
+        for role, chosen in (("backend", averaged), ("requested", _Setting(replace(requested, ties="average"), asked))):
+            wanted.setdefault(replace(chosen, metric=None), []).append((i, chosen.metric, role))  # type: ignore[arg-type]
+    expected: dict[int, dict[str, float | None]] = {}
+    for setting, members in wanted.items():
+        got = _values(qrels, run, list(dict.fromkeys(items[i][1] for i, _, _ in members)), setting,
+                      list(dict.fromkeys(metric for _, metric, _ in members)), None)
+        for i, metric, role in members:
+            expected.setdefault(i, {})[role] = got[metric][items[i][1]]
+    out: dict[int, str] = {}
+    for i, found in expected.items():
+        value, reference = items[i][2], references[i]
+        mean_backend, mean_requested = found["backend"], found["requested"]
+        if None in (value, reference, mean_backend, mean_requested):
+            continue
+        luck = (value - mean_backend) - (reference - mean_requested)  # type: ignore[operator]
+        difference = value - reference  # type: ignore[operator]
+        if abs(luck) <= atol:
+            continue
+        share = "all" if abs(luck - difference) <= atol else f"{luck:+.4g}"
+        text = (f"tie luck: {share} of the {difference:+.4g} difference (expected value over every order of the "
+                f"tied documents: {mean_requested:.4g}")
+        if abs(mean_backend - mean_requested) > atol:  # type: ignore[operator]
+            text += f", {mean_backend:.4g} with {name}'s other conventions"
+        out[i] = text + ")"
     return out
 
 
@@ -341,7 +400,10 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             difference is classified. True: evalbridge's exact bridges are applied first, so
             every backend must agree with the reference (any difference is unexplained).
         min_relevance, ties, score_precision, missing_queries: the reference's conventions,
-            as in :func:`evalbridge.evaluate`.
+            as in :func:`evalbridge.evaluate`. With ``ties="average"`` the reference column is each
+            query's expected value over every order of its tied documents; no library can follow
+            that (with ``canonicalise=True`` they are listed as unsupported), and on their own each
+            differs from it by its tie luck, which the causes quantify.
 
     Returns:
         :class:`CrossCheck`. Unsupported (backend, metric) pairs are listed, never raised.
@@ -363,7 +425,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     for metric in wanted:
         check_max_grade(metric, qrels)
 
-    reference_backend = auto.choose(qrels, run)
+    reference_backend = auto.choose(qrels, run, ties=conventions.ties)
+    check_supported(reference_backend, wanted, qrels, conventions)
     ref_values, _ = get_backend(reference_backend).compute(qrels, run, wanted, conventions)
     fill_missing(ref_values, qrels, conventions.missing_queries)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
@@ -382,7 +445,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             continue
         supported = []
         for metric in wanted:
-            reason = unsupported(module, metric, qrels)
+            # with canonicalise, the library must follow the requested conventions, tie policy included
+            reason = unsupported(module, metric, qrels, conventions=conventions if canonicalise else None)
             if reason is None:
                 supported.append(metric)
             else:

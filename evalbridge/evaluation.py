@@ -18,7 +18,7 @@ from .metrics.spec import Metric, parse_metrics
 from .model import Conventions, Qrels, Run, check_level
 
 __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
-           "resolve_metric", "check_max_grade", "fill_missing"]
+           "resolve_metric", "check_max_grade", "check_supported", "fill_missing"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
@@ -100,6 +100,17 @@ def check_max_grade(metric: Metric, qrels: Qrels) -> None:
                          f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")
 
 
+def check_supported(backend: str, metrics: Iterable[Metric], qrels: Qrels, conventions: Conventions) -> None:
+    """Refuse, in one error naming every reason, the metrics backend ``backend`` cannot compute exactly
+    on these qrels under these conventions (see :func:`evalbridge.backends.unsupported`)."""
+    module = get_backend(backend)
+    reasons = {m: r for m in metrics if (r := unsupported(module, m, qrels, conventions=conventions)) is not None}
+    if reasons:
+        lines = "; ".join(f"{m}: {r.rstrip('.')}" for m, r in reasons.items())
+        raise UnsupportedMetricError(f"backend {backend!r} cannot compute {lines}. "
+                                     f"Fix: use backend='reference', or run `evalbridge metrics` for who supports what.")
+
+
 def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: str) -> None:
     """Apply the missing-query policy in place: ``zero`` gives every qrels query absent from the values 0."""
     if policy != "zero":
@@ -131,7 +142,11 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
             whenever that path meets anything unusual, so errors still name ``file:line``).
         min_relevance: relevance level of binary metrics that do not set ``rel``
             (default: the qrels' own ``min_relevance``, else 1). nDCG ignores it, as trec_eval does.
-        ties: ``docid_desc`` (trec_eval), ``docid_asc`` or ``input``.
+        ties: how tied scores are ranked: ``docid_desc`` (trec_eval), ``docid_asc`` or ``input``
+            (the order the documents were given in); or ``average``: every metric is its
+            expected value over all orders of each group of tied documents, computed exactly
+            (:mod:`evalbridge.metrics.tie_aware`), so no tie rule decides the value. ``average``
+            is computed by the reference (``auto`` chooses it); other backends refuse it.
         score_precision: ``float64`` or ``float32`` (trec_eval <= 9).
         missing_queries: ``zero`` scores qrels queries absent from the run as 0;
             ``drop`` leaves them out of the mean. Both are counted in the provenance.
@@ -146,15 +161,16 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     """
     from .results import Provenance, Results
 
-    columnar = _read_columnar(qrels, run, backend)
+    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
+    # columns only for the fast engine, hence only under a tie policy it follows
+    columnar = _read_columnar(qrels, run, backend) if conventions.ties in get_backend("fast").TIES else None
     # The rows are wrapped, not copied: nothing built from them outlives this call.
     qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
     if backend == "auto":
         from .backends.auto import choose
 
-        backend = choose(qrels, run)
+        backend = choose(qrels, run, ties=conventions.ties)
     check_compatible(qrels, run)
-    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
     level = relevance_level(qrels, min_relevance)
     asked = parse_metrics(metrics)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
@@ -165,12 +181,8 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     wanted = list(dict.fromkeys(map(resolve, asked)))
     for metric in wanted:
         check_max_grade(metric, qrels)
+    check_supported(backend, wanted, qrels, conventions)
     module = get_backend(backend)
-    reasons = {m: r for m in wanted if (r := unsupported(module, m, qrels)) is not None}
-    if reasons:
-        lines = "; ".join(f"{m}: {r.rstrip('.')}" for m, r in reasons.items())
-        raise UnsupportedMetricError(f"backend {backend!r} cannot compute {lines}. "
-                                     f"Fix: use backend='reference', or run `evalbridge metrics` for who supports what.")
     values, bridges = module.compute(qrels, run, wanted, conventions)
 
     missing = tuple(filterfalse(run.keys().__contains__, qrels))

@@ -19,9 +19,12 @@ from typing import Any, Literal
 
 from .errors import InputError
 
-__all__ = ["Qrels", "Run", "Conventions", "check_level", "TIE_POLICIES", "MISSING_QUERY_POLICIES"]
+__all__ = ["Qrels", "Run", "Conventions", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
 
-TIE_POLICIES = ("docid_desc", "docid_asc", "input")
+#: Tie policies that put every query's documents in one order; ``average`` instead averages each
+#: metric over every order of each group of tied documents.
+ORDERED_TIES = ("docid_desc", "docid_asc", "input")
+TIE_POLICIES = (*ORDERED_TIES, "average")
 MISSING_QUERY_POLICIES = ("zero", "drop")
 SCORE_PRECISIONS = ("float64", "float32")
 
@@ -33,7 +36,9 @@ class Conventions:
     Attributes:
         ties: order of equal scores. ``docid_desc`` is trec_eval's rule (score
             descending, then doc id descending); ``docid_asc`` is ir-measures'
-            msmarco provider; ``input`` keeps the order the documents were given in.
+            msmarco provider; ``input`` keeps the order the documents were given in;
+            ``average`` orders no tie group: each metric is its expected value over every
+            order of each group of equal scores (:mod:`evalbridge.metrics.tie_aware`).
         score_precision: ``float32`` reproduces trec_eval <= 9 / pytrec_eval,
             which store scores as C floats, so scores 1e-9 apart tie.
         missing_queries: a query in the qrels but absent from the run scores 0
@@ -41,7 +46,7 @@ class Conventions:
             (``drop``, pytrec_eval). Either way it is counted in the provenance.
     """
 
-    ties: Literal["docid_desc", "docid_asc", "input"] = "docid_desc"
+    ties: Literal["docid_desc", "docid_asc", "input", "average"] = "docid_desc"
     score_precision: Literal["float64", "float32"] = "float64"
     missing_queries: Literal["zero", "drop"] = "zero"
 

@@ -2,7 +2,9 @@
 
 trec_eval's rule is the default: score descending, ties broken by doc id
 descending (byte-wise, ``comp_sim_docno`` in ``form_res_rels.c``). Other tie
-policies exist so the reference can reproduce what other backends do.
+policies exist so the reference can reproduce what other backends do; ``ties="average"``
+orders no tie group at all: :func:`rank_groups` gives the groups, and
+:mod:`evalbridge.metrics.tie_aware` averages over their orders.
 
 The detectors at the end (ties, float32 collisions, fractional grades) tell the cross-check which
 causes are worth verifying and the bridges which queries to re-score; each only says that a cause
@@ -14,7 +16,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 
-__all__ = ["rank", "to_float32", "tie_groups", "has_ties", "float32_collisions", "fractional_grades"]
+__all__ = ["rank", "rank_groups", "to_float32", "tie_groups", "has_ties", "float32_collisions", "fractional_grades"]
 
 
 def to_float32(values: list[float]) -> list[float]:
@@ -48,18 +50,33 @@ def rank(scores: Mapping[str, float], *, ties: str = "docid_desc", score_precisi
         return [d for _, d in sorted(zip((-v for v in values), docs))]
     if ties == "input":
         return [docs[i] for i in sorted(range(len(docs)), key=lambda i: -values[i])]
+    if ties == "average":
+        raise ValueError("ties='average' ranks no single order: rank_groups gives the tie groups to average over")
     raise ValueError(f"unknown tie policy {ties!r}")
 
 
-def tie_groups(scores: Mapping[str, float], *, score_precision: str = "float64") -> list[list[str]]:
-    """Groups of two or more doc ids that share a score (after rounding to ``score_precision``)."""
+def rank_groups(scores: Mapping[str, float], *, score_precision: str = "float64") -> list[list[str]]:
+    """Doc ids of one query as tie groups in rank order: every document in exactly one group, the
+    groups by score descending, the documents of a group (equal scores after rounding to
+    ``score_precision``) in input order. What ``ties="average"`` averages over.
+
+    Example:
+        >>> rank_groups({"a": 1.0, "b": 2.0, "c": 1.0})
+        [['b'], ['a', 'c']]
+    """
     values = list(scores.values())
     if score_precision == "float32":
         values = to_float32(values)
     groups: dict[float, list[str]] = {}
     for doc, value in zip(scores, values):
         groups.setdefault(value, []).append(doc)
-    return [g for g in groups.values() if len(g) > 1]
+    return [groups[value] for value in sorted(groups, reverse=True)]
+
+
+def tie_groups(scores: Mapping[str, float], *, score_precision: str = "float64") -> list[list[str]]:
+    """Groups of two or more doc ids that share a score (after rounding to ``score_precision``), in rank order."""
+    return [g for g in rank_groups(scores, score_precision=score_precision) if len(g) > 1]
+
 
 def has_ties(scores: Mapping[str, float], *, score_precision: str = "float64") -> bool:
     """True when two documents share a score (after rounding to ``score_precision``).

@@ -150,7 +150,7 @@ CONVENTION_ROWS = {
 }
 #: What the reference does for each convention (it follows any ``Conventions`` it is given).
 REFERENCE_CONVENTIONS = {
-    "ties": "any of the three (`ties=`); default doc id descending",
+    "ties": "any of the three (`ties=`), or the expected value over every order (`average`); default doc id descending",
     "score_precision": "float64, or float32 on request",
     "missing_queries": "scored 0, or left out (`missing_queries=`)",
     "empty_qrels": "scored 0",

@@ -5,6 +5,7 @@ Every backend is a module with the same small surface:
 * ``NAME`` and ``version() -> str``;
 * ``CONVENTIONS``: the :class:`~evalbridge.model.Conventions` the library itself follows;
 * ``CAPABILITIES``: metric name -> option -> allowed values (data, read by :func:`unsupported`);
+* ``TIES``: the tie policies (:data:`evalbridge.model.TIE_POLICIES`) its ``compute`` follows exactly;
 * ``compute(qrels, run, metrics, conventions) -> (values, bridges)``: per-query values for the
   queries present in both the qrels and the run, plus a note for every bridge applied.
 
@@ -16,10 +17,15 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..model import Conventions
 
-__all__ = ["BACKENDS", "get_backend", "unsupported", "available"]
+if TYPE_CHECKING:
+    from ..metrics.spec import Metric
+
+__all__ = ["BACKENDS", "get_backend", "unsupported", "tie_problem", "available"]
 
 #: backend name -> module path. Modules are imported only when asked for.
 BACKENDS = {
@@ -45,13 +51,33 @@ def get_backend(name: str) -> ModuleType:
     return importlib.import_module(path)
 
 
-def unsupported(module: ModuleType, metric, qrels=None) -> str | None:  # noqa: ANN001 - Metric, Qrels
+def tie_problem(module: ModuleType, metric: Metric, ties: str) -> str | None:
+    """Why backend ``module`` cannot compute ``metric`` under the tie policy ``ties``, or ``None``.
+
+    A backend follows the policies in its ``TIES``; under ``ties="average"`` the metric also needs
+    an exact tie-aware formula (:func:`evalbridge.metrics.tie_aware.unsupported`).
+    """
+    if ties not in module.TIES:
+        return (f"{module.NAME} puts tied documents in one order, so it cannot give the expected value over "
+                f"every order of them (ties={ties!r}); the reference can.")
+    if ties == "average":
+        from ..metrics.tie_aware import unsupported as tie_aware_problem
+
+        return tie_aware_problem(metric.name)
+    return None
+
+
+def unsupported(module: ModuleType, metric, qrels=None, *,  # noqa: ANN001 - Metric, Qrels
+                conventions: Conventions | None = None) -> str | None:
     """Why backend ``module`` cannot compute ``metric`` exactly, or ``None`` when it can.
 
     Reads the module's ``CAPABILITIES`` table (metric -> option -> allowed values) and, when
     ``qrels`` is given, checks that its grades can be bridged exactly (e.g. exp-gain nDCG over
-    float grades cannot be on an integer-only library).
+    float grades cannot be on an integer-only library); when ``conventions`` is given, checks
+    that the backend follows its tie policy (:func:`tie_problem`).
     """
+    if conventions is not None and (reason := tie_problem(module, metric, conventions.ties)) is not None:
+        return reason
     capabilities = getattr(module, "CAPABILITIES", None)
     if not capabilities:
         return None

@@ -39,7 +39,7 @@ from ..ranking import float32_collisions, has_ties
 from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
            "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER"]
@@ -310,6 +310,9 @@ def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, r
     order. With ``native=None`` (the library's own behaviour) scores are passed as they are,
     and a cut uses ``requested`` (then the library's conventions) to rank.
     """
+    if native is not None and requested.ties not in ORDERED_TIES:
+        raise UnsupportedMetricError(f"a library ranks tied documents in one order; ties={requested.ties!r} cannot be "
+                                     f"bridged to it. Fix: use backend='reference'.")
     out: dict[str, dict[str, float]] = {}
     rescored = 0
     precision = "float32" if "float32" in (requested.score_precision,

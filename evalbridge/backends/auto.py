@@ -14,12 +14,14 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import TIE_POLICIES, Conventions, Qrels, Run
 
 NAME = "auto"
 CONVENTIONS = Conventions()
 #: Whatever is chosen computes every metric with every option.
 CAPABILITIES: dict = {}
+#: Every tie policy: a policy the fast engine does not follow (``average``) is left to the reference.
+TIES = TIE_POLICIES
 
 #: Run rows from which the fast engine is used when numpy is not imported yet (its import is
 #: repaid there) and when it already is.
@@ -31,13 +33,18 @@ def version() -> str:
     return __version__
 
 
-def choose(qrels: Qrels, run: Run) -> str:
-    """``"fast"`` or ``"reference"`` for this input.
+def choose(qrels: Qrels, run: Run, *, ties: str = "docid_desc") -> str:
+    """``"fast"`` or ``"reference"`` for this input; always the reference for a tie policy the fast
+    engine does not follow (``average``).
 
     Example:
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
         'reference'
     """
+    from . import fast
+
+    if ties not in fast.TIES:
+        return "reference"
     if getattr(qrels, "columns", None) is not None:
         return "fast"
     threshold = THRESHOLD_WARM if "numpy" in sys.modules else THRESHOLD_COLD
@@ -49,4 +56,4 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     """The chosen backend's ``compute`` (see :func:`choose`)."""
     from . import get_backend
 
-    return get_backend(choose(qrels, run)).compute(qrels, run, metrics, conventions)
+    return get_backend(choose(qrels, run, ties=conventions.ties)).compute(qrels, run, metrics, conventions)

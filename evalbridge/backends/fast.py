@@ -12,12 +12,14 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run
 
 NAME = "fast"
 CONVENTIONS = Conventions()
 #: Like the reference, the engine computes every metric with every option.
 CAPABILITIES: dict = {}
+#: The engine places every document at one rank: ``ties="average"`` is the reference's (``auto`` picks it).
+TIES = ORDERED_TIES
 
 
 def version() -> str:
@@ -35,6 +37,11 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     """
     from ..engine import evaluate_columns, from_mappings
 
+    if conventions.ties not in TIES:
+        from ..errors import UnsupportedMetricError
+
+        raise UnsupportedMetricError(f"the fast engine ranks tied documents in one order; ties={conventions.ties!r} "
+                                     f"is computed by the reference. Fix: use backend='reference' or 'auto'.")
     columns = getattr(qrels, "columns", None)
     if columns is None:
         try:

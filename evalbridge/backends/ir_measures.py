@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 
@@ -35,6 +35,9 @@ CONVENTIONS = PROVIDER_CONVENTIONS["pytrec_eval"]
 
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "int"
+
+#: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
+TIES = ORDERED_TIES
 
 CAPABILITIES = {
     "P": {"rel": "positive"},

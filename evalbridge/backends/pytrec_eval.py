@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..errors import UnsupportedMetricError
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 
@@ -32,6 +32,9 @@ CONVENTIONS = NativeConventions(
 #: metric family -> option -> allowed values ("positive": any level > 0, bridged when not an int).
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "int"
+
+#: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
+TIES = ORDERED_TIES
 
 CAPABILITIES = {
     "P": {"rel": "positive"},

@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
 
@@ -38,6 +38,9 @@ CONVENTIONS = NativeConventions(
 
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "float"
+
+#: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
+TIES = ORDERED_TIES
 
 CAPABILITIES = {
     "P": {"rel": "positive"},

@@ -1,7 +1,9 @@
 """The reference backend: :mod:`evalbridge.metrics.reference` driven over every query.
 
 Readable rather than fast; it can follow any :class:`~evalbridge.model.Conventions`,
-which is how the cross-check reproduces what another backend does.
+which is how the cross-check reproduces what another backend does. Under ``ties="average"``
+each query's tie groups (:func:`evalbridge.ranking.rank_groups`) go to the tie-aware functions
+of :mod:`evalbridge.metrics.tie_aware` instead.
 """
 
 from __future__ import annotations
@@ -9,15 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._version import __version__
+from ..errors import UnsupportedMetricError
+from ..metrics import tie_aware
 from ..metrics.reference import KERNELS
-from ..ranking import rank
+from ..ranking import rank, rank_groups
 from ..metrics.spec import Metric
-from ..model import Conventions, Qrels, Run
+from ..model import TIE_POLICIES, Conventions, Qrels, Run
 
 NAME = "reference"
 CONVENTIONS = Conventions()
 #: The reference computes every metric with every option.
 CAPABILITIES: dict = {}
+#: Every tie policy; under ``average`` the metrics of :data:`evalbridge.metrics.tie_aware.KERNELS`.
+TIES = TIE_POLICIES
 
 
 def version() -> str:
@@ -29,7 +35,12 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
     Each query is ranked once and every metric reads that ranking.
+
+    Raises:
+        UnsupportedMetricError: under ``ties="average"``, a metric without a tie-aware formula.
     """
+    if conventions.ties == "average":
+        return _compute_averaged(qrels, run, metrics, conventions), []
     calls = [(metric, KERNELS[metric.name], metric.arguments) for metric in metrics]
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades in qrels.items():
@@ -42,3 +53,33 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         for metric, kernel, kwargs in calls:
             values[metric][qid] = kernel(retrieved, judged, **kwargs)
     return values, []
+
+
+def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
+                      conventions: Conventions) -> dict[Metric, dict[str, float]]:
+    """``compute`` under ``ties="average"``: each metric's expected value over every order of each tie group.
+
+    A query without tied scores has one order: the reference functions compute it (the tie-aware
+    ones give the same value, bit for bit, more slowly; tests/test_tie_aware.py holds them equal).
+    """
+    for metric in metrics:
+        reason = tie_aware.unsupported(metric.name)
+        if reason is not None:
+            raise UnsupportedMetricError(f"{metric}: {reason}")
+    calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments) for metric in metrics]
+    values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
+    for qid, grades in qrels.items():
+        scores = run.get(qid)
+        if scores is None:
+            continue
+        groups = [[grades.get(doc, 0) for doc in group]
+                  for group in rank_groups(scores, score_precision=conventions.score_precision)]
+        judged = list(grades.values())
+        if len(groups) == len(scores):  # no ties
+            retrieved = [grade for (grade,) in groups]
+            for metric, _, kernel, kwargs in calls:
+                values[metric][qid] = kernel(retrieved, judged, **kwargs)
+        else:
+            for metric, kernel, _, kwargs in calls:
+                values[metric][qid] = kernel(groups, judged, **kwargs)
+    return values

@@ -303,7 +303,7 @@ def test_bins_b_maps_a_0_to_10_judge_onto_the_human_0_to_3_scale():
     result = agreement(human, LLM_B, bins_b=[2.5, 5, 7.5], names=("human", "llm"))
     assert result.confusion == ((1, 0, 0, 0), (0, 0, 0, 0), (0, 0, 1, 1), (0, 0, 0, 1))
     assert result.labels_a == ("0", "1", "2", "3") and result.labels_b[3] == ">=7.5"
-    assert result.notes == ()
+    assert len(result.notes) == 1 and "default 1" in result.notes[0]
 
 
 @pytest.mark.parametrize("bins, message", [
@@ -564,3 +564,12 @@ def test_tau_ap_counts_a_tie_of_the_truth_broken_by_the_estimate_as_not_correct(
     assert tau_ap(truth, estimate) == pytest.approx(0.0, abs=1e-15)
     assert tau_ap(estimate, truth) == 1.0
     assert tau_ap(truth, estimate, symmetric=True) == pytest.approx(0.5, abs=1e-15)
+
+
+def test_a_binned_side_without_its_own_level_gets_a_note():
+    """Binning a 0-10 scale leaves its relevance level at the default 1: the binary kappa would read 1.0
+    as relevant, so the result says so."""
+    human = {"q1": {"d1": 3, "d2": 2, "d3": 2}, "q2": {"d4": 0}}
+    quiet = agreement(human, eb.Qrels(LLM_B, min_relevance=7), bins_b=[2.5, 5, 7.5])
+    noted = agreement(human, LLM_B, bins_b=[2.5, 5, 7.5], names=("human", "llm"))
+    assert quiet.notes == () and any("relevance level of llm is the default 1" in n for n in noted.notes)

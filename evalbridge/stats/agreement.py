@@ -495,6 +495,13 @@ class JudgeAgreement:
         parts += [f"<p>{escape(note)}</p>" for note in self.notes]
         return "\n".join(parts)
 
+    def __repr__(self) -> str:
+        a, b = self.names
+        return (f"JudgeAgreement({b} vs {a}: {self.shared_pairs} shared pairs, {self.only_in_a} only in {a}, "
+                f"{self.only_in_b} only in {b}; kappa {_fmt(self.cohen_kappa)}, quadratic kappa "
+                f"{_fmt(self.weighted_kappa)}, alpha ({self.alpha_level}) {_fmt(self.krippendorff_alpha)}, "
+                f"binary kappa {_fmt(self.binary_kappa)})")
+
     def to_dict(self) -> dict[str, Any]:
         """Every field (and :attr:`binary_agreement`) as JSON-ready values (nan becomes None)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
@@ -625,6 +632,10 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
                      f"so map one scale onto the other with bins_a / bins_b if they do not mean the same.")
     if binarised:
         notes.append("non-integer grades without bins: both sides are compared as relevant / not relevant.")
+    for name, edges, explicit in ((names[0], edges_a, explicit_a), (names[1], edges_b, explicit_b)):
+        if edges is not None and explicit is None:
+            notes.append(f"the relevance level of {name} is the default 1 on binned grades: give it its own "
+                         f"(eb.Qrels(..., min_relevance=...)) or pass min_relevance for the binary kappa.")
     return JudgeAgreement(
         names=names, shared_pairs=len(grades_a), only_in_a=only_a, only_in_b=only_b, shared_queries=shared_queries,
         queries_only_in_a=tuple(q for q in qa if q not in qb), queries_only_in_b=tuple(q for q in qb if q not in qa),
@@ -899,6 +910,11 @@ class RankingAgreement:
         table = self._table("html")
         return f"{table}<p>{escape(self.describe())}</p>"
 
+    def __repr__(self) -> str:
+        taus = ", ".join(f"{r.metric}: tau {_fmt(r.kendall_tau)}, tau_ap {_fmt(r.tau_ap)}, {r.flipped} flipped"
+                         for r in self.rows)
+        return f"RankingAgreement({self.names[1]} vs {self.names[0]}; {taus or 'no runs'})"
+
     def to_dict(self) -> dict[str, Any]:
         """``{"settings": {...}, "metrics": [...]}`` with every pair, JSON-ready (nan becomes None)."""
         settings = {"names": list(self.names), "test": self.test, "correction": "holm", "alpha": self.alpha,
@@ -1025,6 +1041,9 @@ class Agreement:
 
     def __str__(self) -> str:
         return f"{self.judges}\n\n{self.ranking}"
+
+    def __repr__(self) -> str:
+        return f"Agreement({self.judges!r}, {self.ranking!r})"
 
     def to_markdown(self) -> str:
         a, b = self.judges.names

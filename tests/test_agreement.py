@@ -573,3 +573,20 @@ def test_a_binned_side_without_its_own_level_gets_a_note():
     quiet = agreement(human, eb.Qrels(LLM_B, min_relevance=7), bins_b=[2.5, 5, 7.5])
     noted = agreement(human, LLM_B, bins_b=[2.5, 5, 7.5], names=("human", "llm"))
     assert quiet.notes == () and any("relevance level of llm is the default 1" in n for n in noted.notes)
+
+
+def test_settings_and_input_shapes_are_checked_before_any_work():
+    """Unknown test, significance level out of (0, 1), runs not keyed by name, per-query dicts instead of
+    Results, an unknown output format: each an InputError saying what is expected."""
+    with pytest.raises(InputError, match="unknown test 'bogus'"):
+        agree(JUDGES_A, JUDGES_B, test="bogus")
+    with pytest.raises(InputError, match="between 0 and 1"):
+        agree(JUDGES_A, JUDGES_B, alpha=1.5)
+    with pytest.raises(InputError, match="runs must map a name to each run"):
+        agree(JUDGES_A, JUDGES_B, [RUNS["x"], RUNS["y"]])
+    with pytest.raises(InputError, match="not the Results of eb.evaluate"):
+        ranking_agreement({"x": {"P@1": {"q": 1.0}}, "y": {"P@1": {"q": 0.0}}}, results_for(JUDGES_A, RUNS))
+    with pytest.raises(InputError, match="unknown format 'pdf'"):
+        agree(JUDGES_A, JUDGES_B).render("pdf")
+    with pytest.raises(InputError, match="unknown kappa weights"):
+        cohen_kappa([[1, 0], [0, 1]], weights="cubic")

@@ -60,6 +60,13 @@ MAX_CATEGORIES = 101
 DEFAULT_METRICS = ("nDCG@10", "P@10", "AP")
 
 
+def _check_choice(value: object, allowed: Iterable[str], what: str) -> None:
+    """Refuse a value that is not one of the names of a table (test, format, level...)."""
+    names = list(allowed)
+    if value not in names:
+        raise InputError(f"unknown {what} {value!r}; choose one of {', '.join(map(repr, names))}.")
+
+
 # -- agreement measures over a confusion table -------------------------------------------------------
 
 def _disagreement_none(i: Any, j: Any) -> Any:
@@ -111,8 +118,7 @@ def cohen_kappa(confusion: Any, *, weights: str = "none") -> float:
     """
     import numpy as np
 
-    if weights not in KAPPA_WEIGHTS:
-        raise InputError(f"unknown kappa weights {weights!r}; choose one of {', '.join(map(repr, KAPPA_WEIGHTS))}.")
+    _check_choice(weights, KAPPA_WEIGHTS, "kappa weights")
     table = _square(confusion)
     n = float(table.sum())
     index = np.arange(table.shape[0])
@@ -147,7 +153,7 @@ ALPHA_LEVELS: Mapping[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def krippendorff_alpha(confusion: Any, *, level: str = "ordinal", values: Sequence[float] | None = None) -> float:
+def krippendorff_alpha(confusion: Any, *, level: str = "ordinal", values: Iterable[float] | None = None) -> float:
     """Krippendorff's alpha of two judges, from their k x k confusion table (no missing values).
 
     Each pair judged by both is a unit with two values, so the coincidence matrix is o = C + C^T
@@ -168,9 +174,7 @@ def krippendorff_alpha(confusion: Any, *, level: str = "ordinal", values: Sequen
     """
     import numpy as np
 
-    if level not in ALPHA_LEVELS:
-        raise InputError(f"unknown level of measurement {level!r}; choose one of "
-                         f"{', '.join(map(repr, ALPHA_LEVELS))}.")
+    _check_choice(level, ALPHA_LEVELS, "level of measurement")
     table = _square(confusion)
     v = np.arange(table.shape[0], dtype="float64") if values is None else np.asarray(values, dtype="float64")
     if v.shape != (table.shape[0],):
@@ -186,6 +190,11 @@ def krippendorff_alpha(confusion: Any, *, level: str = "ordinal", values: Sequen
 
 
 # -- judge agreement ------------------------------------------------------------------------------------
+
+def _json_ready(data: dict[str, Any]) -> dict[str, Any]:
+    """A dict with nan and inf as None and tuples as lists, for ``json.dumps(allow_nan=False)``."""
+    return {key: _clean(value) for key, value in data.items()}
+
 
 def _clean(value: Any) -> Any:
     """JSON-ready: nan and inf become None, tuples lists."""
@@ -367,6 +376,9 @@ class JudgeAgreement:
         2 n_kk / (n_k+ + n_+k), and the kappa of "this category or not" (nan when no one used it)."""
         import pandas as pd
 
+        return pd.DataFrame(self._per_grade_rows()).set_index("category")
+
+    def _per_grade_rows(self) -> list[dict[str, Any]]:
         rows = []
         table = self.confusion
         n = self.shared_pairs
@@ -377,7 +389,7 @@ class JudgeAgreement:
                          "a": in_a, "b": in_b, "both": both,
                          "specific_agreement": 2 * both / (in_a + in_b) if in_a + in_b else math.nan,
                          "kappa": cohen_kappa(two_by_two) if n else math.nan})
-        return pd.DataFrame(rows).set_index("category")
+        return rows
 
     def pairs(self) -> pd.DataFrame:
         """Every judged pair: ``query_id, doc_id, grade_a, grade_b, category_a, category_b`` (nan on the side
@@ -448,11 +460,9 @@ class JudgeAgreement:
 
         a, b = self.names
         confusion = [[label, *row] for label, row in zip(self.labels_a, self.confusion)]
-        grades = self.per_grade()
-        per_grade = [[self.labels_a[i] if self.labels_a[i] == self.labels_b[i]
-                      else f"{self.labels_a[i]} / {self.labels_b[i]}", r.a, r.b, r.both,
-                      _fmt(r.specific_agreement), _fmt(r.kappa)]
-                     for i, r in enumerate(grades.itertuples())]
+        per_grade = [[r["label_a"] if r["label_a"] == r["label_b"] else f"{r['label_a']} / {r['label_b']}",
+                      r["a"], r["b"], r["both"], _fmt(r["specific_agreement"]), _fmt(r["kappa"])]
+                     for r in self._per_grade_rows()]
         right = ("right",) * max(len(self.labels_b), 5)
         return [(f"Confusion (rows: {a}, columns: {b})",
                  tabulate(confusion, headers=[f"{a} \\ {b}", *self.labels_b], tablefmt=fmt, disable_numparse=True,
@@ -506,7 +516,7 @@ class JudgeAgreement:
         """Every field (and :attr:`binary_agreement`) as JSON-ready values (nan becomes None)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         data["binary_agreement"] = self.binary_agreement
-        return _clean(data)
+        return _json_ready(data)
 
 
 def _check_names(names: Sequence[str]) -> tuple[str, str]:
@@ -514,7 +524,7 @@ def _check_names(names: Sequence[str]) -> tuple[str, str]:
     if len(pair) != 2 or not all(isinstance(n, str) and n for n in pair) or pair[0] == pair[1]:
         raise InputError(f"names must be two different non-empty strings; got {names!r}.",
                          fix='e.g. names=("human", "llm").')
-    return pair  # type: ignore[return-value]
+    return pair[0], pair[1]
 
 
 def _level(explicit: float | None, qrels: Qrels) -> float | None:
@@ -563,8 +573,7 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
     from ..evaluation import as_qrels
 
     names = _check_names(names)
-    if alpha_level not in ALPHA_LEVELS:
-        raise InputError(f"unknown alpha_level {alpha_level!r}; choose one of {', '.join(map(repr, ALPHA_LEVELS))}.")
+    _check_choice(alpha_level, ALPHA_LEVELS, "alpha_level")
     if bins is not None and (bins_a is not None or bins_b is not None):
         raise InputError("pass either bins (both sides) or bins_a / bins_b (one side each), not both.")
     edges_a = _check_thresholds(bins if bins is not None else bins_a, "bins" if bins is not None else "bins_a")
@@ -694,7 +703,7 @@ def tau_ap(truth: Sequence[float], estimate: Sequence[float], *, symmetric: bool
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise InputError("tau_ap needs finite scores.")
     if symmetric:
-        return (tau_ap(x, y) + tau_ap(y, x)) / 2
+        return (tau_ap(truth, estimate) + tau_ap(estimate, truth)) / 2
     above = y[None, :] > y[:, None]  # above[i, j]: j is strictly above i in the estimate
     correct = above & (x[None, :] > x[:, None])
     n_above = above.sum(axis=1)
@@ -772,8 +781,7 @@ class MetricRankingAgreement:
 
     def count(self, outcome: str) -> int:
         """Pairs with this outcome (see :data:`OUTCOMES`)."""
-        if outcome not in OUTCOMES.values():
-            raise InputError(f"unknown outcome {outcome!r}; choose one of {', '.join(map(repr, OUTCOMES.values()))}.")
+        _check_choice(outcome, OUTCOMES.values(), "outcome")
         return sum(p.outcome == outcome for p in self.pairs)
 
     @property
@@ -812,6 +820,13 @@ class MetricRankingAgreement:
                 "gained": self.count("gained"), "flipped_share": self.flipped_share}
 
 
+def _check_significance(test: object, alpha: object) -> None:
+    _check_choice(test, TESTS, "test")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise InputError(f"alpha (the significance level) must be a number between 0 and 1; got {alpha!r}.",
+                         fix="e.g. alpha=0.05.")
+
+
 @dataclass(frozen=True)
 class RankingAgreement:
     """Per metric, how the systems rank under judgements a and under judgements b.
@@ -830,6 +845,9 @@ class RankingAgreement:
     alpha: float = 0.05
     n_resamples: int = 10_000
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check_significance(self.test, self.alpha)
 
     def __getitem__(self, metric: str) -> MetricRankingAgreement:
         """The row of one metric, by any spelling."""
@@ -881,8 +899,8 @@ class RankingAgreement:
     def _table(self, fmt: str) -> str:
         from tabulate import tabulate
 
-        return tabulate(self._table_rows(), headers=self._headers(), tablefmt=fmt, disable_numparse=True,
-                        colalign=("left", "left", "left", *("right",) * 6))
+        return str(tabulate(self._table_rows(), headers=self._headers(), tablefmt=fmt, disable_numparse=True,
+                            colalign=("left", "left", "left", *("right",) * 6)))
 
     def _empty(self) -> str:
         return "no runs given: the ranking agreement needs at least two systems"
@@ -919,7 +937,7 @@ class RankingAgreement:
         """``{"settings": {...}, "metrics": [...]}`` with every pair, JSON-ready (nan becomes None)."""
         settings = {"names": list(self.names), "test": self.test, "correction": "holm", "alpha": self.alpha,
                     "n_resamples": self.n_resamples, "seed": self.seed}
-        return _clean({"settings": settings,
+        return _json_ready({"settings": settings,
                        "metrics": [{**asdict(row), **row.summary(), "ranking_a": list(row.ranking("a")),
                                     "ranking_b": list(row.ranking("b"))} for row in self.rows]})
 
@@ -979,10 +997,17 @@ def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, 
         (1.0, 1.0, 0)
     """
     names = _check_names(names)
-    if test not in TESTS:
-        raise InputError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise InputError(f"alpha must be a number between 0 and 1; got {alpha!r}.", fix="e.g. alpha=0.05.")
+    _check_significance(test, alpha)
+    from ..results import Results
+
+    for results, side in ((results_a, names[0]), (results_b, names[1])):
+        if not isinstance(results, Mapping):
+            raise InputError(f"the results under {side!r} must map each system name to its Results; got "
+                             f"{type(results).__name__}.", fix="pass {name: eb.evaluate(qrels, run, metrics)}.")
+        wrong = next((s for s, r in results.items() if not isinstance(r, Results)), None)
+        if wrong is not None:
+            raise InputError(f"system {wrong!r} under {side!r} is a {type(results[wrong]).__name__}, not the "
+                             f"Results of eb.evaluate.", fix="pass {name: eb.evaluate(qrels, run, metrics)}.")
     systems = list(results_a)
     missing_b, missing_a = [s for s in systems if s not in results_b], [s for s in results_b if s not in results_a]
     if missing_a or missing_b:
@@ -1058,15 +1083,14 @@ class Agreement:
         a, b = self.judges.names
         means = {side: {name: res.means for name, res in results.items()}
                  for side, results in ((a, self.results_a), (b, self.results_b))}
-        return _clean({"judges": self.judges.to_dict(), "ranking": self.ranking.to_dict(), "means": means})
+        return _json_ready({"judges": self.judges.to_dict(), "ranking": self.ranking.to_dict(), "means": means})
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def render(self, fmt: str = "text") -> str:
         """The whole agreement as ``text``, ``markdown`` or ``json`` (see :data:`FORMATS`)."""
-        if fmt not in FORMATS:
-            raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(map(repr, FORMATS))}.")
+        _check_choice(fmt, FORMATS, "format")
         return FORMATS[fmt](self)
 
 
@@ -1104,18 +1128,21 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
     from ..evaluation import as_qrels, as_run, evaluate
 
     names = _check_names(names)
+    _check_significance(test, alpha)
+    if runs is not None and not isinstance(runs, Mapping):
+        raise InputError(f"runs must map a name to each run; got {type(runs).__name__}.",
+                         fix='e.g. runs={"bm25": "run.bm25.txt", "splade": splade_run}.')
     qa, qb = as_qrels(qrels_a), as_qrels(qrels_b)
     judges = agreement(qa, qb, names=names, min_relevance=min_relevance, bins=bins, bins_a=bins_a, bins_b=bins_b,
                        alpha_level=alpha_level)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     results_a: dict[str, Any] = {}
     results_b: dict[str, Any] = {}
-    options = dict(backend=backend, min_relevance=min_relevance, ties=ties, score_precision=score_precision,
-                   missing_queries=missing_queries)
     for name, run in (runs or {}).items():
         run = as_run(run)
-        results_a[name] = evaluate(qa, run, asked, **options)
-        results_b[name] = evaluate(qb, run, asked, **options)
+        for qrels, results in ((qa, results_a), (qb, results_b)):
+            results[name] = evaluate(qrels, run, asked, backend=backend, min_relevance=min_relevance, ties=ties,
+                                     score_precision=score_precision, missing_queries=missing_queries)
     if results_a:
         ranking = ranking_agreement(results_a, results_b, metrics=asked, names=names, test=test, alpha=alpha,
                                     n_resamples=n_resamples, seed=seed)

@@ -679,9 +679,11 @@ def tau_ap(truth: Sequence[float], estimate: Sequence[float], *, symmetric: bool
 
         tau_ap = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1)  -  1
 
-    It is Kendall's tau with each position weighted alike, so swaps near the top cost more: an adjacent
-    swap at ranks k, k+1 gives tau_ap = 1 - 2 / (k (N - 1)) against tau = 1 - 4 / (N (N - 1)). It is
-    asymmetric (``truth`` judges the ``estimate``); ``symmetric=True`` averages both directions.
+    Kendall's tau (without ties) is 2 sum C(i) / sum (i - 1) - 1: the same per-rank shares C(i) / (i - 1),
+    weighted by the i - 1 pairs each rank holds. tau_ap weighs every rank alike, so the few pairs near the
+    top count as much as the many near the bottom: swapping ranks k and k+1 gives tau_ap = 1 - 2 / (k (N - 1))
+    against tau = 1 - 4 / (N (N - 1)) wherever the swap is. It is asymmetric (``truth`` judges the
+    ``estimate``); ``symmetric=True`` averages both directions.
 
     Ties, as Urbano & Marrero (ICTIR 2017) do for tau_AP_b: the items tied in ``estimate`` are not
     compared with each other, i - 1 becomes the number of items strictly above the item's tie group,

@@ -14,7 +14,7 @@ from typing import Any
 import krippendorff
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
@@ -202,6 +202,7 @@ def test_kappa_and_alpha_are_at_most_one_and_symmetric_in_a_and_b(judges):
     assert ba.mean_difference == pytest.approx(-ab.mean_difference, abs=1e-12)
 
 
+@settings(max_examples=30)  # builds two DataFrames per example
 @given(two_judges())
 def test_pairs_judged_by_one_side_are_counted_never_dropped(judges):
     """shared + only in a = every pair of a; shared + only in b = every pair of b; pairs() lists them all;

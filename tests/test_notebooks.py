@@ -16,9 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-#: the four notebooks of issue 6, in reading order
+#: the notebooks, in reading order (01-04 from issue 6; 05 on judge agreement)
 EXPECTED = ("01_quickstart_rag.ipynb", "02_llm_graded_relevance.ipynb", "03_library_cross_validation.ipynb",
-            "04_config_runs_and_comparison.ipynb")
+            "04_config_runs_and_comparison.ipynb", "05_llm_judges.ipynb")
 #: seconds any one cell may take (the first ranx import compiles numba code)
 CELL_TIMEOUT = 600
 
@@ -54,8 +54,8 @@ def execute(path: Path, tmp_path: Path):  # noqa: ANN201 - nbformat.NotebookNode
     return nb
 
 
-def test_the_four_notebooks_of_the_issue_are_there() -> None:
-    """notebooks/ holds exactly the four notebooks of issue 6."""
+def test_the_expected_notebooks_are_there() -> None:
+    """notebooks/ holds exactly the expected notebooks."""
     assert tuple(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))) == EXPECTED
 
 

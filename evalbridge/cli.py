@@ -230,6 +230,28 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_agree(args: argparse.Namespace) -> int:
+    from .config.schema import RULES
+    from .reports.writing import guard_outputs
+    from .stats.agreement import agree
+
+    for flag, key, value in (("--alpha", "comparison.alpha", args.alpha), ("--seed", "seed", args.seed),
+                             ("--n-resamples", "comparison.n_resamples", args.n_resamples)):
+        if not RULES[key].accepts(value):
+            raise InputError(f"{flag}: must be {RULES[key].describe()}; got {value!r}.", fix=RULES[key].fix)
+    guard_outputs([args.qrels_a, args.qrels_b, *args.runs], [args.output] if args.output else [])
+    stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
+    names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])
+    runs = dict(zip(_system_names(args.runs), args.runs)) if args.runs else None
+    result = agree(args.qrels_a, args.qrels_b, runs, args.metrics, names=names, backend=args.backend,
+                   min_relevance=args.min_relevance, bins=args.bins, bins_a=args.bins_a, bins_b=args.bins_b,
+                   alpha_level=args.alpha_level, test=args.test, alpha=args.alpha, n_resamples=args.n_resamples,
+                   seed=args.seed, ties=args.ties, score_precision=args.score_precision,
+                   missing_queries=args.missing_queries)
+    _emit(result.render(args.format), args.output)
+    return EXIT_OK
+
+
 def _variants() -> list[Any]:
     """One row per metric family and per non-default option value (plus rel=2 for binary metrics)."""
     from .metrics.catalogue import CHOICES, METRICS
@@ -474,6 +496,36 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--run-output", default=None, metavar="PATH", help="where the run goes for RAG inputs")
     cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL")
     cv.set_defaults(handler=_cmd_convert)
+
+    from .stats.agreement import ALPHA_LEVELS, DEFAULT_METRICS
+    from .stats.agreement import FORMATS as AGREEMENT_FORMATS
+    from .stats.agreement import TESTS as AGREEMENT_TESTS
+
+    ag = commands.add_parser("agree", help="agreement between two sets of judgements (e.g. human vs LLM judge)",
+                             description="Compare two qrels over the (query, doc) pairs both judged: confusion, "
+                                         "Cohen's kappa (plain, quadratic), Krippendorff's alpha; with runs, the "
+                                         "system rankings each induces: Kendall's tau, tau_ap, flipped significant "
+                                         "differences.")
+    ag.add_argument("qrels_a", metavar="QRELS_A", help="the first judgements (e.g. human)")
+    ag.add_argument("qrels_b", metavar="QRELS_B", help="the second judgements (e.g. an LLM judge)")
+    ag.add_argument("runs", nargs="*", metavar="RUN", help="runs to rank under both (two or more)")
+    ag.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC")
+    ag.add_argument("--names", nargs=2, default=None, metavar=("A", "B"), help="names of the two judges")
+    ag.add_argument("--bins", nargs="+", type=float, default=None, metavar="T",
+                    help="thresholds turning grades into categories (both sides)")
+    ag.add_argument("--bins-a", nargs="+", type=float, default=None, metavar="T")
+    ag.add_argument("--bins-b", nargs="+", type=float, default=None, metavar="T")
+    ag.add_argument("--alpha-level", choices=list(ALPHA_LEVELS), default="ordinal",
+                    help="Krippendorff's alpha level of measurement (default ordinal)")
+    ag.add_argument("--test", choices=list(AGREEMENT_TESTS), default="t")
+    ag.add_argument("--alpha", type=float, default=0.05)
+    ag.add_argument("--n-resamples", type=int, default=10_000)
+    ag.add_argument("--seed", type=int, default=0)
+    ag.add_argument("--backend", default="auto")
+    ag.add_argument("--format", choices=list(AGREEMENT_FORMATS), default="text")
+    ag.add_argument("-o", "--output", default=None)
+    _add_conventions(ag)
+    ag.set_defaults(handler=_cmd_agree)
 
     fo = commands.add_parser("formats", help="list the input and output formats",
                              description="Every format evalbridge reads or writes: what it holds, the suffixes that "

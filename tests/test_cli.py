@@ -265,3 +265,16 @@ def test_example_in_docs_runs(tmp_path, capsys):
         """))
     code, out, _ = cli(capsys, "run", tmp_path / "rag.yaml")
     assert code == 0 and "gates: 1/1 passed" in out
+
+
+def test_agree_compares_two_judgement_sets_and_the_rankings_they_induce(files, capsys):
+    """`evalbridge agree` prints the judge agreement and, with runs, the ranking agreement; JSON is parseable."""
+    lenient = files / "lenient.txt"
+    lenient.write_text((files / "qrels.txt").read_text().replace(" 0\n", " 1\n"))
+    code, out, _ = cli(capsys, "agree", files / "qrels.txt", lenient, files / "a.run", files / "b.run", "-m", "P@2",
+                       "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["judges"]["cohen_kappa"] < 1
+    assert [row["metric"] for row in data["ranking"]["metrics"]] == ["P@2"]
+    code, out, _ = cli(capsys, "agree", files / "qrels.txt", files / "qrels.txt", "--alpha", "5")
+    assert code == 2

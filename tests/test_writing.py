@@ -351,6 +351,17 @@ def test_a_folder_of_other_files_is_never_replaced_and_nothing_is_left_beside_it
     assert os.listdir(tmp_path) == ["thesis"]
 
 
+def test_a_file_added_to_a_report_folder_by_hand_is_never_deleted(tmp_path):
+    """`notes.md` put into reports/demo after a run is not in the marker: the next run refuses."""
+    target = tmp_path / "demo"
+    _write_run(target, {"report.md": "x", "plots/a.png": "png"})
+    (target / "plots" / "notes.md").write_text("my notes")
+    before = _tree(target)
+    with pytest.raises(InputError, match=r"holds files that evalbridge did not write \(plots/notes.md\)"):
+        _write_run(target, {"report.md": "y"})
+    assert _tree(target) == before
+
+
 def test_an_empty_folder_and_a_report_of_an_earlier_version_are_replaced(tmp_path):
     (tmp_path / "empty").mkdir()
     _write_run(tmp_path / "empty", {"report.md": "x"})
@@ -462,6 +473,14 @@ def test_leftovers_of_a_killed_run_are_recovered_by_the_next_run(tmp_path):
                                 f"removed 1 temporary folder(s) that interrupted runs left beside {str(target)!r}")
     assert (target / "report.md").read_text() == "generation 2"
     assert sorted(os.listdir(tmp_path)) == [".demo.lock", "demo"]
+
+
+def test_only_the_folders_own_leftovers_are_removed(tmp_path):
+    """A sibling folder whose name merely starts like a leftover (`.demo.tmp-notes`) is not touched."""
+    (tmp_path / ".demo.tmp-notes").mkdir()
+    (tmp_path / ".demo.tmp-notes" / "keep.txt").write_text("mine")
+    _write_run(tmp_path / "demo", {"report.md": "x"})
+    assert (tmp_path / ".demo.tmp-notes" / "keep.txt").read_text() == "mine"
 
 
 def test_a_reader_is_told_when_files_are_missing_or_nothing_was_written(tmp_path):

@@ -19,8 +19,8 @@ any program's files), and every error names the user's path, never a temporary o
 Where the files of a report folder ``reports/demo`` live, and what is left beside it:
 
 * ``reports/demo/``: the reports, plus ``.evalbridge-report.json`` listing every file written
-  (evalbridge replaces only folders that hold it, or that are empty, or that an earlier version
-  wrote: it never deletes a folder of someone else's files);
+  (evalbridge replaces a folder only when every file in it is listed there, or it is empty, or an
+  earlier version wrote it: it never deletes a file someone else put there);
 * ``reports/.demo.lock``: the lock file (empty; it stays, as lock files do);
 * ``reports/.demo.tmp-<pid>-<token>`` and ``reports/.demo.old-<pid>-<token>`` exist only while a
   run writes, or after a run was killed; the next run into the same folder removes them (and
@@ -369,11 +369,11 @@ def write_file_atomic(path: StrPath, data: str | bytes) -> Path:
 
 def _siblings(real: Path, kind: str) -> list[Path]:
     """The temporary (``tmp``) or backup (``old``) siblings of a report folder, oldest first."""
-    prefix = f".{real.name}.{kind}-"
+    pattern = re.compile(rf"\.{re.escape(real.name)}\.{kind}-(\d+)-[0-9a-f]{{8}}")
     found = []
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(real.parent):
-            if entry.name.startswith(prefix):
+            if pattern.fullmatch(entry.name):
                 with contextlib.suppress(FileNotFoundError):  # removed meanwhile by the run that made it
                     found.append((entry.stat(follow_symlinks=False).st_mtime_ns, Path(entry.path)))
     return [path for _, path in sorted(found)]
@@ -389,15 +389,26 @@ def _holder(real: Path) -> str:
     return f" (process {pids[-1]})" if pids else ""
 
 
-def _is_ours(folder: Path) -> bool:
-    """Whether evalbridge may replace ``folder``: it holds the marker, an earlier version's report, or nothing."""
-    if (folder / MARKER).is_file() or not any(folder.iterdir()):
-        return True
-    provenance = folder / "provenance.json"  # reports written before the marker existed
+def _foreign_files(folder: Path) -> list[str]:
+    """Files in ``folder`` that evalbridge did not write (relative paths); ``[]`` when it may be replaced.
+
+    A folder may be replaced when it is empty, when every file in it is listed in its marker, or
+    when it is a report an earlier version wrote (a ``provenance.json`` of evalbridge, no marker).
+    """
+    found = sorted(Path(root, name).relative_to(folder).as_posix()
+                   for root, _, files in os.walk(folder) for name in files)
     try:
-        return "evalbridge_version" in json.loads(provenance.read_text(encoding="utf-8"))
-    except (OSError, ValueError, TypeError):
-        return False
+        listed = json.loads((folder / MARKER).read_text(encoding="utf-8"))["files"]
+        return [name for name in found if name not in {*listed, MARKER}]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:  # reports written before the marker existed
+        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        if isinstance(provenance, dict) and "evalbridge_version" in provenance:
+            return []
+    except (OSError, ValueError):
+        pass
+    return found
 
 
 def check_report_folder(target: StrPath) -> Path:
@@ -584,11 +595,11 @@ class ReportFolder:
         if not real.is_dir():
             raise InputError(f"the report folder {shown!r} is a file.",
                              fix="write the reports to a folder (e.g. reports/demo), or move that file away.")
-        if not _is_ours(real):
-            some = sorted(os.listdir(real))[:3]
-            raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(some)}"
-                             f"{', ...' if len(os.listdir(real)) > 3 else ''}); a report folder is replaced whole, "
-                             "which would delete them.",
+        foreign = _foreign_files(real)
+        if foreign:
+            raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(foreign[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}); a report folder is replaced whole, which would "
+                             "delete them.",
                              fix="write the reports to a new or empty folder (output.dir, --output-dir), or move "
                                  "those files away.")
 

@@ -321,9 +321,12 @@ def test_the_marker_lists_every_file_written_including_those_written_by_path(tmp
     with ReportFolder(target) as folder:
         folder.write_bytes("per_query.parquet", b"PAR1")
         folder.path_for("plots/ndcg.png").write_bytes(b"\x89PNG")
+        (folder.dir_for("plots/curves") / "ndcg.svg").write_text("<svg/>")
         assert folder.files == ()
-    assert json.loads((target / MARKER).read_text())["files"] == ["per_query.parquet", "plots/ndcg.png"]
-    assert folder.files == (target / "per_query.parquet", target / "plots" / "ndcg.png")
+    assert json.loads((target / MARKER).read_text())["files"] == ["per_query.parquet", "plots/curves/ndcg.svg",
+                                                                  "plots/ndcg.png"]
+    assert folder.files == (target / "per_query.parquet", target / "plots" / "curves" / "ndcg.svg",
+                            target / "plots" / "ndcg.png")
     assert check_report_folder(target) == target
 
 

@@ -455,6 +455,7 @@ class ReportFolder:
             folder.write_text("report.md", markdown)
             folder.write_bytes("report.json", data)
             figure.savefig(folder.path_for("plots/ndcg.png"))   # for writers that need a path
+            plot_distribution(values, label, folder.dir_for("plots") / "distribution_P-at-5")
         folder.files   # the files written, as paths under reports/demo
 
     Entering takes the lock (``.demo.lock`` beside the folder), cleans what killed runs left
@@ -630,21 +631,32 @@ class ReportFolder:
 
     # ------------------------------------------------------------ writing into it
 
-    def path_for(self, relative: StrPath) -> Path:
-        """A path (in the temporary folder) for a writer that needs one; parent folders are created.
-
-        ``relative`` is relative to the report folder, e.g. ``plots/ndcg.png``. The path is
-        temporary: show users ``folder.path / relative``, or :attr:`files` after the block.
-        """
+    def _inside(self, relative: StrPath) -> tuple[Path, str]:
+        """(temporary folder, relative posix path) after checking ``relative`` stays inside the folder."""
         temporary = self._temporary
         if temporary is None:
             raise InputError(f"the report folder {str(self._shown)!r} is not open for writing.",
                              fix="write inside `with ReportFolder(...) as folder:`.")
-        text = Path(relative).as_posix()
-        parts = Path(relative).parts
-        if not parts or Path(relative).is_absolute() or Path(relative).drive or ".." in parts or text == MARKER:
+        path = Path(relative)
+        if not path.parts or path.is_absolute() or path.drive or ".." in path.parts or path.as_posix() == MARKER:
             raise InputError(f"a report file name must be a relative path inside the report folder; got "
                              f"{os.fspath(relative)!r}.", fix="write e.g. 'report.md' or 'plots/ndcg.png'.")
+        return temporary, path.as_posix()
+
+    def _make(self, temporary: Path, folder: Path) -> None:
+        try:
+            _makedirs(folder)
+        except OSError as error:
+            raise _in_user_terms(error, {str(temporary): str(self._shown)}) from None
+
+    def path_for(self, relative: StrPath) -> Path:
+        """A path (in the temporary folder) for a writer that needs one; parent folders are created.
+
+        ``relative`` is relative to the report folder, e.g. ``plots/ndcg.png``; each name is given
+        out once (also ignoring case). The path is temporary: show users ``folder.path / relative``,
+        or :attr:`files` after the block.
+        """
+        temporary, text = self._inside(relative)
         key = text.casefold()
         if key in self._taken:
             raise InputError(f"two outputs would both be written to {str(self._shown / text)!r}"
@@ -652,12 +664,16 @@ class ReportFolder:
                                 "file on case-insensitive file systems)") + ".",
                              fix="give each output its own file name.")
         self._taken[key] = text
-        path = temporary / text
-        try:
-            _makedirs(path.parent)
-        except OSError as error:
-            raise _in_user_terms(error, {str(temporary): str(self._shown)}) from None
-        return path
+        self._make(temporary, (temporary / text).parent)
+        return temporary / text
+
+    def dir_for(self, relative: StrPath) -> Path:
+        """A sub-folder (in the temporary folder, created) for writers that name their own files,
+        e.g. ``plot_distribution(values, label, folder.dir_for("plots") / "distribution_nDCG-at-10")``.
+        Every file written in it is in the marker and in :attr:`files` like the others."""
+        temporary, text = self._inside(relative)
+        self._make(temporary, temporary / text)
+        return temporary / text
 
     def write_bytes(self, relative: StrPath, data: bytes) -> Path:
         """Write ``data`` to ``relative`` in the report folder; returns its final path (under :attr:`path`)."""

@@ -97,6 +97,9 @@ def _shown(given: StrPath, real: Path) -> str:
 def guard_outputs(inputs: Iterable[StrPath], outputs: Iterable[StrPath]) -> None:
     """Refuse outputs that would overwrite an input or each other; check before writing anything.
 
+    ``inputs`` are every file read (the config file too); ``outputs`` every path about to be
+    written, files and report folders alike (not ``-`` for standard output).
+
     An output is refused when it is an input (the same path, or one that resolves to it through
     ``..`` or symlinks, or a hard link to it), when it is a folder that contains an input (the
     folder is replaced whole), and when two outputs are the same file or one lies inside the other.
@@ -148,6 +151,7 @@ def unique_file_names(names: Iterable[str], *, slug: Callable[[str], str] = slug
                       suffix: str = "") -> dict[str, str]:
     """Each name -> ``slug(name) + suffix``; refuses two names that would write one file.
 
+    ``names`` are system (or metric) names in order; a mapping gives its keys (``config.runs``).
     File names are compared as they are and case-insensitively (macOS and Windows file systems
     treat ``BM25.json`` and ``bm25.json`` as one file).
 

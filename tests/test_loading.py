@@ -121,7 +121,7 @@ def test_a_recursive_alias_is_refused_with_its_key_path(text, where, line):
     ("a: 1\n1: 2\ntrue: 3\n", "True", 2, 3),  # 1 and true are one key in Python
 ])
 def test_a_duplicate_yaml_key_is_refused_with_both_lines(text, key, first, second):
-    with pytest.raises(InputError, match=rf"^eval.yaml:{second}: key '{re.escape(key)}' "
+    with pytest.raises(InputError, match=rf"^eval.yaml:{second}: the key '{re.escape(key)}' "
                                          rf"is given twice \(lines {first} and {second}\)\. Fix: keep one of them\."):
         load(text)
 
@@ -282,7 +282,8 @@ def test_a_json_data_file_reads_back_what_was_written(data):
 ])
 def test_a_duplicate_json_key_is_refused_with_its_lines(tmp_path, text, key, lines, line):
     (tmp_path / "data.json").write_text(text)
-    with pytest.raises(InputError, match=rf"data.json:{line}: key '{key}' is given twice in one object \({lines}\)"):
+    with pytest.raises(InputError, match=rf"data.json:{line}: the key '{key}' appears twice in one JSON object "
+                                         rf"\({lines}\)"):
         load_data_file(tmp_path / "data.json")
 
 
@@ -306,7 +307,7 @@ def test_a_json_syntax_error_names_line_and_column(tmp_path):
 @pytest.mark.parametrize("name, content, message", [
     ("data.yaml", "q1: [1, 0]\n---\nq2: [1]\n", "holds 2 YAML documents"),
     ("data.yml", "", "the file is empty"),
-    ("data.yml", "q1: [1]\nq1: [0]\n", "key 'q1' is given twice"),
+    ("data.yml", "q1: [1]\nq1: [0]\n", "the key 'q1' is given twice"),
     ("data.txt", "q1 0 d1 1\n", "a data file is .json, .yaml or .yml; got 'data.txt'"),
 ])
 def test_a_data_file_is_read_as_strictly_as_a_config(tmp_path, name, content, message):

@@ -28,7 +28,7 @@ Example:
     >>> load_yaml_documents("a: 1\\nb: 2\\na: 3\\n", "eval.yaml")
     Traceback (most recent call last):
     ...
-    evalbridge.errors.InputError: eval.yaml:3: key 'a' is given twice (lines 1 and 3). Fix: keep one of them.
+    evalbridge.errors.InputError: eval.yaml:3: the key 'a' is given twice (lines 1 and 3). Fix: keep one of them.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["load_yaml_documents", "load_data_file", "dotted", "MAX_ALIAS_NODES", "KeyPath", "LineTable"]
+__all__ = ["load_yaml_documents", "load_yaml", "load_data_file", "dotted", "MAX_ALIAS_NODES", "KeyPath",
+           "LineTable"]
 
 #: Nodes a document may reach through aliases (a billion-laughs document reaches 10**9).
 MAX_ALIAS_NODES = 100_000
@@ -224,7 +225,7 @@ class _Walk:
             if line is not None:
                 key = child_path[-1]
                 if key in seen:
-                    raise self.fail(f"key {dotted(child_path)!r} is given twice (lines {seen[key]} and {line}).",
+                    raise self.fail(f"the key {dotted(child_path)!r} is given twice (lines {seen[key]} and {line}).",
                                     line, fix="keep one of them.")
                 seen[key] = line
                 self.record(child_path, line, weak=merged)
@@ -340,8 +341,8 @@ def _json_duplicate(text: str, source: str) -> InputError:
             line = text.count("\n", 0, start) + 1
             if key in seen and not found:
                 lines = f"twice on line {line}" if seen[key] == line else f"lines {seen[key]} and {line}"
-                found.append(InputError(f"key {key!r} is given twice in one object ({lines}).", source=source,
-                                        line=line, fix="keep one of them."))
+                found.append(InputError(f"the key {key!r} appears twice in one JSON object ({lines}).",
+                                        source=source, line=line, fix="keep one of them."))
             seen[key] = line
         return dict(pairs), end
 
@@ -349,7 +350,7 @@ def _json_duplicate(text: str, source: str) -> InputError:
     decoder.parse_object = parse_object  # type: ignore[assignment]
     decoder.scan_once = py_make_scanner(decoder)  # type: ignore[assignment]
     decoder.decode(text)
-    return found[0] if found else InputError("a key is given twice in one object.", source=source,
+    return found[0] if found else InputError("a key appears twice in one JSON object.", source=source,
                                              fix="keep one of them.")
 
 
@@ -368,14 +369,26 @@ def _read_json(data: bytes, source: str) -> Any:
                          fix="flatten the data.") from None
 
 
-def _read_yaml(data: bytes, source: str) -> Any:
-    documents = load_yaml_documents(data, source)
+def load_yaml(text: str | bytes, *, source: str) -> Any:
+    """The data of a YAML text that holds exactly one document (a data file), read as strictly as a config.
+
+    Raises:
+        InputError: no document or several, or anything :func:`load_yaml_documents` refuses.
+
+    >>> load_yaml("q1: [1, 0, 1]\\nq2: [0, 1]\\n", source="labels.yaml")
+    {'q1': [1, 0, 1], 'q2': [0, 1]}
+    """
+    documents = load_yaml_documents(text, source)
     if not documents:
         raise InputError("the file is empty.", source=source, fix="write the data in it (e.g. q1: [1, 0, 1]).")
     if len(documents) > 1:
         raise InputError(f"the file holds {len(documents)} YAML documents; a data file holds one.", source=source,
                          fix="write the data as one document (no '---' between parts).")
     return documents[0][0]
+
+
+def _read_yaml(data: bytes, source: str) -> Any:
+    return load_yaml(data, source=source)
 
 
 #: file suffix -> reader(bytes, source)
@@ -398,7 +411,8 @@ def load_data_file(path: str | os.PathLike[str]) -> Any:
     >>> load_data_file(file)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    evalbridge.errors.InputError: ...labels.json:2: key 'q1' is given twice in one object (lines 1 and 2). Fix: ...
+    evalbridge.errors.InputError: ...labels.json:2: the key 'q1' appears twice in one JSON object (lines 1 and 2). \
+Fix: ...
     """
     file = Path(path)
     reader = _DATA_READERS.get(file.suffix.lower())

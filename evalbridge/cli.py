@@ -314,9 +314,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 def _write(obj: Any, path: str, fmt: str | None) -> None:
     """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix when None), atomically."""
     from .io import write
-    from .reports.report import atomic_path
+    from .reports.writing import atomic_file
 
-    with atomic_path(path) as tmp:
+    with atomic_file(path) as tmp:
         written = write(obj, tmp, format=fmt or _format_of_output(path))
     del written
     print(f"wrote {path} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
@@ -333,6 +333,9 @@ def _format_of_output(path: str) -> str:
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .config import load_qrels, load_run
     from .io import get_format
+    from .reports.writing import guard_outputs
+
+    guard_outputs([args.input], [p for p in (args.output, args.run_output) if p is not None])
 
     fmt = args.input_format
     if fmt is not None and get_format(fmt).paired:

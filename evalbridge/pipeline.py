@@ -118,6 +118,12 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     from .stats.gates import check_gates
     from .reports.report import Report, file_sha256, label_of, make_provenance
 
+    folder = Path(output_dir) if output_dir is not None else config.output.dir
+    if write and folder is not None:
+        from .reports.writing import guard_outputs
+
+        sources = [s.path for s in (config.qrels, *config.runs.values()) if s is not None and s.path is not None]
+        guard_outputs([*([config.path] if config.path is not None else []), *sources], [folder])
     total, done = _steps(config), 0
 
     def step(text: str) -> None:
@@ -186,36 +192,37 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
 
 
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:
-    from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution, slug
-    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_atomic, write_per_query
+    """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
+    (:class:`~evalbridge.reports.writing.ReportFolder`); system and metric file names checked unique first."""
+    from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
+    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_per_query
+    from .reports.writing import ReportFolder, unique_file_names
 
-    files = []
-    for fmt in config.output.formats:
-        files.append(write_atomic(folder / f"report{SUFFIXES[fmt]}", render(report, fmt)))
-    if "csv" in config.output.formats and report.comparison is not None:
-        files.append(write_atomic(folder / "comparison.csv",
-                                  report.comparison.to_frame().to_csv(index=False, lineterminator="\n")))
-    files.append(write_atomic(folder / "provenance.json",
-                              json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False) + "\n"))
-    for fmt in config.output.per_query:
-        files.append(write_per_query(report.results, folder / f"per_query.{fmt}", fmt=fmt,
-                                     provenance=report.provenance))
-    if config.output.system_json:
-        for name, res in report.results.items():
-            data = system_json(res, {**report.provenance, "system": name})
-            files.append(write_atomic(folder / "systems" / f"{slug(name)}.json",
-                                      json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n"))
-    plots = config.output.plots
-    if plots is not None:
-        out = folder / "plots"
-        for metric, label in zip(report.metrics, report.labels):
-            values = {name: res.query(metric) for name, res in report.results.items()}
-            if plots.distribution:
-                files += plot_distribution(values, label, out / f"distribution_{slug(label)}", formats=plots.formats)
-            if plots.differences and report.comparison is not None:
-                files += plot_differences(values, report.comparison.baseline, label,
-                                          out / f"difference_{slug(label)}", formats=plots.formats)
-        for family, by_system in curves.items():
-            files += plot_cutoff_curves(by_system, family, out / f"curve_{slug(family)}", formats=plots.formats)
-    return files
-
+    systems = unique_file_names(report.results, suffix=".json")
+    stems = unique_file_names(dict.fromkeys([*report.labels, *curves]))
+    with ReportFolder(folder) as out:
+        for fmt in config.output.formats:
+            out.write_text(f"report{SUFFIXES[fmt]}", render(report, fmt))
+        if "csv" in config.output.formats and report.comparison is not None:
+            out.write_text("comparison.csv", report.comparison.to_frame().to_csv(index=False, lineterminator="\n"))
+        out.write_text("provenance.json", json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False)
+                       + "\n")
+        for fmt in config.output.per_query:
+            write_per_query(report.results, out.path_for(f"per_query.{fmt}"), fmt=fmt, provenance=report.provenance)
+        if config.output.system_json:
+            for name, res in report.results.items():
+                data = system_json(res, {**report.provenance, "system": name})
+                out.write_text(f"systems/{systems[name]}", json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
+        plots = config.output.plots
+        if plots is not None:
+            plots_dir = out.dir_for("plots")
+            for metric, label in zip(report.metrics, report.labels):
+                values = {name: res.query(metric) for name, res in report.results.items()}
+                if plots.distribution:
+                    plot_distribution(values, label, plots_dir / f"distribution_{stems[label]}", formats=plots.formats)
+                if plots.differences and report.comparison is not None:
+                    plot_differences(values, report.comparison.baseline, label,
+                                     plots_dir / f"difference_{stems[label]}", formats=plots.formats)
+            for family, by_system in curves.items():
+                plot_cutoff_curves(by_system, family, plots_dir / f"curve_{stems[family]}", formats=plots.formats)
+    return list(out.files)

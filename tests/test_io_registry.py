@@ -211,7 +211,7 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str, str]]:
     cases["duplicate JSON key"] = (dup, "run", "the key 'd1' appears twice in one JSON object")
     dup_yaml = folder / "grades.yaml"
     dup_yaml.write_text("q1:\n  d1: 1\n  d1: 2\n")
-    cases["duplicate YAML key"] = (dup_yaml, "qrels", "the key 'd1' is given twice (lines 2 and 3)")
+    cases["duplicate YAML key"] = (dup_yaml, "qrels", "the key 'q1.d1' is given twice (lines 2 and 3)")
     float_ids = folder / "float_ids.csv"
     float_ids.write_text("query_id,doc_id,score\nq1,d1,1.0\n")
     return cases

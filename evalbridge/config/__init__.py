@@ -49,21 +49,18 @@ def load_configs(path: str | os.PathLike) -> list[Config]:
             are refused), or any setting is invalid (the message names file:line, the key path, the
             value and a fix).
     """
-    from ..io.text import read_text
-    from ..io.yamldata import compose_all, construct, key_lines
+    from ..io.yamldata import load_yaml_documents
 
     path = Path(path).resolve() if Path(path).exists() else Path(path)
     if not path.is_file():
         raise InputError("the config file does not exist.", source=str(path),
                          fix="check the path; configs live in configs/*.yaml.")
-    text, _ = read_text(path)
-    nodes = compose_all(text, str(path))
-    kept = [(i, node) for i, node in enumerate(nodes) if node is not None]
+    documents = load_yaml_documents(path.read_bytes(), str(path))
+    kept = [(i, data, lines) for i, (data, lines) in enumerate(documents) if data is not None]
     if not kept:
         raise InputError("the config file is empty.", source=str(path), fix="see configs/*.yaml for examples.")
-    configs = [validate(construct(node, str(path)), locator=YamlLocator(str(path), key_lines(node), i),
-                        folder=path.parent, path=path, document=i, count=len(kept), default_dir="reports/{stem}")
-               for i, node in kept]
+    configs = [validate(data, locator=YamlLocator(str(path), lines, i), folder=path.parent, path=path, document=i,
+                        count=len(kept), default_dir="reports/{stem}") for i, data, lines in kept]
     dirs = [c.output.dir for c in configs]
     if len(set(dirs)) != len(dirs):
         raise InputError("two evaluations in the file write to the same output.dir.", source=str(path),

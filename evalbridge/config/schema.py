@@ -480,17 +480,14 @@ def _output(check: _Checker, value: Any, folder: Path, default_dir: str | None) 
 
 
 def _output_dir(check: _Checker, written: str, folder: Path) -> Path:
-    """``output.dir``: relative paths are inside the config's folder (a ``..`` that leaves it is refused);
-    absolute paths are taken as they are."""
-    path = Path(written).expanduser()
-    if path.is_absolute():
-        return path.resolve()
-    target = (folder / path).resolve()
-    if not target.is_relative_to(folder.resolve()):
-        raise check.fail(("output", "dir"), f"{written!r} leaves the config's folder ({folder}).",
-                         fix="write reports inside the config's folder (e.g. reports/NAME), or give an absolute "
-                             "path to write elsewhere on purpose.")
-    return target
+    """``output.dir`` (:func:`evalbridge.reports.writing.resolve_output_dir`): inside the config's folder
+    unless absolute."""
+    from ..reports.writing import resolve_output_dir
+
+    try:
+        return resolve_output_dir(folder, written)
+    except InputError as error:
+        raise check.fail(("output", "dir"), str(error)) from None
 
 
 def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, document: int = 0,

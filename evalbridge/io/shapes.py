@@ -395,19 +395,11 @@ def ranked_run(retrieved: Any) -> Run:
 
 
 def data_file(path: Any) -> Any:
-    """The Python data of a ``.json`` / ``.yaml`` file (duplicate keys refused), for the inline formats."""
-    from pathlib import Path
+    """The Python data of a ``.json`` / ``.yaml`` file (duplicate keys and alias bombs refused), for the
+    inline formats read from a file."""
+    from .yamldata import load_data_file
 
-    from .jsonl import loads
-    from .text import read_text
-
-    path = Path(path)
-    text, _ = read_text(path)
-    if path.name.lower().removesuffix(".gz").endswith(".json"):
-        return loads(text, source=str(path))
-    from .yamldata import load_yaml
-
-    return load_yaml(text, source=str(path))
+    return load_data_file(path)
 
 
 def _data(source: Any) -> Any:

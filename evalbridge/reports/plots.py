@@ -12,25 +12,16 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .writing import slug
 
 __all__ = ["plot_distribution", "plot_cutoff_curves", "plot_differences", "FORMATS", "slug"]
 
 FORMATS = ("png", "svg", "pdf")
-
-
-def slug(text: str) -> str:
-    """A file-name-safe version of a metric or system name.
-
-    >>> slug("nDCG(gain=exp)@10")
-    'nDCG-gain-exp-at-10'
-    """
-    return re.sub(r"[^A-Za-z0-9.]+", "-", str(text).replace("@", "-at-")).strip("-")
 
 
 def _pyplot():  # noqa: ANN202 - matplotlib.pyplot

@@ -8,8 +8,8 @@ when it is significantly above the baseline and ``▼`` when significantly below
 multiple-comparison correction. Quality bands (seed 001's poor / fair / good / excellent)
 are an optional extra table.
 
-Every file is written atomically: to a temporary file in the same directory, then
-``os.replace``, so an interrupted run never leaves a half-written report.
+Every file is written atomically (:mod:`evalbridge.reports.writing`): to a temporary file in the
+same directory, flushed, then ``os.replace``, so an interrupted run never leaves a half-written report.
 
 Example:
     >>> import evalbridge as eb
@@ -26,14 +26,14 @@ import hashlib
 import json
 import math
 import os
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
+from .writing import atomic_file, write_file_atomic
 
 __all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
@@ -402,30 +402,18 @@ def render(report: Report, fmt: str) -> str:
     return renderer(report)
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
     """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
 
-    If the block raises, the temporary file is removed and ``path`` is left untouched.
+    If the block raises, the temporary file is removed and ``path`` is left untouched. This is
+    :func:`evalbridge.reports.writing.atomic_file` (fsync, umask permissions, the user's path in errors).
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # the temporary name ends with the target's name, so writers that look at the suffix (.gz) still work
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=f"-{target.name}")
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    return atomic_file(path)
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file in the same directory, then ``os.replace``)."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return Path(path)
+    """Write ``data`` to ``path`` atomically: :func:`evalbridge.reports.writing.write_file_atomic`."""
+    return write_file_atomic(path, data)
 
 
 def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,

@@ -1,55 +1,693 @@
-"""Writing outputs safely: never over an input, atomically, with the user's permissions.
+"""Writing outputs without ever destroying data: guards, unique file names, atomic files and folders.
 
-(A first version: the report-folder transaction and the lock join it in the same module.)
+* :func:`guard_outputs` refuses an output that is an input (same path, ``..``, a symlink or a
+  hard link to it), a folder output that contains an input, and two outputs that overlap.
+* :func:`unique_file_names` gives each system a file name and refuses two names that would share
+  one (``bm25_rm3`` and ``bm25-rm3``, or ``BM25`` and ``bm25`` on macOS / Windows file systems).
+* :func:`write_file_atomic` / :func:`atomic_file` write one file: a temporary file in the same
+  folder, ``fsync``, then ``os.replace``; a reader sees the old file or the new one.
+* :class:`ReportFolder` writes a whole report folder as one transaction: every file goes into a
+  hidden sibling folder, which then replaces the target whole. A reader, or a crash at any point,
+  sees the complete old folder or the complete new one, never a mix, and nothing a previous run
+  left stays inside. A lock file beside the target serialises two runs into one folder.
+* :func:`resolve_output_dir`: where a config's ``output.dir`` points (relative paths stay inside
+  the config's folder; an absolute path is taken as is).
+
+Files and folders get their permissions from the umask (``0o666`` / ``0o777`` minus the umask, as
+any program's files), and every error names the user's path, never a temporary one.
+
+Where the files of a report folder ``reports/demo`` live, and what is left beside it:
+
+* ``reports/demo/``: the reports, plus ``.evalbridge-report.json`` listing every file written
+  (evalbridge replaces a folder only when every file in it is listed there, or it is empty, or an
+  earlier version wrote it: it never deletes a file someone else put there);
+* ``reports/.demo.lock``: the lock file (empty; it stays, as lock files do);
+* ``reports/.demo.tmp-<pid>-<token>`` and ``reports/.demo.old-<pid>-<token>`` exist only while a
+  run writes, or after a run was killed; the next run into the same folder removes them (and
+  restores the old folder if a kill struck between the two renames of the portable swap).
+
+Example:
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "reports"
+    >>> with ReportFolder(target) as folder:
+    ...     _ = folder.write_text("report.md", "# first run\\n")
+    ...     _ = folder.write_text("systems/bm25.json", "{}\\n")
+    >>> with ReportFolder(target) as folder:
+    ...     _ = folder.write_text("report.md", "# second run\\n")
+    >>> [p.name for p in folder.files], (target / "systems").exists()
+    (['report.md'], False)
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
+import json
 import os
-import tempfile
-from collections.abc import Iterable
+import re
+import secrets
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Union
 
 from ..errors import InputError
 
-__all__ = ["guard_outputs", "write_file_atomic"]
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
+__all__ = ["guard_outputs", "unique_file_names", "slug", "ReportFolder", "write_file_atomic", "atomic_file",
+           "resolve_output_dir", "check_report_folder", "MARKER", "DEFAULT_WAIT"]
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+#: The file a :class:`ReportFolder` writes last: it lists every file, and marks the folder as evalbridge's.
+MARKER = ".evalbridge-report.json"
+#: Seconds a run waits for another run writing into the same folder before giving up.
+DEFAULT_WAIT = 60.0
+#: The longest file name most file systems accept (bytes).
+NAME_MAX = 255
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows only: no newline translation
 
 
-def _same(a: Path, b: Path) -> bool:
+# ---------------------------------------------------------------- guards
+
+def _real(path: StrPath) -> Path:
+    """The absolute path with symlinks and ``..`` resolved (as far as the path exists)."""
+    return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+
+
+def _same_file(a: StrPath, b: StrPath) -> bool:
+    """Whether two existing paths are one file (hard links, case-insensitive file systems); False if one is missing."""
     try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+        return os.path.samefile(a, b)
     except OSError:
         return False
 
 
-def guard_outputs(inputs: Iterable[str | os.PathLike], outputs: Iterable[str | os.PathLike]) -> None:
-    """Refuse an output path that is an input, or a folder output that holds an input."""
-    ins = [Path(p) for p in inputs]
-    for out in map(Path, outputs):
-        for source in ins:
-            inside = out.is_dir() and source.resolve().is_relative_to(out.resolve())
-            if _same(out, source) or inside:
-                raise InputError(f"the output {str(out)!r} would overwrite the input {str(source)!r}.",
-                                 fix="write the output somewhere else; evalbridge never writes over its inputs.")
+def _shown(given: StrPath, real: Path) -> str:
+    """``'run.txt'``, or ``'out/../run.txt' (that is /data/run.txt)`` when the path resolves elsewhere."""
+    text = os.fspath(given)
+    return repr(text) if os.path.join(os.getcwd(), text) == str(real) else f"{text!r} (that is {str(real)!r})"
 
 
-def write_file_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, then ``os.replace``;
-    the file gets the permissions the umask gives a new file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=f"-{target.name}")
+def guard_outputs(inputs: Iterable[StrPath], outputs: Iterable[StrPath]) -> None:
+    """Refuse outputs that would overwrite an input or each other; check before writing anything.
+
+    ``inputs`` are every file read (the config file too); ``outputs`` every path about to be
+    written, files and report folders alike (not ``-`` for standard output).
+
+    An output is refused when it is an input (the same path, or one that resolves to it through
+    ``..`` or symlinks, or a hard link to it), when it is a folder that contains an input (the
+    folder is replaced whole), and when two outputs are the same file or one lies inside the other.
+
+    Raises:
+        InputError: naming the output and the input (or the two outputs), with the fix.
+
+    >>> guard_outputs(["qrels.txt", "run.txt"], ["report.md", "reports/demo"])
+    >>> guard_outputs(["qrels.txt", "run.txt"], ["run.txt"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: the output 'run.txt'... is the input 'run.txt'...: writing it would destroy the input. \
+Fix: write the output to another path (e.g. -o report.md).
+    """
+    ins = [(p, _real(p)) for p in inputs]
+    outs = [(p, _real(p)) for p in outputs]
+    for n, (out, real_out) in enumerate(outs):
+        for given, real_in in ins:
+            if real_in == real_out or _same_file(out, given):
+                raise InputError(f"the output {_shown(out, real_out)} is the input {_shown(given, real_in)}: "
+                                 "writing it would destroy the input.",
+                                 fix="write the output to another path (e.g. -o report.md).")
+            if real_out in real_in.parents:
+                raise InputError(f"the output folder {_shown(out, real_out)} contains the input "
+                                 f"{_shown(given, real_in)}: the folder is replaced whole, which would delete it.",
+                                 fix="write the reports to a folder of their own (e.g. output.dir: reports/demo).")
+        for other, real_other in outs[:n]:
+            if real_other == real_out or _same_file(out, other):
+                raise InputError(f"two outputs are the same file: {_shown(other, real_other)} and "
+                                 f"{_shown(out, real_out)}; one would overwrite the other.",
+                                 fix="give each output its own path.")
+            if real_other in real_out.parents or real_out in real_other.parents:
+                outer, inner = (other, out) if real_other in real_out.parents else (out, other)
+                raise InputError(f"the output {_shown(inner, _real(inner))} lies inside the output folder "
+                                 f"{_shown(outer, _real(outer))}, which is replaced whole.",
+                                 fix="write that output outside the report folder.")
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a metric or system name.
+
+    >>> slug("nDCG(gain=exp)@10")
+    'nDCG-gain-exp-at-10'
+    """
+    return re.sub(r"[^A-Za-z0-9.]+", "-", str(text).replace("@", "-at-")).strip("-")
+
+
+def unique_file_names(names: Iterable[str], *, slug: Callable[[str], str] = slug,
+                      suffix: str = "") -> dict[str, str]:
+    """Each name -> ``slug(name) + suffix``; refuses two names that would write one file.
+
+    ``names`` are system (or metric) names in order; a mapping gives its keys (``config.runs``).
+    File names are compared as they are and case-insensitively (macOS and Windows file systems
+    treat ``BM25.json`` and ``bm25.json`` as one file).
+
+    Raises:
+        InputError: two names share a file name (both named, and the file), a name is given twice,
+            or a name gives an empty, dot-only or too long file name.
+
+    >>> unique_file_names(["bm25", "dense@10"], suffix=".json")
+    {'bm25': 'bm25.json', 'dense@10': 'dense-at-10.json'}
+    >>> unique_file_names(["bm25_rm3", "bm25-rm3"], suffix=".json")
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: the systems 'bm25_rm3' and 'bm25-rm3' would both be written to 'bm25-rm3.json'. \
+Fix: rename one of them (e.g. 'bm25-rm3-2').
+    """
+    files: dict[str, str] = {}
+    owners: dict[str, str] = {}  # casefolded file name -> the name that took it
+    for name in names:
+        if name in files:
+            raise InputError(f"the system {name!r} is given twice.", fix="give each system a distinct name.")
+        stem = slug(name)
+        if not stem.strip("."):
+            raise InputError(f"the system name {name!r} gives no usable file name (got {stem!r}).",
+                             fix="use letters or digits in the name (e.g. 'bm25').")
+        file = stem + suffix
+        if len(file.encode("utf-8")) > NAME_MAX:
+            raise InputError(f"the system name {name[:40]!r}... is too long for a file name "
+                             f"({len(file.encode('utf-8'))} bytes, at most {NAME_MAX}).", fix="shorten it.")
+        key = file.casefold()
+        if key in owners:
+            other = owners[key]
+            same = files[other] == file
+            where = f"{file!r}" if same else (f"{files[other]!r} and {file!r}, one file on case-insensitive "
+                                              "file systems (macOS, Windows)")
+            raise InputError(f"the systems {other!r} and {name!r} would both be written to {where}.",
+                             fix=f"rename one of them (e.g. {stem + '-2'!r}).")
+        owners[key] = name
+        files[name] = file
+    return files
+
+
+def resolve_output_dir(config_folder: StrPath, written_path: StrPath) -> Path:
+    """The folder a config's ``output.dir`` names: relative to the config's folder, and inside it.
+
+    ``~`` is expanded. A relative path must stay inside the config's folder (``reports/demo``,
+    ``a/../reports``); one that climbs out with ``..`` is refused, and so is the config's folder
+    itself (reports replace their folder whole). An absolute path is taken as it is: write
+    ``/tmp/reports`` to write elsewhere on purpose. Symlinks are not resolved.
+
+    Raises:
+        InputError: an empty path, a path that leaves the config's folder, or the folder itself.
+
+    >>> str(resolve_output_dir("/work/configs", "reports/../reports/demo"))
+    '/work/configs/reports/demo'
+    >>> str(resolve_output_dir("/work/configs", "/tmp/reports"))
+    '/tmp/reports'
+    >>> resolve_output_dir("/work/configs", "../reports/demo")
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: output.dir '../reports/demo' leaves the config's folder '/work/configs' \
+(it is '/work/reports/demo'). Fix: write a path inside that folder (e.g. reports/demo), or an absolute path \
+to write elsewhere on purpose.
+    """
+    written = os.fspath(written_path)
+    if not written.strip():
+        raise InputError("output.dir is empty.", fix="write a folder, e.g. output.dir: reports/demo.")
+    folder = Path(os.path.abspath(os.fspath(config_folder)))
+    path = Path(written).expanduser()
+    if path.is_absolute():
+        return Path(os.path.normpath(path))
+    resolved = Path(os.path.normpath(folder / path))
+    if resolved == folder:
+        raise InputError(f"output.dir {written!r} is the config's own folder {str(folder)!r}; the report folder "
+                         "is replaced whole at each run.", fix="write a folder of its own, e.g. reports/demo.")
+    if folder not in resolved.parents:
+        raise InputError(f"output.dir {written!r} leaves the config's folder {str(folder)!r} "
+                         f"(it is {str(resolved)!r}).",
+                         fix="write a path inside that folder (e.g. reports/demo), or an absolute path to write "
+                             "elsewhere on purpose.")
+    return resolved
+
+
+# ---------------------------------------------------------------- low-level helpers
+
+def _in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
+    """``error`` with every temporary path replaced by the user's path (same errno, same traceback)."""
+
+    def swap(value: object) -> object:
+        if not isinstance(value, (str, os.PathLike)):
+            return value
+        text = os.fspath(value)
+        for temporary, shown in sorted(names.items(), key=lambda item: -len(item[0])):
+            text = text.replace(temporary, shown)
+        return text
+
+    if error.errno is None:
+        mapped = OSError(swap(str(error)))
+    else:
+        mapped = OSError(error.errno, swap(error.strerror), swap(error.filename), None, swap(error.filename2))
+    return mapped.with_traceback(error.__traceback__)
+
+
+def _makedirs(path: Path) -> None:
+    """``mkdir -p`` with the umask's permissions (``0o777`` minus the umask)."""
+    os.makedirs(path, mode=0o777, exist_ok=True)
+
+
+def _create_file(path: Path) -> None:
+    """Create an empty file that must not exist yet, with the umask's permissions (``0o666`` minus the umask)."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666))
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    """Flush a file (or a folder's entries) to disk. Folders cannot be opened on Windows: skipped there."""
+    if directory and os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY if os.name == "posix" else os.O_RDWR)  # Windows flushes only writable handles
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+        os.fsync(fd)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return target
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, _, files in os.walk(root, topdown=False):
+        for name in files:
+            _fsync(Path(folder, name))
+        _fsync(Path(folder), directory=True)
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2() -> Callable[..., int] | None:
+    """glibc's ``renameat2`` (Linux 3.15+, glibc 2.28+), or None where it does not exist."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function  # type: ignore[no-any-return]
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux ``RENAME_EXCHANGE``).
+
+    Returns False where the system or the file system cannot; :class:`ReportFolder` then swaps
+    with two renames and recovers from a crash between them.
+    """
+    function = _renameat2()
+    if function is None:
+        return False
+    import ctypes
+
+    if function(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(a), None, os.fspath(b))
+
+
+# ---------------------------------------------------------------- single files
+
+@contextlib.contextmanager
+def atomic_file(path: StrPath) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; when the block succeeds it replaces ``path`` atomically.
+
+    The temporary file exists (empty) and its name ends with the target's name, so writers that
+    look at the suffix (``.gz``, ``.parquet``) behave. After the block it is flushed (``fsync``)
+    and renamed over ``path``; a reader sees the old file or the new one. If the block raises,
+    the temporary file is removed and ``path`` is left untouched. Missing parent folders are
+    created. Permissions come from the umask; an ``OSError`` names ``path``, never the temporary.
+    """
+    target = Path(path)
+    temporary = target.parent / f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}"
+    names = {str(temporary): str(target)}
+    try:
+        _makedirs(target.parent)
+        _create_file(temporary)
+        try:
+            yield temporary
+            _fsync(temporary)
+            os.replace(temporary, target)
+            _fsync(target.parent, directory=True)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+    except OSError as error:
+        raise _in_user_terms(error, names) from None
+
+
+def write_file_atomic(path: StrPath, data: str | bytes) -> Path:
+    """Write ``data`` (str as UTF-8) to ``path`` atomically (see :func:`atomic_file`); returns ``path``.
+
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out" / "report.md"
+    >>> write_file_atomic(target, "# report\\n").read_text()
+    '# report\\n'
+    """
+    with atomic_file(path) as temporary:
+        temporary.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return Path(path)
+
+
+# ---------------------------------------------------------------- report folders
+
+def _siblings(real: Path, kind: str) -> list[Path]:
+    """The temporary (``tmp``) or backup (``old``) siblings of a report folder, oldest first."""
+    pattern = re.compile(rf"\.{re.escape(real.name)}\.{kind}-(\d+)-[0-9a-f]{{8}}")
+    found = []
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(real.parent):
+            if pattern.fullmatch(entry.name):
+                with contextlib.suppress(FileNotFoundError):  # removed meanwhile by the run that made it
+                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, Path(entry.path)))
+    return [path for _, path in sorted(found)]
+
+
+def _sibling(real: Path, kind: str) -> Path:
+    return real.parent / f".{real.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _holder(real: Path) -> str:
+    """``' (process 1234)'`` for the run whose temporary folder is beside ``real``, else ``''``."""
+    pids = [p.name.rsplit("-", 2)[-2] for p in _siblings(real, "tmp")]
+    return f" (process {pids[-1]})" if pids else ""
+
+
+def _foreign_files(folder: Path) -> list[str]:
+    """Files in ``folder`` that evalbridge did not write (relative paths); ``[]`` when it may be replaced.
+
+    A folder may be replaced when it is empty, when every file in it is listed in its marker, or
+    when it is a report an earlier version wrote (a ``provenance.json`` of evalbridge, no marker).
+    """
+    found = sorted(Path(root, name).relative_to(folder).as_posix()
+                   for root, _, files in os.walk(folder) for name in files)
+    try:
+        listed = json.loads((folder / MARKER).read_text(encoding="utf-8"))["files"]
+        return [name for name in found if name not in {*listed, MARKER}]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:  # reports written before the marker existed
+        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        if isinstance(provenance, dict) and "evalbridge_version" in provenance:
+            return []
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def check_report_folder(target: StrPath) -> Path:
+    """The report folder to read: ``target`` when it is complete, else an error that says why.
+
+    Readers call this instead of opening ``target`` blindly: if a run was killed between the two
+    renames of the portable swap, ``target`` is missing and the complete previous folder waits
+    in a hidden sibling; the message names it.
+
+    Raises:
+        InputError: ``target`` is missing (with where the previous reports are, if anywhere), or
+            a file listed in its ``.evalbridge-report.json`` is missing.
+    """
+    shown, real = Path(target), _real(target)
+    if real.is_dir():
+        try:
+            listed = json.loads((real / MARKER).read_text(encoding="utf-8"))["files"]
+        except FileNotFoundError:
+            return shown  # written by an earlier version, or not by evalbridge: nothing to check
+        except (OSError, ValueError, KeyError, TypeError):
+            raise InputError(f"the report folder {str(shown)!r} has an unreadable {MARKER}.",
+                             fix="run the evaluation again to rewrite the folder.") from None
+        missing = [name for name in listed if not (real / name).is_file()]
+        if missing:
+            raise InputError(f"the report folder {str(shown)!r} is incomplete: {', '.join(missing[:5])} "
+                             f"{'is' if len(missing) == 1 else 'are'} missing (deleted after it was written).",
+                             fix="run the evaluation again to rewrite the folder.")
+        return shown
+    backups = _siblings(real, "old")
+    if backups:
+        raise InputError(f"the report folder {str(shown)!r} is missing: a run was interrupted while replacing it; "
+                         f"the previous reports are complete in {str(backups[-1])!r}.",
+                         fix="run the evaluation again (it restores or replaces the folder), or rename that "
+                             "folder back.")
+    raise InputError(f"there is no report folder at {str(shown)!r}.", fix="run the evaluation first.")
+
+
+class ReportFolder:
+    """Write a report folder as one transaction; see the module docstring.
+
+    Usage::
+
+        with ReportFolder("reports/demo") as folder:
+            folder.write_text("report.md", markdown)
+            folder.write_bytes("report.json", data)
+            figure.savefig(folder.path_for("plots/ndcg.png"))   # for writers that need a path
+            plot_distribution(values, label, folder.dir_for("plots") / "distribution_P-at-5")
+        folder.files   # the files written, as paths under reports/demo
+
+    Entering takes the lock (``.demo.lock`` beside the folder), cleans what killed runs left
+    (restoring the previous folder if a kill left only its backup), checks that the target may be
+    replaced (missing, empty, or a report folder evalbridge wrote) and creates the hidden
+    temporary sibling. Leaving without an exception writes ``.evalbridge-report.json`` (every
+    file written), flushes every file and folder to disk and swaps the temporary folder in:
+    one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux, else two renames (target -> backup,
+    temporary -> target) with recovery by the next run. Leaving with an exception removes the
+    temporary folder and leaves the target untouched. It is not reentrant.
+
+    Args:
+        target: the report folder (the user's path; errors name it). A symlink to a folder is
+            followed: the folder it points to is replaced and the link kept.
+        wait: seconds to wait for another run writing into the same folder; ``0`` fails at
+            once, ``None`` waits as long as it takes.
+
+    Raises:
+        InputError: another run holds the folder longer than ``wait``; the target is a file, or
+            a folder of files evalbridge did not write; a relative name is absolute, climbs out
+            with ``..``, or is written twice.
+        OSError: the file system refused (full disk, permissions), naming the user's path.
+    """
+
+    def __init__(self, target: StrPath, *, wait: float | None = DEFAULT_WAIT) -> None:
+        self._shown = Path(target)
+        self._real = _real(target)
+        if self._real.name in ("", ".", ".."):
+            raise InputError(f"{str(self._shown)!r} cannot be a report folder (it is {str(self._real)!r}).",
+                             fix="write the reports to a folder of their own, e.g. reports/demo.")
+        self._wait = wait
+        self._lock: BaseFileLock | None = None
+        self._temporary: Path | None = None
+        self._taken: dict[str, str] = {}  # casefolded relative name -> relative name
+        self._files: tuple[Path, ...] = ()
+        self._recovered: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> Path:
+        """The report folder, as the user wrote it."""
+        return self._shown
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every file written (under :attr:`path`, sorted), once the folder is in place; ``()`` before."""
+        return self._files
+
+    @property
+    def recovered(self) -> tuple[str, ...]:
+        """What entering cleaned up after killed runs, one sentence each (for a log line)."""
+        return self._recovered
+
+    # ------------------------------------------------------------ the transaction
+
+    def __enter__(self) -> ReportFolder:
+        if self._lock is not None:
+            raise InputError(f"the report folder {str(self._shown)!r} is already being written by this object.",
+                             fix="use one `with ReportFolder(...)` block at a time.")
+        names = {str(self._real): str(self._shown)}
+        self._check_replaceable()  # refuse before leaving anything (a lock file, a parent folder) behind
+        try:
+            _makedirs(self._real.parent)
+            self._lock = self._acquire()
+        except OSError as error:
+            raise _in_user_terms(error, names) from None
+        try:
+            self._recovered = self._recover()
+            self._check_replaceable()
+            temporary = _sibling(self._real, "tmp")
+            os.mkdir(temporary, 0o777)
+            self._temporary = temporary
+        except BaseException as error:
+            self._release()
+            if isinstance(error, OSError):
+                raise _in_user_terms(error, names) from None
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        temporary = self._temporary
+        if temporary is None:  # __enter__ failed, or the block ran twice: nothing to commit or clean
+            return
+        names = {str(temporary): str(self._shown), str(self._real): str(self._shown)}
+        try:
+            if error is None:
+                self._commit(temporary)
+        except OSError as failure:
+            raise _in_user_terms(failure, names) from None
+        finally:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(temporary)
+            self._temporary = None
+            self._release()
+        if isinstance(error, OSError):
+            raise _in_user_terms(error, names) from None
+
+    def _acquire(self) -> BaseFileLock:
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(self._real.parent / f".{self._real.name}.lock")
+        try:
+            lock.acquire(timeout=-1 if self._wait is None else self._wait)
+        except Timeout:
+            waited = "" if not self._wait else f"; waited {self._wait:g} s"
+            raise InputError(f"another evalbridge run{_holder(self._real)} is writing the report folder "
+                             f"{str(self._shown)!r}{waited}.",
+                             fix="wait for it to finish, or write the reports to another folder "
+                                 "(output.dir, --output-dir).") from None
+        return lock
+
+    def _release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    def _recover(self) -> tuple[str, ...]:
+        """Under the lock: restore the previous folder if only its backup is left, remove other leftovers."""
+        done = []
+        backups = _siblings(self._real, "old")
+        if backups and not os.path.lexists(self._real):
+            os.rename(backups[-1], self._real)
+            _fsync(self._real.parent, directory=True)
+            done.append(f"restored {str(self._shown)!r} from the backup an interrupted run left")
+            backups = backups[:-1]
+        leftovers = [*backups, *_siblings(self._real, "tmp")]
+        for leftover in leftovers:
+            shutil.rmtree(leftover)
+        if leftovers:
+            done.append(f"removed {len(leftovers)} temporary folder(s) that interrupted runs left beside "
+                        f"{str(self._shown)!r}")
+        return tuple(done)
+
+    def _check_replaceable(self) -> None:
+        real, shown = self._real, str(self._shown)
+        if not os.path.lexists(real):
+            return
+        if not real.is_dir():
+            raise InputError(f"the report folder {shown!r} is a file.",
+                             fix="write the reports to a folder (e.g. reports/demo), or move that file away.")
+        foreign = _foreign_files(real)
+        if foreign:
+            raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(foreign[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}); a report folder is replaced whole, which would "
+                             "delete them.",
+                             fix="write the reports to a new or empty folder (output.dir, --output-dir), or move "
+                                 "those files away.")
+
+    def _commit(self, temporary: Path) -> None:
+        relative = sorted(Path(folder, name).relative_to(temporary).as_posix()
+                          for folder, _, files in os.walk(temporary) for name in files)
+        from .._version import __version__
+
+        _write_new(temporary / MARKER, (json.dumps({"written_by": f"evalbridge {__version__}", "files": relative},
+                                                   indent=1) + "\n").encode("utf-8"))
+        _fsync_tree(temporary)
+        self._check_replaceable()
+        if not os.path.lexists(self._real):
+            os.rename(temporary, self._real)
+        elif not _exchange(temporary, self._real):
+            backup = _sibling(self._real, "old")
+            os.rename(self._real, backup)
+            try:
+                os.rename(temporary, self._real)
+            except OSError:
+                os.rename(backup, self._real)
+                raise
+            _fsync(self._real.parent, directory=True)
+            shutil.rmtree(backup)
+        # after an exchange, `temporary` holds the previous folder; __exit__ removes it
+        _fsync(self._real.parent, directory=True)
+        self._files = tuple(self._shown / name for name in relative)
+
+    # ------------------------------------------------------------ writing into it
+
+    def _inside(self, relative: StrPath) -> tuple[Path, str]:
+        """(temporary folder, relative posix path) after checking ``relative`` stays inside the folder."""
+        temporary = self._temporary
+        if temporary is None:
+            raise InputError(f"the report folder {str(self._shown)!r} is not open for writing.",
+                             fix="write inside `with ReportFolder(...) as folder:`.")
+        path = Path(relative)
+        if not path.parts or path.is_absolute() or path.drive or ".." in path.parts or path.as_posix() == MARKER:
+            raise InputError(f"a report file name must be a relative path inside the report folder; got "
+                             f"{os.fspath(relative)!r}.", fix="write e.g. 'report.md' or 'plots/ndcg.png'.")
+        return temporary, path.as_posix()
+
+    def _make(self, temporary: Path, folder: Path) -> None:
+        try:
+            _makedirs(folder)
+        except OSError as error:
+            raise _in_user_terms(error, {str(temporary): str(self._shown)}) from None
+
+    def path_for(self, relative: StrPath) -> Path:
+        """A path (in the temporary folder) for a writer that needs one; parent folders are created.
+
+        ``relative`` is relative to the report folder, e.g. ``plots/ndcg.png``; each name is given
+        out once (also ignoring case). The path is temporary: show users ``folder.path / relative``,
+        or :attr:`files` after the block.
+        """
+        temporary, text = self._inside(relative)
+        key = text.casefold()
+        if key in self._taken:
+            raise InputError(f"two outputs would both be written to {str(self._shown / text)!r}"
+                             + ("" if self._taken[key] == text else f" (as {self._taken[key]!r} and {text!r}, one "
+                                "file on case-insensitive file systems)") + ".",
+                             fix="give each output its own file name.")
+        self._taken[key] = text
+        self._make(temporary, (temporary / text).parent)
+        return temporary / text
+
+    def dir_for(self, relative: StrPath) -> Path:
+        """A sub-folder (in the temporary folder, created) for writers that name their own files,
+        e.g. ``plot_distribution(values, label, folder.dir_for("plots") / "distribution_nDCG-at-10")``.
+        Every file written in it is in the marker and in :attr:`files` like the others."""
+        temporary, text = self._inside(relative)
+        self._make(temporary, temporary / text)
+        return temporary / text
+
+    def write_bytes(self, relative: StrPath, data: bytes) -> Path:
+        """Write ``data`` to ``relative`` in the report folder; returns its final path (under :attr:`path`)."""
+        path = self.path_for(relative)
+        try:
+            _write_new(path, data)
+        except OSError as error:
+            raise _in_user_terms(error, {str(self._temporary): str(self._shown)}) from None
+        return self._shown / Path(relative).as_posix()
+
+    def write_text(self, relative: StrPath, text: str, *, encoding: str = "utf-8") -> Path:
+        """Write ``text`` (no newline translation) to ``relative``; returns its final path."""
+        return self.write_bytes(relative, text.encode(encoding))

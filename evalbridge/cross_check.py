@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import Any, Callable
 
@@ -239,9 +239,10 @@ def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels
     return out
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class CrossCheck:
-    """The report of :func:`crosscheck`.
+    """The report of :func:`crosscheck`: an immutable value that pickles and copies, compares equal to
+    another check with the same tables and settings, and shows itself as HTML in Jupyter.
 
     Attributes:
         differences: DataFrame (``metric, query_id, backend, reference, value, cause``), one row
@@ -324,6 +325,44 @@ class CrossCheck:
     def __repr__(self) -> str:
         return (f"CrossCheck(ok={self.ok}, differences={len(self.differences)}, "
                 f"unexplained={len(self.unexplained)}, unsupported={len(self.unsupported)})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CrossCheck):
+            return NotImplemented
+        frames = ("differences", "unexplained", "agreement")
+        return (all(getattr(self, f).equals(getattr(other, f)) for f in frames)
+                and all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.name not in frames))
+
+    def __hash__(self) -> int:
+        return hash((self.ok, len(self.differences), len(self.unexplained), tuple(self.unsupported), self.canonicalised,
+                     self.atol, self.conventions, self.reference_backend))
+
+    def _repr_html_(self, *, max_rows: int = 20) -> str:
+        """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
+        from html import escape
+
+        mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
+        verdict = "OK: every difference explained" if self.ok else f"{len(self.unexplained)} UNEXPLAINED differences"
+        parts = [f"<p><strong>Cross-check: {escape(verdict)}</strong></p>",
+                 self.agreement.to_html(index=False, border=0)]
+        if self.unsupported:
+            rows = "".join(f"<tr><td>{escape(b)}</td><td>{escape(m)}</td><td>{escape(r)}</td></tr>"
+                           for (b, m), r in self.unsupported.items())
+            parts.append(f"<table><thead><tr><th>backend</th><th>metric</th><th>unsupported because</th></tr>"
+                         f"</thead><tbody>{rows}</tbody></table>")
+        if not self.differences.empty:
+            more = len(self.differences) - max_rows
+            parts.append(self.differences.head(max_rows).to_html(index=False, border=0, float_format="{:.4f}".format,
+                                                                 na_rep="none"))
+            if more > 0:
+                parts.append(f"<p>... {more} more differences in <code>.differences</code></p>")
+        c = self.conventions
+        notes = [f"{mode}; atol {self.atol:g}; reference column: {self.reference_backend}; ties {c.ties}; "
+                 f"scores as {c.score_precision}; missing queries {c.missing_queries}"]
+        notes += [f"{backend} bridges: {'; '.join(applied)}" for backend, applied in self.bridges.items() if applied]
+        footnote = "<br>".join(map(escape, notes))
+        return (f'<div class="evalbridge-crosscheck">{"".join(parts)}'
+                f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
 
 
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,

@@ -158,11 +158,7 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     level = relevance_level(qrels, min_relevance)
     asked = parse_metrics(metrics)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
-
-    def resolve(metric: Metric) -> Metric:
-        return resolve_metric(metric, level=level, max_grade=top)
-
-    wanted = list(dict.fromkeys(map(resolve, asked)))
+    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:
         check_max_grade(metric, qrels)
     module = get_backend(backend)
@@ -180,7 +176,7 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__)
-    return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
+    return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top)
 
 
 def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None

@@ -51,6 +51,7 @@ from .metrics.spec import Metric, parse_metrics
 from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, fill_missing, needs_max_grade,
                       relevance_level, resolve_metric)
 from .model import Conventions, Qrels, Run
+from .progress import Steps, steps
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
 
@@ -368,7 +369,7 @@ class CrossCheck:
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
                backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
-               missing_queries: str = "zero") -> CrossCheck:
+               missing_queries: str = "zero", progress: bool = False) -> CrossCheck:
     """Compare every metric per query between the reference and each backend, explaining each difference.
 
     Args:
@@ -381,10 +382,23 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             every backend must agree with the reference (any difference is unexplained).
         min_relevance, ties, score_precision, missing_queries: the reference's conventions,
             as in :func:`evalbridge.evaluate`.
+        progress: show a progress bar on stderr (the reference column, then one step per backend) when it
+            is a terminal; never drawn otherwise (see :mod:`evalbridge.progress`).
 
     Returns:
         :class:`CrossCheck`. Unsupported (backend, metric) pairs are listed, never raised.
     """
+    backends = tuple(backends)
+    with steps(1 + len(backends), enabled=progress) as bar:
+        bar.step("reference column")
+        return _crosscheck(qrels, run, metrics, bar, backends=backends, atol=atol, canonicalise=canonicalise,
+                           min_relevance=min_relevance, ties=ties, score_precision=score_precision,
+                           missing_queries=missing_queries)
+
+
+def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *,
+                backends: Sequence[str], atol: float, canonicalise: bool, min_relevance: float | None, ties: str,
+                score_precision: str, missing_queries: str) -> CrossCheck:
     import pandas as pd
 
     from .backends import auto, get_backend, unsupported
@@ -413,6 +427,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     bridges: dict[str, tuple[str, ...]] = {}
 
     for name in backends:
+        bar.step(f"cross-checking {name}")
         try:
             module = get_backend(name)
             module.version()

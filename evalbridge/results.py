@@ -164,7 +164,7 @@ class Results:
         """
         frame = self.__dict__.get("_per_query")
         if frame is None:
-            frame = per_query_frame(self.metrics, self.values)
+            frame = _per_query_frame(self.metrics, self.values)
             self.__dict__["_per_query"] = frame  # a cache, not a field: not compared, pickled or copied
         return frame.copy(deep=not _copy_on_write())
 
@@ -208,7 +208,7 @@ class Results:
 _REPR_METRICS = 6
 
 
-def per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]):  # noqa: ANN201
+def _per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]):  # noqa: ANN201
     """The per-query DataFrame of :attr:`Results.per_query` (index ``query_id``, one float column per metric)."""
     import pandas as pd
 

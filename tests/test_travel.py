@@ -126,13 +126,13 @@ def test_per_query_is_built_once_and_a_changed_copy_leaves_the_results_alone(res
 
     fresh = copy.deepcopy(results)  # no cached frame yet
     calls = []
-    build = module.per_query_frame
+    build = module._per_query_frame
 
     def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(module, "per_query_frame", counting)
+    monkeypatch.setattr(module, "_per_query_frame", counting)
     first = fresh.per_query
     first.iloc[0, 0] = -1.0
     first["extra"] = 1.0

@@ -33,23 +33,12 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 # ---------------------------------------------------------------- helpers
 
-@contextlib.contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """An ``on_step(description, done, total)`` callback drawing a rich progress bar on stderr (TTY only)."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _progress(enabled: bool) -> Any:
+    """An ``on_step(description, done, total)`` callback drawing a bar on stderr, only on a terminal
+    (:func:`evalbridge.progress.callback`)."""
+    from .progress import callback
 
-    with Progress(TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("starting", total=None)
-
-        def on_step(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=total)
-
-        yield on_step
+    return callback(enabled)
 
 
 def _system_names(paths: Sequence[str]) -> list[str]:

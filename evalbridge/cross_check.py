@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import Any, Callable
 
@@ -59,6 +59,7 @@ from .metrics.spec import Metric, parse_metrics
 from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, fill_missing,
                          needs_max_grade, relevance_level, resolve_metric)
 from .model import Conventions, Qrels, Run
+from .progress import Steps, steps
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
 
@@ -298,9 +299,10 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
     return out
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class CrossCheck:
-    """The report of :func:`crosscheck`.
+    """The report of :func:`crosscheck`: an immutable value that pickles and copies, compares equal to
+    another check with the same tables and settings, and shows itself as HTML in Jupyter.
 
     Attributes:
         differences: DataFrame (``metric, query_id, backend, reference, value, cause``), one row
@@ -384,11 +386,49 @@ class CrossCheck:
         return (f"CrossCheck(ok={self.ok}, differences={len(self.differences)}, "
                 f"unexplained={len(self.unexplained)}, unsupported={len(self.unsupported)})")
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CrossCheck):
+            return NotImplemented
+        frames = ("differences", "unexplained", "agreement")
+        return (all(getattr(self, f).equals(getattr(other, f)) for f in frames)
+                and all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.name not in frames))
+
+    def __hash__(self) -> int:
+        return hash((self.ok, len(self.differences), len(self.unexplained), tuple(self.unsupported), self.canonicalised,
+                     self.atol, self.conventions, self.reference_backend))
+
+    def _repr_html_(self, *, max_rows: int = 20) -> str:
+        """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
+        from html import escape
+
+        mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
+        verdict = "OK: every difference explained" if self.ok else f"{len(self.unexplained)} UNEXPLAINED differences"
+        parts = [f"<p><strong>Cross-check: {escape(verdict)}</strong></p>",
+                 self.agreement.to_html(index=False, border=0)]
+        if self.unsupported:
+            rows = "".join(f"<tr><td>{escape(b)}</td><td>{escape(m)}</td><td>{escape(r)}</td></tr>"
+                           for (b, m), r in self.unsupported.items())
+            parts.append(f"<table><thead><tr><th>backend</th><th>metric</th><th>unsupported because</th></tr>"
+                         f"</thead><tbody>{rows}</tbody></table>")
+        if not self.differences.empty:
+            more = len(self.differences) - max_rows
+            parts.append(self.differences.head(max_rows).to_html(index=False, border=0, float_format="{:.4f}".format,
+                                                                 na_rep="none"))
+            if more > 0:
+                parts.append(f"<p>... {more} more differences in <code>.differences</code></p>")
+        c = self.conventions
+        notes = [f"{mode}; atol {self.atol:g}; reference column: {self.reference_backend}; ties {c.ties}; "
+                 f"scores as {c.score_precision}; missing queries {c.missing_queries}"]
+        notes += [f"{backend} bridges: {'; '.join(applied)}" for backend, applied in self.bridges.items() if applied]
+        footnote = "<br>".join(map(escape, notes))
+        return (f'<div class="evalbridge-crosscheck">{"".join(parts)}'
+                f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
+
 
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
                backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
-               missing_queries: str = "zero") -> CrossCheck:
+               missing_queries: str = "zero", progress: bool = False) -> CrossCheck:
     """Compare every metric per query between the reference and each backend, explaining each difference.
 
     Args:
@@ -404,10 +444,23 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
             query's expected value over every order of its tied documents; no library can follow
             that (with ``canonicalise=True`` they are listed as unsupported), and on their own each
             differs from it by its tie luck, which the causes quantify.
+        progress: show a progress bar on stderr (the reference column, then one step per backend) when it
+            is a terminal; never drawn otherwise (see :mod:`evalbridge.progress`).
 
     Returns:
         :class:`CrossCheck`. Unsupported (backend, metric) pairs are listed, never raised.
     """
+    backends = tuple(backends)
+    with steps(1 + len(backends), enabled=progress) as bar:
+        bar.step("reference column")
+        return _crosscheck(qrels, run, metrics, bar, backends=backends, atol=atol, canonicalise=canonicalise,
+                           min_relevance=min_relevance, ties=ties, score_precision=score_precision,
+                           missing_queries=missing_queries)
+
+
+def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *,
+                backends: Sequence[str], atol: float, canonicalise: bool, min_relevance: float | None, ties: str,
+                score_precision: str, missing_queries: str) -> CrossCheck:
     import pandas as pd
 
     from .backends import auto, get_backend, unsupported
@@ -437,6 +490,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     bridges: dict[str, tuple[str, ...]] = {}
 
     for name in backends:
+        bar.step(f"cross-checking {name}")
         try:
             module = get_backend(name)
             module.version()

@@ -16,6 +16,7 @@ from .backends import get_backend, unsupported
 from .errors import InputError, UnsupportedMetricError
 from .metrics.spec import Metric, parse_metrics
 from .model import Conventions, Qrels, Run, check_level
+from .progress import Steps, steps
 
 __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
            "resolve_metric", "check_max_grade", "check_supported", "fill_missing"]
@@ -127,7 +128,8 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
 
 def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
              backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
-             score_precision: str = "float64", missing_queries: str = "zero"):  # noqa: ANN201 - Results
+             score_precision: str = "float64", missing_queries: str = "zero",
+             progress: bool = False):  # noqa: ANN201 - Results
     """Evaluate a run against relevance judgements.
 
     Args:
@@ -150,6 +152,8 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         score_precision: ``float64`` or ``float32`` (trec_eval <= 9).
         missing_queries: ``zero`` scores qrels queries absent from the run as 0;
             ``drop`` leaves them out of the mean. Both are counted in the provenance.
+        progress: show a progress bar on stderr (reading, computing, assembling) when it is a
+            terminal; never drawn on a pipe, a file or in a notebook (see :mod:`evalbridge.progress`).
 
     Returns:
         :class:`~evalbridge.results.Results`, whatever was asked.
@@ -159,6 +163,14 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         >>> res["P@2"], res["RR"]
         (0.5, 1.0)
     """
+    with steps(3, enabled=progress) as bar:
+        bar.step("reading the qrels and the run")
+        return _evaluate(qrels, run, metrics, bar, backend=backend, min_relevance=min_relevance, ties=ties,
+                         score_precision=score_precision, missing_queries=missing_queries)
+
+
+def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *, backend: str,
+              min_relevance: float | None, ties: str, score_precision: str, missing_queries: str):  # noqa: ANN202
     from .results import Provenance, Results
 
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
@@ -174,17 +186,15 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     level = relevance_level(qrels, min_relevance)
     asked = parse_metrics(metrics)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
-
-    def resolve(metric: Metric) -> Metric:
-        return resolve_metric(metric, level=level, max_grade=top)
-
-    wanted = list(dict.fromkeys(map(resolve, asked)))
+    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:
         check_max_grade(metric, qrels)
     check_supported(backend, wanted, qrels, conventions)
     module = get_backend(backend)
+    bar.step(f"computing {len(wanted)} metric{'s' if len(wanted) > 1 else ''} with {backend}")
     values, bridges = module.compute(qrels, run, wanted, conventions)
 
+    bar.step("assembling the results")
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
     provenance = Provenance(
@@ -192,7 +202,7 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__)
-    return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
+    return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top)
 
 
 def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None

@@ -179,9 +179,37 @@ def _freeze(data: object, *, what: str, where: str | None,
     return frozen, qkind, tuple(sorted(doc_kinds))
 
 
+def _restore(cls: type[_Base], state: dict[str, Any]) -> _Base:
+    """A ``Qrels``/``Run`` rebuilt from :meth:`_Base.__reduce__`'s state, without validating again (the
+    rows were validated when the object was first built, and pickling keeps them as they are)."""
+    obj = object.__new__(cls)
+    for name, value in state.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 class _Base(Mapping[str, Mapping[str, Any]]):
-    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source", "notes")
+    """What ``Qrels`` and ``Run`` share: validated rows shown read-only, and value semantics.
+
+    Travelling: ``pickle``, ``copy.copy`` and ``copy.deepcopy`` go through :meth:`__reduce__`, so
+    the copy is as immutable as the original. ``copy.copy`` shares the rows (nothing mutates them);
+    ``copy.deepcopy`` and a pickle round trip copy them, so a copy of an object built with
+    ``copy=False`` no longer shows later changes to the caller's dicts.
+
+    Equality and hash: two objects of the same class are equal when their rows are equal and so
+    are the settings that change what they evaluate to (:attr:`Qrels.min_relevance`,
+    :attr:`Run.name`); ``source`` (where the rows came from) is not compared. A plain mapping
+    with the same rows compares equal, as the ``Mapping`` contract says. A ``Qrels`` never equals
+    a ``Run``. The hash is computed from the rows on first use and kept (the object is immutable;
+    an object built with ``copy=False`` must not outlive changes to the caller's dicts).
+    """
+
+    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source", "notes", "_hash")
     _what = "value"
+    #: attributes, beyond the rows, that take part in equality (set by each subclass)
+    _compared: tuple[str, ...] = ()
+    #: what a pickle or a copy carries (caches such as the hash are recomputed)
+    _state: tuple[str, ...] = ("_data", "query_id_kind", "doc_id_kind", "source", "notes")
 
     def __init__(self, data: object, *, source: str | None = None, copy: bool = True,
                  notes: tuple[str, ...] = ()) -> None:
@@ -232,6 +260,32 @@ class _Base(Mapping[str, Mapping[str, Any]]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self)} queries, {self.n_rows} rows)"
 
+    def __reduce__(self) -> tuple[Any, tuple[type[_Base], dict[str, Any]]]:
+        state = {name: getattr(self, name) for name in self._state}
+        return _restore, (type(self), state)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Base):
+            if type(other) is not type(self):
+                return NotImplemented  # a Qrels is not a Run: Python falls back to identity
+            return (all(getattr(self, a) == getattr(other, a) for a in self._compared)
+                    and self._data == other._data)
+        if isinstance(other, Mapping):
+            try:
+                return self._data == {q: dict(docs) for q, docs in other.items()}
+            except (TypeError, ValueError):  # rows that are not mappings: not the same rows
+                return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            pass
+        value = hash(frozenset((qid, frozenset(docs.items())) for qid, docs in self._data.items()))
+        object.__setattr__(self, "_hash", value)
+        return value
+
 
 class Qrels(_Base):
     """Relevance judgements: query id -> doc id -> grade (int or float, never truncated).
@@ -239,8 +293,8 @@ class Qrels(_Base):
     Args:
         data: a mapping ``{query_id: {doc_id: grade}}``; ids may be str or int
             (converted with ``str``), grades any finite real number.
-        min_relevance: optional relevance level carried with the data (seed 003's
-            ``min_relevance``): binary metrics that do not set ``rel`` count a doc
+        min_relevance: optional relevance level carried with the data (as LLM-graded
+            data sets carry it): binary metrics that do not set ``rel`` count a doc
             as relevant when ``grade >= min_relevance``. ``None`` means 1.
         source: where the data came from, used in error messages.
         notes: what reading the data did to it (e.g. a byte order mark removed, fields ignored),
@@ -257,6 +311,8 @@ class Qrels(_Base):
 
     __slots__ = ("min_relevance", "_grades")
     _what = "grade"
+    _compared = ("min_relevance",)
+    _state = (*_Base._state, "min_relevance")
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
                  copy: bool = True, notes: tuple[str, ...] = ()) -> None:
@@ -304,6 +360,8 @@ class Run(_Base):
 
     __slots__ = ("name",)
     _what = "score"
+    _compared = ("name",)
+    _state = (*_Base._state, "name")
 
     def __init__(self, data: object, *, name: str | None = None, source: str | None = None,
                  copy: bool = True, notes: tuple[str, ...] = ()) -> None:

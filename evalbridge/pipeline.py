@@ -176,15 +176,18 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits)
-    curves: dict[str, dict[str, dict[int, float]]] = {}
+    curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves:
+        from .reports.plots import curve_label, curve_variant, cutoff_curves
+
+        first_results = next(iter(results.values()))
+        variants = [curve_variant(spec, first_results) for spec in plots.curves]
         for name, (qrels, run) in pairs.items():
             step(f"metric@k curves of {name}")
-            wanted = [f"{family}@{k}" for family in plots.curves for k in plots.k]
-            res = evalbridge.evaluate(qrels, run, wanted, **options)
-            for family in plots.curves:
-                curves.setdefault(family, {})[name] = {k: res[f"{family}@{k}"] for k in plots.k}
+            for variant in variants:
+                curves.setdefault(curve_label(variant), (variant, {}))[1][name] = cutoff_curves(
+                    qrels, run, variant, plots.k, **options)
     step("writing the reports")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     files = _write(report, config, folder, curves) if write and folder is not None else []
@@ -223,6 +226,6 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
                 if plots.differences and report.comparison is not None:
                     plot_differences(values, report.comparison.baseline, label,
                                      plots_dir / f"difference_{stems[label]}", formats=plots.formats)
-            for family, by_system in curves.items():
-                plot_cutoff_curves(by_system, family, plots_dir / f"curve_{stems[family]}", formats=plots.formats)
+            for label, (variant, by_system) in curves.items():
+                plot_cutoff_curves(by_system, variant, plots_dir / f"curve_{stems[label]}", formats=plots.formats)
     return list(out.files)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
+from typing import Any
 
 from .metrics.spec import Metric, parse_metric
 from .model import Conventions
@@ -59,23 +60,61 @@ class Provenance:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Results:
     """Per-query values and means of a set of metrics, with their provenance.
 
     Index it with any spelling of a metric: ``results["ndcg@10"]``,
     ``results["nDCG@10"]`` and ``results["ndcg_cut_10"]`` are the same mean.
 
+    A ``Results`` is an immutable value: ``values`` is read-only, it pickles and copies (to a
+    ``multiprocessing`` pool, joblib, a cache) and two results are equal when their metrics,
+    values and provenance are equal (the hash reads the metrics and the provenance).
+
     Attributes:
         metrics: the metrics computed, as resolved (e.g. with the relevance level).
-        values: metric -> query id -> value, one entry per evaluated query.
+        values: metric -> query id -> value, one entry per evaluated query (read-only).
         provenance: see :class:`Provenance`.
+        max_grade: the top grade of the qrels when a metric asked needed it (``AP(weights=graded)``
+            without ``max_grade``), else None; with ``provenance.relevance_level`` it is what
+            :meth:`resolve` needs to find a metric asked in another spelling.
     """
 
     metrics: tuple[Metric, ...]
     values: Mapping[Metric, Mapping[str, float]]
     provenance: Provenance
-    resolve: Callable[[Metric], Metric] = field(default=lambda m: m, repr=False, compare=False)
+    max_grade: float | None = None
+
+    def __post_init__(self) -> None:
+        # Copied, then shown read-only: nothing the caller keeps can change a Results (or its cached frame).
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "values", MappingProxyType({m: MappingProxyType(dict(v))
+                                                             for m, v in self.values.items()}))
+
+    def __reduce__(self) -> tuple[type[Results], tuple[Any, ...]]:
+        """Pickle and copy as the constructor's arguments (the cached frame is not carried)."""
+        return (type(self), (self.metrics, {m: dict(v) for m, v in self.values.items()}, self.provenance,
+                             self.max_grade))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Results):
+            return NotImplemented
+        return (self.metrics == other.metrics and self.provenance == other.provenance
+                and self.values == other.values)
+
+    def __hash__(self) -> int:
+        return hash((self.metrics, self.provenance))
+
+    def resolve(self, key: str | Metric) -> Metric:
+        """``key`` as this evaluation resolved it: ``P@5`` -> ``P(rel=2)@5`` at relevance level 2.
+
+        >>> from evalbridge import evaluate
+        >>> str(evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "P@5", min_relevance=2).resolve("precision@5"))
+        'P(rel=2)@5'
+        """
+        from .evaluation import resolve_metric
+
+        return resolve_metric(parse_metric(key), level=self.provenance.relevance_level, max_grade=self.max_grade)
 
     def _key(self, key: str | Metric) -> Metric:
         metric = parse_metric(key)
@@ -102,7 +141,7 @@ class Results:
         return math.fsum(per_query.values()) / len(per_query) if per_query else 0.0
 
     def query(self, key: str | Metric) -> dict[str, float]:
-        """query id -> value of one metric."""
+        """query id -> value of one metric (a new dict)."""
         return dict(self.values[self._key(key)])
 
     @property
@@ -116,13 +155,18 @@ class Results:
 
     @property
     def per_query(self):  # noqa: ANN201 - pandas.DataFrame, imported lazily
-        """A pandas DataFrame: one row per query id, one column per metric."""
-        import pandas as pd
+        """A pandas DataFrame: one row per query id, one column per metric.
 
-        frame = pd.DataFrame({str(m): pd.Series(self.values[m], dtype="float64") for m in self.metrics})
-        frame.index = frame.index.astype(str)
-        frame.index.name = "query_id"
-        return frame
+        Built on first access and kept; each access returns a copy of it, so changing the frame
+        never changes the ``Results``. With pandas >= 3 (copy-on-write) the copy is shallow and
+        costs microseconds whatever the size (data are copied only if the frame is written to);
+        with pandas 2 it is a deep copy.
+        """
+        frame = self.__dict__.get("_per_query")
+        if frame is None:
+            frame = _per_query_frame(self.metrics, self.values)
+            self.__dict__["_per_query"] = frame  # a cache, not a field: not compared, pickled or copied
+        return frame.copy(deep=not _copy_on_write())
 
     def to_dict(self) -> dict[str, Any]:
         """``{"metrics": {...}, "per_query": {qid: {...}}, "provenance": {...}}`` (JSON-ready)."""
@@ -143,5 +187,39 @@ class Results:
         return f"{self.table()}\n{self.provenance.summary()}"
 
     def __repr__(self) -> str:
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.means.items())
-        return f"Results({means}; {self.provenance.queries_evaluated} queries, backend={self.provenance.backend})"
+        means = list(self.means.items())
+        shown = ", ".join(f"{k}={v:.4f}" for k, v in means[:_REPR_METRICS])
+        if len(means) > _REPR_METRICS:
+            shown += f", ... (+{len(means) - _REPR_METRICS} metrics)"
+        return f"Results({shown}; {self.provenance.queries_evaluated} queries, backend={self.provenance.backend})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
+        from html import escape
+
+        rows = "".join(f"<tr><td>{escape(str(m))}</td><td>{escape(m.info.title)}</td>"
+                       f'<td style="text-align: right">{self.mean(m):.4f}</td></tr>' for m in self.metrics)
+        return (f'<div class="evalbridge-results"><table><thead><tr><th>metric</th><th>what</th><th>mean</th></tr>'
+                f'</thead><tbody>{rows}</tbody></table><p class="evalbridge-provenance" style="font-size: smaller">'
+                f'{escape(self.provenance.summary())}</p></div>')
+
+
+#: metrics shown by ``repr(results)`` before "+N metrics"
+_REPR_METRICS = 6
+
+
+def _per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]):  # noqa: ANN201
+    """The per-query DataFrame of :attr:`Results.per_query` (index ``query_id``, one float column per metric)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({str(m): pd.Series(dict(values[m]), dtype="float64") for m in metrics})
+    frame.index = frame.index.astype(str)
+    frame.index.name = "query_id"
+    return frame
+
+
+def _copy_on_write() -> bool:
+    """True when pandas copies on write (always from pandas 3), so a shallow copy is a safe copy."""
+    import pandas as pd
+
+    return int(pd.__version__.split(".", 1)[0]) >= 3 or pd.get_option("mode.copy_on_write") is True

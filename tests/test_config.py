@@ -91,7 +91,7 @@ def test_paths_are_relative_to_the_config_not_the_working_directory(folder, tmp_
     (BASE + "gates: {P@2: 0.5}\n", ["gates.P@2: cannot read gate 0.5"]),
     (BASE + "bands: {nDCG: [0.7, 0.5, 0.9]}\n", ["bands.nDCG: the bounds must increase"]),
     (BASE + "output: {formats: [markdown, html]}\n", ["output.formats[1]: must be one of"]),
-    (BASE + "output: {plots: {curves: [nDGC]}}\n", ["output.plots.curves[0]", "did you mean 'nDCG'?"]),
+    (BASE + "output: {plots: {curves: [nDGC]}}\n", ["output.plots.curves[0]", "did you mean 'ndcg'?"]),
     (BASE + "crosscheck: {backends: [trec_eval]}\n", ["crosscheck.backends[0]: must be one of"]),
     (BASE + "seed: -1\n", ["seed: must be a whole number >= 0"]),
     (BASE.replace("a: data/a.run", "a: {path: data/a.run, n_relevant: {q1: 2}}"),
@@ -168,7 +168,7 @@ def test_run_config_writes_every_output_atomically(folder):
     names = sorted(str(p.relative_to(folder / "out")) for p in outcome.files)
     assert {"report.md", "report.json", "report.csv", "report.tex", "report.txt", "comparison.csv",
             "provenance.json", "per_query.csv", "per_query.parquet", "systems/a.json", "systems/b.json",
-            "plots/curve_P.png", "plots/distribution_P-at-2.png", "plots/difference_RR.png"} <= set(names)
+            "plots/curve_P-at-k.png", "plots/distribution_P-at-2.png", "plots/difference_RR.png"} <= set(names)
     assert all(p.is_file() for p in outcome.files)
     leftovers = [n for _, _, files in os.walk(folder / "out") for n in files if n.startswith(".tmp-")]
     assert leftovers == []

@@ -267,7 +267,7 @@ def test_canonicalised_fast_backends_agree_exactly(data, specs) -> None:  # noqa
 
 
 def test_large_inputs_take_the_reference_column_from_the_engine_with_the_reference_values() -> None:
-    """From THRESHOLD_WARM run rows the reference column comes from the numpy engine (as in
+    """From THRESHOLD run rows the reference column comes from the numpy engine (as in
     ``evaluate``), named in the report, and equals the readable reference query by query."""
     import random
 
@@ -275,7 +275,7 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
     from evalbridge.metrics.spec import parse_metrics
 
     rng = random.Random(3)
-    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 30)) for j in range(100)} for i in range(auto.THRESHOLD_WARM // 90)}
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 30)) for j in range(100)} for i in range(auto.THRESHOLD // 90)}
     qrels = {q: {f"d{j}": rng.choice([0, 1, 2]) for j in rng.sample(range(120), 12)} for q in run}
     specs = ["nDCG@10", "AP", "RR@10", "P@5", "R@50"]
     check = eb.crosscheck(qrels, run, specs, backends=["pytrec_eval"])

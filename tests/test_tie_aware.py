@@ -357,8 +357,8 @@ def test_a_library_asked_to_follow_average_directly_refuses_instead_of_ranking_o
 
 
 def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(auto, "THRESHOLD_COLD", 1)
-    monkeypatch.setattr(auto, "THRESHOLD_WARM", 1)
+    """Under ties='average' auto takes the reference even where the size alone would take the engine."""
+    monkeypatch.setattr(auto, "THRESHOLD", 1)
     qrels, run = Qrels({"q": {"a": 1}}), Run({"q": {"a": 1.0, "b": 1.0}})
     assert auto.choose(qrels, run) == "fast"
     assert auto.choose(qrels, run, ties="average") == "reference"

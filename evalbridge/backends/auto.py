@@ -1,16 +1,25 @@
 """The default backend: the pure-Python reference for small inputs, the fast engine for large ones.
 
 Both compute the same numbers (the fast engine is tested per query against the reference), so
-the choice is only about time: the reference needs no import at all, which wins for a RAG-sized
-evaluation in a fresh process; the engine needs numpy (about 0.06 s to import) and wins from
-some ten thousand run rows on. :func:`evalbridge.evaluate` records the backend actually used in
-the provenance.
+the choice is only about time, and it depends on the input alone: the number of run rows,
+against one threshold, :data:`THRESHOLD`. What happens to be imported already never changes
+the choice, so the same input gets the same backend (and the same provenance) in a fresh
+script, a notebook or a worker process.
+
+The threshold was measured (``bench/auto_threshold.py``; the table is in ``bench/README.md``):
+in a process that already holds numpy and the engine, the engine is faster from a few thousand
+rows on (2.6x at 10,000 rows of 10 documents per query); in a fresh process its first call also
+imports numpy and the engine, about 75 ms of CPU, repaid only from 100,000-200,000 rows on.
+The threshold keeps the worst case of both smallest: from 15,000 rows on, neither kind of
+process takes more than 2.8x the time of the faster backend, nor loses more than about 75 ms
+(20,000 does as well; a lower threshold slows fresh processes down more, a higher one warm
+processes). :func:`evalbridge.evaluate` records the backend actually used in the provenance.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .._version import __version__
 from ..metrics.spec import Metric
@@ -23,19 +32,20 @@ CAPABILITIES: dict = {}
 #: Every tie policy: a policy the fast engine does not follow (``average``) is left to the reference.
 TIES = TIE_POLICIES
 
-#: Run rows from which the fast engine is used when numpy is not imported yet (its import is
-#: repaid there) and when it already is.
-THRESHOLD_COLD = 100_000
-THRESHOLD_WARM = 5_000
+#: Run rows from which the fast engine is used (see the module docstring for how it was measured).
+THRESHOLD = 15_000
 
 
 def version() -> str:
     return __version__
 
 
-def choose(qrels: Qrels, run: Run, *, ties: str = "docid_desc") -> str:
-    """``"fast"`` or ``"reference"`` for this input; always the reference for a tie policy the fast
-    engine does not follow (``average``).
+def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> str:
+    """``"fast"`` or ``"reference"`` for this input: ``fast`` from :data:`THRESHOLD` run rows on; always the
+    reference for a tie policy the fast engine does not follow (``average``).
+
+    An input read straight into columns (large TREC files read by pyarrow, which carry their
+    engine ``columns``) is already in the engine's form and goes to ``fast``.
 
     Example:
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
@@ -45,10 +55,9 @@ def choose(qrels: Qrels, run: Run, *, ties: str = "docid_desc") -> str:
 
     if ties not in fast.TIES:
         return "reference"
-    if getattr(qrels, "columns", None) is not None:
+    if getattr(qrels, "columns", None) is not None:  # the columnar views' declared attribute (io._arrow_trec)
         return "fast"
-    threshold = THRESHOLD_WARM if "numpy" in sys.modules else THRESHOLD_COLD
-    return "fast" if run.n_rows >= threshold else "reference"
+    return "fast" if run.n_rows >= THRESHOLD else "reference"
 
 
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],

@@ -434,8 +434,7 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
 
 
 def _plots(check: _Checker, value: Any) -> PlotSettings | None:
-    from ..metrics.catalogue import METRICS
-    from ..reports.plots import FORMATS
+    from ..reports.plots import FORMATS, curve_variant
 
     if value is None or value is False:
         return None
@@ -447,11 +446,13 @@ def _plots(check: _Checker, value: Any) -> PlotSettings | None:
     curves = spec.get("curves", [])
     curves = [curves] if isinstance(curves, str) else curves
     if not isinstance(curves, list):
-        raise check.fail(path + ("curves",), f"expected a list of metric families; got {curves!r}.")
-    for i, family in enumerate(curves):
-        if family not in METRICS or METRICS[family].cutoff == "none":
-            raise check.fail(path + ("curves", i), f"{family!r} is not a metric family with a cutoff.",
-                             fix=f"{_suggest(str(family), list(METRICS))}use e.g. nDCG, P, R, AP, RR, Success.")
+        raise check.fail(path + ("curves",), f"expected a list of metrics; got {curves!r}.")
+    for i, spec_text in enumerate(curves):
+        try:
+            curve_variant(spec_text)
+        except EvalbridgeError as error:
+            raise check.fail(path + ("curves", i), f"{error} (a curve follows one metric variant over k, e.g. "
+                                                   f"nDCG(gain=exp) or P(rel=2)).") from None
     ks = spec.get("k", list(PlotSettings.k))
     if not isinstance(ks, list) or not ks:
         raise check.fail(path + ("k",), f"expected a list of cutoffs; got {ks!r}.")

@@ -35,7 +35,7 @@ from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .writing import atomic_file, write_file_atomic
 
-__all__ = ["Report", "render", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
+__all__ = ["Report", "render", "render_terminal", "render_markdown", "render_html", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
            "jsonable", "report_dict", "make_provenance", "label_of"]
 
@@ -137,6 +137,42 @@ class Report:
     @property
     def crosscheck_ok(self) -> bool:
         return all(check.ok for check in self.crosscheck.values())
+
+    def render(self, fmt: str) -> str:
+        """The report in one of :data:`RENDERERS` (``terminal``, ``markdown``, ``csv``, ``json``, ``latex``)."""
+        return render(self, fmt)
+
+    def to_text(self) -> str:
+        """The plain-text view (what ``print(report)`` shows): table, legend, provenance, cross-checks, gates."""
+        return render_terminal(self)
+
+    def to_markdown(self) -> str:
+        """The full report in GitHub Markdown."""
+        return render_markdown(self)
+
+    def to_html(self) -> str:
+        """The report as an HTML fragment (what Jupyter shows): table with significance markers, comparison,
+        gates, cross-checks, and the provenance as a footnote."""
+        return render_html(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        first = next(iter(self.results.values()))
+        text = (f"Report({self.title!r}: {len(self.results)} system{'s' if len(self.results) != 1 else ''} x "
+                f"{len(self.metrics)} metric{'s' if len(self.metrics) != 1 else ''}, "
+                f"{first.provenance.queries_evaluated} queries")
+        if self.comparison is not None:
+            text += f", baseline {self.comparison.baseline!r}"
+        if self.gates:
+            text += f", gates {len(self.gates) - len(self.failed_gates)}/{len(self.gates)} passed"
+        if self.crosscheck:
+            text += f", cross-check {'ok' if self.crosscheck_ok else 'NOT ok'}"
+        return text + ")"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
 
 
 def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
@@ -304,6 +340,49 @@ def render_markdown(report: Report) -> str:
     out += ["", "## Provenance", "", *[f"- {line}" for line in _queries_line(report)], "",
             "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """An HTML table; the cells are HTML already (callers escape what they did not write)."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="evalbridge-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def render_html(report: Report) -> str:
+    """An HTML fragment (Jupyter's view): the systems x metrics table with significance markers (best
+    mean in bold), the comparison, gates and cross-checks, then the provenance as a footnote."""
+    from html import escape
+
+    up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
+    down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
+    cells = _cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
+    out = [f"<h4>{escape(report.title)}</h4>",
+           _html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in cells])]
+    if report.comparison is not None:
+        out.append(f"<p>{up}/{down} {escape(_legend(report).split(' ', 1)[1])}</p>")
+        out += ["<details><summary>comparison with the baseline</summary>",
+                _html_table(list(map(escape, _COMPARISON_HEADERS)),
+                            [list(map(escape, row)) for row in _comparison_rows(report)]), "</details>"]
+    bands = _band_rows(report) if report.bands else []
+    if bands:
+        out.append(_html_table(list(map(escape, bands[0])), [[escape(str(c)) for c in row] for row in bands[1:]]))
+    if report.gates:
+        failed = report.failed_gates
+        out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
+        out += [f"<p><strong>FAIL</strong> {escape(g.reason)}</p>" for g in failed]
+    for system, check in report.crosscheck.items():
+        out.append(f"<p>cross-check {escape(system)}: {escape(_crosscheck_line(check))}</p>")
+    first = next(iter(report.results.values())).provenance
+    notes = [first.summary()] if len(report.results) == 1 else [
+        f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; relevance level "
+        f"{first.relevance_level:g}", *_queries_line(report)]
+    footnote = "<br>".join(map(escape, notes))
+    if report.provenance:
+        footnote += ("<details><summary>provenance</summary><pre>"
+                     + escape(json.dumps(jsonable(report.provenance), indent=2)) + "</pre></details>")
+    out.append(f'<div class="evalbridge-provenance" style="font-size: smaller">{footnote}</div>')
+    return '<div class="evalbridge-report">' + "".join(out) + "</div>"
 
 
 def render_csv(report: Report) -> str:

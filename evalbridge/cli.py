@@ -113,8 +113,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if outcome.files:
                 folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
                 print(f"wrote {len(outcome.files)} files to {_shown(folder)}")
-        for line in outcome.failures:
-            print(f"evalbridge: {line}", file=sys.stderr)
+        if outcome.failures and not args.quiet:  # the report above lists them: say once why the exit code is 1
+            print(f"evalbridge: {len(outcome.failures)} check(s) failed (see the report above)", file=sys.stderr)
+        elif outcome.failures:  # nothing on stdout: one line per failure
+            for line in outcome.failures:
+                print(f"evalbridge: {line}", file=sys.stderr)
         code = max(code, outcome.exit_code)
     return code
 

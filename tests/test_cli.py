@@ -45,7 +45,7 @@ def test_eval_prints_the_systems_by_metrics_table(files, capsys):
 
 
 @pytest.mark.parametrize("fmt, check", [
-    ("csv", lambda out: out.splitlines()[0] == "system,P@2,RR"),
+    ("csv", lambda out: out.splitlines()[0] == "system,P@2,RR,queries_evaluated,missing_from_run,ignored_run_only"),
     ("json", lambda out: set(json.loads(out)["systems"]) == {"a", "b"}),
     ("markdown", lambda out: "| system" in out and "## Provenance" in out),
     ("latex", lambda out: r"\begin{tabular}" in out),
@@ -130,11 +130,16 @@ def test_run_prints_the_table_writes_reports_and_exits_0(files, capsys):
 
 
 def test_run_exits_1_with_one_line_per_failed_gate(files, capsys):
-    """A failing gate: exit 1 and one 'gate FAILED' line per failure on stderr."""
+    """A failing gate: exit 1; the report on stdout lists each failure once and stderr says why the exit code
+    is 1 in one line (failures are not printed twice); with --quiet stderr holds one line per failure."""
     (files / "eval.yaml").write_text(CONFIG + "gates: {mrr: '>= 0.99', P@2: ['>= 0.99', '>= 0']}\n")
     code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write")
     assert code == 1
+    assert len([line for line in out.splitlines() if "gate FAILED" in line]) == 2
+    assert err.strip().splitlines() == ["evalbridge: 2 check(s) failed (see the report above)"]
+    code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write", "--quiet")
     failed = [line for line in err.splitlines() if "gate FAILED" in line]
+    assert code == 1 and out == ""
     assert len(failed) == 2 and all(line.startswith("evalbridge: gate FAILED: b ") for line in failed)
     assert not (files / "out").exists()
 

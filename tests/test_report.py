@@ -64,7 +64,8 @@ def test_csv_holds_full_precision_means(report, results):
     rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
     assert [r["system"] for r in rows] == ["bm25", "dense", "hybrid"]
     assert float(rows[2]["nDCG@10"]) == results["hybrid"]["nDCG@10"]
-    assert list(rows[0]) == ["system", "nDCG@10", "P@5", "AP", "RR"]
+    assert list(rows[0]) == ["system", "nDCG@10", "P@5", "AP", "RR", "queries_evaluated", "missing_from_run",
+                             "ignored_run_only"]
 
 
 def test_json_report_has_systems_comparison_gates_bands_and_provenance(report, results):

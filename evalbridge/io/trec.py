@@ -131,7 +131,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
 
 
 def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
-    """Read a judged ranked list: ``qid Q0 docid rel`` lines in rank order (seed 002's format).
+    """Read a judged ranked list: ``qid Q0 docid rel`` lines in rank order (a common RAG log format).
 
     Each line is one retrieved document with its grade. The grades become the
     qrels, and the line order within each query becomes run scores ``n, n-1, ..., 1``

@@ -59,12 +59,12 @@ def average_precision(retrieved: Grades, judged: Grades, *, k: int | None = None
     """AP@k = (1/N) * sum_{i <= k, grade_i >= rel} P@i * w_i.
 
     * ``w_i = 1`` (``weights=binary``) or ``grade_i / max_grade`` (``weights=graded``,
-      seed 004: grade 2 -> 1.0, grade 1 -> 0.5 on a 0/1/2 scale);
+      the MedCorpus convention: grade 2 -> 1.0, grade 1 -> 0.5 on a 0/1/2 scale);
     * ``N = R``, every judged relevant doc (``norm=R``, trec_eval ``map_cut``), or the
-      number of relevant docs in the top k (``norm=retrieved``, seed 000, torchmetrics);
+      number of relevant docs in the top k (``norm=retrieved``, the label-list guide, torchmetrics);
     * 0 when N = 0.
 
-    >>> average_precision([1, 0, 1, 0, 1, 0], [1, 1, 1])  # seed 003: (1 + 2/3 + 3/5) / 3
+    >>> average_precision([1, 0, 1, 0, 1, 0], [1, 1, 1])  # the LLM-judge guide: (1 + 2/3 + 3/5) / 3
     0.7555555555555555
     """
     if weights == "graded" and not max_grade:
@@ -99,7 +99,7 @@ def dcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = 
     ``gain``: ``linear`` g = grade, ``exp`` g = 2^grade - 1; grades <= 0 (and below
     ``rel`` when given, ranx's ``-l``) gain nothing. ``discount``: ``log2`` 1/log2(i+1)
     (trec_eval, ranx, ir-measures); ``jk`` the original Jarvelin-Kekalainen form,
-    rel_1 + sum_{i >= 2} rel_i / log2(i) (seed 002).
+    rel_1 + sum_{i >= 2} rel_i / log2(i) (the graded-relevance guide).
 
     >>> dcg([3, 2], [3, 2])
     4.2618595071429155

@@ -5,7 +5,7 @@ A :class:`Report` gathers what one evaluation produced (each system's
 provenance); :data:`RENDERERS` turns it into text: ``terminal``, ``markdown``, ``csv``,
 ``json`` and ``latex``. In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
 when it is significantly above the baseline and ``▼`` when significantly below, after the
-multiple-comparison correction. Quality bands (seed 001's poor / fair / good / excellent)
+multiple-comparison correction. The RAG quality bands (poor / fair / good / excellent per metric)
 are an optional extra table.
 
 Every file is written atomically (:mod:`evalbridge.reports.writing`): to a temporary file in the
@@ -15,8 +15,8 @@ Example:
     >>> import evalbridge as eb
     >>> res = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.9, "d2": 0.5}}, ["P@2", "RR"])
     >>> print(render(Report(results={"bm25": res}), "csv"), end="")
-    system,P@2,RR
-    bm25,0.5,1.0
+    system,P@2,RR,queries_evaluated,missing_from_run,ignored_run_only
+    bm25,0.5,1.0,1,0,0
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ __all__ = ["Report", "render", "render_terminal", "render_markdown", "render_htm
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
            "jsonable", "report_dict", "make_provenance", "label_of"]
 
-#: Seed 001's tables (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
+#: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
 QUALITY_BANDS: Mapping[str, tuple[float, float, float]] = {
     "P": (0.5, 0.7, 0.85),
@@ -195,7 +195,7 @@ def per_query_frame(results: Mapping[str, Any]):  # noqa: ANN201 - pandas.DataFr
 
 
 def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One system's means shaped like seed 003's ``{"metrics": {...}}``, plus its provenance."""
+    """One system's means shaped like the LLM-judge guide's ``{"metrics": {...}}``, plus its provenance."""
     data: dict[str, Any] = {"metrics": results.means}
     if provenance is not None:
         data["provenance"] = dict(provenance)
@@ -277,19 +277,25 @@ def render_terminal(report: Report) -> str:
         lines.append(_legend(report))
     bands = _band_rows(report) if report.bands else []
     if bands:
-        lines += ["", "quality bands (seed 001):", tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
+                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
     first = next(iter(report.results.values())).provenance
-    lines += ["", first.summary() if len(report.results) == 1 else
-              f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
-              f"relevance level {first.relevance_level:g}; "
-              + "; ".join(f"{s}: {r.provenance.queries_evaluated} queries" for s, r in report.results.items())]
+    if len(report.results) == 1:
+        lines += ["", first.summary()]
+    else:
+        lines += ["", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+                      f"relevance level {first.relevance_level:g}", *_queries_line(report)]
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {_crosscheck_line(check)}")
     failed = report.failed_gates
     lines += [gate.reason for gate in failed]
     if report.gates:
+        baseline = report.comparison.baseline if report.comparison is not None else None
+        exempt = baseline is not None and baseline not in {g.system for g in report.gates}
         lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
-                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})"))
+                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
+                     + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
+                        if exempt else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -386,8 +392,14 @@ def render_html(report: Report) -> str:
 
 
 def render_csv(report: Report) -> str:
-    """Systems x metrics means as CSV (full precision; provenance goes to ``provenance.json``)."""
-    return means_frame(report).to_csv(lineterminator="\n")
+    """Systems x metrics means as CSV (full precision), then each system's query counts: evaluated,
+    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``)."""
+    frame = means_frame(report)
+    for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
+                          ("ignored_run_only", "ignored_run_only")):
+        counts = {s: getattr(r.provenance, field) for s, r in report.results.items()}
+        frame[column] = [c if isinstance(c, int) else len(c) for c in counts.values()]
+    return frame.to_csv(lineterminator="\n")
 
 
 def jsonable(value: Any) -> Any:

@@ -31,6 +31,7 @@ _EXPORTS = {
     "to_ir_measures": "interop", "write_json": "interop", "write_jsonl": "interop",
     "load_config": "config", "load_configs": "config", "run_config": "config",
     "compare_systems": "stats.compare", "parse_gates": "stats.gates", "check_gates": "stats.gates",
+    "compare": "stats.compare",
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",

@@ -83,7 +83,7 @@ def test_paths_are_relative_to_the_config_not_the_working_directory(folder, tmp_
     (BASE + "min_relevance: high\n", ["min_relevance: must be a number; got 'high'"]),
     (BASE + "comparison: {baseline: c}\n", ["comparison.baseline: must be one of 'a', 'b'; got 'c'"]),
     (BASE + "comparison: {baseline: a, alpha: 1.5}\n", ["comparison.alpha: must be a number > 0 and <= 1"]),
-    (BASE + "comparison: {baseline: a, correction: bonferroni}\n", ["comparison.correction: must be one of"]),
+    (BASE + "comparison: {baseline: a, correction: sidak}\n", ["comparison.correction: must be one of"]),
     (BASE + "gates: {R@10: '>= 0.5'}\n", ["gates.R@10: R@10 is not one of the metrics", "add R@10 to metrics"]),
     (BASE + "gates: {P@2: '>= baseline'}\n", ["relative to the baseline, but there is none"]),
     (BASE + "gates: {'c: P@2': '>= 0.1'}\n", ["system 'c' is not one of the runs"]),

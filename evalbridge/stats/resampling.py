@@ -63,22 +63,29 @@ def batch_rows(n: int, bytes_per_value: int, memory: int) -> int:
     return max(1, memory // max(1, n * bytes_per_value))
 
 
-def _sign_batches(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator[tuple[Any, int]]:
+#: bytes a batch aims at when that is below ``memory``: the bootstrap's gathered rows are written
+#: and read again at once, which is fastest while they stay in the processor's cache
+_CACHE = 4 * 2 ** 20
+
+
+def _signs(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator[tuple[Any, int]]:
     """Batches of sign vectors as ``(n, b')`` float arrays of +-1 (-1 = the pair is swapped), with b.
 
     Monte Carlo: the draws scipy's ``permutation_test(permutation_type="samples")`` makes with
     ``default_rng(seed)``, in its order: one 32-bit draw per (resample, query), swapped when even.
     Exact: every vector once (order does not matter). A batch has at least two columns (a lone
-    last one gets a dummy second, which the caller does not count), so that numpy sums over
-    queries sequentially, as it does in scipy's (n, B) layout. 20 bytes per (query, resample).
+    last one gets a dummy second, which the caller does not count): the sums over queries then run
+    sequentially, in query order, as in scipy's (n, B) layout. The array is reused from batch
+    to batch (20 bytes per query and resample in all).
     """
     import numpy as np
 
     rng = np.random.default_rng(seed)
     shifts = np.arange(n, dtype=np.uint64)[:, None]
+    full = np.empty((n, max(2, min(rows, total))))
     for start in range(0, total, rows):
         b = min(rows, total - start)
-        signs = np.ones((n, max(b, 2)))
+        signs = full if b == full.shape[1] else np.ones((n, max(b, 2)))
         if exact:
             codes = np.arange(start, start + b, dtype=np.uint64)[None, :]
             signs[:, :b] = (codes >> shifts) & np.uint64(1)
@@ -104,8 +111,10 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
 
     with g = 100 eps |t_obs| (ties up to rounding), over the N = 2^n vectors (a = 0) when
     2^n <= ``n_resamples``, else over ``n_resamples`` random ones (a = 1): scipy's
-    ``permutation_test``. Every row sees the same sign vectors. Memory: two ``(n, B)`` float
-    arrays, B = :func:`batch_rows`; nothing grows with ``n_resamples``.
+    ``permutation_test``. Every row sees the same sign vectors. Each t(s) is one
+    ``einsum`` over the queries (a sequential sum in query order, scipy's own order, without
+    the product array). Memory: the ``(n, B)`` signs (B = :func:`batch_rows`); nothing grows
+    with ``n_resamples``.
 
     >>> import numpy as np
     >>> # d = (.3, .2, .1, .1): of the 16 sign vectors only (+ + + +) has t >= t_obs, so p = 2 (1/16)
@@ -123,19 +132,34 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     exact = n < 63 and 2 ** n <= n_resamples
     total = 2 ** n if exact else n_resamples
     rows = max(2, batch_rows(n, 20, memory))
+    columns = np.ascontiguousarray(d.T)
     less, greater = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
-    scratch = np.empty(n * max(2, min(rows, total)))
-    for signs, b in _sign_batches(n, total, exact=exact, seed=seed, rows=rows):
-        product = scratch[:signs.size].reshape(signs.shape)
-        for k in range(p):
-            np.multiply(signs, d[k][:, None], out=product)
-            null = product.sum(axis=0)[:b] / n
-            less[k] += np.count_nonzero(null <= observed[k] + gamma[k])
-            greater[k] += np.count_nonzero(null >= observed[k] - gamma[k])
+    for signs, b in _signs(n, total, exact=exact, seed=seed, rows=rows):
+        null = np.einsum("qb,qp->pb", signs, columns, optimize=False)[:, :b] / n
+        less += np.count_nonzero(null <= (observed + gamma)[:, None], axis=1)
+        greater += np.count_nonzero(null >= (observed - gamma)[:, None], axis=1)
     adjustment = 0 if exact else 1
     p_less = (less + adjustment) / (total + adjustment)
     p_greater = (greater + adjustment) / (total + adjustment)
     return np.clip(np.minimum(p_less, p_greater) * 2, 0.0, 1.0)
+
+
+def _components(k: int, differences: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """The rows linked by differences, as groups (each row once, in order of first appearance)."""
+    parent = list(range(k))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in differences:
+        parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(k):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
 
 
 def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n_resamples: int, seed: int,
@@ -146,27 +170,37 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     (i, j) whose paired difference values[i] - values[j] is resampled too. Returns a
     ``(k + len(differences), n_resamples)`` array: row r, column b = the mean over the b-th
     resample of the queries (drawn with replacement, the same resamples for every row, the ones
-    scipy's ``bootstrap`` draws with ``default_rng(seed)``). Memory per batch:
-    ``(k + 2) x B x n`` 8-byte values.
+    scipy's ``bootstrap`` draws with ``default_rng(seed)``), computed as scipy does: numpy's
+    mean of the gathered row, a difference being the subtraction of two gathered rows (scipy's
+    x[i] - y[i]). Columns linked by differences are gathered one group at a time; memory per
+    batch: ``(c + 2) x B x n`` 8-byte values, c the largest linked group, B at most what fits
+    in ``memory`` (and in a few MiB of cache, which is faster).
     """
     import numpy as np
 
     x = np.ascontiguousarray(values, dtype=np.float64)
     k, n = x.shape
+    components = _components(k, differences)
+    width = max(map(len, components))
+    per_cell = 8 * (width + 2)
+    rows = max(1, min(batch_rows(n, per_cell, memory), batch_rows(n, per_cell, _CACHE), n_resamples))
+    slot = {i: position for members in components for position, i in enumerate(members)}
+    linked = [[(r, i, j) for r, (i, j) in enumerate(differences, start=k) if i in members] for members in components]
     rng = np.random.default_rng(seed)
-    rows = batch_rows(n, 8 * (k + 2), memory)
     theta = np.empty((k + len(differences), n_resamples))
-    gathered = np.empty((k, min(rows, n_resamples), n))
-    scratch = np.empty((min(rows, n_resamples), n))
+    gathered = np.empty((width, rows, n))
+    scratch = np.empty((rows, n))
     for start in range(0, n_resamples, rows):
         b = min(rows, n_resamples - start)
         index = rng.integers(0, n, (b, n))
-        for j in range(k):
-            np.take(x[j], index, out=gathered[j, :b], mode="clip")  # "raise" would copy ``out``
-            theta[j, start:start + b] = gathered[j, :b].mean(axis=-1)
-        for r, (i, j) in enumerate(differences, start=k):
-            np.subtract(gathered[i, :b], gathered[j, :b], out=scratch[:b])
-            theta[r, start:start + b] = scratch[:b].mean(axis=-1)
+        for members, pairs in zip(components, linked):
+            for i in members:
+                row = gathered[slot[i], :b]
+                np.take(x[i], index, out=row, mode="wrap")  # "raise" would copy ``out``; indices are in range
+                theta[i, start:start + b] = np.add.reduce(row, axis=-1) / n   # row.mean(), without its overhead
+            for r, i, j in pairs:
+                np.subtract(gathered[slot[i], :b], gathered[slot[j], :b], out=scratch[:b])
+                theta[r, start:start + b] = np.add.reduce(scratch[:b], axis=-1) / n
     return theta
 
 

@@ -233,24 +233,10 @@ def _band_rows(report: Report) -> list[list[str]]:
         for system in frame.index]
 
 
-#: marker style -> what the legend says the markers mean
-_LEGENDS: Mapping[str, str] = {
-    "arrows": f"{UP}/{DOWN} significantly above/below the baseline",
-    "letters": "superscript letters: significantly better than the system with that letter",
-}
-
-
-#: marker style -> the legend's words in a LaTeX caption
-_LATEX_LEGENDS: Mapping[str, str] = {
-    "arrows": r"$\uparrow$/$\downarrow$",
-    "letters": "superscript letters: significantly better than the system with that letter",
-}
-
-
 def _legend(report: Report) -> str:
     if report.comparison is None:
         return ""
-    return f"{_LEGENDS[report.markers]}: {report.comparison.describe()}"
+    return f"{MARKER_STYLES[report.markers].legend}: {report.comparison.describe()}"
 
 
 def _queries_line(report: Report) -> list[str]:
@@ -407,7 +393,7 @@ def render_latex(report: Report) -> str:
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = _latex(report.title)
     if report.comparison is not None:
-        caption += f". {_LATEX_LEGENDS[report.markers]}: {_latex(report.comparison.describe())}"
+        caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
     lines += [rf"\caption{{{caption}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

@@ -52,7 +52,7 @@ from .resampling import DEFAULT_MEMORY
 __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
            "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedComparison",
            "SystemInterval", "Comparison", "compare_systems", "compare", "TESTS", "CORRECTIONS",
-           "COMPARISON_PARAMETERS", "check_comparison_parameters", "MAX_RESAMPLES", "MARKER_STYLES",
+           "COMPARISON_PARAMETERS", "check_comparison_parameters", "MAX_RESAMPLES", "MARKER_STYLES", "MarkerStyle",
            "superscript"]
 
 #: the most resamples accepted: the Monte-Carlo p-value is then within about +-0.0004 of the exact one at p = 0.05
@@ -407,11 +407,6 @@ class SystemInterval:
     ci_high: float
 
 
-#: marker style -> what a table cell carries
-MARKER_STYLES: Mapping[str, str] = {
-    "arrows": "▲ / ▼ when significantly above / below the baseline",
-    "letters": "the letters of the systems it is significantly better than (ranx's style)",
-}
 _SUPERSCRIPT_LETTERS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ\U000107a5ʳˢᵗᵘᵛʷˣʸᶻ"))
 
 
@@ -433,13 +428,20 @@ _FORMATS: Mapping[str, _Format] = {
 }
 
 
+def _format(fmt: str) -> _Format:
+    try:
+        return _FORMATS[fmt]
+    except KeyError:
+        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(map(repr, _FORMATS))}.") from None
+
+
 def superscript(letters: str, fmt: str) -> str:
     """``letters`` as a superscript in an output format (``terminal``, ``markdown``, ``latex``, ``html``).
 
     >>> superscript("ab", "terminal"), superscript("ab", "latex"), superscript("ab", "html")
     ('ᵃᵇ', '$^{ab}$', '<sup>ab</sup>')
     """
-    return _FORMATS[fmt].superscript(letters)
+    return _format(fmt).superscript(letters)
 
 
 def _letter(i: int) -> str:
@@ -451,6 +453,36 @@ def _number(value: float, digits: int) -> str:
     return "nan" if not math.isfinite(value) else f"{value:.{digits}f}"
 
 
+def _arrow(comparison: Comparison, system: str, metric: str | Metric, fmt: _Format) -> str:
+    row = comparison.get(system, metric)
+    if row is None or not row.significant or row.delta == 0:
+        return ""
+    return fmt.up if row.delta > 0 else fmt.down
+
+
+def _letters(comparison: Comparison, system: str, metric: str | Metric, fmt: _Format) -> str:
+    letters = comparison.letters
+    return fmt.superscript("".join(letters[s] for s in comparison.better_than(system, metric)))
+
+
+@dataclass(frozen=True)
+class MarkerStyle:
+    """A way to mark significance in a table: its legend (text, LaTeX) and a cell's marker."""
+
+    legend: str
+    latex_legend: str
+    marker: Callable[[Comparison, str, Any, _Format], str]
+
+
+#: marker style -> how cells are marked: ``arrows`` against the baseline, or ranx's ``letters``
+MARKER_STYLES: Mapping[str, MarkerStyle] = {
+    "arrows": MarkerStyle("▲/▼ significantly above/below the baseline", r"$\uparrow$/$\downarrow$", _arrow),
+    "letters": MarkerStyle("superscript letters: significantly better than the system with that letter",
+                           "superscript letters: significantly better than the system with that letter", _letters),
+}
+
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Systems compared pair by pair, with the settings used.
@@ -458,7 +490,7 @@ class Comparison:
     ``print(comparison)`` shows the systems x metrics table of means with significance
     markers and a footnote (test, correction, provenance); ``to_markdown()``, ``to_latex()``,
     ``to_html()`` (and the notebook view) the same table in other formats; ``to_frame()`` one
-    row per (pair, metric), ``to_frame("systems")`` each system's mean and interval.
+    row per (pair, metric), ``to_frame(table="systems")`` each system's mean and interval.
 
     Attributes:
         rows: one :class:`PairedComparison` per (metric, pair), metrics in the order asked.
@@ -534,13 +566,7 @@ class Comparison:
         ``arrows``: ▲ / ▼ when significantly above / below the baseline; ``letters``: the letters of
         the systems it is significantly better than, as a superscript.
         """
-        if style == "letters":
-            letters = self.letters
-            return superscript("".join(letters[s] for s in self.better_than(system, metric)), fmt)
-        row = self.get(system, metric)
-        if row is None or not row.significant or row.delta == 0:
-            return ""
-        return _FORMATS[fmt].up if row.delta > 0 else _FORMATS[fmt].down
+        return MARKER_STYLES[self._style(style)].marker(self, system, metric, _format(fmt))
 
     def _style(self, markers: str | None) -> str:
         style = markers or ("arrows" if len(self.baselines) == 1 else "letters")
@@ -548,7 +574,7 @@ class Comparison:
             raise InputError(f"unknown marker style {style!r}; choose one of {', '.join(map(repr, MARKER_STYLES))}.")
         return style
 
-    def to_frame(self, table: str = "pairs"):  # noqa: ANN201 - pandas.DataFrame
+    def to_frame(self, *, table: str = "pairs"):  # noqa: ANN201 - pandas.DataFrame
         """``pairs``: one row per (metric, pair), one column per field; ``systems``: one row per
         (metric, system) with its mean, interval and letter."""
         import pandas as pd
@@ -592,10 +618,7 @@ class Comparison:
 
     def footnote(self, *, markers: str | None = None) -> list[str]:
         """The lines under a table: what the markers mean, :meth:`describe`, the provenance."""
-        style = self._style(markers)
-        legend = (f"▲/▼: significantly above/below {self.baseline or self.systems[0]!r}" if style == "arrows" else
-                  "superscripts: significantly better than the system with that letter")
-        return [f"{legend}; {self.describe()}", *self.provenance]
+        return [MARKER_STYLES[self._style(markers)].legend, self.describe(), *self.provenance]
 
     def _cells(self, *, markers: str | None, fmt: str, digits: int) -> list[list[str]]:
         style = self._style(markers)
@@ -606,7 +629,7 @@ class Comparison:
             for metric in self.metrics:
                 summary = self.interval(system, metric)
                 value = summary.mean if summary is not None else math.nan
-                row.append(_number(value, digits) + self.marker(system, metric, style=style, fmt=fmt))
+                row.append(_number(value, digits) + MARKER_STYLES[style].marker(self, system, metric, _format(fmt)))
             rows.append(row)
         return rows
 
@@ -677,7 +700,7 @@ def _render_latex(comparison: Comparison, cells: list[list[str]], footnote: list
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "r" * len(comparison.metrics) + "}",
              r"\toprule", " & ".join(["", "System", *map(_latex, comparison.metrics)]) + r" \\", r"\midrule"]
     lines += [" & ".join([row[0], _latex(row[1]), *row[2:]]) + r" \\" for row in cells]
-    caption = _latex(". ".join(footnote)).replace("▲/▼", r"$\uparrow$/$\downarrow$")
+    caption = _latex(". ".join(footnote) + ".").replace("▲/▼", MARKER_STYLES["arrows"].latex_legend)
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

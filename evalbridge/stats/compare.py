@@ -482,7 +482,6 @@ MARKER_STYLES: Mapping[str, MarkerStyle] = {
 }
 
 
-
 @dataclass(frozen=True)
 class Comparison:
     """Systems compared pair by pair, with the settings used.

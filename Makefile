@@ -36,9 +36,11 @@ test: install
 
 bench: install
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/compare.py
 
 bench-quick: install
 	$(BIN)/python bench/run.py --quick
+	$(BIN)/python bench/compare.py --quick
 
 clean:
 	rm -rf $(VENV) $(CACHE) reports configs/reports

@@ -34,6 +34,7 @@ _EXPORTS = {
     "agreement": "stats.agreement",
     "ranking_agreement": "stats.agreement",
     "agree": "stats.agreement",
+    "compare": "stats.compare",
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",

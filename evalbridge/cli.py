@@ -229,8 +229,7 @@ def _cmd_agree(args: argparse.Namespace) -> int:
 
     for flag, key, value in (("--alpha", "comparison.alpha", args.alpha), ("--seed", "seed", args.seed),
                              ("--n-resamples", "comparison.n_resamples", args.n_resamples)):
-        if not RULES[key].accepts(value):
-            raise InputError(f"{flag}: must be {RULES[key].describe()}; got {value!r}.", fix=RULES[key].fix)
+        RULES[key].check(value, key=flag)
     guard_outputs([args.qrels_a, args.qrels_b, *args.runs], [args.output] if args.output else [])
     stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
     names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])

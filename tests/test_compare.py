@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import warnings
 
 import numpy as np
@@ -11,11 +12,15 @@ import pytest
 import scipy.stats as st
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
+from strategies import qrels_and_run
 
 import evalbridge as eb
 from evalbridge.stats.compare import (
-    benjamini_hochberg, bootstrap_ci, compare_systems, effect_size, holm, paired_t_test, randomization_test,
-    win_tie_loss,
+    COMPARISON_PARAMETERS, MAX_RESAMPLES, benjamini_hochberg, bonferroni, bootstrap_ci, check_comparison_parameters,
+    compare_systems, effect_size, holm, mean_ci, paired_t_test, randomization_test, wilcoxon_test, win_tie_loss,
+)
+from evalbridge.stats.resampling import (
+    bootstrap_intervals, bootstrap_means, jackknife_acceleration, randomization_pvalues,
 )
 
 A = [0.52, 0.31, 0.88, 0.10, 0.45, 0.67, 0.29, 0.73, 0.05, 0.61, 0.40, 0.83]
@@ -174,8 +179,9 @@ def test_compare_systems_pairs_queries_by_id():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"baseline": "nope"}, "baseline 'nope'"),
-    ({"baseline": "b", "test": "wilcoxon"}, "unknown test"),
-    ({"baseline": "b", "correction": "bonferroni"}, "unknown correction"),
+    ({"baseline": "b", "test": "sign"}, "test must be one of 't', 'randomization', 'wilcoxon'"),
+    ({"baseline": "b", "correction": "sidak"}, "correction must be one of 'holm', 'bh', 'bonferroni', 'none'"),
+    ({"baseline": ["b", "b"]}, "named twice"),
 ])
 def test_compare_systems_refuses_bad_settings(kwargs, message):
     """Unknown baseline, test or correction: InputError naming the value."""
@@ -235,3 +241,403 @@ def test_t_test_agrees_with_ranx_compare():
         assert row.p_t == pytest.approx(float(report.comparisons[("one", "two")][theirs]["p_value"]), rel=1e-9)
         wtl = report.win_tie_loss[("two", "one")][theirs]
         assert (row.wins, row.ties, row.losses) == (wtl["W"], wtl["T"], wtl["L"])
+
+
+# ---------------------------------------------------------------- batched resampling = scipy, bounded memory
+
+
+def _mean_difference(x, y, axis):
+    return np.mean(x - y, axis=axis)
+
+
+#: per-query values as metrics give them: a coarse grid (many ties and zero differences) or any float
+grid_values = hs.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 2 / 3, 0.9, 1.0])
+paired_values = hs.integers(2, 30).flatmap(lambda n: hs.tuples(
+    hs.lists(grid_values | hs.floats(0, 1), min_size=n, max_size=n),
+    hs.lists(grid_values | hs.floats(0, 1), min_size=n, max_size=n)))
+
+
+@settings(max_examples=60)
+@given(paired_values, hs.integers(1, 3000), hs.integers(0, 2 ** 32), hs.sampled_from([10 ** 9, 4096, 200]))
+def test_randomization_p_value_is_scipys_for_any_seed_and_batch_size(pair, n_resamples, seed, memory):
+    """Property: the batched p-value equals scipy.stats.permutation_test's, bit for bit, whatever the batch size.
+
+    Same seed, same sign flips, same sums (sequential over queries, as in scipy's layout), same
+    tolerance for ties: exact equality, also for the exact test (2^n <= n_resamples) and with the
+    smallest batches (memory=200 bytes: two resamples per batch).
+    """
+    x, y = map(np.array, pair)
+    d = x - y
+    assume(d.any())
+    expected = st.permutation_test((x, y), _mean_difference, permutation_type="samples", vectorized=True,
+                                   n_resamples=n_resamples, rng=np.random.default_rng(seed)).pvalue
+    got = randomization_pvalues(d[None, :], n_resamples=n_resamples, seed=seed, memory=memory)[0]
+    assert got == expected
+
+
+def test_sign_flips_are_the_draws_scipy_makes():
+    """scipy swaps a pair when ``rng.permuted`` reorders [0, 1]: exactly when the 32-bit draw is even.
+
+    This is the one fact about numpy's generator the batched test relies on; if numpy changed it,
+    this test (and the one above) would fail rather than the p-values drifting silently.
+    """
+    pairs = np.tile(np.arange(2, dtype=np.int8), (50, 300, 1))
+    swapped_by_scipy = np.random.default_rng(11).permuted(pairs, axis=-1)[..., 0] == 1
+    draws = np.random.default_rng(11).integers(0, 2 ** 32, size=(50, 300), dtype=np.uint32)
+    assert np.array_equal(swapped_by_scipy, draws % 2 == 0)
+
+
+def test_randomization_rows_share_the_sign_flips_of_separate_scipy_calls():
+    """Several differences in one call: each p-value equals its own seeded scipy call (the same flips)."""
+    rng = np.random.default_rng(4)
+    x = np.round(rng.random((7, 40)), 1)
+    y = np.round(rng.random(40), 1)
+    got = randomization_pvalues(x - y, n_resamples=4000, seed=9, memory=50_000)
+    for row, p in zip(x, got):
+        assert p == st.permutation_test((row, y), _mean_difference, permutation_type="samples", vectorized=True,
+                                        n_resamples=4000, rng=np.random.default_rng(9)).pvalue
+
+
+@settings(max_examples=40)
+@given(paired_values, hs.integers(1, 2000), hs.integers(0, 2 ** 32), hs.sampled_from([0.8, 0.9, 0.95, 0.99]),
+       hs.sampled_from([10 ** 9, 300]))
+def test_bootstrap_intervals_are_scipys(pair, n_resamples, seed, confidence, memory):
+    """Property: the batched intervals equal scipy.stats.bootstrap's for the same seed.
+
+    Paired difference (``paired=True``) and each system's own mean (one sample): the same
+    resamples and the same means, so the percentile ends are identical; BCa's acceleration comes
+    from the closed-form jackknife instead of n leave-one-out means, equal to rounding, so the BCa
+    ends agree to 1e-12 (relative; a few ulps near 0).
+    """
+    x, y = map(np.array, pair)
+    assume(np.ptp(x - y) > 0 and np.ptp(x) > 0)
+    for method in ("percentile", "BCa"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: the interval is nan for both
+            paired = st.bootstrap((x, y), _mean_difference, paired=True, vectorized=True, n_resamples=n_resamples,
+                                  confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
+            single = st.bootstrap((x,), np.mean, vectorized=True, n_resamples=n_resamples,
+                                  confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
+        mean_x, _, difference = bootstrap_intervals(np.stack([x, y]), [(0, 1)], confidence=confidence,
+                                                    n_resamples=n_resamples, seed=seed, method=method, memory=memory)
+        for got, want in ((difference, paired.confidence_interval), (mean_x, single.confidence_interval)):
+            if method == "percentile":
+                assert got == tuple(map(float, want))
+            else:
+                np.testing.assert_allclose(got, tuple(want), rtol=1e-12, atol=1e-15)
+
+
+def test_bootstrap_means_do_not_depend_on_the_batch_size():
+    """One resample per batch or all at once: the same bootstrap distribution, value for value."""
+    values = np.random.default_rng(2).random((3, 50))
+    whole = bootstrap_means(values, [(0, 1), (2, 0)], n_resamples=777, seed=5, memory=10 ** 9)
+    tiny = bootstrap_means(values, [(0, 1), (2, 0)], n_resamples=777, seed=5, memory=1)
+    assert whole.shape == (5, 777) and np.array_equal(whole, tiny)
+
+
+def test_jackknife_acceleration_equals_the_leave_one_out_means():
+    """a from U_i = x_i - mean(x) equals a from the n leave-one-out means (Efron & Tibshirani 14.15)."""
+    x = np.random.default_rng(8).random(25) ** 3
+    n = len(x)
+    loo = np.array([np.delete(x, i).mean() for i in range(n)])
+    u = (n - 1) * (loo.mean() - loo)
+    expected = np.sum(u ** 3) / (6 * np.sum(u ** 2) ** 1.5)
+    assert jackknife_acceleration(x) == pytest.approx(expected, rel=1e-10)
+    # hand-computed: x = (0, 0, 0, 1), U = (-.25, -.25, -.25, .75): a = .375 / (6 * .75^1.5) = 0.0962250
+    assert jackknife_acceleration([0, 0, 0, 1]) == pytest.approx(0.375 / (6 * 0.75 ** 1.5))
+
+
+def _peak(function):
+    """Peak memory (tracemalloc, which sees numpy's buffers) allocated while ``function`` runs."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        function()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_resampling_memory_is_bounded_by_the_budget_not_by_resamples_times_queries():
+    """2,000 queries x 20,000 resamples is 320 MB as one scipy array; with a 1 MiB budget the batched
+    randomization test stays under 2 MiB, and the bootstrap under 2 MiB plus its 3 x 20,000 means."""
+    d = np.random.default_rng(0).random((2, 2000)) - 0.5
+    budget = 2 ** 20
+    assert _peak(lambda: randomization_pvalues(d, n_resamples=20_000, seed=0, memory=budget)) < 2 * budget
+    means = 3 * 20_000 * 8
+    assert _peak(lambda: bootstrap_means(d, [(0, 1)], n_resamples=20_000, seed=0, memory=budget)) < 2 * budget + means
+
+
+def test_mean_ci_equals_scipy_bootstrap_of_the_mean():
+    """One system's interval is scipy.stats.bootstrap((values,), np.mean) with the same seed."""
+    res = st.bootstrap((np.array(A),), np.mean, vectorized=True, n_resamples=2500, confidence_level=0.9,
+                       rng=np.random.default_rng(3))
+    assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) == pytest.approx(tuple(res.confidence_interval),
+                                                                                  rel=1e-12)
+    assert mean_ci([0.5] * 6) == (0.5, 0.5)
+    assert all(math.isnan(v) for v in mean_ci([0.5]))
+
+
+# ---------------------------------------------------------------- Wilcoxon, Bonferroni
+
+def test_wilcoxon_matches_hand_computed_exact_p_and_leaves_zero_differences_out():
+    """d = (.3, .2, .1, .1, .8): all five positive, no tie among... ranks 1.5, 1.5 tie -> scipy's normal
+    approximation; d = (.3, .2, .1, .4, .8): no ties, all positive, so W- = 0 and the exact two-sided
+    p = 2 / 2^5 = 0.0625. Zero differences appended change nothing (left out before ranking)."""
+    a, b = [0.5, 0.6, 0.2, 0.8, 0.9], [0.2, 0.4, 0.1, 0.4, 0.1]
+    assert wilcoxon_test(a, b) == pytest.approx(2 / 32)
+    assert wilcoxon_test(a + [0.3, 0.7], b + [0.3, 0.7]) == pytest.approx(2 / 32)
+    assert wilcoxon_test(A, A) == 1.0 and math.isnan(wilcoxon_test([0.1], [0.2]))
+
+
+@pytest.mark.slow
+@settings(max_examples=25)
+@given(hs.integers(2, 11).flatmap(lambda n: hs.tuples(hs.lists(grid_values | hs.floats(0, 1), min_size=n, max_size=n),
+                                                       hs.lists(grid_values, min_size=n, max_size=n))) | paired_values)
+def test_wilcoxon_equals_scipy_wilcoxon(pair):
+    """Property: whenever some difference is not 0, the p-value is scipy.stats.wilcoxon's (zero_method="wilcox").
+
+    Small samples with zero or tied differences take our vectorised enumeration of the sign flips
+    (scipy's own loop over them is what makes this test slow); the rest is scipy's call itself.
+    """
+    x, y = pair
+    assume(any(u != v for u, v in zip(x, y)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = st.wilcoxon(x, y, zero_method="wilcox").pvalue
+    assert wilcoxon_test(x, y) == pytest.approx(expected, rel=1e-12, nan_ok=True)
+
+
+def test_bonferroni_matches_hand_computed_values():
+    """m = 4: (.01, .04, .03, .3) x 4 = (.04, .16, .12, 1 capped); nan stays nan and is not counted."""
+    assert bonferroni([0.01, 0.04, 0.03, 0.3]) == pytest.approx([0.04, 0.16, 0.12, 1.0])
+    out = bonferroni([0.01, math.nan])
+    assert out[0] == pytest.approx(0.01) and math.isnan(out[1])
+
+
+@given(hs.lists(hs.floats(0, 1), min_size=1, max_size=20))
+def test_bonferroni_is_at_least_holm(ps):
+    """Holm is uniformly more powerful than Bonferroni: p <= Holm(p) <= Bonferroni(p)."""
+    for p, h, b in zip(ps, holm(ps), bonferroni(ps)):
+        assert p - 1e-12 <= h <= b + 1e-12
+
+
+# ---------------------------------------------------------------- one declared rule per parameter
+
+@pytest.mark.parametrize("name, value", [
+    ("alpha", 0), ("alpha", 1), ("alpha", 1.5), ("alpha", math.nan), ("alpha", True), ("alpha", "0.05"),
+    ("confidence", 0.0), ("confidence", 95), ("n_resamples", 0), ("n_resamples", MAX_RESAMPLES + 1),
+    ("n_resamples", 10 ** 12), ("n_resamples", 1e4), ("seed", -1), ("seed", 1.5), ("seed", None),
+    ("test", "wilcox"), ("correction", "fdr"), ("ci_method", "bca"),
+])
+def test_comparison_parameters_refuse_bad_values_with_the_rule_and_the_value(name, value):
+    """Every bad value is refused by its one rule, with what was expected and what was got."""
+    rule = COMPARISON_PARAMETERS[name]
+    with pytest.raises(eb.InputError, match=rf"{name} must be {re.escape(rule.describe())}; got "):
+        check_comparison_parameters(**{name: value})
+
+
+def test_comparison_parameters_accept_their_defaults_and_say_where_an_error_is():
+    """Defaults pass; numpy integers are converted; a config file's place and key are in the message."""
+    defaults = {name: rule.default for name, rule in COMPARISON_PARAMETERS.items()}
+    assert check_comparison_parameters(**defaults) == defaults
+    assert type(check_comparison_parameters(seed=np.int64(3))["seed"]) is int
+    with pytest.raises(eb.InputError, match=r"eval\.yaml:9: comparison\.n_resamples must be an integer in "
+                                            r"\[1, 1000000\]; got 1000000000000\. Fix: "):
+        COMPARISON_PARAMETERS["n_resamples"].check(10 ** 12, source="eval.yaml", line=9, key="comparison.n_resamples")
+
+
+def test_huge_n_resamples_is_refused_before_any_work():
+    """n_resamples = 10^12 (once a 14.6 TiB allocation) is refused with the bound, by every entry point."""
+    for call in (lambda: randomization_test(A, B, n_resamples=10 ** 12),
+                 lambda: bootstrap_ci(A, B, n_resamples=10 ** 12),
+                 lambda: compare_systems({"b": _fake({"m": B}), "o": _fake({"m": A})}, ["m"], n_resamples=10 ** 12)):
+        with pytest.raises(eb.InputError, match=r"n_resamples must be an integer in \[1, 1000000\]"):
+            call()
+
+
+# ---------------------------------------------------------------- pairs, families, letters, tables
+
+def _systems(n_queries=40, seed=3):
+    """Four systems on two metrics: 'best' >> 'good' >> 'base', 'noise' = base + noise."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(n_queries) * 0.5
+    values = {"base": base, "good": base + 0.15 + rng.normal(0, 0.03, n_queries),
+              "best": base + 0.4 + rng.normal(0, 0.03, n_queries), "noise": base + rng.normal(0, 0.1, n_queries)}
+    return {name: _fake({"m1": list(v), "m2": list(v * 0.5)}) for name, v in values.items()}
+
+
+def test_every_row_is_the_scipy_result_for_its_pair():
+    """Each row's randomization p-value and bootstrap CI are the seeded scipy calls on that pair's values."""
+    systems = _systems()
+    cmp = compare_systems(systems, ["m1", "m2"], baseline="base", n_resamples=1500, seed=4, test="randomization")
+    for row in cmp.rows:
+        a, b = (np.array(list(systems[s][row.metric].values())) for s in (row.system, row.baseline))
+        p = st.permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
+                                n_resamples=1500, rng=np.random.default_rng(4)).pvalue
+        ci = st.bootstrap((a, b), _mean_difference, paired=True, vectorized=True, n_resamples=1500,
+                          rng=np.random.default_rng(4)).confidence_interval
+        assert row.p_randomization == p
+        assert (row.ci_low, row.ci_high) == pytest.approx(tuple(ci), rel=1e-12)
+        assert row.p_wilcoxon == pytest.approx(st.wilcoxon(a, b).pvalue, rel=1e-12)
+    for interval in cmp.intervals:
+        values = np.array(list(systems[interval.system][interval.metric].values()))
+        ci = st.bootstrap((values,), np.mean, vectorized=True, n_resamples=1500,
+                          rng=np.random.default_rng(4)).confidence_interval
+        assert (interval.ci_low, interval.ci_high) == pytest.approx(tuple(ci), rel=1e-12)
+        assert interval.mean == pytest.approx(values.mean()) and interval.n == 40
+
+
+def test_all_pairs_compares_each_pair_once_and_corrects_over_the_whole_family():
+    """baseline=None: 4 systems give 6 pairs x 2 metrics = 12 rows, later system vs earlier; Holm over all 12."""
+    cmp = compare_systems(_systems(), ["m1", "m2"], n_resamples=200)
+    assert len(cmp.rows) == 12 and cmp.baselines == () and cmp.baseline is None
+    assert {(r.system, r.baseline) for r in cmp.rows} == {("good", "base"), ("best", "base"), ("noise", "base"),
+                                                          ("best", "good"), ("noise", "good"), ("noise", "best")}
+    assert [r.p_adjusted for r in cmp.rows] == pytest.approx(holm([r.p_t for r in cmp.rows]))
+    assert "all pairs" in cmp.describe() and "12 comparisons (6 pairs x 2 metrics" in cmp.describe()
+
+
+def test_several_baselines_compare_each_pair_once():
+    """baseline=[base, good]: base vs the 3 others, then good vs best and noise (good vs base is not repeated)."""
+    cmp = compare_systems(_systems(), ["m1"], baseline=["base", "good"], correction="bonferroni", n_resamples=200)
+    assert [(r.system, r.baseline) for r in cmp.rows] == [("good", "base"), ("best", "base"), ("noise", "base"),
+                                                          ("best", "good"), ("noise", "good")]
+    assert [r.p_adjusted for r in cmp.rows] == pytest.approx(bonferroni([r.p_t for r in cmp.rows]))
+    assert "vs baselines 'base', 'good'" in cmp.describe()
+
+
+def test_letters_mark_the_systems_a_cell_is_significantly_better_than():
+    """Like ranx: base = a, good = b, best = c, noise = d; best beats a, b and d; good beats a and d;
+    a and d beat nobody."""
+    cmp = compare_systems(_systems(), ["m1"], n_resamples=200)
+    assert cmp.letters == {"base": "a", "good": "b", "best": "c", "noise": "d"}
+    assert cmp.better_than("best", "m1") == ("base", "good", "noise")
+    assert cmp.better_than("good", "m1") == ("base", "noise")
+    assert cmp.better_than("base", "m1") == () and cmp.better_than("noise", "m1") == ()
+    assert cmp.marker("best", "m1", style="letters") == "ᵃᵇᵈ"
+    assert cmp.marker("best", "m1", style="letters", fmt="latex") == "$^{abd}$"
+    assert cmp.marker("best", "m1", style="letters", fmt="html") == "<sup>abd</sup>"
+
+
+@settings(max_examples=30)
+@given(hs.integers(2, 5).flatmap(lambda k: hs.lists(hs.lists(hs.floats(0, 1), min_size=12, max_size=12),
+                                                    min_size=k, max_size=k)),
+       hs.lists(hs.sampled_from([0.0, 0.3, 0.6]), min_size=5, max_size=5))
+def test_better_than_is_a_strict_order_of_significant_wins(columns, shifts):
+    """Property: a system never beats itself, and never beats a system that beats it, on any comparison."""
+    systems = {f"s{i}": _fake({"m": [v + shift for v in column]})
+               for i, (column, shift) in enumerate(zip(columns, shifts))}
+    cmp = compare_systems(systems, ["m"], correction="none", n_resamples=50)
+    for s in systems:
+        assert s not in cmp.better_than(s, "m")
+        for t in cmp.better_than(s, "m"):
+            assert s not in cmp.better_than(t, "m")
+
+
+def test_comparison_renders_tables_with_markers_and_a_footnote():
+    """print, Markdown, LaTeX and HTML show every system's mean with its markers, the test and the provenance."""
+    qrels = {f"q{i}": {"d1": 1, "d2": 1} for i in range(8)}
+    runs = {"bm25": {q: {"d3": 0.9, "d1": 0.5} for q in qrels}, "dense": {q: {"d1": 0.9, "d2": 0.8} for q in qrels}}
+    cmp = eb.compare(qrels, runs, ["P@1", "RR"], baseline="bm25", test="randomization", n_resamples=500)
+    text = str(cmp)
+    assert "1.0000▲" in text and "randomization" in text and "Holm" in text and "backend" in text
+    assert "a" in text.splitlines()[2].split() and "bm25" in text
+    assert "1.0000ᵃ" in cmp.to_markdown(markers="letters") and cmp.to_markdown().startswith("|")
+    latex = cmp.to_latex()
+    assert r"\toprule" in latex and r"1.0000$^{\uparrow}$" in latex and r"\caption{$\uparrow$/$\downarrow$" in latex
+    assert "<table>" in cmp._repr_html_() and "<small>" in cmp._repr_html_()
+    assert repr(cmp) == ("Comparison(2 systems x 2 metrics, baselines=['bm25'], test='randomization', "
+                         "correction='holm': 2/2 significant at 0.05)")
+    systems = cmp.to_frame(table="systems")
+    assert list(systems["letter"]) == ["a", "b", "a", "b"] and {"mean", "ci_low", "ci_high"} <= set(systems)
+    with pytest.raises(eb.InputError, match="unknown marker style"):
+        cmp.to_markdown(markers="stars")
+
+
+def test_report_marks_significance_with_letters_on_request():
+    """Report(markers="letters"): systems get their letter, cells carry superscripts; the default stays arrows."""
+    from evalbridge.reports.report import Report, render
+
+    qrels = {f"q{i}": {"d1": 1, "d2": 1} for i in range(8)}
+    runs = {"bm25": {q: {"d3": 0.9, "d1": 0.5} for q in qrels}, "dense": {q: {"d1": 0.9, "d2": 0.8} for q in qrels}}
+    results = {name: eb.evaluate(qrels, run, ["P@1"]) for name, run in runs.items()}
+    cmp = compare_systems(results, ["P@1"], baseline="bm25", n_resamples=200)
+    letters = Report(results=results, comparison=cmp, markers="letters")
+    terminal = render(letters, "terminal")
+    assert "dense (b)" in terminal and "1.0000ᵃ" in terminal and "superscript letters" in terminal
+    assert r"1.0000$^{a}$" in render(letters, "latex")
+    assert "1.0000▲" in render(Report(results=results, comparison=cmp), "markdown")
+    with pytest.raises(eb.InputError, match="unknown marker style"):
+        Report(results=results, comparison=cmp, markers="stars")
+
+
+def test_unpaired_queries_are_counted_not_dropped_silently():
+    """A system evaluated on fewer queries: its pair uses the common ones and counts the others."""
+    base = {"m": {"q1": 0.0, "q2": 1.0, "q3": 0.5, "q4": 0.2}}
+    other = {"m": {"q1": 1.0, "q2": 1.0, "q9": 0.0}}
+    cmp = compare_systems({"b": base, "o": other}, ["m"], baseline="b", n_resamples=100)
+    row = cmp.rows[0]
+    assert (row.n, row.unpaired) == (2, 3)   # q3, q4 only in b; q9 only in o
+    assert cmp.interval("b", "m").n == 4 and cmp.interval("o", "m").n == 3
+    assert "3 (pair, metric, query) values without a partner" in cmp.describe()
+
+
+def test_compare_does_not_change_its_inputs():
+    """The per-query mappings given are left as they were."""
+    import copy
+
+    systems = _systems()
+    before = copy.deepcopy(systems)
+    compare_systems(systems, ["m1", "m2"], n_resamples=100)
+    assert systems == before
+
+
+@settings(max_examples=15)
+@given(qrels_and_run(max_queries=6), qrels_and_run(max_queries=6))
+def test_one_call_compare_equals_evaluate_then_compare_systems(first, second):
+    """Property: eb.compare(qrels, runs, ...) = evaluate each run, then compare_systems with resolved labels."""
+    qrels, run_a = first
+    _, run_b = second
+    run_b = {q: scores for q, scores in run_b.items() if q in qrels}
+    metrics = ["P@2", "nDCG@3"]
+    cmp = eb.compare(qrels, {"a": run_a, "b": run_b}, metrics, baseline="a", n_resamples=50, seed=1)
+    results = {name: eb.evaluate(qrels, run, metrics) for name, run in (("a", run_a), ("b", run_b))}
+    expected = compare_systems(results, metrics, baseline="a", n_resamples=50, seed=1)
+    assert cmp.to_dict() == expected.to_dict()
+
+
+def test_one_call_compare_refuses_bad_arguments_before_evaluating():
+    """A single run, an unknown baseline or a bad alpha fail at once, with the fix."""
+    qrels = {"q1": {"d1": 1}}
+    run = {"q1": {"d1": 1.0}}
+    with pytest.raises(eb.InputError, match="at least two systems"):
+        eb.compare(qrels, {"only": run}, ["P@1"])
+    with pytest.raises(eb.InputError, match="baseline 'bm26'"):
+        eb.compare(qrels, {"bm25": run, "dense": run}, ["P@1"], baseline="bm26")
+    with pytest.raises(eb.InputError, match=r"alpha must be a number in \(0, 1\)"):
+        eb.compare(qrels, {"bm25": run, "dense": run}, ["P@1"], alpha=5)
+
+
+@pytest.mark.slow
+def test_letters_and_all_pairs_agree_with_ranx_compare():
+    """ranx.compare (Student t, no correction, max_p) marks the same letters and the same all-pairs p-values."""
+    ranx = pytest.importorskip("ranx")
+    rng = random.Random(5)
+    docs = [f"d{i}" for i in range(30)]
+    qrels = {f"q{q}": {d: rng.choice([0, 1, 1, 2]) for d in rng.sample(docs, 8)} for q in range(40)}
+    runs = {}
+    for name, skill in (("one", 0.0), ("two", 1.0), ("three", 3.0)):
+        runs[name] = {q: {d: float(rng.random() + skill * qrels[q].get(d, 0)) for d in rng.sample(docs, 15)}
+                      for q in qrels}
+    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(r, name=n) for n, r in runs.items()], ["ndcg@10"],
+                          stat_test="student", max_p=0.05)
+    cmp = eb.compare(qrels, runs, ["nDCG@10"], correction="none", alpha=0.05, n_resamples=100)
+    for row in cmp.rows:
+        theirs = report.comparisons[(row.system, row.baseline)]["ndcg@10"]["p_value"]
+        assert row.p_t == pytest.approx(float(theirs), rel=1e-9)
+    for name in runs:
+        assert "".join(cmp.letters[s] for s in cmp.better_than(name, "nDCG@10")) == \
+            report.get_superscript_for_latex(name, "ndcg@10")

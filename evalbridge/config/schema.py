@@ -21,7 +21,7 @@ from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings", "TOP_KEYS",
-           "RULES", "Number", "YamlLocator", "FlagLocator", "validate"]
+           "RULES", "YamlLocator", "FlagLocator", "validate"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -47,52 +47,39 @@ _REPORT_FORMATS = ("terminal", "markdown", "json", "csv", "latex")
 _PER_QUERY_FORMATS = ("csv", "parquet")
 
 
-@dataclass(frozen=True)
-class Number:
-    """A numeric constraint, declared once and used by the config and the command line alike.
+def _rules() -> Mapping[str, Any]:
+    """Config key -> its rule: the comparison's are :data:`evalbridge.stats.compare.COMPARISON_PARAMETERS`
+    themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
+    from ..stats.compare import COMPARISON_PARAMETERS as P
+    from ..stats.parameters import Interval
 
-    >>> Number(low=0, high=1, low_open=True, high_open=True).describe()
-    'a number > 0 and < 1'
-    """
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    integer: bool = False
-    fix: str | None = None
-
-    def accepts(self, value: Any) -> bool:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return False
-        if self.integer and not float(value).is_integer():
-            return False
-        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
-            return False
-        return not (self.high is not None and (value > self.high or (self.high_open and value == self.high)))
-
-    def describe(self) -> str:
-        text = "a whole number" if self.integer else "a number"
-        bounds = []
-        if self.low is not None:
-            bounds.append(f"{'>' if self.low_open else '>='} {self.low:g}")
-        if self.high is not None:
-            bounds.append(f"{'<' if self.high_open else '<='} {self.high:g}")
-        return text + (" " + " and ".join(bounds) if bounds else "")
+    return MappingProxyType({
+        "min_relevance": Interval("min_relevance", float, None, None, closed="neither",
+                                  fix="a relevance level such as 1, 2 or 7.5."),
+        "seed": P["seed"],
+        "crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9."),
+        "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
+        "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
+        "output.digits": Interval("digits", int, 0, 12, closed="both"),
+        "output.plots.k": Interval("k", int, 1, None, closed="left"),
+    })
 
 
-#: Numeric settings, each rule declared once: config keys and command-line flags are checked by these.
-RULES: Mapping[str, Number] = MappingProxyType({
-    "min_relevance": Number(fix="a relevance level such as 1, 2 or 7.5."),
-    "seed": Number(low=0, high=2**32 - 1, integer=True, fix="any whole number from 0 to 2**32 - 1."),
-    "crosscheck.atol": Number(low=0, fix="e.g. 1e-9."),
-    "comparison.alpha": Number(low=0, high=1, low_open=True, high_open=True, fix="e.g. 0.05."),
-    "comparison.confidence": Number(low=0, high=1, low_open=True, high_open=True, fix="e.g. 0.95."),
-    "comparison.n_resamples": Number(low=1, high=10_000_000, integer=True,
-                                     fix="10000 is plenty for p-values and intervals at 2 decimals."),
-    "output.digits": Number(low=0, high=12, integer=True),
-    "output.plots.k": Number(low=1, integer=True),
-})
+class _LazyRules(Mapping[str, Any]):
+    """:func:`_rules`, built on first use (the comparison module imports scipy lazily, but not for free)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _rules()[key]
+
+    def __iter__(self) -> Any:
+        return iter(_rules())
+
+    def __len__(self) -> int:
+        return len(_rules())
+
+
+#: Config key -> the rule its values follow (each declared once; the CLI's flags map onto these keys).
+RULES: Mapping[str, Any] = _LazyRules()
 
 
 @dataclass(frozen=True)
@@ -233,11 +220,9 @@ class _Checker:
                           line=self.locator.line(path), fix=fix)
 
     def rule(self, value: Any, path: tuple, key: str) -> Any:
-        """``value`` checked against the declared rule :data:`RULES` ``[key]``."""
-        rule = RULES[key]
-        if not rule.accepts(value):
-            raise self.fail(path, f"must be {rule.describe()}; got {value!r}.", fix=rule.fix)
-        return int(value) if rule.integer else value
+        """``value`` checked against the declared rule :data:`RULES` ``[key]`` (converted to its type)."""
+        return RULES[key].check(value, source=self.locator.source, line=self.locator.line(path),
+                                key=self.locator.label(path))
 
     def mapping(self, value: Any, path: tuple, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
         """``value`` as a mapping whose keys are all in ``allowed`` (any key when None)."""
@@ -264,10 +249,12 @@ class _Checker:
 
     def number(self, value: Any, path: tuple, *, low: float | None = None, high: float | None = None,
                integer: bool = False, strict_low: bool = False) -> float:
-        rule = Number(low=low, high=high, low_open=strict_low, integer=integer)
-        if not rule.accepts(value):
-            raise self.fail(path, f"must be {rule.describe()}; got {value!r}.")
-        return int(value) if integer else value
+        from ..stats.parameters import Interval
+
+        closed = ("neither" if strict_low else "left") if high is None else ("right" if strict_low else "both")
+        rule = Interval(_dotted(path), int if integer else float, low, high, closed=closed)
+        return rule.check(value, source=self.locator.source, line=self.locator.line(path),
+                          key=self.locator.label(path))
 
     def boolean(self, value: Any, path: tuple) -> bool:
         if not isinstance(value, bool):
@@ -369,8 +356,8 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
                          fix="add another run, or remove the comparison section.")
     return ComparisonSettings(
         baseline=baseline,
-        test=check.choice(spec.get("test", "t"), ("comparison", "test"), list(TESTS)),
-        correction=check.choice(spec.get("correction", "holm"), ("comparison", "correction"), list(CORRECTIONS)),
+        test=check.rule(spec.get("test", "t"), ("comparison", "test"), "comparison.test"),
+        correction=check.rule(spec.get("correction", "holm"), ("comparison", "correction"), "comparison.correction"),
         alpha=check.rule(spec.get("alpha", 0.05), ("comparison", "alpha"), "comparison.alpha"),
         confidence=check.rule(spec.get("confidence", 0.95), ("comparison", "confidence"), "comparison.confidence"),
         n_resamples=check.rule(spec.get("n_resamples", 10_000), ("comparison", "n_resamples"),

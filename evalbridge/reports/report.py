@@ -5,7 +5,9 @@ A :class:`Report` gathers what one evaluation produced (each system's
 provenance); :data:`RENDERERS` turns it into text: ``terminal``, ``markdown``, ``csv``,
 ``json`` and ``latex``. In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
 when it is significantly above the baseline and ``▼`` when significantly below, after the
-multiple-comparison correction. The RAG quality bands (poor / fair / good / excellent per metric)
+multiple-comparison correction; with ``markers="letters"`` each system gets a letter instead
+and a mean carries, as a superscript, the letters of the systems it is significantly better
+than (ranx's style). The RAG quality bands (poor / fair / good / excellent per metric)
 are an optional extra table.
 
 Every file is written atomically (:mod:`evalbridge.reports.writing`): to a temporary file in the
@@ -34,6 +36,7 @@ from typing import Any
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .writing import atomic_file, write_file_atomic
+from ..stats.compare import MARKER_STYLES
 
 __all__ = ["Report", "render", "render_terminal", "render_markdown", "render_html", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
@@ -98,6 +101,9 @@ class Report:
         bands: metric or family -> (fair, good, excellent) lower bounds, or None for no bands.
         provenance: JSON-ready provenance (versions, conventions, config, input sha256, query counts).
         digits: decimals shown in text tables.
+        markers: significance markers in the tables, a key of
+            :data:`~evalbridge.stats.compare.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
+            baseline) or ``letters`` (ranx's superscript letters).
     """
 
     results: Mapping[str, Any]
@@ -109,10 +115,14 @@ class Report:
     bands: Mapping[str, Sequence[float]] | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
+    markers: str = "arrows"
 
     def __post_init__(self) -> None:
         if not self.results:
             raise InputError("a report needs at least one system's results.")
+        if self.markers not in MARKER_STYLES:
+            raise InputError(f"unknown marker style {self.markers!r}; choose one of "
+                             f"{', '.join(map(repr, MARKER_STYLES))}.")
         if not self.metrics:
             first = next(iter(self.results.values()))
             object.__setattr__(self, "metrics", tuple(first.metrics))
@@ -123,8 +133,14 @@ class Report:
         first = next(iter(self.results.values()))
         return [label_of(first, m) for m in self.metrics]
 
-    def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN) -> str:
-        """The significance marker of a cell ('' when not significant or no comparison)."""
+    def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN, fmt: str = "terminal") -> str:
+        """The significance marker of a cell ('' when not significant or no comparison).
+
+        With ``markers="letters"``: the letters of the systems it is significantly better than,
+        as a superscript in ``fmt`` (``terminal``, ``markdown`` or ``latex``).
+        """
+        if self.comparison is not None and self.markers == "letters":
+            return self.comparison.marker(system, label, style="letters", fmt=fmt)
         row = self.comparison.get(system, label) if self.comparison is not None else None
         if row is None or not row.significant:
             return ""
@@ -213,14 +229,15 @@ def _p(value: float) -> str:
 
 
 def _cells(report: Report, *, up: str = UP, down: str = DOWN,
-           best: Callable[[str], str] | None = None) -> list[list[str]]:
+           best: Callable[[str], str] | None = None, fmt: str = "terminal") -> list[list[str]]:
     frame = means_frame(report)
+    letters = report.comparison.letters if report.comparison is not None and report.markers == "letters" else {}
     rows = []
     for system in frame.index:
-        row = [str(system)]
+        row = [f"{system} ({letters[system]})" if system in letters else str(system)]
         for label in frame.columns:
             value = frame.at[system, label]
-            text = _number(value, report.digits) + report.marker(system, label, up=up, down=down)
+            text = _number(value, report.digits) + report.marker(system, label, up=up, down=down, fmt=fmt)
             if best is not None and len(frame) > 1 and value == frame[label].max():
                 text = best(text)
             row.append(text)
@@ -255,7 +272,7 @@ def _band_rows(report: Report) -> list[list[str]]:
 def _legend(report: Report) -> str:
     if report.comparison is None:
         return ""
-    return f"{UP}/{DOWN} significantly above/below the baseline: {report.comparison.describe()}"
+    return f"{MARKER_STYLES[report.markers].legend}: {report.comparison.describe()}"
 
 
 def _queries_line(report: Report) -> list[str]:
@@ -458,7 +475,7 @@ def _latex(text: str) -> str:
 
 def render_latex(report: Report) -> str:
     """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
-    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}")
+    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
     lines = [f"% {report.title}"]
     lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
     lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
@@ -467,7 +484,7 @@ def render_latex(report: Report) -> str:
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = _latex(report.title)
     if report.comparison is not None:
-        caption += r". $\uparrow$/$\downarrow$: " + _latex(_legend(report).split(": ", 1)[1])
+        caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
     lines += [rf"\caption{{{caption}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

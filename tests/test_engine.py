@@ -432,3 +432,16 @@ def test_grade_facts_are_those_of_every_grade(data: dict) -> None:
     assert qrels.grades == set(every)
     assert qrels.max_grade == max(every, default=0) and type(qrels.max_grade) is type(max(every, default=0))
     assert qrels.is_integral == all(float(g).is_integer() for g in every)
+
+
+def test_an_id_hashes_the_same_whatever_the_longest_id_of_its_file(tmp_path: Path) -> None:
+    """The run's `d1` matches the qrels' `d1` when the run also holds a much longer id (the hash of an id
+    once depended on the longest id of its file, and the fast path then found no match: P@1 0.0 for 1.0)."""
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 d1 1\nq2 0 short 2\n")
+    run_path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 a-very-long-document-id-of-many-words 2 1.0 t\n"
+                        "q2 Q0 short 1 3.0 t\nq2 Q0 x 2 1.0 t\n")
+    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
+    fast = eb.evaluate(str(qrels_path), str(run_path), ["P@1", "nDCG@2"], backend="fast")
+    reference = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), ["P@1", "nDCG@2"], backend="reference")
+    assert fast.values == reference.values and fast["P@1"] == 1.0

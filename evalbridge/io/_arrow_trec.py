@@ -189,10 +189,16 @@ def _hash(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
     padded[:len(data)] = data
     words = np.ndarray(shape=(len(data) + longest,), dtype=np.uint64, buffer=padded, strides=(1,))
     for at in range(0, longest, 8):  # one pass for ids of up to 8 bytes
-        word = words[starts + at if at else starts]
-        word &= _KEEP[np.clip(lengths - at if at else lengths, 0, 8)]  # the bytes of this id only
-        h ^= word
-        h *= _MIX
+        if at == 0:
+            word = words[starts] & _KEEP[np.clip(lengths, 0, 8)]  # the bytes of this id only
+            h ^= word
+            h *= _MIX
+            continue
+        # Only ids that still have bytes here take this word: an id's hash must not depend on how long
+        # the longest id of its file is, or the same (query, doc) hashes differently in the other file.
+        live = np.flatnonzero(lengths > at)
+        word = words[starts[live] + at] & _KEEP[np.clip(lengths[live] - at, 0, 8)]
+        h[live] = (h[live] ^ word) * _MIX
 
 
 @dataclass

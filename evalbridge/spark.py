@@ -11,7 +11,7 @@ Python worker as two Arrow tables (``cogroup(...).applyInArrow``, Spark >= 4.0),
 :func:`evalbridge.engine.tables.pair_from_arrow` and :func:`evalbridge.engine.evaluate_columns`
 compute every metric of every query of the bucket at once. Queries are never grouped one by one
 (about 5 ms a group in Spark). The per-query values stay a Spark DataFrame; counts and exact
-sums are computed per partition, so the means equal the local engine's to the last bit;
+sums are computed in each bucket, so the means equal the local engine's to the last bit;
 :class:`~evalbridge.results.Results` is built only when the per-query table is small enough to
 collect.
 
@@ -49,8 +49,8 @@ MIN_PYSPARK = (4, 0)
 INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or 21 on the machine)"
 
 #: What a row of the bucket output is (``_status``): a query evaluated, a qrels query absent from
-#: the run, a run query absent from the qrels, or a problem with the input.
-EVALUATED, MISSING, RUN_ONLY, PROBLEM = 0, 1, 2, 3
+#: the run, a run query absent from the qrels, a problem with the input, a bucket's summary.
+EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
 #: Name of the input-order column added to the run when ``ties="input"``.
 ORDER = "__evalbridge_order"
 
@@ -106,7 +106,7 @@ class SparkEvaluation:
             the metric's canonical string), one row per query in the mean: the evaluated queries,
             and with ``missing_queries="zero"`` the qrels queries absent from the run (scored 0).
             It is cached (persisted) by Spark: :meth:`unpersist` releases it.
-        means: canonical metric string -> mean over ``per_query``; summed exactly (per partition,
+        means: canonical metric string -> mean over ``per_query``; summed exactly (per bucket,
             then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
         provenance: :class:`SparkProvenance` (Spark version, buckets, conventions, query counts).
         results: :class:`~evalbridge.results.Results` (rows sorted by query id), or ``None`` when
@@ -190,13 +190,22 @@ def _output_schema(n_metrics: int) -> Any:  # noqa: ANN401 - pyspark StructType
 
     return StructType([StructField("query_id", StringType()), StructField("_status", ByteType()),
                        *(StructField(f"m{i}", DoubleType()) for i in range(n_metrics)),
-                       StructField("_problem", StringType())])
+                       StructField("_note", StringType())])
+
+
+def _note_row(n_metrics: int, status: int, query_id: str | None, note: dict[str, Any]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.table({"query_id": pa.array([query_id], pa.string()), "_status": pa.array([status], pa.int8()),
+                     **{f"m{i}": pa.array([None], pa.float64()) for i in range(n_metrics)},
+                     "_note": pa.array([json.dumps(note)], pa.string())})
 
 
 def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, names: tuple[str, str, str, str],
                      qrels: pa.Table, run: pa.Table) -> pa.Table:
     """Every metric of every query of one bucket: one row per query (evaluated, missing from the run,
-    run-only), or one problem row when the bucket's input is bad (its message travels as JSON)."""
+    run-only) and a summary row (the counts, and the exact sum of each metric as a fraction), or
+    one problem row when the bucket's input is bad. Notes travel as JSON in ``_note``."""
     import numpy as np
     import pyarrow as pa
 
@@ -210,11 +219,8 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     try:
         pair = pair_from_arrow(qrels, run, query=query, doc=doc, relevance=relevance, score=score)
     except TableProblem as problem:
-        text = json.dumps({"side": problem.side, "detail": problem.detail, "fix": problem.fix})
-        return pa.table({"query_id": pa.array([problem.query_id], pa.string()),
-                         "_status": pa.array([PROBLEM], pa.int8()),
-                         **{f"m{i}": pa.array([None], pa.float64()) for i in range(n_metrics)},
-                         "_problem": pa.array([text], pa.string())})
+        return _note_row(n_metrics, PROBLEM, problem.query_id,
+                         {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
     values = evaluate_columns(pair.columns, metrics, conventions)
     n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
     status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
@@ -226,34 +232,10 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
         filled = np.zeros(len(status), dtype=np.float64)
         filled[:n[0]] = values[metric]
         columns[f"m{i}"] = pa.array(filled, mask=~scored)
-    return pa.table({"query_id": pa.array(pair.columns.query_ids + pair.missing_from_run + pair.run_only, pa.string()),
-                     "_status": pa.array(status), **columns,
-                     "_problem": pa.nulls(len(status), pa.string())})
-
-
-def _partition_facts(n_metrics: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """One row per partition of the bucket output: rows per status, the exact sum of each metric over
-    the rows in the mean (a fraction, as text) and the first problem (by query id)."""
-    import numpy as np
-    import pyarrow as pa
-
-    counts = np.zeros(4, dtype=np.int64)
-    sums = [Fraction(0)] * n_metrics
-    problem: tuple[str, str] | None = None
-    for batch in batches:
-        status = batch.column("_status").to_numpy(zero_copy_only=False)
-        counts += np.bincount(status, minlength=4)
-        for i in range(n_metrics):
-            column = batch.column(f"m{i}")
-            values = column.drop_null().to_numpy(zero_copy_only=False)
-            sums[i] += exact_sum(values)
-        for at in np.flatnonzero(status == PROBLEM).tolist():
-            found = (batch.column("query_id")[at].as_py() or "", batch.column("_problem")[at].as_py())
-            problem = found if problem is None or found < problem else problem
-    yield pa.RecordBatch.from_pylist([{"counts": counts.tolist(), "sums": [str(s) for s in sums],
-                                       "problem": None if problem is None else json.dumps(problem)}],
-                                     schema=pa.schema([("counts", pa.list_(pa.int64())), ("sums", pa.list_(pa.string())),
-                                                       ("problem", pa.string())]))
+    rows = pa.table({"query_id": pa.array(pair.columns.query_ids + pair.missing_from_run + pair.run_only, pa.string()),
+                     "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
+    summary = {"counts": list(n), "sums": [str(exact_sum(values[metric])) for metric in metrics]}
+    return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
 
 
 # --------------------------------------------------------------------------- on the driver
@@ -417,24 +399,24 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
         output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
                   .applyInArrow(function, _output_schema(len(wanted))))
         cached = output.persist()
-        facts = cached.mapInArrow(partial(_partition_facts, len(wanted)),
-                                  "counts array<bigint>, sums array<string>, problem string").collect()
+    notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
 
-    problems = sorted(row["problem"] for row in facts if row["problem"] is not None)
+    problems = sorted((row["query_id"] or "", row["_note"]) for row in notes if row["_status"] == PROBLEM)
     if problems:
         cached.unpersist()
-        query_id, text = json.loads(problems[0])
+        query_id, text = problems[0]
         found = json.loads(text)
         raise InputError(found["detail"], source=f"the {found['side']} DataFrame", query_id=query_id or None,
                          fix=found["fix"])
-    counts = [sum(row["counts"][s] for row in facts) for s in range(4)]
+    summaries = [json.loads(row["_note"]) for row in notes]
+    counts = [sum(note["counts"][s] for note in summaries) for s in (EVALUATED, MISSING, RUN_ONLY)]
     if counts[EVALUATED] == 0:
         cached.unpersist()
         raise InputError(f"no query id is in both the qrels ({_examples(qrels, query)}) and the run "
                          f"({_examples(run, query)}).",
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
     in_mean = counts[EVALUATED] + (counts[MISSING] if missing_queries == "zero" else 0)
-    totals = [sum((Fraction(row["sums"][i]) for row in facts), Fraction(0)) for i in range(len(wanted))]
+    totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
     means = {str(m): float(total) / in_mean for m, total in zip(wanted, totals)}
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
@@ -443,7 +425,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
     per_query = cached.filter(F.col("_status").isin(scored)).select(
         "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(wanted)))
     results = None
-    if sum(counts[:3]) <= collect_limit:
+    if sum(counts) <= collect_limit:
         with _no_pandas_version_warning():
             results = _collect(cached, wanted, provenance, resolve=resolve)
     return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=results,
@@ -463,7 +445,7 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
 
     from .results import Provenance, Results
 
-    table = cached.filter(F.col("_status") != PROBLEM).select(
+    table = cached.filter(F.col("_status") < PROBLEM).select(
         "query_id", "_status", *(f"m{i}" for i in range(len(metrics)))).toArrow().sort_by("query_id")
     ids = table.column("query_id").to_pylist()
     status = table.column("_status").to_pylist()

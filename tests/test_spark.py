@@ -26,6 +26,9 @@ from evalbridge import spark as es
 from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError
 from evalbridge.metrics.spec import Metric
 
+#: pyspark warns about pandas >= 3 on paths that do not use pandas (createDataFrame from rows).
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
 QRELS_SCHEMA = "query_id string, doc_id string, relevance double"
 RUN_SCHEMA = "query_id string, doc_id string, score double"
 

@@ -51,6 +51,17 @@ INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or
 #: What a row of the bucket output is (``_status``): a query evaluated, a qrels query absent from
 #: the run, a run query absent from the qrels, a problem with the input, a bucket's summary.
 EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
+def _in_mean(conventions: Conventions) -> tuple[int, ...]:
+    """The statuses of the rows in the mean: missing queries too when they score 0."""
+    return (EVALUATED, MISSING) if conventions.missing_queries == "zero" else (EVALUATED,)
+
+
+#: Rows per Arrow batch handed to the Python workers while the buckets are evaluated: Spark's default
+#: (10,000) made that hand-off 1.6-1.9 times slower on 1M rows (bench/README.md). A bucket arrives whole
+#: in its worker anyway, so larger batches add little memory there.
+ARROW_BATCH_ROWS = 1_000_000
+_ARROW_BATCH_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
 #: Name of the input-order column added to the run when ``ties="input"``.
 ORDER = "__evalbridge_order"
 
@@ -224,9 +235,7 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     values = evaluate_columns(pair.columns, metrics, conventions)
     n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
     status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
-    scored = status == EVALUATED
-    if conventions.missing_queries == "zero":
-        scored |= status == MISSING
+    scored = np.isin(status, _in_mean(conventions))
     columns = {}
     for i, metric in enumerate(metrics):
         filled = np.zeros(len(status), dtype=np.float64)
@@ -254,6 +263,24 @@ def _pyspark() -> Any:  # noqa: ANN401 - the pyspark.sql module
             f"evalbridge.spark needs pyspark >= {'.'.join(map(str, MIN_PYSPARK))} (cogroup(...).applyInArrow); "
             f"found {pyspark.__version__}. Fix: {INSTALL_HINT}.")
     return pyspark.sql
+
+
+@contextmanager
+def _large_arrow_batches(session: Any) -> Iterator[None]:  # noqa: ANN401 - SparkSession
+    """:data:`ARROW_BATCH_ROWS` rows per Arrow batch for the jobs run inside, unless the session already
+    allows as many (0 or less: no limit); the session's setting is restored afterwards."""
+    before = session.conf.get(_ARROW_BATCH_KEY, None)
+    if before is not None and (int(before) <= 0 or int(before) >= ARROW_BATCH_ROWS):
+        yield
+        return
+    session.conf.set(_ARROW_BATCH_KEY, str(ARROW_BATCH_ROWS))
+    try:
+        yield
+    finally:
+        if before is None:
+            session.conf.unset(_ARROW_BATCH_KEY)
+        else:
+            session.conf.set(_ARROW_BATCH_KEY, before)
 
 
 @contextmanager
@@ -349,6 +376,9 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
             queries (evaluated, missing from the run, run-only) are at most this many.
         min_relevance, ties, score_precision, missing_queries: as :func:`evalbridge.evaluate`.
 
+    While the buckets are evaluated, the session's ``spark.sql.execution.arrow.maxRecordsPerBatch``
+    is raised to :data:`ARROW_BATCH_ROWS` (then restored).
+
     Returns:
         :class:`SparkEvaluation`: the per-query DataFrame, exact means, counts and provenance,
         and the :class:`~evalbridge.results.Results` when small enough.
@@ -399,7 +429,8 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
         output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
                   .applyInArrow(function, _output_schema(len(wanted))))
         cached = output.persist()
-    notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
+    with _large_arrow_batches(session):  # the job that evaluates the buckets (and fills the cache)
+        notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
 
     problems = sorted((row["query_id"] or "", row["_note"]) for row in notes if row["_status"] == PROBLEM)
     if problems:
@@ -415,14 +446,13 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
         raise InputError(f"no query id is in both the qrels ({_examples(qrels, query)}) and the run "
                          f"({_examples(run, query)}).",
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
-    in_mean = counts[EVALUATED] + (counts[MISSING] if missing_queries == "zero" else 0)
+    in_mean = sum(counts[s] for s in _in_mean(conventions))
     totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
     means = {str(m): float(total) / in_mean for m, total in zip(wanted, totals)}
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
                                  missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY])
-    scored = [EVALUATED, MISSING] if missing_queries == "zero" else [EVALUATED]
-    per_query = cached.filter(F.col("_status").isin(scored)).select(
+    per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
         "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(wanted)))
     results = None
     if sum(counts) <= collect_limit:
@@ -449,7 +479,7 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
         "query_id", "_status", *(f"m{i}" for i in range(len(metrics)))).toArrow().sort_by("query_id")
     ids = table.column("query_id").to_pylist()
     status = table.column("_status").to_pylist()
-    scored = {EVALUATED, MISSING} if provenance.conventions.missing_queries == "zero" else {EVALUATED}
+    scored = _in_mean(provenance.conventions)
     keep = [i for i, s in enumerate(status) if s in scored]
     values = {}
     for i, metric in enumerate(metrics):

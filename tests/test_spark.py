@@ -164,7 +164,9 @@ def test_too_many_queries_leave_results_out_and_routing_says_what_to_call(spark:
     qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}, "q3": {"d": 1}}
     run = {"q1": {"a": 0.5, "b": 0.9, "x": 0.7}, "q2": {"x": 1.0, "c": 1.0}, "q9": {"a": 1.0}}
     qrels_df, run_df = frames(spark, qrels, run)
+    batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", None)
     got = es.evaluate(qrels_df, run_df, ["P@2", "RR"], collect_limit=3)
+    assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", None) == batch  # raised, then restored
     assert got.results is None and not got.collected
     assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
         3, 1, 1)

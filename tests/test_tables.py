@@ -178,3 +178,12 @@ def test_empty_run_and_qrels_give_no_evaluated_query() -> None:
     qrels = pa.table({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1.0]})
     pair = pair_from_arrow(qrels, empty)
     assert pair.columns.n_queries == 0 and pair.missing_from_run == ["q1"] and pair.run_only == []
+
+
+def test_a_run_without_qrels_rows_leaves_every_run_query_run_only() -> None:
+    """An empty qrels table (a Spark bucket may hold only run rows): nothing evaluated, nothing missing."""
+    empty = pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
+                      "relevance": pa.array([], pa.float64())})
+    run = pa.table({"query_id": ["q2", "q1", "q2"], "doc_id": ["a", "b", "b"], "score": [1.0, 2.0, 3.0]})
+    pair = pair_from_arrow(empty, run)
+    assert pair.columns.n_queries == 0 and pair.missing_from_run == [] and pair.run_only == ["q2", "q1"]

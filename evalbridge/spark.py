@@ -3,7 +3,8 @@
 The same metrics, conventions and per-query numbers as :func:`evalbridge.evaluate`, for data that
 lives in a data lake (Databricks, EMR, Dataproc, or ``local[*]``)::
 
-    per_query, means = evaluate(qrels_df, run_df, ["nDCG@10", "AP"]).per_query, ...
+    evaluation = evalbridge.spark.evaluate(qrels_df, run_df, ["nDCG@10", "AP"])
+    evaluation.means, evaluation.per_query   # exact means; a Spark DataFrame of per-query values
 
 How (``docs/spark.md``): queries are hashed into ``buckets`` (``pmod(xxhash64(query_id), B)``);
 the qrels and the run are co-grouped by bucket, and each bucket, a few whole queries, arrives in a
@@ -51,6 +52,8 @@ INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or
 #: What a row of the bucket output is (``_status``): a query evaluated, a qrels query absent from
 #: the run, a run query absent from the qrels, a problem with the input, a bucket's summary.
 EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
+
+
 def _in_mean(conventions: Conventions) -> tuple[int, ...]:
     """The statuses of the rows in the mean: missing queries too when they score 0."""
     return (EVALUATED, MISSING) if conventions.missing_queries == "zero" else (EVALUATED,)

@@ -139,7 +139,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
         backend: ``auto`` (default: the pure-Python ``reference`` for small inputs, the numpy
             engine ``fast`` for large ones; the provenance names the one used), or another
-            name in :data:`evalbridge.backends.BACKENDS`. With ``auto``/``fast``, large TREC
+            name in :data:`evalbridge.backends.BACKENDS`, or ``spark``: Spark DataFrames
+            (``query_id, doc_id, relevance`` / ``score``) are evaluated on Spark by
+            :func:`evalbridge.spark.evaluate`, whatever ``auto`` would choose. With ``auto``/``fast``, large TREC
             files are read with pyarrow straight into columns (the strict reader is used
             whenever that path meets anything unusual, so errors still name ``file:line``).
         min_relevance: relevance level of binary metrics that do not set ``rel``
@@ -173,6 +175,9 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
               min_relevance: float | None, ties: str, score_precision: str, missing_queries: str):  # noqa: ANN202
     from .results import Provenance, Results
 
+    if backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
+        return _evaluate_on_spark(qrels, run, metrics, backend=backend, min_relevance=min_relevance, ties=ties,
+                                  score_precision=score_precision, missing_queries=missing_queries)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
     # columns only for the fast engine, hence only under a tie policy it follows
     columnar = _read_columnar(qrels, run, backend) if conventions.ties in get_backend("fast").TIES else None
@@ -215,3 +220,28 @@ def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (Qrels
     if resolve(qrels, kind="qrels").name != "trec" or resolve(run, kind="run").name != "trec":
         return None
     return read_trec_views(qrels, run, large_only=backend == "auto")
+
+
+# --------------------------------------------------------------------------- Spark DataFrames
+# Kept apart: everything above works on data in memory; Spark DataFrames go to evalbridge.spark whole.
+
+def _is_spark_frame(obj: Any) -> bool:
+    """True for a Spark DataFrame (classic or Spark Connect), told by its class's module: pyspark is not imported."""
+    return type(obj).__module__.startswith("pyspark.sql")
+
+
+def _evaluate_on_spark(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *, backend: str,
+                       **options: Any):  # noqa: ANN202 - Results
+    """:func:`evalbridge.spark.evaluate`'s Results, its cached table released; an error naming
+    ``evalbridge.spark.evaluate`` when the per-query table is too large to collect."""
+    if backend not in ("auto", "spark"):
+        raise InputError(f"Spark DataFrames are evaluated by the Spark engine; backend={backend!r} computes in "
+                         f"memory.", fix="leave backend='auto' (or 'spark'), or bring the DataFrames to the driver "
+                                         "first (e.g. .toPandas()).")
+    from . import spark
+
+    evaluation = spark.evaluate(qrels, run, metrics, **options)
+    try:
+        return evaluation.require_results()
+    finally:
+        evaluation.unpersist()

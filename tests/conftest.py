@@ -27,3 +27,35 @@ def _hypothesis_profile() -> None:
 
 
 _hypothesis_profile()
+
+
+@pytest.fixture(scope="session")
+def spark():  # noqa: ANN201 - pyspark.sql.SparkSession, imported lazily
+    """One local Spark session (``local[2]``) for the whole test run, stopped at the end.
+
+    Skipped only when Java is absent (Spark runs on the JVM). The Python workers run this
+    interpreter (``PYSPARK_PYTHON``), so they import the evalbridge under test.
+    """
+    import os
+    import shutil
+    import sys
+
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+        pytest.skip("Java is absent (no `java` on PATH and no JAVA_HOME): Spark needs Java 17 or 21")
+    from pyspark.sql import SparkSession
+
+    previous = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]").appName("evalbridge-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+    if previous is None:
+        os.environ.pop("PYSPARK_PYTHON", None)
+    else:
+        os.environ["PYSPARK_PYTHON"] = previous

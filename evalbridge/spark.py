@@ -1,0 +1,497 @@
+"""Evaluate Spark DataFrames of qrels and runs with evalbridge's numpy engine, on a Spark cluster.
+
+The same metrics, conventions and per-query numbers as :func:`evalbridge.evaluate`, for data that
+lives in a data lake (Databricks, EMR, Dataproc, or ``local[*]``)::
+
+    evaluation = evalbridge.spark.evaluate(qrels_df, run_df, ["nDCG@10", "AP"])
+    evaluation.means, evaluation.per_query   # exact means; a Spark DataFrame of per-query values
+
+How (``docs/spark.md``): queries are hashed into ``buckets`` (``pmod(xxhash64(query_id), B)``);
+the qrels and the run are co-grouped by bucket, and each bucket, a few whole queries, arrives in a
+Python worker as two Arrow tables (``cogroup(...).applyInArrow``, Spark >= 4.0), where
+:func:`evalbridge.engine.tables.pair_from_arrow` and :func:`evalbridge.engine.evaluate_columns`
+compute every metric of every query of the bucket at once. Queries are never grouped one by one
+(about 5 ms a group in Spark). The per-query values stay a Spark DataFrame; counts and exact
+sums are computed in each bucket, so the means equal the local engine's to the last bit;
+:class:`~evalbridge.results.Results` is built only when the per-query table is small enough to
+collect.
+
+pyspark is imported only inside the functions here; ``import evalbridge.spark`` is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+from .errors import BackendUnavailableError, EvalbridgeError, InputError
+from .evaluation import check_max_grade, needs_max_grade, relevance_level, resolve_metric
+from .metrics.spec import Metric, parse_metrics
+from .model import Conventions
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+    from .results import Results
+
+__all__ = ["evaluate", "SparkEvaluation", "SparkProvenance", "MIN_PYSPARK", "INSTALL_HINT", "exact_sum"]
+
+#: ``cogroup(...).applyInArrow`` appeared in Spark 4.0.
+MIN_PYSPARK = (4, 0)
+INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or 21 on the machine)"
+
+#: What a row of the bucket output is (``_status``): a query evaluated, a qrels query absent from
+#: the run, a run query absent from the qrels, a problem with the input, a bucket's summary.
+EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
+
+
+def _in_mean(conventions: Conventions) -> tuple[int, ...]:
+    """The statuses of the rows in the mean: missing queries too when they score 0."""
+    return (EVALUATED, MISSING) if conventions.missing_queries == "zero" else (EVALUATED,)
+
+
+#: Rows per Arrow batch handed to the Python workers while the buckets are evaluated: Spark's default
+#: (10,000) made that hand-off 1.6-1.9 times slower on 1M rows (bench/README.md). A bucket arrives whole
+#: in its worker anyway, so larger batches add little memory there.
+ARROW_BATCH_ROWS = 1_000_000
+_ARROW_BATCH_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+#: Name of the input-order column added to the run when ``ties="input"``.
+ORDER = "__evalbridge_order"
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class SparkProvenance:
+    """Where the numbers of a :class:`SparkEvaluation` come from; query counts, not ids (there may be
+    millions: the ids are in :attr:`SparkEvaluation.per_query`, and in ``results`` when collected).
+
+    Attributes:
+        spark_version: the Spark version of the session.
+        buckets: queries were hashed into this many buckets.
+        conventions, relevance_level: as in :class:`~evalbridge.results.Provenance`.
+        queries_evaluated: queries in the mean: those in both the qrels and the run, and with
+            ``missing_queries="zero"`` the qrels queries absent from the run (as ``Provenance``).
+        missing_from_run: qrels queries absent from the run (scored 0, or left out with ``missing_queries="drop"``).
+        ignored_run_only: run queries absent from the qrels, left out.
+    """
+
+    spark_version: str
+    buckets: int
+    conventions: Conventions
+    relevance_level: float
+    queries_evaluated: int
+    missing_from_run: int
+    ignored_run_only: int
+    backend: str = "spark"
+    evalbridge_version: str = __version__
+
+    @property
+    def backend_version(self) -> str:
+        return f"{self.evalbridge_version} (Spark {self.spark_version}, {self.buckets} buckets)"
+
+    def summary(self) -> str:
+        """One line for the foot of a table (as :meth:`evalbridge.results.Provenance.summary`)."""
+        c = self.conventions
+        text = (f"backend {self.backend} {self.backend_version}; {self.queries_evaluated} queries; "
+                f"{self.missing_from_run} missing from run ("
+                f"{'scored 0' if c.missing_queries == 'zero' else 'left out'}); "
+                f"{self.ignored_run_only} run-only ignored; ties {c.ties}; relevance level {self.relevance_level:g}")
+        return text + (f"; scores as {c.score_precision}" if c.score_precision != "float64" else "")
+
+
+@dataclass(frozen=True)
+class SparkEvaluation:
+    """What :func:`evaluate` returns.
+
+    Attributes:
+        metrics: the metrics computed, as resolved (e.g. with the relevance level).
+        per_query: a Spark DataFrame, ``query_id`` and one double column per metric (named by
+            the metric's canonical string), one row per query in the mean: the evaluated queries,
+            and with ``missing_queries="zero"`` the qrels queries absent from the run (scored 0).
+            It is cached (persisted) by Spark: :meth:`unpersist` releases it.
+        means: canonical metric string -> mean over ``per_query``; summed exactly (per bucket,
+            then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
+        provenance: :class:`SparkProvenance` (Spark version, buckets, conventions, query counts).
+        results: :class:`~evalbridge.results.Results` (rows sorted by query id), or ``None`` when
+            more than ``collect_limit`` queries would have to come to the driver: see
+            :attr:`collected` and :meth:`require_results`.
+        collect_limit: the limit that decided it.
+    """
+
+    metrics: tuple[Metric, ...]
+    per_query: DataFrame
+    means: dict[str, float]
+    provenance: SparkProvenance
+    results: Results | None
+    collect_limit: int
+    _cached: Any = field(repr=False, compare=False)
+
+    @property
+    def collected(self) -> bool:
+        """True when :attr:`results` was built (the per-query table came to the driver)."""
+        return self.results is not None
+
+    def require_results(self) -> Results:
+        """:attr:`results`, or an :class:`~evalbridge.errors.EvalbridgeError` saying why there is none."""
+        if self.results is None:
+            p = self.provenance
+            rows = p.queries_evaluated + p.ignored_run_only + (
+                p.missing_from_run if p.conventions.missing_queries == "drop" else 0)
+            raise EvalbridgeError(
+                f"the evaluation covers {rows} queries (evaluated, missing from the run or run-only), more than "
+                f"collect_limit={self.collect_limit}, so no Results was collected to the driver. Fix: call "
+                f"evalbridge.spark.evaluate(...) and use its .per_query DataFrame and .means, or raise collect_limit.")
+        return self.results
+
+    def unpersist(self) -> None:
+        """Release the cached per-query table (``per_query`` is recomputed if used afterwards)."""
+        self._cached.unpersist()
+
+    def __str__(self) -> str:
+        means = "\n".join(f"{name:<24} {value:.4f}" for name, value in self.means.items())
+        return f"{means}\n{self.provenance.summary()}"
+
+
+# --------------------------------------------------------------------------- exact means
+
+def exact_sum(values: np.ndarray) -> Fraction:
+    """The exact sum of float64 ``values`` (``float()`` of it is :func:`math.fsum` of them).
+
+    Each value is ``m * 2**(e - 53)`` with an integer ``m`` (``frexp``); the ``m`` of equal ``e``
+    are added as int64 in two 26-bit halves (exact for up to 2**36 values), the groups as Python
+    ints. Vectorised: a Python step per distinct exponent, not per value.
+
+    Example:
+        >>> import math
+        >>> import numpy as np
+        >>> values = np.array([0.1, 0.2, 0.3, 1e-20])
+        >>> float(exact_sum(values)) == math.fsum(values.tolist()), sum(values.tolist()) == math.fsum(values.tolist())
+        (True, False)
+    """
+    import numpy as np
+
+    values = values[values != 0]
+    if len(values) == 0:
+        return Fraction(0)
+    mantissa, exponent = np.frexp(values)
+    ints = (mantissa * 2.0 ** 53).astype(np.int64)
+    order = np.argsort(exponent, kind="stable")
+    exponent, ints = exponent[order], ints[order]
+    starts = np.flatnonzero(np.r_[True, exponent[1:] != exponent[:-1]])
+    high = np.add.reduceat(ints >> 26, starts).tolist()
+    low = np.add.reduceat(ints & ((1 << 26) - 1), starts).tolist()
+    exponents = exponent[starts].tolist()
+    base = exponents[0]
+    total = sum(((h << 26) + lo) << (e - base) for h, lo, e in zip(high, low, exponents))
+    return Fraction(total) * Fraction(2) ** (base - 53)
+
+
+# --------------------------------------------------------------------------- inside the workers
+
+def _output_schema(n_metrics: int) -> Any:  # noqa: ANN401 - pyspark StructType
+    from pyspark.sql.types import ByteType, DoubleType, StringType, StructField, StructType
+
+    return StructType([StructField("query_id", StringType()), StructField("_status", ByteType()),
+                       *(StructField(f"m{i}", DoubleType()) for i in range(n_metrics)),
+                       StructField("_note", StringType())])
+
+
+def _note_row(n_metrics: int, status: int, query_id: str | None, note: dict[str, Any]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.table({"query_id": pa.array([query_id], pa.string()), "_status": pa.array([status], pa.int8()),
+                     **{f"m{i}": pa.array([None], pa.float64()) for i in range(n_metrics)},
+                     "_note": pa.array([json.dumps(note)], pa.string())})
+
+
+def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, names: tuple[str, str, str, str],
+                     qrels: pa.Table, run: pa.Table) -> pa.Table:
+    """Every metric of every query of one bucket: one row per query (evaluated, missing from the run,
+    run-only) and a summary row (the counts, and the exact sum of each metric as a fraction), or
+    one problem row when the bucket's input is bad. Notes travel as JSON in ``_note``."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .engine import evaluate_columns
+    from .engine.tables import TableProblem, pair_from_arrow
+
+    query, doc, relevance, score = names
+    if ORDER in run.column_names:
+        run = run.sort_by(ORDER)
+    n_metrics = len(metrics)
+    try:
+        pair = pair_from_arrow(qrels, run, query=query, doc=doc, relevance=relevance, score=score)
+    except TableProblem as problem:
+        return _note_row(n_metrics, PROBLEM, problem.query_id,
+                         {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
+    values = evaluate_columns(pair.columns, metrics, conventions)
+    n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
+    status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
+    scored = np.isin(status, _in_mean(conventions))
+    columns = {}
+    for i, metric in enumerate(metrics):
+        filled = np.zeros(len(status), dtype=np.float64)
+        filled[:n[0]] = values[metric]
+        columns[f"m{i}"] = pa.array(filled, mask=~scored)
+    rows = pa.table({"query_id": pa.array(pair.columns.query_ids + pair.missing_from_run + pair.run_only, pa.string()),
+                     "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
+    summary = {"counts": list(n), "sums": [str(exact_sum(values[metric])) for metric in metrics]}
+    return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
+
+
+# --------------------------------------------------------------------------- on the driver
+
+def _pyspark() -> Any:  # noqa: ANN401 - the pyspark.sql module
+    """pyspark.sql, or :class:`BackendUnavailableError` with the install hint."""
+    try:
+        import pyspark
+        import pyspark.sql
+    except ImportError:
+        raise BackendUnavailableError(f"evalbridge.spark needs pyspark, which is not installed. Fix: {INSTALL_HINT}.") \
+            from None
+    found = tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit())
+    if found < MIN_PYSPARK:
+        raise BackendUnavailableError(
+            f"evalbridge.spark needs pyspark >= {'.'.join(map(str, MIN_PYSPARK))} (cogroup(...).applyInArrow); "
+            f"found {pyspark.__version__}. Fix: {INSTALL_HINT}.")
+    return pyspark.sql
+
+
+@contextmanager
+def _large_arrow_batches(session: Any) -> Iterator[None]:  # noqa: ANN401 - SparkSession
+    """:data:`ARROW_BATCH_ROWS` rows per Arrow batch for the jobs run inside, unless the session already
+    allows as many (0 or less: no limit); the session's setting is restored afterwards."""
+    before = session.conf.get(_ARROW_BATCH_KEY, None)
+    if before is not None and (int(before) <= 0 or int(before) >= ARROW_BATCH_ROWS):
+        yield
+        return
+    session.conf.set(_ARROW_BATCH_KEY, str(ARROW_BATCH_ROWS))
+    try:
+        yield
+    finally:
+        if before is None:
+            session.conf.unset(_ARROW_BATCH_KEY)
+        else:
+            session.conf.set(_ARROW_BATCH_KEY, before)
+
+
+@contextmanager
+def _no_pandas_version_warning() -> Iterator[None]:
+    """pyspark warns about the pandas version on Arrow paths too; this module does not use pandas."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        yield
+
+
+def _id_kind(dtype: Any) -> str | None:  # noqa: ANN401 - a pyspark DataType
+    from pyspark.sql import types as T
+
+    kinds = ((T.StringType, "str"), (T.VarcharType, "str"), (T.CharType, "str"), (T.IntegralType, "int"))
+    return next((kind for cls, kind in kinds if isinstance(dtype, cls)), None)
+
+
+def _is_number(dtype: Any) -> bool:  # noqa: ANN401 - a pyspark DataType
+    from pyspark.sql import types as T
+
+    return isinstance(dtype, (T.NumericType, T.BooleanType))
+
+
+#: option -> (what the column holds, the type check, what the check asks for)
+_CHECKS = {"query": ("query id", _id_kind, "strings or integers"), "doc": ("doc id", _id_kind, "strings or integers"),
+           "relevance": ("grade", _is_number, "numbers"), "score": ("score", _is_number, "numbers")}
+
+
+def _columns(frame: DataFrame, side: str, names: dict[str, str]) -> tuple[list[Any], tuple[str | None, str | None]]:
+    """The columns of one input, cast to strings and doubles (names kept), and the kinds of its ids."""
+    from pyspark.sql import functions as F
+
+    fields = {f.name: f.dataType for f in frame.schema.fields}
+    selected, kinds = [], []
+    for option, name in names.items():
+        role, check, wanted = _CHECKS[option]
+        if name not in fields:
+            raise InputError(f"the {side} DataFrame has no column {name!r} (the {role}); its columns are "
+                             f"{list(fields)}.", fix=f"rename the column, or pass {option}=<its name>.")
+        kind = check(fields[name])
+        if not kind:
+            raise InputError(f"column {name!r} of the {side} DataFrame (the {role}) must hold {wanted}; got "
+                             f"{fields[name].simpleString()}.", fix=f"cast the column, e.g. F.col({name!r}).cast(...).")
+        if option in ("query", "doc"):
+            kinds.append(kind)
+        selected.append(F.col(name).cast("string" if option in ("query", "doc") else "double").alias(name))
+    return selected, (kinds[0], kinds[1])
+
+
+@dataclass
+class _Judgements:
+    """What the evaluation-wide settings read from the qrels, as :class:`~evalbridge.model.Qrels` offers
+    it: no relevance level of its own, and the top grade (one Spark job, run only when asked for)."""
+
+    frame: Any
+    column: str
+    min_relevance: None = None
+    _top: float | None = None
+
+    @property
+    def max_grade(self) -> float:
+        if self._top is None:
+            from pyspark.sql import functions as F
+
+            top = self.frame.agg(F.max(self.column)).first()[0]
+            self._top = 0 if top is None else (int(top) if float(top).is_integer() else float(top))
+        return self._top
+
+
+def _default_buckets(session: Any) -> int:  # noqa: ANN401 - SparkSession
+    """Four buckets per shuffle partition (so partitions receive similar numbers of rows)."""
+    setting = session.conf.get("spark.sql.shuffle.partitions", "200")
+    return 4 * (int(setting) if setting.isdigit() else 200)
+
+
+def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[str | Metric], *,
+             query: str = "query_id", doc: str = "doc_id", relevance: str = "relevance", score: str = "score",
+             buckets: int | None = None, collect_limit: int = 1_000_000, min_relevance: float | None = None,
+             ties: str = "docid_desc", score_precision: str = "float64",
+             missing_queries: str = "zero") -> SparkEvaluation:
+    """Evaluate a run against relevance judgements, both Spark DataFrames, on Spark.
+
+    Args:
+        qrels: one row per judged (query, doc): query id, doc id (strings or integers, read as
+            ``str()`` writes them) and grade (any number; floats kept).
+        run: one row per retrieved (query, doc): query id, doc id and score.
+        metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
+        query, doc, relevance, score: the column names (the same in both DataFrames for the ids).
+        buckets: number of hash buckets of queries (default: 4 x ``spark.sql.shuffle.partitions``).
+            A bucket is evaluated in one Python call, in memory: keep ``rows / buckets`` to a few
+            million rows.
+        collect_limit: build :class:`~evalbridge.results.Results` on the driver only when the
+            queries (evaluated, missing from the run, run-only) are at most this many.
+        min_relevance, ties, score_precision, missing_queries: as :func:`evalbridge.evaluate`.
+
+    While the buckets are evaluated, the session's ``spark.sql.execution.arrow.maxRecordsPerBatch``
+    is raised to :data:`ARROW_BATCH_ROWS` (then restored).
+
+    Returns:
+        :class:`SparkEvaluation`: the per-query DataFrame, exact means, counts and provenance,
+        and the :class:`~evalbridge.results.Results` when small enough.
+
+    Raises:
+        BackendUnavailableError: pyspark (>= 4.0) is not installed.
+        InputError: a missing column or a wrong column type; a null, a non-finite number or a
+            (query, doc) given twice (named by query and doc id); no query in common.
+    """
+    sql = _pyspark()
+    from pyspark.sql import functions as F
+
+    for side, frame in (("qrels", qrels), ("run", run)):
+        if not isinstance(frame, sql.DataFrame):
+            raise InputError(f"evalbridge.spark.evaluate takes two Spark DataFrames; the {side} is a "
+                             f"{type(frame).__module__}.{type(frame).__qualname__}.",
+                             fix="use evalbridge.evaluate for data in memory, or spark.createDataFrame(...).")
+    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
+    session = qrels.sparkSession
+    if buckets is None:
+        buckets = _default_buckets(session)
+    for name, value, low in (("buckets", buckets, 1), ("collect_limit", collect_limit, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InputError(f"{name} must be an integer >= {low}; got {value!r}.")
+
+    q_columns, q_kinds = _columns(qrels, "qrels", {"query": query, "doc": doc, "relevance": relevance})
+    r_columns, r_kinds = _columns(run, "run", {"query": query, "doc": doc, "score": score})
+    for what, q_kind, r_kind in zip(("query", "doc"), q_kinds, r_kinds):
+        if q_kind != r_kind:
+            raise InputError(f"{what} ids are {q_kind} in the qrels DataFrame but {r_kind} in the run DataFrame "
+                             f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
+                             fix=f"give both the same id type, e.g. cast every {what} id to string.")
+
+    judgements = _Judgements(qrels, relevance)
+    level = relevance_level(judgements, min_relevance)  # type: ignore[arg-type] - a Qrels-like view
+    asked = parse_metrics(metrics)
+    top = judgements.max_grade if any(map(needs_max_grade, asked)) else None  # a Spark job, only when needed
+    resolve = partial(resolve_metric, level=level, max_grade=top)
+    wanted = tuple(dict.fromkeys(map(resolve, asked)))
+    for metric in wanted:
+        check_max_grade(metric, judgements)  # type: ignore[arg-type]
+
+    qrels_rows = qrels.select(*q_columns)
+    run_rows = run.select(*r_columns, *([F.monotonically_increasing_id().alias(ORDER)] if ties == "input" else []))
+    bucket = F.pmod(F.xxhash64(F.col(query)), F.lit(buckets)).alias("__evalbridge_bucket")
+    function = partial(_evaluate_bucket, wanted, conventions, (query, doc, relevance, score))
+    with _no_pandas_version_warning():
+        output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
+                  .applyInArrow(function, _output_schema(len(wanted))))
+        cached = output.persist()
+    with _large_arrow_batches(session):  # the job that evaluates the buckets (and fills the cache)
+        notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
+
+    problems = sorted((row["query_id"] or "", row["_note"]) for row in notes if row["_status"] == PROBLEM)
+    if problems:
+        cached.unpersist()
+        query_id, text = problems[0]
+        found = json.loads(text)
+        raise InputError(found["detail"], source=f"the {found['side']} DataFrame", query_id=query_id or None,
+                         fix=found["fix"])
+    summaries = [json.loads(row["_note"]) for row in notes]
+    counts = [sum(note["counts"][s] for note in summaries) for s in (EVALUATED, MISSING, RUN_ONLY)]
+    if counts[EVALUATED] == 0:
+        cached.unpersist()
+        raise InputError(f"no query id is in both the qrels ({_examples(qrels, query)}) and the run "
+                         f"({_examples(run, query)}).",
+                         fix="check that both DataFrames describe the same topics, with the same id spelling.")
+    in_mean = sum(counts[s] for s in _in_mean(conventions))
+    totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
+    means = {str(m): float(total) / in_mean for m, total in zip(wanted, totals)}
+    provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
+                                 relevance_level=level, queries_evaluated=in_mean,
+                                 missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY])
+    per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
+        "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(wanted)))
+    results = None
+    if sum(counts) <= collect_limit:
+        with _no_pandas_version_warning():
+            results = _collect(cached, wanted, provenance, max_grade=top)
+    return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=results,
+                           collect_limit=collect_limit, _cached=cached)
+
+
+def _examples(frame: DataFrame, column: str, n: int = 3) -> str:
+    ids = [row[0] for row in frame.select(column).distinct().limit(n + 1).collect()]
+    shown = ", ".join(map(repr, ids[:n]))
+    return shown + (" ..." if len(ids) > n else "") if ids else "no rows"
+
+
+def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkProvenance, *,
+             max_grade: float | None) -> Results:
+    """The bucket output brought to the driver as :class:`~evalbridge.results.Results`, rows by query id."""
+    from pyspark.sql import functions as F
+
+    from .results import Provenance, Results
+
+    table = cached.filter(F.col("_status") < PROBLEM).select(
+        "query_id", "_status", *(f"m{i}" for i in range(len(metrics)))).toArrow().sort_by("query_id")
+    ids = table.column("query_id").to_pylist()
+    status = table.column("_status").to_pylist()
+    scored = _in_mean(provenance.conventions)
+    keep = [i for i, s in enumerate(status) if s in scored]
+    values = {}
+    for i, metric in enumerate(metrics):
+        column = table.column(f"m{i}").to_pylist()
+        values[metric] = {ids[r]: column[r] for r in keep}
+    full = Provenance(
+        backend=provenance.backend, backend_version=provenance.backend_version, conventions=provenance.conventions,
+        relevance_level=provenance.relevance_level, queries_evaluated=provenance.queries_evaluated,
+        missing_from_run=tuple(q for q, s in zip(ids, status) if s == MISSING),
+        ignored_run_only=tuple(q for q, s in zip(ids, status) if s == RUN_ONLY), evalbridge_version=__version__)
+    return Results(metrics=metrics, values=values, provenance=full, max_grade=max_grade)
+

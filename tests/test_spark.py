@@ -1,0 +1,213 @@
+"""The Spark engine (``evalbridge.spark``) gives the local engine's numbers per query, on a real local Spark.
+
+Every test that runs Spark jobs shares one ``local[2]`` session (the ``spark`` fixture of conftest.py,
+skipped only when Java is absent). A Spark evaluation costs seconds, so the property test evaluates
+many generated cases at once: each case's queries get their own prefix, and queries are independent.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from strategies import qrels_and_run
+from test_engine import TIES, any_metric
+
+import evalbridge as eb
+from evalbridge import spark as es
+from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError
+from evalbridge.metrics.spec import Metric
+
+#: pyspark warns about pandas >= 3 on paths that do not use pandas (createDataFrame from rows).
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+QRELS_SCHEMA = "query_id string, doc_id string, relevance double"
+RUN_SCHEMA = "query_id string, doc_id string, score double"
+
+
+def frames(spark: Any, qrels: dict, run: dict, shuffle: random.Random | None = None) -> tuple[Any, Any]:  # noqa: ANN401
+    """Spark DataFrames of dicts of dicts, one row per (query, doc), in dict order or shuffled."""
+    q_rows = [(q, d, float(g)) for q, docs in qrels.items() for d, g in docs.items()]
+    r_rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
+    if shuffle is not None:
+        shuffle.shuffle(q_rows)
+        shuffle.shuffle(r_rows)
+    return spark.createDataFrame(q_rows, QRELS_SCHEMA), spark.createDataFrame(r_rows, RUN_SCHEMA)
+
+
+def assert_same_as_local(got: es.SparkEvaluation, want: eb.Results) -> None:
+    """Same metrics, same value for every query (bit for bit), same means, same query accounting."""
+    results = got.require_results()
+    assert results.metrics == want.metrics == got.metrics
+    for metric in want.metrics:
+        assert results.values[metric] == dict(want.values[metric]), metric
+    assert got.means == want.means == results.means
+    p, w = results.provenance, want.provenance
+    assert sorted(p.missing_from_run) == sorted(w.missing_from_run)
+    assert sorted(p.ignored_run_only) == sorted(w.ignored_run_only)
+    assert (p.queries_evaluated, p.relevance_level, p.conventions) == (w.queries_evaluated, w.relevance_level,
+                                                                       w.conventions)
+    assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
+        w.queries_evaluated, len(w.missing_from_run), len(w.ignored_run_only))
+
+
+# --------------------------------------------------------------------------- no Spark needed
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), max_size=60))
+def test_exact_sum_rounds_to_what_fsum_gives(values: list[float]) -> None:
+    """The exact sum of any finite floats (tiny, huge, negative, subnormal), rounded once, is math.fsum's."""
+    total = es.exact_sum(np.array(values, dtype=np.float64))
+    try:
+        expected = math.fsum(values)
+    except OverflowError:  # the exact sum is beyond float64: fsum refuses it, the fraction holds it
+        assert abs(total) > sys.float_info.max
+        return
+    assert float(total) == expected
+
+
+def test_missing_pyspark_raises_backend_unavailable_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without pyspark the error says what to install, before anything else is looked at."""
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(BackendUnavailableError, match=r"pip install 'evalbridge\[spark\]'"):
+        es.evaluate(None, None, "P@5")  # type: ignore[arg-type]
+
+
+def test_importing_the_spark_module_imports_neither_pyspark_nor_numpy() -> None:
+    """`import evalbridge.spark` is cheap: pyspark (and numpy, pyarrow) only load when evaluate runs."""
+    code = ("import sys, evalbridge.spark; "
+            "print(sorted(m for m in ('pyspark', 'numpy', 'pyarrow', 'pandas') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip() == "[]"
+
+
+def test_spark_backend_needs_spark_dataframes() -> None:
+    """backend='spark' with dicts says what it needs instead of guessing."""
+    with pytest.raises(InputError, match="two Spark DataFrames; the qrels is a builtins.dict"):
+        eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", backend="spark")
+
+
+# --------------------------------------------------------------------------- on a local Spark
+
+@pytest.mark.slow
+def test_dl19_runs_give_the_local_engines_values_per_query(spark: Any, shared: Path) -> None:
+    """The three TREC DL 2019 passage runs (graded qrels, 43 judged queries): every query's value of
+    eight metrics is the local engine's, bit for bit, under each tie policy."""
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    qrels = eb.read_qrels(folder / "qrels.dl19-passage.txt")
+    metrics = ["nDCG@10", "AP", "R@100", "RR@10", "P@10", "nDCG(gain=exp)@10", "P(rel=2)@10", "AP(weights=graded)"]
+    runs = sorted(folder.glob("run.*.txt"))
+    assert len(runs) == 3
+    for path, ties in zip(runs, TIES):
+        run = eb.read_run(path)
+        got = es.evaluate(*frames(spark, qrels, run), metrics, ties=ties, buckets=5)
+        assert_same_as_local(got, eb.evaluate(qrels, run, metrics, backend="fast", ties=ties))
+        assert got.provenance.buckets == 5 and got.provenance.spark_version == spark.version
+        got.unpersist()
+
+
+@pytest.mark.slow
+@settings(max_examples=4, phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: seconds per example
+@given(cases=st.lists(qrels_and_run(max_queries=4, ties=True, float_grades=True, negative=True, missing=True,
+                                    run_only=True, max_docs=12), min_size=1, max_size=30),
+       metrics=st.lists(any_metric(), min_size=1, max_size=5), ties=st.sampled_from(TIES),
+       precision=st.sampled_from(("float64", "float32")), missing=st.sampled_from(("zero", "drop")),
+       level=st.sampled_from((None, 2, 0.5)), buckets=st.integers(1, 7), shuffle=st.randoms(use_true_random=False))
+def test_generated_sets_give_the_local_engines_values_per_query(
+        spark: Any, cases: list[tuple[dict, dict]], metrics: list[Metric], ties: str, precision: str, missing: str,
+        level: float | None, buckets: int, shuffle: random.Random) -> None:
+    """Ties, qrels queries missing from the run, run-only queries, float and negative grades, rows in any
+    order, any metric and option, tie policy, precision, missing-query policy and relevance level:
+    the same values per query, means and counts as the local engine (many cases per Spark evaluation)."""
+    qrels: dict[str, dict] = {}
+    run: dict[str, dict] = {}
+    for i, (case_qrels, case_run) in enumerate(cases):
+        qrels.update({f"c{i}:{q}": docs for q, docs in case_qrels.items()})
+        run.update({f"c{i}:{q}": docs for q, docs in case_run.items()})
+    if ties == "input":  # the input order is the row order: keep each query's rows in dict order
+        shuffle = None
+    options = {"ties": ties, "score_precision": precision, "missing_queries": missing, "min_relevance": level}
+    try:
+        want = eb.evaluate(qrels, run, metrics, backend="reference", **options)
+    except InputError as error:  # e.g. a grade above AP's max_grade: the same error from Spark
+        with pytest.raises(InputError) as raised:
+            es.evaluate(*frames(spark, qrels, run, shuffle), metrics, buckets=buckets, **options)
+        assert str(raised.value) == str(error)
+        return
+    got = es.evaluate(*frames(spark, qrels, run, shuffle), metrics, buckets=buckets, **options)
+    try:
+        results = got.require_results()
+        for metric in want.metrics:
+            assert results.values[metric].keys() == want.values[metric].keys()
+            for qid, value in want.values[metric].items():
+                assert math.isclose(results.values[metric][qid], value, rel_tol=0, abs_tol=1e-12), (metric, qid)
+        assert_same_as_local(got, eb.evaluate(qrels, run, metrics, backend="fast", **options))
+        assert got.per_query.count() == len(want.values[want.metrics[0]])
+    finally:
+        got.unpersist()
+
+
+@pytest.mark.slow
+def test_too_many_queries_leave_results_out_and_routing_says_what_to_call(spark: Any) -> None:
+    """Above collect_limit there is no Results, but the per-query DataFrame, the means and the counts are
+    there; evalbridge.evaluate routes Spark DataFrames to the Spark engine and, when the table is too large
+    to collect, names evalbridge.spark.evaluate."""
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}, "q3": {"d": 1}}
+    run = {"q1": {"a": 0.5, "b": 0.9, "x": 0.7}, "q2": {"x": 1.0, "c": 1.0}, "q9": {"a": 1.0}}
+    qrels_df, run_df = frames(spark, qrels, run)
+    batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", None)
+    got = es.evaluate(qrels_df, run_df, ["P@2", "RR"], collect_limit=3)
+    assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", None) == batch  # raised, then restored
+    assert got.results is None and not got.collected
+    assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
+        3, 1, 1)
+    # q1: b (grade 2) then x then a: P@2 = 1/2, RR = 1; q2: x and c tie, doc id descending puts x first:
+    # P@2 = 1/2, RR = 1/2; q3 is missing from the run: 0 and 0.
+    assert got.means == {"P@2": (0.5 + 0.5 + 0) / 3, "RR": (1 + 0.5 + 0) / 3}
+    assert {row["query_id"]: (row["P@2"], row["RR"]) for row in got.per_query.collect()} == {
+        "q1": (0.5, 1.0), "q2": (0.5, 0.5), "q3": (0.0, 0.0)}
+    with pytest.raises(EvalbridgeError, match=r"more than collect_limit=3.*call evalbridge\.spark\.evaluate"):
+        got.require_results()
+    got.unpersist()
+    routed = eb.evaluate(qrels_df, run_df, ["P@2", "RR"])
+    assert routed.provenance.backend == "spark" and routed.means == got.means
+    assert routed.query("RR") == {"q1": 1.0, "q2": 0.5, "q3": 0.0}
+    with pytest.raises(InputError, match="Spark DataFrames are evaluated by the Spark engine"):
+        eb.evaluate(qrels_df, run_df, "P@2", backend="ranx")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rows", "message"), [
+    ([("q1", "a", 1.0), ("q1", "a", 0.5)], r"the run DataFrame, query 'q1': doc 'a' is given twice.*Fix: keep one row"),
+    ([("q1", "a", 1.0), ("q1", "b", float("nan"))], r"the run DataFrame, query 'q1': the score of doc 'b' is nan"),
+])
+def test_bad_rows_raise_input_errors_naming_query_and_doc(spark: Any, rows: list, message: str) -> None:
+    """Problems found inside the workers come back as one InputError on the driver (no Spark traceback)."""
+    qrels_df = spark.createDataFrame([("q1", "a", 1.0)], QRELS_SCHEMA)
+    with pytest.raises(InputError, match=message):
+        es.evaluate(qrels_df, spark.createDataFrame(rows, RUN_SCHEMA), "P@1")
+
+
+def test_schema_problems_are_found_before_any_job(spark: Any) -> None:
+    """Missing columns, wrong types and int vs str ids are read from the schemas; other column names
+    are options."""
+    qrels_df = spark.createDataFrame([("q1", "a", 1)], "qid string, docno string, label int")
+    run_df = spark.createDataFrame([("q1", "a", 1.0)], "qid string, docno string, sim double")
+    with pytest.raises(InputError, match=r"qrels DataFrame has no column 'query_id'.*Fix: .*pass query="):
+        es.evaluate(qrels_df, run_df, "P@1")
+    with pytest.raises(InputError, match=r"column 'qid' of the run DataFrame \(the score\) must hold numbers"):
+        es.evaluate(qrels_df, run_df, "P@1", query="qid", doc="docno", relevance="label", score="qid")
+    int_ids = spark.createDataFrame([(1, "a", 1.0)], "qid int, docno string, sim double")
+    with pytest.raises(InputError, match=r"query ids are str in the qrels DataFrame but int in the run"):
+        es.evaluate(qrels_df, int_ids, "P@1", query="qid", doc="docno", relevance="label", score="sim")
+    with pytest.raises(InputError, match=r"buckets must be an integer >= 1; got 0"):
+        es.evaluate(qrels_df, run_df, "P@1", buckets=0)

@@ -340,3 +340,11 @@ def test_the_default_budget_is_large_enough_for_real_aliasing():
     with pytest.raises(InputError, match="more than 8,999 nodes"):
         load(text, max_alias_nodes=8_999)
     assert 9_000 < MAX_ALIAS_NODES
+
+
+def test_scientific_notation_without_a_dot_is_a_number_as_in_json_and_yaml_1_2() -> None:
+    """YAML 1.1 reads `1e-9` as a string, which refused `atol: 1e-9`; it is a number, as JSON and YAML 1.2 say."""
+    from evalbridge.io.yamldata import load_yaml
+
+    assert load_yaml("a: 1e-9\nb: -2E+3\nc: 1e9x\nd: 1.5e-3\n", source="x") == {
+        "a": 1e-9, "b": -2000.0, "c": "1e9x", "d": 0.0015}

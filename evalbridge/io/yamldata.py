@@ -133,6 +133,13 @@ def _loader_class() -> type:
                 return node
             return super().compose_node(parent, index)
 
+    # YAML 1.1 reads 1e-9 (no dot) as a string; YAML 1.2 and JSON read it as a number, and so do we.
+    import re
+
+    Loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                 re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+                                 list("-+0123456789"))
     return Loader
 
 

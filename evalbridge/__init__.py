@@ -13,7 +13,7 @@ on first use, and backend libraries only when a backend is asked for.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
@@ -39,6 +39,26 @@ _EXPORTS = {
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
 }
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature
+    from .evaluation import evaluate, as_qrels, as_run
+    from .cross_check import crosscheck, CrossCheck
+    from .model import Qrels, Run, Conventions
+    from .metrics.spec import Metric, parse_metric, parse_metrics
+    from .results import Results, Provenance
+    from .io.shapes import from_labels, from_pairs, from_records, from_graded
+    from .io import read_qrels, read_run, read_judged_list, read_pair, to_qrels, to_run, write, formats
+    from .io.rag import read_log, read_logs
+    from .io.trec import write_qrels, write_run
+    from .io.jsonl import write_json, write_jsonl
+    from .io.objects import to_dataframe, to_ranx, to_ir_measures
+    from .config import load_config, load_configs
+    from .pipeline import run_config
+    from .stats.compare import compare_systems, compare
+    from .stats.gates import parse_gates, check_gates
+    from .stats.agreement import agreement, ranking_agreement, agree
+    from .reports.report import Report
+    from .errors import EvalbridgeError, InputError, MetricSpecError, UnsupportedMetricError, BackendUnavailableError
 
 __all__ = ["__version__", *_EXPORTS]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from itertools import filterfalse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .backends import get_backend, unsupported
@@ -17,6 +17,9 @@ from .errors import InputError, UnsupportedMetricError
 from .metrics.spec import Metric, parse_metrics
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
+
+if TYPE_CHECKING:
+    from .results import Results
 
 __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
            "resolve_metric", "check_max_grade", "check_supported", "fill_missing"]
@@ -129,7 +132,7 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
 def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
              backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
              score_precision: str = "float64", missing_queries: str = "zero",
-             progress: bool = False):  # noqa: ANN201 - Results
+             progress: bool = False) -> Results:
     """Evaluate a run against relevance judgements.
 
     Args:

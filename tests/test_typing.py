@@ -1,0 +1,34 @@
+"""The public API is visible to type checkers and IDEs, although `import evalbridge` loads it lazily."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SNIPPET = '''\
+import evalbridge as eb
+
+results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])
+reveal_type(results)
+reveal_type(eb.crosscheck)
+reveal_type(eb.read_qrels)
+reveal_type(eb.compare)
+reveal_type(results.means)
+'''
+
+
+@pytest.mark.slow
+def test_mypy_sees_the_signature_of_every_public_name(tmp_path: Path) -> None:
+    """`reveal_type(eb.evaluate(...))` is `Results`, not `Any`: the lazy `__getattr__` no longer hides the API."""
+    api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
+    snippet = tmp_path / "use_evalbridge.py"
+    snippet.write_text(SNIPPET)
+    out, err, _ = api.run([str(snippet), "--ignore-missing-imports", "--follow-imports=silent",
+                           "--cache-dir", str(tmp_path / ".mypy_cache"), "--no-error-summary"])
+    revealed = [line.split("Revealed type is ", 1)[1] for line in out.splitlines() if "Revealed type is" in line]
+    assert len(revealed) == 5, out + err
+    assert revealed[0] == '"evalbridge.results.Results"'
+    assert "CrossCheck" in revealed[1] and "Qrels" in revealed[2] and "Comparison" in revealed[3]
+    assert revealed[4].strip("\"").replace("builtins.", "") == "dict[str, float]"
+    assert not any("Any" == r.strip('"') for r in revealed)

@@ -104,7 +104,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
+    if args.junit is not None:
+        from .reports.writing import guard_outputs
+
+        guard_outputs([args.config, *(s.path for c in configs for s in (c.qrels, *c.runs.values())
+                                      if s is not None and s.path is not None)], [args.junit])
     code = EXIT_OK
+    gates: list[Any] = []
     for i, config in enumerate(configs):
         with _progress(not args.quiet) as on_step:
             outcome = run_config(config, output_dir=args.output_dir, on_step=on_step, write=not args.no_write)
@@ -119,6 +125,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             for line in outcome.failures:
                 print(f"evalbridge: {line}", file=sys.stderr)
         code = max(code, outcome.exit_code)
+        gates += outcome.report.gates
+    if args.junit is not None:
+        from .reports.writing import write_file_atomic
+        from .testing import junit_xml
+
+        write_file_atomic(args.junit, junit_xml(gates, suite=f"evalbridge {Path(args.config).name}"))
+    if args.annotations == "github":
+        from .testing import github_annotations
+
+        sys.stdout.write(github_annotations(gates, file=args.config))
     return code
 
 
@@ -419,6 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=list(RENDERERS), default="terminal", help="what to print (default terminal)")
     run.add_argument("--no-write", action="store_true", help="compute and print, write no file")
     run.add_argument("-q", "--quiet", action="store_true", help="print nothing but failures")
+    run.add_argument("--junit", default=None, metavar="PATH",
+                     help="also write the gates as a JUnit XML report (one test case per gate and system)")
+    run.add_argument("--annotations", choices=("github",), default=None,
+                     help="also print one GitHub Actions annotation per gate (::error for a failure)")
     run.set_defaults(handler=_cmd_run)
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",

@@ -15,6 +15,7 @@ from ._version import __version__
 from .backends import get_backend, unsupported
 from .errors import InputError, UnsupportedMetricError
 from .metrics.spec import Metric, parse_metrics
+from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
 
@@ -68,40 +69,6 @@ def check_compatible(qrels: Qrels, run: Run) -> None:
         raise InputError(
             f"no query id is in both the qrels ({_examples(qrels)}) and the run ({_examples(run)}).",
             fix="check that both files describe the same topics, with the same id spelling.")
-
-
-def needs_max_grade(metric: Metric) -> bool:
-    """True for ``AP(weights=graded)`` without ``max_grade``: it takes the top grade of the qrels."""
-    return metric.name == "AP" and metric.get("weights") == "graded" and metric.get("max_grade") is None
-
-
-def resolve_metric(metric: Metric, *, level: float, max_grade: float | None) -> Metric:
-    """Make the evaluation-wide settings explicit in a metric.
-
-    A binary metric without ``rel`` takes the evaluation's relevance ``level``;
-    ``AP(weights=graded)`` without ``max_grade`` takes ``max_grade``, the top grade of the qrels
-    (``None``: no metric asked needed it, so it was not computed; the metric stays as it is).
-    """
-    if metric.info.binary and metric.get("rel") is None and level != 1:
-        metric = metric.replace(rel=level)
-    if max_grade is not None and needs_max_grade(metric):
-        metric = metric.replace(max_grade=max_grade if max_grade > 0 else 1)
-    return metric
-
-
-def relevance_level(qrels: Qrels, min_relevance: float | None) -> float:
-    """The level of binary metrics: ``min_relevance`` if given, else the qrels' own, else 1."""
-    if min_relevance is not None:
-        return check_level(min_relevance)
-    return qrels.min_relevance if qrels.min_relevance is not None else 1
-
-
-def check_max_grade(metric: Metric, qrels: Qrels) -> None:
-    """Refuse ``AP(weights=graded, max_grade=m)`` when the qrels hold grades above ``m``."""
-    cap = metric.get("max_grade") if metric.name == "AP" else None
-    if cap is not None and (top := qrels.max_grade) > cap:
-        raise InputError(f"{metric}: the qrels hold grade {top:g} above max_grade={cap:g}, so weights would "
-                         f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")
 
 
 def check_supported(backend: str, metrics: Iterable[Metric], qrels: Qrels, conventions: Conventions) -> None:

@@ -112,7 +112,7 @@ class Results:
         >>> str(evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "P@5", min_relevance=2).resolve("precision@5"))
         'P(rel=2)@5'
         """
-        from .evaluation import resolve_metric
+        from .metrics.resolution import resolve_metric
 
         return resolve_metric(parse_metric(key), level=self.provenance.relevance_level, max_grade=self.max_grade)
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .errors import BackendUnavailableError, EvalbridgeError, InputError
-from .evaluation import check_max_grade, needs_max_grade, relevance_level, resolve_metric
+from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .metrics.spec import Metric, parse_metrics
 from .model import Conventions
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
+from .latex import latex_escape as _latex
 from .writing import atomic_file, write_file_atomic
 from ..stats.compare import MARKER_STYLES
 
@@ -465,12 +466,6 @@ def render_json(report: Report) -> str:
     return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
 
 
-_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-
-
-def _latex(text: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(c, c) for c in str(text))
 
 
 def render_latex(report: Report) -> str:

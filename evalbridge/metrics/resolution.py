@@ -1,0 +1,47 @@
+"""The settings of one evaluation made explicit in its metrics: the relevance level and the top grade.
+
+Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark engine) and by
+:class:`~evalbridge.results.Results`, which resolves the spelling a user asks for the same way.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..model import Qrels, check_level
+from .spec import Metric
+
+__all__ = ["needs_max_grade", "resolve_metric", "relevance_level", "check_max_grade"]
+
+
+def needs_max_grade(metric: Metric) -> bool:
+    """True for ``AP(weights=graded)`` without ``max_grade``: it takes the top grade of the qrels."""
+    return metric.name == "AP" and metric.get("weights") == "graded" and metric.get("max_grade") is None
+
+
+def resolve_metric(metric: Metric, *, level: float, max_grade: float | None) -> Metric:
+    """Make the evaluation-wide settings explicit in a metric.
+
+    A binary metric without ``rel`` takes the evaluation's relevance ``level``;
+    ``AP(weights=graded)`` without ``max_grade`` takes ``max_grade``, the top grade of the qrels
+    (``None``: no metric asked needed it, so it was not computed; the metric stays as it is).
+    """
+    if metric.info.binary and metric.get("rel") is None and level != 1:
+        metric = metric.replace(rel=level)
+    if max_grade is not None and needs_max_grade(metric):
+        metric = metric.replace(max_grade=max_grade if max_grade > 0 else 1)
+    return metric
+
+
+def relevance_level(qrels: Qrels, min_relevance: float | None) -> float:
+    """The level of binary metrics: ``min_relevance`` if given, else the qrels' own, else 1."""
+    if min_relevance is not None:
+        return check_level(min_relevance)
+    return qrels.min_relevance if qrels.min_relevance is not None else 1
+
+
+def check_max_grade(metric: Metric, qrels: Qrels) -> None:
+    """Refuse ``AP(weights=graded, max_grade=m)`` when the qrels hold grades above ``m``."""
+    cap = metric.get("max_grade") if metric.name == "AP" else None
+    if cap is not None and (top := qrels.max_grade) > cap:
+        raise InputError(f"{metric}: the qrels hold grade {top:g} above max_grade={cap:g}, so weights would "
+                         f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import qrels_and_run
+from strategies import gain_maps, qrels_and_run
 
 import evalbridge as eb
 from evalbridge.backends import fast, reference
-from evalbridge.metrics.catalogue import CHOICES, METRICS
+from evalbridge.metrics.catalogue import METRICS
 from evalbridge.engine import arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
@@ -41,9 +41,13 @@ def any_metric(draw: Any) -> Metric:
     for key in info.options:
         if key == "rel":
             options[key] = draw(st.sampled_from(LEVELS))
-        elif key in CHOICES:
-            options[key] = draw(st.sampled_from(CHOICES[key]))
-    if options.get("weights") == "graded":
+        elif key == "p":
+            options[key] = draw(st.sampled_from([None, 0.5, 0.9]))
+        elif key == "gains":
+            options[key] = draw(st.none() | gain_maps(probabilities=name == "ERR"))
+        elif info.allowed(key):
+            options[key] = draw(st.sampled_from(info.allowed(key)))
+    if options.get("weights") == "graded" and name == "AP" or name == "ERR":
         options["max_grade"] = draw(st.sampled_from([3, 10, 12.5]))
     return Metric(name, k, {key: v for key, v in options.items() if v is not None})
 
@@ -105,14 +109,20 @@ def test_every_catalogue_option_matches_the_reference(ties: str, precision: str)
            "q2": {"y": 3.0, "x": 3.0, "v": 3.0, "w": 1.0}, "q4": {"a": 1.0}, "q9": {"a": 1.0}}
     metrics = []
     for name, info in METRICS.items():
+        base = {"max_grade": 3} if name == "ERR" else {}
         for k in ([None] if info.cutoff == "none" else [1, 2, 3, 10] + ([None] if info.cutoff == "optional" else [])):
-            for rel in (None, 1, 2, 0, -1):
-                metrics.append(Metric(name, k, {} if rel is None else {"rel": rel}))
-            for key, values in CHOICES.items():
-                if key in info.options:
-                    for value in values:
-                        extra = {"max_grade": 3} if (key, value) == ("weights", "graded") else {}
-                        metrics.append(Metric(name, k, {key: value, **extra}))
+            for rel in (None, 1, 2, 0, -1) if "rel" in info.options else (None,):
+                metrics.append(Metric(name, k, {**base, **({} if rel is None else {"rel": rel})}))
+            for key in info.options:
+                for value in info.allowed(key) or ():
+                    extra = {"max_grade": 3} if (name, key, value) == ("AP", "weights", "graded") else {}
+                    metrics.append(Metric(name, k, {**base, key: value, **extra}))
+            if "gains" in info.options:
+                gains = {0: 0.5, 1: 0, 3: 1} if name == "ERR" else {0: -1, 1: 2.5, 3: 0.5, -1: 4}
+                metrics.append(Metric(name, k, {**base, "gains": gains}))
+                metrics.append(Metric(name, k, {**base, "gains": gains, "rel": 1}))
+            if "p" in info.options:
+                metrics.append(Metric(name, k, {**base, "p": 0.95}))
     assert_same(qrels, run, list(dict.fromkeys(metrics)), Conventions(ties=ties, score_precision=precision))
 
 

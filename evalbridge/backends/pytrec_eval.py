@@ -38,11 +38,26 @@ CAPABILITIES = {
     "R": {"rel": "positive"},
     "RR": {"rel": "positive"},
     "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",)},
+    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
+             "gains": "nonnegative"},
     "Rprec": {"rel": "positive"},
     "Success": {"rel": "positive"},
+    "Bpref": {"rel": "positive"},
+    "infAP": {"rel": "positive"},
+    "Hits": {"rel": "positive", "cutoff": "none"},
+    "F1": {"rel": "positive", "cutoff": "none"},
+    "NumRet": {},
+    "NumRel": {"rel": "positive"},
+    "SetP": {"rel": "positive"},
+    "SetR": {"rel": "positive"},
 }
-MISSING = {"DCG": "trec_eval 9 (inside pytrec_eval) has no plain DCG; use nDCG, or backend='ranx'."}
+MISSING = {
+    "DCG": "trec_eval 9 (inside pytrec_eval) has no plain DCG; use nDCG, or backend='ranx'.",
+    "Judged": "trec_eval 9 (inside pytrec_eval) has no judged share (trec_eval 10's unj_k is not in it); "
+              "use backend='ir_measures' or 'reference'.",
+    "RBP": "trec_eval 9 (inside pytrec_eval) has no RBP (trec_eval 10 added rbp); use backend='ranx' or 'reference'.",
+    "RBP_resid": "trec_eval 9 (inside pytrec_eval) has no RBP residual (trec_eval 10 added rbp_resid).",
+}
 
 #: metric family -> trec_eval measure (``name.k`` when parameterised).
 NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
@@ -53,6 +68,14 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
     "nDCG": lambda t: f"ndcg_cut.{t.k}" if t.k else "ndcg",
     "Rprec": lambda t: "Rprec",
     "Success": lambda t: f"success.{t.k}",
+    "Bpref": lambda t: "bpref",
+    "infAP": lambda t: "infAP",
+    "Hits": lambda t: "num_rel_ret",
+    "F1": lambda t: "set_F",
+    "NumRet": lambda t: "num_ret",
+    "NumRel": lambda t: "num_rel",
+    "SetP": lambda t: "set_P",
+    "SetR": lambda t: "set_recall",
 }
 _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
@@ -134,4 +157,6 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
                      f"(order: ties {conventions.ties}, {conventions.score_precision})")
     if not native and any(not qrels[q] for q in queries):
         notes.append("queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
+    if not native:
+        notes += _bridge.empty_rankings(values, run, queries)
     return values, _bridge.merge_notes(notes)

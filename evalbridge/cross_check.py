@@ -72,6 +72,7 @@ class _Setting:
     truncate: bool = False
     ranx_order: bool = False
     drop_empty: bool = False
+    zero_empty: bool = False
     faults: tuple[str, ...] = ()
 
 
@@ -170,6 +171,9 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
         if grades is None or (not grades and setting.drop_empty):
             fixed[qid] = None
             continue
+        if not grades and setting.zero_empty:
+            fixed[qid] = 0.0
+            continue
         scores = run.get(qid)
         if scores is None:
             fixed[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
@@ -222,9 +226,9 @@ def _native_conventions(module: Any, metric: Metric):  # noqa: ANN202 - NativeCo
 
 
 def _native_metric(module: Any, metric: Metric, level: float) -> Metric:
-    """The metric as the library computes it natively (ranx: the level also filters nDCG)."""
+    """The metric as the library computes it natively (ranx: the level also filters nDCG and DCG)."""
     native = _native_conventions(module, metric)
-    if native.level_scope == "all" and not metric.info.binary and metric.get("rel") is None and level != 1:
+    if native.level_scope == "all" and "gain" in metric.info.options and metric.get("rel") is None and level != 1:
         return metric.replace(rel=level)
     return metric
 
@@ -243,6 +247,10 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
     if not grades and native.empty_qrels == "drop":
         found.append(_Deviation("empty", f"missing-query policy: {name} drops queries with no judgement",
                                 lambda s: replace(s, drop_empty=True)))
+    if not grades and native.empty_qrels == "zero":
+        found.append(_Deviation("empty", f"missing-query policy: {name} gives queries with no judgement 0 "
+                                         f"without evaluating them (NumRet too)",
+                                lambda s: replace(s, zero_empty=True)))
     if scores:
         if native.score_precision != requested.score_precision and float32_collisions(scores):
             found.append(_Deviation(

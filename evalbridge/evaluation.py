@@ -229,7 +229,7 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     asked = parse_metrics(metrics)
     # The arrow columns hold only the graded hits: not what judged_only, depth or a metric that
     # reads judgements (Judged, Bpref...) needs.
-    plain = depth is None and not judged_only and not any(m.info.inputs for m in asked)
+    plain = depth is None and not judged_only and not any(m.inputs for m in asked)
     columnar = _read_columnar(qrels, run, backend) if plain else None
     # The rows are wrapped, not copied: nothing built from them outlives this call.
     qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))

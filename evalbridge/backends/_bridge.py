@@ -70,7 +70,8 @@ class NativeConventions:
             groups, arbitrary, numba argsort order, for larger ones).
         score_precision: ``float32`` when the library stores scores as C floats.
         missing_queries: ``drop`` (a qrels query absent from the run gets no value) or ``zero``.
-        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, else ``keep``.
+        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, ``zero`` when it gets
+            0 without being evaluated (ir-measures' default value), else ``keep`` (evaluated).
         grades: ``int`` (float grades raise), ``truncate`` (float grades silently cut to
             integers, ranx ``Qrels``) or ``float`` (kept).
         level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
@@ -167,13 +168,22 @@ def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]],
                        missing: Mapping[str, str] | None = None) -> str | None:
     """Why backend ``name`` cannot compute ``metric`` (by its declared capabilities), or None.
 
-    ``capabilities`` maps a metric family to option -> allowed values; ``rel`` may be
-    ``"positive"`` (any level > 0). An option not listed must keep its default.
+    ``capabilities`` maps a metric family to option -> allowed values, or to a marker: ``rel``
+    ``"positive"`` (any level > 0), ``p`` ``"fraction"`` (written ``0.xx``), ``gains``
+    ``"nonnegative"`` (no negative gain); ``"cutoff": "none"`` means the library has the family
+    over the whole ranking only. An option not listed must keep its default. A metric that weighs
+    documents by their grade (``weights`` other than ``binary``) cannot take a level that is not an
+    integer, since the level bridge binarises the grades.
     """
     caps = capabilities.get(metric.name)
     if caps is None:
         reason = (missing or {}).get(metric.name)
         return reason or f"{name} has no {metric.info.title} ({metric.name})."
+    rel = dict(metric.options).get("rel")
+    weighs_grades = "weights" in metric.info.options and metric.get("weights") != "binary"
+    if weighs_grades and rel is not None and not _integral_level(rel):
+        return (f"{name} takes integer relevance levels, and {metric} weighs documents by their grade, so "
+                f"the level {rel:g} cannot be bridged by binarising the grades.")
     if caps.get("cutoff") == "none" and metric.k is not None:
         return (f"{name} computes {metric.name} over the whole ranking only (trec_eval's set measures), "
                 f"not {metric.name}@{metric.k}.")
@@ -326,10 +336,15 @@ def _transform(grade: float, key: tuple) -> float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool) -> dict[str, dict[str, Any]]:
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool,
+                  guard_negative: bool = False) -> dict[str, dict[str, Any]]:
     """``qrels`` restricted to ``queries`` (in that order), grades transformed by ``key``.
 
     Grades become plain ``int`` when integral (pytrec_eval rejects numpy scalars and floats).
+    ``guard_negative``: a query whose judgements are all negative gets one grade-0 placeholder
+    judgement, which changes no metric (it is never retrieved and not relevant): trec_eval 9
+    (pytrec_eval-terrier 0.5.11) reads stale memory for such a query and crashes the process
+    (e.g. ``{"q1": {"d": -1}, "q2": {...}}`` with P_5, map, ndcg, bpref, Rprec and num_ret).
     """
     out: dict[str, dict[str, Any]] = {}
     for qid in queries:
@@ -340,8 +355,21 @@ def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries:
             row = {d: _transform(g, key) for d, g in docs.items()}
         if not row and placeholders:
             row = {PLACEHOLDER_JUDGED: 0}
+        elif row and guard_negative and not any(g >= 0 for g in row.values()):
+            row[PLACEHOLDER_JUDGED] = 0
         out[qid] = row
     return out
+
+
+def guarded(prepared: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The queries of prepared qrels that ``guard_negative`` gave a placeholder judgement."""
+    return {q for q, row in prepared.items() if PLACEHOLDER_JUDGED in row and len(row) > 1}
+
+
+def guard_note(queries: set[str]) -> list[str]:
+    """The note for :func:`guarded` queries."""
+    return [f"{len(queries)} queries whose judgements are all negative given one grade-0 placeholder judgement "
+            f"(trec_eval 9 crashes on them)"] if queries else []
 
 
 def rank_scores(order: Sequence[str]) -> dict[str, float]:

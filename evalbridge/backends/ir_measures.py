@@ -25,13 +25,13 @@ INSTALL = "pip install ir-measures pytrec-eval-terrier"
 #: provider -> its native conventions.
 PROVIDER_CONVENTIONS = {
     "pytrec_eval": NativeConventions(
-        ties="docid_desc", score_precision="float32", missing_queries="zero", empty_qrels="keep", grades="int",
+        ties="docid_desc", score_precision="float32", missing_queries="zero", empty_qrels="zero", grades="int",
         notes=("queries missing from the run score 0 (measure default)",)),
     "msmarco": NativeConventions(
         ties="docid_asc", score_precision="float64", missing_queries="zero", empty_qrels="drop", grades="int",
         notes=("sorts by (-score, doc id): ties by doc id ascending",)),
     "judged": NativeConventions(
-        ties="docid_asc", score_precision="float64", missing_queries="zero", empty_qrels="keep", grades="int",
+        ties="docid_asc", score_precision="float64", missing_queries="zero", empty_qrels="zero", grades="int",
         notes=("Judged: sorts by (-score, doc id); an empty ranking raises ZeroDivisionError",)),
 }
 CONVENTIONS = PROVIDER_CONVENTIONS["pytrec_eval"]
@@ -61,8 +61,8 @@ CAPABILITIES = {
 MISSING = {
     "DCG": "ir-measures has no plain DCG measure; use nDCG, or backend='ranx'.",
     "ERR": "ir-measures computes ERR only through gdeval, a Perl script that prints 5 decimals, takes grades up to "
-           "4 and numeric query ids: not exact; use backend='reference' (tests/test_new_metrics.py holds it to "
-           "gdeval).",
+           "4 and numeric query ids: not exact; use backend='reference' (ERR(max_grade=4) matches gdeval to its 5 "
+           "decimals).",
     "RBP": "ir-measures computes RBP only through the cwl_eval provider, which evalbridge does not drive; "
            "use backend='ranx' or 'reference'.",
 }
@@ -135,12 +135,15 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         groups.setdefault((provider, *task.group), []).append(task)
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
     rescored = 0
+    guarded: set[str] = set()
     for (provider, grades, _level, cut), members in groups.items():
         own = PROVIDER_CONVENTIONS[provider]
         measures = {task.metric: NATIVE_MEASURES[task.metric.name](task, M) for task in members}
-        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native)
+        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native, guard_negative=True)
+        guarded |= _bridge.guarded(qrels_dict)
         run_dict, count = _bridge.prepare_run(run, r_ids, requested=own.conventions if native else conventions,
-                                              native=None if native else own, cut=cut, placeholders=not native)
+                                              native=None if native else own, cut=cut,
+                                              placeholders=True)  # see pytrec_eval.EMPTY_RANKING
         rescored = max(rescored, count)
         # One call per measure group; gain variants never share a call (hash-seed bug).
         by_measure: dict[Any, dict[str, float]] = {}
@@ -157,6 +160,5 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
                      f"(order: ties {conventions.ties}, {conventions.score_precision})")
     if not native and any(not qrels[q] for q in queries):
         notes.append("queries with no judgement given one grade-0 placeholder judgement")
-    if not native:
-        notes += _bridge.empty_rankings(values, run, queries)
+    notes += _bridge.empty_rankings(values, run, q_ids) + _bridge.guard_note(guarded)
     return values, _bridge.merge_notes(notes)

@@ -44,7 +44,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     Each query is ranked once and every metric reads that ranking (and the inputs its family
     declares, built once per query).
     """
-    calls = [(metric, KERNELS[metric.name], metric.arguments, metric.info.inputs) for metric in metrics]
+    calls = [(metric, KERNELS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
     needed = [name for name in INPUTS if any(name in inputs for *_, inputs in calls)]
     pool = pool_of(qrels) if "in_pool" in needed else frozenset()
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
@@ -57,8 +57,10 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         judged = list(grades.values())
         built = {name: INPUTS[name](ranking, grades, pool) for name in needed}
         for metric, kernel, kwargs, inputs in calls:
+            if inputs:
+                kwargs = {**kwargs, **{name: built[name] for name in inputs}}
             try:
-                values[metric][qid] = kernel(retrieved, judged, **kwargs, **{name: built[name] for name in inputs})
+                values[metric][qid] = kernel(retrieved, judged, **kwargs)
             except InputError as error:
                 raise InputError(f"{metric}: {error}", query_id=qid) from None
     return values, []

@@ -206,14 +206,12 @@ def _gain_rows(grades: np.ndarray, query: np.ndarray, shifts: np.ndarray, *, gai
             value[i] = 2.0 ** (g - whole[i])
         elif g > 0:
             value[i] = float(g)
+    if gain != "exp":  # linear gains and gain maps are never divided (shift 0): the table itself
+        return value[inverse]
     out = np.ldexp(value[inverse], np.where(exp[inverse], whole[inverse] - shift, -shift))
     is_exp = exp[inverse]
     out[is_exp] -= np.ldexp(1.0, -shift[is_exp])
     return out
-
-
-def _gain_rows_of(ctx: Context, rows: Placed, shifts: np.ndarray, **options: object) -> np.ndarray:
-    return _gain_rows(rows.grade, rows.query, shifts, **options)  # type: ignore[arg-type]
 
 
 def _dcg_rows(ctx: Context, gains: Mapping[float, float] | None) -> Placed:
@@ -221,19 +219,45 @@ def _dcg_rows(ctx: Context, gains: Mapping[float, float] | None) -> Placed:
     return ctx.judged() if gains is not None else ctx.placed
 
 
-def _sum_discounted(ctx: Context, query: np.ndarray, pos: np.ndarray, gain: np.ndarray, k: int | None,
-                    discount: str) -> np.ndarray:
-    mask = (gain != 0) if k is None else (gain != 0) & (pos <= k)
-    return ctx.per_query(query[mask], gain[mask] * _discounts(pos[mask], discount))
+def _sum_discounted(ctx: Context, query: np.ndarray, pos: np.ndarray, gain: np.ndarray, discount: str) -> np.ndarray:
+    keep = gain != 0
+    return ctx.per_query(query[keep], gain[keep] * _discounts(pos[keep], discount))
+
+
+def _actual(ctx: Context, rows: Placed, shifts: np.ndarray, k: int | None, discount: str,
+            options: dict) -> np.ndarray:
+    """DCG@k of the ranking, divided by 2^shift: the gains of the rows ranked within k only."""
+    top = _top(rows, k)
+    query, pos = rows.query[top], rows.pos[top]
+    return _sum_discounted(ctx, query, pos, _gain_rows(rows.grade[top], query, shifts, **options), discount)
+
+
+def _ideal(ctx: Context, query: np.ndarray, grade: np.ndarray, shifts: np.ndarray, k: int | None, discount: str,
+           options: dict) -> np.ndarray:
+    """IDCG@k divided by 2^shift: the positive gains of each query's ``grade`` rows, best first. Without a
+    gain map the gain grows with the grade, so the rows are sorted by grade and only the top k get a gain."""
+    if options["gains"] is None:
+        best = np.lexsort((-grade, query))
+        query, grade = query[best], grade[best]
+        pos = _hits_so_far(query)
+        top = pos <= k if k is not None else slice(None)
+        query, pos, gain = query[top], pos[top], _gain_rows(grade[top], query[top], shifts, **options)
+        return _sum_discounted(ctx, query, pos, np.where(gain > 0, gain, 0.0), discount)
+    gain = _gain_rows(grade, query, shifts, **options)
+    positive = gain > 0
+    query, gain = query[positive], gain[positive]
+    best = np.lexsort((-gain, query))
+    query, gain = query[best], gain[best]
+    pos = _hits_so_far(query)
+    top = pos <= k if k is not None else slice(None)
+    return _sum_discounted(ctx, query[top], pos[top], gain[top], discount)
 
 
 def dcg(ctx: Context, *, k: int | None = None, gain: str = "linear", discount: str = "log2",
         rel: float | None = None, gains: Mapping[float, float] | None = None) -> np.ndarray:
     """DCG@k = sum over i <= k of gain(grade_i) * discount(i), exp gains summed divided by 2^shift."""
-    rows = _dcg_rows(ctx, gains)
     shifts = _shifts(ctx, gain)
-    scaled = _sum_discounted(ctx, rows.query, rows.pos,
-                             _gain_rows_of(ctx, rows, shifts, gain=gain, rel=rel, gains=gains), k, discount)
+    scaled = _actual(ctx, _dcg_rows(ctx, gains), shifts, k, discount, {"gain": gain, "rel": rel, "gains": gains})
     with np.errstate(over="ignore"):
         out = np.ldexp(scaled, shifts)
     overflow = np.flatnonzero(np.isinf(out) & np.isfinite(scaled))
@@ -249,18 +273,12 @@ def ndcg(ctx: Context, *, k: int | None = None, gain: str = "linear", ideal: str
     rows = _dcg_rows(ctx, gains)
     shifts = _shifts(ctx, gain)
     options = {"gain": gain, "rel": rel, "gains": gains}
-    row_gains = _gain_rows_of(ctx, rows, shifts, **options)
-    actual = _sum_discounted(ctx, rows.query, rows.pos, row_gains, k, discount)
+    actual = _actual(ctx, rows, shifts, k, discount, options)
     if ideal == "qrels":
-        query, pool = ctx.judged_query, _gain_rows(ctx.columns.judged, ctx.judged_query, shifts, **options)
+        best = _ideal(ctx, ctx.judged_query, ctx.columns.judged, shifts, k, discount, options)
     else:
-        query, pool = rows.query, row_gains
-    positive = pool > 0
-    query, pool = query[positive], pool[positive]
-    best = np.lexsort((-pool, query))
-    query, pool = query[best], pool[best]
-    best_dcg = _sum_discounted(ctx, query, _hits_so_far(query), pool, k, discount)
-    return _divide(actual, best_dcg)
+        best = _ideal(ctx, rows.query, rows.grade, shifts, k, discount, options)
+    return _divide(actual, best)
 
 
 class _QueryError(Exception):

@@ -30,6 +30,8 @@ class MetricInfo:
             :data:`CHOICES` (e.g. RBP's ``weights`` adds ``raw``).
         inputs: what the family's kernel reads besides the grades, per retrieved document
             (see :data:`INPUTS`); the backends pass each as a keyword argument.
+        inputs_with: option -> inputs the kernel also reads when that option is set (nDCG reads
+            ``in_qrels`` only with a gain map); without them it takes every retrieved doc as judged.
     """
 
     name: str
@@ -40,6 +42,7 @@ class MetricInfo:
     binary: bool = True
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
+    inputs_with: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def allowed(self, option: str) -> tuple[str, ...] | None:
         """The values a choice option takes in this family (``None``: not a choice option)."""
@@ -48,10 +51,15 @@ class MetricInfo:
 
 def _info(name: str, title: str, formula: str, cutoff: str, binary: bool = True, *, level: bool = True,
           choices: Mapping[str, tuple[str, ...]] | None = None, inputs: tuple[str, ...] = (),
-          **options: Any) -> MetricInfo:
+          inputs_with: Mapping[str, tuple[str, ...]] | None = None, **options: Any) -> MetricInfo:
     """A family; ``level=False`` for the counts that have no relevance level (``NumRet``, ``Judged``...)."""
     return MetricInfo(name, title, formula, cutoff, MappingProxyType({"rel": None, **options} if level else options),
-                      binary and level, MappingProxyType(dict(choices or {})), inputs)
+                      binary and level, MappingProxyType(dict(choices or {})), inputs,
+                      MappingProxyType(dict(inputs_with or {})))
+
+
+#: A gain map may give grade 0 a gain, which an unjudged document must not get.
+_GAIN_MAP_INPUTS = {"gains": ("in_qrels",)}
 
 
 #: Per retrieved document, in rank order, what a kernel may read besides the grades:
@@ -77,11 +85,11 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           f"{_GAINS}; discount 1/log2(i+1) (log2) or 1 for i = 1 and 1/log2(i) for i >= 2 (jk, "
           "Jarvelin-Kekalainen); IDCG from the positive gains of all judged docs (ideal=qrels) or of the "
           "retrieved docs (ideal=run), best first; 0 when IDCG = 0; exp gains are computed divided by "
-          "2^(top grade), so any grade works", "optional", binary=False, inputs=("in_qrels",),
+          "2^(top grade), so any grade works", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
           gain="linear", ideal="qrels", discount="log2", gains=None),
     _info("DCG", "discounted cumulative gain",
           "sum over i <= k of gain(grade_i) * discount(i), as nDCG; an error when the sum exceeds float64",
-          "optional", binary=False, inputs=("in_qrels",), gain="linear", discount="log2", gains=None),
+          "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS, gain="linear", discount="log2", gains=None),
     _info("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant judged|; 0 when R = 0", "none"),
     _info("Success", "success / hit rate / coverage",
           "1 if a relevant doc is in the top k, else 0; its mean is the share of queries with a hit",
@@ -101,11 +109,11 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           "trec_eval's infAP: (1/R) * sum over judged relevant retrieved docs at 0-based rank j of 1 if j = 0, "
           "else 1/(j+1) + j/(j+1) * ((r + n + u) / j) * ((r + e) / (r + n + 2e)), with r, n, u the judged "
           "relevant, judged non-relevant and negative-grade (pooled, unjudged) docs above it and e = 1e-5; "
-          "unjudged docs count as non-relevant; 0 when R = 0", "none", inputs=("in_qrels",)),
+          "docs without a judgement are skipped but count in j; 0 when R = 0", "none", inputs=("in_qrels",)),
     _info("ERR", "expected reciprocal rank",
           "sum over i <= k of (1/i) * R_i * prod over j < i of (1 - R_j), R = (2^grade - 1) / 2^max_grade "
           "(Chapelle et al.; 0 for grade <= 0 or grade < rel), or gains[grade] when a gains map (probabilities "
-          "in [0, 1]) lists the grade; unjudged docs R = 0", "optional", binary=False, inputs=("in_qrels",),
+          "in [0, 1]) lists the grade; unjudged docs R = 0", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
           max_grade=None, gains=None),
     _info("RBP", "rank-biased precision",
           "(1 - p) * sum over i <= k of w_i * p^(i-1); w_i = 1 if grade_i >= rel (weights=binary), "

@@ -10,9 +10,10 @@ and the metric's options as keywords. ``k=None`` means the whole ranking.
 ``rel`` is the relevance level: a document is relevant when ``grade >= rel``.
 
 A grade of 0 cannot tell an unjudged document from one judged non-relevant. The families
-that need to know (``Judged``, ``Bpref``, ``infAP``, ``RBP_resid``, and nDCG/DCG/ERR whose gain
+that need to know (``Judged``, ``Bpref``, ``infAP``, ``RBP_resid``, and nDCG/DCG/ERR when a gain
 map may give grade 0 a gain) declare it in the catalogue (:attr:`MetricInfo.inputs
-<evalbridge.metrics.catalogue.MetricInfo>`) and receive one more list, parallel to ``retrieved``:
+<evalbridge.metrics.catalogue.MetricInfo>`, ``inputs_with``) and receive one more list, parallel
+to ``retrieved``:
 
 * ``in_qrels``: True when the document has a judgement for the query, whatever its grade
   (trec_eval's unjudged-in-pool documents have negative grades: judged here, and the metrics
@@ -148,10 +149,12 @@ def _flags(retrieved: Grades, in_qrels: Flags | None) -> Flags:
 
 
 def _gains(retrieved: Grades, in_qrels: Flags | None, gain: str, rel: float | None,
-           gains: Mapping[float, float] | None, shift: int) -> list[float]:
-    """The gain of every retrieved document (0 for unjudged ones), divided by ``2^shift``."""
+           gains: Mapping[float, float] | None, shift: int, k: int | None = None) -> list[float]:
+    """The gain of each of the top k retrieved documents (0 for unjudged ones), divided by ``2^shift``."""
+    if in_qrels is None:
+        return [gain_of(g, gain, rel, gains=gains, shift=shift) for g in retrieved[:k]]
     return [gain_of(g, gain, rel, gains=gains, shift=shift) if judged else 0.0
-            for g, judged in zip(retrieved, _flags(retrieved, in_qrels))]
+            for g, judged in zip(retrieved[:k], in_qrels)]
 
 
 def _discounted(gains: Sequence[float], k: int | None, discount: str) -> float:
@@ -180,7 +183,7 @@ def dcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = 
     True
     """
     shift = exp_shift(judged) if gain == "exp" else 0
-    total = _discounted(_gains(retrieved, in_qrels, gain, rel, gains, shift), k, discount)
+    total = _discounted(_gains(retrieved, in_qrels, gain, rel, gains, shift, k), k, discount)
     try:
         return math.ldexp(total, shift)
     except OverflowError:
@@ -212,8 +215,13 @@ def ndcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str =
     True
     """
     shift = exp_shift(judged) if gain == "exp" else 0
-    actual = _gains(retrieved, in_qrels, gain, rel, gains, shift)
-    pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged] if ideal == "qrels" else actual
+    actual = _gains(retrieved, in_qrels, gain, rel, gains, shift, k if ideal == "qrels" else None)
+    if ideal == "run":
+        pool = actual
+    elif gains is None:  # the gain grows with the grade: only the k best grades can enter the ideal
+        pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
+    else:
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged]
     best = sorted((g for g in pool if g > 0), reverse=True)
     idcg = _discounted(best, k, discount)
     if idcg == 0:
@@ -503,7 +511,7 @@ def set_recall(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
 
 #: Metric name -> function. The function receives every option of the metric
 #: (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input its family
-#: declares (:attr:`~evalbridge.metrics.catalogue.MetricInfo.inputs`).
+#: declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
 KERNELS: dict[str, Callable[..., float]] = {
     "P": precision,
     "R": recall,

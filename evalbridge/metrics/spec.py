@@ -242,8 +242,19 @@ class Metric:
         return kwargs
 
     @property
-    def info(self):  # noqa: ANN201 - MetricInfo
+    def info(self) -> MetricInfo:
         return METRICS[self.name]
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The per-document inputs its kernel reads (see :attr:`MetricInfo.inputs <evalbridge.metrics.catalogue.MetricInfo>`).
+
+        >>> parse_metric("nDCG@10").inputs, parse_metric("nDCG(gains={0:1})@10").inputs, parse_metric("Bpref").inputs
+        ((), ('in_qrels',), ('in_qrels',))
+        """
+        extra = [name for option, names in self.info.inputs_with.items() if dict(self.options).get(option) is not None
+                 for name in names]
+        return tuple(dict.fromkeys([*self.info.inputs, *extra]))
 
     def replace(self, *, k: Any = ..., **options: Any) -> Metric:
         """A copy with a new cutoff and/or options (``None`` resets an option to its default)."""

@@ -442,3 +442,27 @@ def test_grade_facts_are_those_of_every_grade(data: dict) -> None:
     assert qrels.grades == set(every)
     assert qrels.max_grade == max(every, default=0) and type(qrels.max_grade) is type(max(every, default=0))
     assert qrels.is_integral == all(float(g).is_integer() for g in every)
+
+
+@pytest.mark.parametrize(("metric", "options", "columnar"), [
+    ("nDCG@10", {}, True),
+    ("nDCG(gain=exp)@10", {}, True),
+    ("nDCG(gains={0:1})@10", {}, False),   # a gain map reads judgements: the arrow columns hold only hits
+    ("Bpref", {}, False),
+    ("Judged@10", {}, False),
+    ("P@5", {"judged_only": True}, False),
+    ("P@5", {"depth": 3}, False),
+])
+def test_only_metrics_and_conventions_that_need_judgements_leave_the_pyarrow_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metric: str, options: dict, columnar: bool) -> None:
+    """The pyarrow reader keeps only the graded hits; what needs the docs judged 0 (or cuts the run) is read by
+    the strict readers instead, with the same values."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1, "e": 0}}
+    run = {"q1": {"a": 3.0, "x": 2.5, "b": 2.0, "c": 1.0}, "q2": {"e": 2.0, "d": 1.0, "y": 0.5}}
+    paths = write_pair(tmp_path, qrels, run)
+    calls = []
+    real = arrow_io.read_trec_views
+    monkeypatch.setattr(arrow_io, "read_trec_views", lambda *a, **k: calls.append(a) or real(*a, **k))
+    got = eb.evaluate(*map(str, paths), metric, backend="fast", **options)
+    assert bool(calls) == columnar
+    assert got.values == eb.evaluate(qrels, run, metric, backend="reference", **options).values

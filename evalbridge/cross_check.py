@@ -364,7 +364,7 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
         asked, qid, _ = items[i]
         precision = "float32" if "float32" in (setting.conventions.score_precision, requested.score_precision) \
             else "float64"
-        if tie_aware.unsupported(asked.name) is not None or setting.metric is None or \
+        if tie_aware.unsupported(asked) is not None or setting.metric is None or \
                 not has_ties(run.get(qid) or {}, score_precision=precision):
             continue
         averaged = replace(setting, ranx_order=False, conventions=replace(setting.conventions, ties="average"))

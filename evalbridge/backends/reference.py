@@ -84,7 +84,7 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     ones give the same value, bit for bit, more slowly; tests/test_tie_aware.py holds them equal).
     """
     for metric in metrics:
-        reason = tie_aware.unsupported(metric.name)
+        reason = tie_aware.unsupported(metric)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
     calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments) for metric in metrics]

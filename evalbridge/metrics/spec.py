@@ -115,6 +115,10 @@ class GainMap(Mapping[float, float]):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("GainMap is immutable")
 
+    def __reduce__(self) -> tuple[type[GainMap], tuple[dict[float, float]]]:
+        """Pickled as its pairs and rebuilt through ``__init__`` (the default would set attributes)."""
+        return (GainMap, (dict(self._items),))
+
     def __str__(self) -> str:
         return "{" + ",".join(f"{_format_number(k)}:{_format_number(v)}" for k, v in self._items) + "}"
 

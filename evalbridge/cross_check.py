@@ -16,7 +16,11 @@ backend's value. Causes:
 * ``float32 score collision``: the reference compares scores as C floats;
 * ``float grade truncation``: the reference sees grades truncated to integers;
 * ``missing-query policy``: the backend drops (or zero-fills) a query the reference does not;
-* ``relevance threshold applied to nDCG``: the reference computes ``nDCG(rel=level)``.
+* ``relevance threshold applied to nDCG``: the reference computes ``nDCG(rel=level)``;
+* ``known library fault``: a fault the backend declares (its ``KNOWN_FAULTS``), emulated in the
+  reference by :data:`FAULTS`, e.g. ranx's bpref: NaN for a query without a judged non-relevant
+  document, 0 for every query after one without a relevant document in its batch, negative grades
+  counted as judged non-relevant.
 
 An explained difference in a query with tied scores also says how much of it is *tie luck*: with
 ``E`` the expected value over every order of each tie group (the reference under
@@ -56,12 +60,12 @@ from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .metrics import tie_aware
 from .metrics.spec import Metric, parse_metrics
-from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, fill_missing,
+from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, cut_run, fill_missing,
                          needs_max_grade, relevance_level, resolve_metric)
 from .model import Conventions, Qrels, Run
 from .progress import Steps, steps
 
-__all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
+__all__ = ["crosscheck", "CrossCheck", "COLUMNS", "FAULTS", "Fault"]
 
 COLUMNS = ("metric", "query_id", "backend", "reference", "value", "cause")
 DEFAULT_BACKENDS = ("ranx", "ir_measures", "pytrec_eval")
@@ -77,6 +81,76 @@ class _Setting:
     truncate: bool = False
     ranx_order: bool = False
     drop_empty: bool = False
+    zero_empty: bool = False
+    faults: tuple[str, ...] = ()
+
+
+def _level(metric: Metric) -> float:
+    rel = metric.arguments.get("rel")
+    return 1 if rel is None else rel
+
+
+def _batch_zeroed(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
+    """True when ``qid`` comes at or after a query without a relevant judgement in ranx's batch
+    (the qrels' order: ranx evaluates every qrels query, in order)."""
+    level = _level(metric)
+    for other, grades in qrels.items():
+        if not any((int(g) if truncate else g) >= level for g in grades.values()):
+            return True
+        if other == qid:
+            return False
+    return False
+
+
+def _no_nonrelevant(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
+    """True when ranx sees no judged non-relevant doc for ``qid`` (grades below the level, negative included)."""
+    level = _level(metric)
+    return not any((int(g) if truncate else g) < level for g in qrels.get(qid, {}).values())
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A known fault of a library: when it can apply, how the reference emulates it, and its cause text.
+
+    Attributes:
+        cause: the ``known library fault: ...`` text of a difference it explains.
+        applies: ``(qrels, query id, metric, grades truncated?) -> bool``: the fault can touch this query.
+        qrels: transform of one query's grades before the reference re-runs (None: none).
+        value: ``(reference value, qrels, query id, run, metric, grades truncated?) -> value``, applied after.
+    """
+
+    cause: str
+    applies: Callable[[Qrels, str, Metric, bool], bool]
+    qrels: Callable[[dict], dict] | None = None
+    value: Callable[[float, Qrels, str, Run, Metric, bool], float] | None = None
+
+
+def _nan_when_relevant_retrieved(value: float, qrels: Qrels, qid: str, run: Run, metric: Metric,
+                                 truncate: bool) -> float:
+    """ranx divides by min(R, N) = 0 for each relevant doc retrieved: NaN when there is one."""
+    if not _no_nonrelevant(qrels, qid, metric, truncate):
+        return value
+    level, grades = _level(metric), qrels.get(qid, {})
+    found = any((int(grades[d]) if truncate else grades[d]) >= level for d in run.get(qid, {}) if d in grades)
+    return math.nan if found else value
+
+
+#: Known library faults by name (a backend's ``KNOWN_FAULTS`` lists the names it has, per metric family).
+FAULTS: dict[str, Fault] = {
+    "ranx_bpref_negative": Fault(
+        "known library fault: ranx's bpref counts negative grades as judged non-relevant (trec_eval skips them "
+        "as unjudged)",
+        applies=lambda qrels, qid, metric, truncate: any(g < 0 for g in qrels.get(qid, {}).values()),
+        qrels=lambda grades: {d: 0 if g < 0 else g for d, g in grades.items()}),
+    "ranx_bpref_nan": Fault(
+        "known library fault: ranx's bpref is NaN for a query without a judged non-relevant doc (0 / 0; "
+        "AmenRa/ranx#66)", applies=_no_nonrelevant, value=_nan_when_relevant_retrieved),
+    "ranx_bpref_batch": Fault(
+        "known library fault: ranx's bpref is 0 for a query at or after one without a relevant doc in its batch "
+        "(a division by zero stops its numba loop)", applies=_batch_zeroed,
+        value=lambda value, qrels, qid, run, metric, truncate: 0.0 if _batch_zeroed(qrels, qid, metric, truncate)
+        else value),
+}
 
 
 @dataclass(frozen=True)
@@ -106,15 +180,28 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
         if grades is None or (not grades and setting.drop_empty):
             fixed[qid] = None
             continue
+        if not grades and setting.zero_empty:
+            fixed[qid] = 0.0
+            continue
         scores = run.get(qid)
         if scores is None:
             fixed[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
             continue
         judged[qid] = {d: int(g) for d, g in grades.items()} if setting.truncate else dict(grades)
+        for name in setting.faults:
+            transform = FAULTS[name].qrels
+            if transform is not None:
+                judged[qid] = transform(judged[qid])
         # ranx_order is only offered for a query with documents, so it is in native_run
         ranked[qid] = dict(native_run[qid] if setting.ranx_order else scores)
     values = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), metrics,
                                setting.conventions)[0] if judged else {m: {} for m in metrics}
+    for name in setting.faults:  # faults are offered for one family at a time, so every metric here has them
+        emulate = FAULTS[name].value
+        if emulate is not None:
+            for metric in metrics:
+                values[metric] = {q: emulate(v, qrels, q, run, metric, setting.truncate)
+                                  for q, v in values[metric].items()}
     return {m: {**fixed, **values[m]} for m in metrics}
 
 
@@ -148,9 +235,9 @@ def _native_conventions(module: Any, metric: Metric):  # noqa: ANN202 - NativeCo
 
 
 def _native_metric(module: Any, metric: Metric, level: float) -> Metric:
-    """The metric as the library computes it natively (ranx: the level also filters nDCG)."""
+    """The metric as the library computes it natively (ranx: the level also filters nDCG and DCG)."""
     native = _native_conventions(module, metric)
-    if native.level_scope == "all" and not metric.info.binary and metric.get("rel") is None and level != 1:
+    if native.level_scope == "all" and "gain" in metric.info.options and metric.get("rel") is None and level != 1:
         return metric.replace(rel=level)
     return metric
 
@@ -169,6 +256,10 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
     if not grades and native.empty_qrels == "drop":
         found.append(_Deviation("empty", f"missing-query policy: {name} drops queries with no judgement",
                                 lambda s: replace(s, drop_empty=True)))
+    if not grades and native.empty_qrels == "zero":
+        found.append(_Deviation("empty", f"missing-query policy: {name} gives queries with no judgement 0 "
+                                         f"without evaluating them (NumRet too)",
+                                lambda s: replace(s, zero_empty=True)))
     if scores:
         if native.score_precision != requested.score_precision and float32_collisions(scores):
             found.append(_Deviation(
@@ -196,6 +287,11 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
             "level", f"relevance threshold applied to nDCG: {name}'s level -l{level:g} also zeroes grades below "
                      f"{level:g} in {asked.name} (trec_eval ignores the level there)",
             lambda s: replace(s, metric=metric)))
+    truncate = native.grades == "truncate"
+    for fault in getattr(module, "KNOWN_FAULTS", {}).get(asked.name, ()):
+        if FAULTS[fault].applies(qrels, qid, metric, truncate):
+            found.append(_Deviation(fault, FAULTS[fault].cause,
+                                    lambda s, fault=fault: replace(s, faults=(*s.faults, fault))))
     return found
 
 
@@ -268,7 +364,7 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
         asked, qid, _ = items[i]
         precision = "float32" if "float32" in (setting.conventions.score_precision, requested.score_precision) \
             else "float64"
-        if tie_aware.unsupported(asked.name) is not None or setting.metric is None or \
+        if tie_aware.unsupported(asked) is not None or setting.metric is None or \
                 not has_ties(run.get(qid) or {}, score_precision=precision):
             continue
         averaged = replace(setting, ranx_order=False, conventions=replace(setting.conventions, ties="average"))
@@ -428,7 +524,8 @@ class CrossCheck:
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
                backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
-               missing_queries: str = "zero", progress: bool = False) -> CrossCheck:
+               missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
+               progress: bool = False) -> CrossCheck:
     """Compare every metric per query between the reference and each backend, explaining each difference.
 
     Args:
@@ -439,8 +536,9 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         canonicalise: False: each library runs with its own conventions and every
             difference is classified. True: evalbridge's exact bridges are applied first, so
             every backend must agree with the reference (any difference is unexplained).
-        min_relevance, ties, score_precision, missing_queries: the reference's conventions,
-            as in :func:`evalbridge.evaluate`. With ``ties="average"`` the reference column is each
+        min_relevance, ties, score_precision, missing_queries, judged_only, depth: the reference's
+            conventions, as in :func:`evalbridge.evaluate`; ``judged_only`` and ``depth`` cut the run once,
+            before any backend sees it. With ``ties="average"`` the reference column is each
             query's expected value over every order of its tied documents; no library can follow
             that (with ``canonicalise=True`` they are listed as unsupported), and on their own each
             differs from it by its tie luck, which the causes quantify.
@@ -455,12 +553,13 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
         bar.step("reference column")
         return _crosscheck(qrels, run, metrics, bar, backends=backends, atol=atol, canonicalise=canonicalise,
                            min_relevance=min_relevance, ties=ties, score_precision=score_precision,
-                           missing_queries=missing_queries)
+                           missing_queries=missing_queries, judged_only=judged_only, depth=depth)
 
 
 def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *,
                 backends: Sequence[str], atol: float, canonicalise: bool, min_relevance: float | None, ties: str,
-                score_precision: str, missing_queries: str) -> CrossCheck:
+                score_precision: str, missing_queries: str, judged_only: bool = False,
+                depth: int | None = None) -> CrossCheck:
     import pandas as pd
 
     from .backends import auto, get_backend, unsupported
@@ -470,7 +569,9 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
     check_compatible(qrels, run)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
-    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
+    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
+                              judged_only=judged_only, depth=depth)
+    run = cut_run(qrels, run, conventions).run
     level = relevance_level(qrels, min_relevance)
     asked = parse_metrics(metrics)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None

@@ -7,7 +7,8 @@ resolve settings, ask a backend, apply the missing-query policy once.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
 
@@ -18,33 +19,36 @@ from .metrics.spec import Metric, parse_metrics
 from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
+from .ranking import rank
 
 if TYPE_CHECKING:
     from .results import Results
 
 __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
-           "resolve_metric", "check_max_grade", "check_supported", "fill_missing"]
+           "resolve_metric", "check_max_grade", "check_supported", "fill_missing", "cut_run", "Cut", "empty_notes"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
-    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or any format :mod:`evalbridge.io.objects` reads.
-    ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
+    """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or anything the format registry reads
+    (:func:`evalbridge.io.to_qrels`). ``copy=False``: a dict of dicts is wrapped, not copied (for use within
+    one call). An empty mapping is accepted (an evaluation over nothing, which its provenance says)."""
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Run):
-        return Qrels(obj, copy=copy)
+        return Qrels(obj, copy=copy, allow_empty=True)
     from .io import to_qrels
 
     return to_qrels(obj)
 
 
 def as_run(obj: Any, *, copy: bool = True) -> Run:
-    """``obj`` as :class:`Run`: a Run, a dict of dicts, or any format :mod:`evalbridge.io.objects` reads.
-    ``copy=False``: a dict of dicts is wrapped, not copied (for use within one call)."""
+    """``obj`` as :class:`Run`: a Run, a dict of dicts, or anything the format registry reads
+    (:func:`evalbridge.io.to_run`). ``copy=False``: a dict of dicts is wrapped, not copied. An empty
+    mapping is accepted: a run that retrieved nothing, every qrels query missing from it."""
     if isinstance(obj, Run):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
-        return Run(obj, copy=copy)
+        return Run(obj, copy=copy, allow_empty=True)
     from .io import to_run
 
     return to_run(obj)
@@ -65,7 +69,7 @@ def check_compatible(qrels: Qrels, run: Run) -> None:
                 f"{what} ids are {'/'.join(qk)} in the qrels but {'/'.join(rk)} in the run (e.g. 1 vs '1'); "
                 f"evalbridge does not guess that they are the same ids.",
                 fix=f"give both the same id type, e.g. convert every {what} id with str().")
-    if not any(qid in run for qid in qrels):
+    if len(qrels) and len(run) and not any(qid in run for qid in qrels):  # empty inputs: see empty_notes
         raise InputError(
             f"no query id is in both the qrels ({_examples(qrels)}) and the run ({_examples(run)}).",
             fix="check that both files describe the same topics, with the same id spelling.")
@@ -80,6 +84,63 @@ def check_supported(backend: str, metrics: Iterable[Metric], qrels: Qrels, conve
         lines = "; ".join(f"{m}: {r.rstrip('.')}" for m, r in reasons.items())
         raise UnsupportedMetricError(f"backend {backend!r} cannot compute {lines}. "
                                      f"Fix: use backend='reference', or run `evalbridge metrics` for who supports what.")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The run as the metrics see it (:func:`cut_run`), and what was removed to get it."""
+
+    run: Run
+    beyond_depth: int = 0
+    unjudged: int = 0
+
+
+def cut_run(qrels: Qrels, run: Run, conventions: Conventions) -> Cut:
+    """Apply ``depth`` and ``judged_only`` once, before any backend, as trec_eval applies ``-M`` and ``-J``.
+
+    Each evaluated query's ranking (under ``conventions``' tie rule and precision) is cut after
+    ``depth`` documents, then, with ``judged_only``, loses every document without a judgement or
+    with a negative grade. What remains keeps its scores and input order, so any backend ranks it
+    as before; the counts of removed documents go to the provenance. Queries absent from the qrels
+    are left as they are (they are ignored, and counted as such).
+
+    Example:
+        >>> qrels = Qrels({"q": {"a": 1, "b": -1, "c": 0}})
+        >>> cut = cut_run(qrels, Run({"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}}), Conventions(judged_only=True, depth=3))
+        >>> dict(cut.run["q"]), cut.beyond_depth, cut.unjudged
+        ({'a': 4.0}, 1, 2)
+    """
+    depth, judged_only = conventions.depth, conventions.judged_only
+    if depth is None and not judged_only:
+        return Cut(run)
+    rows: dict[str, Mapping[str, float]] = {}
+    beyond = unjudged = 0
+    for qid, scores in run.items():
+        grades = qrels.get(qid)
+        if grades is None:
+            rows[qid] = scores
+            continue
+        kept = scores
+        if depth is not None and len(scores) > depth:
+            top = set(rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)[:depth])
+            kept = {doc: score for doc, score in scores.items() if doc in top}
+            beyond += len(scores) - depth
+        if judged_only:
+            before = len(kept)
+            kept = {doc: score for doc, score in kept.items() if grades.get(doc, -1) >= 0}
+            unjudged += before - len(kept)
+        rows[qid] = kept
+    return Cut(Run(rows, name=run.name, source=run.source, allow_empty=True), beyond, unjudged)
+
+
+def empty_notes(qrels: Qrels, run: Run, policy: str) -> tuple[str, ...]:
+    """What the provenance says of an evaluation over an empty input (nothing otherwise)."""
+    if not len(qrels):
+        return ("the qrels hold no query: nothing was evaluated, every mean is NaN",)
+    if not len(run):
+        return ("the run holds no query: every qrels query is missing from it and "
+                + ("scores 0" if policy == "zero" else "is left out, so every mean is NaN"),)
+    return ()
 
 
 def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: str) -> None:
@@ -98,8 +159,8 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
 
 def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
              backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
-             score_precision: str = "float64", missing_queries: str = "zero",
-             progress: bool = False) -> Results:
+             score_precision: str = "float64", missing_queries: str = "zero", judged_only: bool = False,
+             depth: int | None = None, progress: bool = False) -> Results:
     """Evaluate a run against relevance judgements.
 
     Args:
@@ -124,6 +185,12 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         score_precision: ``float64`` or ``float32`` (trec_eval <= 9).
         missing_queries: ``zero`` scores qrels queries absent from the run as 0;
             ``drop`` leaves them out of the mean. Both are counted in the provenance.
+            A run with no query at all is every qrels query missing; qrels with no query give
+            a result with no query (means NaN), and the provenance says so.
+        judged_only: remove the documents without a judgement (or with a negative grade) from
+            each ranking before any metric (trec_eval ``-J``); the number removed is in the provenance.
+        depth: keep only the first ``depth`` documents of each ranking (trec_eval ``-M``), before
+            ``judged_only``; the number removed is in the provenance.
         progress: show a progress bar on stderr (reading, computing, assembling) when it is a
             terminal; never drawn on a pipe, a file or in a notebook (see :mod:`evalbridge.progress`).
 
@@ -138,28 +205,36 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     with steps(3, enabled=progress) as bar:
         bar.step("reading the qrels and the run")
         return _evaluate(qrels, run, metrics, bar, backend=backend, min_relevance=min_relevance, ties=ties,
-                         score_precision=score_precision, missing_queries=missing_queries)
+                         score_precision=score_precision, missing_queries=missing_queries, judged_only=judged_only,
+                         depth=depth)
 
 
 def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *, backend: str,
-              min_relevance: float | None, ties: str, score_precision: str, missing_queries: str):  # noqa: ANN202
+              min_relevance: float | None, ties: str, score_precision: str, missing_queries: str,
+              judged_only: bool = False, depth: int | None = None) -> Results:
     from .results import Provenance, Results
 
     if backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
         return _evaluate_on_spark(qrels, run, metrics, backend=backend, min_relevance=min_relevance, ties=ties,
                                   score_precision=score_precision, missing_queries=missing_queries)
-    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
-    # columns only for the fast engine, hence only under a tie policy it follows
-    columnar = _read_columnar(qrels, run, backend) if conventions.ties in get_backend("fast").TIES else None
+    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
+                              judged_only=judged_only, depth=depth)
+    asked = parse_metrics(metrics)
+    # The arrow columns hold only the graded hits (not what judged_only, depth or a metric that reads
+    # judgements, Judged, Bpref..., needs), and only for the fast engine, hence a tie policy it follows.
+    plain = depth is None and not judged_only and not any(m.inputs for m in asked)
+    fast_ties = conventions.ties in get_backend("fast").TIES
+    columnar = _read_columnar(qrels, run, backend) if plain and fast_ties else None
     # The rows are wrapped, not copied: nothing built from them outlives this call.
     qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
+    check_compatible(qrels, run)
+    cut = cut_run(qrels, run, conventions)
+    run = cut.run
     if backend == "auto":
         from .backends.auto import choose
 
         backend = choose(qrels, run, ties=conventions.ties)
-    check_compatible(qrels, run)
     level = relevance_level(qrels, min_relevance)
-    asked = parse_metrics(metrics)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
     wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:
@@ -176,7 +251,8 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
         backend=backend, backend_version=module.version(), conventions=conventions, relevance_level=level,
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
-        evalbridge_version=__version__)
+        evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
+        notes=empty_notes(qrels, run, conventions.missing_queries))
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top)
 
 

@@ -44,11 +44,18 @@ class Conventions:
         missing_queries: a query in the qrels but absent from the run scores 0
             (``zero``, ir-measures and trec_eval ``-c``) or is left out of the mean
             (``drop``, pytrec_eval). Either way it is counted in the provenance.
+        judged_only: evaluate "condensed lists" (trec_eval ``-J``, ir-measures ``judged_only``):
+            documents without a judgement, or with a negative grade (trec_eval's "unjudged"),
+            are removed from each ranking before any metric; the number removed is in the provenance.
+        depth: only the first ``depth`` documents of each ranking count (trec_eval ``-M``),
+            cut after ranking and before ``judged_only``, as trec_eval does; ``None``: all.
     """
 
     ties: Literal["docid_desc", "docid_asc", "input", "average"] = "docid_desc"
     score_precision: Literal["float64", "float32"] = "float64"
     missing_queries: Literal["zero", "drop"] = "zero"
+    judged_only: bool = False
+    depth: int | None = None
 
     def __post_init__(self) -> None:
         for field, allowed in (("ties", TIE_POLICIES), ("score_precision", SCORE_PRECISIONS),
@@ -56,6 +63,12 @@ class Conventions:
             value = getattr(self, field)
             if value not in allowed:
                 raise InputError(f"{field} must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
+        if not isinstance(self.judged_only, bool):
+            raise InputError(f"judged_only must be True or False; got {self.judged_only!r}.")
+        depth = self.depth
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, Integral) or depth < 1):
+            raise InputError(f"depth must be a positive integer (the documents kept per query) or None; got {depth!r}.",
+                             fix="pass e.g. depth=100, as trec_eval's -M100.")
 
 
 def check_level(value: object, what: str = "min_relevance") -> float:
@@ -212,9 +225,9 @@ class _Base(Mapping[str, Mapping[str, Any]]):
     _state: tuple[str, ...] = ("_data", "query_id_kind", "doc_id_kind", "source", "notes")
 
     def __init__(self, data: object, *, source: str | None = None, copy: bool = True,
-                 notes: tuple[str, ...] = ()) -> None:
+                 notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
         frozen, qkind, dkind = _freeze(data, what=self._what, where=source, copy=copy)
-        if not frozen:
+        if not frozen and not allow_empty:
             raise InputError(f"the {type(self).__name__.lower()} has no queries.", source=source,
                              fix=f"check that the input holds at least one query with {self._what}s.")
         if isinstance(data, _Base):
@@ -302,6 +315,8 @@ class Qrels(_Base):
         copy: ``False`` wraps plain ``dict`` rows read-only instead of copying them (about a
             third of the cost at 10M rows, and their memory). The object then shows later changes
             to ``data``: for an input used within one call, as :func:`evalbridge.evaluate` does.
+        allow_empty: accept a mapping with no query (:func:`evalbridge.evaluate` does, and says so
+            in the provenance); by default an empty input is refused as a likely mistake.
 
     Example:
         >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}})
@@ -315,13 +330,13 @@ class Qrels(_Base):
     _state = (*_Base._state, "min_relevance")
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
-                 copy: bool = True, notes: tuple[str, ...] = ()) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
         if min_relevance is None and isinstance(data, Qrels):
             min_relevance = data.min_relevance
         if min_relevance is not None:
             check_level(min_relevance)
         object.__setattr__(self, "min_relevance", min_relevance)
-        super().__init__(data, source=source, copy=copy, notes=notes)
+        super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
 
     @property
     def grades(self) -> frozenset:
@@ -356,6 +371,7 @@ class Run(_Base):
         name: the system's name, used in reports.
         source: where the data came from, used in error messages.
         copy: ``False`` wraps plain ``dict`` rows instead of copying them (see :class:`Qrels`).
+        allow_empty: accept a run with no query (see :class:`Qrels`).
     """
 
     __slots__ = ("name",)
@@ -364,6 +380,6 @@ class Run(_Base):
     _state = (*_Base._state, "name")
 
     def __init__(self, data: object, *, name: str | None = None, source: str | None = None,
-                 copy: bool = True, notes: tuple[str, ...] = ()) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
         object.__setattr__(self, "name", name if name is not None else getattr(data, "name", None))
-        super().__init__(data, source=source, copy=copy, notes=notes)
+        super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)

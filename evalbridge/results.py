@@ -28,6 +28,10 @@ class Provenance:
         ignored_run_only: run queries absent from the qrels, left out.
         bridges: every translation applied so that a backend computes exactly what
             was asked (e.g. grades scaled to integers).
+        removed_beyond_depth: documents below ``conventions.depth`` left out of the rankings.
+        removed_unjudged: documents without a judgement (or with a negative grade) left out
+            with ``conventions.judged_only``.
+        notes: anything else worth knowing about the input (e.g. qrels or a run with no query).
     """
 
     backend: str
@@ -39,6 +43,9 @@ class Provenance:
     ignored_run_only: tuple[str, ...] = ()
     bridges: tuple[str, ...] = ()
     evalbridge_version: str = ""
+    removed_beyond_depth: int = 0
+    removed_unjudged: int = 0
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for the foot of a table."""
@@ -50,13 +57,16 @@ class Provenance:
                 f"{self.relevance_level:g}")
         if c.score_precision != "float64":
             text += f"; scores as {c.score_precision}"
-        return text + "".join(f"; {b}" for b in self.bridges)
+        if c.depth is not None:
+            text += f"; depth {c.depth}: {self.removed_beyond_depth} documents below it left out"
+        if c.judged_only:
+            text += f"; judged only: {self.removed_unjudged} unjudged documents left out"
+        return text + "".join(f"; {b}" for b in (*self.notes, *self.bridges))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["missing_from_run"] = list(self.missing_from_run)
-        data["ignored_run_only"] = list(self.ignored_run_only)
-        data["bridges"] = list(self.bridges)
+        for name in ("missing_from_run", "ignored_run_only", "bridges", "notes"):
+            data[name] = list(getattr(self, name))
         return data
 
 
@@ -136,9 +146,9 @@ class Results:
         return True
 
     def mean(self, key: str | Metric) -> float:
-        """The mean of one metric over the evaluated queries."""
+        """The mean of one metric over the evaluated queries (NaN when no query was evaluated)."""
         per_query = self.values[self._key(key)]
-        return math.fsum(per_query.values()) / len(per_query) if per_query else 0.0
+        return math.fsum(per_query.values()) / len(per_query) if per_query else math.nan
 
     def query(self, key: str | Metric) -> dict[str, float]:
         """query id -> value of one metric (a new dict)."""

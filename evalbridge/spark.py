@@ -31,7 +31,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .errors import BackendUnavailableError, EvalbridgeError, InputError
+from .errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .metrics.spec import Metric, parse_metrics
 from .model import Conventions
@@ -423,6 +423,12 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
     wanted = tuple(dict.fromkeys(map(resolve, asked)))
     for metric in wanted:
         check_max_grade(metric, judgements)  # type: ignore[arg-type]
+        if "in_pool" in metric.inputs:  # each bucket holds only its own queries' qrels rows
+            raise UnsupportedMetricError(
+                f"{metric} reads the pool (the docs judged for any query of the qrels), but evalbridge.spark "
+                f"evaluates each bucket of queries with only their own qrels rows, so it cannot compute it. "
+                f"Fix: evaluate {metric} with evalbridge.evaluate on the collected DataFrames (qrels and run "
+                f"as dicts or Arrow tables).")
 
     qrels_rows = qrels.select(*q_columns)
     run_rows = run.select(*r_columns, *([F.monotonically_increasing_id().alias(ORDER)] if ties == "input" else []))

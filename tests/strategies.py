@@ -18,11 +18,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from evalbridge.metrics.catalogue import CHOICES, METRICS
-from evalbridge.metrics.spec import Metric
+from evalbridge.metrics.catalogue import METRICS
+from evalbridge.metrics.spec import GainMap, Metric
 
 __all__ = ["DOCS", "grades", "label_lists", "judged_list", "query_case", "qrels_and_run", "metrics",
-           "ranked_from_scores"]
+           "gain_maps", "ranked_from_scores"]
 
 #: The pool doc ids are drawn from (a shared pool makes judged and retrieved sets overlap).
 DOCS = tuple(f"d{i:02d}" for i in range(24))
@@ -117,17 +117,32 @@ def ranked_from_scores(scores: dict[str, float]) -> list[str]:
 
 
 _LEVELS = (None, 1, 2, 0.5, 3)
+_PERSISTENCE = (None, 0.5, 0.8, 0.9, 0.95)
+
+
+def gain_maps(*, negative: bool = True, probabilities: bool = False) -> st.SearchStrategy:
+    """A ``gains={grade: gain}`` map over grades -1..3 (and 0.5): gains may be floats, zero or
+    negative (``negative``), or stopping probabilities in [0, 1] (``probabilities``, for ERR)."""
+    if probabilities:
+        values = st.sampled_from([0, 0.125, 0.25, 0.5, 0.75, 1])
+    else:
+        values = st.sampled_from([-2, -1, 0, 0.5, 1, 2.5, 3, 7] if negative else [0, 0.5, 1, 2.5, 3, 7])
+    return st.dictionaries(st.sampled_from([-1, 0, 0.5, 1, 2, 3]), values, min_size=1, max_size=4).map(GainMap)
 
 
 @st.composite
 def metrics(draw: Any, *, names: tuple[str, ...] | None = None, cutoff: bool | None = None,
-            max_k: int = 20) -> Metric:
+            max_k: int = 20, gains: bool = False, negative_gains: bool = True) -> Metric:
     """A :class:`Metric` drawn from the catalogue with random options and cutoff.
 
     Args:
         names: restrict to these families (default: every family).
         cutoff: ``True`` only metrics with a cutoff, ``False`` only without, ``None`` either.
         max_k: largest cutoff drawn.
+        gains: sometimes draw a custom gain map for the families that take one (off by default:
+            a gain map is not monotone in the grade, so properties such as "the ideal ranking
+            scores 1" do not hold with one).
+        negative_gains: gain maps may hold negative gains (which make nDCG negative).
     """
     families = [m for m in (names or tuple(METRICS))
                 if not (cutoff is True and METRICS[m].cutoff == "none")
@@ -146,10 +161,14 @@ def metrics(draw: Any, *, names: tuple[str, ...] | None = None, cutoff: bool | N
             value = draw(st.sampled_from(_LEVELS))
         elif key == "max_grade":
             continue
+        elif key == "p":
+            value = draw(st.sampled_from(_PERSISTENCE))
+        elif key == "gains":
+            value = draw(st.none() | gain_maps(negative=negative_gains, probabilities=name == "ERR")) if gains else None
         else:
-            value = draw(st.sampled_from(CHOICES[key]))
+            value = draw(st.sampled_from(info.allowed(key)))
         if value is not None:
             options[key] = value
-    if options.get("weights") == "graded" and draw(st.booleans()):
+    if (name == "ERR" or (name == "AP" and options.get("weights") == "graded")) and draw(st.booleans()):
         options["max_grade"] = draw(st.sampled_from([10, 12.5]))  # >= every grade drawn here
     return Metric(name, k, options)

@@ -51,8 +51,8 @@ def messy(draw, *, float_grades: bool = False):  # noqa: ANN001, ANN201
     return qrels, run
 
 
-SPECS = st.lists(metrics(names=("P", "R", "RR", "AP", "nDCG", "DCG", "Rprec", "Success"), max_k=12),
-                 min_size=1, max_size=5)
+#: every family: what a backend does not compute is left out by assert_same (unsupported() says so)
+SPECS = st.lists(metrics(max_k=12, gains=True), min_size=1, max_size=5)
 
 
 @pytest.mark.parametrize("backend", FAST)
@@ -177,6 +177,15 @@ def test_backends_table_lists_the_three_libraries_and_reports_availability() -> 
 
 @pytest.mark.parametrize("backend, spec, words", [
     ("pytrec_eval", "DCG@5", "no plain DCG"),
+    ("pytrec_eval", "Judged@10", "unj_k"),
+    ("pytrec_eval", "Hits@10", "whole ranking only"),
+    ("ir_measures", "F1@10", "whole ranking only"),
+    ("ir_measures", "ERR@10", "5 decimals"),
+    ("ir_measures", "RBP", "cwl_eval"),
+    ("pytrec_eval", "nDCG(gains={0:-1,1:1})@10", "negative gains"),
+    ("ranx", "RBP(weights=graded)", "weights in {binary, raw}"),
+    ("ranx", "RBP(p=0.00001)", "digits after '0.'"),
+    ("ranx", "Hole@10", "no unannotated share"),
     ("ir_measures", "DCG@5", "no plain DCG"),
     ("pytrec_eval", "nDCG(discount=jk)@5", "discount"),
     ("ranx", "nDCG(ideal=run)@5", "ideal"),
@@ -195,8 +204,14 @@ def test_supported_metrics_have_no_reason() -> None:
     for backend in LIBRARIES:
         module = get_backend(backend)
         for spec in ["P(rel=2)@5", "R@10", "RR", "RR@10", "AP@10", "nDCG@10", "nDCG(gain=exp)@10", "Rprec",
-                     "Success@5", "P(rel=7.5)@3"]:
+                     "Success@5", "P(rel=7.5)@3", "Bpref", "Bpref(rel=2)", "Hits", "F1"]:
             assert unsupported(module, parse_metric(spec)) is None, (backend, spec)
+    for backend in FAST:
+        for spec in ["infAP", "NumRet", "NumRel(rel=2)", "SetP", "SetR", "nDCG(gains={0:0,1:1,2:3.5})@10"]:
+            assert unsupported(get_backend(backend), parse_metric(spec)) is None, (backend, spec)
+    for spec in ["Hits@10", "F1@10", "RBP(p=0.95)@10", "RBP(weights=raw)"]:
+        assert unsupported(get_backend("ranx"), parse_metric(spec)) is None, spec
+    assert unsupported(get_backend("ir_measures"), parse_metric("Judged@10")) is None
 
 
 def test_evaluate_refuses_exp_gain_ndcg_over_float_grades_on_integer_backends() -> None:
@@ -319,3 +334,33 @@ def test_ranx_metric_names_carry_the_level_suffix() -> None:
 
     assert ranx_backend.metric_name(Task(parse_metric("AP(rel=2)@100"), level=2, k=100)) == "map@100-l2"
     assert ranx_backend.metric_name(Task(parse_metric("nDCG(gain=exp)@10"), k=10, gain="exp")) == "ndcg_burges@10"
+
+
+@pytest.mark.parametrize("code", [
+    # bpref with num_ret on an empty ranking: a segmentation fault in pytrec_eval-terrier 0.5.11
+    "eb.evaluate({'q': {'d': 0}}, {'q': {}}, ['Bpref', 'NumRet', 'Rprec'], backend=BACKEND)",
+    "get_backend(BACKEND).compute(eb.Qrels({'q': {'d': 0}}), eb.Run({'q': {}}), parse_metrics(['Bpref', 'NumRet']), "
+    "native=True)",
+    # a query judged only negative, then another: trec_eval 9 reads stale memory and crashes
+    "eb.evaluate({'q1': {'d06': -1}, 'q2': {'d06': 1, 'd09': 2}}, {'q1': {'d01': 5.0, 'd08': 4.0}, "
+    "'q2': {'d07': 3.0, 'd09': 2.0, 'd06': 1.0}}, ['P@5', 'AP', 'nDCG', 'Bpref', 'Rprec', 'NumRet'], backend=BACKEND)",
+])
+@pytest.mark.parametrize("backend", FAST)
+def test_inputs_that_crash_pytrec_eval_are_bridged(backend: str, code: str) -> None:
+    """Run in a child process (a crash would take pytest down): the call returns, with the reference's values."""
+    import subprocess
+    import sys
+
+    script = (f"import evalbridge as eb\nfrom evalbridge.backends import get_backend\n"
+              f"from evalbridge.metrics.spec import parse_metrics\nBACKEND = {backend!r}\nprint({code})")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_all_negative_query_keeps_its_numret_on_pytrec_eval() -> None:
+    """The guard judgement is the only change: pytrec_eval alone gives such a query num_ret 0."""
+    qrels, run = {"q1": {"a": -1}, "q2": {"b": 1}}, {"q1": {"a": 1.0, "x": 0.5}, "q2": {"b": 1.0}}
+    for backend in FAST:
+        res = eb.evaluate(qrels, run, ["NumRet", "Bpref", "P@2"], backend=backend)
+        assert res.values == eb.evaluate(qrels, run, ["NumRet", "Bpref", "P@2"]).values
+        assert any("all negative" in note for note in res.provenance.bridges)

@@ -149,6 +149,53 @@ def test_float_grades_on_integer_backends_are_bridged_not_unexplained() -> None:
     assert any("binarised" in note for note in check.bridges["pytrec_eval"])
 
 
+def test_ranx_bpref_batch_fault_is_a_verified_known_library_fault(ranx_ready: None) -> None:
+    """Research notes 2.18: qrels A{n:0}, B{b:1, m:0}, C{c:1, m:0}: ranx's bpref is [0, 0, 0] where trec_eval
+    (and pytrec_eval) give [0, 1, 1]: A has no relevant doc, and ranx's loop stops there for the rest of the batch.
+    The reference, re-run with that fault emulated, reproduces both zeros."""
+    qrels = {"A": {"n": 0}, "B": {"b": 1, "m": 0}, "C": {"c": 1, "m": 0}}
+    run = {q: {doc: 2.0 - i for i, doc in enumerate(docs)} for q, docs in qrels.items()}
+    check = eb.crosscheck(qrels, run, ["Bpref"], backends=["ranx", "pytrec_eval"])
+    assert check.values["ranx"][eb.parse_metric("Bpref")] == {"A": 0.0, "B": 0.0, "C": 0.0}
+    assert check.values["pytrec_eval"][eb.parse_metric("Bpref")] == {"A": 0.0, "B": 1.0, "C": 1.0}
+    rows = check.differences
+    assert list(rows.query_id) == ["B", "C"]
+    assert all(c.startswith("known library fault: ranx's bpref is 0 for a query at or after one") for c in rows.cause)
+    assert check.ok
+
+
+def test_ranx_bpref_nan_and_negative_grades_are_verified_known_library_faults(ranx_ready: None) -> None:
+    """No judged non-relevant doc (qrels a=1, b=1; run x, a): trec_eval 0.5, ranx NaN (AmenRa/ranx#66).
+    A negative grade (qrels a=-1, b=1, c=0; run a, b, c): trec_eval 1.0 (a is skipped as unjudged), ranx 0.0
+    (a counted as judged non-relevant above b). Both are emulated and verified; a canonicalised check,
+    through evalbridge's bridges, agrees with the reference."""
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"a": -1, "b": 1, "c": 0}}
+    run = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    check = eb.crosscheck(qrels, run, ["Bpref"], backends=["ranx"])
+    rows = check.differences.set_index("query_id")
+    assert math.isnan(rows.loc["q1", "value"]) and rows.loc["q1", "reference"] == 0.5
+    assert "NaN" in rows.loc["q1", "cause"] and rows.loc["q1", "cause"].startswith("known library fault")
+    assert (rows.loc["q2", "reference"], rows.loc["q2", "value"]) == (1.0, 0.0)
+    assert "negative grades" in rows.loc["q2", "cause"] and check.ok
+    bridged = eb.crosscheck(qrels, run, ["Bpref"], backends=["ranx"], canonicalise=True)
+    assert bridged.differences.empty and any("NaN" in note for note in bridged.bridges["ranx"])
+
+
+def test_a_fault_that_does_not_reproduce_is_not_an_explanation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong bpref value from ranx is not explained by its known faults merely because ranx has some."""
+    pytest.importorskip("ranx")
+    from evalbridge.backends import ranx as module
+
+    def wrong(qrels, run, metrics, conventions=None, *, native=False):  # noqa: ANN001, ANN202
+        return {m: {q: 0.25 for q in qrels} for m in metrics}, []
+
+    monkeypatch.setattr(module, "compute", wrong)
+    check = eb.crosscheck({"A": {"n": 0}, "B": {"b": 1, "m": -1}}, {"A": {"n": 1.0}, "B": {"b": 1.0, "m": 0.5}},
+                          ["Bpref"], backends=["ranx"])
+    assert not check.ok
+    assert all(c.startswith(("suspected", "unexplained")) for c in check.unexplained.cause)
+
+
 # --- the report ---------------------------------------------------------------------------------------
 
 def test_report_has_the_public_columns_and_renders() -> None:
@@ -214,8 +261,10 @@ def messy(draw):  # noqa: ANN001, ANN201
     return qrels, run
 
 
-SPECS = st.lists(metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success"), max_k=12), min_size=1,
-                 max_size=4)
+#: every family a library computes (the others are listed as unsupported, never compared)
+SPECS = st.lists(metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success", "Judged", "Bpref", "infAP", "Hits",
+                                "F1", "NumRet", "NumRel", "SetP", "SetR", "RBP"), max_k=12, gains=True),
+                 min_size=1, max_size=4)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import qrels_and_run
+from strategies import gain_maps, qrels_and_run
 
 import evalbridge as eb
 from evalbridge.backends import fast, reference
@@ -41,9 +41,13 @@ def any_metric(draw: Any) -> Metric:
     for key in info.options:
         if key == "rel":
             options[key] = draw(st.sampled_from(LEVELS))
-        elif key in CHOICES:
-            options[key] = draw(st.sampled_from(CHOICES[key]))
-    if options.get("weights") == "graded":
+        elif key == "p":
+            options[key] = draw(st.sampled_from([None, 0.5, 0.9]))
+        elif key == "gains":
+            options[key] = draw(st.none() | gain_maps(probabilities=name == "ERR"))
+        elif info.allowed(key):
+            options[key] = draw(st.sampled_from(info.allowed(key)))
+    if options.get("weights") == "graded" and name == "AP" or name == "ERR":
         options["max_grade"] = draw(st.sampled_from([3, 10, 12.5]))
     return Metric(name, k, {key: v for key, v in options.items() if v is not None})
 
@@ -105,14 +109,20 @@ def test_every_catalogue_option_matches_the_reference(ties: str, precision: str)
            "q2": {"y": 3.0, "x": 3.0, "v": 3.0, "w": 1.0}, "q4": {"a": 1.0}, "q9": {"a": 1.0}}
     metrics = []
     for name, info in METRICS.items():
+        base = {"max_grade": 3} if name == "ERR" else {}
         for k in ([None] if info.cutoff == "none" else [1, 2, 3, 10] + ([None] if info.cutoff == "optional" else [])):
-            for rel in (None, 1, 2, 0, -1):
-                metrics.append(Metric(name, k, {} if rel is None else {"rel": rel}))
-            for key, values in CHOICES.items():
-                if key in info.options:
-                    for value in values:
-                        extra = {"max_grade": 3} if (key, value) == ("weights", "graded") else {}
-                        metrics.append(Metric(name, k, {key: value, **extra}))
+            for rel in (None, 1, 2, 0, -1) if "rel" in info.options else (None,):
+                metrics.append(Metric(name, k, {**base, **({} if rel is None else {"rel": rel})}))
+            for key in info.options:
+                for value in info.allowed(key) or ():
+                    extra = {"max_grade": 3} if (name, key, value) == ("AP", "weights", "graded") else {}
+                    metrics.append(Metric(name, k, {**base, key: value, **extra}))
+            if "gains" in info.options:
+                gains = {0: 0.5, 1: 0, 3: 1} if name == "ERR" else {0: -1, 1: 2.5, 3: 0.5, -1: 4}
+                metrics.append(Metric(name, k, {**base, "gains": gains}))
+                metrics.append(Metric(name, k, {**base, "gains": gains, "rel": 1}))
+            if "p" in info.options:
+                metrics.append(Metric(name, k, {**base, "p": 0.95}))
     assert_same(qrels, run, list(dict.fromkeys(metrics)), Conventions(ties=ties, score_precision=precision))
 
 
@@ -445,3 +455,27 @@ def test_an_id_hashes_the_same_whatever_the_longest_id_of_its_file(tmp_path: Pat
     fast = eb.evaluate(str(qrels_path), str(run_path), ["P@1", "nDCG@2"], backend="fast")
     reference = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), ["P@1", "nDCG@2"], backend="reference")
     assert fast.values == reference.values and fast["P@1"] == 1.0
+
+
+@pytest.mark.parametrize(("metric", "options", "columnar"), [
+    ("nDCG@10", {}, True),
+    ("nDCG(gain=exp)@10", {}, True),
+    ("nDCG(gains={0:1})@10", {}, False),   # a gain map reads judgements: the arrow columns hold only hits
+    ("Bpref", {}, False),
+    ("Judged@10", {}, False),
+    ("P@5", {"judged_only": True}, False),
+    ("P@5", {"depth": 3}, False),
+])
+def test_only_metrics_and_conventions_that_need_judgements_leave_the_pyarrow_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metric: str, options: dict, columnar: bool) -> None:
+    """The pyarrow reader keeps only the graded hits; what needs the docs judged 0 (or cuts the run) is read by
+    the strict readers instead, with the same values."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1, "e": 0}}
+    run = {"q1": {"a": 3.0, "x": 2.5, "b": 2.0, "c": 1.0}, "q2": {"e": 2.0, "d": 1.0, "y": 0.5}}
+    paths = write_pair(tmp_path, qrels, run)
+    calls = []
+    real = arrow_io.read_trec_views
+    monkeypatch.setattr(arrow_io, "read_trec_views", lambda *a, **k: calls.append(a) or real(*a, **k))
+    got = eb.evaluate(*map(str, paths), metric, backend="fast", **options)
+    assert bool(calls) == columnar
+    assert got.values == eb.evaluate(qrels, run, metric, backend="reference", **options).values

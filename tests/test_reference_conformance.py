@@ -6,6 +6,8 @@ table below. trec_eval prints ``measure<TAB>qid<TAB>value`` with 4 decimals, so 
 agrees when it is within 5e-5 of the printed one. Without ``-c`` trec_eval evaluates only
 the topics in both qrels and run (``missing_queries="drop"``); with ``-c`` a missing topic
 scores 0 (``"zero"``). ``-l2`` is the relevance level of the binary measures; nDCG ignores it.
+``-M100`` is ``depth=100``. The counts (``num_ret``, ``num_rel``, ``num_rel_ret``) print their
+sum over topics on the ``all`` line, evalbridge's mean times the number of topics.
 """
 
 from __future__ import annotations
@@ -21,14 +23,25 @@ from evalbridge import Metric, parse_metric
 from strategies import ranked_from_scores
 
 #: trec_eval measures without a cutoff -> evalbridge spec
-TREC_PLAIN = {"map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "ndcg": "nDCG"}
+TREC_PLAIN = {"map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "ndcg": "nDCG",
+              "bpref": "Bpref", "infAP": "infAP", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "Hits",
+              "set_P": "SetP", "set_recall": "SetR", "set_F": "F1",
+              # trec_eval 10: p = 0.9, gains = grades divided by the query's top grade, whatever -l says
+              "rbp": "RBP(p=0.9,rel=1,weights=graded)", "rbp_resid": "RBP_resid(p=0.9)"}
+#: counts: trec_eval's ``all`` line is their sum
+COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
+#: with -c, trec_eval keeps num_rel for a topic missing from the run; evalbridge scores every metric 0 there
+KEPT_BY_C = {"num_rel"}
 #: trec_eval ``name_k`` measures -> evalbridge spec template
 TREC_CUT = {"P": "P@{k}", "recall": "R@{k}", "ndcg_cut": "nDCG@{k}", "map_cut": "AP@{k}", "success": "Success@{k}"}
 _CUT = re.compile(r"(?P<base>[A-Za-z_]+?)_(?P<k>\d+)")
 
 #: every measure the brief asks for must be compared in the -q files
 REQUIRED = {"map", "P_5", "P_10", "recall_100", "Rprec", "recip_rank", "ndcg", "ndcg_cut_10", "map_cut_10",
-            "success_1", "success_5", "success_10"}
+            "success_1", "success_5", "success_10", "bpref", "infAP", "num_ret", "num_rel", "num_rel_ret", "set_P",
+            "set_recall", "set_F"}
+#: measures of trec_eval 10 only (not in the v9.0.8 outputs)
+REQUIRED_10 = {"rbp", "rbp_resid"}
 
 TOL = 5e-5 + 1e-9  # half a unit of the 4th decimal, plus float noise
 
@@ -102,22 +115,24 @@ def compare(case: Case, folder: Path) -> tuple[list[str], set[str], int]:
     expected = parse_expected(folder / case.expected)
     qrels = eb.read_qrels(folder / case.qrels)
     run = eb.read_run(folder / case.run, extra_columns="ignore")
-    if case.max_docs is not None:
-        run = top(run, case.max_docs)
     specs = {m: spec for m, _ in expected if (spec := trec_to_spec(m)) is not None}
     res = eb.evaluate(qrels, run, sorted(set(specs.values())), min_relevance=case.level,
-                      missing_queries="zero" if case.complete else "drop",
+                      missing_queries="zero" if case.complete else "drop", depth=case.max_docs,
                       score_precision="float32" if case.version == "v9.0.8" else "float64")
+    missing = set(res.provenance.missing_from_run)
     mismatches, n_values = [], 0
     for (measure, qid), printed in sorted(expected.items()):
         if measure == "num_q":
             if int(printed) != res.provenance.queries_evaluated:
                 mismatches.append(f"num_q: trec_eval {printed}, evalbridge {res.provenance.queries_evaluated}")
             continue
-        if measure not in specs:
+        if measure not in specs or (measure in KEPT_BY_C and case.complete and missing and qid in {"all", *missing}):
             continue
         n_values += 1
-        ours = res[specs[measure]] if qid == "all" else res.query(specs[measure]).get(qid)
+        if qid == "all":
+            ours = res[specs[measure]] * (res.provenance.queries_evaluated if measure in COUNTS else 1)
+        else:
+            ours = res.query(specs[measure]).get(qid)
         if ours is None or abs(ours - float(printed)) > TOL:
             mismatches.append(f"{measure} ({specs[measure]}) query {qid}: trec_eval {printed}, evalbridge {ours}")
     return mismatches, set(specs), n_values
@@ -130,17 +145,19 @@ def test_reference_reproduces_trec_eval_expected_output(case: Case, trec_dir: Pa
     mismatches, compared, n_values = compare(case, trec_dir)
     assert not mismatches, f"{len(mismatches)} values differ from {case.expected}:\n" + "\n".join(mismatches[:25])
     if ".aq" in case.expected:  # -q: per topic and all; v9.0.8 prints no lines for a topic missing with -c
-        assert REQUIRED <= compared, f"not compared: {REQUIRED - compared}"
+        required = REQUIRED | (REQUIRED_10 if case.version == "current" else set())
+        assert required <= compared, f"not compared: {required - compared}"
         assert n_values >= 43 * 3
-    else:  # summary only: map, Rprec, recip_rank and P_5 .. P_1000
-        assert {"map", "P_5", "Rprec", "recip_rank"} <= compared
-        assert n_values == 12
+    else:  # summary only: map, Rprec, recip_rank, bpref, P_5 .. P_1000 and the three counts
+        assert {"map", "P_5", "Rprec", "recip_rank", "bpref", "num_ret", "num_rel", "num_rel_ret"} <= compared
+        assert n_values == 16
 
 
 def test_every_compared_trec_name_parses_to_the_mapped_spec(trec_dir: Path) -> None:
     """The trec_eval names themselves (``ndcg_cut_10``, ``P_5``, ``recip_rank``...) parse to the same metrics."""
     measures = {m for m, _ in parse_expected(trec_dir / "out.test.aq")}
-    mapped = {m: trec_to_spec(m) for m in measures if trec_to_spec(m) is not None}
+    # rbp and rbp_resid parse to evalbridge's RBP family, whose p defaults to ir-measures' 0.8 (trec_eval: 0.9)
+    mapped = {m: trec_to_spec(m) for m in measures - {"rbp", "rbp_resid"} if trec_to_spec(m) is not None}
     assert len(mapped) >= 40
     for measure, spec in mapped.items():
         assert parse_metric(measure) == parse_metric(spec), measure

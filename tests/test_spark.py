@@ -23,7 +23,7 @@ from test_engine import TIES, any_metric
 
 import evalbridge as eb
 from evalbridge import spark as es
-from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError
+from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from evalbridge.metrics.spec import Metric
 
 #: pyspark warns about pandas >= 3 on paths that do not use pandas (createDataFrame from rows).
@@ -119,7 +119,8 @@ def test_dl19_runs_give_the_local_engines_values_per_query(spark: Any, shared: P
 @settings(max_examples=4, phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: seconds per example
 @given(cases=st.lists(qrels_and_run(max_queries=4, ties=True, float_grades=True, negative=True, missing=True,
                                     run_only=True, max_docs=12), min_size=1, max_size=30),
-       metrics=st.lists(any_metric(), min_size=1, max_size=5), ties=st.sampled_from(TIES),
+       metrics=st.lists(any_metric().filter(lambda m: "in_pool" not in m.inputs), min_size=1, max_size=5),
+       ties=st.sampled_from(TIES),
        precision=st.sampled_from(("float64", "float32")), missing=st.sampled_from(("zero", "drop")),
        level=st.sampled_from((None, 2, 0.5)), buckets=st.integers(1, 7), shuffle=st.randoms(use_true_random=False))
 def test_generated_sets_give_the_local_engines_values_per_query(
@@ -211,3 +212,11 @@ def test_schema_problems_are_found_before_any_job(spark: Any) -> None:
         es.evaluate(qrels_df, int_ids, "P@1", query="qid", doc="docno", relevance="label", score="sim")
     with pytest.raises(InputError, match=r"buckets must be an integer >= 1; got 0"):
         es.evaluate(qrels_df, run_df, "P@1", buckets=0)
+
+
+def test_metrics_reading_the_pool_are_refused_not_computed_from_one_bucket(spark: Any) -> None:
+    """Hole needs the docs judged for any query; a bucket sees only its own queries' qrels rows."""
+    qrels = spark.createDataFrame([("q1", "a", 1), ("q2", "b", 1)], ["query_id", "doc_id", "relevance"])
+    run = spark.createDataFrame([("q1", "b", 1.0)], ["query_id", "doc_id", "score"])
+    with pytest.raises(UnsupportedMetricError, match=r"Hole@3 reads the pool.*Fix: evaluate Hole@3 with evalbridge"):
+        es.evaluate(qrels, run, ["P@1", "Hole@3"])

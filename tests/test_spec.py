@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from evalbridge import Metric, MetricSpecError, parse_metric, parse_metrics
 from evalbridge.metrics import spec as spec_module
-from evalbridge.metrics.catalogue import ALIASES
-from strategies import metrics
+from evalbridge.metrics.catalogue import ALIASES, METRICS
+from evalbridge.metrics.spec import GainMap
+from strategies import gain_maps, metrics
 
 #: spelling (as in the issue text) -> canonical string
 ALIAS_CASES = {
@@ -59,6 +60,38 @@ ALIAS_CASES = {
     "wmap@10": "AP(weights=graded)@10",
     "coverage@5": "Success@5",
     "hits_at_k@3": "Success@3",
+    # incomplete judgements, and the measures peers have
+    "Judged@10": "Judged@10",
+    "judged": "Judged",
+    "hole@10": "Hole@10",
+    "bpref": "Bpref",
+    "BPref": "Bpref",
+    "infAP": "infAP",
+    "ERR@20": "ERR@20",
+    "err(max_grade=4)@20": "ERR(max_grade=4)@20",
+    "RBP(p=0.8)": "RBP",
+    "rbp(p=0.95,weights=raw)": "RBP(p=0.95,weights=raw)",
+    "rbp_resid(p=0.9)": "RBP_resid(p=0.9)",
+    "f1@10": "F1@10",
+    "set_F": "F1",
+    "SetF": "F1",
+    "R_cap@10": "R_cap@10",
+    "capped_recall@5": "R_cap@5",
+    "hits@10": "Hits@10",
+    "num_rel_ret": "Hits",
+    "NumRelRet": "Hits",
+    "num_ret": "NumRet",
+    "NumRel": "NumRel",
+    "set_P": "SetP",
+    "set_recall": "SetR",
+    "SetR": "SetR",
+    # gain maps: ir-measures gains=, written in any order and spacing, printed sorted
+    "nDCG(gains={0:0,1:1,2:3})@10": "nDCG(gains={0:0,1:1,2:3})@10",
+    "nDCG(gains={2: 3, 1: 1, 0: 0})@10": "nDCG(gains={0:0,1:1,2:3})@10",
+    "ndcg(gains={1:3.5,2:9.0,4:7.0})": "nDCG(gains={1:3.5,2:9,4:7})",
+    "dcg(gains={0:-1})@5": "DCG(gains={0:-1})@5",
+    "ndcg_burges(gains={3:10})@5": "nDCG(gain=exp,gains={3:10})@5",
+    "nDCG(gains={})@10": "nDCG@10",
 }
 
 
@@ -125,8 +158,8 @@ def test_every_catalogue_alias_parses(alias: str, k: int) -> None:
 
 
 def parse_metric_needs_no_k(alias: str) -> bool:
-    """True for aliases of families without a cutoff (R-precision)."""
-    return ALIASES[alias][0] == "Rprec"
+    """True for aliases of families without a cutoff (R-precision, bpref, the counts...)."""
+    return METRICS[ALIASES[alias][0]].cutoff == "none"
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
@@ -147,6 +180,21 @@ def parse_metric_needs_no_k(alias: str) -> bool:
     ("mrr(rel=2,rel=3)", "twice"),
     ("ndcg_burges(gain=linear)@10", "contradicts"),
     ("foo(", "e.g. 'nDCG(gain=exp)@10'"),
+    ("nDCG(gains=3)@10", "{grade: gain"),
+    ("nDCG(gains={1:a})@10", "must be a number"),
+    ("nDCG(gains={1:1,1:2})@10", "twice"),
+    ("nDCG(gains={1})@10", "grade:gain"),
+    ("nDCG(gains={1:inf})@10", "finite"),
+    ("ERR(gains={1:2})@10", "[0, 1]"),
+    ("RBP(p=1)", "between 0 and 1"),
+    ("RBP(p=0)", "between 0 and 1"),
+    ("AP(weights=raw)", "one of binary, graded"),
+    ("NumRet(rel=2)", "takes no option"),
+    ("Judged(rel=2)@5", "'rel' applies to"),
+    ("bpref@10", "write Bpref"),
+    ("Hole", "Hole@10"),
+    ("R_cap", "R_cap@10"),
+    ("ERR(max_grade=0)@5", "> 0"),
 ])
 def test_error_names_the_closest_valid_spelling(spec: str, expected: str) -> None:
     """Bad names, options, values and cutoffs raise MetricSpecError (a ValueError) that shows a fix."""
@@ -191,3 +239,39 @@ def test_any_text_either_parses_or_raises_metric_spec_error(text: str) -> None:
     except MetricSpecError:
         return
     assert parse_metric(str(metric)) == metric
+
+
+@given(metrics(gains=True))
+def test_canonical_string_with_gain_maps_is_a_fixed_point(metric: Metric) -> None:
+    """Metrics with gain maps (floats, negatives, ERR probabilities) print and parse back to themselves."""
+    text = str(metric)
+    assert parse_metric(text) == metric and str(parse_metric(text)) == text
+
+
+@given(gain_maps(), st.randoms(use_true_random=False))
+def test_gain_map_order_and_spacing_do_not_matter(gains: GainMap, rnd) -> None:  # noqa: ANN001
+    """A gain map written in any order, with spaces, is the same option: one metric, one hash."""
+    items = list(gains.items())
+    rnd.shuffle(items)
+    written = "{" + ", ".join(f"{k} : {v}" for k, v in items) + "}"
+    metric = parse_metric(f"nDCG(gains={written})@10")
+    assert metric == Metric("nDCG", 10, {"gains": dict(gains)})
+    assert hash(metric) == hash(parse_metric(str(metric)))
+    assert metric.get("gains") == gains
+
+
+def test_gain_map_is_an_immutable_hashable_mapping() -> None:
+    """GainMap reads like a dict, cannot change, and whole floats print as ints."""
+    gains = GainMap({1: 3.5, 2: 9.0, 0: -1})
+    assert dict(gains) == {0: -1, 1: 3.5, 2: 9}
+    assert str(gains) == "{0:-1,1:3.5,2:9}" and gains.get(7) is None
+    with pytest.raises(AttributeError):
+        gains.x = 1  # type: ignore[attr-defined]
+    assert {gains: 1}[GainMap({0: -1, 2: 9, 1: 3.5})] == 1
+
+
+def test_rbp_persistence_and_weights_are_options() -> None:
+    """RBP's p defaults to 0.8 (ir-measures); trec_eval's rbp is RBP(p=0.9,weights=graded)."""
+    assert parse_metric("RBP(p=0.8,weights=binary)") == parse_metric("rbp") == Metric("RBP")
+    assert str(parse_metric("RBP(weights=graded,p=.9)")) == "RBP(p=0.9,weights=graded)"
+    assert parse_metric("RBP(p=0.9)").arguments == {"rel": 1, "p": 0.9, "weights": "binary", "k": None}

@@ -53,6 +53,11 @@ def assert_same_columns(got, want) -> None:  # noqa: ANN001 - Columns
     assert got.doc_ids(every_row[::-1]) == want.doc_ids(every_row[::-1])
     every_hit = np.arange(len(want.hit_query), dtype=np.int64)
     assert got.hit_doc_ids(every_hit) == want.hit_doc_ids(every_hit)
+    for name in ("zero_query", "zero_score"):  # the retrieved docs judged 0 (Judged, Bpref, infAP...)
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    every_zero = np.arange(len(want.zero_query), dtype=np.int64)
+    assert got.zero_doc_ids(every_zero[::-1]) == want.zero_doc_ids(every_zero[::-1])
+    assert np.array_equal(got.pool_rows(), want.pool_rows())  # docs judged for some query (Hole)
 
 
 @settings(max_examples=200)

@@ -30,6 +30,13 @@ from evalbridge.ranking import rank, rank_groups
 #: Most orders a brute-force check enumerates for one query.
 MAX_ORDERS = 720
 AVERAGE = Conventions(ties="average")
+#: The families with a tie-aware function; the others are refused under ties="average".
+TIE_AWARE = tuple(tie_aware.KERNELS)
+
+
+def tie_aware_metrics(**kwargs) -> st.SearchStrategy[Metric]:  # noqa: ANN003
+    """Metrics evaluate computes under ties="average" (a tie-aware family, no judgement inputs)."""
+    return metrics(names=TIE_AWARE, **kwargs).filter(lambda m: tie_aware.unsupported(m) is None)
 
 
 def orders(groups: list[list]) -> int:
@@ -73,7 +80,7 @@ def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> fl
 # -- the definition: the mean over every order ------------------------------------------------------------
 
 
-@given(data=st.data(), metric=metrics(max_k=12))
+@given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=12, gains=True))
 @settings(max_examples=400)
 def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_tie_group(data, metric) -> None:  # noqa: ANN001
     """For every metric family and option, the closed form equals brute-force enumeration."""
@@ -84,7 +91,7 @@ def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_t
     assert tie_aware.KERNELS[metric.name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2), metric=metrics(max_k=8))
+@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2), metric=tie_aware_metrics(max_k=8))
 @settings(max_examples=60)
 def test_evaluate_with_average_ties_is_the_mean_over_every_order_of_the_tied_documents(data, metric) -> None:  # noqa: ANN001
     """End to end: evaluate(ties="average") per query equals the mean of evaluate over every run that
@@ -213,7 +220,7 @@ def test_hypergeometric_probabilities_match_scipy(n: int, r: int, c: int) -> Non
 # -- properties --------------------------------------------------------------------------------------------
 
 
-@given(data=st.data(), metric=metrics(max_k=15))
+@given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_without_ties_the_tie_aware_value_is_the_reference_value_bit_for_bit(data, metric) -> None:  # noqa: ANN001
     retrieved = data.draw(st.lists(grades(float_grades=data.draw(st.booleans())), max_size=15))
     judged = data.draw(judged_for([retrieved]))
@@ -222,7 +229,7 @@ def test_without_ties_the_tie_aware_value_is_the_reference_value_bit_for_bit(dat
         reference.KERNELS[metric.name](retrieved, judged, **kwargs)
 
 
-@given(data=st.data(), metric=metrics(max_k=15))
+@given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_permuting_the_documents_of_a_tie_group_changes_nothing(data, metric) -> None:  # noqa: ANN001
     groups = data.draw(st.lists(st.lists(grades(float_grades=True), min_size=1, max_size=8), max_size=5))
     judged = data.draw(judged_for(groups))
@@ -232,7 +239,7 @@ def test_permuting_the_documents_of_a_tie_group_changes_nothing(data, metric) ->
     assert kernel(shuffled, judged, **kwargs) == kernel(groups, judged, **kwargs)
 
 
-@given(data=qrels_and_run(ties=True, max_docs=12, max_queries=2), metric=metrics(max_k=12))
+@given(data=qrels_and_run(ties=True, max_docs=12, max_queries=2), metric=tie_aware_metrics(max_k=12))
 def test_average_ties_do_not_depend_on_doc_ids_or_input_order(data, metric) -> None:  # noqa: ANN001
     """Renaming documents (which reorders ties under docid_desc) and reversing the input order
     (which reorders them under input) leave every value under ties="average" identical."""
@@ -309,7 +316,10 @@ def test_tie_averaged_ndcg_and_dcg_match_scikit_learn(data) -> None:  # noqa: AN
 
 
 def test_every_tie_aware_function_takes_exactly_the_options_of_its_reference_function() -> None:
-    """A reference option the tie-aware function did not know would otherwise fail at call time."""
+    """A reference option the tie-aware function did not know would otherwise fail at call time.
+
+    DCG/nDCG take the reference's ``gains`` (computed exactly) and ``in_qrels``; the latter is refused
+    when given (test_judgement_inputs_are_refused_under_average), never ignored."""
     for name, kernel in tie_aware.KERNELS.items():
         ours = list(inspect.signature(kernel).parameters.values())[2:]
         theirs = list(inspect.signature(reference.KERNELS[name]).parameters.values())[2:]
@@ -327,6 +337,34 @@ def test_every_catalogue_metric_is_tie_aware_or_refused_under_average(name: str)
     else:
         with pytest.raises(UnsupportedMetricError, match="ties='average'"):
             eb.evaluate(qrels, run, [metric], ties="average")
+
+
+@pytest.mark.parametrize("metric", ["nDCG(gains={0:0,1:1,2:3})@5", "DCG(gains={1:2})", "nDCG(gain=exp,gains={2:3})"])
+def test_judgement_inputs_are_refused_under_average(metric: str) -> None:
+    """A gain map makes DCG/nDCG read in_qrels (unjudged documents gain nothing): no tie-aware formula."""
+    parsed = parse_metric(metric)
+    assert parsed.inputs == ("in_qrels",)
+    assert "in_qrels" in tie_aware.unsupported(parsed) and tie_aware.unsupported(parsed.name) is None
+    qrels, run = {"q": {"a": 2, "b": 0}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    with pytest.raises(UnsupportedMetricError, match=r"in_qrels.*ties='average'"):
+        eb.evaluate(qrels, run, [parsed], ties="average")
+    with pytest.raises(UnsupportedMetricError, match="in_qrels"):
+        tie_aware.KERNELS[parsed.name]([[2, 0, 0]], [2, 0], **parsed.arguments, in_qrels=[True, True, False])
+    assert math.isfinite(eb.evaluate(qrels, run, [parsed], ties="docid_desc")[str(parsed)])
+
+
+def test_exp_gains_of_huge_grades_average_without_overflow() -> None:
+    """Grades beyond 1024: 2^grade overflows float64, yet tie-aware nDCG (exp) equals brute force,
+    and DCG, beyond float64, raises the reference's InputError instead of returning inf."""
+    groups, judged = [[2000, 0, 1999], [1998, 3]], [2000, 1999, 1998, 3]
+    for k in (None, 2, 4):
+        value = tie_aware.ndcg(groups, judged, k=k, gain="exp")
+        assert 0.0 < value <= 1.0
+        assert value == pytest.approx(brute_force("nDCG", groups, judged, {"k": k, "gain": "exp"}), rel=1e-12)
+    assert tie_aware.dcg([[3, 0], [1]], [3, 1], gain="exp") == pytest.approx(
+        brute_force("DCG", [[3, 0], [1]], [3, 1], {"gain": "exp"}), rel=1e-15)
+    with pytest.raises(eb.InputError, match="beyond the largest float64"):
+        tie_aware.dcg(groups, judged, gain="exp")
 
 
 def test_a_metric_without_a_tie_aware_formula_is_refused_not_approximated(monkeypatch: pytest.MonkeyPatch) -> None:

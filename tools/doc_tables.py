@@ -61,19 +61,29 @@ def inputs_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+#: How a non-choice option is shown in the options cell.
+OPTION_TEXT = {
+    "max_grade": "`max_grade` (default: top grade of the qrels)",
+    "gains": "`gains`: `{grade: gain}` map (default: none)",
+}
+
+
 def _options(name: str) -> str:
-    from evalbridge.metrics.catalogue import CHOICES, METRICS
+    from evalbridge.metrics.catalogue import METRICS
 
     info = METRICS[name]
     parts = {"required": ["`@k` required"], "optional": ["`@k` optional (whole ranking)"], "none": []}[info.cutoff]
     for option, default in info.options.items():
-        if option in CHOICES:
-            parts.append(f"`{option}`: " + " / ".join(f"**{c}**" if c == default else c for c in CHOICES[option]))
+        allowed = info.allowed(option)
+        if allowed:
+            parts.append(f"`{option}`: " + " / ".join(f"**{c}**" if c == default else c for c in allowed))
         elif option == "rel":
             parts.append("`rel`: level (default: the evaluation's, 1)" if info.binary
                          else "`rel`: grades below it gain 0 (default: none)")
-        elif option == "max_grade":
-            parts.append("`max_grade` (default: top grade of the qrels)")
+        elif option == "p":
+            parts.append(f"`p`: persistence (default {default})")
+        else:
+            parts.append(OPTION_TEXT[option])
     return "<br>".join(parts)
 
 
@@ -90,19 +100,25 @@ def _aliases(name: str) -> str:
 
 
 def _probes(name: str):  # noqa: ANN202 - list of (label, Metric)
-    """The metric with default options, then one variant per non-default option value."""
-    from evalbridge.metrics.catalogue import CHOICES, METRICS
+    """The metric with default options, then one variant per non-default option value (and a cutoff)."""
+    from evalbridge.metrics.catalogue import METRICS
     from evalbridge.metrics.spec import Metric
 
     info = METRICS[name]
     k = 10 if info.cutoff == "required" else None
     probes = [("", Metric(name, k))]
+    if info.cutoff == "optional":
+        probes.append(("@k", Metric(name, 10)))
     for option, default in info.options.items():
-        if option in CHOICES:
-            probes += [(f"{option}={c}", Metric(name, k, {option: c})) for c in CHOICES[option] if c != default]
+        if info.allowed(option):
+            probes += [(f"{option}={c}", Metric(name, k, {option: c})) for c in info.allowed(option) if c != default]
         elif option == "rel":
             probes += [("rel=2", Metric(name, k, {"rel": 2})), ("rel=0.5", Metric(name, k, {"rel": 0.5})),
                        ("rel≤0", Metric(name, k, {"rel": 0}))]
+        elif option == "gains" and name != "ERR":
+            probes += [("gains", Metric(name, k, {"gains": {1: 2.5}})), ("gains<0", Metric(name, k, {"gains": {0: -1}}))]
+        elif option == "gains":
+            probes.append(("gains", Metric(name, k, {"gains": {1: 0.5}})))
     return probes
 
 
@@ -142,7 +158,8 @@ CONVENTION_ROWS = {
         "float64": "float64", "float32": "float32 (1e-9 apart = tie)"}),
     "missing_queries": ("qrels query absent from the run", {
         "zero": "scored 0", "drop": "left out of the mean"}),
-    "empty_qrels": ("query with no judgement", {"keep": "scored 0", "drop": "left out"}),
+    "empty_qrels": ("query with no judgement", {"keep": "scored 0", "drop": "left out",
+                                                "zero": "scored 0 without evaluation (NumRet too)"}),
     "grades": ("float grades (LLM scores)", {
         "int": "raise TypeError", "truncate": "silently truncated (7.5 -> 7)", "float": "kept"}),
     "level_scope": ("relevance level (`-l`, `rel`)", {

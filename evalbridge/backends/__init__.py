@@ -63,7 +63,7 @@ def tie_problem(module: ModuleType, metric: Metric, ties: str) -> str | None:
     if ties == "average":
         from ..metrics.tie_aware import unsupported as tie_aware_problem
 
-        return tie_aware_problem(metric.name)
+        return tie_aware_problem(metric)
     return None
 
 

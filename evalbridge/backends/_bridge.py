@@ -9,17 +9,20 @@ make the library's number equal the reference's:
   floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.ranking.rank` gives
   under the requested :class:`~evalbridge.model.Conventions`; these values are exact in float32;
 * **binarised grades** for binary metrics whose level is not an integer >= 1, or whose grades
-  are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1
-  (P, R, RR, AP, Rprec and Success only ask "relevant or not", so nothing changes);
-* **gains as grades** for nDCG/DCG: ``grade -> gain(grade)`` (``2^g - 1`` for exp gain, 0 below
-  ``rel`` or at or below 0) and linear gain in the library, which computes ``sum gain / log2(i+1)``;
+  are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1, and
+  a negative grade stays -1 (P, R, RR, AP, Rprec and Success only ask "relevant or not"; bpref
+  and infAP also ask "judged or not", and trec_eval reads a negative grade as "unjudged");
+* **gains as grades** for nDCG/DCG: ``grade -> gain(grade)`` (``2^g - 1`` for exp gain, the gain
+  map's value for the grades it lists, 0 below ``rel`` or at or below 0) and linear gain in the
+  library, which computes ``sum gain / log2(i+1)``;
 * **scaled grades**: linear-gain nDCG is scale-invariant (``nDCG(c * g) = nDCG(g)`` for ``c > 0``),
   so grades with finite decimals are multiplied by ``10^d`` to become integers. Exp gain is not
   scale-invariant, so exp-gain nDCG over float grades is refused by integer-only libraries;
 * **cut rankings**: ``RR@k`` on a library without an RR cutoff sees each ranking cut at ``k``;
 * **placeholders**: a query with no judgements gets one grade-0 judgement and an empty ranking
-  one unjudged document, so libraries that drop or reject such queries still score them 0
-  (every metric here is 0 for both, in the reference too).
+  one unjudged document (two different ids), so libraries that drop or reject such queries still
+  score them 0 (every metric here is 0 for both, in the reference too, except the counts: NumRet
+  of an empty ranking is set back to 0, see :data:`COUNTS_RETRIEVED`).
 """
 
 from __future__ import annotations
@@ -42,10 +45,15 @@ from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
-           "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER"]
+           "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER", "PLACEHOLDER_JUDGED", "COUNTS_RETRIEVED",
+           "empty_rankings"]
 
-#: A doc id no real collection uses: placeholder judgement / retrieved document.
+#: A doc id no real collection uses: the placeholder retrieved document of an empty ranking.
 PLACEHOLDER = "\x00evalbridge-placeholder"
+#: The placeholder judgement of a query without judgements (another id: it must not be retrieved).
+PLACEHOLDER_JUDGED = "\x00evalbridge-placeholder-judged"
+#: Families that count the retrieved documents, placeholder included: set back to 0 for an empty ranking.
+COUNTS_RETRIEVED = frozenset({"NumRet"})
 #: Largest power of ten used to turn finite-decimal grades into integers.
 MAX_DECIMALS = 6
 #: Largest integer grade (or gain) handed to an integer-only library (C ``int``).
@@ -62,7 +70,8 @@ class NativeConventions:
             groups, arbitrary, numba argsort order, for larger ones).
         score_precision: ``float32`` when the library stores scores as C floats.
         missing_queries: ``drop`` (a qrels query absent from the run gets no value) or ``zero``.
-        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, else ``keep``.
+        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, ``zero`` when it gets
+            0 without being evaluated (ir-measures' default value), else ``keep`` (evaluated).
         grades: ``int`` (float grades raise), ``truncate`` (float grades silently cut to
             integers, ranx ``Qrels``) or ``float`` (kept).
         level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
@@ -97,11 +106,27 @@ class GradeInfo:
 
     @classmethod
     def of(cls, qrels: Qrels) -> GradeInfo:
-        grades = qrels.grades
+        return cls.of_grades(qrels.grades)
+
+    @classmethod
+    def of_grades(cls, grades: frozenset | set) -> GradeInfo:
         integral = all(float(g).is_integer() for g in grades)
         return cls(integral=integral, negative=any(g < 0 for g in grades),
                    fractional_positive=any(0 < g < 1 for g in grades),
                    decimals=0 if integral else _decimals(grades), max_grade=max(grades, default=0))
+
+    def with_gains(self, metric: Metric) -> GradeInfo:
+        """The facts of the values a gains-as-grades bridge hands the library: the grades and the
+        metric's gain map values (a map may turn integer grades into float or negative gains)."""
+        gains = metric.get("gains") if "gains" in metric.info.options else None
+        if not gains:
+            return self
+        values = set(gains.values())
+        merged = GradeInfo.of_grades(values)
+        decimals = None if None in (self.decimals, merged.decimals) else max(self.decimals, merged.decimals)  # type: ignore[type-var]
+        return GradeInfo(integral=self.integral and merged.integral, negative=self.negative or merged.negative,
+                         fractional_positive=self.fractional_positive or merged.fractional_positive,
+                         decimals=decimals, max_grade=max(self.max_grade, merged.max_grade))
 
 
 def _decimals(grades: set) -> int | None:
@@ -143,13 +168,25 @@ def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]],
                        missing: Mapping[str, str] | None = None) -> str | None:
     """Why backend ``name`` cannot compute ``metric`` (by its declared capabilities), or None.
 
-    ``capabilities`` maps a metric family to option -> allowed values; ``rel`` may be
-    ``"positive"`` (any level > 0). An option not listed must keep its default.
+    ``capabilities`` maps a metric family to option -> allowed values, or to a marker: ``rel``
+    ``"positive"`` (any level > 0), ``p`` ``"fraction"`` (written ``0.xx``), ``gains``
+    ``"nonnegative"`` (no negative gain); ``"cutoff": "none"`` means the library has the family
+    over the whole ranking only. An option not listed must keep its default. A metric that weighs
+    documents by their grade (``weights`` other than ``binary``) cannot take a level that is not an
+    integer, since the level bridge binarises the grades.
     """
     caps = capabilities.get(metric.name)
     if caps is None:
         reason = (missing or {}).get(metric.name)
         return reason or f"{name} has no {metric.info.title} ({metric.name})."
+    rel = dict(metric.options).get("rel")
+    weighs_grades = "weights" in metric.info.options and metric.get("weights") != "binary"
+    if weighs_grades and rel is not None and not _integral_level(rel):
+        return (f"{name} takes integer relevance levels, and {metric} weighs documents by their grade, so "
+                f"the level {rel:g} cannot be bridged by binarising the grades.")
+    if caps.get("cutoff") == "none" and metric.k is not None:
+        return (f"{name} computes {metric.name} over the whole ranking only (trec_eval's set measures), "
+                f"not {metric.name}@{metric.k}.")
     for option, value in metric.options:
         allowed = caps.get(option)
         if option == "rel" and allowed == "positive":
@@ -159,6 +196,15 @@ def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]],
             continue
         if allowed is None:
             return f"{name} cannot compute {metric.name} with {option}={value}."
+        if allowed == "fraction":  # a persistence a library reads from its digits after "0."
+            if not repr(float(value)).startswith("0."):
+                return f"{name} reads {option} from the digits after '0.', so it cannot take {option}={value}."
+            continue
+        if allowed == "nonnegative":
+            if any(gain < 0 for gain in value.values()):
+                return (f"negative gains ({option}={value}) cannot be handed to {name} as grades: a negative grade "
+                        f"means \"unjudged\" there, and the ideal DCG would change.")
+            continue
         if value not in allowed:
             return (f"{name} computes {metric.name} with {option} in {{{', '.join(map(str, allowed))}}} only, "
                     f"not {option}={value}.")
@@ -167,22 +213,24 @@ def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]],
 
 def grade_problem(name: str, native_grades: str, metric: Metric, info: GradeInfo) -> str | None:
     """Why the grades of these qrels cannot be bridged exactly for ``metric``, or None."""
-    if metric.info.binary or native_grades in ("float", "truncate"):
-        return None
+    if "gain" not in metric.info.options or native_grades in ("float", "truncate"):
+        return None  # binary metrics and the counts are binarised when they must be
     gain = metric.get("gain")
     if gain == "exp" and not info.integral:
         return (f"exp-gain {metric.name} over float grades (e.g. {_example(info)}) is not scale-invariant, and "
                 f"{name} takes integer grades only, so no exact bridge exists. Use backend='reference' or 'ranx'.")
     if gain == "exp" and info.max_grade > 30:
         return f"exp gain 2^{info.max_grade:g} - 1 does not fit the integer grades {name} takes."
-    if not info.integral:
+    values = info.with_gains(metric)  # what the library is handed: grades, or the gains of a gain map
+    if not values.integral:
         if metric.name != "nDCG":
             return f"{metric.name} over float grades is not scale-invariant and {name} takes integer grades only."
-        if info.decimals is None:
-            return (f"float grades need more than {MAX_DECIMALS} decimals to become integers, so {name} "
+        if values.decimals is None:
+            return (f"float grades or gains need more than {MAX_DECIMALS} decimals to become integers, so {name} "
                     f"(integer grades only) cannot compute {metric} exactly.")
-        if info.max_grade * 10 ** info.decimals > MAX_INT_GRADE:
-            return f"float grades scaled by 10^{info.decimals} exceed the integer range of {name}."
+        top = max(values.max_grade, 2 ** info.max_grade - 1 if gain == "exp" else 0)
+        if top * 10 ** values.decimals > MAX_INT_GRADE:
+            return f"float grades scaled by 10^{values.decimals} exceed the integer range of {name}."
     return None
 
 
@@ -207,7 +255,8 @@ def _integral_level(value: float | None) -> bool:
 
 
 def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp: bool,
-         graded_level: bool, rr_cutoff: bool, success_cutoff: bool, depth: int) -> tuple[Task, list[str]]:
+         graded_level: bool, rr_cutoff: bool, success_cutoff: bool, depth: int,
+         binarise: str | None = None, cut_families: frozenset[str] = frozenset()) -> tuple[Task, list[str]]:
     """The :class:`Task` for ``metric`` on backend ``name`` and the bridge notes it needs.
 
     Args:
@@ -218,6 +267,10 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
         rr_cutoff: the library has ``RR@k``.
         success_cutoff: the library has ``Success`` without a cutoff.
         depth: the longest ranking (for ``Success`` without a cutoff).
+        binarise: why the grades of a binary metric must be binarised even at an integer level
+            (e.g. ranx's ``rbp`` weighs documents by their grade), or None.
+        cut_families: families the library has without a cutoff only, whose ``@k`` is their value on
+            the ranking cut at k (ranx's ``rbp``): the rankings are cut.
 
     Raises:
         UnsupportedMetricError: no exact bridge exists (see :func:`grade_problem`).
@@ -228,56 +281,70 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     notes: list[str] = []
     k = metric.k if metric.info.cutoff != "none" else None
     cut = None
-    if metric.name == "RR" and k is not None and not rr_cutoff:
+    if k is not None and ((metric.name == "RR" and not rr_cutoff) or metric.name in cut_families):
         cut, k = k, None
-        notes.append(f"{metric}: rankings cut at {cut} ({name} has no RR cutoff)")
+        notes.append(f"{metric}: rankings cut at {cut} ({name} has no {metric.name} cutoff)")
     if metric.name == "Success" and k is None and not success_cutoff:
         k = max(depth, 1)
         notes.append(f"{metric}: computed as Success@{k}, the depth of the longest ranking")
-    if metric.info.binary:
-        rel = metric.get("rel") if metric.get("rel") is not None else 1
+    if "gain" not in metric.info.options:  # binary metrics, and the counts (any grade will do)
+        rel = metric.get("rel") if "rel" in metric.info.options and metric.get("rel") is not None else 1
         integer_grades = info.integral or grades != "int"
-        if _integral_level(rel) and integer_grades:
+        if _integral_level(rel) and integer_grades and not binarise:
             return Task(metric, ("raw",), int(rel), k, cut=cut), notes
         why = (f"the level {rel:g} is not an integer >= 1" if not _integral_level(rel)
-               else f"{name} takes integer grades only")
-        notes.append(f"{metric}: grades binarised (1 if grade >= {rel:g}, else 0) because {why}")
+               else f"{name} takes integer grades only" if not integer_grades else binarise)
+        notes.append(f"{metric}: grades binarised (1 if grade >= {rel:g}, else 0; negative -1) because {why}")
         return Task(metric, ("binary", rel), 1, k, cut=cut), notes
-    gain, rel = metric.get("gain"), metric.get("rel")
+    gain, rel, gains = metric.get("gain"), metric.get("rel"), metric.get("gains")
     clean = info.integral and not info.negative
     if grades == "truncate":  # ranx Qrels objects: the native call, floats cut by the library itself
         clean = not info.negative
-    if clean and (gain == "linear" or native_exp) and (rel is None or (graded_level and _integral_level(rel))):
+    if clean and gains is None and (gain == "linear" or native_exp) and \
+            (rel is None or (graded_level and _integral_level(rel))):
         return Task(metric, ("raw",), int(rel) if rel is not None else 1, k, gain=gain, cut=cut), notes
+    values = info.with_gains(metric)
     scale = 1
-    if grades == "int" and not info.integral and gain == "linear":
-        scale = 10 ** info.decimals  # type: ignore[operator]
+    if grades == "int" and not values.integral and (gain == "linear" or gains is not None):
+        scale = 10 ** values.decimals  # type: ignore[operator]
     what = "2^grade - 1" if gain == "exp" else "the grade"
+    if gains is not None:
+        what = f"the gain map {gains}, else {what}"
     note = f"{metric}: grades replaced by their gain ({what}; 0 at or below 0"
     note += f" or below {rel:g})" if rel is not None else ")"
     if scale != 1:
-        note += f", times {scale} to make them integers (linear nDCG is scale-invariant)"
+        note += f", times {scale} to make them integers (nDCG is scale-invariant)"
     notes.append(note)
-    return Task(metric, ("gain", gain, rel, scale), 0, k, gain="linear", cut=cut), notes
+    return Task(metric, ("gain", gain, rel, scale, gains), 0, k, gain="linear", cut=cut), notes
 
 
 def _transform(grade: float, key: tuple) -> float:
     kind = key[0]
     if kind == "binary":
-        return 1 if grade >= key[1] else 0
-    _, gain, rel, scale = key
-    if grade <= 0 or (rel is not None and grade < rel):
+        return 1 if grade >= key[1] else (-1 if grade < 0 else 0)
+    _, gain, rel, scale, gains = key
+    if rel is not None and grade < rel:
         return 0
-    value = 2 ** grade - 1 if gain == "exp" else grade
+    if gains is not None and grade in gains:
+        value = gains[grade]
+    elif grade <= 0:
+        return 0
+    else:
+        value = 2 ** grade - 1 if gain == "exp" else grade
     if scale != 1:
         return int(round(value * scale))
     return int(value) if float(value).is_integer() else float(value)
 
 
-def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool) -> dict[str, dict[str, Any]]:
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool,
+                  guard_negative: bool = False) -> dict[str, dict[str, Any]]:
     """``qrels`` restricted to ``queries`` (in that order), grades transformed by ``key``.
 
     Grades become plain ``int`` when integral (pytrec_eval rejects numpy scalars and floats).
+    ``guard_negative``: a query whose judgements are all negative gets one grade-0 placeholder
+    judgement, which changes no metric (it is never retrieved and not relevant): trec_eval 9
+    (pytrec_eval-terrier 0.5.11) reads stale memory for such a query and crashes the process
+    (e.g. ``{"q1": {"d": -1}, "q2": {...}}`` with P_5, map, ndcg, bpref, Rprec and num_ret).
     """
     out: dict[str, dict[str, Any]] = {}
     for qid in queries:
@@ -287,9 +354,22 @@ def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries:
         else:
             row = {d: _transform(g, key) for d, g in docs.items()}
         if not row and placeholders:
-            row = {PLACEHOLDER: 0}
+            row = {PLACEHOLDER_JUDGED: 0}
+        elif row and guard_negative and not any(g >= 0 for g in row.values()):
+            row[PLACEHOLDER_JUDGED] = 0
         out[qid] = row
     return out
+
+
+def guarded(prepared: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The queries of prepared qrels that ``guard_negative`` gave a placeholder judgement."""
+    return {q for q, row in prepared.items() if PLACEHOLDER_JUDGED in row and len(row) > 1}
+
+
+def guard_note(queries: set[str]) -> list[str]:
+    """The note for :func:`guarded` queries."""
+    return [f"{len(queries)} queries whose judgements are all negative given one grade-0 placeholder judgement "
+            f"(trec_eval 9 crashes on them)"] if queries else []
 
 
 def rank_scores(order: Sequence[str]) -> dict[str, float]:
@@ -336,6 +416,18 @@ def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, r
             row = {PLACEHOLDER: 0.0}
         out[qid] = row
     return out, rescored
+
+
+def empty_rankings(values: dict[Metric, dict[str, float]], run: Run, queries: list[str]) -> list[str]:
+    """Set the counts of retrieved documents (:data:`COUNTS_RETRIEVED`) of the queries whose ranking
+    was empty, and got the placeholder document, back to 0 (in place); the note saying so."""
+    empty = [q for q in queries if not run.get(q)]
+    counted = [m for m in values if m.name in COUNTS_RETRIEVED]
+    for metric in counted:
+        for qid in empty:
+            if qid in values[metric]:
+                values[metric][qid] = 0.0
+    return [f"{m}: the placeholder of {len(empty)} empty rankings not counted" for m in counted if empty]
 
 
 def common_queries(qrels: Qrels, run: Run) -> list[str]:

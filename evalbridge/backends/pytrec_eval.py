@@ -41,11 +41,32 @@ CAPABILITIES = {
     "R": {"rel": "positive"},
     "RR": {"rel": "positive"},
     "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",)},
+    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
+             "gains": "nonnegative"},
     "Rprec": {"rel": "positive"},
     "Success": {"rel": "positive"},
+    "Bpref": {"rel": "positive"},
+    "infAP": {"rel": "positive"},
+    "Hits": {"rel": "positive", "cutoff": "none"},
+    "F1": {"rel": "positive", "cutoff": "none"},
+    "NumRet": {},
+    "NumRel": {"rel": "positive"},
+    "SetP": {"rel": "positive"},
+    "SetR": {"rel": "positive"},
 }
-MISSING = {"DCG": "trec_eval 9 (inside pytrec_eval) has no plain DCG; use nDCG, or backend='ranx'."}
+#: Why an empty ranking gets the placeholder document even in a native call: pytrec_eval-terrier 0.5.11
+#: crashes the whole process (segmentation fault) on an empty ranking when bpref is asked with num_ret,
+#: num_rel_ret, num_rel or Rprec (``{"q": {"d": 0}}``, run ``{"q": {}}``). On its own it scores an empty
+#: ranking 0 everywhere but num_rel, and so does the placeholder (NumRet set back to 0).
+EMPTY_RANKING = "pytrec_eval crashes on some empty rankings"
+
+MISSING = {
+    "DCG": "trec_eval 9 (inside pytrec_eval) has no plain DCG; use nDCG, or backend='ranx'.",
+    "Judged": "trec_eval 9 (inside pytrec_eval) has no judged share (trec_eval 10's unj_k is not in it); "
+              "use backend='ir_measures' or 'reference'.",
+    "RBP": "trec_eval 9 (inside pytrec_eval) has no RBP (trec_eval 10 added rbp); use backend='ranx' or 'reference'.",
+    "RBP_resid": "trec_eval 9 (inside pytrec_eval) has no RBP residual (trec_eval 10 added rbp_resid).",
+}
 
 #: metric family -> trec_eval measure (``name.k`` when parameterised).
 NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
@@ -56,6 +77,14 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
     "nDCG": lambda t: f"ndcg_cut.{t.k}" if t.k else "ndcg",
     "Rprec": lambda t: "Rprec",
     "Success": lambda t: f"success.{t.k}",
+    "Bpref": lambda t: "bpref",
+    "infAP": lambda t: "infAP",
+    "Hits": lambda t: "num_rel_ret",
+    "F1": lambda t: "set_F",
+    "NumRet": lambda t: "num_ret",
+    "NumRel": lambda t: "num_rel",
+    "SetP": lambda t: "set_P",
+    "SetR": lambda t: "set_recall",
 }
 _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
@@ -108,7 +137,8 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
             collisions and empty queries so the values follow ``conventions`` exactly, for
             every query in both the qrels and the run. True: pytrec_eval's own behaviour
             (ties by doc id at float32, queries without judgements or results dropped); only
-            the grade bridges it cannot run without are applied.
+            the grade bridges it cannot run without are applied, and an empty ranking gets
+            the placeholder document (see :data:`EMPTY_RANKING`).
     """
     pte = _library()
     info = _bridge.GradeInfo.of(qrels)
@@ -120,12 +150,14 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         groups.setdefault(task.group, []).append(task)
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
     rescored = 0
+    guarded: set[str] = set()
     for (grades, level, cut), members in groups.items():
         names = {task.metric: measure_name(task, pte.supported_measures) for task in members}
-        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native)
+        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native, guard_negative=True)
+        guarded |= _bridge.guarded(qrels_dict)
         order = CONVENTIONS.conventions if native else conventions
         run_dict, count = _bridge.prepare_run(run, r_ids, requested=order, native=None if native else CONVENTIONS,
-                                              cut=cut, placeholders=not native)
+                                              cut=cut, placeholders=True)  # see EMPTY_RANKING
         rescored = max(rescored, count)
         evaluator = pte.RelevanceEvaluator(qrels_dict, sorted(set(names.values())), relevance_level=int(level) or 1)
         result = evaluator.evaluate(run_dict) if run_dict else {}
@@ -137,4 +169,5 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
                      f"(order: ties {conventions.ties}, {conventions.score_precision})")
     if not native and any(not qrels[q] for q in queries):
         notes.append("queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
+    notes += _bridge.empty_rankings(values, run, q_ids) + _bridge.guard_note(guarded)
     return values, _bridge.merge_notes(notes)

@@ -47,12 +47,24 @@ CAPABILITIES = {
     "R": {"rel": "positive"},
     "RR": {"rel": "positive"},
     "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",)},
-    "DCG": {"rel": "positive", "gain": ("linear", "exp"), "discount": ("log2",)},
+    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
+             "gains": "nonnegative"},
+    "DCG": {"rel": "positive", "gain": ("linear", "exp"), "discount": ("log2",), "gains": "nonnegative"},
     "Rprec": {"rel": "positive"},
     "Success": {"rel": "positive"},
+    "Bpref": {"rel": "positive"},
+    "Hits": {"rel": "positive"},
+    "F1": {"rel": "positive"},
+    "RBP": {"rel": "positive", "p": "fraction", "weights": ("binary", "raw")},
 }
 MISSING: dict[str, str] = {}
+
+#: What ranx computes in its own way, that a cross-check verifies by emulating it in the reference
+#: (:mod:`evalbridge.cross_check`): metric family -> the faults, by name. The bridged call
+#: (:func:`compute` with ``native=False``) works around each of them.
+KNOWN_FAULTS: dict[str, tuple[str, ...]] = {
+    "Bpref": ("ranx_bpref_negative", "ranx_bpref_nan", "ranx_bpref_batch"),
+}
 
 
 def _at(task: Task) -> str:
@@ -69,6 +81,10 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
     "DCG": lambda t: ("dcg_burges" if t.gain == "exp" else "dcg") + _at(t),
     "Rprec": lambda t: "r-precision",
     "Success": lambda t: "hit_rate" + _at(t),
+    "Bpref": lambda t: "bpref",
+    "Hits": lambda t: "hits" + _at(t),
+    "F1": lambda t: "f1" + _at(t),
+    "RBP": lambda t: "rbp." + repr(float(t.metric.get("p")))[2:],
 }
 
 
@@ -141,6 +157,39 @@ def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: A
     return result
 
 
+def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict], list[str]]:
+    """The queries and judgements of a bridged bpref call, and notes on what was changed.
+
+    ranx's bpref differs from trec_eval's in three ways (:data:`KNOWN_FAULTS`), each bridged here:
+    negative grades, which ranx counts as judged non-relevant, are dropped (trec_eval skips them as
+    unjudged); a query with no judged non-relevant document, where ranx divides 0 by 0, gets one
+    non-relevant judgement no run retrieves (it changes nothing in trec_eval's formula); a query
+    with no relevant document is left out of the call and scored 0, since in ranx it zeroes the
+    queries after it in the batch.
+    """
+    order, rows, negative, padded, skipped = [], {}, 0, 0, 0
+    for qid, grades in qrels.items():
+        row = {doc: g for doc, g in grades.items() if g >= 0}
+        negative += len(grades) - len(row)
+        if not any(g >= level for g in row.values()):
+            skipped += 1
+            continue
+        if not any(g < level for g in row.values()):
+            row[_bridge.PLACEHOLDER_JUDGED] = 0
+            padded += 1
+        order.append(qid)
+        rows[qid] = row
+    notes = []
+    if negative:
+        notes.append(f"{negative} negative grades dropped (ranx counts them as judged non-relevant, trec_eval as unjudged)")
+    if padded:
+        notes.append(f"{padded} queries without a judged non-relevant doc given one (ranx gives NaN there)")
+    if skipped:
+        notes.append(f"{skipped} queries without a relevant doc scored 0 outside the call (in ranx they zero the "
+                     f"queries after them)")
+    return order, rows, notes
+
+
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from ranx.
@@ -158,10 +207,14 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     notes: list[str] = []
     groups: dict[tuple, list[Task]] = {}
     for metric in metrics:
+        binary_rbp = metric.name == "RBP" and metric.get("weights") == "binary"
         task, more = _bridge.plan(NAME, metric, info, grades="truncate" if native else BRIDGED_GRADES, native_exp=True,
-                                  graded_level=True, rr_cutoff=True, success_cutoff=True, depth=_bridge.depth(run))
+                                  graded_level=True, rr_cutoff=True, success_cutoff=True, depth=_bridge.depth(run),
+                                  binarise="ranx's rbp weighs documents by their grade" if binary_rbp else None,
+                                  cut_families=frozenset({"RBP"}))
         notes += more
-        groups.setdefault(task.group, []).append(task)
+        # bpref gets calls of its own, where its bridges apply (see _bpref_rows)
+        groups.setdefault((*task.group, metric.name == "Bpref" and not native), []).append(task)
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
     rescored = 0
     if native:
@@ -172,9 +225,21 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         # tests/test_backends.py holds it to the objects.
         truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
         native_scores = _native_scores(run, list(qrels))
-    for (grades, _level, cut), members in groups.items():
+    for (grades, level, cut, bpref), members in groups.items():
         names = {task.metric: metric_name(task) for task in members}
         unique = list(dict.fromkeys(names.values()))
+        if bpref:
+            qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
+            order, qrels_dict, more = _bpref_rows(qrels_dict, level)
+            notes += [f"{task.metric}: {note}" for task in members for note in more]
+            run_dict, count = _bridge.prepare_run(run, order, requested=conventions, native=CONVENTIONS, cut=cut,
+                                                  placeholders=True)
+            rescored = max(rescored, count)
+            result = _evaluate(ranx, qrels_dict, run_dict, unique) if order else {n: [] for n in unique}
+            for metric, name in names.items():
+                got = dict(zip(order, map(float, result[name])))
+                values[metric] = {q: got.get(q, 0.0) for q in queries}
+            continue
         if native:
             order = list(qrels)
             qrels_dict = _bridge.prepare_qrels(truncated, grades, order, placeholders=True)

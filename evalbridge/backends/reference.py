@@ -8,10 +8,10 @@ of :mod:`evalbridge.metrics.tie_aware` instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from .._version import __version__
-from ..errors import UnsupportedMetricError
+from ..errors import InputError, UnsupportedMetricError
 from ..metrics import tie_aware
 from ..metrics.reference import KERNELS
 from ..ranking import rank, rank_groups
@@ -25,23 +25,38 @@ CAPABILITIES: dict = {}
 #: Every tie policy; under ``average`` the metrics of :data:`evalbridge.metrics.tie_aware.KERNELS`.
 TIES = TIE_POLICIES
 
+#: Kernel input (:data:`evalbridge.metrics.catalogue.INPUTS`) -> how it is built from one query's
+#: ranking, its judgements and the pool (every doc judged for some query).
+INPUTS: dict[str, Callable[[list[str], Mapping[str, float], Collection[str]], list[bool]]] = {
+    "in_qrels": lambda ranking, grades, pool: [doc in grades for doc in ranking],
+    "in_pool": lambda ranking, grades, pool: [doc in pool for doc in ranking],
+}
+
 
 def version() -> str:
     return __version__
+
+
+def pool_of(qrels: Qrels) -> frozenset[str]:
+    """Every doc id judged for some query (BEIR's "annotated corpus")."""
+    return frozenset().union(*qrels.values())
 
 
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
-    Each query is ranked once and every metric reads that ranking.
+    Each query is ranked once and every metric reads that ranking (and the inputs its family
+    declares, built once per query).
 
     Raises:
         UnsupportedMetricError: under ``ties="average"``, a metric without a tie-aware formula.
     """
     if conventions.ties == "average":
         return _compute_averaged(qrels, run, metrics, conventions), []
-    calls = [(metric, KERNELS[metric.name], metric.arguments) for metric in metrics]
+    calls = [(metric, KERNELS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
+    needed = [name for name in INPUTS if any(name in inputs for *_, inputs in calls)]
+    pool = pool_of(qrels) if "in_pool" in needed else frozenset()
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades in qrels.items():
         scores = run.get(qid)
@@ -50,8 +65,14 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         ranking = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
         retrieved = [grades.get(doc, 0) for doc in ranking]
         judged = list(grades.values())
-        for metric, kernel, kwargs in calls:
-            values[metric][qid] = kernel(retrieved, judged, **kwargs)
+        built = {name: INPUTS[name](ranking, grades, pool) for name in needed}
+        for metric, kernel, kwargs, inputs in calls:
+            if inputs:
+                kwargs = {**kwargs, **{name: built[name] for name in inputs}}
+            try:
+                values[metric][qid] = kernel(retrieved, judged, **kwargs)
+            except InputError as error:
+                raise InputError(f"{metric}: {error}", query_id=qid) from None
     return values, []
 
 
@@ -63,7 +84,7 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     ones give the same value, bit for bit, more slowly; tests/test_tie_aware.py holds them equal).
     """
     for metric in metrics:
-        reason = tie_aware.unsupported(metric.name)
+        reason = tie_aware.unsupported(metric)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
     calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments) for metric in metrics]

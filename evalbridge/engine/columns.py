@@ -11,13 +11,15 @@ and, for tie breaking, for the members of tie groups that need it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from operator import attrgetter, methodcaller
 
 import numpy as np
 
 __all__ = ["Columns", "from_mappings", "EXACT_LIMIT"]
+
+IdsOf = Callable[[np.ndarray], list[str]]
 
 #: Numbers at or beyond this magnitude may be ints that float64 cannot hold exactly.
 EXACT_LIMIT = 2.0 ** 53
@@ -37,6 +39,11 @@ class Columns:
             its query index, its score in the run and its grade.
         doc_ids: global run row indices -> their doc ids (used to break ties).
         hit_doc_ids: hit indices -> their doc ids.
+        zero_query, zero_score, zero_doc_ids: the same for the retrieved docs judged with grade 0,
+            which no hit covers; the metrics that read judgements (Judged, Bpref...) place them too.
+            ``None`` when the producer did not collect them (the pyarrow reader).
+        pool_rows: global run row indices of the docs judged for some query of the qrels (BEIR's
+            pool, for ``Hole``), computed when first asked; ``None`` when the producer cannot.
     """
 
     query_ids: Sequence[str]
@@ -47,18 +54,60 @@ class Columns:
     hit_query: np.ndarray
     hit_score: np.ndarray
     hit_grade: np.ndarray
-    doc_ids: Callable[[np.ndarray], list[str]]
-    hit_doc_ids: Callable[[np.ndarray], list[str]]
+    doc_ids: IdsOf
+    hit_doc_ids: IdsOf
+    zero_query: np.ndarray | None = None
+    zero_score: np.ndarray | None = None
+    zero_doc_ids: IdsOf | None = None
+    pool_rows: Callable[[], np.ndarray] | None = None
 
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    def judged_hits(self) -> Columns:
+        """These columns with every retrieved judged doc as a hit: the hits plus the grade-0 ones."""
+        if self.zero_query is None or self.zero_score is None or self.zero_doc_ids is None:
+            raise ValueError("these columns do not hold the retrieved docs judged 0 (read by pyarrow?); "
+                             "build them with from_mappings")
+        n_hits = len(self.hit_query)
+        return replace(self, hit_query=np.concatenate([self.hit_query, self.zero_query]),
+                       hit_score=np.concatenate([self.hit_score, self.zero_score]),
+                       hit_grade=np.concatenate([self.hit_grade, np.zeros(len(self.zero_query))]),
+                       hit_doc_ids=_concat_ids(self.hit_doc_ids, n_hits, self.zero_doc_ids))
+
+    def pool_hits(self) -> Columns:
+        """These columns with the pooled run rows (judged for some query) as hits, of grade 1."""
+        if self.pool_rows is None:
+            raise ValueError("these columns cannot tell which docs are judged for other queries")
+        rows = self.pool_rows()
+        return replace(self, hit_query=np.searchsorted(self.offsets, rows, side="right") - 1,
+                       hit_score=self.scores[rows], hit_grade=np.ones(len(rows)),
+                       hit_doc_ids=lambda h: self.doc_ids(rows[h]))
 
     @property
     def exact(self) -> bool:
         """True when every score and grade is below 2**53 in magnitude, so float64 holds it exactly."""
         return all(len(a) == 0 or max(float(a.max()), -float(a.min())) < EXACT_LIMIT
                    for a in (self.scores, self.judged))
+
+
+def _concat_ids(first: IdsOf, n_first: int, second: IdsOf) -> IdsOf:
+    """Doc ids of indices into ``first``'s rows followed by ``second``'s, in the order asked."""
+
+    def ids(index: np.ndarray) -> list[str]:
+        index = np.asarray(index, dtype=np.int64)
+        out = np.empty(len(index), dtype=object)
+        low = index < n_first
+        for mask, lookup, shift in ((low, first, 0), (~low, second, n_first)):
+            where = np.flatnonzero(mask)
+            if len(where):
+                found = np.empty(len(where), dtype=object)
+                found[:] = lookup(index[where] - shift)
+                out[where] = found
+        return out.tolist()
+
+    return ids
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:
@@ -118,9 +167,19 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
     # finite, so the hits (retrieved, grade not 0) are where both are set.
     found = np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), ranked), judged)), dtype=np.float64,
                         count=n_judged)
-    hits = np.flatnonzero(~np.isnan(found) & (grades != 0))
+    retrieved = ~np.isnan(found)
+    hits = np.flatnonzero(retrieved & (grades != 0))
+    zeros = np.flatnonzero(retrieved & (grades == 0))
     judged_ids = _ids_at(judged, judged_offsets)
+
+    def pool_rows() -> np.ndarray:
+        pool = frozenset().union(*qrels.values())
+        return np.flatnonzero(np.fromiter(map(pool.__contains__, chain.from_iterable(ranked)), dtype=bool,
+                                          count=int(offsets[-1])))
+
     return Columns(
         query_ids=query_ids, offsets=offsets, scores=scores, judged_offsets=judged_offsets, judged=grades,
         hit_query=np.searchsorted(judged_offsets, hits, side="right") - 1, hit_score=found[hits],
-        hit_grade=grades[hits], doc_ids=_ids_at(ranked, offsets), hit_doc_ids=lambda h: judged_ids(hits[h]))
+        hit_grade=grades[hits], doc_ids=_ids_at(ranked, offsets), hit_doc_ids=lambda h: judged_ids(hits[h]),
+        zero_query=np.searchsorted(judged_offsets, zeros, side="right") - 1, zero_score=found[zeros],
+        zero_doc_ids=lambda z: judged_ids(zeros[z]), pool_rows=pool_rows)

@@ -7,15 +7,21 @@ relevant, so a kernel touches O(hits) values; with ``rel <= 0`` a retrieved unju
 Sums are ``bincount`` over rows in rank order, which adds the same terms in the same order
 as the reference's loops; gains and discounts are the reference's own functions evaluated
 once per distinct grade and rank. So the values equal the reference's, not just nearly.
+
+The metrics that read judgements (``Judged``, ``Bpref``, ``infAP``, ``RBP_resid``, gain maps)
+place the retrieved docs judged 0 too (:meth:`Context.judged`), and ``Hole`` the docs judged for
+any query (:meth:`Context.pooled`); both are placed only when such a metric is asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..metrics.reference import discount_of, gain_of
+from ..errors import InputError
+from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
 from ..metrics.spec import Metric
 from ..model import Conventions
 from .columns import Columns
@@ -27,12 +33,41 @@ __all__ = ["Context", "KERNELS", "evaluate_columns"]
 class Context:
     """What every metric of one evaluation shares: the placed hits and per-query qrels counts."""
 
-    def __init__(self, columns: Columns, placed: Placed) -> None:
-        self.columns, self.placed = columns, placed
+    def __init__(self, columns: Columns, placed: Placed, conventions: Conventions = Conventions()) -> None:
+        self.columns, self.placed, self.conventions = columns, placed, conventions
         self.n = columns.n_queries
         self.judged_query = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(columns.judged_offsets))
         self._dense: Placed | None = None
         self._relevant: dict[float, np.ndarray] = {}
+        self._judged: Placed | None = None
+        self._pooled: Placed | None = None
+        self._top: np.ndarray | None = None
+
+    def _place(self, columns: Columns) -> Placed:
+        return place_hits(columns, ties=self.conventions.ties, score_precision=self.conventions.score_precision)
+
+    def judged(self) -> Placed:
+        """Every retrieved doc with a judgement (any grade, 0 included), in rank order."""
+        if self._judged is None:
+            self._judged = self._place(self.columns.judged_hits())
+        return self._judged
+
+    def pooled(self) -> Placed:
+        """Every retrieved doc judged for some query of the qrels, in rank order (grade 1)."""
+        if self._pooled is None:
+            self._pooled = self._place(self.columns.pool_hits())
+        return self._pooled
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per query, the judgements for which ``mask`` (over ``columns.judged``) holds (float64)."""
+        return np.bincount(self.judged_query[mask], minlength=self.n).astype(np.float64)
+
+    def top_grade(self) -> np.ndarray:
+        """Per query, the largest judged grade (-inf when the query has none)."""
+        if self._top is None:
+            self._top = np.full(self.n, -np.inf)
+            np.maximum.at(self._top, self.judged_query, self.columns.judged)
+        return self._top
 
     def rows(self, rel: float | None) -> Placed:
         """The rows that can matter at level ``rel``: the hits, or every row when ``rel <= 0``."""
@@ -128,50 +163,306 @@ def r_precision(ctx: Context, *, rel: float = 1) -> np.ndarray:
     return _divide(ctx.per_query(rows.query[mask]), n_relevant)
 
 
-def _gains(grades: np.ndarray, gain: str, rel: float | None) -> np.ndarray:
-    """The reference's gain of each grade, computed once per distinct grade."""
-    values, inverse = np.unique(grades, return_inverse=True)
-    table = np.array([gain_of(g, gain, rel) for g in values.tolist()], dtype=np.float64)
+def _table(values: np.ndarray, function: Callable[[float], float]) -> np.ndarray:
+    """``function`` (a reference function) of each value, evaluated once per distinct value."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    table = np.array([function(v) for v in distinct.tolist()], dtype=np.float64)
     return table[inverse.reshape(-1)]
 
 
 def _discounts(pos: np.ndarray, discount: str) -> np.ndarray:
     """The reference's discount of each rank, computed once per distinct rank."""
-    values, inverse = np.unique(pos, return_inverse=True)
-    table = np.array([discount_of(i, discount) for i in values.tolist()], dtype=np.float64)
-    return table[inverse.reshape(-1)]
+    return _table(pos, lambda i: discount_of(int(i), discount))
 
 
-def _dcg(ctx: Context, query: np.ndarray, pos: np.ndarray, grade: np.ndarray, *, k: int | None, gain: str,
-         discount: str, rel: float | None) -> np.ndarray:
-    mask = np.ones(len(pos), dtype=bool) if k is None else pos <= k
-    query, pos, grade = query[mask], pos[mask], grade[mask]
-    return ctx.per_query(query, _gains(grade, gain, rel) * _discounts(pos, discount))
+def _shifts(ctx: Context, gain: str) -> np.ndarray:
+    """Per query, the power of two exp gains are divided by (:func:`~evalbridge.metrics.reference.exp_shift`)."""
+    if gain != "exp":
+        return np.zeros(ctx.n, dtype=np.int64)
+    top = ctx.top_grade()
+    return np.floor(np.where(top > 0, top, 0.0)).astype(np.int64)
+
+
+def _gain_rows(grades: np.ndarray, query: np.ndarray, shifts: np.ndarray, *, gain: str, rel: float | None,
+               gains: Mapping[float, float] | None) -> np.ndarray:
+    """:func:`~evalbridge.metrics.reference.gain_of` of judged rows, each divided by its query's ``2^shift``:
+    exp gains as ``ldexp(2^frac, whole - shift) - 2^-shift`` with ``2^frac`` from Python (as the
+    reference), mapped and linear gains as ``ldexp(gain, -shift)``; ``ldexp`` is exact in both."""
+    if len(grades) == 0:
+        return np.zeros(0, dtype=np.float64)
+    shift = shifts[query]
+    distinct, inverse = np.unique(grades, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    exp = np.zeros(len(distinct), dtype=bool)
+    value = np.zeros(len(distinct), dtype=np.float64)  # the mapped or linear gain, or 2^frac for exp
+    whole = np.zeros(len(distinct), dtype=np.int64)
+    for i, g in enumerate(distinct.tolist()):
+        if rel is not None and g < rel:
+            continue
+        if gains is not None and g in gains:
+            value[i] = float(gains[g])
+        elif g > 0 and gain == "exp":
+            exp[i], whole[i] = True, math.floor(g)
+            value[i] = 2.0 ** (g - whole[i])
+        elif g > 0:
+            value[i] = float(g)
+    if gain != "exp":  # linear gains and gain maps are never divided (shift 0): the table itself
+        return value[inverse]
+    out = np.ldexp(value[inverse], np.where(exp[inverse], whole[inverse] - shift, -shift))
+    is_exp = exp[inverse]
+    out[is_exp] -= np.ldexp(1.0, -shift[is_exp])
+    return out
+
+
+def _dcg_rows(ctx: Context, gains: Mapping[float, float] | None) -> Placed:
+    """The rows whose gain may not be 0: the hits, or every judged doc when a gain map may give 0 a gain."""
+    return ctx.judged() if gains is not None else ctx.placed
+
+
+def _sum_discounted(ctx: Context, query: np.ndarray, pos: np.ndarray, gain: np.ndarray, discount: str) -> np.ndarray:
+    keep = gain != 0
+    return ctx.per_query(query[keep], gain[keep] * _discounts(pos[keep], discount))
+
+
+def _actual(ctx: Context, rows: Placed, shifts: np.ndarray, k: int | None, discount: str,
+            options: dict) -> np.ndarray:
+    """DCG@k of the ranking, divided by 2^shift: the gains of the rows ranked within k only."""
+    top = _top(rows, k)
+    query, pos = rows.query[top], rows.pos[top]
+    return _sum_discounted(ctx, query, pos, _gain_rows(rows.grade[top], query, shifts, **options), discount)
+
+
+def _ideal(ctx: Context, query: np.ndarray, grade: np.ndarray, shifts: np.ndarray, k: int | None, discount: str,
+           options: dict) -> np.ndarray:
+    """IDCG@k divided by 2^shift: the positive gains of each query's ``grade`` rows, best first. Without a
+    gain map the gain grows with the grade, so the rows are sorted by grade and only the top k get a gain."""
+    if options["gains"] is None:
+        best = np.lexsort((-grade, query))
+        query, grade = query[best], grade[best]
+        pos = _hits_so_far(query)
+        top = pos <= k if k is not None else slice(None)
+        query, pos, gain = query[top], pos[top], _gain_rows(grade[top], query[top], shifts, **options)
+        return _sum_discounted(ctx, query, pos, np.where(gain > 0, gain, 0.0), discount)
+    gain = _gain_rows(grade, query, shifts, **options)
+    positive = gain > 0
+    query, gain = query[positive], gain[positive]
+    best = np.lexsort((-gain, query))
+    query, gain = query[best], gain[best]
+    pos = _hits_so_far(query)
+    top = pos <= k if k is not None else slice(None)
+    return _sum_discounted(ctx, query[top], pos[top], gain[top], discount)
 
 
 def dcg(ctx: Context, *, k: int | None = None, gain: str = "linear", discount: str = "log2",
-        rel: float | None = None) -> np.ndarray:
-    """DCG@k = sum over i <= k of gain(grade_i) * discount(i)."""
-    rows = ctx.placed
-    return _dcg(ctx, rows.query, rows.pos, rows.grade, k=k, gain=gain, discount=discount, rel=rel)
+        rel: float | None = None, gains: Mapping[float, float] | None = None) -> np.ndarray:
+    """DCG@k = sum over i <= k of gain(grade_i) * discount(i), exp gains summed divided by 2^shift."""
+    shifts = _shifts(ctx, gain)
+    scaled = _actual(ctx, _dcg_rows(ctx, gains), shifts, k, discount, {"gain": gain, "rel": rel, "gains": gains})
+    with np.errstate(over="ignore"):
+        out = np.ldexp(scaled, shifts)
+    overflow = np.flatnonzero(np.isinf(out) & np.isfinite(scaled))
+    if len(overflow):
+        q = int(overflow[0])
+        raise _QueryError(q, dcg_overflow(float(scaled[q]), int(shifts[q])))
+    return out
 
 
 def ndcg(ctx: Context, *, k: int | None = None, gain: str = "linear", ideal: str = "qrels",
-         discount: str = "log2", rel: float | None = None) -> np.ndarray:
-    """nDCG@k = DCG@k / IDCG@k, the ideal from the qrels or the run's grades; 0 when IDCG = 0."""
-    rows = ctx.placed
-    actual = _dcg(ctx, rows.query, rows.pos, rows.grade, k=k, gain=gain, discount=discount, rel=rel)
+         discount: str = "log2", rel: float | None = None, gains: Mapping[float, float] | None = None) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k, the ideal from the positive gains of the qrels or of the run; 0 when IDCG = 0."""
+    rows = _dcg_rows(ctx, gains)
+    shifts = _shifts(ctx, gain)
+    options = {"gain": gain, "rel": rel, "gains": gains}
+    actual = _actual(ctx, rows, shifts, k, discount, options)
     if ideal == "qrels":
-        query, grade = ctx.judged_query, ctx.columns.judged
+        best = _ideal(ctx, ctx.judged_query, ctx.columns.judged, shifts, k, discount, options)
     else:
-        query, grade = rows.query, rows.grade
-    best = np.lexsort((-grade, query))
-    query, grade = query[best], grade[best]
-    best_dcg = _dcg(ctx, query, _hits_so_far(query), grade, k=k, gain=gain, discount=discount, rel=rel)
-    return _divide(actual, best_dcg)
+        best = _ideal(ctx, rows.query, rows.grade, shifts, k, discount, options)
+    return _divide(actual, best)
 
 
-#: Metric name -> kernel; each takes the same keywords as its reference in :mod:`evalbridge.metrics.reference`.
+class _QueryError(Exception):
+    """A kernel's :class:`InputError` about query ``index`` (named, with the metric, by :func:`evaluate_columns`)."""
+
+    def __init__(self, index: int, error: InputError) -> None:
+        super().__init__(index, error)
+        self.index, self.error = index, error
+
+
+def _running(query: np.ndarray, flag: np.ndarray) -> np.ndarray:
+    """Per row (rows sorted by query), how many earlier rows of its query have ``flag`` (int64)."""
+    counts = np.cumsum(flag, dtype=np.int64) - flag
+    if len(query) == 0:
+        return counts
+    start = np.r_[True, query[1:] != query[:-1]]
+    base = np.maximum.accumulate(np.where(start, np.arange(len(query)), 0))
+    return counts - counts[base]
+
+
+def judged_share(ctx: Context, *, k: int | None = None) -> np.ndarray:
+    """Judged@k = |judged in top k| / min(k, |retrieved|); 0 when nothing is retrieved."""
+    rows = ctx.judged()
+    found = ctx.per_query(rows.query[_top(rows, k)])
+    shown = rows.lengths.astype(np.float64) if k is None else np.minimum(rows.lengths, k).astype(np.float64)
+    return _divide(found, shown)
+
+
+def hole(ctx: Context, *, k: int) -> np.ndarray:
+    """Hole@k = |docs in the top k judged for no query| / k."""
+    rows = ctx.pooled()
+    shown = np.minimum(rows.lengths, k).astype(np.float64)
+    return (shown - ctx.per_query(rows.query[_top(rows, k)])) / k
+
+
+def bpref(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """bpref as trec_eval (see :func:`evalbridge.metrics.reference.bpref`)."""
+    judged = ctx.columns.judged
+    n_relevant = ctx.count((judged >= 0) & (judged >= rel))
+    n_nonrelevant = ctx.count((judged >= 0) & (judged < rel))
+    rows = ctx.judged()
+    keep = rows.grade >= 0
+    query, grade = rows.query[keep], rows.grade[keep]
+    nonrelevant = grade < rel
+    above = _running(query, nonrelevant)
+    relevant = ~nonrelevant
+    query, above = query[relevant], above[relevant].astype(np.float64)
+    r, n = n_relevant[query], n_nonrelevant[query]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(above > 0, 1.0 - np.minimum(above, r) / np.minimum(n, r), 1.0)
+    return _divide(ctx.per_query(query, terms), n_relevant)
+
+
+def inferred_ap(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """infAP as trec_eval (see :func:`evalbridge.metrics.reference.inferred_ap`)."""
+    judged = ctx.columns.judged
+    n_relevant = ctx.count((judged >= 0) & (judged >= rel))
+    rows = ctx.judged()
+    query, grade, pos = rows.query, rows.grade, rows.pos
+    pooled, nonrelevant = grade < 0, (grade >= 0) & (grade < rel)
+    relevant = ~pooled & ~nonrelevant
+    r_above = _running(query, relevant)[relevant]
+    n_above = _running(query, nonrelevant)[relevant]
+    u_above = _running(query, pooled)[relevant]
+    query, j = query[relevant], (pos[relevant] - 1).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r_above + n_above + u_above) / j)
+                 * ((r_above + INFAP_EPSILON) / ((r_above + n_above) + 2 * INFAP_EPSILON)))
+    terms = np.where(j == 0, 1.0, terms)
+    return _divide(ctx.per_query(query, terms), n_relevant)
+
+
+def _sequential(ctx: Context, query: np.ndarray, step: Callable[[np.ndarray, np.ndarray], None]) -> None:
+    """Call ``step(rows, queries)`` for the first row of every query, then the second... (rows sorted
+    by query): one vectorised call per rank of a row within its query, so running products are
+    multiplied in the reference's order."""
+    nth = _hits_so_far(query) - 1
+    order = np.argsort(nth, kind="stable")
+    bounds = np.searchsorted(nth[order], np.arange(int(nth.max()) + 2)) if len(query) else [0]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rows = order[lo:hi]
+        step(rows, query[rows])
+
+
+def expected_reciprocal_rank(ctx: Context, *, k: int | None = None, rel: float | None = None,
+                             max_grade: float | None = None, gains: Mapping[float, float] | None = None) -> np.ndarray:
+    """ERR@k = sum over i <= k of R_i / i * prod over j < i of (1 - R_j)."""
+    if not max_grade:
+        raise ValueError("ERR needs max_grade > 0")
+    rows = _dcg_rows(ctx, gains)
+    r = _table(rows.grade, lambda g: err_probability(g, max_grade=max_grade, rel=rel, gains=gains))
+    mask = (r != 0) & _top(rows, k)
+    query, pos, r = rows.query[mask], rows.pos[mask].astype(np.float64), r[mask]
+    total, decay = np.zeros(ctx.n), np.ones(ctx.n)
+
+    def step(at: np.ndarray, queries: np.ndarray) -> None:
+        total[queries] += r[at] * decay[queries] / pos[at]
+        decay[queries] *= 1.0 - r[at]
+
+    _sequential(ctx, query, step)
+    return total
+
+
+def _powers(pos: np.ndarray, p: float) -> np.ndarray:
+    """``p ** (pos - 1)`` as the reference computes it, once per distinct rank."""
+    return _table(pos, lambda i: p ** (int(i) - 1))
+
+
+def rank_biased_precision(ctx: Context, *, k: int | None = None, rel: float = 1, p: float = 0.8,
+                          weights: str = "binary") -> np.ndarray:
+    """RBP@k = (1 - p) * sum over i <= k of w_i * p^(i-1)."""
+    rows = ctx.rows(rel)
+    top = np.where(np.isinf(ctx.top_grade()), 0.0, ctx.top_grade())  # the reference's max(judged, default=0)
+    mask = _top(rows, k)
+    query, pos, grade = rows.query[mask], rows.pos[mask], rows.grade[mask]
+    if weights == "graded":
+        w = np.where((grade >= rel) & (grade > 0), grade / np.maximum(1.0, top[query]), 0.0)
+    else:
+        w = _table(grade, lambda g: rbp_weight(g, rel=rel, weights=weights, top=1))
+    keep = w != 0
+    return (1 - p) * ctx.per_query(query[keep], w[keep] * _powers(pos[keep], p))
+
+
+def rbp_residual(ctx: Context, *, k: int | None = None, p: float = 0.8) -> np.ndarray:
+    """trec_eval's rbp_resid: p^n + (1 - p) * sum over unjudged i <= k of p^(i-1), when some doc is unjudged."""
+    dense = ctx.placed.dense()
+    offsets = np.zeros(ctx.n + 1, dtype=np.int64)
+    np.cumsum(dense.lengths, out=offsets[1:])
+    unjudged = np.ones(len(dense.pos), dtype=bool)
+    judged = ctx.judged()
+    known = judged.grade >= 0
+    unjudged[offsets[judged.query[known]] + judged.pos[known] - 1] = False
+    unjudged &= _top(dense, k)
+    query, pos = dense.query[unjudged], dense.pos[unjudged]
+    shown = dense.lengths if k is None else np.minimum(dense.lengths, k)
+    tail = _table(shown, lambda n: p ** int(n))
+    total = tail + (1 - p) * ctx.per_query(query, _powers(pos, p))
+    return np.where(ctx.per_query(query) > 0, total, 0.0)
+
+
+def _found(ctx: Context, k: int | None, rel: float) -> np.ndarray:
+    rows = ctx.rows(rel)
+    return ctx.per_query(rows.query[_top(rows, k, rel)])
+
+
+def f1(ctx: Context, *, k: int | None = None, rel: float = 1) -> np.ndarray:
+    """F1@k = 2 * |relevant in top k| / (k + R); without k, k = |retrieved|."""
+    found = _found(ctx, k, rel)
+    shown = ctx.placed.lengths.astype(np.float64) if k is None else np.full(ctx.n, float(k))
+    return _divide(2 * found, shown + ctx.n_relevant(rel)) * (found > 0)
+
+
+def capped_recall(ctx: Context, *, k: int, rel: float = 1) -> np.ndarray:
+    """R_cap@k = |relevant in top k| / min(k, R); 0 when R = 0."""
+    return _divide(_found(ctx, k, rel), np.minimum(ctx.n_relevant(rel), k))
+
+
+def hits(ctx: Context, *, k: int | None = None, rel: float = 1) -> np.ndarray:
+    """Hits@k = |relevant in top k|."""
+    return _found(ctx, k, rel)
+
+
+def num_ret(ctx: Context) -> np.ndarray:
+    """NumRet = |retrieved|."""
+    return ctx.placed.lengths.astype(np.float64)
+
+
+def num_rel(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """NumRel = R."""
+    return ctx.n_relevant(rel).copy()
+
+
+def set_precision(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """SetP = |relevant retrieved| / |retrieved|."""
+    return _divide(_found(ctx, None, rel), ctx.placed.lengths.astype(np.float64))
+
+
+def set_recall(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """SetR = |relevant retrieved| / R."""
+    return _divide(_found(ctx, None, rel), ctx.n_relevant(rel))
+
+
+#: Metric name -> kernel; each takes the same keywords as its reference in :mod:`evalbridge.metrics.reference`
+#: (the per-document inputs aside: the kernels read them from the :class:`Context`).
 KERNELS: dict[str, Callable[..., np.ndarray]] = {
     "P": precision,
     "R": recall,
@@ -181,6 +472,20 @@ KERNELS: dict[str, Callable[..., np.ndarray]] = {
     "DCG": dcg,
     "Rprec": r_precision,
     "Success": success,
+    "Judged": judged_share,
+    "Hole": hole,
+    "Bpref": bpref,
+    "infAP": inferred_ap,
+    "ERR": expected_reciprocal_rank,
+    "RBP": rank_biased_precision,
+    "RBP_resid": rbp_residual,
+    "F1": f1,
+    "R_cap": capped_recall,
+    "Hits": hits,
+    "NumRet": num_ret,
+    "NumRel": num_rel,
+    "SetP": set_precision,
+    "SetR": set_recall,
 }
 
 
@@ -195,5 +500,12 @@ def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
         >>> evaluate_columns(cols, [parse_metric("P@2")])[parse_metric("P@2")].tolist()
         [0.5]
     """
-    ctx = Context(columns, place_hits(columns, ties=conventions.ties, score_precision=conventions.score_precision))
-    return {metric: KERNELS[metric.name](ctx, **metric.arguments) for metric in metrics}
+    ctx = Context(columns, place_hits(columns, ties=conventions.ties, score_precision=conventions.score_precision),
+                  conventions)
+    out = {}
+    for metric in metrics:
+        try:
+            out[metric] = KERNELS[metric.name](ctx, **metric.arguments)
+        except _QueryError as failed:  # the reference backend's message, word for word
+            raise InputError(f"{metric}: {failed.error}", query_id=columns.query_ids[failed.index]) from None
+    return out

@@ -3,7 +3,9 @@
 :func:`columns_from_arrow` gives exactly what :func:`~evalbridge.engine.from_mappings` gives for the
 equivalent dicts of dicts (every row added in table order): the evaluated queries in the order they
 first appear in the qrels, each query's run rows in table order, its qrels rows in table order, the
-hits (retrieved documents with a non-zero grade) in qrels order. It reads any table, whatever the
+hits (retrieved documents with a non-zero grade) in qrels order, the retrieved documents judged 0
+(``zero_*``, for the metrics that read judgements) in qrels order, and the pooled run rows
+(``pool_rows``: docs judged for some query of the qrels table, for ``Hole``). It reads any table, whatever the
 row order (rows of one query need not be adjacent): DataFrames converted to Arrow, the buckets of
 :mod:`evalbridge.spark`, Parquet files.
 
@@ -439,14 +441,22 @@ def pair_from_arrow(qrels: pa.Table, run: pa.Table, *, query: str = "query_id", 
     grades = q_side.values[judged_rows]
     matched = _match(q_side, q_codes, q_hashes, judged_rows, r_side, r_codes, r_hashes, run_rows)
     hits = np.flatnonzero((matched >= 0) & (grades != 0))
+    zeros = np.flatnonzero((matched >= 0) & (grades == 0))
     hit_run_rows = matched[hits]
     run_docs, judged_docs = r_side.docs, q_side.docs
+
+    def pool_rows() -> np.ndarray:
+        """Run rows (of the evaluated queries) whose doc is judged for some query of the qrels table."""
+        pooled = pc.is_in(run_docs.take(run_rows), value_set=pc.unique(judged_docs))
+        return np.flatnonzero(pooled.to_numpy(zero_copy_only=False))
     columns = Columns(
         query_ids=[all_names[i] for i in evaluated.tolist()], offsets=offsets, scores=r_side.values[run_rows],
         judged_offsets=judged_offsets, judged=grades,
         hit_query=np.searchsorted(judged_offsets, hits, side="right") - 1, hit_score=r_side.values[hit_run_rows],
         hit_grade=grades[hits],
         doc_ids=lambda rows: run_docs.take(run_rows[rows]).to_pylist(),
-        hit_doc_ids=lambda h: judged_docs.take(judged_rows[hits[h]]).to_pylist())
+        hit_doc_ids=lambda h: judged_docs.take(judged_rows[hits[h]]).to_pylist(),
+        zero_query=np.searchsorted(judged_offsets, zeros, side="right") - 1, zero_score=r_side.values[matched[zeros]],
+        zero_doc_ids=lambda z: judged_docs.take(judged_rows[zeros[z]]).to_pylist(), pool_rows=pool_rows)
     return TablePair(columns=columns, missing_from_run=[all_names[i] for i in np.flatnonzero(~in_run).tolist()],
                      run_only=all_names[n_judged_queries:])

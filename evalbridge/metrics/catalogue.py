@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "TREC_NAMES"]
+__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,12 @@ class MetricInfo:
         options: option -> default value; defaults never appear in canonical strings.
         binary: True when relevance is binary at a level ``rel``; a metric that does
             not set ``rel`` uses the evaluation's relevance level (default 1).
+        choices: allowed values of a choice option where this family differs from
+            :data:`CHOICES` (e.g. RBP's ``weights`` adds ``raw``).
+        inputs: what the family's kernel reads besides the grades, per retrieved document
+            (see :data:`INPUTS`); the backends pass each as a keyword argument.
+        inputs_with: option -> inputs the kernel also reads when that option is set (nDCG reads
+            ``in_qrels`` only with a gain map); without them it takes every retrieved doc as judged.
     """
 
     name: str
@@ -34,11 +40,36 @@ class MetricInfo:
     cutoff: str
     options: Mapping[str, Any] = field(default_factory=dict)
     binary: bool = True
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
+    inputs_with: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def allowed(self, option: str) -> tuple[str, ...] | None:
+        """The values a choice option takes in this family (``None``: not a choice option)."""
+        return self.choices.get(option, CHOICES.get(option))
 
 
-def _info(name: str, title: str, formula: str, cutoff: str, binary: bool = True, **options: Any) -> MetricInfo:
-    return MetricInfo(name, title, formula, cutoff, MappingProxyType({"rel": None, **options}), binary)
+def _info(name: str, title: str, formula: str, cutoff: str, binary: bool = True, *, level: bool = True,
+          choices: Mapping[str, tuple[str, ...]] | None = None, inputs: tuple[str, ...] = (),
+          inputs_with: Mapping[str, tuple[str, ...]] | None = None, **options: Any) -> MetricInfo:
+    """A family; ``level=False`` for the counts that have no relevance level (``NumRet``, ``Judged``...)."""
+    return MetricInfo(name, title, formula, cutoff, MappingProxyType({"rel": None, **options} if level else options),
+                      binary and level, MappingProxyType(dict(choices or {})), inputs,
+                      MappingProxyType(dict(inputs_with or {})))
 
+
+#: A gain map may give grade 0 a gain, which an unjudged document must not get.
+_GAIN_MAP_INPUTS = {"gains": ("in_qrels",)}
+
+
+#: Per retrieved document, in rank order, what a kernel may read besides the grades:
+#: ``in_qrels`` True when the document has a judgement for the query (any grade, negative
+#: included); ``in_pool`` True when it has a judgement for some query of the qrels (BEIR's
+#: "annotated corpus").
+INPUTS = ("in_qrels", "in_pool")
+
+_GAINS = ("a custom gain map gains={grade: gain} (floats and negatives allowed, as trec_eval's ndcg.1=3 "
+          "and ir-measures' gains=) replaces the gain of the grades it lists; unjudged docs gain 0")
 
 METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
     _info("P", "precision at k", "|relevant in top k| / k", "required"),
@@ -51,15 +82,60 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           norm="R", weights="binary", max_grade=None),
     _info("nDCG", "normalised DCG",
           "DCG@k / IDCG@k; gain g = grade (linear) or 2^grade - 1 (exp), 0 for grade <= 0 or grade < rel; "
-          "discount 1/log2(i+1) (log2) or 1 for i = 1 and 1/log2(i) for i >= 2 (jk, Jarvelin-Kekalainen); "
-          "IDCG from the grades of all judged docs (ideal=qrels) or of the retrieved docs (ideal=run); "
-          "0 when IDCG = 0", "optional", binary=False, gain="linear", ideal="qrels", discount="log2"),
-    _info("DCG", "discounted cumulative gain", "sum over i <= k of gain(grade_i) * discount(i), as nDCG",
-          "optional", binary=False, gain="linear", discount="log2"),
+          f"{_GAINS}; discount 1/log2(i+1) (log2) or 1 for i = 1 and 1/log2(i) for i >= 2 (jk, "
+          "Jarvelin-Kekalainen); IDCG from the positive gains of all judged docs (ideal=qrels) or of the "
+          "retrieved docs (ideal=run), best first; 0 when IDCG = 0; exp gains are computed divided by "
+          "2^(top grade), so any grade works", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
+          gain="linear", ideal="qrels", discount="log2", gains=None),
+    _info("DCG", "discounted cumulative gain",
+          "sum over i <= k of gain(grade_i) * discount(i), as nDCG; an error when the sum exceeds float64",
+          "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS, gain="linear", discount="log2", gains=None),
     _info("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant judged|; 0 when R = 0", "none"),
     _info("Success", "success / hit rate / coverage",
           "1 if a relevant doc is in the top k, else 0; its mean is the share of queries with a hit",
           "optional"),
+    _info("Judged", "judged share of the top k",
+          "|docs in the top k with a judgement (any grade)| / min(k, |retrieved|); 0 when nothing is retrieved "
+          "(ir-measures)", "optional", level=False, inputs=("in_qrels",)),
+    _info("Hole", "unannotated share of the top k",
+          "|docs in the top k judged for no query of the qrels| / k (BEIR's Hole@k: the pool is every "
+          "judged doc of every query)", "required", level=False, inputs=("in_pool",)),
+    _info("Bpref", "binary preference",
+          "(1/R) * sum over judged relevant retrieved r of (1 - min(n_r, R) / min(N, R)), n_r = judged "
+          "non-relevant docs ranked above r (the term is 1 when n_r = 0), N = |judged non-relevant|; "
+          "unjudged docs and negative grades are skipped (trec_eval); 0 when R = 0", "none",
+          inputs=("in_qrels",)),
+    _info("infAP", "inferred average precision",
+          "trec_eval's infAP: (1/R) * sum over judged relevant retrieved docs at 0-based rank j of 1 if j = 0, "
+          "else 1/(j+1) + j/(j+1) * ((r + n + u) / j) * ((r + e) / (r + n + 2e)), with r, n, u the judged "
+          "relevant, judged non-relevant and negative-grade (pooled, unjudged) docs above it and e = 1e-5; "
+          "docs without a judgement are skipped but count in j; 0 when R = 0", "none", inputs=("in_qrels",)),
+    _info("ERR", "expected reciprocal rank",
+          "sum over i <= k of (1/i) * R_i * prod over j < i of (1 - R_j), R = (2^grade - 1) / 2^max_grade "
+          "(Chapelle et al.; 0 for grade <= 0 or grade < rel), or gains[grade] when a gains map (probabilities "
+          "in [0, 1]) lists the grade; unjudged docs R = 0", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
+          max_grade=None, gains=None),
+    _info("RBP", "rank-biased precision",
+          "(1 - p) * sum over i <= k of w_i * p^(i-1); w_i = 1 if grade_i >= rel (weights=binary), "
+          "grade_i / max(1, top grade of the query) (weights=graded, trec_eval 10's rbp) or grade_i "
+          "(weights=raw, ranx's rbp), 0 below rel", "optional", choices={"weights": ("binary", "graded", "raw")},
+          p=0.8, weights="binary"),
+    _info("RBP_resid", "RBP residual",
+          "trec_eval 10's rbp_resid: p^n + (1 - p) * sum over unjudged i <= k of p^(i-1), n = min(k, "
+          "|retrieved|), when some retrieved doc is unjudged (no judgement, or a negative grade); else 0",
+          "optional", level=False, inputs=("in_qrels",), p=0.8),
+    _info("F1", "F1 at k",
+          "2 * P@k * R@k / (P@k + R@k) = 2 * |relevant in top k| / (k + R); without k, k = |retrieved| "
+          "(trec_eval set_F, ranx f1); 0 when nothing relevant is retrieved", "optional"),
+    _info("R_cap", "capped recall",
+          "|relevant in top k| / min(k, R) (BEIR's R_cap@k); 0 when R = 0", "required"),
+    _info("Hits", "relevant retrieved (a count)",
+          "|relevant in top k| (ranx hits; without k, trec_eval num_rel_ret); a count: its mean is the "
+          "average per query, trec_eval and ir-measures print the sum", "optional"),
+    _info("NumRet", "retrieved (a count)", "|retrieved| (trec_eval num_ret); a count", "none", level=False),
+    _info("NumRel", "relevant judged (a count)", "R = |relevant judged| (trec_eval num_rel); a count", "none"),
+    _info("SetP", "set precision", "|relevant retrieved| / |retrieved|; 0 when nothing is retrieved", "none"),
+    _info("SetR", "set recall", "|relevant retrieved| / R; 0 when R = 0", "none"),
 )})
 
 #: Values allowed for each choice option; the canonical spelling is the one listed.
@@ -72,7 +148,10 @@ CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 #: Options whose value is a number.
-NUMERIC = frozenset({"rel", "max_grade"})
+NUMERIC = frozenset({"rel", "max_grade", "p"})
+
+#: Options whose value is a mapping of numbers to numbers, written ``{0:0,1:1,2:3}``.
+MAPPINGS = frozenset({"gains"})
 
 #: Spellings from ranx, ir-measures, trec_eval and the RAG world, lower-cased:
 #: alias -> (canonical name, options the alias implies).
@@ -89,6 +168,15 @@ ALIASES: Mapping[str, tuple[str, Mapping[str, Any]]] = MappingProxyType({
     "dcg_burges": ("DCG", {"gain": "exp"}),
     **{a: ("Rprec", {}) for a in ("rprec", "r-precision", "r_precision")},
     **{a: ("Success", {}) for a in ("success", "hit_rate", "hitrate", "hits_at_k", "coverage")},
+    **{a: ("Hits", {}) for a in ("hits", "numrelret", "num_rel_ret")},
+    **{a: ("NumRet", {}) for a in ("numret", "num_ret")},
+    **{a: ("NumRel", {}) for a in ("numrel", "num_rel")},
+    **{a: ("SetP", {}) for a in ("setp", "set_p")},
+    **{a: ("SetR", {}) for a in ("setr", "set_recall")},
+    **{a: ("F1", {}) for a in ("f1", "setf", "set_f")},
+    **{a: ("R_cap", {}) for a in ("r_cap", "rcap", "capped_recall")},
+    **{a: ("Bpref", {}) for a in ("bpref",)},
+    **{a: ("RBP_resid", {}) for a in ("rbp_resid", "rbpresid")},
 })
 
 #: trec_eval's ``name_k`` measure names -> alias.

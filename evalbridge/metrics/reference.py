@@ -8,19 +8,41 @@ Each function takes
 
 and the metric's options as keywords. ``k=None`` means the whole ranking.
 ``rel`` is the relevance level: a document is relevant when ``grade >= rel``.
-These functions are the documented definition of every metric; faster engines
-and other backends are tested against them.
+
+A grade of 0 cannot tell an unjudged document from one judged non-relevant. The families
+that need to know (``Judged``, ``Bpref``, ``infAP``, ``RBP_resid``, and nDCG/DCG/ERR when a gain
+map may give grade 0 a gain) declare it in the catalogue (:attr:`MetricInfo.inputs
+<evalbridge.metrics.catalogue.MetricInfo>`, ``inputs_with``) and receive one more list, parallel
+to ``retrieved``:
+
+* ``in_qrels``: True when the document has a judgement for the query, whatever its grade
+  (trec_eval's unjudged-in-pool documents have negative grades: judged here, and the metrics
+  that follow trec_eval skip them as unjudged);
+* ``in_pool`` (``Hole``): True when the document is judged for some query of the qrels.
+
+``None`` for ``in_qrels`` means every retrieved document is judged. The other kernels are
+unchanged and never see these lists. These functions are the documented definition of every
+metric; faster engines and other backends are tested against them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+from ..errors import InputError
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
-           "r_precision", "success", "KERNELS"]
+           "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
+           "expected_reciprocal_rank", "err_probability", "rank_biased_precision", "rbp_weight", "rbp_residual",
+           "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "KERNELS",
+           "INFAP_EPSILON"]
 
 Grades = Sequence[float]
+Flags = Sequence[bool]
+
+#: trec_eval's ``INFAP_EPSILON`` (``trec_eval.h``).
+INFAP_EPSILON = 0.00001
 
 
 def precision(retrieved: Grades, judged: Grades, *, k: int, rel: float = 1) -> float:
@@ -78,11 +100,41 @@ def average_precision(retrieved: Grades, judged: Grades, *, k: int | None = None
     return total / denominator if denominator else 0.0
 
 
-def gain_of(grade: float, gain: str, rel: float | None) -> float:
-    """The gain of one grade: ``grade`` (linear) or ``2^grade - 1`` (exp); 0 at or below 0 and below ``rel``."""
-    if grade <= 0 or (rel is not None and grade < rel):
+def exp_shift(grades: Grades) -> int:
+    """The power of two every exponential gain of a query is divided by: the integer part of its
+    top positive grade (0 when none). ``2^grade - 1`` overflows float64 from grade 1024 on; divided
+    by ``2^shift`` every gain is below 2, and nDCG, a ratio, does not change.
+
+    >>> exp_shift([0, 3, 2.5]), exp_shift([-1, 0]), exp_shift([2000])
+    (3, 0, 2000)
+    """
+    return math.floor(max((g for g in grades if g > 0), default=0))
+
+
+def _exp_gain(grade: float, shift: int) -> float:
+    """(2^grade - 1) / 2^shift for grade > 0, exactly as float64 rounds it: the whole powers of two
+    are applied by ``ldexp`` (exact), so nothing overflows and nothing but the result is rounded."""
+    whole = math.floor(grade)
+    return math.ldexp(2.0 ** (grade - whole), whole - shift) - math.ldexp(1.0, -shift)
+
+
+def gain_of(grade: float, gain: str, rel: float | None, *, gains: Mapping[float, float] | None = None,
+            shift: int = 0) -> float:
+    """The gain of one judged grade, divided by ``2^shift`` (see :func:`exp_shift`).
+
+    0 below ``rel``; ``gains[grade]`` when a gain map lists the grade; else 0 at or below 0, and
+    ``grade`` (linear) or ``2^grade - 1`` (exp).
+
+    >>> gain_of(3, "exp", None), gain_of(3, "exp", None, shift=3), gain_of(2, "linear", None, gains={2: 9.5})
+    (7.0, 0.875, 9.5)
+    """
+    if rel is not None and grade < rel:
         return 0.0
-    return 2.0 ** grade - 1.0 if gain == "exp" else float(grade)
+    if gains is not None and grade in gains:
+        return math.ldexp(float(gains[grade]), -shift)
+    if grade <= 0:
+        return 0.0
+    return _exp_gain(grade, shift) if gain == "exp" else math.ldexp(float(grade), -shift)
 
 
 def discount_of(rank: int, discount: str) -> float:
@@ -92,38 +144,89 @@ def discount_of(rank: int, discount: str) -> float:
     return 1.0 / math.log2(rank + 1)
 
 
+def _flags(retrieved: Grades, in_qrels: Flags | None) -> Flags:
+    return in_qrels if in_qrels is not None else [True] * len(retrieved)
+
+
+def _gains(retrieved: Grades, in_qrels: Flags | None, gain: str, rel: float | None,
+           gains: Mapping[float, float] | None, shift: int, k: int | None = None) -> list[float]:
+    """The gain of each of the top k retrieved documents (0 for unjudged ones), divided by ``2^shift``."""
+    if in_qrels is None:
+        return [gain_of(g, gain, rel, gains=gains, shift=shift) for g in retrieved[:k]]
+    return [gain_of(g, gain, rel, gains=gains, shift=shift) if judged else 0.0
+            for g, judged in zip(retrieved[:k], in_qrels)]
+
+
+def _discounted(gains: Sequence[float], k: int | None, discount: str) -> float:
+    return sum(g * discount_of(i, discount) for i, g in enumerate(gains[:k], start=1))
+
+
 def dcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = "linear",
-        discount: str = "log2", rel: float | None = None) -> float:
+        discount: str = "log2", rel: float | None = None, gains: Mapping[float, float] | None = None,
+        in_qrels: Flags | None = None) -> float:
     """DCG@k = sum_{i <= k} gain(grade_i) * discount(i).
 
     ``gain``: ``linear`` g = grade, ``exp`` g = 2^grade - 1; grades <= 0 (and below
-    ``rel`` when given, ranx's ``-l``) gain nothing. ``discount``: ``log2`` 1/log2(i+1)
+    ``rel`` when given, ranx's ``-l``) gain nothing. ``gains``: a map ``{grade: gain}`` that
+    replaces the gain of the grades it lists (floats and negative gains allowed, trec_eval's
+    ``ndcg.1=3``); unjudged documents gain nothing. ``discount``: ``log2`` 1/log2(i+1)
     (trec_eval, ranx, ir-measures); ``jk`` the original Jarvelin-Kekalainen form,
     rel_1 + sum_{i >= 2} rel_i / log2(i) (the graded-relevance guide).
 
+    Exponential gains are summed divided by ``2^shift`` (:func:`exp_shift`) and multiplied back at
+    the end: the value is the float64 one wherever that is finite, and a sum beyond float64 raises
+    :class:`~evalbridge.errors.InputError` instead of returning inf or NaN.
+
     >>> dcg([3, 2], [3, 2])
     4.2618595071429155
+    >>> dcg([1023, 1023], [1023, 1023], gain="exp") == 2.0 ** 1023 * (1 + 1 / math.log2(3)) - (1 + 1 / math.log2(3))
+    True
     """
-    return sum(gain_of(g, gain, rel) * discount_of(i, discount) for i, g in enumerate(retrieved[:k], start=1))
+    shift = exp_shift(judged) if gain == "exp" else 0
+    total = _discounted(_gains(retrieved, in_qrels, gain, rel, gains, shift, k), k, discount)
+    try:
+        return math.ldexp(total, shift)
+    except OverflowError:
+        raise dcg_overflow(total, shift) from None
+
+
+def dcg_overflow(scaled: float, shift: int) -> InputError:
+    """The error for a DCG of ``scaled * 2^shift``, beyond float64."""
+    return InputError(f"DCG with exp gain is about 2^{shift + math.log2(abs(scaled)):.0f}, beyond the largest "
+                      f"float64 (about 2^1024), for grades up to {shift}.",
+                      fix="use nDCG (a ratio, computed without overflow), linear gain, or a gain map.")
 
 
 def ndcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = "linear",
-         ideal: str = "qrels", discount: str = "log2", rel: float | None = None) -> float:
+         ideal: str = "qrels", discount: str = "log2", rel: float | None = None,
+         gains: Mapping[float, float] | None = None, in_qrels: Flags | None = None) -> float:
     """nDCG@k = DCG@k / IDCG@k; 0 when IDCG@k = 0.
 
-    IDCG is the DCG of the best ordering of the judged grades (``ideal=qrels``,
-    trec_eval) or of the retrieved documents' grades (``ideal=run``, seeds 000 and 002:
-    the whole retrieved list is sorted, so it depends on the run's depth).
+    IDCG is the DCG of the best ordering of the positive gains of the judged documents
+    (``ideal=qrels``, trec_eval) or of the retrieved documents (``ideal=run``, seeds 000 and
+    002: the whole retrieved list is sorted, so it depends on the run's depth). With a gain
+    map that gives negative gains (trec_eval ``ndcg.0=-1``) the DCG, and nDCG, can be negative.
+    Both sums are divided by the same ``2^shift`` (see :func:`dcg`), so exp gains never overflow:
+    any grade gives a value in [0, 1].
 
     >>> round(ndcg([6.0, 0, 8.0, 0, 7.0, 0, 0, 0, 0, 5.0], [8.0, 7.0, 6.0, 5.0], k=10, gain="exp"), 3)
     0.654
+    >>> ndcg([2000, 0], [2000, 1999], gain="exp") == 1 / (1 + 0.5 / math.log2(3))
+    True
     """
-    pool = judged if ideal == "qrels" else retrieved
-    best = sorted(pool, reverse=True)
-    idcg = dcg(best, best, k=k, gain=gain, discount=discount, rel=rel)
+    shift = exp_shift(judged) if gain == "exp" else 0
+    actual = _gains(retrieved, in_qrels, gain, rel, gains, shift, k if ideal == "qrels" else None)
+    if ideal == "run":
+        pool = actual
+    elif gains is None:  # the gain grows with the grade: only the k best grades can enter the ideal
+        pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
+    else:
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged]
+    best = sorted((g for g in pool if g > 0), reverse=True)
+    idcg = _discounted(best, k, discount)
     if idcg == 0:
         return 0.0
-    return dcg(retrieved, judged, k=k, gain=gain, discount=discount, rel=rel) / idcg
+    return _discounted(actual, k, discount) / idcg
 
 
 def r_precision(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
@@ -145,8 +248,270 @@ def success(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: flo
     return 1.0 if any(g >= rel for g in retrieved[:k]) else 0.0
 
 
+def _count(grades: Grades, rel: float) -> int:
+    return sum(g >= rel for g in grades)
+
+
+def judged_share(retrieved: Grades, judged: Grades, *, k: int | None = None, in_qrels: Flags) -> float:
+    """Judged@k = |{i <= k : doc_i has a judgement}| / min(k, |retrieved|); 0 when nothing is retrieved.
+
+    ir-measures' ``Judged``: any grade counts as a judgement, a negative one too, and a ranking
+    shorter than k is divided by its length (so ``Hole@k`` is not ``1 - Judged@k``).
+
+    >>> judged_share([1, 0, 0], [1, 0], k=10, in_qrels=[True, True, False])
+    0.6666666666666666
+    """
+    top = in_qrels[:k]
+    return sum(top) / len(top) if len(top) else 0.0
+
+
+def hole(retrieved: Grades, judged: Grades, *, k: int, in_pool: Flags) -> float:
+    """Hole@k = |{i <= k : doc_i is judged for no query of the qrels}| / k (BEIR).
+
+    BEIR's pool is its "annotated corpus", every document judged for any query; the
+    denominator is k even when fewer documents were retrieved.
+
+    >>> hole([0, 0, 1], [1], k=5, in_pool=[False, True, True])
+    0.2
+    """
+    return sum(not pooled for pooled in in_pool[:k]) / k
+
+
+def bpref(retrieved: Grades, judged: Grades, *, rel: float = 1, in_qrels: Flags | None = None) -> float:
+    """bpref = (1/R) * sum over judged relevant retrieved r of (1 - min(n_r, R) / min(N, R)).
+
+    trec_eval's ``bpref`` (``m_bpref.c``): ``n_r`` counts the judged non-relevant documents
+    (``0 <= grade < rel``) ranked above r, and the term is 1 when ``n_r = 0``; ``R`` counts the
+    judged relevant documents, ``N`` the judged non-relevant ones. Unjudged documents, and
+    negative grades (trec_eval's "in the pool but unjudged"), are skipped. 0 when R = 0.
+
+    Buckley and Voorhees' example: R = 2, N = 3, ranking n r n r: (1 - 1/2) + (1 - 2/2), over 2:
+
+    >>> bpref([0, 1, 0, 1], [1, 1, 0, 0, 0])
+    0.25
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    n_nonrelevant = sum(0 <= g < rel for g in judged)
+    if not n_relevant:
+        return 0.0
+    total, above = 0.0, 0
+    for g, is_judged in zip(retrieved, _flags(retrieved, in_qrels)):
+        if not is_judged or g < 0:
+            continue
+        if g < rel:
+            above += 1
+        else:
+            total += 1.0 - min(above, n_relevant) / min(n_nonrelevant, n_relevant) if above else 1.0
+    return total / n_relevant
+
+
+def inferred_ap(retrieved: Grades, judged: Grades, *, rel: float = 1, in_qrels: Flags | None = None) -> float:
+    """infAP, exactly as trec_eval computes it (``m_infap.c``, Yilmaz and Aslam's estimate).
+
+    For each judged relevant document at 0-based rank j: 1 if j = 0, else
+    ``1/(j+1) + (j/(j+1)) * ((r + n + u) / j) * ((r + e) / (r + n + 2e))``, with r, n and u the
+    judged relevant, judged non-relevant and negative-grade (pooled but unjudged) documents above
+    it and e = 1e-5 (``INFAP_EPSILON``); the sum is divided by R. Documents without a judgement
+    are skipped but still count in j. 0 when R = 0.
+
+    Relevant at ranks 1 and 3, a non-relevant judged doc at rank 2: (1 + 1/3 + (2/3) * (2/2) *
+    ((1 + e) / (2 + 2e))) / 2 = (1 + 2/3) / 2 up to e, AP's value, as on any fully judged ranking:
+
+    >>> round(inferred_ap([1, 0, 1], [1, 1, 0]), 6)
+    0.833333
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    if not n_relevant:
+        return 0.0
+    total, relevant, nonrelevant, pooled = 0.0, 0, 0, 0
+    for j, (g, is_judged) in enumerate(zip(retrieved, _flags(retrieved, in_qrels))):
+        if not is_judged:
+            continue
+        if g < 0:
+            pooled += 1
+        elif g < rel:
+            nonrelevant += 1
+        else:
+            relevant += 1
+            if j == 0:
+                total += 1.0
+            else:
+                fj = float(j)
+                total += (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((relevant - 1 + nonrelevant + pooled) / fj)
+                          * ((relevant - 1 + INFAP_EPSILON) / (relevant - 1 + nonrelevant + 2 * INFAP_EPSILON)))
+    return total / n_relevant
+
+
+def err_probability(grade: float, *, max_grade: float, rel: float | None = None,
+                    gains: Mapping[float, float] | None = None) -> float:
+    """ERR's stopping probability of a judged grade: ``gains[grade]`` when the map lists it, else
+    ``(2^grade - 1) / 2^max_grade`` computed as ``2^(grade - max_grade) - 2^-max_grade`` (no
+    overflow); 0 below ``rel`` and at or below 0.
+
+    >>> err_probability(4, max_grade=4), err_probability(1, max_grade=4), err_probability(1, max_grade=4, gains={1: 0.5})
+    (0.9375, 0.0625, 0.5)
+    """
+    if rel is not None and grade < rel:
+        return 0.0
+    if gains is not None and grade in gains:
+        return float(gains[grade])
+    if grade <= 0:
+        return 0.0
+    return 2.0 ** (grade - max_grade) - 2.0 ** -max_grade
+
+
+def expected_reciprocal_rank(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: float | None = None,
+                             max_grade: float | None = None, gains: Mapping[float, float] | None = None,
+                             in_qrels: Flags | None = None) -> float:
+    """ERR@k = sum_{i <= k} (1/i) * R_i * prod_{j < i} (1 - R_j) (Chapelle et al., 2009).
+
+    ``R`` is :func:`err_probability`; ``max_grade`` defaults (in ``evaluate``) to the top grade
+    of the qrels; gdeval, ir-measures' ERR, uses 4. Unjudged documents have R = 0.
+
+    Grades 2, 0, 1 with max_grade 2: R = 3/4, 0, 1/4, so 3/4 + (1/3) * (1/4) * (1/4):
+
+    >>> expected_reciprocal_rank([2, 0, 1], [2, 1], max_grade=2)
+    0.7708333333333334
+    """
+    if not max_grade:
+        raise ValueError("ERR needs max_grade > 0")
+    total, decay = 0.0, 1.0
+    for i, (g, is_judged) in enumerate(zip(retrieved[:k], _flags(retrieved, in_qrels)), start=1):
+        r = err_probability(g, max_grade=max_grade, rel=rel, gains=gains) if is_judged else 0.0
+        if r:
+            total += r * decay / i
+            decay *= 1.0 - r
+    return total
+
+
+def rbp_weight(grade: float, *, rel: float, weights: str, top: float) -> float:
+    """RBP's weight of a grade: 1 (binary), ``grade / max(1, top)`` (graded, ``top`` = the query's
+    top grade), or ``grade`` (raw); 0 below ``rel`` (and at or below 0 for graded and raw).
+
+    >>> [rbp_weight(3, rel=1, weights=w, top=3) for w in ("binary", "graded", "raw")]
+    [1.0, 1.0, 3.0]
+    """
+    if grade < rel:
+        return 0.0
+    if weights == "binary":
+        return 1.0
+    if grade <= 0:
+        return 0.0
+    return grade / max(1, top) if weights == "graded" else float(grade)
+
+
+def rank_biased_precision(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: float = 1,
+                          p: float = 0.8, weights: str = "binary") -> float:
+    """RBP@k = (1 - p) * sum_{i <= k} w_i * p^(i-1) (Moffat and Zobel, 2008).
+
+    ``w`` is :func:`rbp_weight`: ``binary`` (ir-measures ``RBP(rel=1)``), ``graded``: grade divided
+    by the top grade of the query when that is above 1 (trec_eval 10's ``rbp``, which normalises
+    its gains into [0, 1]), ``raw``: the grade itself (ranx ``rbp``, can exceed 1).
+
+    The research notes' example, qrels a=3, b=1, run a, b, p = 0.8:
+
+    >>> [round(rank_biased_precision([3, 1], [3, 1], p=0.8, weights=w), 4) for w in ("binary", "graded", "raw")]
+    [0.36, 0.2533, 0.76]
+    """
+    top = max(judged, default=0)
+    total = 0.0
+    for i, g in enumerate(retrieved[:k], start=1):
+        w = rbp_weight(g, rel=rel, weights=weights, top=top)
+        if w:
+            total += w * p ** (i - 1)
+    return (1 - p) * total
+
+
+def rbp_residual(retrieved: Grades, judged: Grades, *, k: int | None = None, p: float = 0.8,
+                 in_qrels: Flags | None = None) -> float:
+    """RBP residual, as trec_eval 10's ``rbp_resid``: how much RBP could still grow if every unjudged
+    document (no judgement, or a negative grade) had weight 1, plus the tail beyond the ranking:
+
+    ``p^n + (1 - p) * sum over unjudged i <= k of p^(i-1)``, n = min(k, |retrieved|), when some
+    document of the top k is unjudged; 0 otherwise (trec_eval leaves the tail out then).
+
+    >>> rbp_residual([1, 0, 0], [1], p=0.5, in_qrels=[True, False, True])
+    0.375
+    """
+    ranked = list(zip(retrieved, _flags(retrieved, in_qrels)))[:k]
+    unjudged = [i for i, (g, is_judged) in enumerate(ranked) if not is_judged or g < 0]
+    if not unjudged:
+        return 0.0
+    return p ** len(ranked) + (1 - p) * sum(p ** i for i in unjudged)
+
+
+def f1(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: float = 1) -> float:
+    """F1@k = 2 * P@k * R@k / (P@k + R@k) = 2 * |relevant in top k| / (k + R); without k, k is the number
+    retrieved (trec_eval ``set_F``, ranx ``f1``); 0 when nothing relevant is in the top k.
+
+    >>> f1([1, 0, 1, 0, 0], [1, 1, 1, 1], k=5)  # P = 0.4, R = 0.5
+    0.4444444444444444
+    """
+    found = _count(retrieved[:k], rel)
+    if not found:
+        return 0.0
+    return 2 * found / ((k if k is not None else len(retrieved)) + _count(judged, rel))
+
+
+def capped_recall(retrieved: Grades, judged: Grades, *, k: int, rel: float = 1) -> float:
+    """R_cap@k = |relevant in top k| / min(k, R) (BEIR); 0 when R = 0.
+
+    >>> capped_recall([1, 0, 1], [1, 1, 1, 1], k=2)
+    0.5
+    """
+    n_relevant = _count(judged, rel)
+    return _count(retrieved[:k], rel) / min(k, n_relevant) if n_relevant else 0.0
+
+
+def hits(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: float = 1) -> float:
+    """Hits@k = |relevant in top k| (a count; without k, trec_eval's ``num_rel_ret``).
+
+    >>> hits([1, 0, 1], [1, 1, 1], k=2)
+    1.0
+    """
+    return float(_count(retrieved[:k], rel))
+
+
+def num_ret(retrieved: Grades, judged: Grades) -> float:
+    """NumRet = |retrieved| (trec_eval's ``num_ret``).
+
+    >>> num_ret([1, 0, 0], [1])
+    3.0
+    """
+    return float(len(retrieved))
+
+
+def num_rel(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
+    """NumRel = R = |judged grade >= rel| (trec_eval's ``num_rel``).
+
+    >>> num_rel([], [2, 1, 0], rel=2)
+    1.0
+    """
+    return float(_count(judged, rel))
+
+
+def set_precision(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
+    """SetP = |relevant retrieved| / |retrieved|; 0 when nothing is retrieved (trec_eval ``set_P``).
+
+    >>> set_precision([1, 0, 0, 1], [1, 1])
+    0.5
+    """
+    return _count(retrieved, rel) / len(retrieved) if len(retrieved) else 0.0
+
+
+def set_recall(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
+    """SetR = |relevant retrieved| / R; 0 when R = 0 (trec_eval ``set_recall``).
+
+    >>> set_recall([1, 0, 0], [1, 1])
+    0.5
+    """
+    n_relevant = _count(judged, rel)
+    return _count(retrieved, rel) / n_relevant if n_relevant else 0.0
+
+
 #: Metric name -> function. The function receives every option of the metric
-#: (``Metric.settings``) plus ``k`` when the metric takes a cutoff.
+#: (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input its family
+#: declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
 KERNELS: dict[str, Callable[..., float]] = {
     "P": precision,
     "R": recall,
@@ -156,4 +521,18 @@ KERNELS: dict[str, Callable[..., float]] = {
     "DCG": dcg,
     "Rprec": r_precision,
     "Success": success,
+    "Judged": judged_share,
+    "Hole": hole,
+    "Bpref": bpref,
+    "infAP": inferred_ap,
+    "ERR": expected_reciprocal_rank,
+    "RBP": rank_biased_precision,
+    "RBP_resid": rbp_residual,
+    "F1": f1,
+    "R_cap": capped_recall,
+    "Hits": hits,
+    "NumRet": num_ret,
+    "NumRel": num_rel,
+    "SetP": set_precision,
+    "SetR": set_recall,
 }

@@ -4,6 +4,7 @@ Grammar (case-insensitive; no ``eval``, no ``ast``)::
 
     spec    := name [ "(" option ("," option)* ")" ] [ "@" k ] [ "-l" level ]
     option  := key "=" value            (value may be quoted)
+    value   := word | number | "{" [ number ":" number ("," number ":" number)* ] "}"
 
 ``name`` is a canonical name or any alias in :data:`evalbridge.metrics.catalogue.ALIASES`
 (ranx ``ndcg_burges``, ir-measures ``nDCG``, trec_eval ``ndcg_cut_10``, RAG ``hit_rate``...).
@@ -15,19 +16,23 @@ Example:
     'nDCG(gain=exp)@10'
     >>> parse_metric("map@100-l2") == parse_metric("AP(rel=2)@100")
     True
+    >>> str(parse_metric("nDCG(gains={2: 3, 0: 0, 1: 1})@10"))
+    'nDCG(gains={0:0,1:1,2:3})@10'
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .catalogue import ALIASES, CHOICES, METRICS, NUMERIC, OPTION_ALIASES, TREC_NAMES
+from .catalogue import ALIASES, MAPPINGS, METRICS, NUMERIC, OPTION_ALIASES, TREC_NAMES, MetricInfo
 from ..errors import MetricSpecError
 
-__all__ = ["Metric", "parse_metric", "parse_metrics"]
+__all__ = ["Metric", "GainMap", "parse_metric", "parse_metrics"]
 
 _SPEC = re.compile(
     r"(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*"
@@ -53,7 +58,100 @@ def _suggest(word: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
-def _coerce_option(metric: str, key: str, value: Any) -> Any:
+class GainMap(Mapping[float, float]):
+    """An immutable, hashable ``{grade: gain}`` map (the ``gains`` option), printed ``{0:0,1:1,2:3}``.
+
+    Keys and values are finite numbers (whole floats become ints, as everywhere in a spec).
+
+    >>> gains = GainMap({2: 3.0, 0: 0, 1: 1})
+    >>> str(gains), gains[2], gains.get(5)
+    ('{0:0,1:1,2:3}', 3, None)
+    >>> GainMap.parse("{0: -1, 1: 2.5}") == GainMap({0: -1, 1: 2.5})
+    True
+    """
+
+    __slots__ = ("_items", "_lookup")
+
+    def __init__(self, items: Mapping[Any, Any]) -> None:
+        clean = {}
+        for key, value in dict(items).items():
+            grade, gain = _finite(key, "a grade"), _finite(value, "a gain")
+            clean[grade] = gain
+        object.__setattr__(self, "_items", tuple(sorted(clean.items())))
+        object.__setattr__(self, "_lookup", dict(self._items))
+
+    @classmethod
+    def parse(cls, text: str) -> GainMap:
+        """``{grade: gain, ...}`` as written in a spec."""
+        body = text.strip()
+        if not (body.startswith("{") and body.endswith("}")):
+            raise MetricSpecError(f"a gain map is written {{grade: gain, ...}}, e.g. {{0:0,1:1,2:3}}; got {text!r}.")
+        pairs = {}
+        for part in filter(None, (p.strip() for p in body[1:-1].split(","))):
+            grade, sep, gain = part.partition(":")
+            if not sep:
+                raise MetricSpecError(f"entry {part!r} of the gain map {text!r} must be grade:gain, e.g. 2:3.")
+            key = _finite(grade.strip().strip("'\""), "a grade")
+            if key in pairs:
+                raise MetricSpecError(f"grade {grade.strip()} is given twice in the gain map {text!r}.")
+            pairs[key] = _finite(gain.strip(), "a gain")
+        return cls(pairs)
+
+    def __getitem__(self, grade: float) -> float:
+        return self._lookup[grade]
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self._lookup)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GainMap) and self._items == other._items
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("GainMap is immutable")
+
+    def __reduce__(self) -> tuple[type[GainMap], tuple[dict[float, float]]]:
+        """Pickled as its pairs and rebuilt through ``__init__`` (the default would set attributes)."""
+        return (GainMap, (dict(self._items),))
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{_format_number(k)}:{_format_number(v)}" for k, v in self._items) + "}"
+
+    def __repr__(self) -> str:
+        return f"GainMap({self})"
+
+
+def _finite(value: Any, what: str) -> int | float:
+    """A finite number, whole floats as ints (``"2"`` -> 2, ``2.0`` -> 2, ``2.5`` -> 2.5)."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MetricSpecError(f"{what} in a gain map must be a number; got {value!r}.") from None
+    if not math.isfinite(number):
+        raise MetricSpecError(f"{what} in a gain map must be finite; got {value!r}.")
+    return int(number) if number.is_integer() else number
+
+
+def _coerce_option(info: MetricInfo, key: str, value: Any) -> Any:
+    metric = info.name
+    if key in MAPPINGS:
+        if value is None or isinstance(value, GainMap):
+            gains = value
+        elif isinstance(value, str):
+            gains = GainMap.parse(value)
+        elif isinstance(value, Mapping):
+            gains = GainMap(value)
+        else:
+            raise MetricSpecError(f"option {key!r} of {metric} must be a map {{grade: gain}}, e.g. {{0:0,1:1,2:3}}; "
+                                  f"got {value!r}.")
+        return gains if gains else None  # an empty map changes nothing: the default
     if key in NUMERIC:
         if value is None:
             return None
@@ -65,8 +163,11 @@ def _coerce_option(metric: str, key: str, value: Any) -> Any:
             raise MetricSpecError(f"option {key!r} of {metric} must be finite; got {value!r}.")
         if key == "max_grade" and number <= 0:
             raise MetricSpecError(f"option 'max_grade' of {metric} must be > 0; got {value!r}.")
+        if key == "p" and not 0 < number < 1:
+            raise MetricSpecError(f"option 'p' (persistence) of {metric} must be between 0 and 1 (exclusive); "
+                                  f"got {value!r}. Fix: write e.g. {metric}(p=0.8).")
         return int(number) if number.is_integer() else number
-    allowed = CHOICES[key]
+    allowed = info.allowed(key) or ()
     for choice in allowed:
         if str(value).lower() == choice.lower():
             return choice
@@ -108,13 +209,16 @@ class Metric:
             if key not in info.options:
                 takers = sorted(m for m, i in METRICS.items() if key in i.options)
                 hint = f" ({key!r} applies to {', '.join(takers)})" if takers else _suggest(key, info.options)
-                raise MetricSpecError(f"{self.name} has no option {key!r}{hint}; its options are "
-                                      f"{', '.join(info.options)}.")
-            value = _coerce_option(self.name, key, value)
+                raise MetricSpecError(f"{self.name} has no option {key!r}{hint}; " + (
+                    f"its options are {', '.join(info.options)}." if info.options else "it takes no option."))
+            value = _coerce_option(info, key, value)
             if value != info.options[key]:
                 clean[key] = value
-        if "max_grade" in clean and clean.get("weights", info.options.get("weights")) != "graded":
+        if "max_grade" in clean and "weights" in info.options and clean.get("weights", "binary") != "graded":
             raise MetricSpecError(f"option 'max_grade' of {self.name} only applies with weights=graded.")
+        if self.name == "ERR" and "gains" in clean and not all(0 <= g <= 1 for g in clean["gains"].values()):
+            raise MetricSpecError(f"the gains of ERR are stopping probabilities and must lie in [0, 1]; got "
+                                  f"{clean['gains']}. Fix: e.g. ERR(gains={{0:0,1:0.25,2:0.75}}).")
         object.__setattr__(self, "options", tuple(sorted(clean.items())))
 
     def get(self, key: str) -> Any:
@@ -142,8 +246,19 @@ class Metric:
         return kwargs
 
     @property
-    def info(self):  # noqa: ANN201 - MetricInfo
+    def info(self) -> MetricInfo:
         return METRICS[self.name]
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The per-document inputs its kernel reads (see :attr:`MetricInfo.inputs <evalbridge.metrics.catalogue.MetricInfo>`).
+
+        >>> parse_metric("nDCG@10").inputs, parse_metric("nDCG(gains={0:1})@10").inputs, parse_metric("Bpref").inputs
+        ((), ('in_qrels',), ('in_qrels',))
+        """
+        extra = [name for option, names in self.info.inputs_with.items() if dict(self.options).get(option) is not None
+                 for name in names]
+        return tuple(dict.fromkeys([*self.info.inputs, *extra]))
 
     def replace(self, *, k: Any = ..., **options: Any) -> Metric:
         """A copy with a new cutoff and/or options (``None`` resets an option to its default)."""
@@ -185,9 +300,24 @@ def _resolve_name(name: str) -> tuple[str, dict[str, Any], int | None]:
                           f"Known names: {', '.join(METRICS)} and their aliases (see `evalbridge metrics`).")
 
 
+def _split_options(text: str) -> list[str]:
+    """``text`` split on the commas outside braces (a gain map holds commas of its own)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _parse_options(text: str, spec: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in filter(None, (p.strip() for p in _split_options(text))):
         key, sep, value = part.partition("=")
         if not sep:
             raise MetricSpecError(f"option {part!r} in {spec!r} must be written key=value, e.g. gain=exp.")

@@ -31,11 +31,15 @@ never approximated: a new metric gets a function in :data:`KERNELS` or stays ref
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from .reference import dcg as reference_dcg
-from .reference import discount_of, gain_of
+from ..errors import UnsupportedMetricError
+from .reference import _discounted, dcg_overflow, discount_of, exp_shift, gain_of
+
+if TYPE_CHECKING:
+    from .spec import Metric
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "r_precision",
            "success", "hypergeometric", "KERNELS", "unsupported"]
@@ -164,45 +168,77 @@ def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = 
     return 0.0
 
 
-def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
-        discount: str = "log2", rel: float | None = None) -> float:
-    """E[DCG@k] = sum over groups of (sum of the group's gains) * (1/n) * sum_{p=1}^{c} discount(s + p).
+def _refuse_judgement_inputs(name: str, in_qrels: object) -> None:
+    if in_qrels is not None:
+        raise UnsupportedMetricError(
+            f"{name}: the tie-aware {name} takes no per-document judgement input (in_qrels): it has no exact "
+            f"formula for unjudged retrieved documents under ties='average'. Fix: use ties='docid_desc', "
+            f"'docid_asc' or 'input', or a metric without a gain map.")
 
-    DCG is linear in each document's discount and each document of a group is equally likely at
-    each of its ranks, so it gets the mean discount of the group's ranks, ranks beyond the cutoff
-    counting 0 (McSherry & Najork 2008; scikit-learn's ``_tie_averaged_dcg``). Gains and discounts
-    as in :func:`evalbridge.metrics.reference.dcg`.
 
-    >>> dcg([[1, 0]], [1])  # gain 1 at rank 1 or 2: (1 + 1/log2(3)) / 2
-    0.8154648767857288
-    """
+def _scaled_dcg(groups: Groups, k: int | None, gain: str, discount: str, rel: float | None,
+                gains: Mapping[float, float] | None, shift: int) -> float:
+    """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`)."""
     total = 0.0
     for s, n, c, group in _layout(groups, k):
         if c == 0:
             break
-        gains = math.fsum(gain_of(g, gain, rel) for g in group)  # exactly rounded: any order of the group
-        if gains:
-            total += gains * (sum(discount_of(s + p, discount) for p in range(1, c + 1)) / n)
+        # exactly rounded: any order of the group gives the same bits
+        group_gain = math.fsum(gain_of(g, gain, rel, gains=gains, shift=shift) for g in group)
+        if group_gain:
+            total += group_gain * (sum(discount_of(s + p, discount) for p in range(1, c + 1)) / n)
     return total
 
 
+def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
+        discount: str = "log2", rel: float | None = None, gains: Mapping[float, float] | None = None,
+        in_qrels: Sequence[bool] | None = None) -> float:
+    """E[DCG@k] = sum over groups of (sum of the group's gains) * (1/n) * sum_{p=1}^{c} discount(s + p).
+
+    DCG is linear in each document's discount and each document of a group is equally likely at
+    each of its ranks, so it gets the mean discount of the group's ranks, ranks beyond the cutoff
+    counting 0 (McSherry & Najork 2008; scikit-learn's ``_tie_averaged_dcg``). Gains (a ``gains``
+    map included) and discounts as in :func:`evalbridge.metrics.reference.dcg`; exp gains are summed
+    divided by ``2^shift`` as there, so no intermediate overflows. ``in_qrels`` (unjudged retrieved
+    documents) is refused: :func:`unsupported` refuses the metrics that read it.
+
+    >>> dcg([[1, 0]], [1])  # gain 1 at rank 1 or 2: (1 + 1/log2(3)) / 2
+    0.8154648767857288
+    """
+    _refuse_judgement_inputs("DCG", in_qrels)
+    shift = exp_shift(judged) if gain == "exp" else 0
+    total = _scaled_dcg(groups, k, gain, discount, rel, gains, shift)
+    try:
+        return math.ldexp(total, shift)
+    except OverflowError:
+        raise dcg_overflow(total, shift) from None
+
+
 def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
-         ideal: str = "qrels", discount: str = "log2", rel: float | None = None) -> float:
+         ideal: str = "qrels", discount: str = "log2", rel: float | None = None,
+         gains: Mapping[float, float] | None = None, in_qrels: Sequence[bool] | None = None) -> float:
     """E[nDCG@k] = E[DCG@k] / IDCG@k; 0 when IDCG@k = 0.
 
-    IDCG does not depend on the order of tied documents: it sorts the judged grades
-    (``ideal=qrels``) or the multiset of retrieved grades (``ideal=run``), so the expectation of
-    the ratio is the ratio of the expectation. IDCG is the reference's, computed the same way.
+    IDCG does not depend on the order of tied documents: it sorts the judged grades' gains
+    (``ideal=qrels``) or the multiset of retrieved gains (``ideal=run``), so the expectation of
+    the ratio is the ratio of the expectation. IDCG is the reference's, computed the same way
+    (both sums divided by the same ``2^shift``, so exp gains never overflow).
 
     >>> round(ndcg([[1, 0]], [1]), 6)  # E[DCG] / 1
     0.815465
     """
-    pool = judged if ideal == "qrels" else [g for group in groups for g in group]
-    best = sorted(pool, reverse=True)
-    idcg = reference_dcg(best, best, k=k, gain=gain, discount=discount, rel=rel)
+    _refuse_judgement_inputs("nDCG", in_qrels)
+    shift = exp_shift(judged) if gain == "exp" else 0
+    if ideal == "run":
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for group in groups for g in group]
+    elif gains is None:  # the gain grows with the grade: only the k best grades can enter the ideal
+        pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
+    else:
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged]
+    idcg = _discounted(sorted((g for g in pool if g > 0), reverse=True), k, discount)
     if idcg == 0:
         return 0.0
-    return dcg(groups, judged, k=k, gain=gain, discount=discount, rel=rel) / idcg
+    return _scaled_dcg(groups, k, gain, discount, rel, gains, shift) / idcg
 
 
 def hypergeometric(n: int, r: int, c: int) -> list[tuple[int, float]]:
@@ -311,13 +347,26 @@ KERNELS: dict[str, Callable[..., float]] = {
 }
 
 
-def unsupported(name: str) -> str | None:
-    """Why metric family ``name`` cannot be computed under ``ties="average"``, or ``None`` when it can.
+def unsupported(metric: str | Metric) -> str | None:
+    """Why ``metric`` (a family name or a :class:`~evalbridge.metrics.spec.Metric`) cannot be computed
+    under ``ties="average"``, or ``None`` when it can.
+
+    A family without a function in :data:`KERNELS` is refused; so is a metric whose kernel reads
+    per-document judgement inputs (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`:
+    ``in_qrels``, ``in_pool``; e.g. DCG/nDCG with a ``gains`` map, which give unjudged documents no
+    gain), since the tie-aware functions see only grades.
 
     >>> unsupported("nDCG") is None
     True
     """
-    if name in KERNELS:
-        return None
-    return (f"{name} has no exact tie-aware formula, so ties='average' (the expected value over every "
-            f"order of tied documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'.")
+    name = metric if isinstance(metric, str) else metric.name
+    if name not in KERNELS:
+        return (f"{name} has no exact tie-aware formula, so ties='average' (the expected value over every "
+                f"order of tied documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'.")
+    inputs = () if isinstance(metric, str) else metric.inputs
+    if inputs:
+        return (f"{metric} reads per-document judgement inputs ({', '.join(inputs)}), which have no exact "
+                f"tie-aware formula, so ties='average' (the expected value over every order of tied "
+                f"documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'"
+                + (", or drop the gains map." if "gains" in dict(metric.options) else "."))  # type: ignore[union-attr]
+    return None

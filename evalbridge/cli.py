@@ -149,6 +149,7 @@ FLAGS = {
     ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
     ("min_relevance",): "--min-relevance", ("ties",): "--ties", ("score_precision",): "--score-precision",
     ("missing_queries",): "--missing-queries", ("seed",): "--seed", ("bands",): "--bands",
+    ("judged_only",): "--judged-only", ("depth",): "--depth",
     ("comparison", "baseline"): "--baseline", ("comparison", "test"): "--test",
     ("comparison", "correction"): "--correction", ("comparison", "alpha"): "--alpha",
     ("comparison", "confidence"): "--confidence", ("comparison", "n_resamples"): "--n-resamples",
@@ -182,6 +183,10 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
     }
     if args.min_relevance is not None:
         raw["min_relevance"] = args.min_relevance
+    if args.judged_only:
+        raw["judged_only"] = True
+    if args.depth is not None:
+        raw["depth"] = args.depth
     if getattr(args, "baseline", None) is not None:
         raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
@@ -254,7 +259,7 @@ def _cmd_agree(args: argparse.Namespace) -> int:
                    min_relevance=args.min_relevance, bins=args.bins, bins_a=args.bins_a, bins_b=args.bins_b,
                    alpha_level=args.alpha_level, test=args.test, alpha=args.alpha, n_resamples=args.n_resamples,
                    seed=args.seed, ties=args.ties, score_precision=args.score_precision,
-                   missing_queries=args.missing_queries)
+                   missing_queries=args.missing_queries, judged_only=args.judged_only, depth=args.depth)
     _emit(result.render(args.format), args.output)
     return EXIT_OK
 
@@ -403,6 +408,10 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64")
     parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
                         help="qrels queries absent from the run: score 0 (default) or drop")
+    parser.add_argument("--judged-only", action="store_true",
+                        help="remove unjudged documents from every ranking before any metric (trec_eval -J)")
+    parser.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="only the first N documents of every ranking count (trec_eval -M)")
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:

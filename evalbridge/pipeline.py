@@ -85,7 +85,7 @@ def settings_of(config: Config) -> dict[str, Any]:
     (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
     return {"title": config.title, "metrics": [str(m) for m in config.metrics], "backend": config.backend,
             "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
-            "missing_queries": config.missing_queries,
+            "missing_queries": config.missing_queries, "judged_only": config.judged_only, "depth": config.depth,
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
@@ -139,7 +139,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
         with _reading(config, config.qrels):
             shared = load_qrels(config.qrels, level)
     options = dict(backend=config.backend, min_relevance=level, ties=config.ties,
-                   score_precision=config.score_precision, missing_queries=config.missing_queries)
+                   score_precision=config.score_precision, missing_queries=config.missing_queries,
+                   judged_only=config.judged_only, depth=config.depth)
     inputs, results, checks, pairs = {}, {}, {}, {}
     if config.qrels is not None:
         inputs["qrels"] = _fingerprint(config.qrels)
@@ -156,7 +157,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
             checks[name] = evalbridge.crosscheck(
                 qrels, run, config.metrics, backends=config.crosscheck.backends, atol=config.crosscheck.atol,
                 canonicalise=config.crosscheck.canonicalise, min_relevance=level, ties=config.ties,
-                score_precision=config.score_precision, missing_queries=config.missing_queries)
+                score_precision=config.score_precision, missing_queries=config.missing_queries,
+                judged_only=config.judged_only, depth=config.depth)
     first = next(iter(results.values()))
     labels = [label_of(first, m) for m in config.metrics]
     comparison = None

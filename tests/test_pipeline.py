@@ -116,3 +116,21 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_stays_byte_identica
         err = capsys.readouterr().err
         assert "would destroy the input" in err and ("a.run" in err or "qrels.txt" in err), err
     assert {name: (folder / name).read_bytes() for name in before} == before
+
+
+def test_judged_only_and_depth_are_one_setting_at_every_door(folder: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--judged-only --depth 2` on the command line and `judged_only: true, depth: 2` in a config give the
+    report `evaluate(..., judged_only=True, depth=2)` gives; a bad depth is refused with the flag's name."""
+    import evalbridge as eb
+
+    (folder / "cut.yaml").write_text(json.dumps({"title": "cut", "qrels": "qrels.txt", "runs": {"a": "a.run"},
+                                                 "metrics": METRICS, "judged_only": True, "depth": 2}))
+    via_eval = _json(_cli(capsys, "eval", "qrels.txt", "a.run", "-m", *METRICS, "--judged-only", "--depth", "2",
+                          "--title", "cut", "--format", "json"))
+    via_run = _json(_cli(capsys, "run", "cut.yaml", "--format", "json", "--no-write"))
+    assert json.dumps(via_eval) == json.dumps(via_run)
+    direct = eb.evaluate("qrels.txt", "a.run", METRICS, judged_only=True, depth=2)
+    assert via_run["systems"]["a"]["metrics"] == pytest.approx(direct.means)
+    capsys.readouterr()
+    assert main(["eval", "qrels.txt", "a.run", "-m", "P@1", "--depth", "0"]) == 2
+    assert "--depth must be an integer >= 1; got 0" in capsys.readouterr().err

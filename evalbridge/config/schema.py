@@ -40,6 +40,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
     "output": "{dir, formats, per_query, system_json, plots, digits}",
     "seed": "seed of every random step (randomization test, bootstrap)",
+    "judged_only": "true: remove unjudged documents from every ranking before any metric (trec_eval -J)",
+    "depth": "only the first N documents of every ranking count (trec_eval -M)",
 })
 
 
@@ -61,6 +63,7 @@ def _rules() -> Mapping[str, Any]:
         "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
         "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
+        "depth": Interval("depth", int, 1, None, closed="left", fix="e.g. 1000, as trec_eval -M 1000."),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
     })
 
@@ -146,6 +149,8 @@ class Config:
     gates: tuple[Any, ...] = ()
     bands: Mapping[str, tuple[float, float, float]] | None = None
     seed: int = 0
+    judged_only: bool = False
+    depth: int | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -533,6 +538,8 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
         score_precision=check.choice(spec.get("score_precision", "float64"), ("score_precision",), SCORE_PRECISIONS),
         missing_queries=check.choice(spec.get("missing_queries", "zero"), ("missing_queries",),
                                      MISSING_QUERY_POLICIES),
+        judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
+        depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison,
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands")),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),

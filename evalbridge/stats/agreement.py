@@ -1108,7 +1108,7 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
           bins_a: Sequence[float] | None = None, bins_b: Sequence[float] | None = None,
           alpha_level: str = "ordinal", test: str = "t", alpha: float = 0.05, n_resamples: int = 10_000,
           seed: int = 0, ties: str = "docid_desc", score_precision: str = "float64",
-          missing_queries: str = "zero") -> Agreement:
+          missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None) -> Agreement:
     """Judge agreement of two sets of judgements and, with runs, the agreement of the system rankings.
 
     Every run is evaluated under both sets of judgements with :func:`evalbridge.evaluate` (same metrics,
@@ -1144,7 +1144,8 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
         run = as_run(run)
         for qrels, results in ((qa, results_a), (qb, results_b)):
             results[name] = evaluate(qrels, run, asked, backend=backend, min_relevance=min_relevance, ties=ties,
-                                     score_precision=score_precision, missing_queries=missing_queries)
+                                     score_precision=score_precision, missing_queries=missing_queries,
+                                     judged_only=judged_only, depth=depth)
     if results_a:
         ranking = ranking_agreement(results_a, results_b, metrics=asked, names=names, test=test, alpha=alpha,
                                     n_resamples=n_resamples, seed=seed)

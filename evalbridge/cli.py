@@ -324,22 +324,15 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _write(obj: Any, path: str, fmt: str | None) -> None:
-    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix when None), atomically."""
-    from .io import write
+    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically."""
+    from .io.registry import output_format, write
+    from .model import Qrels
     from .reports.writing import atomic_file
 
+    chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
     with atomic_file(path) as tmp:
-        written = write(obj, tmp, format=fmt or _format_of_output(path))
-    del written
+        write(obj, tmp, format=chosen)
     print(f"wrote {path} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
-
-
-def _format_of_output(path: str) -> str:
-    """The writable format a path's suffix names (TREC for anything else)."""
-    from .io import formats, suffix_of
-
-    suffix = suffix_of(path)
-    return next((f.name for f in formats().values() if suffix in f.suffixes and f.write is not None), "trec")
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:

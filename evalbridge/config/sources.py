@@ -73,6 +73,7 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike | N
             or an option the format does not take (the message lists the formats that take it).
     """
     from ..io import formats, get_format, resolve
+    from ..io.registry import check_options
 
     wanted = "run" if kind == "run" else "qrels"
     if fmt_name is None:
@@ -92,12 +93,7 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike | N
         for role in columns:
             if role not in COLUMN_ROLES:
                 raise InputError(f"columns has no role {role!r}; the roles are {', '.join(COLUMN_ROLES)}.")
-    for option in flatten_options(options):
-        if option not in fmt.options:
-            takers = [n for n, f in formats().items() if option in f.options]
-            raise InputError(f"option {option!r} does not apply to format {fmt.name!r}.",
-                             fix=f"it applies to {', '.join(takers) or 'no format'}"
-                                 f"{'; ' + fmt.name + ' takes ' + ', '.join(fmt.options) if fmt.options else ''}.")
+    check_options(fmt, flatten_options(options))
     return fmt.name
 
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..model import Qrels, Run
 
 __all__ = ["Format", "Parsed", "Kind", "formats", "get_format", "resolve", "load", "to_qrels", "to_run",
-           "read_pair", "write", "suffix_of", "MODULES"]
+           "read_pair", "write", "suffix_of", "output_format", "check_options", "MODULES"]
 
 Kind = Literal["qrels", "run", "pair"]
 
@@ -187,7 +187,8 @@ def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
                          f"relevant) pairs use from_labels / from_pairs.")
 
 
-def _check_options(fmt: Format, options: Mapping[str, Any]) -> None:
+def check_options(fmt: Format, options: Mapping[str, Any]) -> None:
+    """Refuse an option ``fmt`` does not take, naming the formats that take it."""
     for option in options:
         if option not in fmt.options:
             takers = [n for n, f in formats().items() if option in f.options]
@@ -201,7 +202,7 @@ def load(obj: Any, kind: str, *, format: str | None = None, **options: Any) -> P
     """Read ``obj`` as ``kind`` (``qrels``, ``run`` or ``pair``) through its format."""
     fmt = resolve(obj, kind=kind, format=format)
     given = {k: v for k, v in options.items() if v is not None}
-    _check_options(fmt, given)
+    check_options(fmt, given)
     if _is_path(obj) and not fmt.accepts and not Path(obj).is_file():
         raise InputError("the file does not exist." if not Path(obj).is_dir() else "expected a file, got a folder.",
                          source=str(obj), fix="check the path.")
@@ -268,6 +269,13 @@ def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
     return parsed.qrels, run  # type: ignore[return-value] - load checked both are set
 
 
+def output_format(path: str | os.PathLike, kind: str) -> Format:
+    """The format ``path``'s suffix names for writing ``kind``: the first writable one, else TREC."""
+    suffix = suffix_of(path)
+    writable = [f for f in formats().values() if suffix in f.suffixes and f.write is not None and kind in f.holds]
+    return writable[0] if writable else formats()["trec"]
+
+
 def write(obj: Qrels | Run, path: str | os.PathLike, *, format: str | None = None, **options: Any) -> Path:
     """Write qrels or a run to ``path`` in ``format`` (default: from the suffix, else TREC).
 
@@ -277,18 +285,13 @@ def write(obj: Qrels | Run, path: str | os.PathLike, *, format: str | None = Non
     from ..model import Qrels
 
     kind = "qrels" if isinstance(obj, Qrels) else "run"
-    if format is None:
-        suffix = suffix_of(path)
-        writable = [f for f in formats().values() if suffix in f.suffixes and f.write is not None and kind in f.holds]
-        fmt = writable[0] if writable else formats()["trec"]
-    else:
-        fmt = get_format(format)
+    fmt = get_format(format) if format is not None else output_format(path, kind)
     if fmt.write is None or kind not in fmt.holds:
         names = [n for n, f in formats().items() if f.write is not None and kind in f.holds]
         raise InputError(f"format {fmt.name!r} cannot be written with {kind}.",
                          fix=f"formats that can: {', '.join(names)}.")
     given = {k: v for k, v in options.items() if v is not None}
-    _check_options(fmt, given)
+    check_options(fmt, given)
     target = Path(path)
     fmt.write(obj, target, MappingProxyType(given))
     return target

@@ -98,7 +98,7 @@ def _emit(text: str, output: str | None) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .config import load_configs
     from .pipeline import run_config
-    from .reports.report import render
+    from .reports.formats import render
 
     configs = load_configs(args.config)
     if args.output_dir is not None and len(configs) > 1:
@@ -208,7 +208,7 @@ def _outputs(args: argparse.Namespace, config: Any) -> None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .pipeline import run_config
-    from .reports.report import render
+    from .reports.formats import render
 
     config = _description(args, args.runs)
     _outputs(args, config)
@@ -216,9 +216,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         outcome = run_config(config, on_step=on_step, write=False)
     _emit(render(outcome.report, args.format), args.output)
     if args.per_query is not None:
-        from .reports.report import write_per_query
+        from .reports.report import per_query_format_of, write_per_query
 
-        fmt = "parquet" if args.per_query.endswith(".parquet") else "csv"
+        fmt = per_query_format_of(args.per_query)
         write_per_query(outcome.report.results, args.per_query, fmt=fmt, provenance=outcome.report.provenance)
         print(f"wrote {args.per_query}", file=sys.stderr)
     return EXIT_OK
@@ -226,16 +226,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import run_config
-    from .reports.report import render
+    from .reports.formats import report_format
 
     config = _description(args, [args.run])
     _outputs(args, config)
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
     check = next(iter(outcome.report.crosscheck.values()))
-    texts = {"json": lambda: render(outcome.report, "json"), "markdown": check.to_markdown,
-             "terminal": lambda: str(check).rstrip("\n") + "\n"}
-    _emit(texts[args.format](), args.output)
+    show = report_format(args.format).check
+    if show is None:  # argparse offers only the formats that declare a check view
+        raise InputError(f"check cannot show the format {args.format!r}.")
+    _emit(show(outcome.report), args.output)
     if not check.ok:
         print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",
               file=sys.stderr)
@@ -419,7 +420,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every command."""
     from .stats.compare import CORRECTIONS, TESTS
-    from .reports.report import RENDERERS
+    from .reports.formats import check_formats, report_formats
 
     parser = argparse.ArgumentParser(
         prog="evalbridge", description="Retrieval evaluation (MAP, MRR, nDCG, P@k, R@k, hit rate) that bridges RAG "
@@ -434,7 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Run every evaluation in a config file; reports go to output.dir.")
     run.add_argument("config", help="the YAML config (paths in it are relative to it)")
     run.add_argument("--output-dir", default=None, help="write the reports here instead of output.dir")
-    run.add_argument("--format", choices=list(RENDERERS), default="terminal", help="what to print (default terminal)")
+    run.add_argument("--format", choices=list(report_formats()), default="terminal",
+                     help="what to print (default terminal)")
     run.add_argument("--no-write", action="store_true", help="compute and print, write no file")
     run.add_argument("-q", "--quiet", action="store_true", help="print nothing but failures")
     run.add_argument("--junit", default=None, metavar="PATH",
@@ -451,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100")
     ev.add_argument("--backend", default="auto",
                     help="auto (default: reference on small inputs, fast on big ones), reference, fast, ranx, ...")
-    ev.add_argument("--format", choices=list(RENDERERS), default="terminal")
+    ev.add_argument("--format", choices=list(report_formats()), default="terminal")
     ev.add_argument("-o", "--output", default=None, help="write the report to this file instead of stdout")
     ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")
     ev.add_argument("--baseline", default=None, metavar="RUN", help="compare every run with this one")
@@ -481,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--atol", type=float, default=1e-9)
     ck.add_argument("--canonicalise", action="store_true",
                     help="apply evalbridge's exact bridges first, so every backend must agree")
-    ck.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal",
+    ck.add_argument("--format", choices=check_formats(), default="terminal",
                     help="json: the whole report (as `eval --format json`), with the cross-check")
     ck.add_argument("-o", "--output", default=None)
     ck.add_argument("--backend", default="auto", help="backend of the reference column and the evaluation")

@@ -200,20 +200,24 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
     (:class:`~evalbridge.reports.writing.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
-    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_per_query
+    from .reports.formats import report_format
+    from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_per_query
     from .reports.writing import ReportFolder, unique_file_names
 
     systems = unique_file_names(report.results, suffix=".json")
     stems = unique_file_names(dict.fromkeys([*report.labels, *curves]))
     with ReportFolder(folder) as out:
-        for fmt in config.output.formats:
-            out.write_text(f"report{SUFFIXES[fmt]}", render(report, fmt))
-        if "csv" in config.output.formats and report.comparison is not None:
-            out.write_text("comparison.csv", report.comparison.to_frame().to_csv(index=False, lineterminator="\n"))
+        formats = [report_format(name) for name in config.output.formats]
+        for shown in formats:
+            out.write_text(f"report{shown.suffix}", shown.render(report))
+        for shown in formats:  # after every report file, as before: comparison.csv (csv with a comparison)
+            for file, text in shown.extra_files(report).items():
+                out.write_text(file, text)
         out.write_text("provenance.json", json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False)
                        + "\n")
         for fmt in config.output.per_query:
-            write_per_query(report.results, out.path_for(f"per_query.{fmt}"), fmt=fmt, provenance=report.provenance)
+            write_per_query(report.results, out.path_for(f"per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
+                            provenance=report.provenance)
         if config.output.system_json:
             for name, res in report.results.items():
                 data = system_json(res, {**report.provenance, "system": name})

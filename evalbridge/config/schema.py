@@ -45,15 +45,13 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
 })
 
 
-_REPORT_FORMATS = ("terminal", "markdown", "json", "csv", "latex")
-_PER_QUERY_FORMATS = ("csv", "parquet")
-
-
 def _rules() -> Mapping[str, Any]:
     """Config key -> its rule: the comparison's are :data:`evalbridge.stats.compare.COMPARISON_PARAMETERS`
     themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
+    from ..reports.formats import report_formats
+    from ..reports.report import PER_QUERY_FORMATS
     from ..stats.compare import COMPARISON_PARAMETERS as P
-    from ..stats.parameters import Interval
+    from ..stats.parameters import Interval, OneOf
 
     return MappingProxyType({
         "min_relevance": Interval("min_relevance", float, None, None, closed="neither",
@@ -65,6 +63,8 @@ def _rules() -> Mapping[str, Any]:
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
         "depth": Interval("depth", int, 1, None, closed="left", fix="e.g. 1000, as trec_eval -M 1000."),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
+        "output.formats": OneOf("formats", tuple(report_formats())),
+        "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS)),
     })
 
 
@@ -464,9 +464,9 @@ def _output(check: _Checker, value: Any, folder: Path, default_dir: str | None) 
     return OutputSettings(
         dir=directory,
         formats=check.choices(spec.get("formats", list(OutputSettings.formats)), ("output", "formats"),
-                              _REPORT_FORMATS),
+                              RULES["output.formats"].choices),
         per_query=check.choices(spec.get("per_query", list(OutputSettings.per_query)), ("output", "per_query"),
-                                _PER_QUERY_FORMATS),
+                                RULES["output.per_query"].choices),
         system_json=check.boolean(spec.get("system_json", True), ("output", "system_json")),
         plots=_plots(check, spec.get("plots")),
         digits=check.rule(spec.get("digits", 4), ("output", "digits"), "output.digits"))

@@ -1,9 +1,10 @@
-"""Reports: the systems x metrics table in five formats, per-query files, provenance, atomic writes.
+"""Reports: what one evaluation produced, the parts every format shows, per-query files, provenance.
 
 A :class:`Report` gathers what one evaluation produced (each system's
 :class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
-provenance); :data:`RENDERERS` turns it into text: ``terminal``, ``markdown``, ``csv``,
-``json`` and ``latex``. In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
+provenance); the report formats (:mod:`evalbridge.reports.formats`, one module each in
+:mod:`evalbridge.reports.renderers`: ``terminal``, ``markdown``, ``csv``, ``json``, ``latex``) turn it
+into text from the parts defined here (the cells with their markers, the comparison rows, the bands). In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
 when it is significantly above the baseline and ``▼`` when significantly below, after the
 multiple-comparison correction; with ``markers="letters"`` each system gets a letter instead
 and a mean carries, as a superscript, the letters of the systems it is significantly better
@@ -35,13 +36,13 @@ from typing import Any
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
-from .latex import latex_escape as _latex
+from .formats import report_format
 from .writing import atomic_file, write_file_atomic
 from ..stats.compare import MARKER_STYLES
 
-__all__ = ["Report", "render", "render_terminal", "render_markdown", "render_html", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
-           "jsonable", "report_dict", "make_provenance", "label_of"]
+__all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame", "per_query_frame",
+           "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
+           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "label_of"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -156,16 +157,17 @@ class Report:
         return all(check.ok for check in self.crosscheck.values())
 
     def render(self, fmt: str) -> str:
-        """The report in one of :data:`RENDERERS` (``terminal``, ``markdown``, ``csv``, ``json``, ``latex``)."""
+        """The report in a registered format (:func:`evalbridge.reports.formats.report_formats`: ``terminal``,
+        ``markdown``, ``csv``, ``json``, ``latex``)."""
         return render(self, fmt)
 
     def to_text(self) -> str:
         """The plain-text view (what ``print(report)`` shows): table, legend, provenance, cross-checks, gates."""
-        return render_terminal(self)
+        return render(self, "terminal")
 
     def to_markdown(self) -> str:
         """The full report in GitHub Markdown."""
-        return render_markdown(self)
+        return render(self, "markdown")
 
     def to_html(self) -> str:
         """The report as an HTML fragment (what Jupyter shows): table with significance markers, comparison,
@@ -219,17 +221,24 @@ def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> di
     return data
 
 
-def _number(value: float, digits: int) -> str:
+def render(report: Report, fmt: str) -> str:
+    """``report`` in the registered format ``fmt`` (:func:`evalbridge.reports.formats.render`)."""
+    return report_format(fmt).render(report)
+
+
+# The parts of a report that the formats (evalbridge.reports.renderers) show, each computed here once.
+
+def number(value: float, digits: int) -> str:
     return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _p(value: float) -> str:
+def p_value(value: float) -> str:
     if value is None or not math.isfinite(value):
         return "nan"
     return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
-def _cells(report: Report, *, up: str = UP, down: str = DOWN,
+def cells(report: Report, *, up: str = UP, down: str = DOWN,
            best: Callable[[str], str] | None = None, fmt: str = "terminal") -> list[list[str]]:
     frame = means_frame(report)
     letters = report.comparison.letters if report.comparison is not None and report.markers == "letters" else {}
@@ -238,7 +247,7 @@ def _cells(report: Report, *, up: str = UP, down: str = DOWN,
         row = [f"{system} ({letters[system]})" if system in letters else str(system)]
         for label in frame.columns:
             value = frame.at[system, label]
-            text = _number(value, report.digits) + report.marker(system, label, up=up, down=down, fmt=fmt)
+            text = number(value, report.digits) + report.marker(system, label, up=up, down=down, fmt=fmt)
             if best is not None and len(frame) > 1 and value == frame[label].max():
                 text = best(text)
             row.append(text)
@@ -246,20 +255,20 @@ def _cells(report: Report, *, up: str = UP, down: str = DOWN,
     return rows
 
 
-def _comparison_rows(report: Report) -> list[list[str]]:
+def comparison_rows(report: Report) -> list[list[str]]:
     d = report.digits
     rows = []
     for r in report.comparison.rows:
-        rows.append([r.metric, r.system, f"{r.delta:+.{d}f}", f"[{_number(r.ci_low, d)}, {_number(r.ci_high, d)}]",
-                     _number(r.effect_size, 2), f"{r.wins}/{r.ties}/{r.losses}", _p(r.p_t),
-                     _p(r.p_randomization), _p(r.p_adjusted), "yes" if r.significant else "no"])
+        rows.append([r.metric, r.system, f"{r.delta:+.{d}f}", f"[{number(r.ci_low, d)}, {number(r.ci_high, d)}]",
+                     number(r.effect_size, 2), f"{r.wins}/{r.ties}/{r.losses}", p_value(r.p_t),
+                     p_value(r.p_randomization), p_value(r.p_adjusted), "yes" if r.significant else "no"])
     return rows
 
 
-_COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
+COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
 
 
-def _band_rows(report: Report) -> list[list[str]]:
+def band_rows(report: Report) -> list[list[str]]:
     frame = means_frame(report)
     labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
                 if band_of(m, 0.0, report.bands or {}) is not None]
@@ -270,13 +279,13 @@ def _band_rows(report: Report) -> list[list[str]]:
         for system in frame.index]
 
 
-def _legend(report: Report) -> str:
+def legend(report: Report) -> str:
     if report.comparison is None:
         return ""
     return f"{MARKER_STYLES[report.markers].legend}: {report.comparison.describe()}"
 
 
-def _queries_line(report: Report) -> list[str]:
+def queries_lines(report: Report) -> list[str]:
     lines = []
     for system, res in report.results.items():
         p = res.provenance
@@ -285,39 +294,7 @@ def _queries_line(report: Report) -> list[str]:
     return lines
 
 
-def render_terminal(report: Report) -> str:
-    """A short plain-text view: the table, the legend, cross-check and gate lines."""
-    from tabulate import tabulate
-
-    lines = [report.title, tabulate(_cells(report), headers=["system", *report.labels], tablefmt="simple",
-                                     disable_numparse=True)]
-    if report.comparison is not None:
-        lines.append(_legend(report))
-    bands = _band_rows(report) if report.bands else []
-    if bands:
-        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
-                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
-    first = next(iter(report.results.values())).provenance
-    if len(report.results) == 1:
-        lines += ["", first.summary()]
-    else:
-        lines += ["", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
-                      f"relevance level {first.relevance_level:g}", *_queries_line(report)]
-    for system, check in report.crosscheck.items():
-        lines.append(f"cross-check {system}: {_crosscheck_line(check)}")
-    failed = report.failed_gates
-    lines += [gate.reason for gate in failed]
-    if report.gates:
-        baseline = report.comparison.baseline if report.comparison is not None else None
-        exempt = baseline is not None and baseline not in {g.system for g in report.gates}
-        lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
-                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
-                     + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
-                        if exempt else ""))
-    return "\n".join(lines) + "\n"
-
-
-def _crosscheck_line(check: Any) -> str:
+def crosscheck_line(check: Any) -> str:
     """``OK: pytrec_eval 1245/1245 agree; ranx 1240/1245 agree, 5 explained`` (per backend, all metrics)."""
     parts = []
     agreement = getattr(check, "agreement", None)
@@ -336,36 +313,6 @@ def _crosscheck_line(check: Any) -> str:
     return ("OK: " if check.ok else "NOT OK: ") + "; ".join(parts)
 
 
-def render_markdown(report: Report) -> str:
-    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, provenance."""
-    from tabulate import tabulate
-
-    out = [f"# {report.title}", "", "## Systems x metrics", "",
-           tabulate(_cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
-    if report.comparison is not None:
-        out += ["", _legend(report), "", "## Comparison with the baseline", "",
-                tabulate(_comparison_rows(report), headers=_COMPARISON_HEADERS, tablefmt="github",
-                         disable_numparse=True),
-                "", f"Δ = system - baseline; CI: {report.comparison.confidence:.0%} paired bootstrap (BCa); "
-                    "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
-    bands = _band_rows(report) if report.bands else []
-    if bands:
-        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=bands[0], tablefmt="github"),
-                "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
-                                          for k, b in report.bands.items())]
-    if report.gates:
-        out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, _number(g.value, 4),
-                                               _number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
-                                              for g in report.gates],
-                                             headers=("system", "metric", "gate", "value", "threshold", "result"),
-                                             tablefmt="github", disable_numparse=True)]
-    for system, check in report.crosscheck.items():
-        out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
-    out += ["", "## Provenance", "", *[f"- {line}" for line in _queries_line(report)], "",
-            "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
-    return "\n".join(out) + "\n"
-
-
 def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """An HTML table; the cells are HTML already (callers escape what they did not write)."""
     head = "".join(f"<th>{h}</th>" for h in headers)
@@ -380,15 +327,15 @@ def render_html(report: Report) -> str:
 
     up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
     down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
-    cells = _cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
+    table = cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
     out = [f"<h4>{escape(report.title)}</h4>",
-           _html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in cells])]
+           _html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in table])]
     if report.comparison is not None:
-        out.append(f"<p>{up}/{down} {escape(_legend(report).split(' ', 1)[1])}</p>")
+        out.append(f"<p>{up}/{down} {escape(legend(report).split(' ', 1)[1])}</p>")
         out += ["<details><summary>comparison with the baseline</summary>",
-                _html_table(list(map(escape, _COMPARISON_HEADERS)),
-                            [list(map(escape, row)) for row in _comparison_rows(report)]), "</details>"]
-    bands = _band_rows(report) if report.bands else []
+                _html_table(list(map(escape, COMPARISON_HEADERS)),
+                            [list(map(escape, row)) for row in comparison_rows(report)]), "</details>"]
+    bands = band_rows(report) if report.bands else []
     if bands:
         out.append(_html_table(list(map(escape, bands[0])), [[escape(str(c)) for c in row] for row in bands[1:]]))
     if report.gates:
@@ -396,28 +343,17 @@ def render_html(report: Report) -> str:
         out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
         out += [f"<p><strong>FAIL</strong> {escape(g.reason)}</p>" for g in failed]
     for system, check in report.crosscheck.items():
-        out.append(f"<p>cross-check {escape(system)}: {escape(_crosscheck_line(check))}</p>")
+        out.append(f"<p>cross-check {escape(system)}: {escape(crosscheck_line(check))}</p>")
     first = next(iter(report.results.values())).provenance
     notes = [first.summary()] if len(report.results) == 1 else [
         f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; relevance level "
-        f"{first.relevance_level:g}", *_queries_line(report)]
+        f"{first.relevance_level:g}", *queries_lines(report)]
     footnote = "<br>".join(map(escape, notes))
     if report.provenance:
         footnote += ("<details><summary>provenance</summary><pre>"
                      + escape(json.dumps(jsonable(report.provenance), indent=2)) + "</pre></details>")
     out.append(f'<div class="evalbridge-provenance" style="font-size: smaller">{footnote}</div>')
     return '<div class="evalbridge-report">' + "".join(out) + "</div>"
-
-
-def render_csv(report: Report) -> str:
-    """Systems x metrics means as CSV (full precision), then each system's query counts: evaluated,
-    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``)."""
-    frame = means_frame(report)
-    for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
-                          ("ignored_run_only", "ignored_run_only")):
-        counts = {s: getattr(r.provenance, field) for s, r in report.results.items()}
-        frame[column] = [c if isinstance(c, int) else len(c) for c in counts.values()]
-    return frame.to_csv(lineterminator="\n")
 
 
 def jsonable(value: Any) -> Any:
@@ -451,58 +387,14 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["comparison"] = report.comparison.to_dict()
     if report.bands:
         data["bands"] = {"thresholds": {k: list(v) for k, v in report.bands.items()},
-                         "systems": {row[0]: dict(zip(_band_rows(report)[0][1:], row[1:]))
-                                     for row in _band_rows(report)[1:]}}
+                         "systems": {row[0]: dict(zip(band_rows(report)[0][1:], row[1:]))
+                                     for row in band_rows(report)[1:]}}
     if report.gates:
         data["gates"] = [g.to_dict() for g in report.gates]
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
     data["provenance"] = report.provenance
     return jsonable(data)
-
-
-def render_json(report: Report) -> str:
-    """The whole report as JSON (nan and inf as null)."""
-    return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
-
-
-
-
-def render_latex(report: Report) -> str:
-    """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
-    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
-    lines = [f"% {report.title}"]
-    lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
-    lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
-              r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
-    lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    caption = _latex(report.title)
-    if report.comparison is not None:
-        caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
-    lines += [rf"\caption{{{caption}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
-
-
-#: format name -> renderer(report) -> str
-RENDERERS: Mapping[str, Callable[[Report], str]] = {
-    "terminal": render_terminal,
-    "markdown": render_markdown,
-    "csv": render_csv,
-    "json": render_json,
-    "latex": render_latex,
-}
-#: format name -> file suffix
-SUFFIXES: Mapping[str, str] = {"terminal": ".txt", "markdown": ".md", "csv": ".csv", "json": ".json", "latex": ".tex"}
-
-
-def render(report: Report, fmt: str) -> str:
-    """Render ``report`` in one of :data:`RENDERERS`."""
-    try:
-        renderer = RENDERERS[fmt]
-    except KeyError:
-        raise InputError(f"unknown report format {fmt!r}; choose one of {', '.join(RENDERERS)}.") from None
-    return renderer(report)
 
 
 def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
@@ -519,23 +411,55 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
     return write_file_atomic(path, data)
 
 
+def _per_query_csv(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:
+    """Per-query values as CSV (the provenance goes to ``provenance.json`` beside it)."""
+    return write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+
+
+def _per_query_parquet(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:
+    """Per-query values as Parquet, the provenance in the file's metadata (``evalbridge.provenance``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"evalbridge.provenance"] = json.dumps(jsonable(dict(provenance))).encode()
+    with atomic_path(path) as tmp:
+        pq.write_table(table.replace_schema_metadata(meta), tmp)
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class PerQueryFormat:
+    """A format of the per-query file: its suffix and its writer ``write(frame, path, provenance) -> path``."""
+
+    suffix: str
+    write: Callable[[Any, str | os.PathLike[str], Mapping[str, Any]], Path]
+
+
+#: per-query file format -> suffix and writer (``output.per_query``, ``evalbridge eval --per-query PATH``)
+PER_QUERY_FORMATS: Mapping[str, PerQueryFormat] = {
+    "csv": PerQueryFormat(".csv", _per_query_csv),
+    "parquet": PerQueryFormat(".parquet", _per_query_parquet),
+}
+
+
+def per_query_format_of(path: str | os.PathLike[str]) -> str:
+    """The per-query format a path names by its suffix (``.parquet``), else ``csv``.
+
+    >>> per_query_format_of("out/per_query.parquet"), per_query_format_of("per_query.tsv")
+    ('parquet', 'csv')
+    """
+    return next((name for name, f in PER_QUERY_FORMATS.items() if os.fspath(path).endswith(f.suffix)), "csv")
+
+
 def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,
                     provenance: Mapping[str, Any] | None = None) -> Path:
-    """Per-query values of every system as ``csv`` or ``parquet`` (provenance in the parquet metadata)."""
-    frame = per_query_frame(results)
-    if fmt == "csv":
-        return write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
-    if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        meta[b"evalbridge.provenance"] = json.dumps(jsonable(dict(provenance or {}))).encode()
-        with atomic_path(path) as tmp:
-            pq.write_table(table.replace_schema_metadata(meta), tmp)
-        return Path(path)
-    raise InputError(f"unknown per-query format {fmt!r}; choose 'csv' or 'parquet'.")
+    """Per-query values of every system in a :data:`PER_QUERY_FORMATS` format (``csv``, or ``parquet`` with the
+    provenance in its metadata)."""
+    if fmt not in PER_QUERY_FORMATS:
+        raise InputError(f"unknown per-query format {fmt!r}; choose one of {', '.join(map(repr, PER_QUERY_FORMATS))}.")
+    return PER_QUERY_FORMATS[fmt].write(per_query_frame(results), path, dict(provenance or {}))
 
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,

@@ -1,0 +1,19 @@
+"""The ``json`` report format: the whole report as strict JSON."""
+
+from __future__ import annotations
+
+import json
+
+from ..formats import ReportFormat
+from ..report import Report, report_dict
+
+__all__ = ["FORMAT", "render_json"]
+
+
+def render_json(report: Report) -> str:
+    """The whole report as JSON (nan and inf as null)."""
+    return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
+
+
+FORMAT = ReportFormat(name="json", suffix=".json", title="JSON, the whole report (nan as null)", render=render_json,
+                      order=40, check=render_json)

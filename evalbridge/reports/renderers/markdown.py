@@ -1,0 +1,50 @@
+"""The ``markdown`` report format: the full report in GitHub Markdown."""
+
+from __future__ import annotations
+
+import json
+
+from ..formats import ReportFormat
+from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
+    queries_lines
+
+__all__ = ["FORMAT", "render_markdown"]
+
+
+def render_markdown(report: Report) -> str:
+    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, provenance."""
+    from tabulate import tabulate
+
+    out = [f"# {report.title}", "", "## Systems x metrics", "",
+           tabulate(cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
+    if report.comparison is not None:
+        out += ["", legend(report), "", "## Comparison with the baseline", "",
+                tabulate(comparison_rows(report), headers=COMPARISON_HEADERS, tablefmt="github",
+                         disable_numparse=True),
+                "", f"Δ = system - baseline; CI: {report.comparison.confidence:.0%} paired bootstrap (BCa); "
+                    "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
+    bands = band_rows(report) if report.bands else []
+    if bands:
+        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=bands[0], tablefmt="github"),
+                "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
+                                          for k, b in (report.bands or {}).items())]
+    if report.gates:
+        out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, number(g.value, 4),
+                                               number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
+                                              for g in report.gates],
+                                             headers=("system", "metric", "gate", "value", "threshold", "result"),
+                                             tablefmt="github", disable_numparse=True)]
+    for system, check in report.crosscheck.items():
+        out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
+    out += ["", "## Provenance", "", *[f"- {line}" for line in queries_lines(report)], "",
+            "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
+    return "\n".join(out) + "\n"
+
+
+def check_markdown(report: Report) -> str:
+    """``evalbridge check --format markdown``: the cross-check in GitHub Markdown."""
+    return str(next(iter(report.crosscheck.values())).to_markdown())
+
+
+FORMAT = ReportFormat(name="markdown", suffix=".md", title="GitHub Markdown, the whole report", render=render_markdown,
+                      order=20, check=check_markdown)

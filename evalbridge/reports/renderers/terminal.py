@@ -1,0 +1,50 @@
+"""The ``terminal`` report format: a short plain-text view (what ``print(report)`` shows)."""
+
+from __future__ import annotations
+
+from ..formats import ReportFormat
+from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
+
+__all__ = ["FORMAT", "render_terminal"]
+
+
+def render_terminal(report: Report) -> str:
+    """A short plain-text view: the table, the legend, cross-check and gate lines."""
+    from tabulate import tabulate
+
+    lines = [report.title, tabulate(cells(report), headers=["system", *report.labels], tablefmt="simple",
+                                     disable_numparse=True)]
+    if report.comparison is not None:
+        lines.append(legend(report))
+    bands = band_rows(report) if report.bands else []
+    if bands:
+        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
+                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+    first = next(iter(report.results.values())).provenance
+    if len(report.results) == 1:
+        lines += ["", first.summary()]
+    else:
+        lines += ["", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+                      f"relevance level {first.relevance_level:g}", *queries_lines(report)]
+    for system, check in report.crosscheck.items():
+        lines.append(f"cross-check {system}: {crosscheck_line(check)}")
+    failed = report.failed_gates
+    lines += [gate.reason for gate in failed]
+    if report.gates:
+        baseline = report.comparison.baseline if report.comparison is not None else None
+        exempt = baseline is not None and baseline not in {g.system for g in report.gates}
+        lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
+                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
+                     + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
+                        if exempt else ""))
+    return "\n".join(lines) + "\n"
+
+
+def check_terminal(report: Report) -> str:
+    """``evalbridge check``'s view: the cross-check's own text (its per-backend table and differences)."""
+    check = next(iter(report.crosscheck.values()))
+    return str(check).rstrip("\n") + "\n"
+
+
+FORMAT = ReportFormat(name="terminal", suffix=".txt", title="plain text for a terminal", render=render_terminal,
+                      order=10, check=check_terminal)

@@ -31,7 +31,7 @@ DOCS = tuple(f"d{i:02d}" for i in range(24))
 def grades(*, max_grade: int = 3, float_grades: bool = False, negative: bool = False) -> st.SearchStrategy:
     """One relevance grade: an int in [0, max_grade] (from -1 with ``negative``), or a float in [0, 10].
 
-    Float grades are the LLM-judge case (seed 003: scores 0-10); they have at most two
+    Float grades are the LLM-judge case (003_2568de527c81821d.txt: scores 0-10); they have at most two
     decimals so that sums stay exact enough for equality tests.
     """
     low = -1 if negative else 0
@@ -47,7 +47,7 @@ def label_lists(*, max_grade: int = 1, min_size: int = 1, max_size: int = 12) ->
 
 def judged_list(*, max_grade: int = 3, min_size: int = 1, max_size: int = 12,
                 need_relevant: bool = True) -> st.SearchStrategy:
-    """A judged ranked list (seed 002's shape) with at least one grade > 0 when ``need_relevant``."""
+    """A judged ranked list (the shape of 002_302ebfc17d0870d4.txt) with at least one grade > 0 when ``need_relevant``."""
     labels = label_lists(max_grade=max_grade, min_size=min_size, max_size=max_size)
     return labels.filter(lambda ls: any(g > 0 for g in ls)) if need_relevant else labels
 

@@ -80,14 +80,16 @@ def test_from_labels_empty_list_is_a_query_that_retrieved_nothing():
     assert res.query("P@1") == {"q1": 1.0, "q2": 0.0}
 
 
-def test_seed_002_mrr_example_is_0_1125():
-    """Seed 002: q1 relevant at rank 4, q2 and q3 nothing retrieved, q4 at rank 5 -> MRR 0.1125."""
+def test_from_labels_counts_empty_lists_as_queries_without_a_hit():
+    """q1 relevant at rank 4, q2 and q3 nothing retrieved, q4 at rank 5 -> MRR 0.1125 (002_302ebfc17d0870d4.txt,
+    §2 MRR, the worked example)."""
     qrels, run = from_labels({"q1": [0, 0, 0, 1], "q2": [], "q3": [], "q4": [0, 0, 0, 0, 1]})
     assert eb.evaluate(qrels, run, "mrr")["RR"] == pytest.approx(0.1125, abs=1e-12)
 
 
-def test_seed_000_map_and_ndcg_at_3_match_the_worked_formulas():
-    """Seed 000's query_results give MAP@3 and NDCG@3 equal to its formulas, worked by hand."""
+def test_from_labels_gives_map3_and_ndcg3_equal_to_the_formulas_worked_by_hand():
+    """The query_results of 000_86ca3c6974105328.txt (§三.3) give MAP@3 and NDCG@3 equal to its formulas,
+    worked by hand."""
     query_results = {"q1": [1, 0, 1], "q2": [1, 1, 0], "q3": [0, 1, 1]}
     res = eb.evaluate(*from_labels(query_results), ["map@3", "ndcg@3"])
     ap = {"q1": (1 / 1 + 2 / 3) / 2, "q2": (1 / 1 + 2 / 2) / 2, "q3": (1 / 2 + 2 / 3) / 2}
@@ -168,15 +170,15 @@ def test_from_labels_wrong_shape_raises_with_a_pointer_to_the_right_adapter(bad,
 
 # ---------------------------------------------------------------- from_pairs
 
-def test_seed_001_precision_and_recall_example():
-    """Seed 001: retrieved doc1..doc5, relevant doc1, doc3, doc6, doc7 -> P@5 0.4, Recall@5 0.5."""
+def test_from_pairs_gives_precision_and_recall_of_a_ranked_list_against_a_relevant_set():
+    """001_7752ff7570d0df9e.txt, §一 and §二: retrieved doc1..doc5, relevant doc1, doc3, doc6, doc7 -> P@5 0.4, Recall@5 0.5."""
     retrieved = ["doc1", "doc2", "doc3", "doc4", "doc5"]
     res = eb.evaluate(*from_pairs([(retrieved, ["doc1", "doc3", "doc6", "doc7"])]), ["P@5", "recall@5"])
     assert res["P@5"] == pytest.approx(0.4) and res["R@5"] == pytest.approx(0.5)
 
 
-def test_seed_001_mrr_and_hit_rate_batches():
-    """Seed 001's batches: MRR (1 + 1/3 + 0) / 3, and Hit Rate@3 = 2/3."""
+def test_from_pairs_gives_mrr_and_hit_rate_over_a_batch_of_questions():
+    """The batches of 001_7752ff7570d0df9e.txt (§三 MRR, Hit Rate@K): MRR (1 + 1/3 + 0) / 3, and Hit Rate@3 = 2/3."""
     mrr_queries = [(["doc1", "doc2", "doc3"], ["doc1", "doc4"]), (["doc2", "doc3", "doc1"], ["doc1", "doc4"]),
                    (["doc2", "doc3", "doc4"], ["doc1", "doc5"])]
     assert eb.evaluate(*from_pairs(mrr_queries), "mrr")["RR"] == pytest.approx((1 + 1 / 3) / 3)
@@ -247,15 +249,15 @@ def test_from_pairs_binary_list_with_level_above_1_raises():
 
 # ---------------------------------------------------------------- from_records
 
-SEED_001_RECORDS = {
+GUIDE_RECORDS = {
     "q1": {"retrieved": ["doc1", "doc2", "doc3", "doc4", "doc5"], "relevant": {"doc1": 3, "doc3": 2, "doc6": 1}},
     "q2": {"retrieved": ["doc2", "doc3", "doc1", "doc5", "doc4"], "relevant": {"doc1": 3, "doc2": 2}},
 }
 
 
-def test_seed_001_full_example_through_from_records():
-    """Seed 001's RetrievalEvaluator input gives P@5, recall@5, MRR, nDCG@5 and hit rate worked by hand."""
-    res = eb.evaluate(*from_records(SEED_001_RECORDS), ["precision@5", "recall@5", "mrr", "ndcg@5", "hit_rate@5"])
+def test_from_records_takes_graded_relevant_dicts_per_question():
+    """The RetrievalEvaluator input of 001_7752ff7570d0df9e.txt gives P@5, recall@5, MRR, nDCG@5 and hit rate worked by hand."""
+    res = eb.evaluate(*from_records(GUIDE_RECORDS), ["precision@5", "recall@5", "mrr", "ndcg@5", "hit_rate@5"])
     log2 = math.log2
     ndcg_q1 = (3 + 2 / log2(4)) / (3 + 2 / log2(3) + 1 / log2(4))
     ndcg_q2 = (2 + 3 / log2(4)) / (3 + 2 / log2(3))
@@ -286,13 +288,13 @@ def test_from_records_non_dict_record_raises():
 
 # ---------------------------------------------------------------- from_graded
 
-SEED_003_GRADES = {"q1": {"A": 8.0, "B": 7.0, "C": 6.0, "D": 5.0}}
-SEED_003_RETRIEVED = {"q1": ["C", "E", "A", "F", "B", "G", "H", "I", "J", "D"]}
+LLM_GRADES = {"q1": {"A": 8.0, "B": 7.0, "C": 6.0, "D": 5.0}}
+LLM_RETRIEVED = {"q1": ["C", "E", "A", "F", "B", "G", "H", "I", "J", "D"]}
 
 
-def test_seed_003_exponential_ndcg_example():
-    """Seed 003's LLM-graded example: exponential-gain nDCG@10 as its formula gives (about 0.654)."""
-    qrels, run = from_graded(SEED_003_GRADES, SEED_003_RETRIEVED, min_relevance=7)
+def test_from_graded_keeps_llm_scores_as_grades_for_exponential_ndcg():
+    """The LLM-graded example of 003_2568de527c81821d.txt (§3 NDCG@K): exponential-gain nDCG@10 as its formula gives (about 0.654)."""
+    qrels, run = from_graded(LLM_GRADES, LLM_RETRIEVED, min_relevance=7)
     dcg = 63 / 1 + 255 / math.log2(4) + 127 / math.log2(6) + 31 / math.log2(11)
     idcg = 255 / 1 + 127 / math.log2(3) + 63 / math.log2(4) + 31 / math.log2(5)
     value = eb.evaluate(qrels, run, "ndcg_burges@10")["nDCG(gain=exp)@10"]
@@ -302,7 +304,7 @@ def test_seed_003_exponential_ndcg_example():
 
 def test_from_graded_binary_metrics_use_min_relevance():
     """With min_relevance=7 only A (8.0) and B (7.0) are relevant: P@10 = 0.2, recall@10 = 1."""
-    qrels, run = from_graded(SEED_003_GRADES, SEED_003_RETRIEVED, min_relevance=7)
+    qrels, run = from_graded(LLM_GRADES, LLM_RETRIEVED, min_relevance=7)
     assert qrels.min_relevance == 7
     res = eb.evaluate(qrels, run, ["P@10", "recall@10", "mrr"])
     assert res["P@10"] == pytest.approx(0.2) and res["R@10"] == pytest.approx(1.0)
@@ -324,15 +326,15 @@ def test_from_graded_accepts_records_with_min_relevance():
 def test_from_graded_requires_min_relevance():
     """There is no default level for a 0-10 scale: min_relevance must be given."""
     with pytest.raises(TypeError):
-        from_graded(SEED_003_GRADES, SEED_003_RETRIEVED)  # type: ignore[call-arg]
+        from_graded(LLM_GRADES, LLM_RETRIEVED)  # type: ignore[call-arg]
     with pytest.raises(InputError, match="finite number"):
-        from_graded(SEED_003_GRADES, SEED_003_RETRIEVED, min_relevance=float("nan"))
+        from_graded(LLM_GRADES, LLM_RETRIEVED, min_relevance=float("nan"))
 
 
 def test_from_graded_dict_and_list_mixed_raises():
     """Judgments keyed by query id and retrieved lists by position cannot be aligned: refused."""
     with pytest.raises(InputError, match="both be dicts"):
-        from_graded(SEED_003_GRADES, [["A"]], min_relevance=7)
+        from_graded(LLM_GRADES, [["A"]], min_relevance=7)
 
 
 def test_from_graded_non_dict_judgments_raises():
@@ -345,3 +347,26 @@ def test_from_graded_nan_grade_names_query_and_doc():
     """A NaN grade is refused by the qrels, naming the query and the doc."""
     with pytest.raises(InputError, match=r"query 'q1'.*doc 'B'"):
         from_graded({"q1": {"A": 8.0, "B": float("nan")}}, {"q1": ["A"]}, min_relevance=7)
+
+
+def _mean(qrels, run, metric: str, **kwargs) -> float:  # noqa: ANN001
+    """The mean of one metric (the default backend)."""
+    return eb.evaluate(qrels, run, metric, **kwargs)[metric]
+
+
+def test_min_relevance_counts_scores_at_or_above_the_threshold_wherever_it_is_set() -> None:
+    """score >= min_relevance is relevant (7.0 counts, 6.99 does not), whether set by from_graded, Qrels or evaluate.
+
+    Reproduces 003_2568de527c81821d.txt, 基本概念 (score >= min_relevance is relevant).
+    """
+    judgments = {"q": {"a": 9.0, "b": 7.0, "c": 6.99, "d": 3.0}}
+    retrieved = {"q": ["c", "b", "d", "a"]}
+    qrels, run = eb.from_graded(judgments, retrieved, min_relevance=7.0)
+    assert _mean(qrels, run, "P@4") == 0.5                  # b and a
+    assert _mean(qrels, run, "RR") == 0.5                   # b at rank 2; c (6.99) is not relevant
+    assert _mean(qrels, run, "R@2") == 0.5
+    plain = {"q": {"c": 4.0, "b": 3.0, "d": 2.0, "a": 1.0}}
+    assert _mean(eb.Qrels(judgments, min_relevance=7.0), plain, "P@4") == 0.5
+    assert _mean(judgments, plain, "P@4", min_relevance=7.0) == 0.5
+    assert _mean(judgments, plain, "P@4", min_relevance=6.99) == 0.75
+    assert _mean(qrels, run, "P@4", min_relevance=9.5) == 0.0  # evaluate's level overrides the data's

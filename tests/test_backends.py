@@ -223,7 +223,7 @@ def test_evaluate_refuses_exp_gain_ndcg_over_float_grades_on_integer_backends() 
 
 
 def test_linear_ndcg_over_float_grades_is_scaled_and_recorded() -> None:
-    """Seed 003's 0-10 LLM scores: linear nDCG on pytrec_eval equals the float value 0.7967, not 0.7766."""
+    """The 0-10 LLM scores of 003_2568de527c81821d.txt: linear nDCG on pytrec_eval equals the float value 0.7967, not 0.7766."""
     qrels, run = {"q": {"a": 7.5, "b": 2.5}}, {"q": {"b": 2.0, "a": 1.0}}
     res = eb.evaluate(qrels, run, "nDCG", backend="pytrec_eval")
     assert res["nDCG"] == pytest.approx(0.7967075809905066, abs=1e-12)

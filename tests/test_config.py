@@ -241,7 +241,7 @@ def test_llm_graded_qrels_with_ranked_runs_keep_float_grades(folder):
         metrics: [nDCG(gain=exp)@10, P@5]
         """)
     res = run_config(load_config(path), write=False).report.results["r"]
-    assert res["nDCG(gain=exp)@10"] == pytest.approx(0.654, abs=5e-4)  # seed 003's worked example
+    assert res["nDCG(gain=exp)@10"] == pytest.approx(0.654, abs=5e-4)  # the worked example of 003_2568de527c81821d.txt
     assert res["P@5"] == pytest.approx(2 / 5)  # A (8.0) and B (7.0) reach 7
 
 

@@ -112,11 +112,12 @@ def test_demo_runs_robust04_and_the_rag_example(request, tmp_path):
     assert check.ok and set(check.agreement["backend"]) == {"pytrec_eval", "ranx", "ir_measures"}
 
 
-def test_rag_configs_reproduce_the_seed_examples():
-    """Seed 000's MAP@3/NDCG@3 code, seed 003's NDCG@10 = 0.654 and AP = 0.756, seed 001's hit rate 60%."""
+def test_rag_configs_reproduce_the_documents_worked_examples():
+    """The MAP@3/NDCG@3 code of 000_86ca3c6974105328.txt, NDCG@10 = 0.654 and AP = 0.756 of
+    003_2568de527c81821d.txt, the hit rate 60% of 001_7752ff7570d0df9e.txt."""
     labels = run_config(load_configs(REPO / "configs" / "rag_labels.yaml")[0], write=False).report.results
     hybrid = labels["hybrid"]
-    # seed 000's calculate_ap / calculate_ndcg on its own example q1-q3 ([1,0,1], [1,1,0], [0,1,1])
+    # 000_86ca3c6974105328.txt's calculate_ap / calculate_ndcg on its own example q1-q3 ([1,0,1], [1,1,0], [0,1,1])
     assert [round(hybrid.query("AP(norm=retrieved)@3")[q], 4) for q in ("q1", "q2", "q3")] == [0.8333, 1.0, 0.5833]
     assert [round(hybrid.query("nDCG(ideal=run)@3")[q], 4) for q in ("q1", "q2", "q3")] == [0.9197, 1.0, 0.6934]
     graded = run_config(load_configs(REPO / "configs" / "llm_graded.yaml")[0], write=False).report.results["bm25"]

@@ -74,7 +74,7 @@ def test_appending_docs_below_rank_k_changes_no_cutoff_metric(data, metric: Metr
     before, after = per_query(qrels, run, metric), per_query(qrels, longer, metric)
     for qid in before:
         if metric.name == "nDCG" and metric.get("ideal") == "run":
-            # seeds 000/002 sort the whole retrieved list for the ideal: more docs, higher ideal
+            # documents 000 and 002 (../shared/seeds) sort the whole retrieved list for the ideal: more docs, higher ideal
             assert after[qid] <= before[qid] + 1e-12
         else:
             assert after[qid] == before[qid]

@@ -18,6 +18,7 @@ from evalbridge.errors import InputError
 from evalbridge.ranking import rank
 from evalbridge.io.trec import read_judged_list, read_qrels, read_run, write_qrels, write_run
 from evalbridge.model import Qrels, Run
+from document_oracles import MAP_eval, MRR_eval, NDCG_eval, generate_tweetid_gain
 
 
 def _write(tmp_path: Path, text: str, name: str = "f.txt") -> Path:
@@ -143,7 +144,7 @@ def test_interleaved_queries_are_grouped(tmp_path):
 
 
 def test_read_judged_list_takes_grades_and_line_order(tmp_path):
-    """A judged ranked list (seed 002's `qid Q0 docid rel`) gives grades and a run in line order."""
+    """A judged ranked list (the `qid Q0 docid rel` lines of 002_302ebfc17d0870d4.txt) gives grades and a run in line order."""
     path = _write(tmp_path, "171 Q0 305345146675949568 0\n171 Q0 305345146675949569 2\n172 Q0 9 1\n"
                             "171 Q0 305345146675949570 1\n")
     qrels, run = read_judged_list(path)
@@ -152,12 +153,32 @@ def test_read_judged_list_takes_grades_and_line_order(tmp_path):
     assert list(run["171"].values()) == [3.0, 2.0, 1.0] and dict(run["172"]) == {"9": 1.0}
 
 
-def test_read_judged_list_seed_002_mrr_example(tmp_path):
-    """Seed 002's MRR example as a judged list (q2, q3 without a relevant doc) gives 0.1125."""
+def test_read_judged_list_keeps_queries_without_a_relevant_doc_in_the_mean(tmp_path):
+    """The MRR example of 002_302ebfc17d0870d4.txt (§2) as a judged list (q2, q3 without a relevant doc) gives 0.1125."""
     lines = [f"q1 Q0 a{i} {int(i == 4)}" for i in range(1, 5)] + ["q2 Q0 b1 0", "q3 Q0 c1 0"]
     lines += [f"q4 Q0 e{i} {int(i == 5)}" for i in range(1, 6)]
     qrels, run = read_judged_list(_write(tmp_path, "\n".join(lines) + "\n"))
     assert eb.evaluate(qrels, run, "mrr")["RR"] == pytest.approx(0.1125, abs=1e-12)
+
+
+
+def test_a_judged_list_file_gives_the_courses_map_mrr_and_ndcg(tmp_path) -> None:  # noqa: ANN001
+    """A ``qid Q0 docid rel`` file read by read_judged_list gives MAP_eval, MRR_eval and NDCG_eval's numbers.
+
+    Reproduces 002_302ebfc17d0870d4.txt, 实验预处理, generate_tweetid_gain over `qid Q0 docid rel` lines.
+    """
+    lines = ["171 Q0 305345146675949568 0", "171 Q0 305345146675949569 2", "171 Q0 305345146675949570 1",
+             "171 Q0 305345146675949571 0", "172 Q0 305345146675949600 1", "172 Q0 305345146675949601 0",
+             "173 Q0 305345146675949700 0", "173 Q0 305345146675949701 0", "173 Q0 305345146675949702 3",
+             "173 Q0 305345146675949703 -1"]
+    path = tmp_path / "qrels.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = generate_tweetid_gain(str(path))
+    qrels, run = eb.read_judged_list(path)
+    res = eb.evaluate(qrels, run, ["AP(norm=retrieved)", "RR", "nDCG(discount=jk,ideal=run)"])
+    assert res["AP(norm=retrieved)"] == pytest.approx(MAP_eval(data))
+    assert res["RR"] == pytest.approx(MRR_eval(data))
+    assert res["nDCG(discount=jk,ideal=run)"] == pytest.approx(NDCG_eval(data))
 
 
 # ---------------------------------------------------------------- bad input: file:line, value and fix

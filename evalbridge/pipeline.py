@@ -111,9 +111,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
         :class:`Outcome`; ``exit_code`` is 1 when a gate failed or a cross-check found unexplained
         differences.
     """
-    import evalbridge
-
     from .config.sources import load_qrels, load_run
+    from .cross_check import crosscheck
+    from .evaluation import evaluate
     from .stats.compare import compare_systems
     from .stats.gates import check_gates
     from .reports.report import Report, file_sha256, label_of, make_provenance
@@ -150,11 +150,11 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
             qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
         inputs[source.key] = _fingerprint(source)
-        results[name] = evalbridge.evaluate(qrels, run, config.metrics, **options)
+        results[name] = evaluate(qrels, run, config.metrics, **options)
     if config.crosscheck is not None:
         for name, (qrels, run) in pairs.items():
             step(f"cross-checking {name}")
-            checks[name] = evalbridge.crosscheck(
+            checks[name] = crosscheck(
                 qrels, run, config.metrics, backends=config.crosscheck.backends, atol=config.crosscheck.atol,
                 canonicalise=config.crosscheck.canonicalise, min_relevance=level, ties=config.ties,
                 score_precision=config.score_precision, missing_queries=config.missing_queries,

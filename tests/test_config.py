@@ -207,7 +207,7 @@ def test_unexplained_crosscheck_difference_makes_the_exit_code_one(folder, monke
         unexplained = [("P@2", "q1")]
         differences = unexplained
 
-    monkeypatch.setattr(eb, "crosscheck", lambda *a, **k: Fake())
+    monkeypatch.setattr("evalbridge.cross_check.crosscheck", lambda *a, **k: Fake())
     outcome = run_config(load_config(write(folder, BASE + "crosscheck: {backends: [pytrec_eval]}\n")),
                          write=False)
     assert outcome.exit_code == 1

@@ -478,8 +478,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
     """
     import platform
 
-    import evalbridge
-
+    from .._version import __version__
     from ..backends import get_backend
 
     first = next(iter(results.values())).provenance
@@ -491,7 +490,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
             versions[name] = "unavailable"
     conventions = first.conventions
     data: dict[str, Any] = {
-        "evalbridge_version": evalbridge.__version__,
+        "evalbridge_version": __version__,
         "python": platform.python_version(),
         "backend": first.backend,
         "backend_versions": versions,

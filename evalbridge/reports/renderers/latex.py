@@ -6,7 +6,7 @@ import json
 
 from ...stats.compare import MARKER_STYLES
 from ..formats import ReportFormat
-from ..latex import latex_escape as _latex
+from ...latex import latex_escape as _latex
 from ..report import Report, cells, jsonable
 
 __all__ = ["FORMAT", "render_latex"]

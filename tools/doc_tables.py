@@ -3,6 +3,8 @@
 * ``metrics``: every metric family of :data:`evalbridge.metrics.catalogue.METRICS` with its formula,
   options, aliases and which backend computes which options (each backend is asked through
   :func:`evalbridge.backends.unsupported`, i.e. its ``CAPABILITIES`` table);
+* ``reports``: every report format (:func:`evalbridge.reports.formats.report_formats`): its file in a
+  report folder, what it holds, and whether ``evalbridge check --format`` offers it;
 * ``inputs``: every registered input/output format (:func:`evalbridge.io.formats`) with a one-line
   example; ``tests/test_docs.py`` runs each example in a folder holding the small files of :data:`FILES`.
 
@@ -58,6 +60,16 @@ def inputs_table() -> str:
         rows.append(f"| `{f.name}`: {_cell(f.title)} | {f.describes} | {suffixes} | "
                     f"{', '.join(f'`{o}`' for o in f.options) or '-'} | {'yes' if f.write else 'no'} | "
                     f"`{_cell(f.example)}` |")
+    return "\n".join(rows) + "\n"
+
+
+def reports_table() -> str:
+    """The report formats table (Markdown), from the report format registry."""
+    from evalbridge.reports.formats import report_formats
+
+    rows = ["| format | file in a report folder | what | `check --format` |", "|---|---|---|---|"]
+    for f in report_formats().values():
+        rows.append(f"| `{f.name}` | `report{f.suffix}` | {_cell(f.title)} | {'yes' if f.check else 'no'} |")
     return "\n".join(rows) + "\n"
 
 
@@ -206,7 +218,7 @@ def differences_table() -> str:
 
 #: table name -> renderer
 TABLES: dict[str, Callable[[], str]] = {"metrics": metrics_table, "inputs": inputs_table,
-                                        "differences": differences_table}
+                                        "differences": differences_table, "reports": reports_table}
 
 
 def refresh(text: str) -> str:

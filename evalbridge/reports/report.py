@@ -4,11 +4,11 @@ A :class:`Report` gathers what one evaluation produced (each system's
 :class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
 provenance); the report formats (:mod:`evalbridge.reports.formats`, one module each in
 :mod:`evalbridge.reports.renderers`: ``terminal``, ``markdown``, ``csv``, ``json``, ``latex``) turn it
-into text from the parts defined here (the cells with their markers, the comparison rows, the bands). In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX)
-when it is significantly above the baseline and ``▼`` when significantly below, after the
-multiple-comparison correction; with ``markers="letters"`` each system gets a letter instead
-and a mean carries, as a superscript, the letters of the systems it is significantly better
-than (ranx's style). The RAG quality bands (poor / fair / good / excellent per metric)
+into text from the parts defined here (the cells with their markers, the comparison rows, the bands).
+In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX) when it is significantly above the
+baseline and ``▼`` when significantly below, after the multiple-comparison correction; with
+``markers="letters"`` each system gets a letter instead and a mean carries, as a superscript, the
+letters of the systems it is significantly better than (ranx's style). The RAG quality bands (poor / fair / good / excellent per metric)
 are an optional extra table.
 
 Every file is written atomically (:mod:`evalbridge.reports.writing`): to a temporary file in the
@@ -40,8 +40,8 @@ from .formats import report_format
 from .writing import atomic_file, write_file_atomic
 from ..stats.compare import MARKER_STYLES
 
-__all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame", "per_query_frame",
-           "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
+__all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
+           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
            "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "label_of"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.

@@ -28,5 +28,11 @@ def comparison_csv(report: Report) -> Mapping[str, str]:
     return {"comparison.csv": report.comparison.to_frame().to_csv(index=False, lineterminator="\n")}
 
 
-FORMAT = ReportFormat(name="csv", suffix=".csv", title="CSV, one row per system", render=render_csv, order=30,
-                      extra_files=comparison_csv)
+FORMAT = ReportFormat(
+    name="csv",
+    suffix=".csv",
+    title="CSV, one row per system (and `comparison.csv` when there is a comparison)",
+    render=render_csv,
+    order=30,
+    extra_files=comparison_csv,
+)

@@ -15,5 +15,11 @@ def render_json(report: Report) -> str:
     return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
 
 
-FORMAT = ReportFormat(name="json", suffix=".json", title="JSON, the whole report (nan as null)", render=render_json,
-                      order=40, check=render_json)
+FORMAT = ReportFormat(
+    name="json",
+    suffix=".json",
+    title="JSON, the whole report (nan and inf as null)",
+    render=render_json,
+    order=40,
+    check=render_json,
+)

@@ -28,4 +28,10 @@ def render_latex(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-FORMAT = ReportFormat(name="latex", suffix=".tex", title="LaTeX booktabs table", render=render_latex, order=50)
+FORMAT = ReportFormat(
+    name="latex",
+    suffix=".tex",
+    title="a LaTeX booktabs table (best mean in bold), the provenance as `%` comments",
+    render=render_latex,
+    order=50,
+)

@@ -46,5 +46,11 @@ def check_markdown(report: Report) -> str:
     return str(next(iter(report.crosscheck.values())).to_markdown())
 
 
-FORMAT = ReportFormat(name="markdown", suffix=".md", title="GitHub Markdown, the whole report", render=render_markdown,
-                      order=20, check=check_markdown)
+FORMAT = ReportFormat(
+    name="markdown",
+    suffix=".md",
+    title="GitHub Markdown, the whole report (comparison, bands, gates, cross-checks, provenance)",
+    render=render_markdown,
+    order=20,
+    check=check_markdown,
+)

@@ -46,5 +46,11 @@ def check_terminal(report: Report) -> str:
     return str(check).rstrip("\n") + "\n"
 
 
-FORMAT = ReportFormat(name="terminal", suffix=".txt", title="plain text for a terminal", render=render_terminal,
-                      order=10, check=check_terminal)
+FORMAT = ReportFormat(
+    name="terminal",
+    suffix=".txt",
+    title="plain text, what a terminal shows (the table, legend, provenance summary, gates)",
+    render=render_terminal,
+    order=10,
+    check=check_terminal,
+)

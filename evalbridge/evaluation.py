@@ -6,7 +6,6 @@ resolve settings, ask a backend, apply the missing-query policy once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from itertools import filterfalse
 from typing import Any
@@ -126,9 +125,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
         backend: ``auto`` (default: the pure-Python ``reference`` for small inputs, the numpy
             engine ``fast`` for large ones; the provenance names the one used), or another
-            name in :data:`evalbridge.backends.BACKENDS`. With ``auto``/``fast``, large TREC
-            files are read with pyarrow straight into columns (the strict reader is used
-            whenever that path meets anything unusual, so errors still name ``file:line``).
+            name in :data:`evalbridge.backends.BACKENDS`. Large TREC files and tables are read
+            into columns, which ``auto`` and ``fast`` evaluate as they are (the strict reader
+            takes any file that path finds unusual, so errors still name ``file:line``).
         min_relevance: relevance level of binary metrics that do not set ``rel``
             (default: the qrels' own ``min_relevance``, else 1). nDCG ignores it, as trec_eval does.
         ties: ``docid_desc`` (trec_eval), ``docid_asc`` or ``input``.
@@ -146,9 +145,9 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
     """
     from .results import Provenance, Results
 
-    columnar = _read_columnar(qrels, run, backend)
-    # The rows are wrapped, not copied: nothing built from them outlives this call.
-    qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
+    # The rows are wrapped, not copied: nothing built from them outlives this call. Files and tables
+    # are read by the format registry (large ones into columns, which the fast engine reads as they are).
+    qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
     if backend == "auto":
         from .backends.auto import choose
 
@@ -181,15 +180,3 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__)
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, resolve=resolve)
-
-
-def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None
-    """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None``."""
-    if backend not in ("auto", "fast") or not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
-        return None
-    from .io import resolve
-    from .io._arrow_trec import read_trec_views
-
-    if resolve(qrels, kind="qrels").name != "trec" or resolve(run, kind="run").name != "trec":
-        return None
-    return read_trec_views(qrels, run, large_only=backend == "auto")

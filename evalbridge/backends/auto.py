@@ -38,8 +38,8 @@ def choose(qrels: Qrels, run: Run) -> str:
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
         'reference'
     """
-    if getattr(qrels, "columns", None) is not None:
-        return "fast"
+    if qrels.columnar is not None or run.columnar is not None:
+        return "fast"  # read into columns: numpy is imported, and the engine reads them as they are
     threshold = THRESHOLD_WARM if "numpy" in sys.modules else THRESHOLD_COLD
     return "fast" if run.n_rows >= threshold else "reference"
 

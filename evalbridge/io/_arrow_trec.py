@@ -124,23 +124,29 @@ def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa
         return None
 
 
+#: A decimal number as Python's ``int`` / ``float`` read it (no underscores, no ``inf``/``nan``: those go to
+#: the strict reader), and an integer token.
+_DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_INTEGER = r"^[+-]?[0-9]+$"
+
+
 def _integral_grades(tokens) -> tuple[Any, Any] | None:  # noqa: ANN001 - pa.StringArray
     """(float64 grades, per-row "is an int") of the grade tokens, as the strict reader's ``int`` else
-    ``float``; None when a token is not a number pyarrow reads as Python would."""
+    ``float``; None when a token is not a plain decimal number (Arrow would read ``0x10`` as 16, Python
+    refuses it; Python reads ``1_0`` as 10, Arrow refuses it)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if not pc.all(pc.match_substring_regex(tokens, _DECIMAL)).as_py():
+        return None
+    integral = pc.match_substring_regex(tokens, _INTEGER)
     try:
-        return pc.cast(tokens, pa.int64()).to_numpy().astype(np.float64), True
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    try:
-        values = pc.cast(tokens, pa.float64()).to_numpy()
+        if pc.all(integral).as_py():
+            return pc.cast(tokens, pa.int64()).to_numpy().astype(np.float64), True
+        return pc.cast(tokens, pa.float64()).to_numpy(), integral.to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    integral = pc.match_substring_regex(tokens, r"^[+-]?[0-9]+$").to_numpy(zero_copy_only=False)
-    return values, integral
 
 
 def _rows(table, value: str) -> RowTable | None:  # noqa: ANN001 - pa.Table

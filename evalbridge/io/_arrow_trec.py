@@ -11,8 +11,7 @@ No dict-of-dicts is built: the rows become a :class:`~evalbridge.columnar.RowTab
 (:mod:`evalbridge.engine.rows`: blocks of lines of one query, doc ids in an Arrow string array, a
 64-bit hash per row made from the query id and the doc id alone). A hash shared by two rows of one
 query declines the file (a duplicate, which the strict reader reports with both line numbers, or
-a collision, which it reads correctly). A second thread checks the fields while this one hashes.
-Pairing a qrels table with a run table is the engine's (:func:`evalbridge.engine.rows.pair`).
+a collision, which it reads correctly). Pairing a qrels table with a run table is the engine's (:func:`evalbridge.engine.rows.pair`).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -149,36 +147,31 @@ def _integral_grades(tokens) -> tuple[Any, Any] | None:  # noqa: ANN001 - pa.Str
         return None
 
 
-def _rows(table, value: str) -> RowTable | None:  # noqa: ANN001 - pa.Table
-    """The table's rows as a :class:`RowTable`, or None (a comment line, a number beyond 2**53, a
-    hash shared within a query)."""
+def _values(column) -> tuple[Any, Any] | None:  # noqa: ANN001 - a pyarrow column
+    """(float64 values, per-row "is an int") of the grades (text, parsed here) or the scores (float64),
+    or None (a token Python reads otherwise, a number beyond 2**53)."""
     import numpy as np
+    import pyarrow as pa
 
-    from ..engine.rows import EXACT_LIMIT, build_table, shared_hash
+    from ..engine.rows import EXACT_LIMIT
 
-    column = table[value].combine_chunks()
-    if value == "rel":
-        read = _integral_grades(column)
+    if pa.types.is_string(column.type):
+        read = _integral_grades(column.combine_chunks())
         if read is None:
             return None
         values, integral = read
     else:
-        values, integral = column.to_numpy(), False
-    if len(values) == 0:
-        return None
+        values, integral = np.concatenate([chunk.to_numpy() for chunk in column.chunks]), False
     low, high = float(values.min()), float(values.max())  # NaN propagates; inf is not < EXACT_LIMIT
-    if not max(-low, high) < EXACT_LIMIT:
-        return None
-    rows = build_table(table["qid"], table["docid"], np.asarray(values, dtype=np.float64), integral)
-    if any(qid[0] == "#" for qid in rows.query_ids) or shared_hash(rows):
-        return None  # a comment line; a duplicate or a collision
-    return rows
+    return (values, integral) if max(-low, high) < EXACT_LIMIT else None
 
 
 def _read(path: str | os.PathLike, names: Sequence[str], types: dict[str, Any], value: str,
           large_only: bool) -> tuple[RowTable, Any] | None:
-    """(rows, the table's first line) of one file, or None. The fields are checked on a second
-    thread while this one builds the rows."""
+    """(rows, the file's first line as a table) of one file, or None.
+
+    The fields are checked first; then every column but the query ids and the doc ids is let go
+    before the rows are built."""
     path = Path(path)
     try:
         if not path.is_file() or (large_only and path.stat().st_size < LARGE_BYTES):
@@ -186,23 +179,30 @@ def _read(path: str | os.PathLike, names: Sequence[str], types: dict[str, Any], 
         import pyarrow  # pyarrow missing: the strict reader
     except (OSError, ImportError):
         return None
+    from ..engine.rows import build_table, shared_hash
+
     try:
         source, head, text = _source(path)
         delimiter = _delimiter(head)
         table = _table(source, delimiter, names, types) if delimiter else None
-        if table is None or table.num_rows == 0:
+        if table is None or table.num_rows == 0 or not _plain_fields(table, text):
+            return None  # an empty field, other whitespace, not UTF-8
+        first = table.slice(0, 1)
+        queries, docs, column = table["qid"], table["docid"], table[value]
+        del table, source, text
+        read = _values(column)
+        del column
+        if read is None:
             return None
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            plain = pool.submit(_plain_fields, table, text)
-            try:
-                rows = _rows(table, value)
-            except (UnicodeDecodeError, pyarrow.ArrowException):  # (Arrow does not check UTF-8: _plain_fields does)
-                rows = None
-            if not plain.result():  # an empty field, other whitespace, not UTF-8
-                return None
+        rows = build_table(queries, docs, *read)
+        del queries, docs, read
+        if any(qid[0] == "#" for qid in rows.query_ids) or shared_hash(rows):
+            return None  # a comment line; a duplicate or a collision
+    except (UnicodeDecodeError, pyarrow.ArrowException):  # (Arrow does not check UTF-8: _plain_fields does)
+        return None
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
-    return (rows, table.slice(0, 1)) if rows is not None else None
+    return rows, first
 
 
 def read_qrels_columns(path: str | os.PathLike, *, large_only: bool = True) -> Qrels | None:

@@ -321,12 +321,14 @@ def test_hashes_shared_across_queries_and_files_are_matched_by_comparing_the_ids
 
 
 @given(width=st.integers(1, 6), shortfalls=st.lists(st.sampled_from([0, 0, 0, 1, 3]), min_size=1, max_size=8),
-       values=st.data(), repeat_a_query=st.booleans())
+       values=st.data(), repeat_a_query=st.booleans(), high=st.booleans())
 def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, shortfalls: list[int],
                                                                    values: st.DataObject,
-                                                                   repeat_a_query: bool) -> None:
+                                                                   repeat_a_query: bool, high: bool) -> None:
     """Equal-length blocks, padded blocks of unequal length, a query in two blocks: a hash shared
-    within a query is always found (hashes here are ``query * 1000 + a small number``)."""
+    within a query is always found, and hashes that share only their top 32 bits (the keys sorted
+    first) are not taken for one (hashes here are ``query * 1000 + a small number``, in the top or the
+    bottom 32 bits, plus 0 or 1 in the bottom bits)."""
     from evalbridge.columnar import RowTable
 
     lengths = [max(1, width - short) for short in shortfalls]
@@ -335,7 +337,10 @@ def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, s
         codes[-1] = 0
     row_codes = np.repeat(codes, lengths)
     small = values.draw(st.lists(st.integers(0, 8), min_size=len(row_codes), max_size=len(row_codes)))
+    low = values.draw(st.lists(st.integers(0, 1), min_size=len(row_codes), max_size=len(row_codes)))
     hashes = (row_codes * 1000 + np.array(small)).astype(np.uint64)
+    if high:
+        hashes = (hashes << np.uint64(32)) | np.array(low, dtype=np.uint64)
     table = RowTable(query_ids=tuple(f"q{c}" for c in sorted(set(codes))),
                      block_start=np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64),
                      block_code=np.array(codes, dtype=np.int64), docs=None, values=np.zeros(len(hashes)),

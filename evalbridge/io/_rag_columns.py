@@ -40,10 +40,7 @@ from .text import BOM, is_gzip
 if TYPE_CHECKING:
     from ..model import Qrels, Run
 
-__all__ = ["read_log_columns", "LARGE_BYTES"]
-
-#: A log smaller than this is read by ``read_log`` (importing numpy and pyarrow costs more).
-LARGE_BYTES = 4 << 20
+__all__ = ["read_log_columns"]
 #: The end of a key: its closing quote, optional whitespace, the colon.
 _KEY_END = re.compile(rb'"[ \t\r\n]*:')
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -159,14 +156,16 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
                      large_only: bool = True) -> tuple[Qrels, Run] | None:
     """``(qrels, run)`` of a JSON Lines RAG log as columnar objects, or None (see the module docstring).
 
-    Takes the options of :func:`evalbridge.io.rag.read_log`; ``large_only`` declines a file smaller
-    than :data:`LARGE_BYTES`.
+    Takes the options of :func:`evalbridge.io.rag.read_log`; ``large_only`` declines a file too small to
+    be worth it (:func:`evalbridge.io._arrow_trec.large_enough`: importing numpy and pyarrow costs more).
     """
     path = Path(source)
     if not path.name.lower().removesuffix(".gz").endswith((".jsonl", ".ndjson")):
         return None
     try:
-        if not path.is_file() or (large_only and path.stat().st_size < LARGE_BYTES):
+        from ._arrow_trec import large_enough
+
+        if not path.is_file() or (large_only and not large_enough(path.stat().st_size)):
             return None
         import orjson  # noqa: F401 - missing: read_log
         import pyarrow  # noqa: F401

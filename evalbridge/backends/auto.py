@@ -38,9 +38,7 @@ def choose(qrels: Qrels, run: Run) -> str:
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
         'reference'
     """
-    if qrels.columnar is not None or run.columnar is not None:
-        return "fast"  # read into columns: numpy is imported, and the engine reads them as they are
-    threshold = THRESHOLD_WARM if "numpy" in sys.modules else THRESHOLD_COLD
+    threshold = THRESHOLD_WARM if "numpy" in sys.modules else THRESHOLD_COLD  # (columnar inputs imported it)
     return "fast" if run.n_rows >= threshold else "reference"
 
 

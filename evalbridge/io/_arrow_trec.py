@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,19 +28,18 @@ if TYPE_CHECKING:
     from ..columnar import RowTable
     from ..model import Qrels, Run
 
-__all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "LARGE_BYTES", "WARM_BYTES"]
+__all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "LARGE_BYTES"]
 
-#: With ``large_only`` a file smaller than this goes to the ordinary readers instead (importing
-#: pyarrow and numpy, 0.2 s, costs more than reading a smaller file line by line)...
+#: With ``large_only`` a file smaller than this goes to the ordinary readers instead (importing pyarrow
+#: and numpy, about 0.2 s, costs more than reading a smaller file line by line). The size alone decides,
+#: never what happens to be imported: the same file gives the same object in any process.
 LARGE_BYTES = 4 << 20
-#: ... or smaller than this once both are imported (their import is paid: a qrels file of 7,000 lines
-#: then reads in 15 ms instead of 40 ms, plus 13 ms to pair its dict rows with a columnar run).
-WARM_BYTES = 256 << 10
 
 
 def large_enough(size: int) -> bool:
     """True when a file of ``size`` bytes is worth the columnar path (see :data:`LARGE_BYTES`)."""
-    return size >= (WARM_BYTES if "pyarrow" in sys.modules and "numpy" in sys.modules else LARGE_BYTES)
+    return size >= LARGE_BYTES
+
 
 #: Whitespace that ``str.split`` splits on in non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
 #: begin with E2 80), U+205F, U+3000; and the BOM, which Arrow drops but Python keeps.

@@ -10,7 +10,9 @@ door has the same rules:
   column is refused with the fix; values are finite numbers (integers stay integers);
 * an empty cell, a duplicate (query, doc), an empty file or a file that is not the format gives
   an :class:`~evalbridge.errors.InputError` naming the file and line (or the table row);
-* CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes.
+* CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes;
+* the result is columnar (a :class:`~evalbridge.columnar.RowTable`, checked with vectorised passes:
+  no Python object per row), what the fast engine reads as it is.
 
 Two more TSV shapes have no header: MS MARCO runs ``qid docid rank`` (``msmarco``: scores from
 ranks, ``max_rank + 1 - rank`` per query) and TREC files (:mod:`.trec`); the registry tells them

@@ -392,7 +392,7 @@ HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow
 
 def door_steps(size: str) -> list[tuple[str, str, dict]]:
     """The doors of ``size`` (:data:`DOORS`), each in its own worker with the same libraries imported first."""
-    return [(f"doors {size}", label, {"task": task, "size": size, "input": kind, "reps": 3, "warmup": 1,
+    return [(f"doors {size}", label, {"task": task, "size": size, "input": kind, "reps": 4, "warmup": 1,
                                       "imports": ["evalbridge", "numpy", "pyarrow.csv", "pyarrow.compute", "pandas"]})
             for label, (task, kind) in DOORS.items()]
 

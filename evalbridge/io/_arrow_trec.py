@@ -120,7 +120,7 @@ def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa
     try:
         return csv.read_csv(
             source,
-            read_options=csv.ReadOptions(column_names=list(names), block_size=4 << 20),  # (1 MB: 12% more time)
+            read_options=csv.ReadOptions(column_names=list(names)),
             parse_options=csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, escape_char=False,
                                            double_quote=False, newlines_in_values=False, ignore_empty_lines=False),
             convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,

@@ -42,7 +42,7 @@ class RowTable:
             question with nothing relevant).
         block_start: int64, the first row of each block.
         block_code: int64, each block's query, as an index into ``query_ids``.
-        docs: the doc id of every row (a pyarrow string array, or a chunked one as Arrow read it; no nulls).
+        docs: the doc id of every row (a pyarrow string array, one chunk, no nulls).
         values: float64, the grade or score of every row (finite, below 2**53 in magnitude).
         integral: bool per row: the value reads back as an ``int`` (an integer token of a TREC
             qrels file, an integer column); a zero-stride view when every row agrees.
@@ -59,7 +59,7 @@ class RowTable:
     query_ids: tuple[str, ...]
     block_start: np.ndarray
     block_code: np.ndarray
-    docs: pa.Array | pa.ChunkedArray
+    docs: pa.Array
     values: np.ndarray
     integral: np.ndarray
     hashes: np.ndarray

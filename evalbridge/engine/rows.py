@@ -23,16 +23,15 @@ The speed tricks, all vectorised (no Python code per row; per query only where s
   a few percent of the run's rows; those are looked up among the qrels' sorted hashes, and every
   equal hash is confirmed on the query and the doc id strings, so a collision costs time, never a
   wrong match.
-* **Slices on two threads.** Hashing, the duplicate check and the matching go through the rows a
-  slice of 64K at a time (what a pass touches stays in the cache), the slices shared by two
-  threads (numpy lets go of the GIL in its loops).
+* **Slices.** Hashing, the duplicate check and the matching go through the rows a slice of 64K at a
+  time: what a pass touches stays in the cache. (Sharing the slices between two threads was
+  measured: no faster on this 2-core machine, whose other core Arrow's reader and other tenants use.)
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from itertools import chain, repeat
 from operator import countOf
 from typing import Any
@@ -64,8 +63,7 @@ def string_offsets(array: Any) -> np.ndarray:
 
 
 #: Rows are hashed, checked and matched this many at a time: their bytes and hashes stay in the cache
-#: between the passes (hashing 7M ids costs 0.57 s at once, 0.1 s in slices); the slices are shared
-#: by two threads.
+#: between the passes (hashing 7M ids costs 0.57 s at once, 0.1 s in slices).
 _SLICE = 1 << 16
 
 
@@ -91,18 +89,6 @@ def _fold(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
         h[rows] = (h[rows] ^ word) * _MIX
 
 
-def _on_two_threads(n: int, work: Callable[[int, int], Any]) -> list[Any]:
-    """``[work(0, half), work(half, n)]`` for ``n`` steps of work, the second half on another thread (numpy
-    lets go of the GIL in its loops: on two free cores the halves take half the time; on a busy one,
-    nothing but a thread start). Fewer than 4 steps run here, at once."""
-    if n < 4:
-        return [work(0, n)]
-    half = n // 2
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        second = pool.submit(work, half, n)
-        return [work(0, half), second.result()]
-
-
 def hash_strings(h: np.ndarray, array: Any) -> np.ndarray:
     """Fold the bytes of every string of ``array`` (a pyarrow string array, chunked or not) into
     ``h``, one entry per string, in place, a slice of strings at a time; returns ``h``."""
@@ -118,11 +104,8 @@ def hash_strings(h: np.ndarray, array: Any) -> np.ndarray:
                  for start in range(0, len(chunk), _SLICE)]
         at += len(chunk)
 
-    def fold(first: int, stop: int) -> None:
-        for job in jobs[first:stop]:
-            _fold(*job)
-
-    _on_two_threads(len(jobs), fold)
+    for job in jobs:
+        _fold(*job)
     return h
 
 
@@ -151,14 +134,14 @@ def table_from_blocks(query_ids: Sequence[str], query_array: Any, block_start: n
         query_ids: every query, in order of first appearance.
         query_array: the same ids as a pyarrow string array (hashed).
         block_start, block_code: the first row and the query code of each block.
-        docs: the doc ids (pyarrow string array, chunked or not).
+        docs: the doc ids (pyarrow string array; chunks are combined).
         values: float64 values (finite, below 2**53 in magnitude: the caller checks).
         integral: per row (or for all rows): the value is an int.
     """
     import pyarrow as pa
 
-    if isinstance(docs, pa.ChunkedArray) and docs.num_chunks == 1:
-        docs = docs.chunk(0)  # (chunks are kept: take() on them costs 8 ms for 30K of 7M rows, their copy 84 MB)
+    if isinstance(docs, pa.ChunkedArray):  # one array: take() on 244 chunks costs 4x more (8 ms for 30K of 7M)
+        docs = docs.combine_chunks() if docs.num_chunks != 1 else docs.chunk(0)
     n = len(values)
     values = np.ascontiguousarray(values, dtype=np.float64)
     block_start = np.ascontiguousarray(block_start, dtype=np.int64)
@@ -273,20 +256,15 @@ def shared_hash(table: RowTable) -> bool:
         ordered = np.sort(hashes)
         return bool(np.any(ordered[1:] == ordered[:-1]))
     per = max(1, _SLICE // width)  # blocks per step
-    steps = range(0, len(lengths), per)
     starts = table.block_start
-
-    def tie(first_step: int, stop_step: int) -> bool:
-        for first in steps[first_step:stop_step]:
-            size = lengths[first:first + per]
-            begin = int(starts[first])
-            part = hashes[begin:begin + int(size.sum())]
-            if _tie_in_rows((part >> np.uint64(32)).astype(np.uint32), size, width, np.uint32) and \
-                    _tie_in_rows(part, size, width, np.uint64):
-                return True
-        return False
-
-    return any(_on_two_threads(len(steps), tie))
+    for first in range(0, len(lengths), per):
+        size = lengths[first:first + per]
+        begin = int(starts[first])
+        part = hashes[begin:begin + int(size.sum())]
+        if _tie_in_rows((part >> np.uint64(32)).astype(np.uint32), size, width, np.uint32) and \
+                _tie_in_rows(part, size, width, np.uint64):
+            return True
+    return False
 
 
 def _tie_in_rows(keys: np.ndarray, size: np.ndarray, width: int, dtype: type) -> bool:
@@ -389,14 +367,8 @@ def _matches(qrels: RowTable, run: RowTable, run_to_qrels: np.ndarray) -> tuple[
     if len(ordered) == 0 or run.n_rows == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    steps = range(0, run.n_rows, _SLICE)
-
-    def candidates(first: int, stop: int) -> list[np.ndarray]:
-        """The run rows whose hash may be a qrels hash, a slice at a time."""
-        return [np.flatnonzero(bitmap[(run.hashes[at:at + _SLICE] >> shift).view(np.int64)]) + at
-                for at in steps[first:stop]]
-
-    r_rows = np.concatenate([rows for half in _on_two_threads(len(steps), candidates) for rows in half])
+    r_rows = np.concatenate([np.flatnonzero(bitmap[(run.hashes[at:at + _SLICE] >> shift).view(np.int64)]) + at
+                             for at in range(0, run.n_rows, _SLICE)])  # a slice at a time: no 7M-row temporaries
     value = run.hashes[r_rows]
     low = np.searchsorted(ordered, value, side="left")
     high = np.searchsorted(ordered, value, side="right")

@@ -1,7 +1,7 @@
 """Columnar rows (:class:`~evalbridge.columnar.RowTable`): built from arrays, checked, and paired into :class:`Columns`.
 
 Every columnar door builds its table here: the TREC reader (:mod:`evalbridge.io._arrow_trec`),
-tables and table files (:mod:`evalbridge.io.tables`), large RAG logs (:mod:`evalbridge.io.rag`); and
+tables and table files (:mod:`evalbridge.io.tables`), large RAG logs (:mod:`evalbridge.io._rag_columns`); and
 :func:`pair` lays out a qrels table and a run table for the kernels, as :func:`.from_mappings` does
 for ``dict`` rows (same queries, same rows, same order).
 
@@ -15,7 +15,8 @@ The speed tricks, all vectorised (no Python code per row; per query only where s
   tables read apart (``read_qrels``, then ``read_run``) pair through their hashes; and hashes are
   the same in every process (a pickled table pairs with one read later).
 * **Duplicates by sorting each query's hashes side by side** (:func:`shared_hash`): rows of a grid,
-  one query a row, when each query is one block (0.07 s instead of 0.13 s for one sort of 7M).
+  one query a row, when each query is one block, by the top 32 bits of the hashes first (0.04 s
+  for 7,000 queries of 1,000 rows; one sort of all 7M 64-bit hashes takes 0.13 s).
   A shared hash is a duplicate (query, doc) or a collision: a reader either declines (the TREC
   fast path: the strict reader then reports the duplicate with its line numbers) or confirms it on
   the strings (:func:`first_duplicate`).
@@ -42,7 +43,7 @@ from ..columnar import RowTable
 from .columns import EXACT_LIMIT, Columns
 
 __all__ = ["build_table", "table_from_blocks", "table_from_mapping", "shared_hash", "first_duplicate", "pair",
-           "string_offsets", "hash_strings", "EXACT_LIMIT"]
+           "columns_of", "string_offsets", "hash_strings", "EXACT_LIMIT"]
 
 #: Masks keeping the first k bytes of a little-endian word, k = 0..8.
 _KEEP = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)

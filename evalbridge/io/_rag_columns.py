@@ -211,7 +211,7 @@ class _Log:
         self.loads = orjson.loads
 
     def _pick(self, obj: dict[str, Any], where: str) -> None:
-        from .rag import _choose, _get
+        from ._rag_fields import choose_field as _choose, get_path as _get
 
         for role, given in self.given.items():
             self.names[role], note = _choose(obj, role, given, where)
@@ -254,7 +254,7 @@ class _Log:
         if kinds != {dict}:
             raise _Decline
         if self.get_doc is None:
-            from .rag import _choose
+            from ._rag_fields import choose_field as _choose
 
             self.doc_field, note = _choose(ranked[0], "doc", None, where)
             if note:

@@ -35,17 +35,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
+from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
 from .text import Lines, read_text
 
 __all__ = ["read_log", "read_logs", "DEFAULTS", "FORMATS"]
 
-#: role -> the field names looked for when the option is not given
-DEFAULTS: Mapping[str, tuple[str, ...]] = {
-    "query": ("query_id", "qid", "question_id", "id"),
-    "retrieved": ("retrieved", "retrieved_ids", "contexts", "results", "docs"),
-    "relevant": ("relevant", "relevant_ids", "ground_truth", "gold", "qrels"),
-    "doc": ("doc_id", "id", "docid", "corpus_id", "corpus-id"),
-}
 OPTIONS: Mapping[str, str] = {
     "query": "the field holding the question id",
     "retrieved": "the field holding the ranked list (ids, or objects with an id and a score)",
@@ -54,30 +48,6 @@ OPTIONS: Mapping[str, str] = {
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
     "min_relevance": "the relevance level stored on the qrels (e.g. 7 for 0-10 LLM grades)",
 }
-
-
-def _get(obj: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted ``path``; KeyError when a part is missing."""
-    value: Any = obj
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            raise KeyError(path)
-        value = value[part]
-    return value
-
-
-def _choose(obj: Mapping[str, Any], role: str, given: str | None, where: str) -> tuple[str, str | None]:
-    """(field, note) for ``role``: the given one, or the single default present."""
-    if given is not None:
-        return given, None
-    found = [name for name in DEFAULTS[role] if name in obj]
-    if len(found) != 1:
-        problem = (f"no field looks like the {role} list" if role != "query" else "no field looks like the question id"
-                   ) if not found else f"several fields could be the {role}: {', '.join(map(repr, found))}"
-        looked = ", ".join(DEFAULTS[role])
-        raise InputError(f"{problem} (looked for {looked}; the object has {', '.join(map(repr, obj))}).",
-                         source=where, fix=f"name the field: {role}='...' (dotted paths reach nested objects).")
-    return found[0], f"{role}={found[0]}"
 
 
 def _objects(source: Any) -> Iterator[tuple[str, Any]]:

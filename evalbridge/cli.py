@@ -226,7 +226,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import run_config
-    from .reports.formats import report_format
+    from .reports.formats import check_formats, report_format
 
     config = _description(args, [args.run])
     _outputs(args, config)
@@ -235,7 +235,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     check = next(iter(outcome.report.crosscheck.values()))
     show = report_format(args.format).check
     if show is None:  # argparse offers only the formats that declare a check view
-        raise InputError(f"check cannot show the format {args.format!r}.")
+        raise InputError(f"check cannot show the format {args.format!r}; choose one of {', '.join(check_formats())}.")
     _emit(show(outcome.report), args.output)
     if not check.ok:
         print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",

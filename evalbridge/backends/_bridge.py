@@ -43,6 +43,7 @@ from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from .base import NativeConventions, capability_problem, integral_level
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
            "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER", "PLACEHOLDER_JUDGED", "COUNTS_RETRIEVED",
@@ -58,40 +59,6 @@ COUNTS_RETRIEVED = frozenset({"NumRet"})
 MAX_DECIMALS = 6
 #: Largest integer grade (or gain) handed to an integer-only library (C ``int``).
 MAX_INT_GRADE = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class NativeConventions:
-    """What a library does on its own, when given the data as is.
-
-    Attributes:
-        ties: order of tied scores: ``docid_desc`` (trec_eval), ``docid_asc`` (ir-measures'
-            msmarco provider) or ``input`` (ranx ``Run``: insertion order for small tie
-            groups, arbitrary, numba argsort order, for larger ones).
-        score_precision: ``float32`` when the library stores scores as C floats.
-        missing_queries: ``drop`` (a qrels query absent from the run gets no value) or ``zero``.
-        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, ``zero`` when it gets
-            0 without being evaluated (ir-measures' default value), else ``keep`` (evaluated).
-        grades: ``int`` (float grades raise), ``truncate`` (float grades silently cut to
-            integers, ranx ``Qrels``) or ``float`` (kept).
-        level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
-            ``all`` when it also zeroes lower grades in nDCG/DCG (ranx ``-lN``).
-        notes: other documented behaviours, for the differences table.
-    """
-
-    ties: str = "docid_desc"
-    score_precision: str = "float64"
-    missing_queries: str = "zero"
-    empty_qrels: str = "keep"
-    grades: str = "int"
-    level_scope: str = "binary"
-    notes: tuple[str, ...] = ()
-
-    @property
-    def conventions(self) -> Conventions:
-        """The reference's :class:`Conventions` that emulate this library."""
-        return Conventions(ties=self.ties, score_precision=self.score_precision,
-                           missing_queries=self.missing_queries)
 
 
 @dataclass(frozen=True)
@@ -164,53 +131,6 @@ class Task:
         return (self.grades, self.level, self.cut)
 
 
-def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]], metric: Metric,
-                       missing: Mapping[str, str] | None = None) -> str | None:
-    """Why backend ``name`` cannot compute ``metric`` (by its declared capabilities), or None.
-
-    ``capabilities`` maps a metric family to option -> allowed values, or to a marker: ``rel``
-    ``"positive"`` (any level > 0), ``p`` ``"fraction"`` (written ``0.xx``), ``gains``
-    ``"nonnegative"`` (no negative gain); ``"cutoff": "none"`` means the library has the family
-    over the whole ranking only. An option not listed must keep its default. A metric that weighs
-    documents by their grade (``weights`` other than ``binary``) cannot take a level that is not an
-    integer, since the level bridge binarises the grades.
-    """
-    caps = capabilities.get(metric.name)
-    if caps is None:
-        reason = (missing or {}).get(metric.name)
-        return reason or f"{name} has no {metric.info.title} ({metric.name})."
-    rel = dict(metric.options).get("rel")
-    weighs_grades = "weights" in metric.info.options and metric.get("weights") != "binary"
-    if weighs_grades and rel is not None and not _integral_level(rel):
-        return (f"{name} takes integer relevance levels, and {metric} weighs documents by their grade, so "
-                f"the level {rel:g} cannot be bridged by binarising the grades.")
-    if caps.get("cutoff") == "none" and metric.k is not None:
-        return (f"{name} computes {metric.name} over the whole ranking only (trec_eval's set measures), "
-                f"not {metric.name}@{metric.k}.")
-    for option, value in metric.options:
-        allowed = caps.get(option)
-        if option == "rel" and allowed == "positive":
-            if value <= 0:
-                return (f"a relevance level of {value:g} (<= 0) cannot be expressed in {name}: it would count "
-                        f"unjudged documents as relevant.")
-            continue
-        if allowed is None:
-            return f"{name} cannot compute {metric.name} with {option}={value}."
-        if allowed == "fraction":  # a persistence a library reads from its digits after "0."
-            if not repr(float(value)).startswith("0."):
-                return f"{name} reads {option} from the digits after '0.', so it cannot take {option}={value}."
-            continue
-        if allowed == "nonnegative":
-            if any(gain < 0 for gain in value.values()):
-                return (f"negative gains ({option}={value}) cannot be handed to {name} as grades: a negative grade "
-                        f"means \"unjudged\" there, and the ideal DCG would change.")
-            continue
-        if value not in allowed:
-            return (f"{name} computes {metric.name} with {option} in {{{', '.join(map(str, allowed))}}} only, "
-                    f"not {option}={value}.")
-    return None
-
-
 def grade_problem(name: str, native_grades: str, metric: Metric, info: GradeInfo) -> str | None:
     """Why the grades of these qrels cannot be bridged exactly for ``metric``, or None."""
     if "gain" not in metric.info.options or native_grades in ("float", "truncate"):
@@ -250,10 +170,6 @@ def merge_notes(notes: list[str]) -> list[str]:
     return [f"{text} [{', '.join(heads)}]" if heads else text for text, heads in merged.items()]
 
 
-def _integral_level(value: float | None) -> bool:
-    return value is not None and float(value).is_integer() and value >= 1
-
-
 def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp: bool,
          graded_level: bool, rr_cutoff: bool, success_cutoff: bool, depth: int,
          binarise: str | None = None, cut_families: frozenset[str] = frozenset()) -> tuple[Task, list[str]]:
@@ -290,9 +206,9 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     if "gain" not in metric.info.options:  # binary metrics, and the counts (any grade will do)
         rel = metric.get("rel") if "rel" in metric.info.options and metric.get("rel") is not None else 1
         integer_grades = info.integral or grades != "int"
-        if _integral_level(rel) and integer_grades and not binarise:
+        if integral_level(rel) and integer_grades and not binarise:
             return Task(metric, ("raw",), int(rel), k, cut=cut), notes
-        why = (f"the level {rel:g} is not an integer >= 1" if not _integral_level(rel)
+        why = (f"the level {rel:g} is not an integer >= 1" if not integral_level(rel)
                else f"{name} takes integer grades only" if not integer_grades else binarise)
         notes.append(f"{metric}: grades binarised (1 if grade >= {rel:g}, else 0; negative -1) because {why}")
         return Task(metric, ("binary", rel), 1, k, cut=cut), notes
@@ -301,7 +217,7 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     if grades == "truncate":  # ranx Qrels objects: the native call, floats cut by the library itself
         clean = not info.negative
     if clean and gains is None and (gain == "linear" or native_exp) and \
-            (rel is None or (graded_level and _integral_level(rel))):
+            (rel is None or (graded_level and integral_level(rel))):
         return Task(metric, ("raw",), int(rel) if rel is not None else 1, k, gain=gain, cut=cut), notes
     values = info.with_gains(metric)
     scale = 1

@@ -18,6 +18,7 @@ from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
+from .base import Backend, Capabilities
 
 NAME = "ir_measures"
 INSTALL = "pip install ir-measures pytrec-eval-terrier"
@@ -165,3 +166,9 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
         notes.append("queries with no judgement given one grade-0 placeholder judgement")
     notes += _bridge.empty_rankings(values, run, q_ids) + _bridge.guard_note(guarded)
     return values, _bridge.merge_notes(notes)
+
+
+BACKEND = Backend(name=NAME, version=version, library="ir_measures", conventions=CONVENTIONS,
+                  capabilities=Capabilities(CAPABILITIES, MISSING), ties=TIES, compute=compute,
+                  bridged_grades=BRIDGED_GRADES,
+                  conventions_for=conventions_for)

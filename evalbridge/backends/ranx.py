@@ -25,6 +25,7 @@ from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
+from .base import Backend, Capabilities
 
 NAME = "ranx"
 INSTALL = "pip install ranx"
@@ -261,3 +262,9 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     if not native and any(not qrels[q] or not run[q] for q in queries):
         notes.append("empty queries given a placeholder (ranx rejects empty queries)")
     return values, _bridge.merge_notes(notes)
+
+
+BACKEND = Backend(name=NAME, version=version, library="ranx", conventions=CONVENTIONS,
+                  capabilities=Capabilities(CAPABILITIES, MISSING), ties=TIES, compute=compute,
+                  bridged_grades=BRIDGED_GRADES,
+                  known_faults=KNOWN_FAULTS, native_ranking=native_ranking)

@@ -28,7 +28,7 @@ make the library's number equal the reference's:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -372,3 +372,178 @@ def library_version(*distributions: str) -> str:
         except PackageNotFoundError:
             continue
     return "unknown"
+
+
+# --------------------------------------------------------------------------- capabilities, written once
+
+#: A binary metric at any level > 0 (levels that are not integers are bridged by binarising).
+_BINARY: Mapping[str, Any] = {"rel": "positive"}
+#: nDCG as trec_eval, ir-measures and ranx have it (exp gain: ranx natively, the others through gains as grades).
+_NDCG: Mapping[str, Any] = {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
+                            "gains": "nonnegative"}
+#: The families every library backend has, with the same options.
+COMMON_CAPABILITIES: Mapping[str, Mapping[str, Any]] = {
+    "P": _BINARY, "R": _BINARY, "RR": _BINARY,
+    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
+    "nDCG": _NDCG, "Rprec": _BINARY, "Success": _BINARY, "Bpref": _BINARY,
+}
+#: What trec_eval 9 computes, as pytrec_eval runs it and ir-measures' pytrec_eval provider asks it.
+TREC_EVAL_CAPABILITIES: Mapping[str, Mapping[str, Any]] = {
+    **COMMON_CAPABILITIES,
+    "infAP": _BINARY,
+    "Hits": {"rel": "positive", "cutoff": "none"},
+    "F1": {"rel": "positive", "cutoff": "none"},
+    "NumRet": {},
+    "NumRel": _BINARY,
+    "SetP": _BINARY,
+    "SetR": _BINARY,
+}
+
+
+# --------------------------------------------------------------------------- the shared compute loop
+
+@dataclass(frozen=True)
+class Request:
+    """One ``compute`` call on a library backend, as every batch of it sees it.
+
+    Attributes:
+        queries: the queries in both the qrels and the run, in qrels order.
+        native: the library's own behaviour instead of the bridged one (see :class:`Library`).
+    """
+
+    qrels: Qrels
+    run: Run
+    conventions: Conventions
+    native: bool
+    queries: list[str]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Tasks that share one library call: same extra key (:attr:`Library.group`), grades, level and cut."""
+
+    extra: Any
+    grades: tuple
+    level: int
+    cut: int | None
+    tasks: tuple[Task, ...]
+    own: NativeConventions  # the library's conventions for these tasks
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The inputs of one library call and what to keep of its values.
+
+    Attributes:
+        qrels, run: plain dicts over the same queries (the run in the order the library pairs them).
+        queries: the queries whose values are kept, in order.
+        rescored: queries whose tied scores were replaced by rank-derived ones.
+        notes: bridge notes, said of every metric of the group.
+        default: value of a query in ``queries`` that the call leaves out (``None``: it gets no value).
+    """
+
+    qrels: dict[str, dict[str, Any]]
+    run: dict[str, dict[str, float]]
+    queries: list[str]
+    rescored: int = 0
+    notes: tuple[str, ...] = ()
+    default: float | None = None
+
+
+def bridged_batch(request: Request, group: Group, *, guard_negative: bool) -> Batch:
+    """The batch most libraries get: the common queries with every bridge (``native=False``), or every qrels
+    and run query with only the grade bridges (``native=True``); see :func:`prepare_qrels`, :func:`prepare_run`.
+    An empty ranking always gets the placeholder document (pytrec_eval crashes on some, ranx rejects them)."""
+    native, own = request.native, group.own
+    q_ids, r_ids = (list(request.qrels), list(request.run)) if native else (request.queries, request.queries)
+    qrels = prepare_qrels(request.qrels, group.grades, q_ids, placeholders=not native, guard_negative=guard_negative)
+    run, rescored = prepare_run(request.run, r_ids, requested=own.conventions if native else request.conventions,
+                                native=None if native else own, cut=group.cut, placeholders=True)
+    return Batch(qrels, run, q_ids, rescored)
+
+
+def _default_batches(library: Library, request: Request) -> Callable[[Group], Batch]:
+    return lambda group: bridged_batch(request, group, guard_negative=library.guard_negative)
+
+
+def _no_extra(task: Task, native: bool) -> Any:
+    return None
+
+
+def _no_notes(metrics: Sequence[Metric]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library backend, reduced to its differences; :func:`compute` is the loop they share.
+
+    The loop plans each metric (:attr:`plan`), groups the tasks that share a call, prepares each
+    group's inputs (:attr:`batches`), calls the library (:attr:`call`) and gathers the bridge notes.
+
+    Attributes:
+        name: the backend name.
+        load: imports the library (or raises :class:`~evalbridge.errors.BackendUnavailableError`).
+        native: the library's conventions for a metric (ir-measures: its provider's).
+        plan: ``(metric, grade facts, depth of the longest ranking, native) -> (task, notes)``: the
+            library's options for :func:`plan`.
+        call: ``(library module, group, batch) -> metric -> query id -> value``: the call into the library.
+        group: an extra key that splits tasks into separate calls (ir-measures: the provider; ranx: bpref).
+        batches: ``(library, request) -> (group -> batch)``, built once per call (state shared by its
+            groups lives in the closure); default :func:`bridged_batch`.
+        guard_negative: give all-negative queries a grade-0 judgement (trec_eval 9 crashes on them).
+        empty_note: the note when a query has no judgement (or, with ``empty_rankings``, no document).
+        empty_rankings: an empty ranking is bridged too (counted in ``empty_note``).
+        leading_notes: notes said first (ir-measures: the provider of each metric).
+    """
+
+    name: str
+    load: Callable[[], ModuleType]
+    native: Callable[[Metric], NativeConventions]
+    plan: Callable[[Metric, GradeInfo, int, bool], tuple[Task, list[str]]]
+    call: Callable[[ModuleType, Group, Batch], Mapping[Metric, Mapping[str, float]]]
+    group: Callable[[Task, bool], Any] = _no_extra
+    batches: Callable[[Library, Request], Callable[[Group], Batch]] = _default_batches
+    guard_negative: bool = True
+    empty_note: str = "queries with no judgement given one grade-0 placeholder judgement"
+    empty_rankings: bool = False
+    leading_notes: Callable[[Sequence[Metric]], list[str]] = _no_notes
+
+
+def compute(library: Library, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions, *,
+            native: bool) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values of ``metrics`` from ``library`` and the notes of every bridge applied: plan, group,
+    prepare, call, notes. ``native``: the library's own behaviour (see each backend's ``compute``)."""
+    module = library.load()
+    info = GradeInfo.of(qrels)
+    request = Request(qrels, run, conventions, native, common_queries(qrels, run))
+    longest = depth(run)
+    notes = library.leading_notes(metrics)
+    groups: dict[tuple, list[Task]] = {}
+    for metric in metrics:
+        task, more = library.plan(metric, info, longest, native)
+        notes += more
+        groups.setdefault((library.group(task, native), *task.group), []).append(task)
+    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
+    batch_of = library.batches(library, request)
+    rescored = 0
+    shielded: set[str] = set()
+    for (extra, grades, level, cut), members in groups.items():
+        group = Group(extra, grades, level, cut, tuple(members), library.native(members[0].metric))
+        batch = batch_of(group)
+        rescored = max(rescored, batch.rescored)
+        if library.guard_negative:
+            shielded |= guarded(batch.qrels)
+        notes += [f"{task.metric}: {note}" for task in members for note in batch.notes]
+        got = library.call(module, group, batch) if batch.run else None
+        for task in members:
+            per_query = got[task.metric] if got is not None else {}
+            values[task.metric] = ({q: per_query[q] for q in batch.queries if q in per_query} if batch.default is None
+                                   else {q: per_query.get(q, batch.default) for q in batch.queries})
+    if rescored:
+        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
+                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
+    if not native and any(not qrels[q] or (library.empty_rankings and not run[q]) for q in request.queries):
+        notes.append(library.empty_note)
+    notes += empty_rankings(values, run, list(qrels) if native else request.queries) + guard_note(shielded)
+    return values, merge_notes(notes)

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import TYPE_CHECKING, Any, Callable
 
+from .backends import CROSSCHECK_BACKENDS
 from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .metrics import tie_aware
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS", "FAULTS", "Fault"]
 
 COLUMNS = ("metric", "query_id", "backend", "reference", "value", "cause")
-DEFAULT_BACKENDS = ("ranx", "ir_measures", "pytrec_eval")
 
 
 @dataclass(frozen=True)
@@ -520,7 +520,7 @@ class CrossCheck:
 
 
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
-               backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
+               backends: Sequence[str] = CROSSCHECK_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
                missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
                progress: bool = False) -> CrossCheck:
@@ -529,7 +529,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     Args:
         qrels, run: anything :func:`evalbridge.evaluate` accepts.
         metrics: metric specs in any spelling.
-        backends: backend names to compare with the reference.
+        backends: backend names to compare with the reference (default
+            :data:`evalbridge.backends.CROSSCHECK_BACKENDS`, as on the command line and in configs).
         atol: largest absolute difference still counted as agreement.
         canonicalise: False: each library runs with its own conventions and every
             difference is classified. True: evalbridge's exact bridges are applied first, so

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
@@ -89,7 +90,7 @@ RULES: Mapping[str, Any] = _LazyRules()
 class CrossCheckSettings:
     """``crosscheck:``: the libraries every value is compared with (see :func:`evalbridge.crosscheck`)."""
 
-    backends: tuple[str, ...] = ("pytrec_eval", "ranx", "ir_measures")
+    backends: tuple[str, ...] = CROSSCHECK_BACKENDS
     atol: float = 1e-9
     canonicalise: bool = False
 

@@ -30,7 +30,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
     "metrics": "metric specs, any spelling",
-    "backend": "who computes the numbers (auto, reference, fast, ranx, ir_measures, pytrec_eval)",
+    "backend": "who computes the numbers (auto, reference, fast, or a library: every backend `evalbridge metrics` lists)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
     "ties": "docid_desc (trec_eval), docid_asc or input",
     "score_precision": "float64, or float32 as trec_eval <= 9",

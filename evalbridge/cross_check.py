@@ -652,7 +652,8 @@ def _native_order(backend: Backend, run: Run,
 
 
 def _run_backend(backend: Backend, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,
-                 canonicalise: bool, skipped: dict[tuple[str, str], str], name: str):  # noqa: ANN202
+                 canonicalise: bool, skipped: dict[tuple[str, str], str],
+                 name: str) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Backend values keyed by the asked metric; a metric whose call fails is listed as unsupported."""
     def call(batch: dict[Metric, Metric]) -> tuple[dict[Metric, dict[str, float]], list[str]]:
         got, notes = backend.compute(qrels, run, list(dict.fromkeys(batch.values())), conventions,

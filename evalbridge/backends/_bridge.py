@@ -423,7 +423,7 @@ class Group:
     """Tasks that share one library call: same extra key (:attr:`Library.group`), grades, level and cut."""
 
     extra: Any
-    grades: tuple
+    grades: tuple[Any, ...]
     level: int
     cut: int | None
     tasks: tuple[Task, ...]
@@ -519,7 +519,7 @@ def compute(library: Library, qrels: Qrels, run: Run, metrics: Sequence[Metric],
     request = Request(qrels, run, conventions, native, common_queries(qrels, run))
     longest = depth(run)
     notes = library.leading_notes(metrics)
-    groups: dict[tuple, list[Task]] = {}
+    groups: dict[tuple[Any, ...], list[Task]] = {}
     for metric in metrics:
         task, more = library.plan(metric, info, longest, native)
         notes += more

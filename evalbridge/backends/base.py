@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Conventions
 
@@ -68,9 +68,9 @@ class NativeConventions:
         notes: other documented behaviours, for the differences table.
     """
 
-    ties: str = "docid_desc"
-    score_precision: str = "float64"
-    missing_queries: str = "zero"
+    ties: Literal["docid_desc", "docid_asc", "input", "average"] = "docid_desc"
+    score_precision: Literal["float64", "float32"] = "float64"
+    missing_queries: Literal["zero", "drop"] = "zero"
     empty_qrels: str = "keep"
     grades: str = "int"
     level_scope: str = "binary"

@@ -91,7 +91,7 @@ def conventions_for(metric: Metric) -> NativeConventions:
     return PROVIDER_CONVENTIONS[provider_of(metric)]
 
 
-def _library():  # noqa: ANN202 - the ir_measures module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ir_measures", INSTALL)
 
 

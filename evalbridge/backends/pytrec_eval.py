@@ -72,7 +72,7 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
 _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
 
-def _library():  # noqa: ANN202 - the pytrec_eval module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "pytrec_eval", INSTALL)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from operator import methodcaller
 from types import ModuleType
-from typing import Callable
+from typing import Any, Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
@@ -45,7 +45,7 @@ BRIDGED_GRADES = "float"
 TIES = ORDERED_TIES
 
 #: What ranx has beyond the families every library has (:data:`._bridge.COMMON_CAPABILITIES`).
-CAPABILITIES = {
+CAPABILITIES: dict[str, Mapping[str, Any]] = {
     "DCG": {"rel": "positive", "gain": ("linear", "exp"), "discount": ("log2",), "gains": "nonnegative"},
     "Hits": {"rel": "positive"},
     "F1": {"rel": "positive"},
@@ -93,7 +93,7 @@ def metric_name(task: Task) -> str:
     return name if task.level == 1 else f"{name}-l{task.level}"
 
 
-def _library():  # noqa: ANN202 - the ranx module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ranx", INSTALL)
 
 
@@ -141,17 +141,20 @@ def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float
     return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 
 
-def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
+def _evaluate(ranx: ModuleType, qrels: Mapping[str, Mapping[str, Any]], run: Mapping[str, Mapping[str, float]],
+              names: list[str], **options: Any) -> dict[str, Any]:
+    """``ranx.evaluate`` per query: metric name -> one value per query, in the run's query order
+    (``options``: ranx's, e.g. ``make_comparable``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba type-safety warnings on every call
         # With one metric ranx 0.3.21 looks its result up under the name without "@k" (KeyError),
         # so it always gets at least two.
-        result = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2, return_mean=False,
-                               save_results_in_run=False, **options)
+        result: dict[str, Any] = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2,
+                                               return_mean=False, save_results_in_run=False, **options)
     return result
 
 
-def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict], list[str]]:
+def _bpref_rows(qrels: dict[str, dict[str, Any]], level: int) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
     """The queries and judgements of a bridged bpref call, and notes on what was changed.
 
     ranx's bpref differs from trec_eval's in three ways (:data:`KNOWN_FAULTS`), each bridged here:

@@ -37,6 +37,9 @@ PROVIDER_CONVENTIONS = {
         notes=("Judged: sorts by (-score, doc id); an empty ranking raises ZeroDivisionError",)),
 }
 CONVENTIONS = PROVIDER_CONVENTIONS["pytrec_eval"]
+#: provider -> its object in the ir_measures module (the one evalbridge names for each measure).
+PROVIDER_OBJECTS: dict[str, Callable[[ModuleType], Any]] = {
+    "pytrec_eval": lambda irm: irm.pytrec_eval, "msmarco": lambda irm: irm.msmarco, "judged": lambda irm: irm.judged}
 
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "int"
@@ -113,7 +116,7 @@ def _call(irm: ModuleType, group: _bridge.Group, batch: _bridge.Batch) -> dict[M
 
     measures = {task.metric: NATIVE_MEASURES[task.metric.name](task, M) for task in group.tasks}
     by_measure: dict[Any, dict[str, float]] = {}
-    for row in getattr(irm, group.extra).iter_calc(list(set(measures.values())), batch.qrels, batch.run):
+    for row in PROVIDER_OBJECTS[group.extra](irm).iter_calc(list(set(measures.values())), batch.qrels, batch.run):
         by_measure.setdefault(row.measure, {})[row.query_id] = float(row.value)
     return {metric: by_measure.get(measure, {}) for metric, measure in measures.items()}
 

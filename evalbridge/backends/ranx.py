@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run, rows_of
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities
@@ -114,7 +114,7 @@ def _ranx_order(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
 
     from ._ranx_sort import ranx_positions
 
-    data = getattr(run, "_data", run)  # the plain rows inside a Run
+    data = rows_of(run)  # the plain rows inside a Run
     queries = [q for q, docs in data.items() if docs]
     rows = list(map(data.__getitem__, queries))
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)

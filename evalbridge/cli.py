@@ -419,6 +419,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every command."""
+    from .backends import CROSSCHECK_BACKENDS
     from .stats.compare import CORRECTIONS, TESTS
     from .reports.formats import check_formats, report_formats
 
@@ -479,7 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("qrels")
     ck.add_argument("run")
     ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC")
-    ck.add_argument("--backends", nargs="+", default=["pytrec_eval", "ranx", "ir_measures"], metavar="BACKEND")
+    ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND")
     ck.add_argument("--atol", type=float, default=1e-9)
     ck.add_argument("--canonicalise", action="store_true",
                     help="apply evalbridge's exact bridges first, so every backend must agree")

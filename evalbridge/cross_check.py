@@ -54,8 +54,9 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from .backends import CROSSCHECK_BACKENDS
 from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .metrics import tie_aware
@@ -65,10 +66,12 @@ from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, ch
 from .model import Conventions, Qrels, Run
 from .progress import Steps, steps
 
+if TYPE_CHECKING:
+    from .backends.base import Backend
+
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS", "FAULTS", "Fault"]
 
 COLUMNS = ("metric", "query_id", "backend", "reference", "value", "cause")
-DEFAULT_BACKENDS = ("ranx", "ir_measures", "pytrec_eval")
 
 
 @dataclass(frozen=True)
@@ -229,23 +232,18 @@ def _compare(ref: dict[str, float], got: dict[str, float],
     return len(queries), [(q, x, y) for q, x, y in found if not _same(x, y, atol)]
 
 
-def _native_conventions(module: Any, metric: Metric):  # noqa: ANN202 - NativeConventions
-    conventions_for = getattr(module, "conventions_for", None)
-    return conventions_for(metric) if conventions_for else module.CONVENTIONS
-
-
-def _native_metric(module: Any, metric: Metric, level: float) -> Metric:
+def _native_metric(backend: Backend, metric: Metric, level: float, requested: Conventions) -> Metric:
     """The metric as the library computes it natively (ranx: the level also filters nDCG and DCG)."""
-    native = _native_conventions(module, metric)
+    native = backend.native_conventions(metric, requested)
     if native.level_scope == "all" and "gain" in metric.info.options and metric.get("rel") is None and level != 1:
         return metric.replace(rel=level)
     return metric
 
 
-def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
+def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
                 requested: Conventions, level: float) -> list[_Deviation]:
     """The backend's conventions that differ from the requested ones and could matter for this query."""
-    native = _native_conventions(module, asked)
+    native = backend.native_conventions(asked, requested)
     grades, scores = qrels.get(qid, {}), run.get(qid)
     found: list[_Deviation] = []
     if scores is None and native.missing_queries != requested.missing_queries:
@@ -269,7 +267,7 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
         precision = "float32" if "float32" in (native.score_precision, requested.score_precision) else "float64"
         if has_ties(scores, score_precision=precision) and (native.ties != requested.ties or native.ties == "input"):
             reference = "averages over every order" if requested.ties == "average" else requested.ties
-            if hasattr(module, "native_ranking"):
+            if backend.native_ranking is not None:
                 found.append(_Deviation(
                     "ties", f"ties broken differently: {name} keeps its own order of tied scores "
                             f"(insertion or numba argsort order), the reference {reference}",
@@ -288,7 +286,7 @@ def _deviations(module: Any, name: str, metric: Metric, asked: Metric, qrels: Qr
                      f"{level:g} in {asked.name} (trec_eval ignores the level there)",
             lambda s: replace(s, metric=metric)))
     truncate = native.grades == "truncate"
-    for fault in getattr(module, "KNOWN_FAULTS", {}).get(asked.name, ()):
+    for fault in backend.known_faults.get(asked.name, ()):
         if FAULTS[fault].applies(qrels, qid, metric, truncate):
             found.append(_Deviation(fault, FAULTS[fault].cause,
                                     lambda s, fault=fault: replace(s, faults=(*s.faults, fault))))
@@ -301,7 +299,7 @@ def _combinations(deviations: list[_Deviation]) -> Iterator[tuple[_Deviation, ..
         yield from combinations(deviations, size)
 
 
-def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels, run: Run,
+def _explain(backend: Backend, name: str, natives: dict[Metric, Metric], qrels: Qrels, run: Run,
              differing: dict[Metric, list[tuple[str, float | None, float | None]]], requested: Conventions,
              level: float, atol: float, native_run: Run | None) -> dict[Metric, list[tuple[str, bool]]]:
     """(cause, verified) for each differing ``(query id, reference, value)`` of one backend, by metric.
@@ -311,7 +309,7 @@ def _explain(module: Any, name: str, natives: dict[Metric, Metric], qrels: Qrels
     for all the queries and metrics that try it.
     """
     items = [(asked, qid, value) for asked, found in differing.items() for qid, _, value in found]
-    found = [_deviations(module, name, natives[asked], asked, qrels, run, qid, requested, level)
+    found = [_deviations(backend, name, natives[asked], asked, qrels, run, qid, requested, level)
              for asked, qid, _ in items]
     tries = list(map(_combinations, found))
     causes: list[tuple[str, bool] | None] = [None] * len(items)
@@ -522,7 +520,7 @@ class CrossCheck:
 
 
 def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
-               backends: Sequence[str] = DEFAULT_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
+               backends: Sequence[str] = CROSSCHECK_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
                missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
                progress: bool = False) -> CrossCheck:
@@ -531,7 +529,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
     Args:
         qrels, run: anything :func:`evalbridge.evaluate` accepts.
         metrics: metric specs in any spelling.
-        backends: backend names to compare with the reference.
+        backends: backend names to compare with the reference (default
+            :data:`evalbridge.backends.CROSSCHECK_BACKENDS`, as on the command line and in configs).
         atol: largest absolute difference still counted as agreement.
         canonicalise: False: each library runs with its own conventions and every
             difference is classified. True: evalbridge's exact bridges are applied first, so
@@ -593,21 +592,21 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
     for name in backends:
         bar.step(f"cross-checking {name}")
         try:
-            module = get_backend(name)
-            module.version()
+            backend = get_backend(name)
+            backend.version()
         except BackendUnavailableError as error:
             skipped.update({(name, str(m)): str(error) for m in wanted})
             continue
         supported = []
         for metric in wanted:
             # with canonicalise, the library must follow the requested conventions, tie policy included
-            reason = unsupported(module, metric, qrels, conventions=conventions if canonicalise else None)
+            reason = unsupported(backend, metric, qrels, conventions=conventions if canonicalise else None)
             if reason is None:
                 supported.append(metric)
             else:
                 skipped[(name, str(metric))] = reason
-        natives = {m: m if canonicalise else _native_metric(module, m, level) for m in supported}
-        values, notes = _run_backend(module, qrels, run, natives, conventions, canonicalise, skipped, name)
+        natives = {m: m if canonicalise else _native_metric(backend, m, level, conventions) for m in supported}
+        values, notes = _run_backend(backend, qrels, run, natives, conventions, canonicalise, skipped, name)
         bridges[name] = tuple(notes)
         if canonicalise:
             fill_missing(values, qrels, conventions.missing_queries)
@@ -618,8 +617,8 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
             if metric not in values:
                 continue
             compared[metric], differing[metric] = _compare(ref_values[metric], values[metric], atol)
-        explanations = {} if canonicalise else _explain(module, name, natives, qrels, run, differing, conventions,
-                                                        level, atol, _native_order(module, run, differing))
+        explanations = {} if canonicalise else _explain(backend, name, natives, qrels, run, differing, conventions,
+                                                        level, atol, _native_order(backend, run, differing))
         for metric, found in differing.items():
             explained = 0
             causes = explanations.get(metric, [("unexplained", False)] * len(found))
@@ -642,21 +641,22 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
                       atol=atol, conventions=conventions, reference_backend=reference_backend)
 
 
-def _native_order(module: Any, run: Run,
+def _native_order(backend: Backend, run: Run,
                   differing: dict[Metric, list[tuple[str, float | None, float | None]]]) -> Run | None:
     """The differing queries' documents in the library's own order, ranked in one call (or None)."""
-    native_ranking = getattr(module, "native_ranking", None)
+    native_ranking = backend.native_ranking
     queries = dict.fromkeys(qid for found in differing.values() for qid, _, _ in found if run.get(qid))
     if native_ranking is None or not queries:
         return None
     return native_ranking(Run({qid: dict(run[qid]) for qid in queries}, copy=False))
 
 
-def _run_backend(module: Any, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,
-                 canonicalise: bool, skipped: dict[tuple[str, str], str], name: str):  # noqa: ANN202
+def _run_backend(backend: Backend, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,
+                 canonicalise: bool, skipped: dict[tuple[str, str], str],
+                 name: str) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Backend values keyed by the asked metric; a metric whose call fails is listed as unsupported."""
     def call(batch: dict[Metric, Metric]) -> tuple[dict[Metric, dict[str, float]], list[str]]:
-        got, notes = module.compute(qrels, run, list(dict.fromkeys(batch.values())), conventions,
+        got, notes = backend.compute(qrels, run, list(dict.fromkeys(batch.values())), conventions,
                                     native=not canonicalise)
         return {asked: got[native] for asked, native in batch.items()}, notes
 

@@ -77,8 +77,8 @@ def check_compatible(qrels: Qrels, run: Run) -> None:
 def check_supported(backend: str, metrics: Iterable[Metric], qrels: Qrels, conventions: Conventions) -> None:
     """Refuse, in one error naming every reason, the metrics backend ``backend`` cannot compute exactly
     on these qrels under these conventions (see :func:`evalbridge.backends.unsupported`)."""
-    module = get_backend(backend)
-    reasons = {m: r for m in metrics if (r := unsupported(module, m, qrels, conventions=conventions)) is not None}
+    declared = get_backend(backend)
+    reasons = {m: r for m in metrics if (r := unsupported(declared, m, qrels, conventions=conventions)) is not None}
     if reasons:
         lines = "; ".join(f"{m}: {r.rstrip('.')}" for m, r in reasons.items())
         raise UnsupportedMetricError(f"backend {backend!r} cannot compute {lines}. "
@@ -236,15 +236,15 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
     for metric in wanted:
         check_max_grade(metric, qrels)
     check_supported(backend, wanted, qrels, conventions)
-    module = get_backend(backend)
+    chosen = get_backend(backend)
     bar.step(f"computing {len(wanted)} metric{'s' if len(wanted) > 1 else ''} with {backend}")
-    values, bridges = module.compute(qrels, run, wanted, conventions)
+    values, bridges = chosen.compute(qrels, run, wanted, conventions)
 
     bar.step("assembling the results")
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
     provenance = Provenance(
-        backend=backend, backend_version=module.version(), conventions=conventions, relevance_level=level,
+        backend=backend, backend_version=chosen.version(), conventions=conventions, relevance_level=level,
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,

@@ -19,14 +19,15 @@ from collections.abc import Iterator, KeysView, Mapping
 from itertools import chain
 from dataclasses import dataclass
 from numbers import Integral, Real
-from operator import countOf, methodcaller
+from operator import methodcaller
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ._fast_rows import freeze_plain
 from .columnar import RowTable
 from .errors import InputError
 
-__all__ = ["Qrels", "Run", "Conventions", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
+__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
 
 #: Tie policies that put every query's documents in one order; ``average`` instead averages each
 #: metric over every order of each group of tied documents.
@@ -127,48 +128,13 @@ def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) 
                      source=where, query_id=qid, fix=f"convert {what}s to int or float.")
 
 
-def _plain_rows(rows: list[dict]) -> bool:
-    """True when every doc id is a ``str`` and the values are ints/floats of finite sum, checked
-    row by row (long rows stay in the cache between the checks) or all at once (many short rows)."""
-    values = methodcaller("values")
-    try:
-        if len(rows) * 32 > sum(map(len, rows)):
-            "".join(chain.from_iterable(rows))
-            return (set(map(type, chain.from_iterable(map(values, rows)))) <= {int, float}
-                    and math.isfinite(sum(chain.from_iterable(map(values, rows)))))
-        join, numbers, isfinite = "".join, {int, float}, math.isfinite
-        for docs in rows:
-            join(docs)
-            scores = docs.values()
-            if countOf(map(type, scores), float) != len(scores) and not set(map(type, scores)) <= numbers:
-                return False
-            if not isfinite(sum(scores)):
-                return False
-    except TypeError:
-        return False
-    return True
-
-
-def _freeze_plain(data: Mapping, copy: bool) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple] | None:
-    """``_freeze`` for the common case, with C-level checks only: ``None`` unless every query id is
-    a ``str`` and every row a ``dict`` with ``str`` doc ids and int/float values of finite sum (the
-    general loop then gives the same result, or the error, more slowly)."""
-    if not set(map(type, data)) <= {str} or not set(map(type, data.values())) <= {dict}:
-        return None
-    rows = list(map(dict.copy, data.values())) if copy else list(data.values())
-    if not _plain_rows(rows):
-        return None
-    frozen = dict(zip(data, rows)) if copy or type(data) is not dict else data.copy()  # same rows: a flat copy
-    return frozen, ("str",) if frozen else (), ("str",) if any(rows) else ()
-
-
 def _freeze(data: object, *, what: str, where: str | None,
             copy: bool = True) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple]:
     """Validate a dict-of-dicts and return (read-only rows, query id kind, doc id kind); the rows
     are copies unless ``copy`` is False and they are plain dicts of plain values."""
     if isinstance(data, _Base):
         return dict(data._data), data.query_id_kind, data.doc_id_kind
-    plain = _freeze_plain(data, copy) if isinstance(data, dict) else None
+    plain = freeze_plain(data, copy) if isinstance(data, dict) else None  # C-level checks only
     if plain is not None:
         return plain
     if not isinstance(data, Mapping):
@@ -431,3 +397,15 @@ class Run(_Base):
                  copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
         object.__setattr__(self, "name", name if name is not None else getattr(data, "name", None))
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
+
+
+def rows_of(data: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Mapping[str, Any]]:
+    """The ``dict`` rows inside a :class:`Qrels` or :class:`Run` (built once from a columnar table), shared:
+    neither copied nor wrapped read-only, for code that reads every row at C speed (the engine, ranx's
+    order of tied documents) and never changes them. Any other mapping is returned as it is.
+
+    Example:
+        >>> rows_of(Run({"q1": {"d1": 0.5}}))
+        {'q1': {'d1': 0.5}}
+    """
+    return data._data if isinstance(data, _Base) else data

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,7 @@ def test_check_exits_1_on_unexplained_differences(files, capsys, monkeypatch):
         values, notes = compute(*args, **kwargs)
         return {m: {q: v + 0.5 for q, v in per_query.items()} for m, per_query in values.items()}, notes
 
-    monkeypatch.setattr(pytrec_eval, "compute", off_by_a_half)
+    monkeypatch.setattr(pytrec_eval, "BACKEND", replace(pytrec_eval.BACKEND, compute=off_by_a_half))
     code, out, err = cli(capsys, "check", files / "qrels.txt", files / "b.run", "-m", "P@2",
                          "--backends", "pytrec_eval")
     assert code == 1 and "UNEXPLAINED" in out

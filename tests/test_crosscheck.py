@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -189,7 +190,7 @@ def test_a_fault_that_does_not_reproduce_is_not_an_explanation(monkeypatch: pyte
     def wrong(qrels, run, metrics, conventions=None, *, native=False):  # noqa: ANN001, ANN202
         return {m: {q: 0.25 for q in qrels} for m in metrics}, []
 
-    monkeypatch.setattr(module, "compute", wrong)
+    monkeypatch.setattr(module, "BACKEND", replace(module.BACKEND, compute=wrong))
     check = eb.crosscheck({"A": {"n": 0}, "B": {"b": 1, "m": -1}}, {"A": {"n": 1.0}, "B": {"b": 1.0, "m": 0.5}},
                           ["Bpref"], backends=["ranx"])
     assert not check.ok
@@ -231,7 +232,7 @@ def test_unexplained_difference_makes_the_report_not_ok(monkeypatch: pytest.Monk
         values, notes = real(*args, **kwargs)
         return {m: {q: v / 2 for q, v in per.items()} for m, per in values.items()}, notes
 
-    monkeypatch.setattr(module, "compute", wrong)
+    monkeypatch.setattr(module, "BACKEND", replace(module.BACKEND, compute=wrong))
     check = eb.crosscheck({"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, ["RR"], backends=["pytrec_eval"])
     assert not check.ok and list(check.unexplained.cause) == ["unexplained"]
     assert "UNEXPLAINED" in str(check)

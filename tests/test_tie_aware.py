@@ -490,14 +490,14 @@ def test_under_average_every_library_difference_with_both_values_is_explained_as
 
 
 def test_every_backend_declares_the_tie_policies_it_follows() -> None:
-    """Each backend's TIES is a subset of the policies; the reference and auto follow all of them."""
+    """Each backend's ties is a subset of the policies; the reference and auto follow all of them."""
     from evalbridge.backends import BACKENDS
     from evalbridge.model import ORDERED_TIES, TIE_POLICIES
 
     for name in BACKENDS:
-        ties = get_backend(name).TIES
+        ties = get_backend(name).ties
         assert set(ORDERED_TIES) <= set(ties) <= set(TIE_POLICIES), name
-    assert get_backend("reference").TIES == get_backend("auto").TIES == TIE_POLICIES
+    assert get_backend("reference").ties == get_backend("auto").ties == TIE_POLICIES
 
 
 def test_trec_files_under_average_are_evaluated_by_the_reference_not_read_into_columns(tmp_path) -> None:  # noqa: ANN001

@@ -24,6 +24,10 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalbridge.backends.base import Backend
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -188,11 +192,14 @@ REFERENCE_CONVENTIONS = {
 }
 
 
-def _conventions_cell(module: object, field: str) -> str:
+def _conventions_cell(backend: Backend, field: str) -> str:
+    from evalbridge.backends import ir_measures
+
     words = CONVENTION_ROWS[field][1]
-    default = getattr(module, "CONVENTIONS")
+    default = backend.conventions
     text = words.get(getattr(default, field), str(getattr(default, field)))
-    for provider, conventions in getattr(module, "PROVIDER_CONVENTIONS", {}).items():
+    providers = ir_measures.PROVIDER_CONVENTIONS if backend.name == "ir_measures" else {}
+    for provider, conventions in providers.items():
         value = getattr(conventions, field)
         if conventions is not default and value != getattr(default, field):
             text += f"; {provider} provider: {words.get(value, value)}"
@@ -203,15 +210,14 @@ def differences_table() -> str:
     """What each library does on its own (its native conventions), from the backends' data."""
     from evalbridge.backends import BACKENDS, get_backend
 
-    # the backends that wrap a library describe its native conventions (NativeConventions)
-    modules = {name: module for name in BACKENDS
-               if hasattr((module := get_backend(name)).CONVENTIONS, "grades")}
+    # the backends that wrap a library describe its native conventions (the others follow the requested ones)
+    modules = {name: backend for name in BACKENDS if (backend := get_backend(name)).conventions is not None}
     libraries = list(modules)
     rows = ["| | reference | " + " | ".join(libraries) + " |", "|---|---|" + "---|" * len(libraries)]
     for field, (title, _) in CONVENTION_ROWS.items():
         cells = [title, REFERENCE_CONVENTIONS[field]] + [_conventions_cell(modules[n], field) for n in libraries]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    notes = [_cell("; ".join(getattr(modules[n].CONVENTIONS, "notes", ()))) or "" for n in libraries]
+    notes = [_cell("; ".join(modules[n].conventions.notes)) or "" for n in libraries]
     rows.append("| also | the definition every backend is tested against | " + " | ".join(notes) + " |")
     return "\n".join(rows) + "\n"
 

@@ -28,7 +28,7 @@ make the library's number equal the reference's:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -43,6 +43,7 @@ from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from .base import NativeConventions, capability_problem, integral_level
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
            "prepare_qrels", "prepare_run", "merge_notes", "PLACEHOLDER", "PLACEHOLDER_JUDGED", "COUNTS_RETRIEVED",
@@ -58,40 +59,6 @@ COUNTS_RETRIEVED = frozenset({"NumRet"})
 MAX_DECIMALS = 6
 #: Largest integer grade (or gain) handed to an integer-only library (C ``int``).
 MAX_INT_GRADE = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class NativeConventions:
-    """What a library does on its own, when given the data as is.
-
-    Attributes:
-        ties: order of tied scores: ``docid_desc`` (trec_eval), ``docid_asc`` (ir-measures'
-            msmarco provider) or ``input`` (ranx ``Run``: insertion order for small tie
-            groups, arbitrary, numba argsort order, for larger ones).
-        score_precision: ``float32`` when the library stores scores as C floats.
-        missing_queries: ``drop`` (a qrels query absent from the run gets no value) or ``zero``.
-        empty_qrels: ``drop`` when a qrels query with no judgement gets no value, ``zero`` when it gets
-            0 without being evaluated (ir-measures' default value), else ``keep`` (evaluated).
-        grades: ``int`` (float grades raise), ``truncate`` (float grades silently cut to
-            integers, ranx ``Qrels``) or ``float`` (kept).
-        level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
-            ``all`` when it also zeroes lower grades in nDCG/DCG (ranx ``-lN``).
-        notes: other documented behaviours, for the differences table.
-    """
-
-    ties: str = "docid_desc"
-    score_precision: str = "float64"
-    missing_queries: str = "zero"
-    empty_qrels: str = "keep"
-    grades: str = "int"
-    level_scope: str = "binary"
-    notes: tuple[str, ...] = ()
-
-    @property
-    def conventions(self) -> Conventions:
-        """The reference's :class:`Conventions` that emulate this library."""
-        return Conventions(ties=self.ties, score_precision=self.score_precision,
-                           missing_queries=self.missing_queries)
 
 
 @dataclass(frozen=True)
@@ -164,53 +131,6 @@ class Task:
         return (self.grades, self.level, self.cut)
 
 
-def capability_problem(name: str, capabilities: Mapping[str, Mapping[str, Any]], metric: Metric,
-                       missing: Mapping[str, str] | None = None) -> str | None:
-    """Why backend ``name`` cannot compute ``metric`` (by its declared capabilities), or None.
-
-    ``capabilities`` maps a metric family to option -> allowed values, or to a marker: ``rel``
-    ``"positive"`` (any level > 0), ``p`` ``"fraction"`` (written ``0.xx``), ``gains``
-    ``"nonnegative"`` (no negative gain); ``"cutoff": "none"`` means the library has the family
-    over the whole ranking only. An option not listed must keep its default. A metric that weighs
-    documents by their grade (``weights`` other than ``binary``) cannot take a level that is not an
-    integer, since the level bridge binarises the grades.
-    """
-    caps = capabilities.get(metric.name)
-    if caps is None:
-        reason = (missing or {}).get(metric.name)
-        return reason or f"{name} has no {metric.info.title} ({metric.name})."
-    rel = dict(metric.options).get("rel")
-    weighs_grades = "weights" in metric.info.options and metric.get("weights") != "binary"
-    if weighs_grades and rel is not None and not _integral_level(rel):
-        return (f"{name} takes integer relevance levels, and {metric} weighs documents by their grade, so "
-                f"the level {rel:g} cannot be bridged by binarising the grades.")
-    if caps.get("cutoff") == "none" and metric.k is not None:
-        return (f"{name} computes {metric.name} over the whole ranking only (trec_eval's set measures), "
-                f"not {metric.name}@{metric.k}.")
-    for option, value in metric.options:
-        allowed = caps.get(option)
-        if option == "rel" and allowed == "positive":
-            if value <= 0:
-                return (f"a relevance level of {value:g} (<= 0) cannot be expressed in {name}: it would count "
-                        f"unjudged documents as relevant.")
-            continue
-        if allowed is None:
-            return f"{name} cannot compute {metric.name} with {option}={value}."
-        if allowed == "fraction":  # a persistence a library reads from its digits after "0."
-            if not repr(float(value)).startswith("0."):
-                return f"{name} reads {option} from the digits after '0.', so it cannot take {option}={value}."
-            continue
-        if allowed == "nonnegative":
-            if any(gain < 0 for gain in value.values()):
-                return (f"negative gains ({option}={value}) cannot be handed to {name} as grades: a negative grade "
-                        f"means \"unjudged\" there, and the ideal DCG would change.")
-            continue
-        if value not in allowed:
-            return (f"{name} computes {metric.name} with {option} in {{{', '.join(map(str, allowed))}}} only, "
-                    f"not {option}={value}.")
-    return None
-
-
 def grade_problem(name: str, native_grades: str, metric: Metric, info: GradeInfo) -> str | None:
     """Why the grades of these qrels cannot be bridged exactly for ``metric``, or None."""
     if "gain" not in metric.info.options or native_grades in ("float", "truncate"):
@@ -250,10 +170,6 @@ def merge_notes(notes: list[str]) -> list[str]:
     return [f"{text} [{', '.join(heads)}]" if heads else text for text, heads in merged.items()]
 
 
-def _integral_level(value: float | None) -> bool:
-    return value is not None and float(value).is_integer() and value >= 1
-
-
 def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp: bool,
          graded_level: bool, rr_cutoff: bool, success_cutoff: bool, depth: int,
          binarise: str | None = None, cut_families: frozenset[str] = frozenset()) -> tuple[Task, list[str]]:
@@ -290,9 +206,9 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     if "gain" not in metric.info.options:  # binary metrics, and the counts (any grade will do)
         rel = metric.get("rel") if "rel" in metric.info.options and metric.get("rel") is not None else 1
         integer_grades = info.integral or grades != "int"
-        if _integral_level(rel) and integer_grades and not binarise:
+        if integral_level(rel) and integer_grades and not binarise:
             return Task(metric, ("raw",), int(rel), k, cut=cut), notes
-        why = (f"the level {rel:g} is not an integer >= 1" if not _integral_level(rel)
+        why = (f"the level {rel:g} is not an integer >= 1" if not integral_level(rel)
                else f"{name} takes integer grades only" if not integer_grades else binarise)
         notes.append(f"{metric}: grades binarised (1 if grade >= {rel:g}, else 0; negative -1) because {why}")
         return Task(metric, ("binary", rel), 1, k, cut=cut), notes
@@ -301,7 +217,7 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     if grades == "truncate":  # ranx Qrels objects: the native call, floats cut by the library itself
         clean = not info.negative
     if clean and gains is None and (gain == "linear" or native_exp) and \
-            (rel is None or (graded_level and _integral_level(rel))):
+            (rel is None or (graded_level and integral_level(rel))):
         return Task(metric, ("raw",), int(rel) if rel is not None else 1, k, gain=gain, cut=cut), notes
     values = info.with_gains(metric)
     scale = 1
@@ -456,3 +372,178 @@ def library_version(*distributions: str) -> str:
         except PackageNotFoundError:
             continue
     return "unknown"
+
+
+# --------------------------------------------------------------------------- capabilities, written once
+
+#: A binary metric at any level > 0 (levels that are not integers are bridged by binarising).
+_BINARY: Mapping[str, Any] = {"rel": "positive"}
+#: nDCG as trec_eval, ir-measures and ranx have it (exp gain: ranx natively, the others through gains as grades).
+_NDCG: Mapping[str, Any] = {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
+                            "gains": "nonnegative"}
+#: The families every library backend has, with the same options.
+COMMON_CAPABILITIES: Mapping[str, Mapping[str, Any]] = {
+    "P": _BINARY, "R": _BINARY, "RR": _BINARY,
+    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
+    "nDCG": _NDCG, "Rprec": _BINARY, "Success": _BINARY, "Bpref": _BINARY,
+}
+#: What trec_eval 9 computes, as pytrec_eval runs it and ir-measures' pytrec_eval provider asks it.
+TREC_EVAL_CAPABILITIES: Mapping[str, Mapping[str, Any]] = {
+    **COMMON_CAPABILITIES,
+    "infAP": _BINARY,
+    "Hits": {"rel": "positive", "cutoff": "none"},
+    "F1": {"rel": "positive", "cutoff": "none"},
+    "NumRet": {},
+    "NumRel": _BINARY,
+    "SetP": _BINARY,
+    "SetR": _BINARY,
+}
+
+
+# --------------------------------------------------------------------------- the shared compute loop
+
+@dataclass(frozen=True)
+class Request:
+    """One ``compute`` call on a library backend, as every batch of it sees it.
+
+    Attributes:
+        queries: the queries in both the qrels and the run, in qrels order.
+        native: the library's own behaviour instead of the bridged one (see :class:`Library`).
+    """
+
+    qrels: Qrels
+    run: Run
+    conventions: Conventions
+    native: bool
+    queries: list[str]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Tasks that share one library call: same extra key (:attr:`Library.group`), grades, level and cut."""
+
+    extra: Any
+    grades: tuple[Any, ...]
+    level: int
+    cut: int | None
+    tasks: tuple[Task, ...]
+    own: NativeConventions  # the library's conventions for these tasks
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The inputs of one library call and what to keep of its values.
+
+    Attributes:
+        qrels, run: plain dicts over the same queries (the run in the order the library pairs them).
+        queries: the queries whose values are kept, in order.
+        rescored: queries whose tied scores were replaced by rank-derived ones.
+        notes: bridge notes, said of every metric of the group.
+        default: value of a query in ``queries`` that the call leaves out (``None``: it gets no value).
+    """
+
+    qrels: dict[str, dict[str, Any]]
+    run: dict[str, dict[str, float]]
+    queries: list[str]
+    rescored: int = 0
+    notes: tuple[str, ...] = ()
+    default: float | None = None
+
+
+def bridged_batch(request: Request, group: Group, *, guard_negative: bool) -> Batch:
+    """The batch most libraries get: the common queries with every bridge (``native=False``), or every qrels
+    and run query with only the grade bridges (``native=True``); see :func:`prepare_qrels`, :func:`prepare_run`.
+    An empty ranking always gets the placeholder document (pytrec_eval crashes on some, ranx rejects them)."""
+    native, own = request.native, group.own
+    q_ids, r_ids = (list(request.qrels), list(request.run)) if native else (request.queries, request.queries)
+    qrels = prepare_qrels(request.qrels, group.grades, q_ids, placeholders=not native, guard_negative=guard_negative)
+    run, rescored = prepare_run(request.run, r_ids, requested=own.conventions if native else request.conventions,
+                                native=None if native else own, cut=group.cut, placeholders=True)
+    return Batch(qrels, run, q_ids, rescored)
+
+
+def _default_batches(library: Library, request: Request) -> Callable[[Group], Batch]:
+    return lambda group: bridged_batch(request, group, guard_negative=library.guard_negative)
+
+
+def _no_extra(task: Task, native: bool) -> Any:
+    return None
+
+
+def _no_notes(metrics: Sequence[Metric]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library backend, reduced to its differences; :func:`compute` is the loop they share.
+
+    The loop plans each metric (:attr:`plan`), groups the tasks that share a call, prepares each
+    group's inputs (:attr:`batches`), calls the library (:attr:`call`) and gathers the bridge notes.
+
+    Attributes:
+        name: the backend name.
+        load: imports the library (or raises :class:`~evalbridge.errors.BackendUnavailableError`).
+        native: the library's conventions for a metric (ir-measures: its provider's).
+        plan: ``(metric, grade facts, depth of the longest ranking, native) -> (task, notes)``: the
+            library's options for :func:`plan`.
+        call: ``(library module, group, batch) -> metric -> query id -> value``: the call into the library.
+        group: an extra key that splits tasks into separate calls (ir-measures: the provider; ranx: bpref).
+        batches: ``(library, request) -> (group -> batch)``, built once per call (state shared by its
+            groups lives in the closure); default :func:`bridged_batch`.
+        guard_negative: give all-negative queries a grade-0 judgement (trec_eval 9 crashes on them).
+        empty_note: the note when a query has no judgement (or, with ``empty_rankings``, no document).
+        empty_rankings: an empty ranking is bridged too (counted in ``empty_note``).
+        leading_notes: notes said first (ir-measures: the provider of each metric).
+    """
+
+    name: str
+    load: Callable[[], ModuleType]
+    native: Callable[[Metric], NativeConventions]
+    plan: Callable[[Metric, GradeInfo, int, bool], tuple[Task, list[str]]]
+    call: Callable[[ModuleType, Group, Batch], Mapping[Metric, Mapping[str, float]]]
+    group: Callable[[Task, bool], Any] = _no_extra
+    batches: Callable[[Library, Request], Callable[[Group], Batch]] = _default_batches
+    guard_negative: bool = True
+    empty_note: str = "queries with no judgement given one grade-0 placeholder judgement"
+    empty_rankings: bool = False
+    leading_notes: Callable[[Sequence[Metric]], list[str]] = _no_notes
+
+
+def compute(library: Library, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions, *,
+            native: bool) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values of ``metrics`` from ``library`` and the notes of every bridge applied: plan, group,
+    prepare, call, notes. ``native``: the library's own behaviour (see each backend's ``compute``)."""
+    module = library.load()
+    info = GradeInfo.of(qrels)
+    request = Request(qrels, run, conventions, native, common_queries(qrels, run))
+    longest = depth(run)
+    notes = library.leading_notes(metrics)
+    groups: dict[tuple[Any, ...], list[Task]] = {}
+    for metric in metrics:
+        task, more = library.plan(metric, info, longest, native)
+        notes += more
+        groups.setdefault((library.group(task, native), *task.group), []).append(task)
+    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
+    batch_of = library.batches(library, request)
+    rescored = 0
+    shielded: set[str] = set()
+    for (extra, grades, level, cut), members in groups.items():
+        group = Group(extra, grades, level, cut, tuple(members), library.native(members[0].metric))
+        batch = batch_of(group)
+        rescored = max(rescored, batch.rescored)
+        if library.guard_negative:
+            shielded |= guarded(batch.qrels)
+        notes += [f"{task.metric}: {note}" for task in members for note in batch.notes]
+        got = library.call(module, group, batch) if batch.run else None
+        for task in members:
+            per_query = got[task.metric] if got is not None else {}
+            values[task.metric] = ({q: per_query[q] for q in batch.queries if q in per_query} if batch.default is None
+                                   else {q: per_query.get(q, batch.default) for q in batch.queries})
+    if rescored:
+        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
+                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
+    if not native and any(not qrels[q] or (library.empty_rankings and not run[q]) for q in request.queries):
+        notes.append(library.empty_note)
+    notes += empty_rankings(values, run, list(qrels) if native else request.queries) + guard_note(shielded)
+    return values, merge_notes(notes)

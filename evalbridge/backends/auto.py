@@ -24,13 +24,10 @@ from typing import Any
 from .._version import __version__
 from ..metrics.spec import Metric
 from ..model import TIE_POLICIES, Conventions, Qrels, Run
+from .base import Backend, Capabilities
 
 NAME = "auto"
 CONVENTIONS = Conventions()
-#: Whatever is chosen computes every metric with every option.
-CAPABILITIES: dict = {}
-#: Every tie policy: a policy the fast engine does not follow (``average``) is left to the reference.
-TIES = TIE_POLICIES
 
 #: Run rows from which the fast engine is used (see the module docstring for how it was measured).
 THRESHOLD = 15_000
@@ -53,14 +50,20 @@ def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> s
     """
     from . import fast
 
-    if ties not in fast.TIES:
+    if ties not in fast.BACKEND.ties:
         return "reference"
     return "fast" if run.n_rows >= THRESHOLD else "reference"
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
-            conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
-    """The chosen backend's ``compute`` (see :func:`choose`)."""
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+            native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """The chosen backend's ``compute`` (see :func:`choose`; ``native`` changes nothing, both follow ``conventions``)."""
     from . import get_backend
 
     return get_backend(choose(qrels, run, ties=conventions.ties)).compute(qrels, run, metrics, conventions)
+
+
+#: Whatever is chosen computes every metric with every option; every tie policy (a policy the fast
+#: engine does not follow, ``average``, is left to the reference).
+BACKEND = Backend(name=NAME, version=version, library=None, conventions=None, capabilities=Capabilities.every(),
+                  ties=TIE_POLICIES, compute=compute)

@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from .base import Backend, Capabilities
 
 NAME = "fast"
 CONVENTIONS = Conventions()
-#: Like the reference, the engine computes every metric with every option.
-CAPABILITIES: dict = {}
 #: The engine places every document at one rank: ``ties="average"`` is the reference's (``auto`` picks it).
 TIES = ORDERED_TIES
 
@@ -28,9 +27,10 @@ def version() -> str:
     return f"{__version__} (numpy {numpy.__version__})"
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
-            conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
-    """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+            native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run`` (``native`` changes
+    nothing: like the reference, the engine follows ``conventions``).
 
     Columnar inputs (``Qrels.columnar``, e.g. large TREC files or DataFrames) are paired as they
     are; ``dict`` rows are flattened once (:func:`evalbridge.engine.rows.columns_of`).
@@ -54,6 +54,11 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     arrays = evaluate_columns(columns, metrics, conventions)
     return {metric: dict(zip(ids, values.tolist())) for ids in [_compact(columns.query_ids)]
             for metric, values in arrays.items()}, []
+
+
+#: Like the reference, the engine computes every metric with every option.
+BACKEND = Backend(name=NAME, version=version, library="numpy", conventions=None, capabilities=Capabilities.every(),
+                  ties=TIES, compute=compute)
 
 
 def _compact(ids: list[str]) -> list[str]:

@@ -12,12 +12,14 @@ under pandas >= 3 it fails (ranx's ``from_df`` asserts an ``object`` dtype, Amen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, Callable
 
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
+from .base import Backend, Capabilities
 
 NAME = "ir_measures"
 INSTALL = "pip install ir-measures pytrec-eval-terrier"
@@ -35,6 +37,9 @@ PROVIDER_CONVENTIONS = {
         notes=("Judged: sorts by (-score, doc id); an empty ranking raises ZeroDivisionError",)),
 }
 CONVENTIONS = PROVIDER_CONVENTIONS["pytrec_eval"]
+#: provider -> its object in the ir_measures module (the one evalbridge names for each measure).
+PROVIDER_OBJECTS: dict[str, Callable[[ModuleType], Any]] = {
+    "pytrec_eval": lambda irm: irm.pytrec_eval, "msmarco": lambda irm: irm.msmarco, "judged": lambda irm: irm.judged}
 
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "int"
@@ -42,25 +47,6 @@ BRIDGED_GRADES = "int"
 #: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
 TIES = ORDERED_TIES
 
-CAPABILITIES = {
-    "P": {"rel": "positive"},
-    "R": {"rel": "positive"},
-    "RR": {"rel": "positive"},
-    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
-             "gains": "nonnegative"},
-    "Rprec": {"rel": "positive"},
-    "Success": {"rel": "positive"},
-    "Judged": {},
-    "Bpref": {"rel": "positive"},
-    "infAP": {"rel": "positive"},
-    "Hits": {"rel": "positive", "cutoff": "none"},
-    "F1": {"rel": "positive", "cutoff": "none"},
-    "NumRet": {},
-    "NumRel": {"rel": "positive"},
-    "SetP": {"rel": "positive"},
-    "SetR": {"rel": "positive"},
-}
 MISSING = {
     "DCG": "ir-measures has no plain DCG measure; use nDCG, or backend='ranx'.",
     "ERR": "ir-measures computes ERR only through gdeval, a Perl script that prints 5 decimals, takes grades up to "
@@ -108,7 +94,7 @@ def conventions_for(metric: Metric) -> NativeConventions:
     return PROVIDER_CONVENTIONS[provider_of(metric)]
 
 
-def _library():  # noqa: ANN202 - the ir_measures module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ir_measures", INSTALL)
 
 
@@ -116,52 +102,41 @@ def version() -> str:
     return str(_library().__version__)
 
 
+def _plan(metric: Metric, info: _bridge.GradeInfo, depth: int, native: bool) -> tuple[Task, list[str]]:
+    rel = metric.get("rel") if "rel" in metric.info.options else None
+    one_only = metric.name in LEVEL_ONE_ONLY and rel not in (None, 1)
+    return _bridge.plan(NAME, metric, info, grades=BRIDGED_GRADES, native_exp=False, graded_level=False,
+                        rr_cutoff=provider_of(metric) == "msmarco", success_cutoff=False, depth=depth,
+                        binarise=f"ir-measures has {metric.name} at level 1 only" if one_only else None)
+
+
+def _call(irm: ModuleType, group: _bridge.Group, batch: _bridge.Batch) -> dict[Metric, dict[str, float]]:
+    """One ``iter_calc`` of the group's provider; gain variants never share a call (hash-seed bug)."""
+    from ir_measures import measures as M
+
+    measures = {task.metric: NATIVE_MEASURES[task.metric.name](task, M) for task in group.tasks}
+    by_measure: dict[Any, dict[str, float]] = {}
+    for row in PROVIDER_OBJECTS[group.extra](irm).iter_calc(list(set(measures.values())), batch.qrels, batch.run):
+        by_measure.setdefault(row.measure, {})[row.query_id] = float(row.value)
+    return {metric: by_measure.get(measure, {}) for metric, measure in measures.items()}
+
+
+def _provider_note(metrics: Sequence[Metric]) -> list[str]:
+    providers = sorted({provider_of(m) for m in metrics})
+    return [f"ir_measures providers: {', '.join(f'{m}->{provider_of(m)}' for m in metrics)}"
+            if len(providers) > 1 else f"ir_measures provider: {providers[0]}"]
+
+
+LIBRARY = _bridge.Library(name=NAME, load=_library, native=conventions_for, plan=_plan, call=_call,
+                          group=lambda task, native: provider_of(task.metric), leading_notes=_provider_note)
+
+
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from ir-measures (see :func:`evalbridge.backends.pytrec_eval.compute` for ``native``)."""
-    irm = _library()
-    from ir_measures import measures as M
+    return _bridge.compute(LIBRARY, qrels, run, metrics, conventions, native=native)
 
-    info = _bridge.GradeInfo.of(qrels)
-    queries = _bridge.common_queries(qrels, run)
-    q_ids, r_ids = (list(qrels), list(run)) if native else (queries, queries)
-    groups: dict[tuple, list[Task]] = {}
-    notes: list[str] = []
-    for metric in metrics:
-        provider = provider_of(metric)
-        rel = metric.get("rel") if "rel" in metric.info.options else None
-        task, more = _bridge.plan(NAME, metric, info, grades=BRIDGED_GRADES, native_exp=False, graded_level=False,
-                                  rr_cutoff=provider == "msmarco", success_cutoff=False, depth=_bridge.depth(run),
-                                  binarise=f"ir-measures has {metric.name} at level 1 only"
-                                  if metric.name in LEVEL_ONE_ONLY and rel not in (None, 1) else None)
-        notes += more
-        groups.setdefault((provider, *task.group), []).append(task)
-    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
-    rescored = 0
-    guarded: set[str] = set()
-    for (provider, grades, _level, cut), members in groups.items():
-        own = PROVIDER_CONVENTIONS[provider]
-        measures = {task.metric: NATIVE_MEASURES[task.metric.name](task, M) for task in members}
-        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native, guard_negative=True)
-        guarded |= _bridge.guarded(qrels_dict)
-        run_dict, count = _bridge.prepare_run(run, r_ids, requested=own.conventions if native else conventions,
-                                              native=None if native else own, cut=cut,
-                                              placeholders=True)  # see pytrec_eval.EMPTY_RANKING
-        rescored = max(rescored, count)
-        # One call per measure group; gain variants never share a call (hash-seed bug).
-        by_measure: dict[Any, dict[str, float]] = {}
-        for row in getattr(irm, provider).iter_calc(list(set(measures.values())), qrels_dict, run_dict):
-            by_measure.setdefault(row.measure, {})[row.query_id] = float(row.value)
-        for metric, measure in measures.items():
-            got = by_measure.get(measure, {})
-            values[metric] = {q: got[q] for q in q_ids if q in got}
-    providers = sorted({provider_of(m) for m in metrics})
-    notes.insert(0, f"ir_measures providers: {', '.join(f'{m}->{provider_of(m)}' for m in metrics)}"
-                 if len(providers) > 1 else f"ir_measures provider: {providers[0]}")
-    if rescored:
-        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
-                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
-    if not native and any(not qrels[q] for q in queries):
-        notes.append("queries with no judgement given one grade-0 placeholder judgement")
-    notes += _bridge.empty_rankings(values, run, q_ids) + _bridge.guard_note(guarded)
-    return values, _bridge.merge_notes(notes)
+
+BACKEND = Backend(name=NAME, version=version, library="ir_measures", conventions=CONVENTIONS,
+                  capabilities=Capabilities({**_bridge.TREC_EVAL_CAPABILITIES, "Judged": {}}, MISSING), ties=TIES,
+                  compute=compute, bridged_grades=BRIDGED_GRADES, conventions_for=conventions_for)

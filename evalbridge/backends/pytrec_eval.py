@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Callable
 
 from ..errors import UnsupportedMetricError
@@ -19,6 +20,7 @@ from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
 from ._bridge import NativeConventions, Task
+from .base import Backend, Capabilities
 
 NAME = "pytrec_eval"
 INSTALL = "pip install pytrec-eval-terrier"
@@ -29,31 +31,12 @@ CONVENTIONS = NativeConventions(
     notes=("trec_eval 9: scores stored as C float", "relevance_level must be an int >= 1; nDCG ignores it",
            "numpy scalars rejected", "no RR cutoff, no plain DCG"))
 
-#: metric family -> option -> allowed values ("positive": any level > 0, bridged when not an int).
 #: How grades reach the library in the call evalbridge makes ("int": bridged to integers).
 BRIDGED_GRADES = "int"
 
 #: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
 TIES = ORDERED_TIES
 
-CAPABILITIES = {
-    "P": {"rel": "positive"},
-    "R": {"rel": "positive"},
-    "RR": {"rel": "positive"},
-    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
-             "gains": "nonnegative"},
-    "Rprec": {"rel": "positive"},
-    "Success": {"rel": "positive"},
-    "Bpref": {"rel": "positive"},
-    "infAP": {"rel": "positive"},
-    "Hits": {"rel": "positive", "cutoff": "none"},
-    "F1": {"rel": "positive", "cutoff": "none"},
-    "NumRet": {},
-    "NumRel": {"rel": "positive"},
-    "SetP": {"rel": "positive"},
-    "SetR": {"rel": "positive"},
-}
 #: Why an empty ranking gets the placeholder document even in a native call: pytrec_eval-terrier 0.5.11
 #: crashes the whole process (segmentation fault) on an empty ranking when bpref is asked with num_ret,
 #: num_rel_ret, num_rel or Rprec (``{"q": {"d": 0}}``, run ``{"q": {}}``). On its own it scores an empty
@@ -89,7 +72,7 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
 _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
 
-def _library():  # noqa: ANN202 - the pytrec_eval module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "pytrec_eval", INSTALL)
 
 
@@ -117,15 +100,22 @@ def result_key(name: str) -> str:
     return name.replace(".", "_")
 
 
-def tasks(qrels: Qrels, run: Run, metrics: Sequence[Metric], info: _bridge.GradeInfo) -> tuple[list[Task], list[str]]:
-    planned, notes = [], []
-    for metric in metrics:
-        task, more = _bridge.plan(NAME, metric, info, grades=BRIDGED_GRADES, native_exp=False,
-                                  graded_level=False, rr_cutoff=False, success_cutoff=False,
-                                  depth=_bridge.depth(run))
-        planned.append(task)
-        notes += more
-    return planned, notes
+def _plan(metric: Metric, info: _bridge.GradeInfo, depth: int, native: bool) -> tuple[Task, list[str]]:
+    return _bridge.plan(NAME, metric, info, grades=BRIDGED_GRADES, native_exp=False, graded_level=False,
+                        rr_cutoff=False, success_cutoff=False, depth=depth)
+
+
+def _call(pte: ModuleType, group: _bridge.Group, batch: _bridge.Batch) -> dict[Metric, dict[str, float]]:
+    """One ``RelevanceEvaluator`` for the group's measures, at its level."""
+    names = {task.metric: measure_name(task, pte.supported_measures) for task in group.tasks}
+    evaluator = pte.RelevanceEvaluator(batch.qrels, sorted(set(names.values())), relevance_level=int(group.level) or 1)
+    result = evaluator.evaluate(batch.run)
+    return {metric: {q: float(per[result_key(name)]) for q, per in result.items()} for metric, name in names.items()}
+
+
+LIBRARY = _bridge.Library(
+    name=NAME, load=_library, native=lambda metric: CONVENTIONS, plan=_plan, call=_call,
+    empty_note="queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
 
 
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
@@ -140,34 +130,9 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
             the grade bridges it cannot run without are applied, and an empty ranking gets
             the placeholder document (see :data:`EMPTY_RANKING`).
     """
-    pte = _library()
-    info = _bridge.GradeInfo.of(qrels)
-    planned, notes = tasks(qrels, run, metrics, info)
-    queries = _bridge.common_queries(qrels, run)
-    q_ids, r_ids = (list(qrels), list(run)) if native else (queries, queries)
-    groups: dict[tuple, list[Task]] = {}
-    for task in planned:
-        groups.setdefault(task.group, []).append(task)
-    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
-    rescored = 0
-    guarded: set[str] = set()
-    for (grades, level, cut), members in groups.items():
-        names = {task.metric: measure_name(task, pte.supported_measures) for task in members}
-        qrels_dict = _bridge.prepare_qrels(qrels, grades, q_ids, placeholders=not native, guard_negative=True)
-        guarded |= _bridge.guarded(qrels_dict)
-        order = CONVENTIONS.conventions if native else conventions
-        run_dict, count = _bridge.prepare_run(run, r_ids, requested=order, native=None if native else CONVENTIONS,
-                                              cut=cut, placeholders=True)  # see EMPTY_RANKING
-        rescored = max(rescored, count)
-        evaluator = pte.RelevanceEvaluator(qrels_dict, sorted(set(names.values())), relevance_level=int(level) or 1)
-        result = evaluator.evaluate(run_dict) if run_dict else {}
-        for metric, name in names.items():
-            key = result_key(name)
-            values[metric] = {q: float(result[q][key]) for q in q_ids if q in result}
-    if rescored:
-        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
-                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
-    if not native and any(not qrels[q] for q in queries):
-        notes.append("queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
-    notes += _bridge.empty_rankings(values, run, q_ids) + _bridge.guard_note(guarded)
-    return values, _bridge.merge_notes(notes)
+    return _bridge.compute(LIBRARY, qrels, run, metrics, conventions, native=native)
+
+
+BACKEND = Backend(name=NAME, version=version, library="pytrec_eval", conventions=CONVENTIONS,
+                  capabilities=Capabilities(_bridge.TREC_EVAL_CAPABILITIES, MISSING), ties=TIES, compute=compute,
+                  bridged_grades=BRIDGED_GRADES)

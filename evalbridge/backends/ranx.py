@@ -18,13 +18,15 @@ import warnings
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from operator import methodcaller
-from typing import Callable
+from types import ModuleType
+from typing import Any, Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import ORDERED_TIES, Conventions, Qrels, Run, rows_of
 from . import _bridge
 from ._bridge import NativeConventions, Task
+from .base import Backend, Capabilities
 
 NAME = "ranx"
 INSTALL = "pip install ranx"
@@ -42,17 +44,9 @@ BRIDGED_GRADES = "float"
 #: Tied scores are re-scored n..1 in the requested order; a library ranks one order, so no ``average``.
 TIES = ORDERED_TIES
 
-CAPABILITIES = {
-    "P": {"rel": "positive"},
-    "R": {"rel": "positive"},
-    "RR": {"rel": "positive"},
-    "AP": {"rel": "positive", "norm": ("R",), "weights": ("binary",)},
-    "nDCG": {"rel": "positive", "gain": ("linear", "exp"), "ideal": ("qrels",), "discount": ("log2",),
-             "gains": "nonnegative"},
+#: What ranx has beyond the families every library has (:data:`._bridge.COMMON_CAPABILITIES`).
+CAPABILITIES: dict[str, Mapping[str, Any]] = {
     "DCG": {"rel": "positive", "gain": ("linear", "exp"), "discount": ("log2",), "gains": "nonnegative"},
-    "Rprec": {"rel": "positive"},
-    "Success": {"rel": "positive"},
-    "Bpref": {"rel": "positive"},
     "Hits": {"rel": "positive"},
     "F1": {"rel": "positive"},
     "RBP": {"rel": "positive", "p": "fraction", "weights": ("binary", "raw")},
@@ -99,7 +93,7 @@ def metric_name(task: Task) -> str:
     return name if task.level == 1 else f"{name}-l{task.level}"
 
 
-def _library():  # noqa: ANN202 - the ranx module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ranx", INSTALL)
 
 
@@ -120,7 +114,7 @@ def _ranx_order(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
 
     from ._ranx_sort import ranx_positions
 
-    data = getattr(run, "_data", run)  # the plain rows inside a Run
+    data = rows_of(run)  # the plain rows inside a Run
     queries = [q for q, docs in data.items() if docs]
     rows = list(map(data.__getitem__, queries))
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -147,17 +141,20 @@ def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float
     return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 
 
-def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
+def _evaluate(ranx: ModuleType, qrels: Mapping[str, Mapping[str, Any]], run: Mapping[str, Mapping[str, float]],
+              names: list[str], **options: Any) -> dict[str, Any]:
+    """``ranx.evaluate`` per query: metric name -> one value per query, in the run's query order
+    (``options``: ranx's, e.g. ``make_comparable``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba type-safety warnings on every call
         # With one metric ranx 0.3.21 looks its result up under the name without "@k" (KeyError),
         # so it always gets at least two.
-        result = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2, return_mean=False,
-                               save_results_in_run=False, **options)
+        result: dict[str, Any] = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2,
+                                               return_mean=False, save_results_in_run=False, **options)
     return result
 
 
-def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict], list[str]]:
+def _bpref_rows(qrels: dict[str, dict[str, Any]], level: int) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
     """The queries and judgements of a bridged bpref call, and notes on what was changed.
 
     ranx's bpref differs from trec_eval's in three ways (:data:`KNOWN_FAULTS`), each bridged here:
@@ -190,6 +187,60 @@ def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[st
     return order, rows, notes
 
 
+def _plan(metric: Metric, info: _bridge.GradeInfo, depth: int, native: bool) -> tuple[Task, list[str]]:
+    binary_rbp = metric.name == "RBP" and metric.get("weights") == "binary"
+    return _bridge.plan(NAME, metric, info, grades="truncate" if native else BRIDGED_GRADES, native_exp=True,
+                        graded_level=True, rr_cutoff=True, success_cutoff=True, depth=depth,
+                        binarise="ranx's rbp weighs documents by their grade" if binary_rbp else None,
+                        cut_families=frozenset({"RBP"}))
+
+
+def _call(ranx: ModuleType, group: _bridge.Group, batch: _bridge.Batch) -> dict[Metric, dict[str, float]]:
+    """One ``ranx.evaluate``; ranx pairs qrels and run by position, in the run's query order."""
+    names = {task.metric: metric_name(task) for task in group.tasks}
+    result = _evaluate(ranx, batch.qrels, batch.run, list(dict.fromkeys(names.values())))
+    return {metric: dict(zip(batch.run, map(float, result[name]))) for metric, name in names.items()}
+
+
+def _batches(library: _bridge.Library, request: _bridge.Request) -> Callable[[_bridge.Group], _bridge.Batch]:
+    """The batch of each group: bpref's own (``group.extra``, see :func:`_bpref_rows`), the native one, or
+    ranx's raw-dict path with every bridge (no all-negative guard: ranx does not crash on those)."""
+    qrels, run, conventions, queries = request.qrels, request.run, request.conventions, request.queries
+    if request.native:
+        # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict path
+        # (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels does
+        # (before any bridge, which then sees the grades ranx would), ties in the objects' order,
+        # every qrels query scored (a query missing from the run gets a placeholder: 0).
+        # tests/test_backends.py holds it to the objects.
+        truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+        native_scores = _native_scores(run, list(qrels))
+        order = list(qrels)
+
+        def native(group: _bridge.Group) -> _bridge.Batch:
+            run_dict, _ = _bridge.prepare_run(native_scores, order, requested=CONVENTIONS.conventions, native=None,
+                                              cut=group.cut, placeholders=True)
+            return _bridge.Batch(_bridge.prepare_qrels(truncated, group.grades, order, placeholders=True), run_dict,
+                                 order)
+        return native
+
+    def bridged(group: _bridge.Group) -> _bridge.Batch:
+        if not group.extra:
+            return _bridge.bridged_batch(request, group, guard_negative=False)
+        prepared = _bridge.prepare_qrels(qrels, group.grades, queries, placeholders=True)
+        order, qrels_dict, notes = _bpref_rows(prepared, group.level)
+        run_dict, rescored = _bridge.prepare_run(run, order, requested=conventions, native=CONVENTIONS, cut=group.cut,
+                                                 placeholders=True)
+        return _bridge.Batch(qrels_dict, run_dict, queries, rescored, tuple(notes), default=0.0)
+    return bridged
+
+
+LIBRARY = _bridge.Library(
+    name=NAME, load=_library, native=lambda metric: CONVENTIONS, plan=_plan, call=_call,
+    group=lambda task, native: task.metric.name == "Bpref" and not native,  # bpref: calls of its own
+    batches=_batches, guard_negative=False, empty_rankings=True,
+    empty_note="empty queries given a placeholder (ranx rejects empty queries)")
+
+
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from ranx.
@@ -201,63 +252,10 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
             ``make_comparable=True`` (float grades truncated, ties in ranx's order, queries
             missing from the run scored 0), computed through the raw-dict path.
     """
-    ranx = _library()
-    info = _bridge.GradeInfo.of(qrels)
-    queries = _bridge.common_queries(qrels, run)
-    notes: list[str] = []
-    groups: dict[tuple, list[Task]] = {}
-    for metric in metrics:
-        binary_rbp = metric.name == "RBP" and metric.get("weights") == "binary"
-        task, more = _bridge.plan(NAME, metric, info, grades="truncate" if native else BRIDGED_GRADES, native_exp=True,
-                                  graded_level=True, rr_cutoff=True, success_cutoff=True, depth=_bridge.depth(run),
-                                  binarise="ranx's rbp weighs documents by their grade" if binary_rbp else None,
-                                  cut_families=frozenset({"RBP"}))
-        notes += more
-        # bpref gets calls of its own, where its bridges apply (see _bpref_rows)
-        groups.setdefault((*task.group, metric.name == "Bpref" and not native), []).append(task)
-    values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
-    rescored = 0
-    if native:
-        # What ranx.Qrels/ranx.Run objects with make_comparable=True give, through the raw-dict path
-        # (building the objects costs 3-4x the evaluation): grades truncated as ranx.Qrels does
-        # (before any bridge, which then sees the grades ranx would), ties in the objects' order,
-        # every qrels query scored (a query missing from the run gets a placeholder: 0).
-        # tests/test_backends.py holds it to the objects.
-        truncated = {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}
-        native_scores = _native_scores(run, list(qrels))
-    for (grades, level, cut, bpref), members in groups.items():
-        names = {task.metric: metric_name(task) for task in members}
-        unique = list(dict.fromkeys(names.values()))
-        if bpref:
-            qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
-            order, qrels_dict, more = _bpref_rows(qrels_dict, level)
-            notes += [f"{task.metric}: {note}" for task in members for note in more]
-            run_dict, count = _bridge.prepare_run(run, order, requested=conventions, native=CONVENTIONS, cut=cut,
-                                                  placeholders=True)
-            rescored = max(rescored, count)
-            result = _evaluate(ranx, qrels_dict, run_dict, unique) if order else {n: [] for n in unique}
-            for metric, name in names.items():
-                got = dict(zip(order, map(float, result[name])))
-                values[metric] = {q: got.get(q, 0.0) for q in queries}
-            continue
-        if native:
-            order = list(qrels)
-            qrels_dict = _bridge.prepare_qrels(truncated, grades, order, placeholders=True)
-            run_dict, _ = _bridge.prepare_run(native_scores, order, requested=CONVENTIONS.conventions, native=None,
-                                              cut=cut, placeholders=True)
-            result = _evaluate(ranx, qrels_dict, run_dict, unique) if order else {n: [] for n in unique}
-        else:
-            qrels_dict = _bridge.prepare_qrels(qrels, grades, queries, placeholders=True)
-            run_dict, count = _bridge.prepare_run(run, queries, requested=conventions, native=CONVENTIONS, cut=cut,
-                                                  placeholders=True)
-            rescored = max(rescored, count)
-            result = _evaluate(ranx, qrels_dict, run_dict, unique) if queries else {n: [] for n in unique}
-            order = queries
-        for metric, name in names.items():
-            values[metric] = {q: float(v) for q, v in zip(order, result[name]) if q in qrels}
-    if rescored:
-        notes.append(f"scores replaced by rank-derived values n..1 in {rescored} queries with tied scores "
-                     f"(order: ties {conventions.ties}, {conventions.score_precision})")
-    if not native and any(not qrels[q] or not run[q] for q in queries):
-        notes.append("empty queries given a placeholder (ranx rejects empty queries)")
-    return values, _bridge.merge_notes(notes)
+    return _bridge.compute(LIBRARY, qrels, run, metrics, conventions, native=native)
+
+
+BACKEND = Backend(name=NAME, version=version, library="ranx", conventions=CONVENTIONS,
+                  capabilities=Capabilities({**_bridge.COMMON_CAPABILITIES, **CAPABILITIES}, MISSING), ties=TIES,
+                  compute=compute, bridged_grades=BRIDGED_GRADES, known_faults=KNOWN_FAULTS,
+                  native_ranking=native_ranking)

@@ -17,13 +17,10 @@ from ..metrics.reference import KERNELS
 from ..ranking import rank, rank_groups
 from ..metrics.spec import Metric
 from ..model import TIE_POLICIES, Conventions, Qrels, Run
+from .base import Backend, Capabilities
 
 NAME = "reference"
 CONVENTIONS = Conventions()
-#: The reference computes every metric with every option.
-CAPABILITIES: dict = {}
-#: Every tie policy; under ``average`` the metrics of :data:`evalbridge.metrics.tie_aware.KERNELS`.
-TIES = TIE_POLICIES
 
 #: Kernel input (:data:`evalbridge.metrics.catalogue.INPUTS`) -> how it is built from one query's
 #: ranking, its judgements and the pool (every doc judged for some query).
@@ -42,12 +39,13 @@ def pool_of(qrels: Qrels) -> frozenset[str]:
     return frozenset().union(*qrels.values())
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
-            conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+            native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
     Each query is ranked once and every metric reads that ranking (and the inputs its family
-    declares, built once per query).
+    declares, built once per query). ``native`` changes nothing: the reference has no conventions
+    of its own, it follows ``conventions``.
 
     Raises:
         UnsupportedMetricError: under ``ties="average"``, a metric without a tie-aware formula.
@@ -104,3 +102,9 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             for metric, kernel, _, kwargs in calls:
                 values[metric][qid] = kernel(groups, judged, **kwargs)
     return values
+
+
+#: Every metric with every option, under every tie policy (under ``average``: the metrics of
+#: :data:`evalbridge.metrics.tie_aware.KERNELS`), following the conventions it is given.
+BACKEND = Backend(name=NAME, version=version, library=None, conventions=None, capabilities=Capabilities.every(),
+                  ties=TIE_POLICIES, compute=compute)

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
@@ -29,7 +30,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
     "metrics": "metric specs, any spelling",
-    "backend": "who computes the numbers (auto, reference, fast, ranx, ir_measures, pytrec_eval)",
+    "backend": "who computes the numbers (auto, reference, fast, or a library: every backend `evalbridge metrics` lists)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
     "ties": "docid_desc (trec_eval), docid_asc or input",
     "score_precision": "float64, or float32 as trec_eval <= 9",
@@ -89,7 +90,7 @@ RULES: Mapping[str, Any] = _LazyRules()
 class CrossCheckSettings:
     """``crosscheck:``: the libraries every value is compared with (see :func:`evalbridge.crosscheck`)."""
 
-    backends: tuple[str, ...] = ("pytrec_eval", "ranx", "ir_measures")
+    backends: tuple[str, ...] = CROSSCHECK_BACKENDS
     atol: float = 1e-9
     canonicalise: bool = False
 

@@ -17,6 +17,8 @@ from operator import attrgetter, methodcaller
 
 import numpy as np
 
+from ..model import rows_of
+
 __all__ = ["Columns", "from_mappings", "EXACT_LIMIT"]
 
 IdsOf = Callable[[np.ndarray], list[str]]
@@ -116,7 +118,7 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
-def _ids_at(rows_of: Sequence[Mapping[str, float]], offsets: np.ndarray) -> Callable[[np.ndarray], list[str]]:
+def _ids_at(query_rows: Sequence[Mapping[str, float]], offsets: np.ndarray) -> Callable[[np.ndarray], list[str]]:
     """Global row indices -> the keys at those rows: one list of keys per query touched, then
     C-level lookups (rows in any order)."""
 
@@ -131,7 +133,7 @@ def _ids_at(rows_of: Sequence[Mapping[str, float]], offsets: np.ndarray) -> Call
         local = (rows - offsets[queries]).tolist()
         found: list[str] = []
         for start, stop, query in zip(cuts[:-1].tolist(), cuts[1:].tolist(), queries[cuts[:-1]].tolist()):
-            found.extend(map(list(rows_of[query]).__getitem__, local[start:stop]))
+            found.extend(map(list(query_rows[query]).__getitem__, local[start:stop]))
         if order is None:
             return found
         out = np.empty(len(found), dtype=object)
@@ -151,7 +153,7 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
         >>> c.query_ids, c.scores.tolist(), c.hit_grade.tolist()
         (['q1'], [0.5, 0.9], [2.0])
     """
-    qrels, run = getattr(qrels, "_data", qrels), getattr(run, "_data", run)  # the plain dicts inside
+    qrels, run = rows_of(qrels), rows_of(run)  # the plain dicts inside
     query_ids = list(filter(run.keys().__contains__, qrels))
     ranked = list(map(run.__getitem__, query_ids))
     judged = list(map(qrels.__getitem__, query_ids))

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..columnar import RowTable
+from ..model import rows_of
 from .columns import EXACT_LIMIT, Columns
 
 __all__ = ["build_table", "table_from_blocks", "table_from_mapping", "shared_hash", "first_duplicate", "pair",
@@ -448,5 +449,5 @@ def columns_of(qrels: Any, run: Any) -> Columns:
     tables = (qrels.columnar, run.columnar)
     if tables == (None, None):
         return from_mappings(qrels, run)
-    q, r = (t if t is not None else table_from_mapping(x._data) for t, x in zip(tables, (qrels, run)))
+    q, r = (t if t is not None else table_from_mapping(rows_of(x)) for t, x in zip(tables, (qrels, run)))
     return pair(q, r)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..errors import InputError
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
-           "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
+           "discounted", "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
            "expected_reciprocal_rank", "err_probability", "rank_biased_precision", "rbp_weight", "rbp_residual",
            "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "KERNELS",
            "INFAP_EPSILON"]
@@ -157,7 +157,8 @@ def _gains(retrieved: Grades, in_qrels: Flags | None, gain: str, rel: float | No
             for g, judged in zip(retrieved[:k], in_qrels)]
 
 
-def _discounted(gains: Sequence[float], k: int | None, discount: str) -> float:
+def discounted(gains: Sequence[float], k: int | None, discount: str) -> float:
+    """sum_{i <= k} gain_i * discount(i): the DCG of gains already in rank order (:func:`discount_of`)."""
     return sum(g * discount_of(i, discount) for i, g in enumerate(gains[:k], start=1))
 
 
@@ -183,7 +184,7 @@ def dcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str = 
     True
     """
     shift = exp_shift(judged) if gain == "exp" else 0
-    total = _discounted(_gains(retrieved, in_qrels, gain, rel, gains, shift, k), k, discount)
+    total = discounted(_gains(retrieved, in_qrels, gain, rel, gains, shift, k), k, discount)
     try:
         return math.ldexp(total, shift)
     except OverflowError:
@@ -223,10 +224,10 @@ def ndcg(retrieved: Grades, judged: Grades, *, k: int | None = None, gain: str =
     else:
         pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged]
     best = sorted((g for g in pool if g > 0), reverse=True)
-    idcg = _discounted(best, k, discount)
+    idcg = discounted(best, k, discount)
     if idcg == 0:
         return 0.0
-    return _discounted(actual, k, discount) / idcg
+    return discounted(actual, k, discount) / idcg
 
 
 def r_precision(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:

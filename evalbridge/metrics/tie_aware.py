@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedMetricError
-from .reference import _discounted, dcg_overflow, discount_of, exp_shift, gain_of
+from .reference import dcg_overflow, discounted, discount_of, exp_shift, gain_of
 
 if TYPE_CHECKING:
     from .spec import Metric
@@ -235,7 +235,7 @@ def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain:
         pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
     else:
         pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for g in judged]
-    idcg = _discounted(sorted((g for g in pool if g > 0), reverse=True), k, discount)
+    idcg = discounted(sorted((g for g in pool if g > 0), reverse=True), k, discount)
     if idcg == 0:
         return 0.0
     return _scaled_dcg(groups, k, gain, discount, rel, gains, shift) / idcg

@@ -105,6 +105,9 @@ class Report:
         markers: significance markers in the tables, a key of
             :data:`~evalbridge.stats.compare.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
+        agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
+            ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
+            alone has no ``results``.
     """
 
     results: Mapping[str, Any]
@@ -117,22 +120,24 @@ class Report:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
     markers: str = "arrows"
+    agreement: Any = None
 
     def __post_init__(self) -> None:
-        if not self.results:
-            raise InputError("a report needs at least one system's results.")
+        if not self.results and self.agreement is None:
+            raise InputError("a report needs at least one system's results, or an agreement.")
         if self.markers not in MARKER_STYLES:
             raise InputError(f"unknown marker style {self.markers!r}; choose one of "
                              f"{', '.join(map(repr, MARKER_STYLES))}.")
-        if not self.metrics:
+        if not self.metrics and self.results:
             first = next(iter(self.results.values()))
             object.__setattr__(self, "metrics", tuple(first.metrics))
 
     @property
     def labels(self) -> list[str]:
-        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``)."""
-        first = next(iter(self.results.values()))
-        return [label_of(first, m) for m in self.metrics]
+        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``); none without
+        results."""
+        first = next(iter(self.results.values()), None)
+        return [label_of(first, m) for m in self.metrics] if first is not None else []
 
     def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN, fmt: str = "terminal") -> str:
         """The significance marker of a cell ('' when not significant or no comparison).
@@ -176,16 +181,18 @@ class Report:
         return self.to_text()
 
     def __repr__(self) -> str:
-        first = next(iter(self.results.values()))
+        first = next(iter(self.results.values()), None)
         text = (f"Report({self.title!r}: {len(self.results)} system{'s' if len(self.results) != 1 else ''} x "
-                f"{len(self.metrics)} metric{'s' if len(self.metrics) != 1 else ''}, "
-                f"{first.provenance.queries_evaluated} queries")
+                f"{len(self.metrics)} metric{'s' if len(self.metrics) != 1 else ''}"
+                + (f", {first.provenance.queries_evaluated} queries" if first is not None else ""))
         if self.comparison is not None:
             text += f", baseline {self.comparison.baseline!r}"
         if self.gates:
             text += f", gates {len(self.gates) - len(self.failed_gates)}/{len(self.gates)} passed"
         if self.crosscheck:
             text += f", cross-check {'ok' if self.crosscheck_ok else 'NOT ok'}"
+        if self.agreement is not None:
+            text += f", agreement of {' and '.join(self.agreement.judges.names)}"
         return text + ")"
 
     def _repr_html_(self) -> str:
@@ -286,23 +293,10 @@ def _queries_line(report: Report) -> list[str]:
 
 
 def render_terminal(report: Report) -> str:
-    """A short plain-text view: the table, the legend, cross-check and gate lines."""
-    from tabulate import tabulate
-
-    lines = [report.title, tabulate(_cells(report), headers=["system", *report.labels], tablefmt="simple",
-                                     disable_numparse=True)]
-    if report.comparison is not None:
-        lines.append(_legend(report))
-    bands = _band_rows(report) if report.bands else []
-    if bands:
-        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
-                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
-    first = next(iter(report.results.values())).provenance
-    if len(report.results) == 1:
-        lines += ["", first.summary()]
-    else:
-        lines += ["", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
-                      f"relevance level {first.relevance_level:g}", *_queries_line(report)]
+    """A short plain-text view: the table, the legend, cross-check and gate lines, then the agreement."""
+    lines = [report.title]
+    if report.results:
+        lines += _terminal_results(report)
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {_crosscheck_line(check)}")
     failed = report.failed_gates
@@ -314,7 +308,27 @@ def render_terminal(report: Report) -> str:
                      + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
+    if report.agreement is not None:
+        lines += ["", str(report.agreement)]
     return "\n".join(lines) + "\n"
+
+
+def _terminal_results(report: Report) -> list[str]:
+    """The systems x metrics table, legend, bands and query counts of the terminal view."""
+    from tabulate import tabulate
+
+    lines = [tabulate(_cells(report), headers=["system", *report.labels], tablefmt="simple", disable_numparse=True)]
+    if report.comparison is not None:
+        lines.append(_legend(report))
+    bands = _band_rows(report) if report.bands else []
+    if bands:
+        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
+                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+    first = next(iter(report.results.values())).provenance
+    if len(report.results) == 1:
+        return [*lines, "", first.summary()]
+    return [*lines, "", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+                        f"relevance level {first.relevance_level:g}", *_queries_line(report)]
 
 
 def _crosscheck_line(check: Any) -> str:
@@ -340,8 +354,10 @@ def render_markdown(report: Report) -> str:
     """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, provenance."""
     from tabulate import tabulate
 
-    out = [f"# {report.title}", "", "## Systems x metrics", "",
-           tabulate(_cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
+    out = [f"# {report.title}"]
+    if report.results:
+        out += ["", "## Systems x metrics", "",
+                tabulate(_cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
     if report.comparison is not None:
         out += ["", _legend(report), "", "## Comparison with the baseline", "",
                 tabulate(_comparison_rows(report), headers=_COMPARISON_HEADERS, tablefmt="github",
@@ -361,7 +377,10 @@ def render_markdown(report: Report) -> str:
                                              tablefmt="github", disable_numparse=True)]
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
-    out += ["", "## Provenance", "", *[f"- {line}" for line in _queries_line(report)], "",
+    if report.agreement is not None:
+        out += ["", report.agreement.to_markdown().strip()]
+    queries = [f"- {line}" for line in _queries_line(report)]
+    out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
 
@@ -380,9 +399,10 @@ def render_html(report: Report) -> str:
 
     up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
     down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
-    cells = _cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
-    out = [f"<h4>{escape(report.title)}</h4>",
-           _html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in cells])]
+    out = [f"<h4>{escape(report.title)}</h4>"]
+    if report.results:
+        cells = _cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
+        out.append(_html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in cells]))
     if report.comparison is not None:
         out.append(f"<p>{up}/{down} {escape(_legend(report).split(' ', 1)[1])}</p>")
         out += ["<details><summary>comparison with the baseline</summary>",
@@ -397,8 +417,12 @@ def render_html(report: Report) -> str:
         out += [f"<p><strong>FAIL</strong> {escape(g.reason)}</p>" for g in failed]
     for system, check in report.crosscheck.items():
         out.append(f"<p>cross-check {escape(system)}: {escape(_crosscheck_line(check))}</p>")
-    first = next(iter(report.results.values())).provenance
-    notes = [first.summary()] if len(report.results) == 1 else [
+    if report.agreement is not None:
+        a, b = report.agreement.judges.names
+        out += [f"<h4>Agreement between the judgements {escape(a)} and {escape(b)}</h4>",
+                report.agreement._repr_html_()]
+    first = next(iter(report.results.values())).provenance if report.results else None
+    notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
         f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; relevance level "
         f"{first.relevance_level:g}", *_queries_line(report)]
     footnote = "<br>".join(map(escape, notes))
@@ -411,7 +435,10 @@ def render_html(report: Report) -> str:
 
 def render_csv(report: Report) -> str:
     """Systems x metrics means as CSV (full precision), then each system's query counts: evaluated,
-    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``)."""
+    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``).
+    A report of an agreement alone gives the judge agreement's measures (one row, ``b vs a``)."""
+    if not report.results:
+        return str(report.agreement.judges.to_frame().to_csv(lineterminator="\n"))
     frame = means_frame(report)
     for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
                           ("ignored_run_only", "ignored_run_only")):
@@ -457,6 +484,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["gates"] = [g.to_dict() for g in report.gates]
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
+    if report.agreement is not None:
+        data["agreement"] = report.agreement.to_dict()
     data["provenance"] = report.provenance
     return jsonable(data)
 
@@ -469,19 +498,53 @@ def render_json(report: Report) -> str:
 
 
 def render_latex(report: Report) -> str:
-    """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
-    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
+    """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
+    a table of the judge agreement and one of the ranking agreement."""
     lines = [f"% {report.title}"]
     lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
-    lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
+    if report.results:
+        lines += _latex_results(report)
+    if report.agreement is not None:
+        lines += _latex_agreement(report.agreement)
+    return "\n".join(lines) + "\n"
+
+
+def _latex_results(report: Report) -> list[str]:
+    rows = _cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
               r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
     lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = _latex(report.title)
     if report.comparison is not None:
         caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
-    lines += [rf"\caption{{{caption}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return [*lines, rf"\caption{{{caption}}}", r"\end{table}"]
+
+
+def _latex_agreement(agreement: Any) -> list[str]:
+    """The judge agreement (measure, value) and, with runs, one row per metric of the ranking agreement."""
+    judges, ranking = agreement.judges, agreement.ranking
+    a, b = (_latex(n) for n in judges.names)
+    measures = [("pairs judged by both", str(judges.shared_pairs)),
+                (f"pairs only in {a} / only in {b}", f"{judges.only_in_a} / {judges.only_in_b}"),
+                ("exact agreement", _number(judges.observed_agreement, 4)),
+                ("Cohen's kappa", _number(judges.cohen_kappa, 4)),
+                ("quadratic-weighted kappa", _number(judges.weighted_kappa, 4)),
+                (f"Krippendorff's alpha ({judges.alpha_level})", _number(judges.krippendorff_alpha, 4)),
+                ("binary kappa at the relevance level", _number(judges.binary_kappa, 4))]
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lr}", r"\toprule", r"Measure & Value \\",
+             r"\midrule", *[rf"{name} & {value} \\" for name, value in measures], r"\bottomrule", r"\end{tabular}",
+             rf"\caption{{Agreement of {b} with {a} over the (query, document) pairs both judged}}", r"\end{table}"]
+    if ranking.rows:
+        lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
+                  r"Metric & Kendall $\tau$ & $\tau_{AP}$ & significant " + f"{a} / {b}" + r" & flipped \\",
+                  r"\midrule"]
+        lines += [rf"{_latex(row.metric)} & {_number(row.kendall_tau, 4)} & {_number(row.tau_ap, 4)} & "
+                  rf"{row.significant_a} / {row.significant_b} & {row.flipped} \\" for row in ranking.rows]
+        lines += [r"\bottomrule", r"\end{tabular}",
+                  rf"\caption{{Ranking of {len(ranking.rows[0].systems)} systems under {a} and under {b}; "
+                  rf"{_latex(ranking.describe())}}}", r"\end{table}"]
+    return lines
 
 
 #: format name -> renderer(report) -> str
@@ -540,7 +603,8 @@ def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt:
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,
                     backends: Sequence[str] = (), config: Mapping[str, Any] | None = None,
-                    seed: int | None = None, metrics: Sequence[str] | None = None) -> dict[str, Any]:
+                    seed: int | None = None, metrics: Sequence[str] | None = None,
+                    conventions: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The provenance block of a report: versions, conventions, inputs, query counts.
 
     Args:
@@ -551,6 +615,8 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         config: the config's name, sha256 and settings, when there is one.
         seed: the seed of the random steps.
         metrics: the metric labels (default: the first system's evaluated metrics).
+        conventions: ``{ties, score_precision, missing_queries}`` when no system was evaluated (a report
+            of an agreement alone); otherwise they are read from the results.
     """
     import platform
 
@@ -558,23 +624,24 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
 
     from ..backends import get_backend
 
-    first = next(iter(results.values())).provenance
+    first = next(iter(results.values())).provenance if results else None
     versions = {}
-    for name in dict.fromkeys([first.backend, *backends]):
+    for name in dict.fromkeys([*([first.backend] if first is not None else []), *backends]):
         try:
             versions[name] = get_backend(name).version()
         except (ImportError, EvalbridgeError):
             versions[name] = "unavailable"
-    conventions = first.conventions
+    if first is not None:
+        c = first.conventions
+        conventions = {"ties": c.ties, "score_precision": c.score_precision, "missing_queries": c.missing_queries}
     data: dict[str, Any] = {
         "evalbridge_version": evalbridge.__version__,
         "python": platform.python_version(),
-        "backend": first.backend,
+        "backend": first.backend if first is not None else next(iter(backends), None),
         "backend_versions": versions,
-        "conventions": {"ties": conventions.ties, "score_precision": conventions.score_precision,
-                        "missing_queries": conventions.missing_queries},
-        "relevance_level": first.relevance_level,
-        "metrics": [str(m) for m in (metrics or next(iter(results.values())).metrics)],
+        "conventions": dict(conventions) if conventions is not None else None,
+        "relevance_level": first.relevance_level if first is not None else None,
+        "metrics": [str(m) for m in (metrics or (next(iter(results.values())).metrics if results else ()))],
         "config": dict(config) if config is not None else None,
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,

@@ -105,10 +105,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
     if args.junit is not None:
+        from .pipeline import input_sources
         from .reports.writing import guard_outputs
 
-        guard_outputs([args.config, *(s.path for c in configs for s in (c.qrels, *c.runs.values())
-                                      if s is not None and s.path is not None)], [args.junit])
+        guard_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
+                      [args.junit])
     code = EXIT_OK
     gates: list[Any] = []
     for i, config in enumerate(configs):
@@ -244,7 +245,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 #: agreement key path -> the ``evalbridge agree`` flag that sets it (the judges' own paths are added per call).
-AGREE_FLAGS = {
+AGREE_FLAGS: dict[tuple[str, ...], str] = {
     ("agreement", "runs"): "RUN", ("agreement", "metrics"): "--metrics", ("agreement", "bins"): "--bins",
     ("agreement", "alpha_level"): "--alpha-level", ("agreement", "test"): "--test", ("agreement", "alpha"): "--alpha",
     ("agreement", "n_resamples"): "--n-resamples",
@@ -288,9 +289,10 @@ def _agree_description(args: argparse.Namespace) -> Any:
         raw["judged_only"] = True
     if args.depth is not None:
         raw["depth"] = args.depth
-    flags = {**FLAGS, **AGREE_FLAGS, ("agreement", "judges", names[0]): "QRELS_A",
-             ("agreement", "judges", names[1]): "QRELS_B", ("agreement", "bins", names[0]): "--bins-a",
-             ("agreement", "bins", names[1]): "--bins-b", ("agreement", "judges"): "--names"}
+    flags: dict[tuple[str, ...], str] = {
+        **FLAGS, **AGREE_FLAGS, ("agreement", "judges", names[0]): "QRELS_A",
+        ("agreement", "judges", names[1]): "QRELS_B", ("agreement", "bins", names[0]): "--bins-a",
+        ("agreement", "bins", names[1]): "--bins-b", ("agreement", "judges"): "--names"}
     return validate(raw, locator=FlagLocator(flags), folder=Path.cwd(), default_dir=None)
 
 

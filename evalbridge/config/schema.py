@@ -353,7 +353,7 @@ def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -
                   written=str(given) if given is not None else None)
 
 
-def _metrics(check: _Checker, value: Any, path: tuple = ("metrics",)) -> tuple[Metric, ...]:
+def _metrics(check: _Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[Metric, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value:
@@ -370,7 +370,7 @@ def _metrics(check: _Checker, value: Any, path: tuple = ("metrics",)) -> tuple[M
     return tuple(out)
 
 
-def _supported(check: _Checker, metrics: Sequence[Metric], backend: str, path: tuple) -> None:
+def _supported(check: _Checker, metrics: Sequence[Metric], backend: str, path: tuple[Any, ...]) -> None:
     """Refuse a metric the backend cannot compute, naming where it was asked."""
     from ..backends import get_backend, unsupported
 

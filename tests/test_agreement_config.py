@@ -307,3 +307,21 @@ def test_agree_refuses_both_bins_for_both_and_bins_for_one(tmp_path: Path) -> No
         (tmp_path / name).write_text("q1 0 d1 1\n")
     code, _, err = cli("agree", tmp_path / "human.txt", tmp_path / "llm.txt", "--bins", "1", "--bins-a", "2")
     assert code == 2 and "either --bins (both judges) or --bins-a / --bins-b" in err
+
+
+def test_agree_prints_the_terminal_report_of_the_equivalent_config(tmp_path: Path) -> None:
+    """`evalbridge agree` (default format) prints exactly what `evalbridge run` prints for the config holding
+    the same agreement section."""
+    (tmp_path / "human.txt").write_text("q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d5 0\nq2 0 d6 2\n")
+    (tmp_path / "llm.txt").write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 1\nq2 0 d5 0\nq2 0 d6 1\n")
+    config = yaml_config(tmp_path, """\
+        title: judges
+        agreement:
+          judges: {human: human.txt, llm: llm.txt}
+          alpha_level: interval
+        """)
+    code, from_run, _ = cli("run", config, "--no-write")
+    assert code == 0
+    code, from_agree, _ = cli("agree", tmp_path / "human.txt", tmp_path / "llm.txt", "--names", "human", "llm",
+                              "--alpha-level", "interval", "--title", "judges")
+    assert code == 0 and from_agree == from_run and "Krippendorff's alpha (interval)" in from_agree

@@ -226,8 +226,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
                                      n_resamples=c.n_resamples, seed=config.seed)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
     provenance = make_provenance(
-        results, inputs=inputs, conventions=_conventions(config), backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
-        seed=config.seed, metrics=labels, config=settings_of(config))
+        results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
+        seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
     provenance["invocation"] = ({"door": "command line"} if config.path is None else
                                 {"door": "config", "path": config.path.name, "document": config.document + 1,
                                  "sha256": file_sha256(config.path)})

@@ -133,7 +133,8 @@ def test_agreement_config_counts_the_judgements_trec_eval_ships(request):
     path = REPO / "configs" / "agreement.yaml"
     _prepare(path, request)
     folder = path.parent / "../../shared/conformance/trec_eval"
-    binary = {tuple(line.split()[::2]): int(line.split()[3]) for line in (folder / "qrels.test").read_text().splitlines()}
+    binary = {tuple(line.split()[::2]): int(line.split()[3])
+              for line in (folder / "qrels.test").read_text().splitlines()}
     graded = {tuple(line.split()[::2]): int(line.split()[3]) >= 1
               for line in (folder / "qrels.rel_level").read_text().splitlines()}
     counted = [[sum(1 for pair, g in binary.items() if g == a and graded[pair] == b) for b in (False, True)]

@@ -395,7 +395,8 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
     if "judges" not in spec:
         raise check.fail(path, "the agreement section has no 'judges' key.",
                          fix="name the two sets of judgements: judges: {human: qrels/human.txt, llm: qrels/llm.txt}.")
-    judges_spec = check.mapping(spec["judges"], path + ("judges",), None, "{human: qrels/human.txt, llm: qrels/llm.txt}")
+    judges_spec = check.mapping(spec["judges"], path + ("judges",), None,
+                                "{human: qrels/human.txt, llm: qrels/llm.txt}")
     if len(judges_spec) != 2:
         raise check.fail(path + ("judges",), f"expected exactly two sets of judgements; got {len(judges_spec)}"
                                              f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",

@@ -218,7 +218,7 @@ def test_every_report_format_carries_the_agreement_section(tmp_path: Path) -> No
     outcome = run_config(load_config(config))
     agreement = outcome.report.agreement
     out = tmp_path / "out"
-    written = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # not the folder's lock marker
+    written = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # not the folder's hidden marker file
     assert written == ["agreement.csv", "agreement_ranking.csv", "provenance.json", "report.csv", "report.json",
                        "report.md", "report.tex", "report.txt"]
     assert str(agreement) in (out / "report.txt").read_text()
@@ -325,3 +325,26 @@ def test_agree_prints_the_terminal_report_of_the_equivalent_config(tmp_path: Pat
     code, from_agree, _ = cli("agree", tmp_path / "human.txt", tmp_path / "llm.txt", "--names", "human", "llm",
                               "--alpha-level", "interval", "--title", "judges")
     assert code == 0 and from_agree == from_run and "Krippendorff's alpha (interval)" in from_agree
+
+
+def test_a_judge_in_a_format_with_a_level_keeps_its_own_relevance_level(tmp_path: Path) -> None:
+    """Without a top-level min_relevance, an LLM judge given as `graded` scores with `min_relevance: 7` is
+    relevant from 7 while the human TREC judge keeps the default 1: the same as `eb.agree` on
+    `eb.Qrels(scores, min_relevance=7)`. By hand: human 2, 0, 1, 1 against scores 8.5, 1, 6, 7 are relevant /
+    not / relevant / relevant against relevant / not / not / relevant: [[1, 0], [1, 2]], p_o = 3/4,
+    p_e = (1 x 2 + 3 x 2) / 16 = 1/2, kappa = (3/4 - 1/2) / (1 - 1/2) = 1/2."""
+    (tmp_path / "human.txt").write_text("q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n")
+    (tmp_path / "llm.yaml").write_text("q1: {d1: 8.5, d2: 1.0, d3: 6}\nq2: {d4: 7}\n")
+    config = yaml_config(tmp_path, """\
+        agreement:
+          judges:
+            human: human.txt
+            llm: {path: llm.yaml, format: graded, min_relevance: 7}
+          bins: {llm: [2.5, 5, 7.5]}
+        """)
+    judges = run_config(load_config(config), write=False).report.agreement.judges
+    python = eb.agree(eb.read_qrels(tmp_path / "human.txt"),
+                      eb.Qrels({"q1": {"d1": 8.5, "d2": 1.0, "d3": 6}, "q2": {"d4": 7}}, min_relevance=7),
+                      names=("human", "llm"), bins_b=[2.5, 5, 7.5]).judges
+    assert (judges.level_a, judges.level_b) == (1, 7) and judges.to_dict() == python.to_dict()
+    assert judges.binary_confusion == ((1, 0), (1, 2)) and judges.binary_kappa == pytest.approx(0.5)

@@ -260,7 +260,7 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
     (:class:`~evalbridge.reports.writing.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
-    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_per_query
+    from .reports.report import SUFFIXES, jsonable, render, report_dict, system_json, write_frame, write_per_query
     from .reports.writing import ReportFolder, unique_file_names
 
     systems = unique_file_names(report.results, suffix=".json")
@@ -276,6 +276,9 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
             out.write_text("agreement.csv", report.agreement.judges.to_frame().to_csv(lineterminator="\n"))
             if report.agreement.ranking.rows:
                 out.write_text("agreement_ranking.csv", report.agreement.ranking.to_frame().to_csv(lineterminator="\n"))
+        for fmt in config.output.per_query if report.agreement is not None else ():
+            write_frame(report.agreement.judges.per_query().reset_index(), out.path_for(f"agreement_per_query.{fmt}"),
+                        fmt=fmt, provenance=report.provenance)
         for fmt in config.output.per_query if report.results else ():
             write_per_query(report.results, out.path_for(f"per_query.{fmt}"), fmt=fmt, provenance=report.provenance)
         if config.output.system_json:

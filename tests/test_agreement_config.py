@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -219,8 +220,8 @@ def test_every_report_format_carries_the_agreement_section(tmp_path: Path) -> No
     agreement = outcome.report.agreement
     out = tmp_path / "out"
     written = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # not the folder's hidden marker file
-    assert written == ["agreement.csv", "agreement_ranking.csv", "provenance.json", "report.csv", "report.json",
-                       "report.md", "report.tex", "report.txt"]
+    assert written == ["agreement.csv", "agreement_per_query.csv", "agreement_ranking.csv", "provenance.json",
+                       "report.csv", "report.json", "report.md", "report.tex", "report.txt"]
     assert str(agreement) in (out / "report.txt").read_text()
     assert agreement.to_markdown().strip() in (out / "report.md").read_text()
     assert json.loads((out / "report.json").read_text())["agreement"] == json_ready(agreement.to_dict())
@@ -232,6 +233,8 @@ def test_every_report_format_carries_the_agreement_section(tmp_path: Path) -> No
     assert measures[0].startswith("judges,shared_pairs") and measures[1].startswith("llm vs human,5,1,1,")
     assert (out / "agreement_ranking.csv").read_text().splitlines()[1].startswith("P@1,2,")
     assert agreement._repr_html_() in outcome.report.to_html()
+    per_query = pd.read_csv(out / "agreement_per_query.csv", dtype={"query_id": str}).set_index("query_id")
+    pd.testing.assert_frame_equal(per_query, agreement.judges.per_query(), check_dtype=False)
     assert (out / "report.csv").read_text() == (out / "agreement.csv").read_text()  # no systems table: the measures
 
 

@@ -41,7 +41,7 @@ from ..stats.compare import MARKER_STYLES
 
 __all__ = ["Report", "render", "render_terminal", "render_markdown", "render_html", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
-           "jsonable", "report_dict", "make_provenance", "label_of"]
+           "jsonable", "report_dict", "make_provenance", "label_of", "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -585,7 +585,13 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
 def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,
                     provenance: Mapping[str, Any] | None = None) -> Path:
     """Per-query values of every system as ``csv`` or ``parquet`` (provenance in the parquet metadata)."""
-    frame = per_query_frame(results)
+    return write_frame(per_query_frame(results), path, fmt=fmt, provenance=provenance)
+
+
+def write_frame(frame: Any, path: str | os.PathLike, *, fmt: str,
+                provenance: Mapping[str, Any] | None = None) -> Path:
+    """A DataFrame (its columns, not its index) as ``csv`` or ``parquet`` (provenance in the parquet metadata),
+    written atomically."""
     if fmt == "csv":
         return write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
     if fmt == "parquet":

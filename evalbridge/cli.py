@@ -7,6 +7,7 @@ Commands::
     evalbridge check QRELS RUN -m ... --backends ...   the cross-check report
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
+    evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)
 
 Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained differences;
 2 bad input or config (one line on stderr, no traceback). A progress bar is drawn on

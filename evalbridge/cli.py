@@ -7,6 +7,7 @@ Commands::
     evalbridge check QRELS RUN -m ... --backends ...   the cross-check report
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
+    evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)
 
 Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained differences;
 2 bad input or config (one line on stderr, no traceback). A progress bar is drawn on
@@ -105,10 +106,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
     if args.junit is not None:
+        from .pipeline import input_sources
         from .reports.writing import guard_outputs
 
-        guard_outputs([args.config, *(s.path for c in configs for s in (c.qrels, *c.runs.values())
-                                      if s is not None and s.path is not None)], [args.junit])
+        guard_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
+                      [args.junit])
     code = EXIT_OK
     gates: list[Any] = []
     for i, config in enumerate(configs):
@@ -244,24 +246,69 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_agree(args: argparse.Namespace) -> int:
-    from .config.schema import RULES
-    from .reports.writing import guard_outputs
-    from .stats.agreement import agree
+#: agreement key path -> the ``evalbridge agree`` flag that sets it (the judges' own paths are added per call).
+AGREE_FLAGS: dict[tuple[str, ...], str] = {
+    ("agreement", "runs"): "RUN", ("agreement", "metrics"): "--metrics", ("agreement", "bins"): "--bins",
+    ("agreement", "alpha_level"): "--alpha-level", ("agreement", "test"): "--test", ("agreement", "alpha"): "--alpha",
+    ("agreement", "n_resamples"): "--n-resamples",
+}
 
-    for flag, key, value in (("--alpha", "comparison.alpha", args.alpha), ("--seed", "seed", args.seed),
-                             ("--n-resamples", "comparison.n_resamples", args.n_resamples)):
-        RULES[key].check(value, key=flag)
-    guard_outputs([args.qrels_a, args.qrels_b, *args.runs], [args.output] if args.output else [])
+
+def _agree_description(args: argparse.Namespace) -> Any:
+    """``evalbridge agree`` as a :class:`~evalbridge.config.schema.Config` with an ``agreement:`` section,
+    checked by the config's own schema (the same keys and rules as a config file's)."""
+    from .config.schema import FlagLocator, validate
+
     stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
     names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])
-    runs = dict(zip(_system_names(args.runs), args.runs)) if args.runs else None
-    result = agree(args.qrels_a, args.qrels_b, runs, args.metrics, names=names, backend=args.backend,
-                   min_relevance=args.min_relevance, bins=args.bins, bins_a=args.bins_a, bins_b=args.bins_b,
-                   alpha_level=args.alpha_level, test=args.test, alpha=args.alpha, n_resamples=args.n_resamples,
-                   seed=args.seed, ties=args.ties, score_precision=args.score_precision,
-                   missing_queries=args.missing_queries, judged_only=args.judged_only, depth=args.depth)
-    _emit(result.render(args.format), args.output)
+    columns = _columns(args.columns)
+    qrels_roles = ("query", "doc", "grade")
+    section: dict[str, Any] = {
+        "judges": {names[0]: _input(args.qrels_a, args.qrels_format, columns, qrels_roles),
+                   names[1]: _input(args.qrels_b, args.qrels_format, columns, qrels_roles)},
+        "metrics": list(args.metrics), "alpha_level": args.alpha_level, "test": args.test, "alpha": args.alpha,
+        "n_resamples": args.n_resamples,
+    }
+    if args.runs:
+        section["runs"] = {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
+                           for name, path in zip(_system_names(args.runs), args.runs)}
+    if args.bins is not None:
+        section["bins"] = list(args.bins)
+    for name, edges in zip(names, (args.bins_a, args.bins_b)):
+        if edges is not None:
+            if isinstance(section.get("bins"), list):
+                raise InputError("give either --bins (both judges) or --bins-a / --bins-b (one each), not both.",
+                                 fix="drop --bins, or the per-judge flags.")
+            section.setdefault("bins", {})[name] = list(edges)
+    raw: dict[str, Any] = {
+        "title": args.title or f"evalbridge agree {Path(args.qrels_a).name} {Path(args.qrels_b).name}",
+        "agreement": section, "backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
+        "missing_queries": args.missing_queries, "seed": args.seed,
+    }
+    if args.min_relevance is not None:
+        raw["min_relevance"] = args.min_relevance
+    if args.judged_only:
+        raw["judged_only"] = True
+    if args.depth is not None:
+        raw["depth"] = args.depth
+    flags: dict[tuple[str, ...], str] = {
+        **FLAGS, **AGREE_FLAGS, ("agreement", "judges", names[0]): "QRELS_A",
+        ("agreement", "judges", names[1]): "QRELS_B", ("agreement", "bins", names[0]): "--bins-a",
+        ("agreement", "bins", names[1]): "--bins-b", ("agreement", "judges"): "--names"}
+    return validate(raw, locator=FlagLocator(flags), folder=Path.cwd(), default_dir=None)
+
+
+def _cmd_agree(args: argparse.Namespace) -> int:
+    from .pipeline import input_sources, run_config
+    from .reports.report import render
+    from .reports.writing import guard_outputs
+
+    config = _agree_description(args)
+    guard_outputs([s.path for s in input_sources(config) if s.path is not None],
+                  [args.output] if args.output else [])
+    with _progress(not args.quiet) as on_step:
+        outcome = run_config(config, on_step=on_step, write=False)
+    _emit(render(outcome.report, "terminal" if args.format == "text" else args.format), args.output)
     return EXIT_OK
 
 
@@ -517,7 +564,6 @@ def build_parser() -> argparse.ArgumentParser:
     cv.set_defaults(handler=_cmd_convert)
 
     from .stats.agreement import ALPHA_LEVELS, DEFAULT_METRICS
-    from .stats.agreement import FORMATS as AGREEMENT_FORMATS
     from .stats.agreement import TESTS as AGREEMENT_TESTS
 
     ag = commands.add_parser("agree", help="agreement between two sets of judgements (e.g. human vs LLM judge)",
@@ -534,15 +580,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="thresholds turning grades into categories (both sides)")
     ag.add_argument("--bins-a", nargs="+", type=float, default=None, metavar="T")
     ag.add_argument("--bins-b", nargs="+", type=float, default=None, metavar="T")
-    ag.add_argument("--alpha-level", choices=list(ALPHA_LEVELS), default="ordinal",
-                    help="Krippendorff's alpha level of measurement (default ordinal)")
-    ag.add_argument("--test", choices=list(AGREEMENT_TESTS), default="t")
-    ag.add_argument("--alpha", type=float, default=0.05)
-    ag.add_argument("--n-resamples", type=int, default=10_000)
-    ag.add_argument("--seed", type=int, default=0)
+    ag.add_argument("--alpha-level", default="ordinal", metavar="LEVEL",
+                    help=f"Krippendorff's alpha level of measurement: {', '.join(ALPHA_LEVELS)} (default ordinal)")
+    ag.add_argument("--test", default="t", metavar="TEST",
+                    help=f"test of each pair of systems: {', '.join(AGREEMENT_TESTS)} (default t)")
+    ag.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
+    ag.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
+    ag.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
     ag.add_argument("--backend", default="auto")
-    ag.add_argument("--format", choices=list(AGREEMENT_FORMATS), default="text")
+    ag.add_argument("--format", choices=["text", *report_formats()], default="text",
+                    help="a report format (text = terminal): the report `evalbridge run` writes")
     ag.add_argument("-o", "--output", default=None)
+    ag.add_argument("--title", default=None, help="heading of the report")
+    ag.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_inputs(ag)
     _add_conventions(ag)
     ag.set_defaults(handler=_cmd_agree)
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config.schema import Config
+from .config.schema import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
 
-__all__ = ["run_config", "Outcome", "settings_of"]
+__all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
 
 
 @contextlib.contextmanager
@@ -77,7 +77,58 @@ def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison else 0)
-            + (n if plots and plots.curves else 0) + 1)
+            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + 1)
+
+
+def input_sources(config: Config) -> list[Source]:
+    """Every input a config reads: the qrels, the runs, the agreement's judges and runs (each once)."""
+    sources = [config.qrels, *config.runs.values()]
+    if config.agreement is not None:
+        sources += [*config.agreement.judges.values(), *config.agreement.runs.values()]
+    return list({s.key: s for s in sources if s is not None}.values())
+
+
+def _agreement_settings(config: Config) -> dict[str, Any] | None:
+    settings = config.agreement
+    if settings is None:
+        return None
+    return {"judges": list(settings.judges), "runs": list(settings.runs), "metrics": [str(m) for m in settings.metrics],
+            "bins": {name: list(edges) for name, edges in settings.bins.items()}, "alpha_level": settings.alpha_level,
+            "test": settings.test, "alpha": settings.alpha, "n_resamples": settings.n_resamples}
+
+
+def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], inputs: dict[str, Any]) -> Any:
+    """The agreement section: both judges read through the registry, every run ranked under both
+    (:func:`evalbridge.agree`, with the config's backend and conventions)."""
+    from .config.sources import load_qrels, load_run
+    from .stats.agreement import agree
+
+    level = config.min_relevance
+    judges = []
+    for source in settings.judges.values():
+        with _reading(config, source):
+            judges.append(load_qrels(source, level))
+        inputs[source.key] = _fingerprint(source)
+    runs = {}
+    for name, source in settings.runs.items():
+        if source.key not in loaded:
+            with _reading(config, source):
+                loaded[source.key] = load_run(source, name, None, level)[1]
+            inputs[source.key] = _fingerprint(source)
+        runs[name] = loaded[source.key]
+    a, b = settings.names
+    bins_a, bins_b = settings.bins.get(a), settings.bins.get(b)
+    same = bins_a is not None and bins_a == bins_b
+    try:
+        return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
+                     backend=config.backend, min_relevance=level, bins=bins_a if same else None,
+                     bins_a=None if same else bins_a, bins_b=None if same else bins_b,
+                     alpha_level=settings.alpha_level, test=settings.test, alpha=settings.alpha,
+                     n_resamples=settings.n_resamples, seed=config.seed, ties=config.ties,
+                     score_precision=config.score_precision, missing_queries=config.missing_queries,
+                     judged_only=config.judged_only, depth=config.depth)
+    except InputError as error:
+        raise InputError(f"agreement: {error}", source=config.where) from None
 
 
 def settings_of(config: Config) -> dict[str, Any]:
@@ -90,7 +141,7 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
-            "gates": [str(g) for g in config.gates], "seed": config.seed}
+            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config)}
 
 
 def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
@@ -122,7 +173,7 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     if write and folder is not None:
         from .reports.writing import guard_outputs
 
-        sources = [s.path for s in (config.qrels, *config.runs.values()) if s is not None and s.path is not None]
+        sources = [s.path for s in input_sources(config) if s.path is not None]
         guard_outputs([*([config.path] if config.path is not None else []), *sources], [folder])
     total, done = _steps(config), 0
 
@@ -159,8 +210,13 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
                 canonicalise=config.crosscheck.canonicalise, min_relevance=level, ties=config.ties,
                 score_precision=config.score_precision, missing_queries=config.missing_queries,
                 judged_only=config.judged_only, depth=config.depth)
-    first = next(iter(results.values()))
-    labels = [label_of(first, m) for m in config.metrics]
+    agreement = None
+    if config.agreement is not None:
+        step("comparing the judges")
+        loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
+        agreement = _agree(config, config.agreement, loaded, inputs)
+    first = next(iter(results.values()), None)
+    labels = [label_of(first, m) for m in config.metrics] if first is not None else []
     comparison = None
     if config.comparison is not None:
         step("comparing with the baseline")
@@ -171,16 +227,16 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
-        seed=config.seed, metrics=labels, config=settings_of(config))
+        seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
     provenance["invocation"] = ({"door": "command line"} if config.path is None else
                                 {"door": "config", "path": config.path.name, "document": config.document + 1,
                                  "sha256": file_sha256(config.path)})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits)
+                    digits=config.output.digits, agreement=agreement)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
-    if plots and plots.curves:
+    if plots and plots.curves and results:
         from .reports.plots import curve_label, curve_variant, cutoff_curves
 
         first_results = next(iter(results.values()))
@@ -196,12 +252,16 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     return Outcome(config=config, report=report, files=tuple(files))
 
 
+def _conventions(config: Config) -> dict[str, Any]:
+    return {"ties": config.ties, "score_precision": config.score_precision, "missing_queries": config.missing_queries}
+
+
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
     (:class:`~evalbridge.reports.writing.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
     from .reports.formats import report_format
-    from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_per_query
+    from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_frame, write_per_query
     from .reports.writing import ReportFolder, unique_file_names
 
     systems = unique_file_names(report.results, suffix=".json")
@@ -215,7 +275,11 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
                 out.write_text(file, text)
         out.write_text("provenance.json", json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False)
                        + "\n")
-        for fmt in config.output.per_query:
+        for fmt in config.output.per_query if report.agreement is not None else ():
+            write_frame(report.agreement.judges.per_query().reset_index(),
+                        out.path_for(f"agreement_per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
+                        provenance=report.provenance)
+        for fmt in config.output.per_query if report.results else ():
             write_per_query(report.results, out.path_for(f"per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
                             provenance=report.provenance)
         if config.output.system_json:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.spec import GainMap, Metric
 
-__all__ = ["DOCS", "grades", "label_lists", "judged_list", "query_case", "qrels_and_run", "metrics",
+__all__ = ["DOCS", "grades", "two_judges", "label_lists", "judged_list", "query_case", "qrels_and_run", "metrics",
            "gain_maps", "ranked_from_scores"]
 
 #: The pool doc ids are drawn from (a shared pool makes judged and retrieved sets overlap).
@@ -172,3 +172,30 @@ def metrics(draw: Any, *, names: tuple[str, ...] | None = None, cutoff: bool | N
     if (name == "ERR" or (name == "AP" and options.get("weights") == "graded")) and draw(st.booleans()):
         options["max_grade"] = draw(st.sampled_from([10, 12.5]))  # >= every grade drawn here
     return Metric(name, k, options)
+
+
+@st.composite
+def two_judges(draw: Any, *, max_queries: int = 4, max_grade: int = 3) -> tuple[dict, dict]:
+    """Two qrels over the same pool: b keeps, regrades or drops each of a's judgements, and may judge
+    documents (and a query) a did not."""
+    qrels_a: dict[str, dict[str, int]] = {}
+    qrels_b: dict[str, dict[str, int]] = {}
+    for i in range(draw(st.integers(1, max_queries))):
+        qid = f"q{i}"
+        docs = draw(st.lists(st.sampled_from(DOCS[:12]), unique=True, min_size=1, max_size=12))
+        qrels_a[qid] = {d: draw(grades(max_grade=max_grade)) for d in docs}
+        row_b = {}
+        for doc, grade in qrels_a[qid].items():
+            fate = draw(st.sampled_from(["keep", "keep", "regrade", "drop"]))
+            if fate != "drop":
+                row_b[doc] = grade if fate == "keep" else draw(grades(max_grade=max_grade))
+        for doc in draw(st.lists(st.sampled_from(DOCS[12:]), unique=True, max_size=3)):
+            row_b[doc] = draw(grades(max_grade=max_grade))
+        if row_b:
+            qrels_b[qid] = row_b
+    if draw(st.booleans()):
+        qrels_b["q_only_b"] = {DOCS[0]: draw(grades(max_grade=max_grade))}
+    first = next(iter(qrels_a))
+    doc = next(iter(qrels_a[first]))
+    qrels_b.setdefault(first, {})[doc] = qrels_b.get(first, {}).get(doc, qrels_a[first][doc])  # one shared pair
+    return qrels_a, qrels_b

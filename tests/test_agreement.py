@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
-from strategies import DOCS, grades
+from strategies import DOCS, grades, two_judges
 
 import evalbridge as eb
 from evalbridge.errors import InputError
@@ -28,34 +28,7 @@ from evalbridge.stats.agreement import (
 )
 
 
-# -- strategies ---------------------------------------------------------------------------------------
-
-@st.composite
-def two_judges(draw: Any, *, max_queries: int = 4, max_grade: int = 3) -> tuple[dict, dict]:
-    """Two qrels over the same pool: b keeps, regrades or drops each of a's judgements, and may judge
-    documents (and a query) a did not."""
-    qrels_a: dict[str, dict[str, int]] = {}
-    qrels_b: dict[str, dict[str, int]] = {}
-    for i in range(draw(st.integers(1, max_queries))):
-        qid = f"q{i}"
-        docs = draw(st.lists(st.sampled_from(DOCS[:12]), unique=True, min_size=1, max_size=12))
-        qrels_a[qid] = {d: draw(grades(max_grade=max_grade)) for d in docs}
-        row_b = {}
-        for doc, grade in qrels_a[qid].items():
-            fate = draw(st.sampled_from(["keep", "keep", "regrade", "drop"]))
-            if fate != "drop":
-                row_b[doc] = grade if fate == "keep" else draw(grades(max_grade=max_grade))
-        for doc in draw(st.lists(st.sampled_from(DOCS[12:]), unique=True, max_size=3)):
-            row_b[doc] = draw(grades(max_grade=max_grade))
-        if row_b:
-            qrels_b[qid] = row_b
-    if draw(st.booleans()):
-        qrels_b["q_only_b"] = {DOCS[0]: draw(grades(max_grade=max_grade))}
-    first = next(iter(qrels_a))
-    doc = next(iter(qrels_a[first]))
-    qrels_b.setdefault(first, {})[doc] = qrels_b.get(first, {}).get(doc, qrels_a[first][doc])  # one shared pair
-    return qrels_a, qrels_b
-
+# -- helpers ------------------------------------------------------------------------------------------
 
 def shared_grades(qrels_a: dict, qrels_b: dict) -> tuple[list, list]:
     """The grades of the pairs both judged, written independently of the module."""

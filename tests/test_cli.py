@@ -282,7 +282,7 @@ def test_agree_compares_two_judgement_sets_and_the_rankings_they_induce(files, c
     lenient.write_text((files / "qrels.txt").read_text().replace(" 0\n", " 1\n"))
     code, out, _ = cli(capsys, "agree", files / "qrels.txt", lenient, files / "a.run", files / "b.run", "-m", "P@2",
                        "--format", "json")
-    data = json.loads(out)
+    data = json.loads(out)["agreement"]  # the pipeline's report.json, the agreement under "agreement"
     assert code == 0 and data["judges"]["cohen_kappa"] < 1
     assert [row["metric"] for row in data["ranking"]["metrics"]] == ["P@2"]
     code, out, _ = cli(capsys, "agree", files / "qrels.txt", files / "qrels.txt", "--alpha", "5")

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 ROBUST = REPO / ".cache" / "robust04"
 ROBUST_FILES = ("qrels.robust2004.txt", "rob04_yang19_rm3.run")
-NEEDS_SHARED = {"dl19.yaml", "crosscheck_splade.yaml"}
+NEEDS_SHARED = {"dl19.yaml", "crosscheck_splade.yaml", "agreement.yaml"}
 SLOW = {"demo.yaml", "crosscheck_splade.yaml", "dl19.yaml"}
 
 
@@ -62,7 +62,7 @@ def test_the_required_configs_ship():
     """The issue's configs exist (this list only grows)."""
     names = {p.name for p in CONFIGS}
     assert {"demo.yaml", "dl19.yaml", "rag_labels.yaml", "rag_pairs.yaml", "llm_graded.yaml",
-            "graded_methods.yaml", "crosscheck_splade.yaml"} <= names
+            "graded_methods.yaml", "crosscheck_splade.yaml", "agreement.yaml"} <= names
 
 
 def _run_all(path: Path, folder: Path) -> list:
@@ -125,3 +125,24 @@ def test_rag_configs_reproduce_the_documents_worked_examples():
     assert round(graded.query("AP")["q2"], 3) == 0.756
     pairs = run_config(load_configs(REPO / "configs" / "rag_pairs.yaml")[0], write=False).report.results["faq"]
     assert pairs["hit_rate@3"] == pytest.approx(0.6)
+
+
+def test_agreement_config_counts_the_judgements_trec_eval_ships(request):
+    """configs/agreement.yaml: trec_eval's binary qrels.test against its graded qrels.rel_level (binned at 1).
+    The confusion table equals a plain join of the two files' lines (grade >= 1 is relevant on the graded
+    side), and the two runs are ranked under both."""
+    path = REPO / "configs" / "agreement.yaml"
+    _prepare(path, request)
+    folder = path.parent / "../../shared/conformance/trec_eval"
+    binary = {tuple(line.split()[::2]): int(line.split()[3])
+              for line in (folder / "qrels.test").read_text().splitlines()}
+    graded = {tuple(line.split()[::2]): int(line.split()[3]) >= 1
+              for line in (folder / "qrels.rel_level").read_text().splitlines()}
+    counted = [[sum(1 for pair, g in binary.items() if g == a and graded[pair] == b) for b in (False, True)]
+               for a in (0, 1)]
+    report = run_config(load_configs(path)[0], write=False).report
+    judges = report.agreement.judges
+    assert judges.shared_pairs == len(binary) == len(graded)
+    assert [list(row) for row in judges.confusion] == counted
+    assert [row.metric for row in report.agreement.ranking.rows] == ["P@10", "AP", "nDCG@10"]
+    assert report.agreement.ranking.rows[0].systems == ("full", "truncated")

@@ -34,12 +34,12 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
-from .schema import (TOP_KEYS, ComparisonSettings, Config, CrossCheckSettings, OutputSettings, PlotSettings,
-                     YamlLocator, validate)
+from .schema import (TOP_KEYS, AgreementSettings, ComparisonSettings, Config, CrossCheckSettings, OutputSettings,
+                     PlotSettings, YamlLocator, validate)
 from .sources import Source, load_qrels, load_run
 
-__all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings",
-           "load_config", "load_configs", "load_qrels", "load_run", "TOP_KEYS"]
+__all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings",
+           "OutputSettings", "load_config", "load_configs", "load_qrels", "load_run", "TOP_KEYS"]
 
 def load_configs(path: str | os.PathLike) -> list[Config]:
     """Load and validate every evaluation (YAML document) in a config file.

@@ -21,8 +21,8 @@ from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
 
-__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings", "TOP_KEYS",
-           "RULES", "YamlLocator", "FlagLocator", "validate"]
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
+           "TOP_KEYS", "AGREEMENT_KEYS", "RULES", "YamlLocator", "FlagLocator", "validate"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -43,6 +43,20 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "seed": "seed of every random step (randomization test, bootstrap)",
     "judged_only": "true: remove unjudged documents from every ranking before any metric (trec_eval -J)",
     "depth": "only the first N documents of every ranking count (trec_eval -M)",
+    "agreement": "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
+                 "compared, and the system rankings they induce",
+})
+
+#: ``agreement:`` key -> what it sets (docs/config.md has the full reference)
+AGREEMENT_KEYS: Mapping[str, str] = MappingProxyType({
+    "judges": "name -> qrels (a path, or {path|data, format, ...}): exactly two; the first is the reference",
+    "runs": "the systems ranked under both: names of the config's runs, or name -> run (default: none)",
+    "metrics": "the metrics the systems are ranked by (default: the config's metrics, else nDCG@10, P@10, AP)",
+    "bins": "thresholds grouping grades into categories: a list (both judges) or judge -> list",
+    "alpha_level": "level of measurement of Krippendorff's alpha: ordinal, interval or nominal",
+    "test": "paired test deciding the significant differences: t or randomization",
+    "alpha": "significance level of the Holm-adjusted p-values",
+    "n_resamples": "resamples of the randomization test",
 })
 
 
@@ -51,6 +65,8 @@ def _rules() -> Mapping[str, Any]:
     themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
     from ..reports.formats import report_formats
     from ..reports.report import PER_QUERY_FORMATS
+    from ..stats.agreement import ALPHA_LEVELS
+    from ..stats.agreement import TESTS as AGREEMENT_TESTS
     from ..stats.compare import COMPARISON_PARAMETERS as P
     from ..stats.parameters import Interval, OneOf
 
@@ -66,6 +82,9 @@ def _rules() -> Mapping[str, Any]:
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
         "output.formats": OneOf("formats", tuple(report_formats())),
         "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS)),
+        "agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
+        "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
+        "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"],
     })
 
 
@@ -105,6 +124,27 @@ class ComparisonSettings:
     alpha: float = 0.05
     confidence: float = 0.95
     n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class AgreementSettings:
+    """``agreement:``: two sets of judgements compared, and the system rankings they induce (see
+    :func:`evalbridge.agree`). The conventions (backend, ``min_relevance``, ties, ``seed``...) are the config's."""
+
+    judges: Mapping[str, Source]
+    metrics: tuple[Metric, ...]
+    runs: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
+    bins: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    alpha_level: str = "ordinal"
+    test: str = "t"
+    alpha: float = 0.05
+    n_resamples: int = 10_000
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The two judges' names, the reference first."""
+        first, second = self.judges
+        return first, second
 
 
 @dataclass(frozen=True)
@@ -152,6 +192,7 @@ class Config:
     seed: int = 0
     judged_only: bool = False
     depth: int | None = None
+    agreement: AgreementSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -313,21 +354,103 @@ def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -
                   written=str(given) if given is not None else None)
 
 
-def _metrics(check: _Checker, value: Any) -> tuple[Metric, ...]:
+def _metrics(check: _Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[Metric, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value:
-        raise check.fail(("metrics",), f"expected a non-empty list of metric strings; got {value!r}.",
+        raise check.fail(path, f"expected a non-empty list of metric strings; got {value!r}.",
                          fix="write e.g. metrics: [nDCG@10, P@5, mrr].")
     out: list[Metric] = []
     for i, spec in enumerate(value):
         try:
             metric = parse_metric(str(spec) if isinstance(spec, (int, float)) else spec)
         except EvalbridgeError as error:
-            raise check.fail(("metrics", i), str(error), fix="run `evalbridge metrics` for every name and option.")
+            raise check.fail(path + (i,), str(error), fix="run `evalbridge metrics` for every name and option.")
         if metric not in out:
             out.append(metric)
     return tuple(out)
+
+
+def _supported(check: _Checker, metrics: Sequence[Metric], backend: str, path: tuple[Any, ...]) -> None:
+    """Refuse a metric the backend cannot compute, naming where it was asked."""
+    from ..backends import get_backend, unsupported
+
+    module = get_backend(backend)
+    for i, metric in enumerate(metrics):
+        reason = unsupported(module, metric)
+        if reason is not None:
+            raise check.fail(path + (i,), f"backend {backend!r} cannot compute {metric}: {reason}",
+                             fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
+
+
+def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Source],
+               metrics: tuple[Metric, ...]) -> AgreementSettings | None:
+    """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
+    from ..stats.agreement import DEFAULT_METRICS, check_thresholds
+
+    if value is None:
+        return None
+    path = ("agreement",)
+    spec = check.mapping(value, path, list(AGREEMENT_KEYS),
+                         "{judges: {human: qrels/human.txt, llm: qrels/llm.txt}, runs: [bm25, dense]}")
+    if "judges" not in spec:
+        raise check.fail(path, "the agreement section has no 'judges' key.",
+                         fix="name the two sets of judgements: judges: {human: qrels/human.txt, llm: qrels/llm.txt}.")
+    judges_spec = check.mapping(spec["judges"], path + ("judges",), None,
+                                "{human: qrels/human.txt, llm: qrels/llm.txt}")
+    if len(judges_spec) != 2:
+        raise check.fail(path + ("judges",), f"expected exactly two sets of judgements; got {len(judges_spec)}"
+                                             f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",
+                         fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
+                             "reference).")
+    judges = {str(name): _source(check, source, path + ("judges", name), folder, "qrels")
+              for name, source in judges_spec.items()}
+    given = spec.get("runs")
+    chosen: dict[str, Source] = {}
+    if isinstance(given, list):
+        for i, name in enumerate(given):
+            if name not in runs:
+                raise check.fail(path + ("runs", i), f"unknown run {name!r}: a name in a list refers to the "
+                                                     f"config's runs ({', '.join(runs) or 'none'}).",
+                                 fix=f"{_suggest(str(name), list(runs))}Or give the runs themselves: "
+                                     f"runs: {{bm25: runs/bm25.txt}}.")
+            chosen[str(name)] = runs[name]
+    elif given is not None:
+        for name, source in check.mapping(given, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
+            chosen[str(name)] = _source(check, source, path + ("runs", name), folder, "run")
+    for name, source in chosen.items():
+        if source.carries_qrels:
+            raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
+                                                    f"agreement ranks each run under both judges.",
+                             fix="give this run in a run format (trec, json, ranked, ...).")
+    if len(chosen) == 1:
+        raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
+                         fix="add another run, or leave runs out for the judge agreement alone.")
+    asked = (_metrics(check, spec["metrics"], path + ("metrics",)) if "metrics" in spec
+             else metrics or tuple(parse_metric(m) for m in DEFAULT_METRICS))
+    bins: dict[str, tuple[float, ...]] = {}
+    given_bins = spec.get("bins")
+    if given_bins is not None:
+        per_judge = (given_bins if isinstance(given_bins, Mapping) else dict.fromkeys(judges, given_bins))
+        for name, edges in per_judge.items():
+            where = path + ("bins",) + ((name,) if isinstance(given_bins, Mapping) else ())
+            if str(name) not in judges:
+                raise check.fail(where, f"unknown judge {name!r}; the judges are {', '.join(judges)}.",
+                                 fix=f"{_suggest(str(name), list(judges))}Key bins by a judge's name, or give one "
+                                     f"list for both.")
+            try:
+                checked = check_thresholds(edges, "bins")
+            except InputError as error:
+                raise check.fail(where, str(error)) from None
+            if checked is None:
+                raise check.fail(where, "expected a list of thresholds; got null.", fix="write e.g. [2.5, 5, 7.5].")
+            bins[str(name)] = checked
+    return AgreementSettings(
+        judges=MappingProxyType(judges), runs=MappingProxyType(chosen), metrics=asked, bins=MappingProxyType(bins),
+        alpha_level=check.rule(spec.get("alpha_level", "ordinal"), path + ("alpha_level",), "agreement.alpha_level"),
+        test=check.rule(spec.get("test", "t"), path + ("test",), "agreement.test"),
+        alpha=check.rule(spec.get("alpha", 0.05), path + ("alpha",), "agreement.alpha"),
+        n_resamples=check.rule(spec.get("n_resamples", 10_000), path + ("n_resamples",), "agreement.n_resamples"))
 
 
 def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
@@ -355,6 +478,9 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
         return None
     keys = ("baseline", "test", "correction", "alpha", "confidence", "n_resamples")
     spec = check.mapping(value, ("comparison",), keys, "{baseline: bm25, test: t, correction: holm, alpha: 0.05}")
+    if not runs:
+        raise check.fail(("comparison",), "a comparison needs at least two runs; the config has none.",
+                         fix="add runs:, or remove the comparison section.")
     baseline = spec.get("baseline", next(iter(runs)))
     check.choice(baseline, ("comparison", "baseline"), list(runs))
     if len(runs) < 2:
@@ -496,17 +622,23 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
         document, count: which YAML document of how many (for default names).
         default_dir: ``output.dir`` when not given (None: nothing is written unless asked).
     """
-    from ..backends import BACKENDS, get_backend, unsupported
+    from ..backends import BACKENDS
     from ..model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     check = _Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
-    for required in ("runs", "metrics"):
+    agreement_only = spec.get("agreement") is not None and "runs" not in spec
+    for required in ("runs", "metrics") if not agreement_only else ():
         if required not in spec:
             raise check.fail((), f"the config has no {required!r} key.",
-                             fix="every config needs runs: and metrics: (see docs/config.md).")
-    runs_spec = check.mapping(spec["runs"], ("runs",), None, "{bm25: runs/bm25.txt}")
-    if not runs_spec:
+                             fix="every config needs runs: and metrics:, or an agreement: section "
+                                 "(see docs/config.md).")
+    if agreement_only and spec.get("qrels") is not None:
+        raise check.fail(("qrels",), "qrels are given but no runs to evaluate with them (the agreement section "
+                                     "names its own judges).",
+                         fix="add runs:, or move these qrels into agreement.judges.")
+    runs_spec = check.mapping(spec.get("runs", {}), ("runs",), None, "{bm25: runs/bm25.txt}")
+    if not runs_spec and not agreement_only:
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     runs = {str(name): _source(check, value, ("runs", name), folder, "run") for name, value in runs_spec.items()}
     qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels") if spec.get("qrels") is not None else None
@@ -518,14 +650,12 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
         if not source.carries_qrels and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    metrics = _metrics(check, spec["metrics"])
+    metrics = _metrics(check, spec["metrics"]) if "metrics" in spec else ()
     backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
-    module = get_backend(backend)
-    for i, metric in enumerate(metrics):
-        reason = unsupported(module, metric)
-        if reason is not None:
-            raise check.fail(("metrics", i), f"backend {backend!r} cannot compute {metric}: {reason}",
-                             fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
+    _supported(check, metrics, backend, ("metrics",))
+    agreement = _agreement(check, spec.get("agreement"), folder, runs, metrics)
+    if agreement is not None:
+        _supported(check, agreement.metrics, backend, ("agreement", "metrics"))
     min_relevance = spec.get("min_relevance")
     if min_relevance is not None:
         min_relevance = check.rule(min_relevance, ("min_relevance",), "min_relevance")
@@ -541,7 +671,7 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
                                      MISSING_QUERY_POLICIES),
         judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
         depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
-        crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison,
+        crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands")),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed,

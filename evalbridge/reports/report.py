@@ -42,7 +42,7 @@ from ..stats.compare import MARKER_STYLES
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
-           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "label_of"]
+           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "label_of", "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -106,6 +106,9 @@ class Report:
         markers: significance markers in the tables, a key of
             :data:`~evalbridge.stats.compare.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
+        agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
+            ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
+            alone has no ``results``.
     """
 
     results: Mapping[str, Any]
@@ -118,22 +121,24 @@ class Report:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
     markers: str = "arrows"
+    agreement: Any = None
 
     def __post_init__(self) -> None:
-        if not self.results:
-            raise InputError("a report needs at least one system's results.")
+        if not self.results and self.agreement is None:
+            raise InputError("a report needs at least one system's results, or an agreement.")
         if self.markers not in MARKER_STYLES:
             raise InputError(f"unknown marker style {self.markers!r}; choose one of "
                              f"{', '.join(map(repr, MARKER_STYLES))}.")
-        if not self.metrics:
+        if not self.metrics and self.results:
             first = next(iter(self.results.values()))
             object.__setattr__(self, "metrics", tuple(first.metrics))
 
     @property
     def labels(self) -> list[str]:
-        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``)."""
-        first = next(iter(self.results.values()))
-        return [label_of(first, m) for m in self.metrics]
+        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``); none without
+        results."""
+        first = next(iter(self.results.values()), None)
+        return [label_of(first, m) for m in self.metrics] if first is not None else []
 
     def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN, fmt: str = "terminal") -> str:
         """The significance marker of a cell ('' when not significant or no comparison).
@@ -178,16 +183,18 @@ class Report:
         return self.to_text()
 
     def __repr__(self) -> str:
-        first = next(iter(self.results.values()))
+        first = next(iter(self.results.values()), None)
         text = (f"Report({self.title!r}: {len(self.results)} system{'s' if len(self.results) != 1 else ''} x "
-                f"{len(self.metrics)} metric{'s' if len(self.metrics) != 1 else ''}, "
-                f"{first.provenance.queries_evaluated} queries")
+                f"{len(self.metrics)} metric{'s' if len(self.metrics) != 1 else ''}"
+                + (f", {first.provenance.queries_evaluated} queries" if first is not None else ""))
         if self.comparison is not None:
             text += f", baseline {self.comparison.baseline!r}"
         if self.gates:
             text += f", gates {len(self.gates) - len(self.failed_gates)}/{len(self.gates)} passed"
         if self.crosscheck:
             text += f", cross-check {'ok' if self.crosscheck_ok else 'NOT ok'}"
+        if self.agreement is not None:
+            text += f", agreement of {' and '.join(self.agreement.judges.names)}"
         return text + ")"
 
     def _repr_html_(self) -> str:
@@ -327,9 +334,10 @@ def render_html(report: Report) -> str:
 
     up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
     down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
-    table = cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
-    out = [f"<h4>{escape(report.title)}</h4>",
-           _html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in table])]
+    out = [f"<h4>{escape(report.title)}</h4>"]
+    if report.results:
+        table = cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
+        out.append(_html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in table]))
     if report.comparison is not None:
         out.append(f"<p>{up}/{down} {escape(legend(report).split(' ', 1)[1])}</p>")
         out += ["<details><summary>comparison with the baseline</summary>",
@@ -344,8 +352,12 @@ def render_html(report: Report) -> str:
         out += [f"<p><strong>FAIL</strong> {escape(g.reason)}</p>" for g in failed]
     for system, check in report.crosscheck.items():
         out.append(f"<p>cross-check {escape(system)}: {escape(crosscheck_line(check))}</p>")
-    first = next(iter(report.results.values())).provenance
-    notes = [first.summary()] if len(report.results) == 1 else [
+    if report.agreement is not None:
+        a, b = report.agreement.judges.names
+        out += [f"<h4>Agreement between the judgements {escape(a)} and {escape(b)}</h4>",
+                report.agreement._repr_html_()]
+    first = next(iter(report.results.values())).provenance if report.results else None
+    notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
         f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; relevance level "
         f"{first.relevance_level:g}", *queries_lines(report)]
     footnote = "<br>".join(map(escape, notes))
@@ -393,6 +405,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["gates"] = [g.to_dict() for g in report.gates]
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
+    if report.agreement is not None:
+        data["agreement"] = report.agreement.to_dict()
     data["provenance"] = report.provenance
     return jsonable(data)
 
@@ -457,14 +471,22 @@ def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt:
                     provenance: Mapping[str, Any] | None = None) -> Path:
     """Per-query values of every system in a :data:`PER_QUERY_FORMATS` format (``csv``, or ``parquet`` with the
     provenance in its metadata)."""
+    return write_frame(per_query_frame(results), path, fmt=fmt, provenance=provenance)
+
+
+def write_frame(frame: Any, path: str | os.PathLike, *, fmt: str,
+                provenance: Mapping[str, Any] | None = None) -> Path:
+    """A DataFrame (its columns, not its index) in a :data:`PER_QUERY_FORMATS` format (``csv``, or
+    ``parquet`` with the provenance in its metadata), written atomically."""
     if fmt not in PER_QUERY_FORMATS:
         raise InputError(f"unknown per-query format {fmt!r}; choose one of {', '.join(map(repr, PER_QUERY_FORMATS))}.")
-    return PER_QUERY_FORMATS[fmt].write(per_query_frame(results), path, dict(provenance or {}))
+    return PER_QUERY_FORMATS[fmt].write(frame, path, dict(provenance or {}))
 
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,
                     backends: Sequence[str] = (), config: Mapping[str, Any] | None = None,
-                    seed: int | None = None, metrics: Sequence[str] | None = None) -> dict[str, Any]:
+                    seed: int | None = None, metrics: Sequence[str] | None = None,
+                    conventions: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The provenance block of a report: versions, conventions, inputs, query counts.
 
     Args:
@@ -475,29 +497,32 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         config: the config's name, sha256 and settings, when there is one.
         seed: the seed of the random steps.
         metrics: the metric labels (default: the first system's evaluated metrics).
+        conventions: ``{ties, score_precision, missing_queries}`` when no system was evaluated (a report
+            of an agreement alone); otherwise they are read from the results.
     """
     import platform
 
     from .._version import __version__
     from ..backends import get_backend
 
-    first = next(iter(results.values())).provenance
+    first = next(iter(results.values())).provenance if results else None
     versions = {}
-    for name in dict.fromkeys([first.backend, *backends]):
+    for name in dict.fromkeys([*([first.backend] if first is not None else []), *backends]):
         try:
             versions[name] = get_backend(name).version()
         except (ImportError, EvalbridgeError):
             versions[name] = "unavailable"
-    conventions = first.conventions
+    if first is not None:
+        c = first.conventions
+        conventions = {"ties": c.ties, "score_precision": c.score_precision, "missing_queries": c.missing_queries}
     data: dict[str, Any] = {
         "evalbridge_version": __version__,
         "python": platform.python_version(),
-        "backend": first.backend,
+        "backend": first.backend if first is not None else next(iter(backends), None),
         "backend_versions": versions,
-        "conventions": {"ties": conventions.ties, "score_precision": conventions.score_precision,
-                        "missing_queries": conventions.missing_queries},
-        "relevance_level": first.relevance_level,
-        "metrics": [str(m) for m in (metrics or next(iter(results.values())).metrics)],
+        "conventions": dict(conventions) if conventions is not None else None,
+        "relevance_level": first.relevance_level if first is not None else None,
+        "metrics": [str(m) for m in (metrics or (next(iter(results.values())).metrics if results else ()))],
         "config": dict(config) if config is not None else None,
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = ["agreement", "ranking_agreement", "agree", "JudgeAgreement", "RankingAgreement",
            "MetricRankingAgreement", "PairOutcome", "Agreement", "cohen_kappa", "krippendorff_alpha",
-           "tau_ap", "ALPHA_LEVELS", "KAPPA_WEIGHTS", "TESTS", "OUTCOMES", "FORMATS", "DEFAULT_METRICS",
-           "MAX_CATEGORIES"]
+           "tau_ap", "check_thresholds", "ALPHA_LEVELS", "KAPPA_WEIGHTS", "TESTS", "OUTCOMES", "FORMATS",
+           "DEFAULT_METRICS", "MAX_CATEGORIES"]
 
 #: the most categories a grade scale may have (integer grades 0-100 fit); beyond, group grades with ``bins``
 MAX_CATEGORIES = 101
@@ -211,7 +211,8 @@ def _fmt(value: float, digits: int = 4) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _check_thresholds(bins: Sequence[float] | None, what: str) -> tuple[float, ...] | None:
+def check_thresholds(bins: Sequence[float] | None, what: str) -> tuple[float, ...] | None:
+    """``bins`` as a tuple of strictly increasing finite thresholds (None stays None), else InputError."""
     if bins is None:
         return None
     if isinstance(bins, (str, bytes)) or not isinstance(bins, Iterable):
@@ -576,8 +577,8 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
     _check_choice(alpha_level, ALPHA_LEVELS, "alpha_level")
     if bins is not None and (bins_a is not None or bins_b is not None):
         raise InputError("pass either bins (both sides) or bins_a / bins_b (one side each), not both.")
-    edges_a = _check_thresholds(bins if bins is not None else bins_a, "bins" if bins is not None else "bins_a")
-    edges_b = _check_thresholds(bins if bins is not None else bins_b, "bins" if bins is not None else "bins_b")
+    edges_a = check_thresholds(bins if bins is not None else bins_a, "bins" if bins is not None else "bins_a")
+    edges_b = check_thresholds(bins if bins is not None else bins_b, "bins" if bins is not None else "bins_b")
     qa, qb = as_qrels(qrels_a), as_qrels(qrels_b)
     for what, ka, kb in (("query", qa.query_id_kind, qb.query_id_kind), ("doc", qa.doc_id_kind, qb.doc_id_kind)):
         if ka and kb and ka != kb:

@@ -12,7 +12,10 @@ __all__ = ["FORMAT", "render_csv"]
 
 def render_csv(report: Report) -> str:
     """Systems x metrics means as CSV (full precision), then each system's query counts: evaluated,
-    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``)."""
+    missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``).
+    A report of an agreement alone gives the judge agreement's measures (one row, ``b vs a``)."""
+    if not report.results and report.agreement is not None:
+        return str(report.agreement.judges.to_frame().to_csv(lineterminator="\n"))
     frame = means_frame(report)
     for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
                           ("ignored_run_only", "ignored_run_only")):
@@ -21,18 +24,24 @@ def render_csv(report: Report) -> str:
     return str(frame.to_csv(lineterminator="\n"))
 
 
-def comparison_csv(report: Report) -> Mapping[str, str]:
-    """In a report folder, with a comparison: ``comparison.csv``, one row per (metric, system) compared."""
-    if report.comparison is None:
-        return {}
-    return {"comparison.csv": report.comparison.to_frame().to_csv(index=False, lineterminator="\n")}
+def extra_csv_files(report: Report) -> Mapping[str, str]:
+    """In a report folder: ``comparison.csv`` with a comparison (one row per (metric, system) compared);
+    ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement."""
+    files = {}
+    if report.comparison is not None:
+        files["comparison.csv"] = report.comparison.to_frame().to_csv(index=False, lineterminator="\n")
+    if report.agreement is not None:
+        files["agreement.csv"] = report.agreement.judges.to_frame().to_csv(lineterminator="\n")
+        if report.agreement.ranking.rows:
+            files["agreement_ranking.csv"] = report.agreement.ranking.to_frame().to_csv(lineterminator="\n")
+    return files
 
 
 FORMAT = ReportFormat(
     name="csv",
     suffix=".csv",
-    title="CSV, one row per system (and `comparison.csv` when there is a comparison)",
+    title="CSV, one row per system (and `comparison.csv` with a comparison, `agreement.csv` with an agreement)",
     render=render_csv,
     order=30,
-    extra_files=comparison_csv,
+    extra_files=extra_csv_files,
 )

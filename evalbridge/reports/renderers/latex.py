@@ -3,29 +3,64 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ...stats.compare import MARKER_STYLES
 from ..formats import ReportFormat
 from ...latex import latex_escape as _latex
-from ..report import Report, cells, jsonable
+from ..report import Report, cells, jsonable, number
 
 __all__ = ["FORMAT", "render_latex"]
 
 
 def render_latex(report: Report) -> str:
-    """A booktabs table (best value per metric in bold), provenance as ``%`` comments."""
-    rows = cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
+    """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
+    a table of the judge agreement and one of the ranking agreement."""
     lines = [f"% {report.title}"]
     lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
-    lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
-              r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
+    if report.results:
+        lines += _results(report)
+    if report.agreement is not None:
+        lines += _agreement(report.agreement)
+    return "\n".join(lines) + "\n"
+
+
+def _results(report: Report) -> list[str]:
+    rows = cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
+             r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
     lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = _latex(report.title)
     if report.comparison is not None:
         caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
-    lines += [rf"\caption{{{caption}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return [*lines, rf"\caption{{{caption}}}", r"\end{table}"]
+
+
+def _agreement(agreement: Any) -> list[str]:
+    """The judge agreement (measure, value) and, with runs, one row per metric of the ranking agreement."""
+    judges, ranking = agreement.judges, agreement.ranking
+    a, b = (_latex(n) for n in judges.names)
+    measures = [("pairs judged by both", str(judges.shared_pairs)),
+                (f"pairs only in {a} / only in {b}", f"{judges.only_in_a} / {judges.only_in_b}"),
+                ("exact agreement", number(judges.observed_agreement, 4)),
+                ("Cohen's kappa", number(judges.cohen_kappa, 4)),
+                ("quadratic-weighted kappa", number(judges.weighted_kappa, 4)),
+                (f"Krippendorff's alpha ({judges.alpha_level})", number(judges.krippendorff_alpha, 4)),
+                ("binary kappa at the relevance level", number(judges.binary_kappa, 4))]
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lr}", r"\toprule", r"Measure & Value \\",
+             r"\midrule", *[rf"{name} & {value} \\" for name, value in measures], r"\bottomrule", r"\end{tabular}",
+             rf"\caption{{Agreement of {b} with {a} over the (query, document) pairs both judged}}", r"\end{table}"]
+    if ranking.rows:
+        lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
+                  r"Metric & Kendall $\tau$ & $\tau_{AP}$ & significant " + f"{a} / {b}" + r" & flipped \\",
+                  r"\midrule"]
+        lines += [rf"{_latex(row.metric)} & {number(row.kendall_tau, 4)} & {number(row.tau_ap, 4)} & "
+                  rf"{row.significant_a} / {row.significant_b} & {row.flipped} \\" for row in ranking.rows]
+        lines += [r"\bottomrule", r"\end{tabular}",
+                  rf"\caption{{Ranking of {len(ranking.rows[0].systems)} systems under {a} and under {b}; "
+                  rf"{_latex(ranking.describe())}}}", r"\end{table}"]
+    return lines
 
 
 FORMAT = ReportFormat(

@@ -12,11 +12,13 @@ __all__ = ["FORMAT", "render_markdown"]
 
 
 def render_markdown(report: Report) -> str:
-    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, provenance."""
+    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, agreement, provenance."""
     from tabulate import tabulate
 
-    out = [f"# {report.title}", "", "## Systems x metrics", "",
-           tabulate(cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
+    out = [f"# {report.title}"]
+    if report.results:
+        out += ["", "## Systems x metrics", "",
+                tabulate(cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
     if report.comparison is not None:
         out += ["", legend(report), "", "## Comparison with the baseline", "",
                 tabulate(comparison_rows(report), headers=COMPARISON_HEADERS, tablefmt="github",
@@ -36,7 +38,10 @@ def render_markdown(report: Report) -> str:
                                              tablefmt="github", disable_numparse=True)]
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
-    out += ["", "## Provenance", "", *[f"- {line}" for line in queries_lines(report)], "",
+    if report.agreement is not None:
+        out += ["", report.agreement.to_markdown().strip()]
+    queries = [f"- {line}" for line in queries_lines(report)]
+    out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
 

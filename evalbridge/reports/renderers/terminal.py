@@ -9,23 +9,10 @@ __all__ = ["FORMAT", "render_terminal"]
 
 
 def render_terminal(report: Report) -> str:
-    """A short plain-text view: the table, the legend, cross-check and gate lines."""
-    from tabulate import tabulate
-
-    lines = [report.title, tabulate(cells(report), headers=["system", *report.labels], tablefmt="simple",
-                                     disable_numparse=True)]
-    if report.comparison is not None:
-        lines.append(legend(report))
-    bands = band_rows(report) if report.bands else []
-    if bands:
-        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
-                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
-    first = next(iter(report.results.values())).provenance
-    if len(report.results) == 1:
-        lines += ["", first.summary()]
-    else:
-        lines += ["", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
-                      f"relevance level {first.relevance_level:g}", *queries_lines(report)]
+    """A short plain-text view: the table, the legend, cross-check and gate lines, then the agreement."""
+    lines = [report.title]
+    if report.results:
+        lines += _results(report)
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {crosscheck_line(check)}")
     failed = report.failed_gates
@@ -37,7 +24,27 @@ def render_terminal(report: Report) -> str:
                      + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
+    if report.agreement is not None:
+        lines += ["", str(report.agreement)]
     return "\n".join(lines) + "\n"
+
+
+def _results(report: Report) -> list[str]:
+    """The systems x metrics table, legend, bands and query counts."""
+    from tabulate import tabulate
+
+    lines = [tabulate(cells(report), headers=["system", *report.labels], tablefmt="simple", disable_numparse=True)]
+    if report.comparison is not None:
+        lines.append(legend(report))
+    bands = band_rows(report) if report.bands else []
+    if bands:
+        lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
+                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+    first = next(iter(report.results.values())).provenance
+    if len(report.results) == 1:
+        return [*lines, "", first.summary()]
+    return [*lines, "", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+                        f"relevance level {first.relevance_level:g}", *queries_lines(report)]
 
 
 def check_terminal(report: Report) -> str:

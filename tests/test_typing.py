@@ -32,3 +32,17 @@ def test_mypy_sees_the_signature_of_every_public_name(tmp_path: Path) -> None:
     assert "CrossCheck" in revealed[1] and "Qrels" in revealed[2] and "Comparison" in revealed[3]
     assert revealed[4].strip("\"").replace("builtins.", "") == "dict[str, float]"
     assert not any("Any" == r.strip('"') for r in revealed)
+
+
+@pytest.mark.slow
+def test_the_package_passes_mypy_strict() -> None:
+    """`mypy` with the project's settings (pyproject.toml: `strict = true` on the package) finds no error.
+
+    `make test` runs the same check before pytest (and fills the cache this run reuses); this test keeps
+    the check in any pytest run of the suite."""
+    api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
+    root = Path(__file__).resolve().parent.parent
+    out, err, status = api.run(["--config-file", str(root / "pyproject.toml"), "--cache-dir",
+                                str(root / ".mypy_cache"), str(root / "evalbridge")])
+    assert status == 0, out + err
+    assert out.startswith("Success: no issues found"), out + err

@@ -63,7 +63,7 @@ def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
     return _parsed(wanted, obj)
 
 
-def _read_mapping(obj: Mapping, kind: str, options: Any) -> Any:
+def _read_mapping(obj: Mapping[Any, Any], kind: str, options: Any) -> Any:
     return _parsed(_KINDS[kind], _KINDS[kind].cls(obj))
 
 
@@ -76,7 +76,7 @@ def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
     return _parsed(wanted, wanted.cls(obj.to_dict(), **extra))
 
 
-def _read_rows(obj: Iterable, kind: str, options: Any) -> Any:
+def _read_rows(obj: Iterable[Any], kind: str, options: Any) -> Any:
     """Rows with ``query_id``, ``doc_id`` and ``relevance``/``score`` fields, or ``(qid, docid, value)`` tuples."""
     wanted = _KINDS[kind]
     rows = iter(obj)
@@ -202,7 +202,7 @@ def to_ranx(obj: Qrels | Run) -> Any:
     return ranx.Run(data, name=obj.name)
 
 
-def to_ir_measures(obj: Qrels | Run) -> list:
+def to_ir_measures(obj: Qrels | Run) -> list[Any]:
     """A list of ir-measures namedtuples: ``Qrel(query_id, doc_id, relevance, "0")`` or ``ScoredDoc``.
 
     Grades are passed as they are; ir-measures' pytrec_eval provider accepts only

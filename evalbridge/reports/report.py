@@ -31,13 +31,21 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .latex import latex_escape as _latex
 from .writing import atomic_file, write_file_atomic
 from ..stats.compare import MARKER_STYLES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..cross_check import CrossCheck
+    from ..results import Results
+    from ..stats.compare import Comparison
+    from ..stats.gates import GateResult
 
 __all__ = ["Report", "render", "render_terminal", "render_markdown", "render_html", "RENDERERS", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
@@ -107,12 +115,12 @@ class Report:
             baseline) or ``letters`` (ranx's superscript letters).
     """
 
-    results: Mapping[str, Any]
+    results: Mapping[str, Results]
     metrics: Sequence[str | Metric] = ()
     title: str = "evalbridge report"
-    comparison: Any = None
-    gates: Sequence[Any] = ()
-    crosscheck: Mapping[str, Any] = field(default_factory=dict)
+    comparison: Comparison | None = None
+    gates: Sequence[GateResult] = ()
+    crosscheck: Mapping[str, CrossCheck] = field(default_factory=dict)
     bands: Mapping[str, Sequence[float]] | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
@@ -192,7 +200,7 @@ class Report:
         return self.to_html()
 
 
-def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
+def means_frame(report: Report) -> pd.DataFrame:
     """Systems x metrics means as a DataFrame (index ``system``)."""
     import pandas as pd
 
@@ -202,13 +210,14 @@ def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
     return frame
 
 
-def per_query_frame(results: Mapping[str, Any]):  # noqa: ANN201 - pandas.DataFrame
+def per_query_frame(results: Mapping[str, Results]) -> pd.DataFrame:
     """Per-query values of every system, tidy: columns ``system``, ``query_id``, then one per metric."""
     import pandas as pd
 
     frames = [res.per_query.reset_index().assign(system=system) for system, res in results.items()]
     frame = pd.concat(frames, ignore_index=True)
-    return frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
+    tidy: pd.DataFrame = frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
+    return tidy
 
 
 def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -237,7 +246,7 @@ def _cells(report: Report, *, up: str = UP, down: str = DOWN,
     for system in frame.index:
         row = [f"{system} ({letters[system]})" if system in letters else str(system)]
         for label in frame.columns:
-            value = frame.at[system, label]
+            value = cast(float, frame.at[system, label])  # pandas-stubs: a cell is any scalar; these are means
             text = _number(value, report.digits) + report.marker(system, label, up=up, down=down, fmt=fmt)
             if best is not None and len(frame) > 1 and value == frame[label].max():
                 text = best(text)
@@ -248,7 +257,9 @@ def _cells(report: Report, *, up: str = UP, down: str = DOWN,
 
 def _comparison_rows(report: Report) -> list[list[str]]:
     d = report.digits
-    rows = []
+    rows: list[list[str]] = []
+    if report.comparison is None:  # never: called for reports with a comparison
+        return rows
     for r in report.comparison.rows:
         rows.append([r.metric, r.system, f"{r.delta:+.{d}f}", f"[{_number(r.ci_low, d)}, {_number(r.ci_high, d)}]",
                      _number(r.effect_size, 2), f"{r.wins}/{r.ties}/{r.losses}", _p(r.p_t),
@@ -259,14 +270,16 @@ def _comparison_rows(report: Report) -> list[list[str]]:
 _COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
 
 
-def _band_rows(report: Report) -> list[list[str]]:
+def _band_rows(report: Report) -> list[list[str | None]]:
+    """A header row, then per system its band per metric (None for a mean that is not finite)."""
     frame = means_frame(report)
     labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
                 if band_of(m, 0.0, report.bands or {}) is not None]
     if not labelled:
         return []
-    return [["system", *[label for _, label in labelled]]] + [
-        [str(system), *[band_of(m, frame.at[system, label], report.bands) for m, label in labelled]]
+    header: list[str | None] = ["system", *[label for _, label in labelled]]
+    return [header] + [
+        [str(system), *[band_of(m, cast(float, frame.at[system, label]), report.bands or {}) for m, label in labelled]]
         for system in frame.index]
 
 
@@ -296,7 +309,7 @@ def render_terminal(report: Report) -> str:
     bands = _band_rows(report) if report.bands else []
     if bands:
         lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
-                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+                  tabulate(bands[1:], headers=[str(h) for h in bands[0]], tablefmt="simple")]
     first = next(iter(report.results.values())).provenance
     if len(report.results) == 1:
         lines += ["", first.summary()]
@@ -350,9 +363,9 @@ def render_markdown(report: Report) -> str:
                     "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
     bands = _band_rows(report) if report.bands else []
     if bands:
-        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=bands[0], tablefmt="github"),
+        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=[str(h) for h in bands[0]], tablefmt="github"),
                 "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
-                                          for k, b in report.bands.items())]
+                                          for k, b in (report.bands or {}).items())]
     if report.gates:
         out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, _number(g.value, 4),
                                                _number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
@@ -390,7 +403,7 @@ def render_html(report: Report) -> str:
                             [list(map(escape, row)) for row in _comparison_rows(report)]), "</details>"]
     bands = _band_rows(report) if report.bands else []
     if bands:
-        out.append(_html_table(list(map(escape, bands[0])), [[escape(str(c)) for c in row] for row in bands[1:]]))
+        out.append(_html_table([escape(str(c)) for c in bands[0]], [[escape(str(c)) for c in row] for row in bands[1:]]))
     if report.gates:
         failed = report.failed_gates
         out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
@@ -458,7 +471,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
     data["provenance"] = report.provenance
-    return jsonable(data)
+    out: dict[str, Any] = jsonable(data)
+    return out
 
 
 def render_json(report: Report) -> str:
@@ -505,7 +519,7 @@ def render(report: Report, fmt: str) -> str:
     return renderer(report)
 
 
-def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
+def atomic_path(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[Path]:
     """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
 
     If the block raises, the temporary file is removed and ``path`` is left untouched. This is
@@ -514,12 +528,12 @@ def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Pa
     return atomic_file(path)
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` to ``path`` atomically: :func:`evalbridge.reports.writing.write_file_atomic`."""
     return write_file_atomic(path, data)
 
 
-def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,
+def write_per_query(results: Mapping[str, Any], path: str | os.PathLike[str], *, fmt: str,
                     provenance: Mapping[str, Any] | None = None) -> Path:
     """Per-query values of every system as ``csv`` or ``parquet`` (provenance in the parquet metadata)."""
     frame = per_query_frame(results)
@@ -586,7 +600,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
     return data
 
 
-def file_sha256(path: str | os.PathLike) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

@@ -24,6 +24,7 @@ from ..model import Conventions
 
 if TYPE_CHECKING:
     from ..metrics.spec import Metric
+    from ..model import Qrels
 
 __all__ = ["BACKENDS", "get_backend", "unsupported", "tie_problem", "available"]
 
@@ -67,7 +68,7 @@ def tie_problem(module: ModuleType, metric: Metric, ties: str) -> str | None:
     return None
 
 
-def unsupported(module: ModuleType, metric, qrels=None, *,  # noqa: ANN001 - Metric, Qrels
+def unsupported(module: ModuleType, metric: Metric, qrels: Qrels | None = None, *,
                 conventions: Conventions | None = None) -> str | None:
     """Why backend ``module`` cannot compute ``metric`` exactly, or ``None`` when it can.
 

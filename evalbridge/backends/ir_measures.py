@@ -12,12 +12,13 @@ under pandas >= 3 it fails (ranx's ``from_df`` asserts an ``object`` dtype, Amen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, Callable
 
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
-from ._bridge import NativeConventions, Task
+from ._bridge import GradeKey, NativeConventions, Task
 
 NAME = "ir_measures"
 INSTALL = "pip install ir-measures pytrec-eval-terrier"
@@ -108,7 +109,7 @@ def conventions_for(metric: Metric) -> NativeConventions:
     return PROVIDER_CONVENTIONS[provider_of(metric)]
 
 
-def _library():  # noqa: ANN202 - the ir_measures module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ir_measures", INSTALL)
 
 
@@ -125,7 +126,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     info = _bridge.GradeInfo.of(qrels)
     queries = _bridge.common_queries(qrels, run)
     q_ids, r_ids = (list(qrels), list(run)) if native else (queries, queries)
-    groups: dict[tuple, list[Task]] = {}
+    groups: dict[tuple[str, GradeKey, int, int | None], list[Task]] = {}
     notes: list[str] = []
     for metric in metrics:
         provider = provider_of(metric)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Callable
 
 from ..errors import UnsupportedMetricError
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
-from ._bridge import NativeConventions, Task
+from ._bridge import GroupKey, NativeConventions, Task
 
 NAME = "pytrec_eval"
 INSTALL = "pip install pytrec-eval-terrier"
@@ -89,7 +90,7 @@ NATIVE_NAMES: dict[str, Callable[[Task], str]] = {
 _MEASURE = re.compile(r"(?P<base>[A-Za-z_]+)(?:\.(?P<k>[1-9][0-9]{0,8}))?")
 
 
-def _library():  # noqa: ANN202 - the pytrec_eval module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "pytrec_eval", INSTALL)
 
 
@@ -145,7 +146,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     planned, notes = tasks(qrels, run, metrics, info)
     queries = _bridge.common_queries(qrels, run)
     q_ids, r_ids = (list(qrels), list(run)) if native else (queries, queries)
-    groups: dict[tuple, list[Task]] = {}
+    groups: dict[GroupKey, list[Task]] = {}
     for task in planned:
         groups.setdefault(task.group, []).append(task)
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}

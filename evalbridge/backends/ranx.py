@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from itertools import chain
 from operator import methodcaller
-from typing import Callable
+from typing import Any, Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run
 from . import _bridge
-from ._bridge import NativeConventions, Task
+from ._bridge import GradeKey, NativeConventions, Task
 
 NAME = "ranx"
 INSTALL = "pip install ranx"
@@ -99,7 +100,7 @@ def metric_name(task: Task) -> str:
     return name if task.level == 1 else f"{name}-l{task.level}"
 
 
-def _library():  # noqa: ANN202 - the ranx module
+def _library() -> ModuleType:
     return _bridge.import_library(NAME, "ranx", INSTALL)
 
 
@@ -147,17 +148,18 @@ def _native_scores(run: Run, queries: list[str]) -> dict[str, Mapping[str, float
     return {q: _bridge.rank_scores(orders[q]) if q in orders else run[q] for q in queries if q in run}
 
 
-def _evaluate(ranx, qrels, run, names: list[str], **options) -> dict:  # noqa: ANN001
+def _evaluate(ranx: ModuleType, qrels: Mapping[str, Mapping[str, Any]], run: Mapping[str, Mapping[str, float]],
+              names: list[str], **options: Any) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba type-safety warnings on every call
         # With one metric ranx 0.3.21 looks its result up under the name without "@k" (KeyError),
         # so it always gets at least two.
-        result = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2, return_mean=False,
+        result: dict[str, Any] = ranx.evaluate(qrels, run, names if len(names) > 1 else names * 2, return_mean=False,
                                save_results_in_run=False, **options)
     return result
 
 
-def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict], list[str]]:
+def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict[str, float]], list[str]]:
     """The queries and judgements of a bridged bpref call, and notes on what was changed.
 
     ranx's bpref differs from trec_eval's in three ways (:data:`KNOWN_FAULTS`), each bridged here:
@@ -205,7 +207,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     info = _bridge.GradeInfo.of(qrels)
     queries = _bridge.common_queries(qrels, run)
     notes: list[str] = []
-    groups: dict[tuple, list[Task]] = {}
+    groups: dict[tuple[GradeKey, int, int | None, bool], list[Task]] = {}
     for metric in metrics:
         binary_rbp = metric.name == "RBP" and metric.get("weights") == "binary"
         task, more = _bridge.plan(NAME, metric, info, grades="truncate" if native else BRIDGED_GRADES, native_exp=True,

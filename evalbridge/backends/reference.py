@@ -21,7 +21,7 @@ from ..model import TIE_POLICIES, Conventions, Qrels, Run
 NAME = "reference"
 CONVENTIONS = Conventions()
 #: The reference computes every metric with every option.
-CAPABILITIES: dict = {}
+CAPABILITIES: dict[str, dict[str, str | tuple[str, ...]]] = {}
 #: Every tie policy; under ``average`` the metrics of :data:`evalbridge.metrics.tie_aware.KERNELS`.
 TIES = TIE_POLICIES
 

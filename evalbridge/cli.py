@@ -233,8 +233,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
     check = next(iter(outcome.report.crosscheck.values()))
-    texts = {"json": lambda: render(outcome.report, "json"), "markdown": check.to_markdown,
-             "terminal": lambda: str(check).rstrip("\n") + "\n"}
+    texts: dict[str, Callable[[], str]] = {
+        "json": lambda: render(outcome.report, "json"), "markdown": check.to_markdown,
+        "terminal": lambda: str(check).rstrip("\n") + "\n"}
     _emit(texts[args.format](), args.output)
     if not check.ok:
         print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",

@@ -46,3 +46,19 @@ def test_the_package_passes_mypy_strict() -> None:
                                 str(root / ".mypy_cache"), str(root / "evalbridge")])
     assert status == 0, out + err
     assert out.startswith("Success: no issues found"), out + err
+
+
+@pytest.mark.slow
+def test_a_strict_user_script_may_use_every_public_name(tmp_path: Path) -> None:
+    """Under `mypy --strict` (no implicit re-export) `eb.evaluate`, `eb.Results`... are names the package
+    exports, not errors: the TYPE_CHECKING imports of `evalbridge/__init__.py` re-export them ("X as X")."""
+    api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
+    snippet = tmp_path / "strict_user.py"
+    snippet.write_text('import evalbridge as eb\n\n'
+                       'results: eb.Results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])\n'
+                       'check: eb.CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")\n'
+                       'qrels: eb.Qrels = eb.read_qrels("qrels.txt")\n'
+                       'means: dict[str, float] = results.means\n')
+    out, err, status = api.run([str(snippet), "--strict", "--follow-imports=silent", "--cache-dir",
+                                str(tmp_path / ".mypy_cache"), "--no-error-summary"])
+    assert status == 0, out + err

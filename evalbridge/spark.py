@@ -489,7 +489,7 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
 
     table = cached.filter(F.col("_status") < PROBLEM).select(
         "query_id", "_status", *(f"m{i}" for i in range(len(metrics)))).toArrow().sort_by("query_id")
-    # pyarrow-stubs type every column value as optional: query ids are never null, values of the kept rows neither
+    # pyarrow is untyped here (see pyproject.toml): the query ids are strings, the values of the kept rows floats
     ids = cast("list[str]", table.column("query_id").to_pylist())
     status = table.column("_status").to_pylist()
     scored = _in_mean(provenance.conventions)

@@ -197,7 +197,7 @@ def to_ranx(obj: Qrels | Run) -> Any:
                          fix="add at least one (query, doc) pair.")
     import ranx
 
-    if kind is _QRELS:
+    if isinstance(obj, Qrels):  # kind is _QRELS
         return ranx.Qrels(data)
     return ranx.Run(data, name=obj.name)
 

@@ -28,7 +28,7 @@ from ..model import TIE_POLICIES, Conventions, Qrels, Run
 NAME = "auto"
 CONVENTIONS = Conventions()
 #: Whatever is chosen computes every metric with every option.
-CAPABILITIES: dict = {}
+CAPABILITIES: dict[str, dict[str, str | tuple[str, ...]]] = {}
 #: Every tie policy: a policy the fast engine does not follow (``average``) is left to the reference.
 TIES = TIE_POLICIES
 
@@ -63,4 +63,6 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     """The chosen backend's ``compute`` (see :func:`choose`)."""
     from . import get_backend
 
-    return get_backend(choose(qrels, run, ties=conventions.ties)).compute(qrels, run, metrics, conventions)
+    chosen = get_backend(choose(qrels, run, ties=conventions.ties))  # a backend module: compute() is untyped there
+    values: tuple[dict[Metric, dict[str, float]], list[str]] = chosen.compute(qrels, run, metrics, conventions)
+    return values

@@ -17,7 +17,7 @@ from ..model import ORDERED_TIES, Conventions, Qrels, Run
 NAME = "fast"
 CONVENTIONS = Conventions()
 #: Like the reference, the engine computes every metric with every option.
-CAPABILITIES: dict = {}
+CAPABILITIES: dict[str, dict[str, str | tuple[str, ...]]] = {}
 #: The engine places every document at one rank: ``ties="average"`` is the reference's (``auto`` picks it).
 TIES = ORDERED_TIES
 
@@ -56,7 +56,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             for metric, values in arrays.items()}, []
 
 
-def _compact(ids: list[str]) -> list[str]:
+def _compact(ids: Sequence[str]) -> Sequence[str]:
     """Equal copies of ``ids`` side by side in memory, or ``ids`` if one holds a newline.
 
     The caller's id objects lie wherever its rows were built; each result dict reads every id's

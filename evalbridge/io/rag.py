@@ -196,9 +196,9 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                 score_field = "score"
                 picked.append("score=score")
         for rank, item in enumerate(ranked, 1):
-            if objects:
+            if objects and doc is not None:  # objects: the doc field was chosen above
                 try:
-                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")  # type: ignore[arg-type]
+                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")
                     value = (_number(_get(item, score_field), "score", where, str(qid)) if score_field
                              else float(len(ranked) - rank + 1))
                 except KeyError as error:

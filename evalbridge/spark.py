@@ -309,8 +309,9 @@ def _is_number(dtype: Any) -> bool:  # noqa: ANN401 - a pyspark DataType
 
 
 #: option -> (what the column holds, the type check, what the check asks for)
-_CHECKS: dict[str, tuple[str, Callable[[Any], str | bool | None], str]] = {"query": ("query id", _id_kind, "strings or integers"), "doc": ("doc id", _id_kind, "strings or integers"),
-           "relevance": ("grade", _is_number, "numbers"), "score": ("score", _is_number, "numbers")}
+_CHECKS: dict[str, tuple[str, Callable[[Any], str | bool | None], str]] = {
+    "query": ("query id", _id_kind, "strings or integers"), "doc": ("doc id", _id_kind, "strings or integers"),
+    "relevance": ("grade", _is_number, "numbers"), "score": ("score", _is_number, "numbers")}
 
 
 def _columns(frame: DataFrame, side: str,

@@ -314,7 +314,8 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     values = info.with_gains(metric)
     scale = 1
     # values.decimals is None only for grades grade_problem refused above
-    if grades == "int" and not values.integral and values.decimals is not None and (gain == "linear" or gains is not None):
+    if grades == "int" and not values.integral and values.decimals is not None and \
+            (gain == "linear" or gains is not None):
         scale = 10 ** values.decimals
     what = "2^grade - 1" if gain == "exp" else "the grade"
     if gains is not None:

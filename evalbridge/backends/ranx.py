@@ -159,7 +159,8 @@ def _evaluate(ranx: ModuleType, qrels: Mapping[str, Mapping[str, Any]], run: Map
     return result
 
 
-def _bpref_rows(qrels: dict[str, dict[str, float]], level: int) -> tuple[list[str], dict[str, dict[str, float]], list[str]]:
+def _bpref_rows(qrels: dict[str, dict[str, float]],
+                level: int) -> tuple[list[str], dict[str, dict[str, float]], list[str]]:
     """The queries and judgements of a bridged bpref call, and notes on what was changed.
 
     ranx's bpref differs from trec_eval's in three ways (:data:`KNOWN_FAULTS`), each bridged here:

@@ -256,7 +256,8 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, float]], path: str | os
             f.write("".join(f"{qid} 0 {doc} {_number(grade)}\n" for doc, grade in docs.items()))
 
 
-def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathLike[str], *, tag: str = "evalbridge") -> None:
+def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathLike[str], *,
+              tag: str = "evalbridge") -> None:
     """Write a run as ``qid Q0 docid rank score tag`` lines, in rank order (gzip for ``.gz``).
 
     Documents are ranked by :func:`evalbridge.ranking.rank` (score descending, ties

@@ -403,7 +403,8 @@ def render_html(report: Report) -> str:
                             [list(map(escape, row)) for row in _comparison_rows(report)]), "</details>"]
     bands = _band_rows(report) if report.bands else []
     if bands:
-        out.append(_html_table([escape(str(c)) for c in bands[0]], [[escape(str(c)) for c in row] for row in bands[1:]]))
+        out.append(_html_table([escape(str(c)) for c in bands[0]],
+                               [[escape(str(c)) for c in row] for row in bands[1:]]))
     if report.gates:
         failed = report.failed_gates
         out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")

@@ -35,7 +35,8 @@ _CLOSED: Mapping[str, tuple[bool, bool]] = {
     "both": (True, True), "left": (True, False), "right": (False, True), "neither": (False, False),
 }
 #: accepted Python type -> (numbers ABC it must be an instance of, words for the message)
-_KINDS: Mapping[type, tuple[type[numbers.Real], str]] = {int: (numbers.Integral, "an integer"), float: (numbers.Real, "a number")}
+_KINDS: Mapping[type, tuple[type[numbers.Real], str]] = {int: (numbers.Integral, "an integer"),
+                                                         float: (numbers.Real, "a number")}
 
 
 class _Where(TypedDict):

@@ -31,7 +31,9 @@ demo-data: $(ROBUST)/rob04_yang19_rm3.run
 run: install demo-data
 	$(BIN)/evalbridge run configs/demo.yaml
 
+# mypy --strict on the package first (settings in pyproject.toml's [tool.mypy]): a type error fails `make test`.
 test: install
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
 bench: install

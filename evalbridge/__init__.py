@@ -40,25 +40,34 @@ _EXPORTS = {
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
 }
 
-if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature
-    from .evaluation import evaluate, as_qrels, as_run
-    from .cross_check import crosscheck, CrossCheck
-    from .model import Qrels, Run, Conventions
-    from .metrics.spec import Metric, parse_metric, parse_metrics
-    from .results import Results, Provenance
-    from .io.shapes import from_labels, from_pairs, from_records, from_graded
-    from .io import read_qrels, read_run, read_judged_list, read_pair, to_qrels, to_run, write, formats
-    from .io.rag import read_log, read_logs
-    from .io.trec import write_qrels, write_run
-    from .io.jsonl import write_json, write_jsonl
-    from .io.objects import to_dataframe, to_ranx, to_ir_measures
-    from .config import load_config, load_configs
-    from .pipeline import run_config
-    from .stats.compare import compare_systems, compare
-    from .stats.gates import parse_gates, check_gates
-    from .stats.agreement import agreement, ranking_agreement, agree
-    from .reports.report import Report
-    from .errors import EvalbridgeError, InputError, MetricSpecError, UnsupportedMetricError, BackendUnavailableError
+if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature ("X as X": re-exported)
+    from .evaluation import evaluate as evaluate, as_qrels as as_qrels, as_run as as_run
+    from .cross_check import crosscheck as crosscheck, CrossCheck as CrossCheck
+    from .model import Qrels as Qrels, Run as Run, Conventions as Conventions
+    from .metrics.spec import Metric as Metric, parse_metric as parse_metric, parse_metrics as parse_metrics
+    from .results import Results as Results, Provenance as Provenance
+    from .io.shapes import (
+        from_labels as from_labels, from_pairs as from_pairs, from_records as from_records,
+        from_graded as from_graded,
+    )
+    from .io import (
+        read_qrels as read_qrels, read_run as read_run, read_judged_list as read_judged_list, read_pair as read_pair,
+        to_qrels as to_qrels, to_run as to_run, write as write, formats as formats,
+    )
+    from .io.rag import read_log as read_log, read_logs as read_logs
+    from .io.trec import write_qrels as write_qrels, write_run as write_run
+    from .io.jsonl import write_json as write_json, write_jsonl as write_jsonl
+    from .io.objects import to_dataframe as to_dataframe, to_ranx as to_ranx, to_ir_measures as to_ir_measures
+    from .config import load_config as load_config, load_configs as load_configs
+    from .pipeline import run_config as run_config
+    from .stats.compare import compare_systems as compare_systems, compare as compare
+    from .stats.gates import parse_gates as parse_gates, check_gates as check_gates
+    from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
+    from .reports.report import Report as Report
+    from .errors import (
+        EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
+        UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,
+    )
 
 __all__ = ["__version__", *_EXPORTS]
 

@@ -118,8 +118,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             outcome = run_config(config, output_dir=args.output_dir, on_step=on_step, write=not args.no_write)
         if not args.quiet:
             sys.stdout.write(("\n" if i else "") + render(outcome.report, args.format))
-            if outcome.files:
-                folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
+            folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
+            if outcome.files and folder is not None:  # run_config writes files only into a folder
                 print(f"wrote {len(outcome.files)} files to {_shown(folder)}")
         if outcome.failures and not args.quiet:  # the report above lists them: say once why the exit code is 1
             print(f"evalbridge: {len(outcome.failures)} check(s) failed (see the report above)", file=sys.stderr)
@@ -615,7 +615,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
+        return code
     except EvalbridgeError as error:
         print(f"evalbridge: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

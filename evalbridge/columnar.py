@@ -81,7 +81,8 @@ class RowTable:
         """int64, the number of rows of each block."""
         import numpy as np
 
-        return np.diff(np.r_[self.block_start, self.n_rows]).astype(np.int64)
+        lengths: np.ndarray = np.diff(np.r_[self.block_start, self.n_rows]).astype(np.int64)
+        return lengths
 
     def codes(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The query code (index into ``query_ids``) of the given rows, of every row when None."""
@@ -96,13 +97,16 @@ class RowTable:
         import numpy as np
 
         integral = self.integral
+        out: list[int | float]  # numpy's tolist() is typed Any
         if not integral.any():
-            return self.values.tolist()
-        if integral.all():
-            return self.values.astype(np.int64).tolist()
-        mixed = np.array(self.values.tolist(), dtype=object)
-        mixed[integral] = self.values[integral].astype(np.int64).tolist()
-        return mixed.tolist()
+            out = self.values.tolist()
+        elif integral.all():
+            out = self.values.astype(np.int64).tolist()
+        else:
+            mixed = np.array(self.values.tolist(), dtype=object)
+            mixed[integral] = self.values[integral].astype(np.int64).tolist()
+            out = mixed.tolist()
+        return out
 
     def rows(self) -> dict[str, dict[str, int | float]]:
         """The ``dict`` rows ``{query_id: {doc_id: value}}``: queries in :attr:`query_ids` order, the docs

@@ -67,6 +67,8 @@ from .model import Conventions, Qrels, Run
 from .progress import Steps, steps
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .backends.base import Backend
 
 __all__ = ["crosscheck", "CrossCheck", "COLUMNS", "FAULTS", "Fault"]
@@ -124,7 +126,7 @@ class Fault:
 
     cause: str
     applies: Callable[[Qrels, str, Metric, bool], bool]
-    qrels: Callable[[dict], dict] | None = None
+    qrels: Callable[[dict[str, float]], dict[str, float]] | None = None
     value: Callable[[float, Qrels, str, Run, Metric, bool], float] | None = None
 
 
@@ -176,8 +178,8 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
     from .backends import reference
 
     fixed: dict[str, float | None] = {}
-    judged: dict[str, dict] = {}
-    ranked: dict[str, dict] = {}
+    judged: dict[str, dict[str, float]] = {}
+    ranked: dict[str, dict[str, float]] = {}
     for qid in qids:
         grades = qrels.get(qid)
         if grades is None or (not grades and setting.drop_empty):
@@ -196,7 +198,7 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
             if transform is not None:
                 judged[qid] = transform(judged[qid])
         # ranx_order is only offered for a query with documents, so it is in native_run
-        ranked[qid] = dict(native_run[qid] if setting.ranx_order else scores)
+        ranked[qid] = dict(native_run[qid] if setting.ranx_order and native_run is not None else scores)
     values = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), metrics,
                                setting.conventions)[0] if judged else {m: {} for m in metrics}
     for name in setting.faults:  # faults are offered for one family at a time, so every metric here has them
@@ -288,9 +290,13 @@ def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrel
     truncate = native.grades == "truncate"
     for fault in backend.known_faults.get(asked.name, ()):
         if FAULTS[fault].applies(qrels, qid, metric, truncate):
-            found.append(_Deviation(fault, FAULTS[fault].cause,
-                                    lambda s, fault=fault: replace(s, faults=(*s.faults, fault))))
+            found.append(_Deviation(fault, FAULTS[fault].cause, _with_fault(fault)))
     return found
+
+
+def _with_fault(fault: str) -> Callable[[_Setting], _Setting]:
+    """A setting's emulation with the library's known fault ``fault`` added."""
+    return lambda s: replace(s, faults=(*s.faults, fault))
 
 
 def _combinations(deviations: list[_Deviation]) -> Iterator[tuple[_Deviation, ...]]:
@@ -327,7 +333,8 @@ def _explain(backend: Backend, name: str, natives: dict[Metric, Metric], qrels: 
             setting = _Setting(requested, items[i][0])
             for deviation in subset:
                 setting = deviation.apply(setting)
-            rounds.setdefault(replace(setting, metric=None), []).append((i, setting.metric, subset))
+            metric = items[i][0] if setting.metric is None else setting.metric  # deviations keep a metric
+            rounds.setdefault(replace(setting, metric=None), []).append((i, metric, subset))
         pending = []
         for setting, members in rounds.items():
             got = _values(qrels, run, list(dict.fromkeys(items[i][1] for i, _, _ in members)), setting,
@@ -341,10 +348,12 @@ def _explain(backend: Backend, name: str, natives: dict[Metric, Metric], qrels: 
                     pending.append(i)
     references = [ref for found in differing.values() for _, ref, _ in found]
     for i, luck in _tie_luck(qrels, run, items, references, verified, requested, name, atol).items():
-        causes[i] = (f"{causes[i][0]}; {luck}", True)  # type: ignore[index] - verified above
+        cause = causes[i]
+        if cause is not None:  # set for every verified item
+            causes[i] = (f"{cause[0]}; {luck}", True)
     out: dict[Metric, list[tuple[str, bool]]] = {}
-    for (asked, _, _), cause in zip(items, causes):
-        out.setdefault(asked, []).append(cause)  # type: ignore[arg-type] - set when nothing is pending
+    for (asked, _, _), cause in zip(items, causes):  # every cause is set once nothing is pending
+        out.setdefault(asked, []).append(cause if cause is not None else ("unexplained", False))
     return out
 
 
@@ -367,7 +376,8 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
             continue
         averaged = replace(setting, ranx_order=False, conventions=replace(setting.conventions, ties="average"))
         for role, chosen in (("backend", averaged), ("requested", _Setting(replace(requested, ties="average"), asked))):
-            wanted.setdefault(replace(chosen, metric=None), []).append((i, chosen.metric, role))  # type: ignore[arg-type]
+            metric = asked if chosen.metric is None else chosen.metric  # both settings have one (checked above)
+            wanted.setdefault(replace(chosen, metric=None), []).append((i, metric, role))
     expected: dict[int, dict[str, float | None]] = {}
     for setting, members in wanted.items():
         got = _values(qrels, run, list(dict.fromkeys(items[i][1] for i, _, _ in members)), setting,
@@ -378,16 +388,16 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
     for i, found in expected.items():
         value, reference = items[i][2], references[i]
         mean_backend, mean_requested = found["backend"], found["requested"]
-        if None in (value, reference, mean_backend, mean_requested):
+        if value is None or reference is None or mean_backend is None or mean_requested is None:
             continue
-        luck = (value - mean_backend) - (reference - mean_requested)  # type: ignore[operator]
-        difference = value - reference  # type: ignore[operator]
+        luck = (value - mean_backend) - (reference - mean_requested)
+        difference = value - reference
         if abs(luck) <= atol:
             continue
         share = "all" if abs(luck - difference) <= atol else f"{luck:+.4g}"
         text = (f"tie luck: {share} of the {difference:+.4g} difference (expected value over every order of the "
                 f"tied documents: {mean_requested:.4g}")
-        if abs(mean_backend - mean_requested) > atol:  # type: ignore[operator]
+        if abs(mean_backend - mean_requested) > atol:
             text += f", {mean_backend:.4g} with {name}'s other conventions"
         out[i] = text + ")"
     return out
@@ -411,9 +421,9 @@ class CrossCheck:
         reference_backend: what computed the reference column (``reference`` or ``fast``).
     """
 
-    differences: Any
-    unexplained: Any
-    agreement: Any
+    differences: pd.DataFrame
+    unexplained: pd.DataFrame
+    agreement: pd.DataFrame
     unsupported: dict[tuple[str, str], str]
     bridges: dict[str, tuple[str, ...]]
     values: dict[str, dict[Metric, dict[str, float]]] = field(repr=False)
@@ -433,9 +443,9 @@ class CrossCheck:
         for row in self.agreement.itertuples(index=False):
             text = f"{row.backend} {row.metric}: {row.agree}/{row.queries} agree"
             if row.explained:
-                text += f", {row.explained} explained"
+                text += f", {row.explained!s} explained"
             if row.unexplained:
-                text += f", {row.unexplained} UNEXPLAINED"
+                text += f", {row.unexplained!s} UNEXPLAINED"
             lines.append(text)
         lines += [f"{b} {m}: unsupported ({r})" for (b, m), r in self.unsupported.items()]
         return lines
@@ -583,9 +593,9 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
     ref_values, _ = get_backend(reference_backend).compute(qrels, run, wanted, conventions)
     fill_missing(ref_values, qrels, conventions.missing_queries)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
-    rows: list[tuple] = []
+    rows: list[tuple[str, str, str, float, float, str]] = []
     verified: list[bool] = []
-    agreement: list[tuple] = []
+    agreement: list[tuple[str, str, int, int, int, int]] = []
     skipped: dict[tuple[str, str], str] = {}
     bridges: dict[str, tuple[str, ...]] = {}
 
@@ -648,7 +658,8 @@ def _native_order(backend: Backend, run: Run,
     queries = dict.fromkeys(qid for found in differing.values() for qid, _, _ in found if run.get(qid))
     if native_ranking is None or not queries:
         return None
-    return native_ranking(Run({qid: dict(run[qid]) for qid in queries}, copy=False))
+    ranked: Run = native_ranking(Run({qid: dict(run[qid]) for qid in queries}, copy=False))
+    return ranked
 
 
 def _run_backend(backend: Backend, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,

@@ -261,7 +261,7 @@ def _is_spark_frame(obj: Any) -> bool:
 
 
 def _evaluate_on_spark(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *, backend: str,
-                       **options: Any):  # noqa: ANN202 - Results
+                       **options: Any) -> Results:
     """:func:`evalbridge.spark.evaluate`'s Results, its cached table released; an error naming
     ``evalbridge.spark.evaluate`` when the per-query table is too large to collect."""
     if backend not in ("auto", "spark"):

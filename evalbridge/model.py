@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from operator import methodcaller
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, cast
 
 from ._fast_rows import freeze_plain
 from .columnar import RowTable
@@ -59,9 +59,11 @@ class Conventions:
             cut after ranking and before ``judged_only``, as trec_eval does; ``None``: all.
     """
 
-    ties: Literal["docid_desc", "docid_asc", "input", "average"] = "docid_desc"
-    score_precision: Literal["float64", "float32"] = "float64"
-    missing_queries: Literal["zero", "drop"] = "zero"
+    # plain str, as every door passes them: the values allowed are TIE_POLICIES, SCORE_PRECISIONS and
+    # MISSING_QUERY_POLICIES, checked in __post_init__
+    ties: str = "docid_desc"
+    score_precision: str = "float64"
+    missing_queries: str = "zero"
     judged_only: bool = False
     depth: int | None = None
 
@@ -83,7 +85,7 @@ def check_level(value: object, what: str = "min_relevance") -> float:
     """A relevance level must be a finite real number (it may be a float, e.g. 7.5)."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise InputError(f"{what} must be a finite number; got {value!r}.", fix=f"pass e.g. {what}=2 or 7.5.")
-    return value
+    return cast(float, value)  # a numbers.Real (int, float, numpy): typing has no numeric tower for the ABCs
 
 
 def _id_kind(key: object) -> str:
@@ -129,7 +131,7 @@ def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) 
 
 
 def _freeze(data: object, *, what: str, where: str | None,
-            copy: bool = True) -> tuple[dict[str, Mapping[str, Any]], tuple, tuple]:
+            copy: bool = True) -> _Frozen:
     """Validate a dict-of-dicts and return (read-only rows, query id kind, doc id kind); the rows
     are copies unless ``copy`` is False and they are plain dicts of plain values."""
     if isinstance(data, _Base):
@@ -143,7 +145,7 @@ def _freeze(data: object, *, what: str, where: str | None,
                                            "from_pairs, read_qrels, ...).")
     qkind = _ids_to_str(list(data), "query", where)
     doc_kinds: set[str] = set()
-    frozen: dict[str, Mapping[str, Any]] = {}
+    frozen: dict[str, dict[str, Any]] = {}
     for qid, docs in data.items():
         sqid = str(qid)
         if not isinstance(docs, Mapping):
@@ -194,6 +196,13 @@ class _Base(Mapping[str, Mapping[str, Any]]):
     """
 
     __slots__ = ("_rows", "_table", "query_id_kind", "doc_id_kind", "source", "notes", "_hash")
+    _rows: dict[str, dict[str, Any]] | None
+    _table: RowTable | None
+    query_id_kind: tuple[str, ...]
+    doc_id_kind: tuple[str, ...]
+    source: str | None
+    notes: tuple[str, ...]
+    _hash: int
     _what = "value"
     #: attributes, beyond the rows, that take part in equality (set by each subclass)
     _compared: tuple[str, ...] = ()
@@ -230,17 +239,24 @@ class _Base(Mapping[str, Mapping[str, Any]]):
         return self._table
 
     @property
-    def _data(self) -> dict[str, Mapping[str, Any]]:
+    def _data(self) -> dict[str, dict[str, Any]]:
         """The ``dict`` rows, built from the table on first use when the object is columnar."""
         rows = self._rows
         if rows is None:
-            rows = self._table.rows()  # type: ignore[union-attr] - one of the two is set
+            rows = self._row_table.rows()
             object.__setattr__(self, "_rows", rows)
         return rows
 
+    @property
+    def _row_table(self) -> RowTable:
+        """The table of an object without dict rows (one of ``_rows`` and ``_table`` is always set)."""
+        if self._table is None:
+            raise AttributeError(f"this {type(self).__name__} holds dict rows, not a table")
+        return self._table
+
     def _ids(self) -> Mapping[str, Any]:
         """The query ids as mapping keys, without building dict rows."""
-        return self._rows if self._rows is not None else self._table.ids  # type: ignore[union-attr]
+        return self._rows if self._rows is not None else self._row_table.ids
 
     # ``_data`` holds plain dicts that nothing mutates; callers see them read-only, wrapped on
     # access (wrapping 100K rows up front costs 0.1 s that most calls never use).
@@ -335,6 +351,8 @@ class Qrels(_Base):
     """
 
     __slots__ = ("min_relevance", "_grades")
+    min_relevance: float | None
+    _grades: frozenset[float]
     _what = "grade"
     _compared = ("min_relevance",)
     _state = (*_Base._state, "min_relevance")
@@ -349,7 +367,7 @@ class Qrels(_Base):
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
 
     @property
-    def grades(self) -> frozenset:
+    def grades(self) -> frozenset[float]:
         """Every distinct grade in the qrels (one pass over them, once: the qrels are immutable)."""
         try:
             return self._grades
@@ -389,6 +407,7 @@ class Run(_Base):
     """
 
     __slots__ = ("name",)
+    name: str | None
     _what = "score"
     _compared = ("name",)
     _state = (*_Base._state, "name")

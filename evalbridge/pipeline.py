@@ -15,11 +15,14 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .config.schema import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .reports.report import Report
 
 __all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
 
@@ -44,7 +47,7 @@ class Outcome:
     """
 
     config: Config
-    report: Any
+    report: Report
     files: tuple[Path, ...] = ()
 
     @property
@@ -144,7 +147,19 @@ def settings_of(config: Config) -> dict[str, Any]:
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config)}
 
 
-def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
+
+class _EvaluateOptions(TypedDict):
+    """The settings of a config that :func:`evalbridge.evaluate` takes as keywords."""
+
+    backend: str
+    min_relevance: float | None
+    ties: str
+    score_precision: str
+    missing_queries: str
+    judged_only: bool
+    depth: int | None
+
+def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = None,
                on_step: Callable[[str, int, int], None] | None = None, write: bool = True) -> Outcome:
     """Run one validated evaluation: load inputs, evaluate every system, cross-check, compare, gate, write.
 
@@ -189,7 +204,7 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     if config.qrels is not None:
         with _reading(config, config.qrels):
             shared = load_qrels(config.qrels, level)
-    options = dict(backend=config.backend, min_relevance=level, ties=config.ties,
+    options = _EvaluateOptions(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries,
                    judged_only=config.judged_only, depth=config.depth)
     inputs, results, checks, pairs = {}, {}, {}, {}

@@ -6,10 +6,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .metrics.spec import Metric, parse_metric
 from .model import Conventions
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Results", "Provenance"]
 
@@ -139,8 +142,10 @@ class Results:
         return self.mean(key)
 
     def __contains__(self, key: object) -> bool:
+        if not isinstance(key, (str, Metric)):  # parse_metric's refusal, caught below
+            return False
         try:
-            self._key(key)  # type: ignore[arg-type]
+            self._key(key)
         except (KeyError, ValueError):
             return False
         return True
@@ -164,7 +169,7 @@ class Results:
         return list(self.values[self.metrics[0]]) if self.metrics else []
 
     @property
-    def per_query(self):  # noqa: ANN201 - pandas.DataFrame, imported lazily
+    def per_query(self) -> pd.DataFrame:
         """A pandas DataFrame: one row per query id, one column per metric.
 
         Built on first access and kept; each access returns a copy of it, so changing the frame
@@ -172,7 +177,7 @@ class Results:
         costs microseconds whatever the size (data are copied only if the frame is written to);
         with pandas 2 it is a deep copy.
         """
-        frame = self.__dict__.get("_per_query")
+        frame: pd.DataFrame | None = self.__dict__.get("_per_query")
         if frame is None:
             frame = _per_query_frame(self.metrics, self.values)
             self.__dict__["_per_query"] = frame  # a cache, not a field: not compared, pickled or copied
@@ -218,7 +223,7 @@ class Results:
 _REPR_METRICS = 6
 
 
-def _per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]):  # noqa: ANN201
+def _per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]) -> pd.DataFrame:
     """The per-query DataFrame of :attr:`Results.per_query` (index ``query_id``, one float column per metric)."""
     import pandas as pd
 

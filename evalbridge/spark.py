@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._version import __version__
 from .errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
@@ -39,7 +39,7 @@ from .model import Conventions
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from .results import Results
 
@@ -192,7 +192,7 @@ def exact_sum(values: np.ndarray) -> Fraction:
     high = np.add.reduceat(ints >> 26, starts).tolist()
     low = np.add.reduceat(ints & ((1 << 26) - 1), starts).tolist()
     exponents = exponent[starts].tolist()
-    base = exponents[0]
+    base: int = exponents[0]
     total = sum(((h << 26) + lo) << (e - base) for h, lo, e in zip(high, low, exponents))
     return Fraction(total) * Fraction(2) ** (base - 53)
 
@@ -244,7 +244,8 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
         filled = np.zeros(len(status), dtype=np.float64)
         filled[:n[0]] = values[metric]
         columns[f"m{i}"] = pa.array(filled, mask=~scored)
-    rows = pa.table({"query_id": pa.array(pair.columns.query_ids + pair.missing_from_run + pair.run_only, pa.string()),
+    query_ids = [*pair.columns.query_ids, *pair.missing_from_run, *pair.run_only]
+    rows = pa.table({"query_id": pa.array(query_ids, pa.string()),
                      "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
     summary = {"counts": list(n), "sums": [str(exact_sum(values[metric])) for metric in metrics]}
     return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
@@ -308,16 +309,19 @@ def _is_number(dtype: Any) -> bool:  # noqa: ANN401 - a pyspark DataType
 
 
 #: option -> (what the column holds, the type check, what the check asks for)
-_CHECKS = {"query": ("query id", _id_kind, "strings or integers"), "doc": ("doc id", _id_kind, "strings or integers"),
-           "relevance": ("grade", _is_number, "numbers"), "score": ("score", _is_number, "numbers")}
+_CHECKS: dict[str, tuple[str, Callable[[Any], str | bool | None], str]] = {
+    "query": ("query id", _id_kind, "strings or integers"), "doc": ("doc id", _id_kind, "strings or integers"),
+    "relevance": ("grade", _is_number, "numbers"), "score": ("score", _is_number, "numbers")}
 
 
-def _columns(frame: DataFrame, side: str, names: dict[str, str]) -> tuple[list[Any], tuple[str | None, str | None]]:
+def _columns(frame: DataFrame, side: str,
+             names: dict[str, str]) -> tuple[list[Column], tuple[str | bool, str | bool]]:
     """The columns of one input, cast to strings and doubles (names kept), and the kinds of its ids."""
     from pyspark.sql import functions as F
 
     fields = {f.name: f.dataType for f in frame.schema.fields}
-    selected, kinds = [], []
+    selected: list[Column] = []
+    kinds: list[str | bool] = []
     for option, name in names.items():
         role, check, wanted = _CHECKS[option]
         if name not in fields:
@@ -416,13 +420,13 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
 
     judgements = _Judgements(qrels, relevance)
-    level = relevance_level(judgements, min_relevance)  # type: ignore[arg-type] - a Qrels-like view
+    level = relevance_level(judgements, min_relevance)
     asked = parse_metrics(metrics)
     top = judgements.max_grade if any(map(needs_max_grade, asked)) else None  # a Spark job, only when needed
     resolve = partial(resolve_metric, level=level, max_grade=top)
     wanted = tuple(dict.fromkeys(map(resolve, asked)))
     for metric in wanted:
-        check_max_grade(metric, judgements)  # type: ignore[arg-type]
+        check_max_grade(metric, judgements)
         if "in_pool" in metric.inputs:  # each bucket holds only its own queries' qrels rows
             raise UnsupportedMetricError(
                 f"{metric} reads the pool (the docs judged for any query of the qrels), but evalbridge.spark "
@@ -486,13 +490,14 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
 
     table = cached.filter(F.col("_status") < PROBLEM).select(
         "query_id", "_status", *(f"m{i}" for i in range(len(metrics)))).toArrow().sort_by("query_id")
-    ids = table.column("query_id").to_pylist()
+    # pyarrow is untyped here (see pyproject.toml): the query ids are strings, the values of the kept rows floats
+    ids = cast("list[str]", table.column("query_id").to_pylist())
     status = table.column("_status").to_pylist()
     scored = _in_mean(provenance.conventions)
     keep = [i for i, s in enumerate(status) if s in scored]
     values = {}
     for i, metric in enumerate(metrics):
-        column = table.column(f"m{i}").to_pylist()
+        column = cast("list[float]", table.column(f"m{i}").to_pylist())
         values[metric] = {ids[r]: column[r] for r in keep}
     full = Provenance(
         backend=provenance.backend, backend_version=provenance.backend_version, conventions=provenance.conventions,

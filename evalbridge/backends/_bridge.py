@@ -28,7 +28,7 @@ make the library's number equal the reference's:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -61,6 +61,13 @@ MAX_DECIMALS = 6
 MAX_INT_GRADE = 2**31 - 1
 
 
+#: a qrels transform (:attr:`Task.grades`): ``("raw",)``, ``("binary", rel)`` or
+#: ``("gain", gain, rel, scale, gains)``
+GradeKey = tuple[Any, ...]
+#: tasks with the same key share one library call (:attr:`Task.group`): grades, level, cut
+GroupKey = tuple[GradeKey, int, "int | None"]
+
+
 @dataclass(frozen=True)
 class GradeInfo:
     """Facts about a qrels' grades that decide which bridges are needed."""
@@ -76,7 +83,7 @@ class GradeInfo:
         return cls.of_grades(qrels.grades)
 
     @classmethod
-    def of_grades(cls, grades: frozenset | set) -> GradeInfo:
+    def of_grades(cls, grades: Collection[float]) -> GradeInfo:
         integral = all(float(g).is_integer() for g in grades)
         return cls(integral=integral, negative=any(g < 0 for g in grades),
                    fractional_positive=any(0 < g < 1 for g in grades),
@@ -90,13 +97,14 @@ class GradeInfo:
             return self
         values = set(gains.values())
         merged = GradeInfo.of_grades(values)
-        decimals = None if None in (self.decimals, merged.decimals) else max(self.decimals, merged.decimals)  # type: ignore[type-var]
+        decimals = (None if self.decimals is None or merged.decimals is None
+                    else max(self.decimals, merged.decimals))
         return GradeInfo(integral=self.integral and merged.integral, negative=self.negative or merged.negative,
                          fractional_positive=self.fractional_positive or merged.fractional_positive,
                          decimals=decimals, max_grade=max(self.max_grade, merged.max_grade))
 
 
-def _decimals(grades: set) -> int | None:
+def _decimals(grades: Collection[float]) -> int | None:
     """Fewest decimal digits d such that every grade * 10^d is an integer (None if > MAX_DECIMALS)."""
     worst = 0
     for grade in grades:
@@ -119,14 +127,14 @@ class Task:
     """
 
     metric: Metric
-    grades: tuple = ("raw",)
+    grades: GradeKey = ("raw",)
     level: int = 1
     k: int | None = None
     gain: str = "linear"
     cut: int | None = None
 
     @property
-    def group(self) -> tuple:
+    def group(self) -> GroupKey:
         """Tasks with the same group share one library call."""
         return (self.grades, self.level, self.cut)
 
@@ -221,8 +229,10 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
         return Task(metric, ("raw",), int(rel) if rel is not None else 1, k, gain=gain, cut=cut), notes
     values = info.with_gains(metric)
     scale = 1
-    if grades == "int" and not values.integral and (gain == "linear" or gains is not None):
-        scale = 10 ** values.decimals  # type: ignore[operator]
+    # values.decimals is None only for grades grade_problem refused above
+    if grades == "int" and not values.integral and values.decimals is not None and \
+            (gain == "linear" or gains is not None):
+        scale = 10 ** values.decimals
     what = "2^grade - 1" if gain == "exp" else "the grade"
     if gains is not None:
         what = f"the gain map {gains}, else {what}"
@@ -234,7 +244,7 @@ def plan(name: str, metric: Metric, info: GradeInfo, *, grades: str, native_exp:
     return Task(metric, ("gain", gain, rel, scale, gains), 0, k, gain="linear", cut=cut), notes
 
 
-def _transform(grade: float, key: tuple) -> float:
+def _transform(grade: float, key: GradeKey) -> float:
     kind = key[0]
     if kind == "binary":
         return 1 if grade >= key[1] else (-1 if grade < 0 else 0)
@@ -252,7 +262,7 @@ def _transform(grade: float, key: tuple) -> float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: tuple, queries: list[str], *, placeholders: bool,
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], key: GradeKey, queries: list[str], *, placeholders: bool,
                   guard_negative: bool = False) -> dict[str, dict[str, Any]]:
     """``qrels`` restricted to ``queries`` (in that order), grades transformed by ``key``.
 

@@ -61,7 +61,7 @@ BACKEND = Backend(name=NAME, version=version, library="numpy", conventions=None,
                   ties=TIES, compute=compute)
 
 
-def _compact(ids: list[str]) -> list[str]:
+def _compact(ids: Sequence[str]) -> Sequence[str]:
     """Equal copies of ``ids`` side by side in memory, or ``ids`` if one holds a newline.
 
     The caller's id objects lie wherever its rows were built; each result dict reads every id's

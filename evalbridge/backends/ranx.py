@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from itertools import chain
 from operator import methodcaller
 from types import ModuleType

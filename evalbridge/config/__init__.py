@@ -41,7 +41,7 @@ from .sources import Source, load_qrels, load_run
 __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings",
            "OutputSettings", "load_config", "load_configs", "load_qrels", "load_run", "TOP_KEYS"]
 
-def load_configs(path: str | os.PathLike) -> list[Config]:
+def load_configs(path: str | os.PathLike[str]) -> list[Config]:
     """Load and validate every evaluation (YAML document) in a config file.
 
     Raises:
@@ -68,7 +68,7 @@ def load_configs(path: str | os.PathLike) -> list[Config]:
     return configs
 
 
-def load_config(path: str | os.PathLike) -> Config:
+def load_config(path: str | os.PathLike[str]) -> Config:
     """Load and validate a config file that holds one evaluation (see :func:`load_configs`)."""
     configs = load_configs(path)
     if len(configs) != 1:

@@ -14,12 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
+
+if TYPE_CHECKING:
+    from ..io.yamldata import KeyPath
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
            "TOP_KEYS", "AGREEMENT_KEYS", "RULES", "YamlLocator", "FlagLocator", "validate"]
@@ -206,7 +209,7 @@ class Config:
 
 # ---------------------------------------------------------------- validation helpers
 
-def _dotted(path: tuple) -> str:
+def _dotted(path: KeyPath) -> str:
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
@@ -221,16 +224,16 @@ def _suggest(word: str, choices: Sequence[str]) -> str:
 class YamlLocator:
     """Where a key of a YAML document is: the file, the line, the key path (``comparison.alpha``)."""
 
-    def __init__(self, source: str, lines: Mapping[tuple, int], document: int = 0) -> None:
+    def __init__(self, source: str, lines: Mapping[KeyPath, int], document: int = 0) -> None:
         self.source, self.lines, self.document = source, lines, document
 
-    def line(self, path: tuple) -> int | None:
+    def line(self, path: KeyPath) -> int | None:
         line, probe = None, path
         while line is None and probe:
             line, probe = self.lines.get(probe), probe[:-1]
         return line if line is not None else self.lines.get(())
 
-    def label(self, path: tuple) -> str:
+    def label(self, path: KeyPath) -> str:
         prefix = f"document {self.document + 1}: " if self.document else ""
         return f"{prefix}{_dotted(path)}"
 
@@ -240,13 +243,13 @@ class FlagLocator:
 
     source = None
 
-    def __init__(self, flags: Mapping[tuple, str]) -> None:
+    def __init__(self, flags: Mapping[KeyPath, str]) -> None:
         self.flags = flags
 
-    def line(self, path: tuple) -> int | None:
+    def line(self, path: KeyPath) -> int | None:
         return None
 
-    def label(self, path: tuple) -> str:
+    def label(self, path: KeyPath) -> str:
         probe = path
         while probe:
             if probe in self.flags:
@@ -255,65 +258,79 @@ class FlagLocator:
         return _dotted(path)
 
 
+class Locator(Protocol):
+    """What :class:`YamlLocator` and :class:`FlagLocator` both tell about a key path."""
+
+    @property
+    def source(self) -> str | None: ...
+
+    def line(self, path: KeyPath) -> int | None: ...
+
+    def label(self, path: KeyPath) -> str: ...
+
+
 class _Checker:
     """Type and value checks that raise :class:`InputError` naming where the value was given: file:line and
     key path for a config, the flag for a command line."""
 
-    def __init__(self, locator: Any) -> None:
+    def __init__(self, locator: Locator) -> None:
         self.locator = locator
 
-    def fail(self, path: tuple, message: str, fix: str | None = None) -> InputError:
+    def fail(self, path: KeyPath, message: str, fix: str | None = None) -> InputError:
         return InputError(f"{self.locator.label(path)}: {message}", source=self.locator.source,
                           line=self.locator.line(path), fix=fix)
 
-    def rule(self, value: Any, path: tuple, key: str) -> Any:
+    def rule(self, value: Any, path: KeyPath, key: str) -> Any:
         """``value`` checked against the declared rule :data:`RULES` ``[key]`` (converted to its type)."""
         return RULES[key].check(value, source=self.locator.source, line=self.locator.line(path),
                                 key=self.locator.label(path))
 
-    def mapping(self, value: Any, path: tuple, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
+    def mapping(self, value: Any, path: KeyPath, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
         """``value`` as a mapping whose keys are all in ``allowed`` (any key when None)."""
         if not isinstance(value, Mapping):
             raise self.fail(path, f"expected a mapping; got {type(value).__name__} {value!r:.60}.",
                             fix=f"write e.g. {example}.")
-        for key in value if allowed is not None else ():
-            if key not in allowed:
-                raise self.fail(path + (key,), f"unknown key {key!r}.",
-                                fix=f"{_suggest(key, allowed)}Allowed keys: {', '.join(allowed)}.")
+        if allowed is not None:
+            for key in value:
+                if key not in allowed:
+                    raise self.fail(path + (key,), f"unknown key {key!r}.",
+                                    fix=f"{_suggest(key, allowed)}Allowed keys: {', '.join(allowed)}.")
         return value
 
-    def choice(self, value: Any, path: tuple, allowed: Sequence[str]) -> str:
+    def choice(self, value: Any, path: KeyPath, allowed: Sequence[str]) -> str:
         if value not in allowed:
             raise self.fail(path, f"must be one of {', '.join(map(repr, allowed))}; got {value!r}.",
                             fix=f"{_suggest(str(value), allowed)}".strip() or None)
-        return value
+        chosen: str = value  # one of the allowed strings
+        return chosen
 
-    def choices(self, value: Any, path: tuple, allowed: Sequence[str]) -> tuple[str, ...]:
+    def choices(self, value: Any, path: KeyPath, allowed: Sequence[str]) -> tuple[str, ...]:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list):
             raise self.fail(path, f"expected a list of {', '.join(allowed)}; got {value!r}.")
         return tuple(self.choice(item, path + (i,), allowed) for i, item in enumerate(items))
 
-    def number(self, value: Any, path: tuple, *, low: float | None = None, high: float | None = None,
+    def number(self, value: Any, path: KeyPath, *, low: float | None = None, high: float | None = None,
                integer: bool = False, strict_low: bool = False) -> float:
         from ..stats.parameters import Interval
 
         closed = ("neither" if strict_low else "left") if high is None else ("right" if strict_low else "both")
         rule = Interval(_dotted(path), int if integer else float, low, high, closed=closed)
-        return rule.check(value, source=self.locator.source, line=self.locator.line(path),
-                          key=self.locator.label(path))
+        number: float = rule.check(value, source=self.locator.source, line=self.locator.line(path),
+                                   key=self.locator.label(path))
+        return number
 
-    def boolean(self, value: Any, path: tuple) -> bool:
+    def boolean(self, value: Any, path: KeyPath) -> bool:
         if not isinstance(value, bool):
             raise self.fail(path, f"must be true or false; got {value!r}.")
         return value
 
-    def string(self, value: Any, path: tuple) -> str:
+    def string(self, value: Any, path: KeyPath) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(path, f"must be a non-empty string; got {value!r}.")
         return value
 
-    def existing_file(self, value: Any, path: tuple, folder: Path) -> Path:
+    def existing_file(self, value: Any, path: KeyPath, folder: Path) -> Path:
         text = self.string(value, path)
         target = (folder / Path(text).expanduser()).resolve()
         if not target.is_file():
@@ -333,7 +350,7 @@ class _Checker:
 
 # ---------------------------------------------------------------- sections
 
-def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -> Source:
+def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str) -> Source:
     """A config source, checked against the format registry (see :mod:`.sources`)."""
     key = _dotted(path)
     if isinstance(value, str):
@@ -533,7 +550,7 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
     if value is True:
         return QUALITY_BANDS
     spec = check.mapping(value, ("bands",), None, "{nDCG: [0.5, 0.7, 0.85], recall@5: [0.6, 0.75, 0.85]}")
-    out = {}
+    out: dict[str, tuple[float, float, float]] = {}
     for key, bounds in spec.items():
         path = ("bands", key)
         if key in METRICS:
@@ -545,7 +562,8 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
                 raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, or a metric).")
         if not (isinstance(bounds, list) and len(bounds) == 3):
             raise check.fail(path, f"expected three increasing lower bounds [fair, good, excellent]; got {bounds!r}.")
-        values = tuple(check.number(b, path + (i,)) for i, b in enumerate(bounds))
+        fair, good, excellent = (check.number(b, path + (i,)) for i, b in enumerate(bounds))
+        values = (fair, good, excellent)
         if not values[0] <= values[1] <= values[2]:
             raise check.fail(path, f"the bounds must increase; got {list(values)}.")
         out[name] = values
@@ -610,7 +628,7 @@ def _output_dir(check: _Checker, written: str, folder: Path) -> Path:
         raise check.fail(("output", "dir"), str(error)) from None
 
 
-def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, document: int = 0,
+def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = None, document: int = 0,
              count: int = 1, default_dir: str | None = None) -> Config:
     """Check a raw description (a YAML document, or what a command line gives) and build its :class:`Config`.
 

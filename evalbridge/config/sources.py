@@ -64,7 +64,7 @@ def flatten_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike | None, has_data: bool,
+def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike[str] | None, has_data: bool,
                  options: Mapping[str, Any]) -> str:
     """The format of a source (from the suffix when not given), checked against the registry.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -207,8 +208,9 @@ def _gain_rows(grades: np.ndarray, query: np.ndarray, shifts: np.ndarray, *, gai
         elif g > 0:
             value[i] = float(g)
     if gain != "exp":  # linear gains and gain maps are never divided (shift 0): the table itself
-        return value[inverse]
-    out = np.ldexp(value[inverse], np.where(exp[inverse], whole[inverse] - shift, -shift))
+        linear: np.ndarray = value[inverse]
+        return linear
+    out: np.ndarray = np.ldexp(value[inverse], np.where(exp[inverse], whole[inverse] - shift, -shift))
     is_exp = exp[inverse]
     out[is_exp] -= np.ldexp(1.0, -shift[is_exp])
     return out
@@ -225,7 +227,7 @@ def _sum_discounted(ctx: Context, query: np.ndarray, pos: np.ndarray, gain: np.n
 
 
 def _actual(ctx: Context, rows: Placed, shifts: np.ndarray, k: int | None, discount: str,
-            options: dict) -> np.ndarray:
+            options: dict[str, Any]) -> np.ndarray:
     """DCG@k of the ranking, divided by 2^shift: the gains of the rows ranked within k only."""
     top = _top(rows, k)
     query, pos = rows.query[top], rows.pos[top]
@@ -233,7 +235,7 @@ def _actual(ctx: Context, rows: Placed, shifts: np.ndarray, k: int | None, disco
 
 
 def _ideal(ctx: Context, query: np.ndarray, grade: np.ndarray, shifts: np.ndarray, k: int | None, discount: str,
-           options: dict) -> np.ndarray:
+           options: dict[str, Any]) -> np.ndarray:
     """IDCG@k divided by 2^shift: the positive gains of each query's ``grade`` rows, best first. Without a
     gain map the gain grows with the grade, so the rows are sorted by grade and only the top k get a gain."""
     if options["gains"] is None:
@@ -259,7 +261,7 @@ def dcg(ctx: Context, *, k: int | None = None, gain: str = "linear", discount: s
     shifts = _shifts(ctx, gain)
     scaled = _actual(ctx, _dcg_rows(ctx, gains), shifts, k, discount, {"gain": gain, "rel": rel, "gains": gains})
     with np.errstate(over="ignore"):
-        out = np.ldexp(scaled, shifts)
+        out: np.ndarray = np.ldexp(scaled, shifts)
     overflow = np.flatnonzero(np.isinf(out) & np.isfinite(scaled))
     if len(overflow):
         q = int(overflow[0])
@@ -291,12 +293,13 @@ class _QueryError(Exception):
 
 def _running(query: np.ndarray, flag: np.ndarray) -> np.ndarray:
     """Per row (rows sorted by query), how many earlier rows of its query have ``flag`` (int64)."""
-    counts = np.cumsum(flag, dtype=np.int64) - flag
+    counts: np.ndarray = np.cumsum(flag, dtype=np.int64) - flag
     if len(query) == 0:
         return counts
     start = np.r_[True, query[1:] != query[:-1]]
     base = np.maximum.accumulate(np.where(start, np.arange(len(query)), 0))
-    return counts - counts[base]
+    before: np.ndarray = counts - counts[base]
+    return before
 
 
 def judged_share(ctx: Context, *, k: int | None = None) -> np.ndarray:
@@ -311,7 +314,8 @@ def hole(ctx: Context, *, k: int) -> np.ndarray:
     """Hole@k = |docs in the top k judged for no query| / k."""
     rows = ctx.pooled()
     shown = np.minimum(rows.lengths, k).astype(np.float64)
-    return (shown - ctx.per_query(rows.query[_top(rows, k)])) / k
+    share: np.ndarray = (shown - ctx.per_query(rows.query[_top(rows, k)])) / k
+    return share
 
 
 def bpref(ctx: Context, *, rel: float = 1) -> np.ndarray:

@@ -272,7 +272,7 @@ def shared_hash(table: RowTable) -> bool:
 def _tie_in_rows(keys: np.ndarray, size: np.ndarray, width: int, dtype: type) -> bool:
     """True when two keys of one block are equal: ``keys`` holds blocks of ``size`` rows, sorted side by
     side as the rows of a grid ``width`` wide (shorter blocks padded with distinct keys)."""
-    grid = np.empty((len(size), width), dtype=dtype)
+    grid: np.ndarray = np.empty((len(size), width), dtype=dtype)
     if np.all(size == width):
         grid[:] = keys.reshape(grid.shape)
     else:  # distinct padding: equal to a key only by chance (then a tie is reported: the caller checks again)
@@ -288,7 +288,7 @@ def _same(a: RowTable, a_rows: np.ndarray, b: RowTable, b_rows: np.ndarray, b_to
     import pyarrow.compute as pc
 
     b_codes = b.codes(b_rows)
-    same = a.codes(a_rows) == (b_codes if b_to_a is None else b_to_a[b_codes])
+    same: np.ndarray = a.codes(a_rows) == (b_codes if b_to_a is None else b_to_a[b_codes])
     if len(a_rows):
         same &= pc.equal(a.docs.take(a_rows), b.docs.take(b_rows)).to_numpy(zero_copy_only=False)
     return same
@@ -418,7 +418,8 @@ def pair(qrels: RowTable, run: RowTable) -> Columns:
     docs = run.docs
 
     def doc_ids(selected: np.ndarray) -> list[str]:
-        return docs.take(selected if rows is None else rows[selected]).to_pylist()
+        ids: list[str] = docs.take(selected if rows is None else rows[selected]).to_pylist()  # pyarrow: untyped
+        return ids
 
     def pool_rows() -> np.ndarray:
         """Rows of these columns whose doc is judged for some query of the qrels (BEIR's pool, for ``Hole``)."""

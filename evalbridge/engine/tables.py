@@ -169,7 +169,8 @@ def _values(table: pa.Table, side: str, name: str, role: str, option: str, queri
         raise TableProblem(side, f"column {name!r} (the {role}) must hold numbers; got {column.type}.",
                            fix=f"convert the {role}s to float.")
     try:
-        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)  # safe: ints beyond 2**53 refused
+        # safe: ints beyond 2**53 refused
+        values: np.ndarray = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
     except pa.ArrowInvalid as error:
         raise TableProblem(side, f"column {name!r} holds an integer float64 cannot hold exactly ({error}).",
                            fix=f"give the {role}s as floats, or keep them within 2**53.") from None
@@ -262,7 +263,7 @@ def _same(a_codes: np.ndarray, a_docs: pa.Array, a_rows: np.ndarray, b_codes: np
     """Mask: row ``a_rows[i]`` and row ``b_rows[i]`` have the same query code and the same doc id."""
     import pyarrow.compute as pc
 
-    same = a_codes[a_rows] == b_codes[b_rows]
+    same: np.ndarray = a_codes[a_rows] == b_codes[b_rows]
     if len(a_rows):
         same &= pc.equal(a_docs.take(a_rows), b_docs.take(b_rows)).to_numpy(zero_copy_only=False)
     return same

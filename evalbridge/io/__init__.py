@@ -27,7 +27,7 @@ __all__ = ["Format", "formats", "get_format", "load", "resolve", "suffix_of", "t
            "read_qrels", "read_run", "read_judged_list"]
 
 
-def read_qrels(path: str | os.PathLike, *, format: str | None = None, **options: Any) -> Qrels:
+def read_qrels(path: str | os.PathLike[str], *, format: str | None = None, **options: Any) -> Qrels:
     """Read qrels from a file, in any registered format (TREC unless the suffix or ``format`` says otherwise).
 
     Example:
@@ -40,7 +40,7 @@ def read_qrels(path: str | os.PathLike, *, format: str | None = None, **options:
     return to_qrels(os.fspath(path), format=format, **options)
 
 
-def read_run(path: str | os.PathLike, *, format: str | None = None, name: str | None = None,
+def read_run(path: str | os.PathLike[str], *, format: str | None = None, name: str | None = None,
              **options: Any) -> Run:
     """Read a run from a file, in any registered format (TREC unless the suffix or ``format`` says otherwise).
 
@@ -50,6 +50,6 @@ def read_run(path: str | os.PathLike, *, format: str | None = None, name: str | 
     return to_run(os.fspath(path), format=format, name=name, **options)
 
 
-def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
+def read_judged_list(path: str | os.PathLike[str]) -> tuple[Qrels, Run]:
     """``(qrels, run)`` from a judged ranked list: ``qid Q0 docid rel`` lines in rank order."""
     return read_pair(os.fspath(path), format="judged_list")

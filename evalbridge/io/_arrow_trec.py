@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any
 from .text import GZIP_MAGIC
 
 if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
     from ..columnar import RowTable
     from ..model import Qrels, Run
 
@@ -57,8 +60,9 @@ def _QUERY_TYPE() -> Any:  # noqa: N802 - a type, built when pyarrow is imported
     return pa.dictionary(pa.int32(), pa.string())
 
 
-def _source(path: Path):  # noqa: ANN202 - (what pyarrow reads, the first 64 KiB, the whole text loader)
-    """Arrow reads a plain file itself; a gzip file (by its magic bytes) is decompressed here."""
+def _source(path: Path) -> tuple[pa.Buffer | str, bytes, Callable[[], bytes]]:
+    """(what pyarrow reads, the first 64 KiB, the whole text loader): Arrow reads a plain file itself; a gzip
+    file (by its magic bytes) is decompressed here."""
     import pyarrow as pa
 
     with path.open("rb") as f:
@@ -79,7 +83,7 @@ def _delimiter(raw: bytes) -> bytes | None:
     return b"\t" if tab else b" "
 
 
-def _plain_fields(table, text: Callable[[], bytes]) -> bool:  # noqa: ANN001 - pa.Table
+def _plain_fields(table: pa.Table, text: Callable[[], bytes]) -> bool:
     """True when no field holds a byte ``str.split`` would split on (the other delimiter, a control
     character, Unicode whitespace) or an empty string, and the file is UTF-8."""
     import numpy as np
@@ -113,7 +117,8 @@ def _plain_fields(table, text: Callable[[], bytes]) -> bool:  # noqa: ANN001 - p
     return True
 
 
-def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa: ANN001, ANN202 - pa.Table | None
+def _table(source: pa.Buffer | str, delimiter: bytes, names: Sequence[str],
+           types: dict[str, pa.DataType]) -> pa.Table | None:
     import pyarrow as pa
     from pyarrow import csv
 
@@ -135,7 +140,7 @@ _DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _INTEGER = r"^[+-]?[0-9]+$"
 
 
-def _integral_grades(tokens) -> tuple[Any, Any] | None:  # noqa: ANN001 - pa.StringArray
+def _integral_grades(tokens: pa.StringArray) -> tuple[np.ndarray, np.ndarray | bool] | None:
     """(float64 grades, per-row "is an int") of the grade tokens, as the strict reader's ``int`` else
     ``float``; None when a token is not a plain decimal number (Arrow would read ``0x10`` as 16, Python
     refuses it; Python reads ``1_0`` as 10, Arrow refuses it)."""
@@ -154,7 +159,7 @@ def _integral_grades(tokens) -> tuple[Any, Any] | None:  # noqa: ANN001 - pa.Str
         return None
 
 
-def _values(column) -> tuple[Any, Any] | None:  # noqa: ANN001 - a pyarrow column
+def _values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | bool] | None:
     """(float64 values, per-row "is an int") of the grades (text, parsed here) or the scores (float64),
     or None (a token Python reads otherwise, a number beyond 2**53)."""
     import numpy as np
@@ -173,7 +178,7 @@ def _values(column) -> tuple[Any, Any] | None:  # noqa: ANN001 - a pyarrow colum
     return (values, integral) if max(-low, high) < EXACT_LIMIT else None
 
 
-def _read(path: str | os.PathLike, names: Sequence[str], types: dict[str, Any], value: str,
+def _read(path: str | os.PathLike[str], names: Sequence[str], types: dict[str, Any], value: str,
           large_only: bool) -> tuple[RowTable, Any] | None:
     """(rows, the file's first line as a table) of one file, or None.
 
@@ -212,7 +217,7 @@ def _read(path: str | os.PathLike, names: Sequence[str], types: dict[str, Any], 
     return rows, first
 
 
-def read_qrels_columns(path: str | os.PathLike, *, large_only: bool = True) -> Qrels | None:
+def read_qrels_columns(path: str | os.PathLike[str], *, large_only: bool = True) -> Qrels | None:
     """Columnar :class:`~evalbridge.model.Qrels` of a TREC qrels file, or None for the strict reader.
 
     Args:
@@ -228,7 +233,7 @@ def read_qrels_columns(path: str | os.PathLike, *, large_only: bool = True) -> Q
     return None if read is None else Qrels(read[0], source=str(Path(path)))
 
 
-def read_run_columns(path: str | os.PathLike, *, large_only: bool = True, name: str | None = None) -> Run | None:
+def read_run_columns(path: str | os.PathLike[str], *, large_only: bool = True, name: str | None = None) -> Run | None:
     """Columnar :class:`~evalbridge.model.Run` of a TREC run file, or None for the strict reader.
 
     Args:

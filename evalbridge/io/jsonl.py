@@ -26,7 +26,7 @@ from .text import Lines, open_text, read_text
 
 __all__ = ["read_json", "read_jsonl", "write_json", "write_jsonl", "strict_object", "FORMATS"]
 
-_KIND = {"qrels": Qrels, "run": Run}
+_KIND: dict[str, type[Qrels] | type[Run]] = {"qrels": Qrels, "run": Run}
 
 
 class _Duplicate(ValueError):

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
 from ..model import Qrels, Run
+
+if TYPE_CHECKING:
+    from .registry import Parsed
 
 __all__ = ["to_dataframe", "to_ranx", "to_ir_measures", "FORMATS"]
 
@@ -30,7 +33,7 @@ class _Kind(NamedTuple):
     """What differs between reading qrels and reading a run."""
 
     name: str  # "qrels" or "run"
-    cls: type  # Qrels or Run
+    cls: type[Qrels] | type[Run]
     value: str  # the value's name in long formats: "relevance" or "score"
     ranx_type: str  # class name in ranx
     irm_type: str  # namedtuple name in ir-measures
@@ -46,10 +49,10 @@ def _library(obj: object) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def _parsed(kind: _Kind, obj: Qrels | Run) -> Any:
+def _parsed(obj: Qrels | Run) -> Parsed:
     from .registry import Parsed
 
-    return Parsed(qrels=obj) if kind is _QRELS else Parsed(run=obj)  # type: ignore[arg-type]
+    return Parsed(qrels=obj) if isinstance(obj, Qrels) else Parsed(run=obj)
 
 
 # ---------------------------------------------------------------- readers
@@ -60,11 +63,11 @@ def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
         other = "run" if wanted is _QRELS else "qrels"
         raise InputError(f"got a {type(obj).__name__} where {wanted.name} were expected.",
                          fix=f"pass the {wanted.name} here and the {other} in its own argument.")
-    return _parsed(wanted, obj)
+    return _parsed(obj)
 
 
-def _read_mapping(obj: Mapping, kind: str, options: Any) -> Any:
-    return _parsed(_KINDS[kind], _KINDS[kind].cls(obj))
+def _read_mapping(obj: Mapping[Any, Any], kind: str, options: Any) -> Any:
+    return _parsed(_KINDS[kind].cls(obj))
 
 
 def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
@@ -73,10 +76,10 @@ def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
         raise InputError(f"got a ranx {type(obj).__name__} where {wanted.name} were expected.",
                          fix=f"pass a ranx {wanted.ranx_type}.")
     extra = {"name": obj.name} if wanted is _RUN else {}
-    return _parsed(wanted, wanted.cls(obj.to_dict(), **extra))
+    return _parsed(wanted.cls(obj.to_dict(), **extra))
 
 
-def _read_rows(obj: Iterable, kind: str, options: Any) -> Any:
+def _read_rows(obj: Iterable[Any], kind: str, options: Any) -> Any:
     """Rows with ``query_id``, ``doc_id`` and ``relevance``/``score`` fields, or ``(qid, docid, value)`` tuples."""
     wanted = _KINDS[kind]
     rows = iter(obj)
@@ -111,7 +114,7 @@ def _read_rows(obj: Iterable, kind: str, options: Any) -> Any:
             raise InputError(f"doc {doc!r} appears twice for query {qid!r} (row {n}).", query_id=str(qid),
                              fix="remove the duplicate row.")
         docs[doc] = value
-    return _parsed(wanted, wanted.cls(data))
+    return _parsed(wanted.cls(data))
 
 
 def _is_rows(obj: object) -> bool:
@@ -197,12 +200,12 @@ def to_ranx(obj: Qrels | Run) -> Any:
                          fix="add at least one (query, doc) pair.")
     import ranx
 
-    if kind is _QRELS:
+    if isinstance(obj, Qrels):  # kind is _QRELS
         return ranx.Qrels(data)
     return ranx.Run(data, name=obj.name)
 
 
-def to_ir_measures(obj: Qrels | Run) -> list:
+def to_ir_measures(obj: Qrels | Run) -> list[Any]:
     """A list of ir-measures namedtuples: ``Qrel(query_id, doc_id, relevance, "0")`` or ``ScoredDoc``.
 
     Grades are passed as they are; ir-measures' pytrec_eval provider accepts only

@@ -31,7 +31,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from numbers import Real
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
@@ -82,7 +82,7 @@ def _number(value: Any, what: str, where: str, qid: str) -> float | int:
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise InputError(f"{what} {value!r} is not a finite number.", source=where, query_id=qid,
                          fix="scores and grades are numbers.")
-    return value
+    return cast(float, value)  # a numbers.Real (int, float, numpy): typing has no numeric tower for the ABCs
 
 
 def _doc_id(value: Any, where: str, qid: str, what: str) -> str | int:
@@ -166,9 +166,9 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                 score_field = "score"
                 picked.append("score=score")
         for rank, item in enumerate(ranked, 1):
-            if objects:
+            if objects and doc is not None:  # objects: the doc field was chosen above
                 try:
-                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")  # type: ignore[arg-type]
+                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")
                     value = (_number(_get(item, score_field), "score", where, str(qid)) if score_field
                              else float(len(ranked) - rank + 1))
                 except KeyError as error:
@@ -206,9 +206,9 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         notes.append(f"RAG log fields picked by name: {', '.join(picked)}")
     if ignored:
         notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({n} questions)" for k, n in ignored.items()))
-    where = str(source) if isinstance(source, (str, Path)) else None
-    return (Qrels(qrels, min_relevance=min_relevance, source=where, notes=tuple(notes)),
-            Run(run, name=name, source=where, notes=tuple(notes)))
+    origin = str(source) if isinstance(source, (str, Path)) else None
+    return (Qrels(qrels, min_relevance=min_relevance, source=origin, notes=tuple(notes)),
+            Run(run, name=name, source=origin, notes=tuple(notes)))
 
 
 def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str, Run]]:

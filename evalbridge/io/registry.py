@@ -135,7 +135,7 @@ def get_format(name: str, *, kind: str | None = None) -> Format:
     return fmt
 
 
-def suffix_of(path: str | os.PathLike) -> str:
+def suffix_of(path: str | os.PathLike[str]) -> str:
     """The suffix that names a file's format: the last one, ``.gz`` removed, lower case.
 
     >>> suffix_of("qrels/test.tsv.gz"), suffix_of("run.bm25"), suffix_of("qrels")
@@ -151,7 +151,7 @@ def _is_path(obj: object) -> bool:
     return isinstance(obj, (str, os.PathLike))
 
 
-def _resolve_path(path: str | os.PathLike, kind: str) -> Format:
+def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
     from .text import head
 
     table = formats()
@@ -265,18 +265,20 @@ def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
     from ..model import Run
 
     parsed = load(obj, "pair", format=format, **options)
-    run = parsed.run if name is None else Run(parsed.run, name=name)
-    return parsed.qrels, run  # type: ignore[return-value] - load checked both are set
+    qrels, run = parsed.qrels, parsed.run
+    if qrels is None or run is None:  # never: load refuses a "pair" read that did not give both
+        raise InputError(f"{obj!r:.60} holds no qrels and run.", fix="read the qrels and the run separately.")
+    return qrels, run if name is None else Run(run, name=name)
 
 
-def output_format(path: str | os.PathLike, kind: str) -> Format:
+def output_format(path: str | os.PathLike[str], kind: str) -> Format:
     """The format ``path``'s suffix names for writing ``kind``: the first writable one, else TREC."""
     suffix = suffix_of(path)
     writable = [f for f in formats().values() if suffix in f.suffixes and f.write is not None and kind in f.holds]
     return writable[0] if writable else formats()["trec"]
 
 
-def write(obj: Qrels | Run, path: str | os.PathLike, *, format: str | None = None, **options: Any) -> Path:
+def write(obj: Qrels | Run, path: str | os.PathLike[str], *, format: str | None = None, **options: Any) -> Path:
     """Write qrels or a run to ``path`` in ``format`` (default: from the suffix, else TREC).
 
     Raises:

@@ -20,7 +20,7 @@ import difflib
 import math
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
@@ -36,11 +36,15 @@ RECORD_KEYS = ("retrieved", "relevant")
 
 # ---------------------------------------------------------------- shared helpers
 
-def _is_numpy(value: object) -> bool:
+class _ToList(Protocol):
+    def tolist(self) -> Any: ...
+
+
+def _is_numpy(value: object) -> TypeGuard[_ToList]:
     return type(value).__module__.split(".")[0] == "numpy" and hasattr(value, "tolist")
 
 
-def _as_list(value: object) -> list | None:
+def _as_list(value: object) -> list[Any] | None:
     """``value`` as a list when it is an ordered sequence (list, tuple, numpy array), else ``None``."""
     if _is_numpy(value):
         value = value.tolist()
@@ -167,7 +171,7 @@ def _label(value: object, qid: object, position: int) -> int | float:
                                             "retrieved document.")
 
 
-def _n_relevant_table(n_relevant: object, qids: list, labels_is_mapping: bool) -> dict:
+def _n_relevant_table(n_relevant: object, qids: list[Any], labels_is_mapping: bool) -> dict[Any, Any]:
     """``n_relevant`` as a dict query id -> int (queries left out get no unretrieved docs)."""
     if n_relevant is None:
         return {}

@@ -33,7 +33,7 @@ from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
 __all__ = ["read_table", "read_delimited", "read_parquet", "read_msmarco", "to_arrow", "write_table",
            "write_msmarco", "FORMATS"]
 
-_KIND = {"qrels": Qrels, "run": Run}
+_KIND: dict[str, type[Qrels] | type[Run]] = {"qrels": Qrels, "run": Run}
 
 
 def _where(source: str | None, row: int, header: bool) -> tuple[str | None, int | None, str]:
@@ -74,7 +74,7 @@ def _id_column(table: Any, name: str, source: str | None, header: bool) -> tuple
 def _is_text(kind: Any) -> bool:
     import pyarrow as pa
 
-    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
 
 
 def _value_column(table: Any, name: str, source: str | None, header: bool) -> tuple[Any, bool]:

@@ -36,7 +36,7 @@ def _missing(path: Path) -> InputError:
     return InputError("the file does not exist.", source=str(path), fix="check the path.")
 
 
-def is_gzip(path: str | os.PathLike) -> bool:
+def is_gzip(path: str | os.PathLike[str]) -> bool:
     """True when the file starts with the gzip magic bytes."""
     try:
         with open(path, "rb") as raw:
@@ -52,7 +52,7 @@ def _broken_gzip(path: Path, error: BaseException) -> InputError:
                       fix="download or compress the file again; `gzip -t FILE` checks it.")
 
 
-def read_bytes(path: str | os.PathLike) -> bytes:
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes, decompressed when it is gzip."""
     path = Path(path)
     if not is_gzip(path):
@@ -63,7 +63,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raise _broken_gzip(path, error) from None
 
 
-def head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
+def head(path: str | os.PathLike[str], size: int = 1 << 16) -> bytes:
     """The first ``size`` bytes of the (decompressed) file, for format detection."""
     path = Path(path)
     try:
@@ -93,7 +93,7 @@ def _decode_error(path: Path, data: bytes) -> InputError:
                       fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")
 
 
-def read_text(path: str | os.PathLike) -> tuple[str, tuple[str, ...]]:
+def read_text(path: str | os.PathLike[str]) -> tuple[str, tuple[str, ...]]:
     """The whole file as text (gzip and BOM handled) and the notes of what was done to it."""
     path = Path(path)
     data = read_bytes(path)
@@ -113,7 +113,7 @@ class Lines:
     broken gzip stream raises :class:`InputError` naming the right line.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.notes: tuple[str, ...] = ()
 
@@ -134,7 +134,7 @@ class Lines:
             raise _broken_gzip(self.path, error) from None
 
 
-def open_text(path: str | os.PathLike, mode: Literal["w"] = "w") -> IO[str]:
+def open_text(path: str | os.PathLike[str], mode: Literal["w"] = "w") -> IO[str]:
     """Open a UTF-8 text file for writing (gzip when the name ends in ``.gz``), ``\\n`` line ends."""
     if mode != "w":
         raise ValueError("open_text only opens files for writing; read with Lines or read_text")

@@ -63,7 +63,7 @@ def _duplicate_error(path: Path, n: int, qid: str, doc: str) -> InputError:
                       fix="remove the duplicate line; evalbridge does not pick one silently.")
 
 
-def _number_error(path: Path, n: int, what: str, token: str, fix: str) -> InputError:
+def _number_error(path: Path, n: int | None, what: str, token: str, fix: str) -> InputError:
     return InputError(f"the {what} {token!r} is not a finite number.", source=str(path), line=n, fix=fix)
 
 
@@ -112,7 +112,7 @@ def _read_grades(path: Path, what: str) -> tuple[dict[str, dict[str, int | float
     return data, lines.notes
 
 
-def read_qrels(path: str | os.PathLike) -> Qrels:
+def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """Read a TREC qrels file (``qid iter docid rel``, plain or gzip).
 
     Args:
@@ -130,7 +130,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     return Qrels(grades, source=str(path), notes=notes)
 
 
-def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
+def read_judged_list(path: str | os.PathLike[str]) -> tuple[Qrels, Run]:
     """Read a judged ranked list: ``qid Q0 docid rel`` lines in rank order (a common RAG log format).
 
     Each line is one retrieved document with its grade. The grades become the
@@ -149,7 +149,7 @@ def read_judged_list(path: str | os.PathLike) -> tuple[Qrels, Run]:
     return Qrels(grades, source=str(path), notes=notes), Run(run, source=str(path), notes=notes)
 
 
-def read_run(path: str | os.PathLike, *, name: str | None = None,
+def read_run(path: str | os.PathLike[str], *, name: str | None = None,
              extra_columns: Literal["error", "ignore"] = "error") -> Run:
     """Read a TREC run file (``qid Q0 docid rank score tag``, plain or gzip).
 
@@ -208,8 +208,8 @@ def read_run(path: str | os.PathLike, *, name: str | None = None,
         if not math.isfinite(sum(docs.values())):  # NaN, inf (or an overflowing sum, checked below)
             bad = next((d for d, s in docs.items() if not math.isfinite(s)), None)
             if bad is not None:
-                line = _first_line(path, lambda w: w[0] == qid and w[2] == bad)
-                raise _number_error(path, line, "score", str(docs[bad]),
+                at = _first_line(path, lambda w: w[0] == qid and w[2] == bad)
+                raise _number_error(path, at, "score", str(docs[bad]),
                                     "scores must be finite: remove the document or give it a real score.")
     return Run(data, name=name if name is not None else tag, source=str(path), notes=lines.notes)
 
@@ -236,7 +236,7 @@ def _number(value: int | float) -> str:
     return repr(float(value)) if isinstance(value, float) else str(int(value))
 
 
-def write_qrels(qrels: Qrels | Mapping, path: str | os.PathLike) -> None:
+def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, float]], path: str | os.PathLike[str]) -> None:
     """Write qrels as ``qid 0 docid rel`` lines (gzip when ``path`` ends in ``.gz``).
 
     Grades are written exactly (``7.5``, ``2``); a query with no judgements has no
@@ -256,7 +256,8 @@ def write_qrels(qrels: Qrels | Mapping, path: str | os.PathLike) -> None:
             f.write("".join(f"{qid} 0 {doc} {_number(grade)}\n" for doc, grade in docs.items()))
 
 
-def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str = "evalbridge") -> None:
+def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathLike[str], *,
+              tag: str = "evalbridge") -> None:
     """Write a run as ``qid Q0 docid rank score tag`` lines, in rank order (gzip for ``.gz``).
 
     Documents are ranked by :func:`evalbridge.ranking.rank` (score descending, ties

@@ -118,7 +118,7 @@ def _loader_class() -> type:
     """PyYAML's SafeLoader that also remembers where each alias was written (created on first use)."""
     import yaml
 
-    class Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type hints here
+    class Loader(yaml.SafeLoader):
         def __init__(self, stream: str) -> None:
             super().__init__(stream)
             #: (id(parent node), slot) -> (anchor, line); slot = list index or id(key node)
@@ -126,7 +126,8 @@ def _loader_class() -> type:
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             if parent is not None and index is not None and self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
+                # through the class: types-PyYAML leaves peek_event unannotated (pyproject: untyped_calls_exclude)
+                event = yaml.SafeLoader.peek_event(self)
                 node = super().compose_node(parent, index)
                 slot = index if isinstance(index, int) else id(index)
                 self.alias_at[(id(parent), slot)] = (event.anchor, event.start_mark.line + 1)
@@ -329,8 +330,9 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _json_duplicate(text: str, source: str) -> InputError:
     """The first duplicate key of a JSON text with both its lines (parsed again, in pure Python, to know where)."""
-    from json.decoder import JSONObject
-    from json.scanner import py_make_scanner
+    # CPython's pure-Python JSON parser: public modules, private helpers that typeshed does not declare
+    from json.decoder import JSONObject  # type: ignore[attr-defined]
+    from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 
     found: list[InputError] = []
 
@@ -353,9 +355,9 @@ def _json_duplicate(text: str, source: str) -> InputError:
             seen[key] = line
         return dict(pairs), end
 
-    decoder = json.JSONDecoder()
-    decoder.parse_object = parse_object  # type: ignore[assignment]
-    decoder.scan_once = py_make_scanner(decoder)  # type: ignore[assignment]
+    decoder: Any = json.JSONDecoder()  # typeshed does not declare the parser hooks set below
+    decoder.parse_object = parse_object
+    decoder.scan_once = py_make_scanner(decoder)
     decoder.decode(text)
     return found[0] if found else InputError("a key appears twice in one JSON object.", source=source,
                                              fix="keep one of them.")

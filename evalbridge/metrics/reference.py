@@ -95,7 +95,7 @@ def average_precision(retrieved: Grades, judged: Grades, *, k: int | None = None
     for i, g in enumerate(retrieved[:k], start=1):
         if g >= rel:
             hits += 1
-            total += hits / i * (g / max_grade if weights == "graded" else 1.0)
+            total += hits / i * (g / max_grade if weights == "graded" and max_grade else 1.0)
     denominator = hits if norm == "retrieved" else sum(g >= rel for g in judged)
     return total / denominator if denominator else 0.0
 
@@ -358,7 +358,8 @@ def err_probability(grade: float, *, max_grade: float, rel: float | None = None,
         return float(gains[grade])
     if grade <= 0:
         return 0.0
-    return 2.0 ** (grade - max_grade) - 2.0 ** -max_grade
+    probability: float = 2.0 ** (grade - max_grade) - 2.0 ** -max_grade  # float ** float is typed Any
+    return probability
 
 
 def expected_reciprocal_rank(retrieved: Grades, judged: Grades, *, k: int | None = None, rel: float | None = None,

@@ -7,12 +7,24 @@ Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark en
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from ..errors import InputError
-from ..model import Qrels, check_level
+from ..model import check_level
 from .spec import Metric
 
 __all__ = ["USES_MAX_GRADE", "needs_max_grade", "resolve_metric", "relevance_level", "check_max_grade"]
+
+
+class Judgements(Protocol):
+    """What the settings read from the qrels: a :class:`~evalbridge.model.Qrels`, or the Spark engine's
+    view of a qrels DataFrame."""
+
+    @property
+    def min_relevance(self) -> float | None: ...
+
+    @property
+    def max_grade(self) -> float: ...
 
 
 #: Families whose ``max_grade`` (when not set) is the top grade of the qrels, and when they use it.
@@ -42,14 +54,14 @@ def resolve_metric(metric: Metric, *, level: float, max_grade: float | None) -> 
     return metric
 
 
-def relevance_level(qrels: Qrels, min_relevance: float | None) -> float:
+def relevance_level(qrels: Judgements, min_relevance: float | None) -> float:
     """The level of binary metrics: ``min_relevance`` if given, else the qrels' own, else 1."""
     if min_relevance is not None:
         return check_level(min_relevance)
     return qrels.min_relevance if qrels.min_relevance is not None else 1
 
 
-def check_max_grade(metric: Metric, qrels: Qrels) -> None:
+def check_max_grade(metric: Metric, qrels: Judgements) -> None:
     """Refuse ``AP(weights=graded, max_grade=m)`` and ``ERR(max_grade=m)`` when the qrels hold grades above ``m``
     (weights, or ERR's stopping probabilities, would exceed 1)."""
     cap = metric.get("max_grade") if metric.name in USES_MAX_GRADE else None

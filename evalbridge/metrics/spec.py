@@ -71,6 +71,8 @@ class GainMap(Mapping[float, float]):
     """
 
     __slots__ = ("_items", "_lookup")
+    _items: tuple[tuple[float, float], ...]
+    _lookup: dict[float, float]
 
     def __init__(self, items: Mapping[Any, Any]) -> None:
         clean = {}

@@ -305,7 +305,7 @@ def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None 
         if not relevant:
             continue
         r = len(relevant)
-        weight = math.fsum(g / max_grade if weights == "graded" else 1.0 for g in relevant)  # type: ignore[operator]
+        weight = math.fsum(g / max_grade if weights == "graded" and max_grade else 1.0 for g in relevant)
         if n == 1:  # the reference's own arithmetic: P@i * w_i
             inside += (before + 1) / (s + 1) * weight
         elif c == n or norm == "R":
@@ -368,5 +368,6 @@ def unsupported(metric: str | Metric) -> str | None:
         return (f"{metric} reads per-document judgement inputs ({', '.join(inputs)}), which have no exact "
                 f"tie-aware formula, so ties='average' (the expected value over every order of tied "
                 f"documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'"
-                + (", or drop the gains map." if "gains" in dict(metric.options) else "."))  # type: ignore[union-attr]
+                + (", or drop the gains map." if not isinstance(metric, str) and "gains" in dict(metric.options)
+                   else "."))
     return None

@@ -25,7 +25,7 @@ import re
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import InputError, MetricSpecError
 from ..metrics.spec import Metric, parse_metric
@@ -50,7 +50,7 @@ def _figure(width: float, height: float) -> Any:
     return figure
 
 
-def _save(figure: Any, stem: str | os.PathLike, formats: Sequence[str]) -> list[Path]:
+def _save(figure: Any, stem: str | os.PathLike[str], formats: Sequence[str]) -> list[Path]:
     from .report import atomic_path
 
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
@@ -85,7 +85,7 @@ def _tick_labels(axes: Any, names: Sequence[str]) -> None:
     axes.set_xticks(range(1, len(names) + 1), names, rotation=20 if crowded else 0, ha="right" if crowded else "center")
 
 
-def plot_distribution(values: Mapping[str, Mapping[str, float]], metric: str, stem: str | os.PathLike, *,
+def plot_distribution(values: Mapping[str, Mapping[str, float]], metric: str, stem: str | os.PathLike[str], *,
                       formats: Sequence[str] = ("png",)) -> list[Path]:
     """One metric's per-query values per system: a box plot with the mean marked, or, for a binary
     metric (:func:`is_binary`), a bar of the share of queries with a hit.
@@ -98,6 +98,15 @@ def plot_distribution(values: Mapping[str, Mapping[str, float]], metric: str, st
     """
     return _save(distribution_figure(values, metric), stem, formats)
 
+
+
+class _MeanStyle(TypedDict):
+    """How the mean is drawn in a box plot and in its legend (keywords of matplotlib's Line2D)."""
+
+    marker: str
+    markerfacecolor: str
+    markeredgecolor: str
+    markersize: float
 
 def distribution_figure(values: Mapping[str, Mapping[str, float]], metric: str) -> Any:
     """The :class:`~matplotlib.figure.Figure` of :func:`plot_distribution` (to show or save yourself)."""
@@ -112,7 +121,7 @@ def distribution_figure(values: Mapping[str, Mapping[str, float]], metric: str) 
     data = [list(values[name].values()) for name in names]
     figure = _figure(3.2 + 1.25 * len(names), 3.8)
     axes = figure.add_subplot()
-    mean_style = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 6}
+    mean_style: _MeanStyle = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 6}
     axes.boxplot(data, showmeans=True, meanprops=mean_style, medianprops={"color": "tab:orange"},
                  flierprops={"marker": "o", "markersize": 3, "alpha": 0.6})
     _tick_labels(axes, names)
@@ -173,12 +182,14 @@ def curve_variant(spec: str | Metric, results: Any = None) -> Metric:
         # a family that needs a cutoff, written without one: "P", "P(rel=2)", "P-l2"
         text = spec.strip() if isinstance(spec, str) else ""
         parts = re.fullmatch(r"(?P<head>[^@]*?)(?P<level>\s*-l\s*[^\s()@-]+)?", text)
+        guess: Metric | None
         try:
-            metric = parse_metric(f"{parts['head']}@1{parts['level'] or ''}") if parts and text else None
+            guess = parse_metric(f"{parts['head']}@1{parts['level'] or ''}") if parts and text else None
         except MetricSpecError:
-            metric = None
-        if metric is None:
+            guess = None
+        if guess is None:
             raise
+        metric = guess
     if metric.info.cutoff == "none":
         raise MetricSpecError(f"{metric} takes no cutoff k, so it has no curve over k; use a metric with a cutoff, "
                               f"e.g. nDCG, P, R, AP, RR or Success, with any options (nDCG(gain=exp)).")
@@ -220,7 +231,7 @@ def cutoff_curves(qrels: Any, run: Any, metric: str | Metric, ks: Iterable[int],
     return {k: results[variant.replace(k=k)] for k in cutoffs}
 
 
-def plot_cutoff_curves(curves: Mapping[str, Mapping[int, float]], metric: str | Metric, stem: str | os.PathLike, *,
+def plot_cutoff_curves(curves: Mapping[str, Mapping[int, float]], metric: str | Metric, stem: str | os.PathLike[str], *,
                        formats: Sequence[str] = ("png",)) -> list[Path]:
     """The mean of one metric variant at each cutoff k, one line per system (log-scaled k axis when wide).
 
@@ -256,7 +267,7 @@ def cutoff_curves_figure(curves: Mapping[str, Mapping[int, float]], metric: str 
 
 
 def plot_differences(values: Mapping[str, Mapping[str, float]], baseline: str, metric: str,
-                     stem: str | os.PathLike, *, formats: Sequence[str] = ("png",)) -> list[Path]:
+                     stem: str | os.PathLike[str], *, formats: Sequence[str] = ("png",)) -> list[Path]:
     """Per-query difference (system - baseline) of one metric, sorted, one panel per other system.
 
     Bars above 0 (green) are queries where the system beats the baseline, below 0 (red) where it

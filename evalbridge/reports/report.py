@@ -32,13 +32,21 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EvalbridgeError, InputError
 from ..metrics.spec import Metric, parse_metric
 from .formats import report_format
 from .writing import atomic_file, write_file_atomic
 from ..stats.compare import MARKER_STYLES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..cross_check import CrossCheck
+    from ..results import Results
+    from ..stats.compare import Comparison
+    from ..stats.gates import GateResult
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
@@ -111,12 +119,12 @@ class Report:
             alone has no ``results``.
     """
 
-    results: Mapping[str, Any]
+    results: Mapping[str, Results]
     metrics: Sequence[str | Metric] = ()
     title: str = "evalbridge report"
-    comparison: Any = None
-    gates: Sequence[Any] = ()
-    crosscheck: Mapping[str, Any] = field(default_factory=dict)
+    comparison: Comparison | None = None
+    gates: Sequence[GateResult] = ()
+    crosscheck: Mapping[str, CrossCheck] = field(default_factory=dict)
     bands: Mapping[str, Sequence[float]] | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
@@ -201,7 +209,7 @@ class Report:
         return self.to_html()
 
 
-def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
+def means_frame(report: Report) -> pd.DataFrame:
     """Systems x metrics means as a DataFrame (index ``system``)."""
     import pandas as pd
 
@@ -211,13 +219,14 @@ def means_frame(report: Report):  # noqa: ANN201 - pandas.DataFrame
     return frame
 
 
-def per_query_frame(results: Mapping[str, Any]):  # noqa: ANN201 - pandas.DataFrame
+def per_query_frame(results: Mapping[str, Results]) -> pd.DataFrame:
     """Per-query values of every system, tidy: columns ``system``, ``query_id``, then one per metric."""
     import pandas as pd
 
     frames = [res.per_query.reset_index().assign(system=system) for system, res in results.items()]
     frame = pd.concat(frames, ignore_index=True)
-    return frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
+    tidy: pd.DataFrame = frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
+    return tidy
 
 
 def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -253,7 +262,7 @@ def cells(report: Report, *, up: str = UP, down: str = DOWN,
     for system in frame.index:
         row = [f"{system} ({letters[system]})" if system in letters else str(system)]
         for label in frame.columns:
-            value = frame.at[system, label]
+            value = cast(float, frame.at[system, label])  # pandas-stubs: a cell is any scalar; these are means
             text = number(value, report.digits) + report.marker(system, label, up=up, down=down, fmt=fmt)
             if best is not None and len(frame) > 1 and value == frame[label].max():
                 text = best(text)
@@ -264,7 +273,9 @@ def cells(report: Report, *, up: str = UP, down: str = DOWN,
 
 def comparison_rows(report: Report) -> list[list[str]]:
     d = report.digits
-    rows = []
+    rows: list[list[str]] = []
+    if report.comparison is None:  # never: called for reports with a comparison
+        return rows
     for r in report.comparison.rows:
         rows.append([r.metric, r.system, f"{r.delta:+.{d}f}", f"[{number(r.ci_low, d)}, {number(r.ci_high, d)}]",
                      number(r.effect_size, 2), f"{r.wins}/{r.ties}/{r.losses}", p_value(r.p_t),
@@ -275,14 +286,16 @@ def comparison_rows(report: Report) -> list[list[str]]:
 COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
 
 
-def band_rows(report: Report) -> list[list[str]]:
+def band_rows(report: Report) -> list[list[str | None]]:
+    """A header row, then per system its band per metric (None for a mean that is not finite)."""
     frame = means_frame(report)
     labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
                 if band_of(m, 0.0, report.bands or {}) is not None]
     if not labelled:
         return []
-    return [["system", *[label for _, label in labelled]]] + [
-        [str(system), *[band_of(m, frame.at[system, label], report.bands) for m, label in labelled]]
+    header: list[str | None] = ["system", *[label for _, label in labelled]]
+    return [header] + [
+        [str(system), *[band_of(m, cast(float, frame.at[system, label]), report.bands or {}) for m, label in labelled]]
         for system in frame.index]
 
 
@@ -345,7 +358,8 @@ def render_html(report: Report) -> str:
                             [list(map(escape, row)) for row in comparison_rows(report)]), "</details>"]
     bands = band_rows(report) if report.bands else []
     if bands:
-        out.append(_html_table(list(map(escape, bands[0])), [[escape(str(c)) for c in row] for row in bands[1:]]))
+        out.append(_html_table([escape(str(c)) for c in bands[0]],
+                               [[escape(str(c)) for c in row] for row in bands[1:]]))
     if report.gates:
         failed = report.failed_gates
         out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
@@ -408,10 +422,11 @@ def report_dict(report: Report) -> dict[str, Any]:
     if report.agreement is not None:
         data["agreement"] = report.agreement.to_dict()
     data["provenance"] = report.provenance
-    return jsonable(data)
+    out: dict[str, Any] = jsonable(data)
+    return out
 
 
-def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
+def atomic_path(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[Path]:
     """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
 
     If the block raises, the temporary file is removed and ``path`` is left untouched. This is
@@ -420,7 +435,7 @@ def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Pa
     return atomic_file(path)
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` to ``path`` atomically: :func:`evalbridge.reports.writing.write_file_atomic`."""
     return write_file_atomic(path, data)
 
@@ -534,7 +549,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
     return data
 
 
-def file_sha256(path: str | os.PathLike) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

@@ -656,7 +656,7 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
         weighted_kappa=cohen_kappa(table, weights="quadratic"),
         krippendorff_alpha=krippendorff_alpha(table, level=alpha_level, values=values), alpha_level=alpha_level,
         mean_difference=float(np.mean(cat_b - cat_a)), level_a=level_a, level_b=level_b,
-        binary_confusion=tuple(tuple(int(x) for x in row) for row in binary),  # type: ignore[arg-type]
+        binary_confusion=((int(binary[0, 0]), int(binary[0, 1])), (int(binary[1, 0]), int(binary[1, 1]))),
         binary_kappa=cohen_kappa(binary), notes=tuple(notes), qrels=(qa, qb), scales=(scale_a, scale_b))
 
 

@@ -42,12 +42,16 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
 from ..metrics.spec import Metric, parse_metric
 from .parameters import Interval, OneOf, Rule, check_parameters, rule_table
 from .resampling import DEFAULT_MEMORY
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
            "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedComparison",
@@ -59,7 +63,7 @@ __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci
 MAX_RESAMPLES = 1_000_000
 
 
-def _differences(a: Sequence[float], b: Sequence[float]):  # noqa: ANN202 - numpy arrays
+def _differences(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import numpy as np
 
     x, y = np.asarray(a, dtype="float64"), np.asarray(b, dtype="float64")
@@ -573,7 +577,7 @@ class Comparison:
             raise InputError(f"unknown marker style {style!r}; choose one of {', '.join(map(repr, MARKER_STYLES))}.")
         return style
 
-    def to_frame(self, *, table: str = "pairs"):  # noqa: ANN201 - pandas.DataFrame
+    def to_frame(self, *, table: str = "pairs") -> pd.DataFrame:
         """``pairs``: one row per (metric, pair), one column per field; ``systems``: one row per
         (metric, system) with its mean, interval and letter."""
         import pandas as pd

@@ -145,10 +145,10 @@ def evaluate_gate(gate: Gate, system: str, *, value: float, baseline_value: floa
 
 def _mean(results: Any, metric: Metric) -> float:
     if hasattr(results, "mean"):
-        return results.mean(metric)
+        return float(results.mean(metric))
     by_canonical = {str(parse_metric(k)): v for k, v in results.items()}
     try:
-        return by_canonical[str(metric)]
+        return float(by_canonical[str(metric)])
     except KeyError:
         raise InputError(f"the gate metric {metric} was not evaluated; evaluated: {', '.join(by_canonical)}.",
                          fix=f"add {metric} to the metrics.") from None

@@ -24,7 +24,7 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypedDict, Union
 
 from ..errors import InputError
 
@@ -35,7 +35,16 @@ _CLOSED: Mapping[str, tuple[bool, bool]] = {
     "both": (True, True), "left": (True, False), "right": (False, True), "neither": (False, False),
 }
 #: accepted Python type -> (numbers ABC it must be an instance of, words for the message)
-_KINDS: Mapping[type, tuple[type, str]] = {int: (numbers.Integral, "an integer"), float: (numbers.Real, "a number")}
+_KINDS: Mapping[type, tuple[type[numbers.Real], str]] = {int: (numbers.Integral, "an integer"),
+                                                         float: (numbers.Real, "a number")}
+
+
+class _Where(TypedDict):
+    """Where a value was read, for the message (``_fail``'s keywords)."""
+
+    source: str | None
+    line: int | None
+    key: str | None
 
 
 def _fail(rule_name: str, wanted: str, value: Any, fix: str, *, source: str | None, line: int | None,
@@ -78,7 +87,7 @@ class Interval:
         user spelled the parameter there (``comparison.alpha``, ``--alpha``).
         """
         abc, _ = _KINDS[self.kind]
-        where = {"source": source, "line": line, "key": key}
+        where: _Where = {"source": source, "line": line, "key": key}
         if isinstance(value, bool) or not isinstance(value, abc):
             raise _fail(self.name, self.describe(), value, self.fix, **where)
         if self.kind is float and not math.isfinite(float(value)):

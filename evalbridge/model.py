@@ -130,6 +130,10 @@ def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) 
                      source=where, query_id=qid, fix=f"convert {what}s to int or float.")
 
 
+#: validated rows, the kinds of the query ids and of the doc ids (``("str",)``, ``("int",)`` or ``()``)
+_Frozen = tuple[dict[str, Mapping[str, Any]], tuple[str, ...], tuple[str, ...]]
+
+
 def _freeze(data: object, *, what: str, where: str | None,
             copy: bool = True) -> _Frozen:
     """Validate a dict-of-dicts and return (read-only rows, query id kind, doc id kind); the rows
@@ -145,7 +149,7 @@ def _freeze(data: object, *, what: str, where: str | None,
                                            "from_pairs, read_qrels, ...).")
     qkind = _ids_to_str(list(data), "query", where)
     doc_kinds: set[str] = set()
-    frozen: dict[str, dict[str, Any]] = {}
+    frozen: dict[str, Mapping[str, Any]] = {}
     for qid, docs in data.items():
         sqid = str(qid)
         if not isinstance(docs, Mapping):

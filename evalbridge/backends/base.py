@@ -68,9 +68,9 @@ class NativeConventions:
         notes: other documented behaviours, for the differences table.
     """
 
-    ties: Literal["docid_desc", "docid_asc", "input", "average"] = "docid_desc"
-    score_precision: Literal["float64", "float32"] = "float64"
-    missing_queries: Literal["zero", "drop"] = "zero"
+    ties: str = "docid_desc"
+    score_precision: str = "float64"
+    missing_queries: str = "zero"
     empty_qrels: str = "keep"
     grades: str = "int"
     level_scope: str = "binary"

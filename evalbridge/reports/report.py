@@ -482,14 +482,14 @@ def per_query_format_of(path: str | os.PathLike[str]) -> str:
     return next((name for name, f in PER_QUERY_FORMATS.items() if os.fspath(path).endswith(f.suffix)), "csv")
 
 
-def write_per_query(results: Mapping[str, Any], path: str | os.PathLike, *, fmt: str,
+def write_per_query(results: Mapping[str, Any], path: str | os.PathLike[str], *, fmt: str,
                     provenance: Mapping[str, Any] | None = None) -> Path:
     """Per-query values of every system in a :data:`PER_QUERY_FORMATS` format (``csv``, or ``parquet`` with the
     provenance in its metadata)."""
     return write_frame(per_query_frame(results), path, fmt=fmt, provenance=provenance)
 
 
-def write_frame(frame: Any, path: str | os.PathLike, *, fmt: str,
+def write_frame(frame: Any, path: str | os.PathLike[str], *, fmt: str,
                 provenance: Mapping[str, Any] | None = None) -> Path:
     """A DataFrame (its columns, not its index) in a :data:`PER_QUERY_FORMATS` format (``csv``, or
     ``parquet`` with the provenance in its metadata), written atomically."""

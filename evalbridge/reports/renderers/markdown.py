@@ -27,7 +27,7 @@ def render_markdown(report: Report) -> str:
                     "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
     bands = band_rows(report) if report.bands else []
     if bands:
-        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=bands[0], tablefmt="github"),
+        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=[str(h) for h in bands[0]], tablefmt="github"),
                 "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
                                           for k, b in (report.bands or {}).items())]
     if report.gates:

@@ -39,7 +39,7 @@ def _results(report: Report) -> list[str]:
     bands = band_rows(report) if report.bands else []
     if bands:
         lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",
-                  tabulate(bands[1:], headers=bands[0], tablefmt="simple")]
+                  tabulate(bands[1:], headers=[str(h) for h in bands[0]], tablefmt="simple")]
     first = next(iter(report.results.values())).provenance
     if len(report.results) == 1:
         return [*lines, "", first.summary()]

@@ -23,6 +23,7 @@ from evalbridge.backends import auto, get_backend, unsupported
 from evalbridge.errors import UnsupportedMetricError
 from evalbridge.metrics import reference, tie_aware
 from evalbridge.metrics.catalogue import METRICS
+from evalbridge.metrics.resolution import needs_max_grade
 from evalbridge.metrics.spec import Metric, parse_metric
 from evalbridge.model import Conventions, Qrels, Run
 from evalbridge.ranking import rank, rank_groups
@@ -63,10 +64,57 @@ def judged_for(draw, groups: list[list]) -> list:  # noqa: ANN001
 def kernel_arguments(metric: Metric, judged: list, groups: list[list]) -> dict:
     """The metric's keyword arguments, ``max_grade`` resolved as evaluate does (the top grade, else 1)."""
     kwargs = metric.arguments
-    if kwargs.get("weights") == "graded" and kwargs.get("max_grade") is None:
+    if needs_max_grade(metric):
         top = max([*judged, *(g for group in groups for g in group)], default=0)
         kwargs["max_grade"] = top if top > 0 else 1
     return kwargs
+
+
+@st.composite
+def document_groups(draw, *, max_groups: int = 5, max_size: int = 6, float_grades: bool = False) -> list[list]:  # noqa: ANN001
+    """Tie groups of retrieved documents ``(grade, in_qrels, in_pool)`` in rank order, at most
+    :data:`MAX_ORDERS` orders: an unjudged document has grade 0 (as the reference backend reads it),
+    a negative grade is trec_eval's pooled-but-unjudged, and a document judged for the query is in
+    the pool (judged for some query)."""
+    groups = []
+    for group in draw(grade_groups(max_groups=max_groups, max_size=max_size, float_grades=float_grades)):
+        documents = []
+        for grade in group:
+            if draw(st.integers(0, 3)) == 0:
+                grade = -1
+            in_qrels = grade != 0 or draw(st.booleans())
+            documents.append((grade, in_qrels, in_qrels or draw(st.booleans())))
+        groups.append(documents)
+    return groups
+
+
+@st.composite
+def judged_of(draw, documents: list[list]) -> list:  # noqa: ANN001
+    """The query's judged grades: those of the retrieved documents judged for it, and a few unretrieved ones."""
+    return [g for group in documents for g, in_qrels, _ in group if in_qrels] + \
+        draw(st.lists(grades(negative=True), max_size=3))
+
+
+def document_arguments(metric: Metric, judged: list, documents: list[list], *, grouped: bool) -> tuple[list, dict]:
+    """``(retrieved, kwargs)`` for the tie-aware function (``grouped``: the grades, and each input the
+    metric reads, in the shape of the tie groups) or for the reference (one flat ranking)."""
+    grades_ = [[g for g, _, _ in group] for group in documents]
+    kwargs = kernel_arguments(metric, judged, grades_)
+    for position, name in ((1, "in_qrels"), (2, "in_pool")):
+        if name in metric.inputs:
+            flags = [[document[position] for document in group] for group in documents]
+            kwargs[name] = flags if grouped else [f for group in flags for f in group]
+    return (grades_ if grouped else [g for group in grades_ for g in group]), kwargs
+
+
+def brute_force_documents(metric: Metric, documents: list[list], judged: list) -> float:
+    """The mean of the reference over every order of every tie group, each document keeping its flags."""
+    kernel = reference.KERNELS[metric.name]
+    values = []
+    for order in itertools.product(*map(itertools.permutations, documents)):
+        retrieved, kwargs = document_arguments(metric, judged, [list(group) for group in order], grouped=False)
+        values.append(kernel(retrieved, judged, **kwargs))
+    return math.fsum(values) / len(values)
 
 
 def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> float:
@@ -80,19 +128,22 @@ def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> fl
 # -- the definition: the mean over every order ------------------------------------------------------------
 
 
-@given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=12, gains=True))
-@settings(max_examples=400)
-def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_tie_group(data, metric) -> None:  # noqa: ANN001
-    """For every metric family and option, the closed form equals brute-force enumeration."""
-    groups = data.draw(grade_groups(float_grades=data.draw(st.booleans())))
-    judged = data.draw(judged_for(groups))
-    kwargs = kernel_arguments(metric, judged, groups)
-    expected = brute_force(metric.name, groups, judged, kwargs)
-    assert tie_aware.KERNELS[metric.name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+@pytest.mark.parametrize("name", TIE_AWARE)
+@given(data=st.data())
+@settings(max_examples=80)
+def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_tie_group(name: str, data) -> None:  # noqa: ANN001
+    """For every metric family and option (gain maps and judgement inputs included), the exact value
+    equals brute-force enumeration of every order of each tie group (groups of up to 6 documents)."""
+    metric = data.draw(metrics(names=(name,), max_k=12, gains=True))
+    documents = data.draw(document_groups(float_grades=data.draw(st.booleans())))
+    judged = data.draw(judged_of(documents))
+    expected = brute_force_documents(metric, documents, judged)
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    assert tie_aware.KERNELS[name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2), metric=tie_aware_metrics(max_k=8))
-@settings(max_examples=60)
+@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2, negative=True), metric=tie_aware_metrics(max_k=8))
+@settings(max_examples=120)
 def test_evaluate_with_average_ties_is_the_mean_over_every_order_of_the_tied_documents(data, metric) -> None:  # noqa: ANN001
     """End to end: evaluate(ties="average") per query equals the mean of evaluate over every run that
     orders each group of tied documents one way (scores n..1), enumerated from the raw scores."""
@@ -108,7 +159,7 @@ def test_evaluate_with_average_ties_is_the_mean_over_every_order_of_the_tied_doc
         for order in itertools.product(*map(itertools.permutations, groups)):
             docs = [d for group in order for d in group]
             ranked = Run({qid: {d: float(len(docs) - i) for i, d in enumerate(docs)}})
-            values.append(compute(Qrels({qid: qrels[qid]}), ranked, [resolved])[0][resolved][qid])
+            values.append(compute(Qrels(qrels), ranked, [resolved])[0][resolved][qid])  # every query: Hole's pool
         assert results.query(metric)[qid] == pytest.approx(math.fsum(values) / len(values), rel=1e-12, abs=1e-15)
 
 
@@ -222,21 +273,26 @@ def test_hypergeometric_probabilities_match_scipy(n: int, r: int, c: int) -> Non
 
 @given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_without_ties_the_tie_aware_value_is_the_reference_value_bit_for_bit(data, metric) -> None:  # noqa: ANN001
-    retrieved = data.draw(st.lists(grades(float_grades=data.draw(st.booleans())), max_size=15))
-    judged = data.draw(judged_for([retrieved]))
-    kwargs = kernel_arguments(metric, judged, [retrieved])
-    assert tie_aware.KERNELS[metric.name]([[g] for g in retrieved], judged, **kwargs) == \
-        reference.KERNELS[metric.name](retrieved, judged, **kwargs)
+    documents = data.draw(document_groups(max_groups=15, max_size=1, float_grades=data.draw(st.booleans())))
+    judged = data.draw(judged_of(documents))
+    groups, grouped = document_arguments(metric, judged, documents, grouped=True)
+    retrieved, flat = document_arguments(metric, judged, documents, grouped=False)
+    assert tie_aware.KERNELS[metric.name](groups, judged, **grouped) == \
+        reference.KERNELS[metric.name](retrieved, judged, **flat)
 
 
 @given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_permuting_the_documents_of_a_tie_group_changes_nothing(data, metric) -> None:  # noqa: ANN001
-    groups = data.draw(st.lists(st.lists(grades(float_grades=True), min_size=1, max_size=8), max_size=5))
-    judged = data.draw(judged_for(groups))
-    shuffled = [data.draw(st.permutations(group)) for group in groups]
-    kwargs = kernel_arguments(metric, judged, groups)
-    kernel = tie_aware.KERNELS[metric.name]
-    assert kernel(shuffled, judged, **kwargs) == kernel(groups, judged, **kwargs)
+    """Not a bit: each document keeps its flags, and sums over a group are exactly rounded or sorted."""
+    documents = data.draw(document_groups(max_size=6, float_grades=True))
+    judged = data.draw(judged_of(documents))
+    shuffled = [data.draw(st.permutations(group)) for group in documents]
+
+    def value(groups: list[list]) -> float:
+        retrieved, kwargs = document_arguments(metric, judged, groups, grouped=True)
+        return tie_aware.KERNELS[metric.name](retrieved, judged, **kwargs)
+
+    assert value(shuffled) == value(documents)
 
 
 @given(data=qrels_and_run(ties=True, max_docs=12, max_queries=2), metric=tie_aware_metrics(max_k=12))
@@ -316,10 +372,8 @@ def test_tie_averaged_ndcg_and_dcg_match_scikit_learn(data) -> None:  # noqa: AN
 
 
 def test_every_tie_aware_function_takes_exactly_the_options_of_its_reference_function() -> None:
-    """A reference option the tie-aware function did not know would otherwise fail at call time.
-
-    DCG/nDCG take the reference's ``gains`` (computed exactly) and ``in_qrels``; the latter is refused
-    when given (test_judgement_inputs_are_refused_under_average), never ignored."""
+    """A reference option the tie-aware function did not know would otherwise fail at call time; the
+    judgement inputs (``in_qrels``, ``in_pool``) keep their names, grouped as the tie groups."""
     for name, kernel in tie_aware.KERNELS.items():
         ours = list(inspect.signature(kernel).parameters.values())[2:]
         theirs = list(inspect.signature(reference.KERNELS[name]).parameters.values())[2:]
@@ -339,18 +393,98 @@ def test_every_catalogue_metric_is_tie_aware_or_refused_under_average(name: str)
             eb.evaluate(qrels, run, [metric], ties="average")
 
 
-@pytest.mark.parametrize("metric", ["nDCG(gains={0:0,1:1,2:3})@5", "DCG(gains={1:2})", "nDCG(gain=exp,gains={2:3})"])
-def test_judgement_inputs_are_refused_under_average(metric: str) -> None:
-    """A gain map makes DCG/nDCG read in_qrels (unjudged documents gain nothing): no tie-aware formula."""
-    parsed = parse_metric(metric)
-    assert parsed.inputs == ("in_qrels",)
-    assert "in_qrels" in tie_aware.unsupported(parsed) and tie_aware.unsupported(parsed.name) is None
+def test_a_gain_map_under_average_gives_unjudged_tied_documents_no_gain() -> None:
+    """qrels a = 2, b = 0; a, b and the unjudged c tied at the top; gains {0: 1, 2: 3}. Gains: a 3, b 1
+    (judged 0, the map gives it 1), c 0 (unjudged). Each document takes each of the 3 ranks with
+    probability 1/3: E[DCG] = (3 + 1 + 0) * (1 + 1/log2(3) + 1/2) / 3; IDCG from the judged gains
+    3, 1: 3 + 1/log2(3)."""
     qrels, run = {"q": {"a": 2, "b": 0}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
-    with pytest.raises(UnsupportedMetricError, match=r"in_qrels.*ties='average'"):
-        eb.evaluate(qrels, run, [parsed], ties="average")
-    with pytest.raises(UnsupportedMetricError, match="in_qrels"):
-        tie_aware.KERNELS[parsed.name]([[2, 0, 0]], [2, 0], **parsed.arguments, in_qrels=[True, True, False])
-    assert math.isfinite(eb.evaluate(qrels, run, [parsed], ties="docid_desc")[str(parsed)])
+    mean_discount = (1 + 1 / math.log2(3) + 1 / 2) / 3
+    got = eb.evaluate(qrels, run, ["DCG(gains={0:1,2:3})", "nDCG(gains={0:1,2:3})"], ties="average")
+    assert got["DCG(gains={0:1,2:3})"] == pytest.approx(4 * mean_discount, rel=1e-15)
+    assert got["nDCG(gains={0:1,2:3})"] == pytest.approx(4 * mean_discount / (3 + 1 / math.log2(3)), rel=1e-15)
+
+
+def test_bpref_of_a_tie_group_matches_the_hand_derivation() -> None:
+    """qrels: a, b relevant, x, y, z non-relevant (R = 2, N = 3); ranking x, then a, y, u tied (u
+    unjudged, skipped), then b. a has 1 non-relevant above it (x) or 2 (x, y), each with probability 1/2
+    (its order against y alone decides): term (1 - 1/2) or (1 - 2/2), mean 1/4; b always has 2 above: 0.
+    E[bpref] = (1/4 + 0) / 2 = 1/8; the docid_desc order (y, u, a) gives 0, the input order (a, y, u) 1/4."""
+    qrels = {"q": {"a": 1, "b": 1, "x": 0, "y": 0, "z": 0}}
+    run = {"q": {"x": 3.0, "a": 2.0, "y": 2.0, "u": 2.0, "b": 1.0}}
+    assert [eb.evaluate(qrels, run, "Bpref", ties=t)["Bpref"] for t in ("average", "docid_desc", "input")] == \
+        [0.125, 0.0, 0.25]
+
+
+def test_err_of_a_tie_group_matches_the_hand_derivation() -> None:
+    """Grades 2, 1 tied, then 2; max_grade 2: R = 3/4, 1/4, 3/4. Order (2, 1): 3/4 + (1/4)(1/4)/2, then
+    rank 3: (1/4)(3/4)(3/4)/3; order (1, 2): 1/4 + (3/4)(3/4)/2, then the same rank-3 term (the
+    product over a whole group does not depend on its order). E = (3/4 + 1/32 + 1/4 + 9/32) / 2 + 3/64
+    = 21/32 + 3/64 = 45/64."""
+    assert tie_aware.expected_reciprocal_rank([[2, 1], [2]], [2, 2, 1], max_grade=2) == pytest.approx(45 / 64,
+                                                                                                     rel=1e-15)
+
+
+def test_infap_of_a_tie_group_with_an_unjudged_document_matches_the_hand_derivation() -> None:
+    """A relevant document a and an unjudged one u tied at the top, then a relevant b; R = 2. Order (a, u, b):
+    a at j = 0 scores 1; b at j = 2 with r = 1, n = u = 0 above: 1/3 + (2/3)(1/2)(1 + e)/(1 + 2e).
+    Order (u, a, b): a at j = 1 with nothing judged above: 1/2; b at j = 2 as before. With
+    t = (1 + e)/(1 + 2e): E = ((1 + 1/2) / 2 + 1/3 + t/3) / 2."""
+    e = reference.INFAP_EPSILON
+    t = (1 + e) / (1 + 2 * e)
+    value = tie_aware.inferred_ap([[1, 0], [1]], [1, 1], in_qrels=[[True, False], [True]])
+    assert value == pytest.approx(((1 + 1 / 2) / 2 + 1 / 3 + t / 3) / 2, rel=1e-14)
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("Judged@2", (1 + 1 / 2) / 2),   # d1 judged at rank 1; one of the tied d2 (judged), d3 (not) at rank 2
+    ("Hole@2", (0 + 1 / 2) / 2),     # d3 is judged for no query: at rank 2 half the time
+    ("Hits@2", 1 + 1 / 2),           # d1 relevant; d2 relevant, at rank 2 half the time
+    ("R_cap@2", (1 + 1 / 2) / 2),    # R = 2
+    ("F1@2", 2 * (1 + 1 / 2) / (2 + 2)),
+    ("RBP(p=0.5)@2", 0.5 * (1 + 0.5 * 1 / 2)),
+    ("RBP_resid(p=0.5)@2", 0.5 * 0.5 ** 2 + 0.5 * 0.5 * 1 / 2),  # unjudged d3 in the top 2 half the time
+    ("SetP", 2 / 3), ("SetR", 1.0), ("NumRet", 3.0), ("NumRel", 2.0),
+])
+def test_linear_and_set_metrics_of_a_tie_straddling_the_cutoff_match_the_hand_derivation(metric: str,
+                                                                                          expected: float) -> None:
+    """d1 first; d2 (relevant) and d3 (judged for no query) tied for ranks 2-3, straddling the cutoff 2."""
+    qrels, run = {"q": {"d1": 1, "d2": 1}}, {"q": {"d1": 2.0, "d2": 1.0, "d3": 1.0}}
+    assert eb.evaluate(qrels, run, metric, ties="average")[str(parse_metric(metric))] == pytest.approx(expected,
+                                                                                                      rel=1e-15)
+
+
+@given(data=st.data(), metric=tie_aware_metrics(max_k=15))
+def test_tie_aware_values_lie_between_the_bounds_of_every_order(data, metric) -> None:  # noqa: ANN001
+    """Every order's value lies in [0, 1] for the normalised families (RBP with raw weights aside), in
+    [0, min(k, |retrieved|)] for Hits; so does their mean, on groups too large to enumerate."""
+    documents = data.draw(st.lists(st.lists(st.tuples(grades(negative=True), st.booleans(), st.booleans()),
+                                            min_size=1, max_size=12), max_size=4))
+    documents = [[(g, flag or g != 0, pooled or flag or g != 0) for g, flag, pooled in group] for group in documents]
+    judged = data.draw(judged_of(documents))
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    value = tie_aware.KERNELS[metric.name](groups, judged, **kwargs)
+    length = sum(map(len, groups))
+    if metric.name in ("Hits", "NumRet", "NumRel") or dict(metric.options).get("weights") == "raw" \
+            or metric.name == "DCG":
+        assert value >= 0.0
+        if metric.name == "Hits":
+            assert value <= (length if metric.k is None else min(metric.k, length)) + 1e-12
+    else:
+        assert 0.0 <= value <= 1.0 + 1e-12
+
+
+def test_a_tie_group_too_large_for_exact_err_or_infap_is_refused_saying_why_and_what_to_do() -> None:
+    """5,000 tied relevant documents: ERR without a cutoff and infAP would take about 10^7 steps in one
+    group; evaluate refuses with the query id and the fixes, and a cutoff makes ERR cheap again."""
+    docs = [f"d{i}" for i in range(5000)]
+    qrels, run = {"q": {d: 1 for d in docs}}, {"q": {d: 1.0 for d in docs}}
+    for metric in ("ERR", "infAP"):
+        with pytest.raises(eb.InputError, match=r"query 'q'.*tie group of 5000 documents.*MAX_GROUP_STEPS.*Fix: "):
+            eb.evaluate(qrels, run, metric, ties="average")
+    # all 5,000 documents stop with probability 1/2 (max_grade 1: R = 1/2): the first one stops with 1/2 at rank 1
+    value = eb.evaluate(qrels, run, "ERR@1", ties="average")["ERR@1"]
+    assert value == 0.5
 
 
 def test_exp_gains_of_huge_grades_average_without_overflow() -> None:

@@ -16,16 +16,27 @@ Each function takes
   and the value is then the :mod:`evalbridge.metrics.reference` value, bit for bit;
 * ``judged``: the grades of every judged document of the query;
 
-and the same options as the reference function of the same name. Sums over a group's members
-are exactly rounded (``math.fsum``), so the order the members are given in never changes a bit.
+and the same options as the reference function of the same name. The per-document inputs a family
+declares (``in_qrels``, ``in_pool``: see :mod:`evalbridge.metrics.reference`) come in the shape of
+``groups``, one flag per document: a document of a tie group is its grade and its flags together.
+Sums over a group's members are exactly rounded (``math.fsum``) or read counts only, and ERR sorts
+a group's stopping probabilities first, so the order the members are given in never changes a bit.
 
 Notation for one group: it holds ``n`` documents, ``r`` of them relevant (``grade >= rel``), and
 follows ``s`` documents ranked before it, so it occupies ranks ``s+1 .. s+n``; ``c`` of those ranks
 lie within the cutoff ``k`` (``c = n`` without a cutoff, ``0 <= c <= n``). ``A`` is the number of
 relevant documents in the groups before it. At most one group *straddles* the cutoff (``0 < c < n``).
 
+Three kinds of formula cover the catalogue: order-free metrics (NumRet, NumRel, SetP, SetR) are
+the reference's value; metrics linear in per-rank indicators or weights (P, R, Rprec, Hits, F1,
+R_cap, Judged, Hole, DCG, RBP) spread each group's total over the mean weight of its ranks; the
+others condition on the exact distribution of what lands above a document (hypergeometric and
+uniform counts: RR, Success, AP, bpref, infAP, RBP_resid; elementary symmetric means: ERR).
+
 A metric without an exact formula here is refused under ``ties="average"`` (:func:`unsupported`),
-never approximated: a new metric gets a function in :data:`KERNELS` or stays refused.
+never approximated: a new metric gets a function in :data:`KERNELS` or stays refused. ERR and infAP
+refuse, with an :class:`~evalbridge.errors.InputError`, a single tie group that would take more than
+:data:`MAX_GROUP_STEPS` steps (thousands of tied documents with as many relevant ones).
 """
 
 from __future__ import annotations
@@ -35,16 +46,22 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..errors import UnsupportedMetricError
-from .reference import _discounted, dcg_overflow, discount_of, exp_shift, gain_of
+from ..errors import InputError, UnsupportedMetricError
+from . import reference as _reference
+from .reference import (INFAP_EPSILON, _discounted, dcg_overflow, discount_of, err_probability, exp_shift,
+                        gain_of, rbp_weight)
 
 if TYPE_CHECKING:
     from .spec import Metric
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "r_precision",
-           "success", "hypergeometric", "KERNELS", "unsupported"]
+           "success", "judged_share", "hole", "bpref", "inferred_ap", "expected_reciprocal_rank",
+           "rank_biased_precision", "rbp_residual", "f1", "capped_recall", "hits", "num_ret", "num_rel",
+           "set_precision", "set_recall", "hypergeometric", "KERNELS", "MAX_GROUP_STEPS", "unsupported"]
 
 Groups = Sequence[Sequence[float]]
+#: Per-document flags (``in_qrels``, ``in_pool``) in the shape of the tie groups.
+GroupFlags = Sequence[Sequence[bool]]
 
 
 def _layout(groups: Groups, k: int | None) -> Iterator[tuple[int, int, int, Sequence[float]]]:
@@ -58,23 +75,29 @@ def _layout(groups: Groups, k: int | None) -> Iterator[tuple[int, int, int, Sequ
         s += n
 
 
-def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
-    """E[|relevant in the top k|] = sum over groups of c * r / n, exactly.
+def _expected_marked(marks: Sequence[Sequence[bool]], k: int | None) -> Fraction:
+    """E[|marked documents in the top k|] = sum over groups of c * m / n, exactly (``m`` marked in a group).
 
     The ``c`` ranks of a group within the cutoff receive a uniformly random ``c``-subset of its
-    ``n`` documents, so the relevant ones among them are hypergeometric with mean ``c * r / n``
-    (``r`` itself for a group wholly inside the cutoff).
+    ``n`` documents, so the marked ones among them are hypergeometric with mean ``c * m / n``
+    (``m`` itself for a group wholly inside the cutoff). Every count that is a sum over the top k
+    (hits, judged, unpooled documents) is linear in these indicators.
     """
     whole, straddling = 0, Fraction(0)
-    for _, n, c, group in _layout(groups, k):
+    for _, n, c, group in _layout(marks, k):
         if c == 0:
             break
-        r = sum(g >= rel for g in group)
+        m = sum(map(bool, group))
         if c == n:
-            whole += r
+            whole += m
         else:
-            straddling = Fraction(c * r, n)
+            straddling = Fraction(c * m, n)
     return whole + straddling
+
+
+def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
+    """E[|relevant in the top k|] = sum over groups of c * r / n (:func:`_expected_marked`)."""
+    return _expected_marked([[g >= rel for g in group] for group in groups], k)
 
 
 def precision(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
@@ -122,17 +145,30 @@ def success(groups: Groups, judged: Sequence[float], *, k: int | None = None, re
     >>> success([[0, 0, 1]], [1], k=1)  # 1 - 2/3
     0.3333333333333333
     """
-    for _, n, c, group in _layout(groups, k):
+    return _some_in_top([[g >= rel for g in group] for group in groups], k)
+
+
+def _some_drawn(n: int, r: int, c: int) -> float:
+    """P(at least one of ``r`` marked documents among ``c`` drawn from ``n``), correctly rounded
+    (see :func:`success`)."""
+    if r == 0:
+        return 0.0
+    if c == n or c > n - r:
+        return 1.0
+    drawn, other = (c, r) if c <= r else (r, c)
+    every = math.perm(n, drawn)
+    return (every - math.perm(n - other, drawn)) / every
+
+
+def _some_in_top(marks: Sequence[Sequence[bool]], k: int | None) -> float:
+    """P(some marked document in the top k): 1 once a group wholly inside holds one, else the
+    straddling group's :func:`_some_drawn`."""
+    for _, n, c, group in _layout(marks, k):
         if c == 0:
             break
-        r = sum(g >= rel for g in group)
-        if r == 0:
-            continue
-        if c == n or c > n - r:
-            return 1.0
-        drawn, other = (c, r) if c <= r else (r, c)
-        every = math.perm(n, drawn)
-        return (every - math.perm(n - other, drawn)) / every
+        r = sum(map(bool, group))
+        if r:
+            return _some_drawn(n, r, c)
     return 0.0
 
 
@@ -168,23 +204,25 @@ def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = 
     return 0.0
 
 
-def _refuse_judgement_inputs(name: str, in_qrels: object) -> None:
-    if in_qrels is not None:
-        raise UnsupportedMetricError(
-            f"{name}: the tie-aware {name} takes no per-document judgement input (in_qrels): it has no exact "
-            f"formula for unjudged retrieved documents under ties='average'. Fix: use ties='docid_desc', "
-            f"'docid_asc' or 'input', or a metric without a gain map.")
+def _flagged(groups: Groups, flags: GroupFlags | None, name: str) -> list[list[tuple[float, bool]]]:
+    """Each document as ``(grade, flag)``, in the groups' shape; every flag True when ``flags`` is None
+    (the reference's rule for ``in_qrels=None``: every retrieved document is judged)."""
+    if flags is None:
+        return [[(g, True) for g in group] for group in groups]
+    if [len(f) for f in flags] != [len(g) for g in groups]:
+        raise ValueError(f"{name} must hold one flag per document, in the tie groups' shape")
+    return [list(zip(group, flag)) for group, flag in zip(groups, flags)]
 
 
-def _scaled_dcg(groups: Groups, k: int | None, gain: str, discount: str, rel: float | None,
-                gains: Mapping[float, float] | None, shift: int) -> float:
-    """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`)."""
+def _scaled_dcg(items: Sequence[Sequence[tuple[float, bool]]], k: int | None, gain: str, discount: str,
+                rel: float | None, gains: Mapping[float, float] | None, shift: int) -> float:
+    """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`); unjudged documents gain 0."""
     total = 0.0
-    for s, n, c, group in _layout(groups, k):
+    for s, n, c, group in _layout(items, k):
         if c == 0:
             break
         # exactly rounded: any order of the group gives the same bits
-        group_gain = math.fsum(gain_of(g, gain, rel, gains=gains, shift=shift) for g in group)
+        group_gain = math.fsum(gain_of(g, gain, rel, gains=gains, shift=shift) for g, judged in group if judged)
         if group_gain:
             total += group_gain * (sum(discount_of(s + p, discount) for p in range(1, c + 1)) / n)
     return total
@@ -192,22 +230,21 @@ def _scaled_dcg(groups: Groups, k: int | None, gain: str, discount: str, rel: fl
 
 def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
         discount: str = "log2", rel: float | None = None, gains: Mapping[float, float] | None = None,
-        in_qrels: Sequence[bool] | None = None) -> float:
+        in_qrels: GroupFlags | None = None) -> float:
     """E[DCG@k] = sum over groups of (sum of the group's gains) * (1/n) * sum_{p=1}^{c} discount(s + p).
 
     DCG is linear in each document's discount and each document of a group is equally likely at
     each of its ranks, so it gets the mean discount of the group's ranks, ranks beyond the cutoff
     counting 0 (McSherry & Najork 2008; scikit-learn's ``_tie_averaged_dcg``). Gains (a ``gains``
     map included) and discounts as in :func:`evalbridge.metrics.reference.dcg`; exp gains are summed
-    divided by ``2^shift`` as there, so no intermediate overflows. ``in_qrels`` (unjudged retrieved
-    documents) is refused: :func:`unsupported` refuses the metrics that read it.
+    divided by ``2^shift`` as there, so no intermediate overflows. ``in_qrels`` (read with a gain
+    map), grouped as ``groups``, gives the unjudged documents gain 0: still a per-document gain.
 
     >>> dcg([[1, 0]], [1])  # gain 1 at rank 1 or 2: (1 + 1/log2(3)) / 2
     0.8154648767857288
     """
-    _refuse_judgement_inputs("DCG", in_qrels)
     shift = exp_shift(judged) if gain == "exp" else 0
-    total = _scaled_dcg(groups, k, gain, discount, rel, gains, shift)
+    total = _scaled_dcg(_flagged(groups, in_qrels, "in_qrels"), k, gain, discount, rel, gains, shift)
     try:
         return math.ldexp(total, shift)
     except OverflowError:
@@ -216,21 +253,22 @@ def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: 
 
 def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
          ideal: str = "qrels", discount: str = "log2", rel: float | None = None,
-         gains: Mapping[float, float] | None = None, in_qrels: Sequence[bool] | None = None) -> float:
+         gains: Mapping[float, float] | None = None, in_qrels: GroupFlags | None = None) -> float:
     """E[nDCG@k] = E[DCG@k] / IDCG@k; 0 when IDCG@k = 0.
 
     IDCG does not depend on the order of tied documents: it sorts the judged grades' gains
-    (``ideal=qrels``) or the multiset of retrieved gains (``ideal=run``), so the expectation of
-    the ratio is the ratio of the expectation. IDCG is the reference's, computed the same way
-    (both sums divided by the same ``2^shift``, so exp gains never overflow).
+    (``ideal=qrels``) or the multiset of retrieved gains (``ideal=run``, unjudged documents gaining 0),
+    so the expectation of the ratio is the ratio of the expectation. IDCG is the reference's, computed
+    the same way (both sums divided by the same ``2^shift``, so exp gains never overflow).
 
     >>> round(ndcg([[1, 0]], [1]), 6)  # E[DCG] / 1
     0.815465
     """
-    _refuse_judgement_inputs("nDCG", in_qrels)
     shift = exp_shift(judged) if gain == "exp" else 0
+    items = _flagged(groups, in_qrels, "in_qrels")
     if ideal == "run":
-        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for group in groups for g in group]
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) if flag else 0.0
+                for group in items for g, flag in group]
     elif gains is None:  # the gain grows with the grade: only the k best grades can enter the ideal
         pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
     else:
@@ -238,7 +276,7 @@ def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain:
     idcg = _discounted(sorted((g for g in pool if g > 0), reverse=True), k, discount)
     if idcg == 0:
         return 0.0
-    return _scaled_dcg(groups, k, gain, discount, rel, gains, shift) / idcg
+    return _scaled_dcg(items, k, gain, discount, rel, gains, shift) / idcg
 
 
 def hypergeometric(n: int, r: int, c: int) -> list[tuple[int, float]]:
@@ -334,6 +372,391 @@ def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None 
     return math.fsum(terms)
 
 
+def judged_share(groups: Groups, judged: Sequence[float], *, k: int | None = None, in_qrels: GroupFlags) -> float:
+    """E[Judged@k] = (1/min(k, L)) * sum over groups of c * j / n, ``j`` the group's judged documents,
+    ``L`` the number retrieved; 0 when nothing is retrieved.
+
+    The denominator does not depend on the order, and the count is linear in each document's
+    indicator "judged and within the top k" (:func:`_expected_marked`); an exact rational.
+
+    >>> judged_share([[1], [0, 0]], [1, 0], k=2, in_qrels=[[True], [True, False]])  # (1 + 1/2) / 2
+    0.75
+    """
+    length = sum(map(len, in_qrels))
+    shown = length if k is None else min(k, length)
+    return float(_expected_marked(in_qrels, k) / shown) if shown else 0.0
+
+
+def hole(groups: Groups, judged: Sequence[float], *, k: int, in_pool: GroupFlags) -> float:
+    """E[Hole@k] = (1/k) * sum over groups of c * u / n, ``u`` the group's documents judged for no query.
+
+    Linear in each document's indicator "unpooled and within the top k" (:func:`_expected_marked`).
+
+    >>> hole([[0, 0]], [1], k=1, in_pool=[[True, False]])  # one unpooled doc of 2 takes rank 1 half the time
+    0.5
+    """
+    return float(_expected_marked([[not pooled for pooled in group] for group in in_pool], k) / k)
+
+
+def hits(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
+    """E[Hits@k] = sum over groups of c * r / n (hypergeometric mean, exact rational).
+
+    >>> hits([[1, 0, 0]], [1], k=1)
+    0.3333333333333333
+    """
+    return float(_expected_hits(groups, k, rel))
+
+
+def capped_recall(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
+    """E[R_cap@k] = E[|relevant in the top k|] / min(k, R); 0 when R = 0 (a fixed denominator).
+
+    >>> capped_recall([[1, 0]], [1, 1, 1], k=1)  # (1/2) / min(1, 3)
+    0.5
+    """
+    n_relevant = sum(g >= rel for g in judged)
+    return float(_expected_hits(groups, k, rel) / min(k, n_relevant)) if n_relevant else 0.0
+
+
+def f1(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
+    """E[F1@k] = 2 * E[|relevant in the top k|] / (k + R), ``k`` the number retrieved without a cutoff.
+
+    F1@k = 2 * hits / (k + R) has a denominator no order changes (the reference's 0 for no hit is
+    this formula's value too), so the expectation is that of the hits.
+
+    >>> f1([[1, 0]], [1], k=1)  # 2 * (1/2) / (1 + 1)
+    0.5
+    """
+    expected = _expected_hits(groups, k, rel)
+    if not expected:
+        return 0.0
+    return float(2 * expected / ((k if k is not None else sum(map(len, groups))) + sum(g >= rel for g in judged)))
+
+
+def num_ret(groups: Groups, judged: Sequence[float]) -> float:
+    """NumRet = |retrieved|: no order changes it.
+
+    >>> num_ret([[1, 0], [0]], [1])
+    3.0
+    """
+    return _reference.num_ret(_flat(groups), judged)
+
+
+def num_rel(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """NumRel = R: read from the judgements only.
+
+    >>> num_rel([[0, 0]], [2, 1, 0], rel=1)
+    2.0
+    """
+    return _reference.num_rel(_flat(groups), judged, rel=rel)
+
+
+def set_precision(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """SetP = |relevant retrieved| / |retrieved|: a set measure without a cutoff, no order changes it.
+
+    >>> set_precision([[1, 0], [0, 1]], [1, 1])
+    0.5
+    """
+    return _reference.set_precision(_flat(groups), judged, rel=rel)
+
+
+def set_recall(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """SetR = |relevant retrieved| / R: a set measure without a cutoff, no order changes it.
+
+    >>> set_recall([[1, 0, 0]], [1, 1])
+    0.5
+    """
+    return _reference.set_recall(_flat(groups), judged, rel=rel)
+
+
+def _flat(groups: Groups) -> list[float]:
+    return [g for group in groups for g in group]
+
+
+def rank_biased_precision(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1,
+                          p: float = 0.8, weights: str = "binary") -> float:
+    """E[RBP@k] = (1 - p) * sum over groups of (sum of the group's weights) * (1/n) * sum_{j=0}^{c-1} p^(s+j).
+
+    RBP is linear in each document's rank weight ``p^(rank - 1)``, and each document of a group takes
+    each of its ranks with probability 1/n (ranks beyond the cutoff weigh 0): the group's weights
+    (:func:`~evalbridge.metrics.reference.rbp_weight`, ``top`` the query's top judged grade) spread
+    over the mean rank weight of its ranks, as DCG's gains over its discounts.
+
+    >>> round(rank_biased_precision([[1, 0]], [1], p=0.5), 6)  # (1 - 0.5) * (1 + 0.5) / 2
+    0.375
+    """
+    top = max(judged, default=0)
+    total = 0.0
+    for s, n, c, group in _layout(groups, k):
+        if c == 0:
+            break
+        weight = math.fsum(rbp_weight(g, rel=rel, weights=weights, top=top) for g in group)
+        if weight:
+            total += weight * (sum(p ** (s + j) for j in range(c)) / n)
+    return (1 - p) * total
+
+
+def rbp_residual(groups: Groups, judged: Sequence[float], *, k: int | None = None, p: float = 0.8,
+                 in_qrels: GroupFlags | None = None) -> float:
+    """E[RBP_resid@k] = P(U > 0) * p^L + (1 - p) * sum over groups of (u / n) * sum_{j=0}^{c-1} p^(s+j).
+
+    The residual is ``1[U > 0] * (p^L + (1 - p) * S)``, ``U`` the unjudged documents (no judgement, or a
+    negative grade) in the top k, ``S`` the sum of their rank weights ``p^(rank - 1)``, ``L = min(k,
+    |retrieved|)``. ``S`` is 0 whenever ``U`` is, so the indicator drops from the second term, which
+    is linear (as RBP, ``u`` a group's unjudged documents); ``P(U > 0)`` is 1 once a group wholly
+    inside the cutoff holds an unjudged document, else that of the straddling group,
+    ``1 - C(n - u, c) / C(n, c)`` (as :func:`success`).
+
+    >>> rbp_residual([[1, 0]], [1], p=0.5, in_qrels=[[True, False]])  # 0.25 + 0.5 * (1 + 0.5) / 2
+    0.625
+    """
+    unjudged = [[not flag or g < 0 for g, flag in group] for group in _flagged(groups, in_qrels, "in_qrels")]
+    some = _some_in_top(unjudged, k)
+    if not some:
+        return 0.0
+    total = 0
+    for s, n, c, group in _layout(unjudged, k):
+        if c == 0:
+            break
+        u = sum(group)
+        if u:
+            total += u * sum(p ** (s + j) for j in range(c)) / n
+    length = sum(map(len, groups))
+    shown = length if k is None else min(k, length)
+    if some == 1.0:  # the reference's arithmetic, bit for bit without ties
+        return p ** shown + (1 - p) * total
+    return some * p ** shown + (1 - p) * total
+
+
+def bpref(groups: Groups, judged: Sequence[float], *, rel: float = 1, in_qrels: GroupFlags | None = None) -> float:
+    """E[bpref] = (1/R) * sum over groups of r * (1/(m + 1)) * sum_{x=0}^{m} t(A + x).
+
+    ``t(a) = 1 - min(a, R) / min(N, R)`` (1 when a = 0) is the term of a judged relevant document with
+    ``a`` judged non-relevant documents above it (:func:`evalbridge.metrics.reference.bpref`). Only the
+    order of judged documents with a grade >= 0 matters (the others are skipped); a group holds ``r``
+    relevant and ``m`` non-relevant ones, and ``A`` non-relevant ones rank in earlier groups. For one
+    relevant document of the group, its order among itself and the ``m`` non-relevant ones is uniform
+    over the ``m + 1`` places whatever the other relevant ones do, so ``x``, the non-relevant ones of
+    its group above it, is uniform on ``0 .. m``; linearity over the ``r`` relevant documents gives the
+    sum above. No cutoff: bpref reads the whole ranking.
+
+    Buckley and Voorhees' ranking n r n r with the middle two tied (R = 2, N = 3): the first relevant
+    document has 1 or 2 non-relevant above it, (1/2 + 0) / 2 = 1/4, the last always 2, term 0:
+
+    >>> bpref([[0], [1, 0], [1]], [1, 1, 0, 0, 0])  # (1/4 + 0) / 2
+    0.125
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    n_nonrelevant = sum(0 <= g < rel for g in judged)
+    if not n_relevant:
+        return 0.0
+
+    def term(above: int) -> float:
+        return 1.0 - min(above, n_relevant) / min(n_nonrelevant, n_relevant) if above else 1.0
+
+    total, above = 0.0, 0
+    for group in _flagged(groups, in_qrels, "in_qrels"):
+        kept = [g for g, flag in group if flag and g >= 0]
+        r = sum(g >= rel for g in kept)
+        m = len(kept) - r
+        if r:
+            total += r * math.fsum(term(above + x) for x in range(m + 1)) / (m + 1)
+        above += m
+    return total / n_relevant
+
+
+#: Most elementary steps :func:`expected_reciprocal_rank` and :func:`inferred_ap` spend on one tie
+#: group (about a second of pure Python); a larger group is refused with an InputError saying why.
+MAX_GROUP_STEPS = 4_000_000
+
+
+def _too_large(name: str, steps: int, group: str, fix: str) -> InputError:
+    return InputError(f"the exact tie-aware {name} of a tie group of {group} takes about {steps:,} steps, above "
+                      f"the bound of {MAX_GROUP_STEPS:,} (tie_aware.MAX_GROUP_STEPS) evalbridge spends on one "
+                      f"group under ties='average'.", fix=fix)
+
+
+def _from_ratios(ratios: Sequence[float]) -> list[float]:
+    """A log-concave distribution on ``0 .. len(ratios)`` from the ratios ``P(i + 1) / P(i)`` (decreasing):
+    weights start at 1 on the mode (the first ``i`` whose ratio is below 1) and move outwards, so none
+    overflows (far tails underflow to 0 harmlessly), then are divided by their sum."""
+    mode = next((i for i, ratio in enumerate(ratios) if ratio < 1), len(ratios))
+    weights = [0.0] * (len(ratios) + 1)
+    weights[mode] = 1.0
+    for i in range(mode, len(ratios)):
+        weights[i + 1] = weights[i] * ratios[i]
+    for i in range(mode, 0, -1):
+        weights[i - 1] = weights[i] / ratios[i - 1]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def _err_group(stops: Sequence[float], n: int, s: int, c: int) -> float:
+    """E[sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)] over the orders of one group of ``n``
+    documents, ``stops`` the stopping probabilities of its documents that have one (the others have
+    R = 0); see :func:`expected_reciprocal_rank`."""
+    q = len(stops)
+    top = min(q - 1, c - 1)  # the most stopping documents that can precede one within the cutoff
+    steps = (q + c) * (top + 1)
+    if steps > MAX_GROUP_STEPS:
+        raise _too_large("ERR", steps, f"{n} documents, {q} of them with a stopping probability, {c} within the "
+                                       f"cutoff", "give ERR a cutoff (ERR@20), or break the ties with "
+                                                  "ties='docid_desc', 'docid_asc' or 'input'.")
+    # after N documents: p[h] = mean of prod (1 - R) over the h-subsets, g[h] = mean over a document x
+    # and an h-subset of the others of R_x * prod (1 - R), for h = 0 .. top
+    p, g = [1.0] + [0.0] * top, [0.0] * (top + 1)
+    for N, r in enumerate(stops):
+        a = 1.0 - r
+        g = [((N - h) * g[h] + (h * a * g[h - 1] if h else 0.0) + r * p[h]) / (N + 1) for h in range(top + 1)]
+        p = [((N + 1 - h) * p[h] + (h * a * p[h - 1] if h else 0.0)) / (N + 1) for h in range(top + 1)]
+    terms = []
+    for j in range(1, c + 1):
+        at_j = math.fsum(probability * g[h] for h, probability in hypergeometric(n - 1, q - 1, j - 1))
+        terms.append(at_j / (s + j))
+    return q / n * math.fsum(terms)
+
+
+def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = None,
+                             rel: float | None = None, max_grade: float | None = None,
+                             gains: Mapping[float, float] | None = None,
+                             in_qrels: GroupFlags | None = None) -> float:
+    """E[ERR@k], exactly: the earlier groups' stopping factor times each group's own expected term.
+
+    ERR@k = sum_i (1/i) R_i prod_{m<i} (1 - R_m) (:func:`evalbridge.metrics.reference.expected_reciprocal_rank`,
+    ``R`` = :func:`~evalbridge.metrics.reference.err_probability`, 0 for unjudged documents). A whole
+    earlier group multiplies every later term by the product of its ``1 - R``, which no order
+    changes; so E[ERR] = sum over groups of D * E[T], ``D`` the product over the earlier groups and
+    ``T = sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)`` the group's own part, ``(j)`` its
+    j-th document in a uniformly random order.
+
+    E[R_(j) prod_{m<j} (1 - R_(m))]: the j-th document has a stopping probability with chance q/n
+    (``q`` of the group's ``n`` documents have one; R = 0 makes the term 0), and is then uniform among
+    those ``q``; the ``j - 1`` documents before it hold ``h`` of the other ``q - 1``, hypergeometric
+    (n - 1, q - 1, j - 1) (:func:`hypergeometric`; documents with R = 0 contribute factors of 1), and
+    those ``h`` are a uniform h-subset of them. So the term is (q/n) sum_h P(h) * g_h with
+    ``g_h`` = the mean over a stopping document x and an h-subset S of the others of
+    R_x prod_S (1 - R). Adding documents one at a time (a = 1 - R of the new one, N before it),
+    ``p_h`` = the mean over h-subsets of prod (1 - R) and g_h follow
+
+        p'_h = ((N + 1 - h) p_h + h a p_{h-1}) / (N + 1)
+        g'_h = ((N - h) g_h + h a g_{h-1} + R p_h) / (N + 1)
+
+    (the elementary symmetric polynomials of the ``1 - R``, divided by their number of terms), sums
+    of non-negative terms with no cancellation: O(q * min(q, c)) steps, plus O(c * min(q, c)) for the
+    mixture; a group needing more than :data:`MAX_GROUP_STEPS` is refused with an InputError (a
+    cutoff bounds it). A group of one document is the reference's own arithmetic.
+
+    Grades 2 and 0 tied, max_grade 2 (R = 3/4 and 0): (3/4) / 1 or (3/4) / 2, so E = 9/16:
+
+    >>> expected_reciprocal_rank([[2, 0]], [2], max_grade=2)
+    0.5625
+    """
+    if not max_grade:
+        raise ValueError("ERR needs max_grade > 0")
+    total, decay = 0.0, 1.0
+    for s, n, c, group in _layout(_flagged(groups, in_qrels, "in_qrels"), k):
+        if c == 0:
+            break
+        stops = sorted(r for r in (err_probability(g, max_grade=max_grade, rel=rel, gains=gains)
+                                   for g, flag in group if flag) if r)  # sorted: the same bits in any order
+        if not stops:
+            continue
+        if n == 1:  # the reference's own arithmetic
+            (r,) = stops
+            total += r * decay / (s + 1)
+            decay *= 1.0 - r
+            continue
+        total += decay * _err_group(stops, n, s, c)
+        decay *= math.prod(1.0 - r for r in stops)
+    return total
+
+
+def _infap_single(j: int, relevant: int, nonrelevant: int, pooled: int) -> float:
+    """trec_eval's term of a judged relevant document at 0-based rank ``j``, with ``relevant``,
+    ``nonrelevant`` and ``pooled`` judged documents above it, in the reference's arithmetic."""
+    if j == 0:
+        return 1.0
+    fj = float(j)
+    return (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((relevant + nonrelevant + pooled) / fj)
+            * ((relevant + INFAP_EPSILON) / (relevant + nonrelevant + 2 * INFAP_EPSILON)))
+
+
+def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z: int) -> float:
+    """E[the term of one relevant document] of a group of ``r`` relevant, ``m`` non-relevant, ``u``
+    pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
+    (relevant, non-relevant, pooled) ones among those; see :func:`inferred_ap`."""
+    b, f = r + m, u + z
+    steps = b * (f + 1) + b * r
+    if steps > MAX_GROUP_STEPS:
+        raise _too_large("infAP", steps, f"{r + m + u + z} documents ({r} relevant, {m} non-relevant, {f} pooled "
+                                         f"or unjudged)", "break the ties with ties='docid_desc', 'docid_asc' or "
+                                                          "'input', or use AP or bpref.")
+    above_r, above_n, above_u = before
+    above = above_r + above_n + above_u
+    terms = []
+    for t in range(b):  # t: the judged (grade >= 0) documents of the group above it, uniform on 0 .. b - 1
+        fillers = _from_ratios([(t + w + 1) * (f - w) / ((w + 1) * (b - 1 - t + f - w)) for w in range(f)])
+        near = math.fsum(weight / (s + t + w + 1) for w, weight in enumerate(fillers))
+        far = math.fsum(weight * w / (s + t + w + 1) for w, weight in enumerate(fillers))
+        plain, ratio = [], []
+        for h, probability in hypergeometric(b - 1, r - 1, t):  # h relevant among those t
+            rho = (above_r + h + INFAP_EPSILON) / (above_r + h + above_n + t - h + 2 * INFAP_EPSILON)
+            plain.append(probability * (1 + (above + t) * rho))
+            ratio.append(probability * rho)
+        terms.append(near * math.fsum(plain) + (u / f * far * math.fsum(ratio) if f else 0.0))
+    return math.fsum(terms) / b
+
+
+def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
+                in_qrels: GroupFlags | None = None) -> float:
+    """E[infAP] = (1/R) * sum over groups of (relevant in the group) * E[the term of one of them].
+
+    trec_eval's term of a judged relevant document at 0-based rank j with ``r``, ``n``, ``u`` judged
+    relevant, non-relevant and pooled (negative grade) documents above it
+    (:func:`evalbridge.metrics.reference.inferred_ap`) simplifies to
+
+        T = (1 + (r + n + u) * rho) / (j + 1),   rho = (r + e) / (r + n + 2e)
+
+    (1 at j = 0, where r = n = u = 0). In a group of ``b`` documents judged with a grade >= 0 (``r_g``
+    relevant, ``m`` non-relevant) and ``f`` fillers (``u_g`` pooled, the others unjudged), after ``s``
+    documents of which ``A_r``, ``A_n``, ``A_u`` judged (``A`` in all): the order of the ``b`` judged
+    ones is uniform and independent of where the fillers fall, so for one relevant document
+
+    * ``t``, the judged documents of its group above it, is uniform on 0 .. b - 1;
+    * given t, ``h`` of them are relevant, hypergeometric (b - 1, r_g - 1, t);
+    * given t, ``w``, the fillers above it, has P(w | t) = C(t + w, w) C(b - 1 - t + f - w, f - w) /
+      C(b + f, f) (the documents before the (t + 1)-th judged one), and the pooled ones among those
+      w have mean w * u_g / f.
+
+    With j = s + t + w, r = A_r + h, n = A_n + t - h, u = A_u + (pooled among the w), T is linear in u, so
+
+        E[T] = (1/b) sum_t [ H1(t) sum_h P(h) (1 + (A + t) rho_h) + (u_g / f) H2(t) sum_h P(h) rho_h ]
+
+    with H1(t) = sum_w P(w | t) / (s + t + w + 1) and H2(t) = sum_w P(w | t) w / (s + t + w + 1):
+    O(b * (f + r_g)) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A group of one
+    document is the reference's own arithmetic.
+
+    A relevant and a non-relevant document tied at the top: T = 1 at rank 1, or (1 + 1 * e / (1 + 2e)) / 2
+    at rank 2, so E = (1 + 1/2 + e / (2 + 4e)) / 2 = 0.75 + 2.5e-6 (up to e^2):
+
+    >>> round(inferred_ap([[1, 0]], [1, 0]), 7)
+    0.7500025
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    if not n_relevant:
+        return 0.0
+    total, s, relevant, nonrelevant, pooled = 0.0, 0, 0, 0, 0
+    for group in _flagged(groups, in_qrels, "in_qrels"):
+        r = sum(flag and g >= 0 and g >= rel for g, flag in group)
+        m = sum(flag and 0 <= g < rel for g, flag in group)
+        u = sum(flag and g < 0 for g, flag in group)
+        if r and len(group) == 1:
+            total += _infap_single(s, relevant, nonrelevant, pooled)
+        elif r:
+            total += r * _infap_group(s, (relevant, nonrelevant, pooled), r, m, u, len(group) - r - m - u)
+        s, relevant, nonrelevant, pooled = s + len(group), relevant + r, nonrelevant + m, pooled + u
+    return total / n_relevant
+
+
 #: Metric name -> tie-aware function, with the same options as the reference function.
 KERNELS: dict[str, Callable[..., float]] = {
     "P": precision,
@@ -344,6 +767,20 @@ KERNELS: dict[str, Callable[..., float]] = {
     "DCG": dcg,
     "Rprec": r_precision,
     "Success": success,
+    "Judged": judged_share,
+    "Hole": hole,
+    "Bpref": bpref,
+    "infAP": inferred_ap,
+    "ERR": expected_reciprocal_rank,
+    "RBP": rank_biased_precision,
+    "RBP_resid": rbp_residual,
+    "F1": f1,
+    "R_cap": capped_recall,
+    "Hits": hits,
+    "NumRet": num_ret,
+    "NumRel": num_rel,
+    "SetP": set_precision,
+    "SetR": set_recall,
 }
 
 
@@ -351,10 +788,9 @@ def unsupported(metric: str | Metric) -> str | None:
     """Why ``metric`` (a family name or a :class:`~evalbridge.metrics.spec.Metric`) cannot be computed
     under ``ties="average"``, or ``None`` when it can.
 
-    A family without a function in :data:`KERNELS` is refused; so is a metric whose kernel reads
-    per-document judgement inputs (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`:
-    ``in_qrels``, ``in_pool``; e.g. DCG/nDCG with a ``gains`` map, which give unjudged documents no
-    gain), since the tie-aware functions see only grades.
+    A family without a function in :data:`KERNELS` is refused (every family of the catalogue has one;
+    a new family stays refused until it gets its exact formula). The functions take the per-document
+    judgement inputs a family declares (``in_qrels``, ``in_pool``) in the shape of the tie groups.
 
     >>> unsupported("nDCG") is None
     True
@@ -363,10 +799,4 @@ def unsupported(metric: str | Metric) -> str | None:
     if name not in KERNELS:
         return (f"{name} has no exact tie-aware formula, so ties='average' (the expected value over every "
                 f"order of tied documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'.")
-    inputs = () if isinstance(metric, str) else metric.inputs
-    if inputs:
-        return (f"{metric} reads per-document judgement inputs ({', '.join(inputs)}), which have no exact "
-                f"tie-aware formula, so ties='average' (the expected value over every order of tied "
-                f"documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'"
-                + (", or drop the gains map." if "gains" in dict(metric.options) else "."))  # type: ignore[union-attr]
     return None

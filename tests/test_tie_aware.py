@@ -232,16 +232,18 @@ def test_average_precision_of_one_shuffled_group_is_bestgens_random_baseline(n: 
 
 @pytest.mark.parametrize("metric", ["P@30", "R@30", "RR@30", "AP@30", "AP(norm=retrieved)@30",
                                     "AP(norm=retrieved,weights=graded,max_grade=3)@30", "nDCG(gain=exp)@30",
-                                    "DCG(discount=jk)@30", "Rprec", "Success@12"])
+                                    "DCG(discount=jk)@30", "Rprec", "Success@12", "ERR@30", "ERR", "Bpref",
+                                    "infAP", "RBP(p=0.95,weights=graded)@30"])
 def test_groups_too_large_to_enumerate_agree_with_a_seeded_monte_carlo_estimate(metric: str) -> None:
     """Ranks 1-5 fixed, then 40 tied documents straddling every cutoff used, then 10 more tied:
     40! orders cannot be enumerated, so 20,000 seeded shuffles of the reference estimate the mean,
-    which must lie within 4.5 standard errors of the closed form."""
+    which must lie within 4.5 standard errors of the closed form. Every retrieved document is judged
+    (its zeros are in the qrels), as bpref and infAP without in_qrels take it."""
     import random
 
     rng = random.Random(20080401)
     groups = [[0], [2], [0], [0], [1], [3, 0, 0, 1, 0, 2, 0, 0, 0, 1] + [0] * 28 + [2, 0], [1, 0, 0, 3] + [0] * 6]
-    judged = [2, 3, 1, 1, 2, 1, 1, 3, 2, 1]
+    judged = [2, 3, 1, 1, 2, 1, 1, 3, 2, 1] + [0] * 46  # every retrieved document judged
     parsed = parse_metric(metric)
     kwargs = kernel_arguments(parsed, judged, groups)
     kernel = reference.KERNELS[parsed.name]
@@ -475,16 +477,27 @@ def test_tie_aware_values_lie_between_the_bounds_of_every_order(data, metric) ->
 
 
 def test_a_tie_group_too_large_for_exact_err_or_infap_is_refused_saying_why_and_what_to_do() -> None:
-    """5,000 tied relevant documents: ERR without a cutoff and infAP would take about 10^7 steps in one
-    group; evaluate refuses with the query id and the fixes, and a cutoff makes ERR cheap again."""
+    """5,000 tied documents, half relevant: ERR without a cutoff and infAP would take beyond
+    MAX_GROUP_STEPS in one group; evaluate refuses with the query id and the fixes. A cutoff makes ERR
+    cheap: every document stops with probability 1/2 (max_grade 1), so ERR@1 = 1/2 * (1/2) = 1/4."""
     docs = [f"d{i}" for i in range(5000)]
-    qrels, run = {"q": {d: 1 for d in docs}}, {"q": {d: 1.0 for d in docs}}
+    qrels, run = {"q": {d: i % 2 for i, d in enumerate(docs)}}, {"q": {d: 1.0 for d in docs}}
     for metric in ("ERR", "infAP"):
         with pytest.raises(eb.InputError, match=r"query 'q'.*tie group of 5000 documents.*MAX_GROUP_STEPS.*Fix: "):
             eb.evaluate(qrels, run, metric, ties="average")
-    # all 5,000 documents stop with probability 1/2 (max_grade 1: R = 1/2): the first one stops with 1/2 at rank 1
-    value = eb.evaluate(qrels, run, "ERR@1", ties="average")["ERR@1"]
-    assert value == 0.5
+    assert eb.evaluate(qrels, run, "ERR@1", ties="average")["ERR@1"] == 0.25
+
+
+def test_many_tied_relevant_documents_cost_little_when_nothing_separates_them() -> None:
+    """One probability and no cutoff-free mixture to spread: 2,000 tied documents all of grade 1 (R = 1/2)
+    give ERR@50 = sum_{j <= 50} (1/j) (1/2)^j; for infAP every order is the same ranking of grades, so
+    the expected value is the reference's value of that ranking (1 up to trec_eval's epsilon)."""
+    groups = [[1] * 2000]
+    expected = math.fsum(0.5 ** j / j for j in range(1, 51))
+    assert tie_aware.expected_reciprocal_rank(groups, [1] * 2000, k=50, max_grade=1) == pytest.approx(expected,
+                                                                                                     rel=1e-13)
+    assert tie_aware.inferred_ap(groups, [1] * 2000) == pytest.approx(reference.inferred_ap([1] * 2000, [1] * 2000),
+                                                                      rel=1e-12)
 
 
 def test_exp_gains_of_huge_grades_average_without_overflow() -> None:

@@ -42,6 +42,7 @@ refuse, with an :class:`~evalbridge.errors.InputError`, a single tie group that 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -565,7 +566,7 @@ def bpref(groups: Groups, judged: Sequence[float], *, rel: float = 1, in_qrels: 
 
 
 #: Most elementary steps :func:`expected_reciprocal_rank` and :func:`inferred_ap` spend on one tie
-#: group (about a second of pure Python); a larger group is refused with an InputError saying why.
+#: group (a few seconds of pure Python); a larger group is refused with an InputError saying why.
 MAX_GROUP_STEPS = 4_000_000
 
 
@@ -596,18 +597,28 @@ def _err_group(stops: Sequence[float], n: int, s: int, c: int) -> float:
     R = 0); see :func:`expected_reciprocal_rank`."""
     q = len(stops)
     top = min(q - 1, c - 1)  # the most stopping documents that can precede one within the cutoff
-    steps = (q + c) * (top + 1)
+    values = Counter(stops)
+    steps = (len(values) * (top + 1) + c) * (top + 1)
     if steps > MAX_GROUP_STEPS:
-        raise _too_large("ERR", steps, f"{n} documents, {q} of them with a stopping probability, {c} within the "
-                                       f"cutoff", "give ERR a cutoff (ERR@20), or break the ties with "
-                                                  "ties='docid_desc', 'docid_asc' or 'input'.")
-    # after N documents: p[h] = mean of prod (1 - R) over the h-subsets, g[h] = mean over a document x
-    # and an h-subset of the others of R_x * prod (1 - R), for h = 0 .. top
-    p, g = [1.0] + [0.0] * top, [0.0] * (top + 1)
-    for N, r in enumerate(stops):
-        a = 1.0 - r
-        g = [((N - h) * g[h] + (h * a * g[h - 1] if h else 0.0) + r * p[h]) / (N + 1) for h in range(top + 1)]
-        p = [((N + 1 - h) * p[h] + (h * a * p[h - 1] if h else 0.0)) / (N + 1) for h in range(top + 1)]
+        raise _too_large("ERR", steps, f"{n} documents, {q} of them with a stopping probability ({len(values)} "
+                                       f"distinct), {c} within the cutoff",
+                         "give ERR a cutoff (ERR@20), or break the ties with ties='docid_desc', 'docid_asc' or "
+                         "'input'.")
+    # p[h]: the mean of prod (1 - R) over the h-subsets of the documents merged so far; g[h]: the mean
+    # over one of them, x, and an h-subset of the others of R_x * prod (1 - R); h = 0 .. top
+    p, g, size = [1.0] + [0.0] * top, [0.0] * (top + 1), 0
+    for r, count in sorted(values.items()):  # merge `count` documents of probability r at once
+        a, merged = 1.0 - r, size + count
+        power = [a ** i for i in range(top + 1)]
+        new_p, new_g = [0.0] * (top + 1), [0.0] * (top + 1)
+        for h in range(min(merged, top) + 1):
+            new_p[h] = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged, size, h))
+            if h < merged:
+                earlier = math.fsum(w * g[i] * power[h - i] for i, w in hypergeometric(merged - 1, size - 1, h)) \
+                    if size else 0.0
+                these = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged - 1, size, h))
+                new_g[h] = (size * earlier + count * r * these) / merged
+        p, g, size = new_p, new_g, merged
     terms = []
     for j in range(1, c + 1):
         at_j = math.fsum(probability * g[h] for h, probability in hypergeometric(n - 1, q - 1, j - 1))
@@ -634,16 +645,19 @@ def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int 
     (n - 1, q - 1, j - 1) (:func:`hypergeometric`; documents with R = 0 contribute factors of 1), and
     those ``h`` are a uniform h-subset of them. So the term is (q/n) sum_h P(h) * g_h with
     ``g_h`` = the mean over a stopping document x and an h-subset S of the others of
-    R_x prod_S (1 - R). Adding documents one at a time (a = 1 - R of the new one, N before it),
-    ``p_h`` = the mean over h-subsets of prod (1 - R) and g_h follow
+    R_x prod_S (1 - R). With ``p_h`` = the mean over h-subsets of prod (1 - R) (the elementary
+    symmetric polynomials of the ``1 - R``, divided by their number of terms), merging a set T of
+    ``N_T`` documents of one probability R (a = 1 - R, so p_i(T) = a^i) into the set S of ``N_S``
+    merged so far splits an h-subset of the union into i from S and h - i from T, i hypergeometric:
 
-        p'_h = ((N + 1 - h) p_h + h a p_{h-1}) / (N + 1)
-        g'_h = ((N - h) g_h + h a g_{h-1} + R p_h) / (N + 1)
+        p_h(S + T) = sum_i Hyp(N, N_S, h)(i) p_i(S) a^(h-i)
+        g_h(S + T) = (N_S / N) sum_i Hyp(N - 1, N_S - 1, h)(i) g_i(S) a^(h-i)
+                     + (N_T / N) R sum_i Hyp(N - 1, N_S, h)(i) p_i(S) a^(h-i),   N = N_S + N_T
 
-    (the elementary symmetric polynomials of the ``1 - R``, divided by their number of terms), sums
-    of non-negative terms with no cancellation: O(q * min(q, c)) steps, plus O(c * min(q, c)) for the
-    mixture; a group needing more than :data:`MAX_GROUP_STEPS` is refused with an InputError (a
-    cutoff bounds it). A group of one document is the reference's own arithmetic.
+    (x in S, or x in T), sums of non-negative terms with no cancellation: about
+    (D * min(q, c) + c) * min(q, c) steps for D distinct probabilities; a group needing more than
+    :data:`MAX_GROUP_STEPS` is refused with an InputError (a cutoff bounds it). A group of one
+    document is the reference's own arithmetic.
 
     Grades 2 and 0 tied, max_grade 2 (R = 3/4 and 0): (3/4) / 1 or (3/4) / 2, so E = 9/16:
 
@@ -685,7 +699,7 @@ def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z
     pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
     (relevant, non-relevant, pooled) ones among those; see :func:`inferred_ap`."""
     b, f = r + m, u + z
-    steps = b * (f + 1) + b * r
+    steps = b * (f + 1) + 3 * b * min(r, m + 1)  # an (h, t) pair costs about three filler terms
     if steps > MAX_GROUP_STEPS:
         raise _too_large("infAP", steps, f"{r + m + u + z} documents ({r} relevant, {m} non-relevant, {f} pooled "
                                          f"or unjudged)", "break the ties with ties='docid_desc', 'docid_asc' or "
@@ -732,7 +746,7 @@ def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
         E[T] = (1/b) sum_t [ H1(t) sum_h P(h) (1 + (A + t) rho_h) + (u_g / f) H2(t) sum_h P(h) rho_h ]
 
     with H1(t) = sum_w P(w | t) / (s + t + w + 1) and H2(t) = sum_w P(w | t) w / (s + t + w + 1):
-    O(b * (f + r_g)) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A group of one
+    about b * (f + 3 min(r_g, m + 1)) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A group of one
     document is the reference's own arithmetic.
 
     A relevant and a non-relevant document tied at the top: T = 1 at rank 1, or (1 + 1 * e / (1 + 2e)) / 2

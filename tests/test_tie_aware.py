@@ -614,6 +614,27 @@ def test_canonicalised_crosscheck_lists_every_library_as_unable_to_average() -> 
     assert check.values["reference"][parse_metric("P@1")] == {"q": 0.5}
 
 
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("Bpref", 0.5),  # R = N = 1: b above a gives 1 - 1/1 = 0, a above b gives 1
+    ("infAP", 0.75 + 0.5 * 0.5 * reference.INFAP_EPSILON / (1 + 2 * reference.INFAP_EPSILON)),
+])
+def test_crosscheck_reports_the_tie_order_difference_of_bpref_and_infap_as_tie_luck(metric: str,
+                                                                                   expected: float) -> None:
+    """a (relevant) and b (judged non-relevant) tied. Input order puts a first: bpref = infAP = 1;
+    pytrec_eval's doc id order puts b first: bpref = 0, infAP = 1/2 + (1/2)(1/1)(e / (1 + 2e)) at j = 1.
+    The expected value is the mean of the two orders, and the whole difference is tie luck."""
+    check = eb.crosscheck({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}}, [metric], backends=["pytrec_eval"],
+                          ties="input")
+    (row,) = check.differences.itertuples()
+    assert row.reference == 1.0
+    assert row.cause.startswith("ties broken differently: pytrec_eval orders tied scores docid_desc")
+    assert row.cause.endswith(f"tie luck: all of the {row.value - 1:+.4g} difference (expected value over every "
+                              f"order of the tied documents: {expected:.4g})")
+    assert eb.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}}, metric,
+                       ties="average")[metric] == pytest.approx(expected, rel=1e-15)
+    assert check.ok
+
+
 def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(tie_aware.KERNELS, "AP")
     with pytest.raises(UnsupportedMetricError, match="AP has no exact tie-aware formula"):
@@ -621,8 +642,9 @@ def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monke
 
 
 @given(data=qrels_and_run(ties=True, max_docs=10, max_queries=3, missing=True),
-       metric=metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success"), max_k=10))
-@settings(max_examples=40)
+       metric=metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success", "Bpref", "infAP", "Judged", "F1",
+                             "Hits", "SetP", "SetR", "NumRet", "NumRel"), max_k=10))
+@settings(max_examples=60)
 def test_under_average_every_library_difference_with_both_values_is_explained_as_tie_luck(data, metric) -> None:  # noqa: ANN001
     """pytrec_eval and ir-measures on their own: each difference from the expected value is verified,
     and wherever both sides have a value it is all tie luck (under average the reference is E)."""

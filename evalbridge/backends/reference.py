@@ -9,6 +9,7 @@ of :mod:`evalbridge.metrics.tie_aware` instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, UnsupportedMetricError
@@ -103,8 +104,9 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         judged = list(grades.values())
         tied = len(groups) != len(scores)
         if tied:  # the tie groups, and each input in their shape
-            retrieved: list = groups
-            built: dict[str, list] = {name: [INPUTS[name](group, grades, pool) for group in ranked] for name in needed}
+            retrieved: list[Any] = groups
+            built: dict[str, list[Any]] = {name: [INPUTS[name](group, grades, pool) for group in ranked]
+                                           for name in needed}
         else:
             retrieved = [grade for (grade,) in groups]
             built = {name: INPUTS[name]([doc for (doc,) in ranked], grades, pool) for name in needed}

@@ -45,7 +45,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import InputError, UnsupportedMetricError
 from . import reference as _reference
@@ -63,10 +63,12 @@ __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg"
 Groups = Sequence[Sequence[float]]
 #: Per-document flags (``in_qrels``, ``in_pool``) in the shape of the tie groups.
 GroupFlags = Sequence[Sequence[bool]]
+_Item = TypeVar("_Item")
 
 
-def _layout(groups: Groups, k: int | None) -> Iterator[tuple[int, int, int, Sequence[float]]]:
-    """``(s, n, c, grades)`` for each non-empty group, in rank order (see the module docstring)."""
+def _layout(groups: Sequence[Sequence[_Item]], k: int | None) -> Iterator[tuple[int, int, int, Sequence[_Item]]]:
+    """``(s, n, c, group)`` for each non-empty group (of grades, flags or both), in rank order (see the
+    module docstring)."""
     s = 0
     for group in groups:
         n = len(group)
@@ -514,7 +516,7 @@ def rbp_residual(groups: Groups, judged: Sequence[float], *, k: int | None = Non
     some = _some_in_top(unjudged, k)
     if not some:
         return 0.0
-    total = 0
+    total: float = 0  # an int 0 as the reference's sum() starts from: the same bits without ties
     for s, n, c, group in _layout(unjudged, k):
         if c == 0:
             break

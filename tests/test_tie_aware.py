@@ -256,6 +256,34 @@ def test_groups_too_large_to_enumerate_agree_with_a_seeded_monte_carlo_estimate(
     assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
 
 
+@pytest.mark.parametrize("metric", ["infAP", "Bpref", "ERR(gains={0:0.25,1:0.5})@20", "RBP_resid(p=0.9)@20",
+                                    "Judged@20", "Hole@20", "nDCG(gains={0:1,1:2,2:3})@20"])
+def test_large_groups_with_unjudged_and_pooled_documents_agree_with_a_seeded_monte_carlo_estimate(metric: str) -> None:
+    """As above, with the judgement inputs: a group of 36 tied documents (relevant, judged non-relevant,
+    pooled with a negative grade, unjudged, and unjudged documents outside the pool) straddling the
+    cutoff, after two fixed ones and before 8 more tied. Each document keeps its flags when shuffled."""
+    import random
+
+    rng = random.Random(20260411)
+    kinds = {"rel": (1, True, True), "high": (2, True, True), "non": (0, True, True), "pooled": (-1, True, True),
+             "unjudged": (0, False, True), "unpooled": (0, False, False)}
+    big = ["rel"] * 5 + ["high"] * 2 + ["non"] * 9 + ["pooled"] * 4 + ["unjudged"] * 10 + ["unpooled"] * 6
+    documents = [[kinds["non"]], [kinds["rel"]], [kinds[kind] for kind in big],
+                 [kinds[kind] for kind in ["rel", "non", "unjudged", "unpooled", "pooled", "non", "high", "non"]]]
+    judged = [g for group in documents for g, in_qrels, _ in group if in_qrels] + [1, 2, 0]
+    parsed = parse_metric(metric)
+    kernel = reference.KERNELS[parsed.name]
+    samples = []
+    for _ in range(20_000):
+        retrieved, flat = document_arguments(parsed, judged, [rng.sample(group, len(group)) for group in documents],
+                                             grouped=False)
+        samples.append(kernel(retrieved, judged, **flat))
+    mean = math.fsum(samples) / len(samples)
+    spread = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (len(samples) - 1) / len(samples))
+    groups, kwargs = document_arguments(parsed, judged, documents, grouped=True)
+    assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
+
+
 @pytest.mark.parametrize(("n", "r", "c"), [(4, 2, 2), (10, 3, 7), (50, 20, 25), (100_000, 10_000, 50_000),
                                            (1000, 1, 999), (30, 30, 12), (30, 0, 12)])
 def test_hypergeometric_probabilities_match_scipy(n: int, r: int, c: int) -> None:

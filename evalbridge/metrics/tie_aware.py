@@ -578,21 +578,6 @@ def _too_large(name: str, steps: int, group: str, fix: str) -> InputError:
                       f"group under ties='average'.", fix=fix)
 
 
-def _from_ratios(ratios: Sequence[float]) -> list[float]:
-    """A log-concave distribution on ``0 .. len(ratios)`` from the ratios ``P(i + 1) / P(i)`` (decreasing):
-    weights start at 1 on the mode (the first ``i`` whose ratio is below 1) and move outwards, so none
-    overflows (far tails underflow to 0 harmlessly), then are divided by their sum."""
-    mode = next((i for i, ratio in enumerate(ratios) if ratio < 1), len(ratios))
-    weights = [0.0] * (len(ratios) + 1)
-    weights[mode] = 1.0
-    for i in range(mode, len(ratios)):
-        weights[i + 1] = weights[i] * ratios[i]
-    for i in range(mode, 0, -1):
-        weights[i - 1] = weights[i] / ratios[i - 1]
-    total = math.fsum(weights)
-    return [w / total for w in weights]
-
-
 def _err_group(stops: Sequence[float], n: int, s: int, c: int) -> float:
     """E[sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)] over the orders of one group of ``n``
     documents, ``stops`` the stopping probabilities of its documents that have one (the others have
@@ -701,25 +686,38 @@ def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z
     pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
     (relevant, non-relevant, pooled) ones among those; see :func:`inferred_ap`."""
     b, f = r + m, u + z
-    steps = b * (f + 1) + 3 * b * min(r, m + 1)  # an (h, t) pair costs about three filler terms
+    n = b + f
+    steps = n * min(b, f + 1) + 3 * b * min(r, m + 1)  # a (t, h) pair costs about three steps of the chain
     if steps > MAX_GROUP_STEPS:
-        raise _too_large("infAP", steps, f"{r + m + u + z} documents ({r} relevant, {m} non-relevant, {f} pooled "
-                                         f"or unjudged)", "break the ties with ties='docid_desc', 'docid_asc' or "
-                                                          "'input', or use AP or bpref.")
+        raise _too_large("infAP", steps, f"{n} documents ({r} relevant, {m} non-relevant, {f} pooled or unjudged)",
+                         "break the ties with ties='docid_desc', 'docid_asc' or 'input', or use AP or bpref.")
     above_r, above_n, above_u = before
     above = above_r + above_n + above_u
+    plain, ratio = [], []  # sum_h P(h | t) (1 + (A + t) rho_h) and sum_h P(h | t) rho_h, t = 0 .. b - 1
+    for t in range(b):
+        rhos = [(probability, (above_r + h + INFAP_EPSILON) / (above_r + above_n + t + 2 * INFAP_EPSILON))
+                for h, probability in hypergeometric(b - 1, r - 1, t)]
+        plain.append(math.fsum(probability * (1 + (above + t) * rho) for probability, rho in rhos))
+        ratio.append(math.fsum(probability * rho for probability, rho in rhos))
+    share = u / f if f else 0.0  # the pooled share of the fillers above it, in expectation
+    others, judged_others = n - 1, b - 1
+    low, chance = 0, [1.0]  # P(t judged documents among the ones above it in its group), t = low .. low + len - 1
     terms = []
-    for t in range(b):  # t: the judged (grade >= 0) documents of the group above it, uniform on 0 .. b - 1
-        fillers = _from_ratios([(t + w + 1) * (f - w) / ((w + 1) * (b - 1 - t + f - w)) for w in range(f)])
-        near = math.fsum(weight / (s + t + w + 1) for w, weight in enumerate(fillers))
-        far = math.fsum(weight * w / (s + t + w + 1) for w, weight in enumerate(fillers))
-        plain, ratio = [], []
-        for h, probability in hypergeometric(b - 1, r - 1, t):  # h relevant among those t
-            rho = (above_r + h + INFAP_EPSILON) / (above_r + h + above_n + t - h + 2 * INFAP_EPSILON)
-            plain.append(probability * (1 + (above + t) * rho))
-            ratio.append(probability * rho)
-        terms.append(near * math.fsum(plain) + (u / f * far * math.fsum(ratio) if f else 0.0))
-    return math.fsum(terms) / b
+    for position in range(1, n + 1):
+        drawn = position - 1
+        terms.append(math.fsum(q * (plain[t] + share * (drawn - t) * ratio[t]) for t, q in enumerate(chance, low))
+                     / (s + position))
+        if position < n:  # one more document of the group above it: a filler, or judged
+            left = others - drawn
+            step = [q * (f - (drawn - t)) / left for t, q in enumerate(chance, low)] + [0.0]
+            for i, (t, q) in enumerate(enumerate(chance, low)):
+                step[i + 1] += q * (judged_others - t) / left
+            if step[0] == 0.0 and len(step) > 1:  # no filler left once t = low: the support moves up
+                step, low = step[1:], low + 1
+            if step[-1] == 0.0 and len(step) > 1:  # every judged document already above it
+                step.pop()
+            chance = step
+    return math.fsum(terms) / n
 
 
 def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
@@ -737,19 +735,21 @@ def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
     documents of which ``A_r``, ``A_n``, ``A_u`` judged (``A`` in all): the order of the ``b`` judged
     ones is uniform and independent of where the fillers fall, so for one relevant document
 
-    * ``t``, the judged documents of its group above it, is uniform on 0 .. b - 1;
-    * given t, ``h`` of them are relevant, hypergeometric (b - 1, r_g - 1, t);
-    * given t, ``w``, the fillers above it, has P(w | t) = C(t + w, w) C(b - 1 - t + f - w, f - w) /
-      C(b + f, f) (the documents before the (t + 1)-th judged one), and the pooled ones among those
-      w have mean w * u_g / f.
+    * its position ``P`` in the group is uniform on 1 .. n (n = b + f), and ``t``, the judged
+      documents of its group among the P - 1 above it, is hypergeometric (n - 1, b - 1, P - 1),
+      followed along P as a chain (one more document above it: judged with probability
+      (b - 1 - t) / (n - P), a filler otherwise);
+    * given t, ``h`` of them are relevant, hypergeometric (b - 1, r_g - 1, t) (the judged documents'
+      order is uniform, whatever the fillers do);
+    * the P - 1 - t fillers above it hold u_g / f of pooled ones in expectation, and T is linear in u.
 
-    With j = s + t + w, r = A_r + h, n = A_n + t - h, u = A_u + (pooled among the w), T is linear in u, so
+    With j = s + P - 1, r = A_r + h, n = A_n + t - h, u = A_u + (pooled fillers above it), so
 
-        E[T] = (1/b) sum_t [ H1(t) sum_h P(h) (1 + (A + t) rho_h) + (u_g / f) H2(t) sum_h P(h) rho_h ]
+        E[T] = (1/n) sum_P 1/(s + P) sum_t P(t | P) [ S1(t) + (u_g / f) (P - 1 - t) S2(t) ],
+        S1(t) = sum_h P(h | t) (1 + (A + t) rho_h),   S2(t) = sum_h P(h | t) rho_h,
 
-    with H1(t) = sum_w P(w | t) / (s + t + w + 1) and H2(t) = sum_w P(w | t) w / (s + t + w + 1):
-    about b * (f + 3 min(r_g, m + 1)) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A group of one
-    document is the reference's own arithmetic.
+    about n * min(b, f + 1) + 3 b min(r_g, m + 1) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A
+    group of one document is the reference's own arithmetic.
 
     A relevant and a non-relevant document tied at the top: T = 1 at rank 1, or (1 + 1 * e / (1 + 2e)) / 2
     at rank 2, so E = (1 + 1/2 + e / (2 + 4e)) / 2 = 0.75 + 2.5e-6 (up to e^2):

@@ -580,6 +580,20 @@ def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch:
     assert result.provenance.conventions.ties == "average"
 
 
+def test_depth_under_average_cuts_between_tie_groups_and_refuses_to_split_one() -> None:
+    """a alone, then b, c tied, then d. depth=3 keeps a, b, c whatever the order: the same values as the
+    run without d. depth=2 would keep b or c depending on an order: refused, naming the group's edges."""
+    qrels = {"q": {"a": 0, "b": 1, "c": 0, "d": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}
+    metrics_ = ["RR", "AP", "Bpref", "infAP", "NumRet", "SetR"]
+    cut = eb.evaluate(qrels, run, metrics_, ties="average", depth=3)
+    assert cut.means == eb.evaluate(qrels, {"q": {"a": 3.0, "b": 2.0, "c": 2.0}}, metrics_, ties="average").means
+    assert cut.means["RR"] == (1 / 2 + 1 / 3) / 2
+    with pytest.raises(eb.InputError, match=r"query 'q'.*depth=2 cuts a group of 2 documents tied at ranks 2-3.*"
+                                            r"Fix: use depth=1 or 3"):
+        eb.evaluate(qrels, run, "RR", ties="average", depth=2)
+
+
 def test_unknown_tie_policy_is_refused_with_the_choices() -> None:
     with pytest.raises(eb.InputError, match="'average'"):
         eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", ties="mean")

@@ -580,6 +580,25 @@ def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch:
     assert result.provenance.conventions.ties == "average"
 
 
+@given(data=st.data())
+@settings(max_examples=60)
+def test_infap_follows_the_same_chain_in_numpy_as_in_python(data) -> None:  # noqa: ANN001
+    """Large groups take the numpy chain (NUMPY_CHAIN_STEPS); forced on small ones, it equals brute force."""
+    documents = data.draw(document_groups(float_grades=False))
+    judged = data.draw(judged_of(documents))
+    metric = parse_metric("infAP")
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    python = tie_aware.inferred_ap(groups, judged, **kwargs)
+    saved, tie_aware.NUMPY_CHAIN_STEPS = tie_aware.NUMPY_CHAIN_STEPS, -1
+    try:
+        numpy_ = tie_aware.inferred_ap(groups, judged, **kwargs)
+    finally:
+        tie_aware.NUMPY_CHAIN_STEPS = saved
+    expected = brute_force_documents(metric, documents, judged)
+    assert numpy_ == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert python == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
 def test_depth_under_average_cuts_between_tie_groups_and_refuses_to_split_one() -> None:
     """a alone, then b, c tied, then d. depth=3 keeps a, b, c whatever the order: the same values as the
     run without d. depth=2 would keep b or c depending on an order: refused, naming the group's edges."""

@@ -681,6 +681,58 @@ def _infap_single(j: int, relevant: int, nonrelevant: int, pooled: int) -> float
             * ((relevant + INFAP_EPSILON) / (relevant + nonrelevant + 2 * INFAP_EPSILON)))
 
 
+#: From how many steps (positions times support) :func:`_infap_group` follows its chain with numpy:
+#: about 3x faster on large groups, 3x slower on small ones (measured on Robust04-sized groups).
+NUMPY_CHAIN_STEPS = 2_000
+
+
+def _chain_python(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
+    """The terms ``sum_t P(t | P) [plain(t) + share (P - 1 - t) ratio(t)] / (s + P)``, P = 1 .. b + f, with
+    P(t | P) (t judged documents among the P - 1 above one judged document of its group) followed as a
+    chain over its support: one more document above it is a filler or judged."""
+    n, others, judged_others = b + f, b + f - 1, b - 1
+    low, chance = 0, [1.0]  # P(t | P) for t = low .. low + len - 1
+    terms = []
+    for position in range(1, n + 1):
+        drawn, left = position - 1, others - position + 1
+        parts, step = [], [0.0] * (len(chance) + 1)
+        for i, q in enumerate(chance):
+            t = low + i
+            parts.append(q * (plain[t] + share * (drawn - t) * ratio[t]))
+            if left:
+                step[i] += q * (f - drawn + t) / left
+                step[i + 1] += q * (judged_others - t) / left
+        terms.append(math.fsum(parts) / (s + position))
+        if step[0] == 0.0 and len(step) > 1:  # no filler left once t = low: the support moves up
+            step, low = step[1:], low + 1
+        if step[-1] == 0.0 and len(step) > 1:  # every judged document already above it
+            step.pop()
+        chance = step
+    return terms
+
+
+def _chain_numpy(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
+    """:func:`_chain_python` with each step of the chain one numpy vector operation."""
+    import numpy as np
+
+    n, others, judged_others = b + f, b + f - 1, b - 1
+    plains, ratios, ts = np.array(plain), np.array(ratio), np.arange(b)
+    chance = np.zeros(b)  # P(t | P), t = 0 .. b - 1
+    chance[0] = 1.0
+    terms = []
+    for position in range(1, n + 1):
+        drawn, left = position - 1, others - position + 1
+        low, high = max(0, drawn - f), min(judged_others, drawn) + 1  # the support of t
+        q, t = chance[low:high], ts[low:high]
+        terms.append(float(q @ (plains[low:high] + share * (drawn - t) * ratios[low:high])) / (s + position))
+        if left:
+            moved = q * (judged_others - t) / left
+            chance[low:high] = q * (f - drawn + t) / left
+            end = min(high + 1, b)
+            chance[low + 1:end] += moved[:end - low - 1]
+    return terms
+
+
 def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z: int) -> float:
     """E[the term of one relevant document] of a group of ``r`` relevant, ``m`` non-relevant, ``u``
     pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
@@ -700,23 +752,8 @@ def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z
         plain.append(math.fsum(probability * (1 + (above + t) * rho) for probability, rho in rhos))
         ratio.append(math.fsum(probability * rho for probability, rho in rhos))
     share = u / f if f else 0.0  # the pooled share of the fillers above it, in expectation
-    others, judged_others = n - 1, b - 1
-    low, chance = 0, [1.0]  # P(t judged documents among the ones above it in its group), t = low .. low + len - 1
-    terms = []
-    for position in range(1, n + 1):
-        drawn = position - 1
-        terms.append(math.fsum(q * (plain[t] + share * (drawn - t) * ratio[t]) for t, q in enumerate(chance, low))
-                     / (s + position))
-        if position < n:  # one more document of the group above it: a filler, or judged
-            left = others - drawn
-            step = [q * (f - (drawn - t)) / left for t, q in enumerate(chance, low)] + [0.0]
-            for i, (t, q) in enumerate(enumerate(chance, low)):
-                step[i + 1] += q * (judged_others - t) / left
-            if step[0] == 0.0 and len(step) > 1:  # no filler left once t = low: the support moves up
-                step, low = step[1:], low + 1
-            if step[-1] == 0.0 and len(step) > 1:  # every judged document already above it
-                step.pop()
-            chance = step
+    chain = _chain_numpy if n * min(b, f + 1) > NUMPY_CHAIN_STEPS else _chain_python
+    terms = chain(plain, ratio, share, s, b, f)
     return math.fsum(terms) / n
 
 

@@ -18,7 +18,7 @@ from .metrics.spec import Metric, parse_metrics
 from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
-from .ranking import rank
+from .ranking import rank, rank_groups
 
 if TYPE_CHECKING:
     from .results import Results
@@ -121,7 +121,7 @@ def cut_run(qrels: Qrels, run: Run, conventions: Conventions) -> Cut:
             continue
         kept = scores
         if depth is not None and len(scores) > depth:
-            top = set(rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)[:depth])
+            top = _top(scores, depth, conventions, qid)
             kept = {doc: score for doc, score in scores.items() if doc in top}
             beyond += len(scores) - depth
         if judged_only:
@@ -130,6 +130,26 @@ def cut_run(qrels: Qrels, run: Run, conventions: Conventions) -> Cut:
             unjudged += before - len(kept)
         rows[qid] = kept
     return Cut(Run(rows, name=run.name, source=run.source, allow_empty=True), beyond, unjudged)
+
+
+def _top(scores: Mapping[str, float], depth: int, conventions: Conventions, qid: str) -> set[str]:
+    """The ``depth`` best documents of one query. Under ``ties="average"`` no order is chosen: the cut
+    must fall between two tie groups (then every order keeps the same documents), else it is refused."""
+    if conventions.ties != "average":
+        return set(rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)[:depth])
+    top: set[str] = set()
+    for group in rank_groups(scores, score_precision=conventions.score_precision):
+        if len(top) + len(group) > depth:
+            if len(top) < depth:
+                raise InputError(
+                    f"depth={depth} cuts a group of {len(group)} documents tied at ranks {len(top) + 1}-"
+                    f"{len(top) + len(group)}: which of them stay would depend on an order, and ties='average' "
+                    f"averages over every order of the metrics, not of the cut.", query_id=qid,
+                    fix=f"use depth={len(top)} or {len(top) + len(group)} (the edges of that group), or a tie rule "
+                        f"(ties='docid_desc', as trec_eval -M).")
+            break
+        top.update(group)
+    return top
 
 
 def empty_notes(qrels: Qrels, run: Run, policy: str) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from evalbridge.backends import auto, get_backend, unsupported
 from evalbridge.errors import UnsupportedMetricError
 from evalbridge.metrics import reference, tie_aware
 from evalbridge.metrics.catalogue import METRICS
+from evalbridge.metrics.resolution import needs_max_grade
 from evalbridge.metrics.spec import Metric, parse_metric
 from evalbridge.model import Conventions, Qrels, Run
 from evalbridge.ranking import rank, rank_groups
@@ -63,10 +64,57 @@ def judged_for(draw, groups: list[list]) -> list:  # noqa: ANN001
 def kernel_arguments(metric: Metric, judged: list, groups: list[list]) -> dict:
     """The metric's keyword arguments, ``max_grade`` resolved as evaluate does (the top grade, else 1)."""
     kwargs = metric.arguments
-    if kwargs.get("weights") == "graded" and kwargs.get("max_grade") is None:
+    if needs_max_grade(metric):
         top = max([*judged, *(g for group in groups for g in group)], default=0)
         kwargs["max_grade"] = top if top > 0 else 1
     return kwargs
+
+
+@st.composite
+def document_groups(draw, *, max_groups: int = 5, max_size: int = 6, float_grades: bool = False) -> list[list]:  # noqa: ANN001
+    """Tie groups of retrieved documents ``(grade, in_qrels, in_pool)`` in rank order, at most
+    :data:`MAX_ORDERS` orders: an unjudged document has grade 0 (as the reference backend reads it),
+    a negative grade is trec_eval's pooled-but-unjudged, and a document judged for the query is in
+    the pool (judged for some query)."""
+    groups = []
+    for group in draw(grade_groups(max_groups=max_groups, max_size=max_size, float_grades=float_grades)):
+        documents = []
+        for grade in group:
+            if draw(st.integers(0, 3)) == 0:
+                grade = -1
+            in_qrels = grade != 0 or draw(st.booleans())
+            documents.append((grade, in_qrels, in_qrels or draw(st.booleans())))
+        groups.append(documents)
+    return groups
+
+
+@st.composite
+def judged_of(draw, documents: list[list]) -> list:  # noqa: ANN001
+    """The query's judged grades: those of the retrieved documents judged for it, and a few unretrieved ones."""
+    return [g for group in documents for g, in_qrels, _ in group if in_qrels] + \
+        draw(st.lists(grades(negative=True), max_size=3))
+
+
+def document_arguments(metric: Metric, judged: list, documents: list[list], *, grouped: bool) -> tuple[list, dict]:
+    """``(retrieved, kwargs)`` for the tie-aware function (``grouped``: the grades, and each input the
+    metric reads, in the shape of the tie groups) or for the reference (one flat ranking)."""
+    grades_ = [[g for g, _, _ in group] for group in documents]
+    kwargs = kernel_arguments(metric, judged, grades_)
+    for position, name in ((1, "in_qrels"), (2, "in_pool")):
+        if name in metric.inputs:
+            flags = [[document[position] for document in group] for group in documents]
+            kwargs[name] = flags if grouped else [f for group in flags for f in group]
+    return (grades_ if grouped else [g for group in grades_ for g in group]), kwargs
+
+
+def brute_force_documents(metric: Metric, documents: list[list], judged: list) -> float:
+    """The mean of the reference over every order of every tie group, each document keeping its flags."""
+    kernel = reference.KERNELS[metric.name]
+    values = []
+    for order in itertools.product(*map(itertools.permutations, documents)):
+        retrieved, kwargs = document_arguments(metric, judged, [list(group) for group in order], grouped=False)
+        values.append(kernel(retrieved, judged, **kwargs))
+    return math.fsum(values) / len(values)
 
 
 def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> float:
@@ -80,19 +128,22 @@ def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> fl
 # -- the definition: the mean over every order ------------------------------------------------------------
 
 
-@given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=12, gains=True))
-@settings(max_examples=400)
-def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_tie_group(data, metric) -> None:  # noqa: ANN001
-    """For every metric family and option, the closed form equals brute-force enumeration."""
-    groups = data.draw(grade_groups(float_grades=data.draw(st.booleans())))
-    judged = data.draw(judged_for(groups))
-    kwargs = kernel_arguments(metric, judged, groups)
-    expected = brute_force(metric.name, groups, judged, kwargs)
-    assert tie_aware.KERNELS[metric.name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+@pytest.mark.parametrize("name", TIE_AWARE)
+@given(data=st.data())
+@settings(max_examples=80)
+def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_tie_group(name: str, data) -> None:  # noqa: ANN001
+    """For every metric family and option (gain maps and judgement inputs included), the exact value
+    equals brute-force enumeration of every order of each tie group (groups of up to 6 documents)."""
+    metric = data.draw(metrics(names=(name,), max_k=12, gains=True))
+    documents = data.draw(document_groups(float_grades=data.draw(st.booleans())))
+    judged = data.draw(judged_of(documents))
+    expected = brute_force_documents(metric, documents, judged)
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    assert tie_aware.KERNELS[name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2), metric=tie_aware_metrics(max_k=8))
-@settings(max_examples=60)
+@given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2, negative=True), metric=tie_aware_metrics(max_k=8))
+@settings(max_examples=120)
 def test_evaluate_with_average_ties_is_the_mean_over_every_order_of_the_tied_documents(data, metric) -> None:  # noqa: ANN001
     """End to end: evaluate(ties="average") per query equals the mean of evaluate over every run that
     orders each group of tied documents one way (scores n..1), enumerated from the raw scores."""
@@ -108,7 +159,7 @@ def test_evaluate_with_average_ties_is_the_mean_over_every_order_of_the_tied_doc
         for order in itertools.product(*map(itertools.permutations, groups)):
             docs = [d for group in order for d in group]
             ranked = Run({qid: {d: float(len(docs) - i) for i, d in enumerate(docs)}})
-            values.append(compute(Qrels({qid: qrels[qid]}), ranked, [resolved])[0][resolved][qid])
+            values.append(compute(Qrels(qrels), ranked, [resolved])[0][resolved][qid])  # every query: Hole's pool
         assert results.query(metric)[qid] == pytest.approx(math.fsum(values) / len(values), rel=1e-12, abs=1e-15)
 
 
@@ -181,16 +232,18 @@ def test_average_precision_of_one_shuffled_group_is_bestgens_random_baseline(n: 
 
 @pytest.mark.parametrize("metric", ["P@30", "R@30", "RR@30", "AP@30", "AP(norm=retrieved)@30",
                                     "AP(norm=retrieved,weights=graded,max_grade=3)@30", "nDCG(gain=exp)@30",
-                                    "DCG(discount=jk)@30", "Rprec", "Success@12"])
+                                    "DCG(discount=jk)@30", "Rprec", "Success@12", "ERR@30", "ERR", "Bpref",
+                                    "infAP", "RBP(p=0.95,weights=graded)@30"])
 def test_groups_too_large_to_enumerate_agree_with_a_seeded_monte_carlo_estimate(metric: str) -> None:
     """Ranks 1-5 fixed, then 40 tied documents straddling every cutoff used, then 10 more tied:
     40! orders cannot be enumerated, so 20,000 seeded shuffles of the reference estimate the mean,
-    which must lie within 4.5 standard errors of the closed form."""
+    which must lie within 4.5 standard errors of the closed form. Every retrieved document is judged
+    (its zeros are in the qrels), as bpref and infAP without in_qrels take it."""
     import random
 
     rng = random.Random(20080401)
     groups = [[0], [2], [0], [0], [1], [3, 0, 0, 1, 0, 2, 0, 0, 0, 1] + [0] * 28 + [2, 0], [1, 0, 0, 3] + [0] * 6]
-    judged = [2, 3, 1, 1, 2, 1, 1, 3, 2, 1]
+    judged = [2, 3, 1, 1, 2, 1, 1, 3, 2, 1] + [0] * 46  # every retrieved document judged
     parsed = parse_metric(metric)
     kwargs = kernel_arguments(parsed, judged, groups)
     kernel = reference.KERNELS[parsed.name]
@@ -200,6 +253,34 @@ def test_groups_too_large_to_enumerate_agree_with_a_seeded_monte_carlo_estimate(
         samples.append(kernel([g for group in shuffled for g in group], judged, **kwargs))
     mean = math.fsum(samples) / len(samples)
     spread = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (len(samples) - 1) / len(samples))
+    assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
+
+
+@pytest.mark.parametrize("metric", ["infAP", "Bpref", "ERR(gains={0:0.25,1:0.5})@20", "RBP_resid(p=0.9)@20",
+                                    "Judged@20", "Hole@20", "nDCG(gains={0:1,1:2,2:3})@20"])
+def test_large_groups_with_unjudged_and_pooled_documents_agree_with_a_seeded_monte_carlo_estimate(metric: str) -> None:
+    """As above, with the judgement inputs: a group of 36 tied documents (relevant, judged non-relevant,
+    pooled with a negative grade, unjudged, and unjudged documents outside the pool) straddling the
+    cutoff, after two fixed ones and before 8 more tied. Each document keeps its flags when shuffled."""
+    import random
+
+    rng = random.Random(20260411)
+    kinds = {"rel": (1, True, True), "high": (2, True, True), "non": (0, True, True), "pooled": (-1, True, True),
+             "unjudged": (0, False, True), "unpooled": (0, False, False)}
+    big = ["rel"] * 5 + ["high"] * 2 + ["non"] * 9 + ["pooled"] * 4 + ["unjudged"] * 10 + ["unpooled"] * 6
+    documents = [[kinds["non"]], [kinds["rel"]], [kinds[kind] for kind in big],
+                 [kinds[kind] for kind in ["rel", "non", "unjudged", "unpooled", "pooled", "non", "high", "non"]]]
+    judged = [g for group in documents for g, in_qrels, _ in group if in_qrels] + [1, 2, 0]
+    parsed = parse_metric(metric)
+    kernel = reference.KERNELS[parsed.name]
+    samples = []
+    for _ in range(20_000):
+        retrieved, flat = document_arguments(parsed, judged, [rng.sample(group, len(group)) for group in documents],
+                                             grouped=False)
+        samples.append(kernel(retrieved, judged, **flat))
+    mean = math.fsum(samples) / len(samples)
+    spread = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (len(samples) - 1) / len(samples))
+    groups, kwargs = document_arguments(parsed, judged, documents, grouped=True)
     assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
 
 
@@ -222,21 +303,26 @@ def test_hypergeometric_probabilities_match_scipy(n: int, r: int, c: int) -> Non
 
 @given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_without_ties_the_tie_aware_value_is_the_reference_value_bit_for_bit(data, metric) -> None:  # noqa: ANN001
-    retrieved = data.draw(st.lists(grades(float_grades=data.draw(st.booleans())), max_size=15))
-    judged = data.draw(judged_for([retrieved]))
-    kwargs = kernel_arguments(metric, judged, [retrieved])
-    assert tie_aware.KERNELS[metric.name]([[g] for g in retrieved], judged, **kwargs) == \
-        reference.KERNELS[metric.name](retrieved, judged, **kwargs)
+    documents = data.draw(document_groups(max_groups=15, max_size=1, float_grades=data.draw(st.booleans())))
+    judged = data.draw(judged_of(documents))
+    groups, grouped = document_arguments(metric, judged, documents, grouped=True)
+    retrieved, flat = document_arguments(metric, judged, documents, grouped=False)
+    assert tie_aware.KERNELS[metric.name](groups, judged, **grouped) == \
+        reference.KERNELS[metric.name](retrieved, judged, **flat)
 
 
 @given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
 def test_permuting_the_documents_of_a_tie_group_changes_nothing(data, metric) -> None:  # noqa: ANN001
-    groups = data.draw(st.lists(st.lists(grades(float_grades=True), min_size=1, max_size=8), max_size=5))
-    judged = data.draw(judged_for(groups))
-    shuffled = [data.draw(st.permutations(group)) for group in groups]
-    kwargs = kernel_arguments(metric, judged, groups)
-    kernel = tie_aware.KERNELS[metric.name]
-    assert kernel(shuffled, judged, **kwargs) == kernel(groups, judged, **kwargs)
+    """Not a bit: each document keeps its flags, and sums over a group are exactly rounded or sorted."""
+    documents = data.draw(document_groups(max_size=6, float_grades=True))
+    judged = data.draw(judged_of(documents))
+    shuffled = [data.draw(st.permutations(group)) for group in documents]
+
+    def value(groups: list[list]) -> float:
+        retrieved, kwargs = document_arguments(metric, judged, groups, grouped=True)
+        return tie_aware.KERNELS[metric.name](retrieved, judged, **kwargs)
+
+    assert value(shuffled) == value(documents)
 
 
 @given(data=qrels_and_run(ties=True, max_docs=12, max_queries=2), metric=tie_aware_metrics(max_k=12))
@@ -316,10 +402,8 @@ def test_tie_averaged_ndcg_and_dcg_match_scikit_learn(data) -> None:  # noqa: AN
 
 
 def test_every_tie_aware_function_takes_exactly_the_options_of_its_reference_function() -> None:
-    """A reference option the tie-aware function did not know would otherwise fail at call time.
-
-    DCG/nDCG take the reference's ``gains`` (computed exactly) and ``in_qrels``; the latter is refused
-    when given (test_judgement_inputs_are_refused_under_average), never ignored."""
+    """A reference option the tie-aware function did not know would otherwise fail at call time; the
+    judgement inputs (``in_qrels``, ``in_pool``) keep their names, grouped as the tie groups."""
     for name, kernel in tie_aware.KERNELS.items():
         ours = list(inspect.signature(kernel).parameters.values())[2:]
         theirs = list(inspect.signature(reference.KERNELS[name]).parameters.values())[2:]
@@ -339,18 +423,109 @@ def test_every_catalogue_metric_is_tie_aware_or_refused_under_average(name: str)
             eb.evaluate(qrels, run, [metric], ties="average")
 
 
-@pytest.mark.parametrize("metric", ["nDCG(gains={0:0,1:1,2:3})@5", "DCG(gains={1:2})", "nDCG(gain=exp,gains={2:3})"])
-def test_judgement_inputs_are_refused_under_average(metric: str) -> None:
-    """A gain map makes DCG/nDCG read in_qrels (unjudged documents gain nothing): no tie-aware formula."""
-    parsed = parse_metric(metric)
-    assert parsed.inputs == ("in_qrels",)
-    assert "in_qrels" in tie_aware.unsupported(parsed) and tie_aware.unsupported(parsed.name) is None
+def test_a_gain_map_under_average_gives_unjudged_tied_documents_no_gain() -> None:
+    """qrels a = 2, b = 0; a, b and the unjudged c tied at the top; gains {0: 1, 2: 3}. Gains: a 3, b 1
+    (judged 0, the map gives it 1), c 0 (unjudged). Each document takes each of the 3 ranks with
+    probability 1/3: E[DCG] = (3 + 1 + 0) * (1 + 1/log2(3) + 1/2) / 3; IDCG from the judged gains
+    3, 1: 3 + 1/log2(3)."""
     qrels, run = {"q": {"a": 2, "b": 0}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
-    with pytest.raises(UnsupportedMetricError, match=r"in_qrels.*ties='average'"):
-        eb.evaluate(qrels, run, [parsed], ties="average")
-    with pytest.raises(UnsupportedMetricError, match="in_qrels"):
-        tie_aware.KERNELS[parsed.name]([[2, 0, 0]], [2, 0], **parsed.arguments, in_qrels=[True, True, False])
-    assert math.isfinite(eb.evaluate(qrels, run, [parsed], ties="docid_desc")[str(parsed)])
+    mean_discount = (1 + 1 / math.log2(3) + 1 / 2) / 3
+    got = eb.evaluate(qrels, run, ["DCG(gains={0:1,2:3})", "nDCG(gains={0:1,2:3})"], ties="average")
+    assert got["DCG(gains={0:1,2:3})"] == pytest.approx(4 * mean_discount, rel=1e-15)
+    assert got["nDCG(gains={0:1,2:3})"] == pytest.approx(4 * mean_discount / (3 + 1 / math.log2(3)), rel=1e-15)
+
+
+def test_bpref_of_a_tie_group_matches_the_hand_derivation() -> None:
+    """qrels: a, b relevant, x, y, z non-relevant (R = 2, N = 3); ranking x, then a, y, u tied (u
+    unjudged, skipped), then b. a has 1 non-relevant above it (x) or 2 (x, y), each with probability 1/2
+    (its order against y alone decides): term (1 - 1/2) or (1 - 2/2), mean 1/4; b always has 2 above: 0.
+    E[bpref] = (1/4 + 0) / 2 = 1/8; the docid_desc order (y, u, a) gives 0, the input order (a, y, u) 1/4."""
+    qrels = {"q": {"a": 1, "b": 1, "x": 0, "y": 0, "z": 0}}
+    run = {"q": {"x": 3.0, "a": 2.0, "y": 2.0, "u": 2.0, "b": 1.0}}
+    assert [eb.evaluate(qrels, run, "Bpref", ties=t)["Bpref"] for t in ("average", "docid_desc", "input")] == \
+        [0.125, 0.0, 0.25]
+
+
+def test_err_of_a_tie_group_matches_the_hand_derivation() -> None:
+    """Grades 2, 1 tied, then 2; max_grade 2: R = 3/4, 1/4, 3/4. Order (2, 1): 3/4 + (1/4)(1/4)/2, then
+    rank 3: (1/4)(3/4)(3/4)/3; order (1, 2): 1/4 + (3/4)(3/4)/2, then the same rank-3 term (the
+    product over a whole group does not depend on its order). E = (3/4 + 1/32 + 1/4 + 9/32) / 2 + 3/64
+    = 21/32 + 3/64 = 45/64."""
+    assert tie_aware.expected_reciprocal_rank([[2, 1], [2]], [2, 2, 1], max_grade=2) == pytest.approx(45 / 64,
+                                                                                                     rel=1e-15)
+
+
+def test_infap_of_a_tie_group_with_an_unjudged_document_matches_the_hand_derivation() -> None:
+    """A relevant document a and an unjudged one u tied at the top, then a relevant b; R = 2. Order (a, u, b):
+    a at j = 0 scores 1; b at j = 2 with r = 1, n = u = 0 above: 1/3 + (2/3)(1/2)(1 + e)/(1 + 2e).
+    Order (u, a, b): a at j = 1 with nothing judged above: 1/2; b at j = 2 as before. With
+    t = (1 + e)/(1 + 2e): E = ((1 + 1/2) / 2 + 1/3 + t/3) / 2."""
+    e = reference.INFAP_EPSILON
+    t = (1 + e) / (1 + 2 * e)
+    value = tie_aware.inferred_ap([[1, 0], [1]], [1, 1], in_qrels=[[True, False], [True]])
+    assert value == pytest.approx(((1 + 1 / 2) / 2 + 1 / 3 + t / 3) / 2, rel=1e-14)
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("Judged@2", (1 + 1 / 2) / 2),   # d1 judged at rank 1; one of the tied d2 (judged), d3 (not) at rank 2
+    ("Hole@2", (0 + 1 / 2) / 2),     # d3 is judged for no query: at rank 2 half the time
+    ("Hits@2", 1 + 1 / 2),           # d1 relevant; d2 relevant, at rank 2 half the time
+    ("R_cap@2", (1 + 1 / 2) / 2),    # R = 2
+    ("F1@2", 2 * (1 + 1 / 2) / (2 + 2)),
+    ("RBP(p=0.5)@2", 0.5 * (1 + 0.5 * 1 / 2)),
+    ("RBP_resid(p=0.5)@2", 0.5 * 0.5 ** 2 + 0.5 * 0.5 * 1 / 2),  # unjudged d3 in the top 2 half the time
+    ("SetP", 2 / 3), ("SetR", 1.0), ("NumRet", 3.0), ("NumRel", 2.0),
+])
+def test_linear_and_set_metrics_of_a_tie_straddling_the_cutoff_match_the_hand_derivation(metric: str,
+                                                                                          expected: float) -> None:
+    """d1 first; d2 (relevant) and d3 (judged for no query) tied for ranks 2-3, straddling the cutoff 2."""
+    qrels, run = {"q": {"d1": 1, "d2": 1}}, {"q": {"d1": 2.0, "d2": 1.0, "d3": 1.0}}
+    assert eb.evaluate(qrels, run, metric, ties="average")[str(parse_metric(metric))] == pytest.approx(expected,
+                                                                                                      rel=1e-15)
+
+
+@given(data=st.data(), metric=tie_aware_metrics(max_k=15))
+def test_tie_aware_values_lie_between_the_bounds_of_every_order(data, metric) -> None:  # noqa: ANN001
+    """Every order's value lies in [0, 1] for the normalised families (RBP with raw weights aside), in
+    [0, min(k, |retrieved|)] for Hits; so does their mean, on groups too large to enumerate."""
+    documents = data.draw(st.lists(st.lists(st.tuples(grades(negative=True), st.booleans(), st.booleans()),
+                                            min_size=1, max_size=12), max_size=4))
+    documents = [[(g, flag or g != 0, pooled or flag or g != 0) for g, flag, pooled in group] for group in documents]
+    judged = data.draw(judged_of(documents))
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    value = tie_aware.KERNELS[metric.name](groups, judged, **kwargs)
+    length = sum(map(len, groups))
+    if metric.name in ("Hits", "NumRet", "NumRel") or dict(metric.options).get("weights") == "raw" \
+            or metric.name == "DCG":
+        assert value >= 0.0
+        if metric.name == "Hits":
+            assert value <= (length if metric.k is None else min(metric.k, length)) + 1e-12
+    else:
+        assert 0.0 <= value <= 1.0 + 1e-12
+
+
+def test_a_tie_group_too_large_for_exact_err_or_infap_is_refused_saying_why_and_what_to_do() -> None:
+    """5,000 tied documents, half relevant: ERR without a cutoff and infAP would take beyond
+    MAX_GROUP_STEPS in one group; evaluate refuses with the query id and the fixes. A cutoff makes ERR
+    cheap: every document stops with probability 1/2 (max_grade 1), so ERR@1 = 1/2 * (1/2) = 1/4."""
+    docs = [f"d{i}" for i in range(5000)]
+    qrels, run = {"q": {d: i % 2 for i, d in enumerate(docs)}}, {"q": {d: 1.0 for d in docs}}
+    for metric in ("ERR", "infAP"):
+        with pytest.raises(eb.InputError, match=r"query 'q'.*tie group of 5000 documents.*MAX_GROUP_STEPS.*Fix: "):
+            eb.evaluate(qrels, run, metric, ties="average")
+    assert eb.evaluate(qrels, run, "ERR@1", ties="average")["ERR@1"] == 0.25
+
+
+def test_many_tied_relevant_documents_cost_little_when_nothing_separates_them() -> None:
+    """One probability and no cutoff-free mixture to spread: 2,000 tied documents all of grade 1 (R = 1/2)
+    give ERR@50 = sum_{j <= 50} (1/j) (1/2)^j; for infAP every order is the same ranking of grades, so
+    the expected value is the reference's value of that ranking (1 up to trec_eval's epsilon)."""
+    groups = [[1] * 2000]
+    expected = math.fsum(0.5 ** j / j for j in range(1, 51))
+    assert tie_aware.expected_reciprocal_rank(groups, [1] * 2000, k=50, max_grade=1) == pytest.approx(expected,
+                                                                                                     rel=1e-13)
+    assert tie_aware.inferred_ap(groups, [1] * 2000) == pytest.approx(reference.inferred_ap([1] * 2000, [1] * 2000),
+                                                                      rel=1e-12)
 
 
 def test_exp_gains_of_huge_grades_average_without_overflow() -> None:
@@ -403,6 +578,39 @@ def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch:
     result = eb.evaluate(qrels, run, "P@1", ties="average")
     assert (result.provenance.backend, result["P@1"]) == ("reference", 0.5)
     assert result.provenance.conventions.ties == "average"
+
+
+@given(data=st.data())
+@settings(max_examples=60)
+def test_infap_follows_the_same_chain_in_numpy_as_in_python(data) -> None:  # noqa: ANN001
+    """Large groups take the numpy chain (NUMPY_CHAIN_STEPS); forced on small ones, it equals brute force."""
+    documents = data.draw(document_groups(float_grades=False))
+    judged = data.draw(judged_of(documents))
+    metric = parse_metric("infAP")
+    groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
+    python = tie_aware.inferred_ap(groups, judged, **kwargs)
+    saved, tie_aware.NUMPY_CHAIN_STEPS = tie_aware.NUMPY_CHAIN_STEPS, -1
+    try:
+        numpy_ = tie_aware.inferred_ap(groups, judged, **kwargs)
+    finally:
+        tie_aware.NUMPY_CHAIN_STEPS = saved
+    expected = brute_force_documents(metric, documents, judged)
+    assert numpy_ == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert python == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_depth_under_average_cuts_between_tie_groups_and_refuses_to_split_one() -> None:
+    """a alone, then b, c tied, then d. depth=3 keeps a, b, c whatever the order: the same values as the
+    run without d. depth=2 would keep b or c depending on an order: refused, naming the group's edges."""
+    qrels = {"q": {"a": 0, "b": 1, "c": 0, "d": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}
+    metrics_ = ["RR", "AP", "Bpref", "infAP", "NumRet", "SetR"]
+    cut = eb.evaluate(qrels, run, metrics_, ties="average", depth=3)
+    assert cut.means == eb.evaluate(qrels, {"q": {"a": 3.0, "b": 2.0, "c": 2.0}}, metrics_, ties="average").means
+    assert cut.means["RR"] == (1 / 2 + 1 / 3) / 2
+    with pytest.raises(eb.InputError, match=r"query 'q'.*depth=2 cuts a group of 2 documents tied at ranks 2-3.*"
+                                            r"Fix: use depth=1 or 3"):
+        eb.evaluate(qrels, run, "RR", ties="average", depth=2)
 
 
 def test_unknown_tie_policy_is_refused_with_the_choices() -> None:
@@ -467,6 +675,27 @@ def test_canonicalised_crosscheck_lists_every_library_as_unable_to_average() -> 
     assert check.values["reference"][parse_metric("P@1")] == {"q": 0.5}
 
 
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("Bpref", 0.5),  # R = N = 1: b above a gives 1 - 1/1 = 0, a above b gives 1
+    ("infAP", 0.75 + 0.5 * 0.5 * reference.INFAP_EPSILON / (1 + 2 * reference.INFAP_EPSILON)),
+])
+def test_crosscheck_reports_the_tie_order_difference_of_bpref_and_infap_as_tie_luck(metric: str,
+                                                                                   expected: float) -> None:
+    """a (relevant) and b (judged non-relevant) tied. Input order puts a first: bpref = infAP = 1;
+    pytrec_eval's doc id order puts b first: bpref = 0, infAP = 1/2 + (1/2)(1/1)(e / (1 + 2e)) at j = 1.
+    The expected value is the mean of the two orders, and the whole difference is tie luck."""
+    check = eb.crosscheck({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}}, [metric], backends=["pytrec_eval"],
+                          ties="input")
+    (row,) = check.differences.itertuples()
+    assert row.reference == 1.0
+    assert row.cause.startswith("ties broken differently: pytrec_eval orders tied scores docid_desc")
+    assert row.cause.endswith(f"tie luck: all of the {row.value - 1:+.4g} difference (expected value over every "
+                              f"order of the tied documents: {expected:.4g})")
+    assert eb.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}}, metric,
+                       ties="average")[metric] == pytest.approx(expected, rel=1e-15)
+    assert check.ok
+
+
 def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(tie_aware.KERNELS, "AP")
     with pytest.raises(UnsupportedMetricError, match="AP has no exact tie-aware formula"):
@@ -474,8 +703,9 @@ def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monke
 
 
 @given(data=qrels_and_run(ties=True, max_docs=10, max_queries=3, missing=True),
-       metric=metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success"), max_k=10))
-@settings(max_examples=40)
+       metric=metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success", "Bpref", "infAP", "Judged", "F1",
+                             "Hits", "SetP", "SetR", "NumRet", "NumRel"), max_k=10))
+@settings(max_examples=60)
 def test_under_average_every_library_difference_with_both_values_is_explained_as_tie_luck(data, metric) -> None:  # noqa: ANN001
     """pytrec_eval and ir-measures on their own: each difference from the expected value is verified,
     and wherever both sides have a value it is all tie luck (under average the reference is E)."""

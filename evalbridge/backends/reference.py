@@ -9,6 +9,7 @@ of :mod:`evalbridge.metrics.tie_aware` instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, UnsupportedMetricError
@@ -49,6 +50,8 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
 
     Raises:
         UnsupportedMetricError: under ``ties="average"``, a metric without a tie-aware formula.
+        InputError: under ``ties="average"``, a tie group too large for the exact ERR or infAP
+            (:data:`evalbridge.metrics.tie_aware.MAX_GROUP_STEPS`).
     """
     if conventions.ties == "average":
         return _compute_averaged(qrels, run, metrics, conventions), []
@@ -85,22 +88,33 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         reason = tie_aware.unsupported(metric)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
-    calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments) for metric in metrics]
+    calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments, metric.inputs)
+             for metric in metrics]
+    needed = [name for name in INPUTS if any(name in inputs for *_, inputs in calls)]
+    pool = pool_of(qrels) if "in_pool" in needed else frozenset()
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades in qrels.items():
         scores = run.get(qid)
         if scores is None:
             continue
-        groups = [[grades.get(doc, 0) for doc in group]
-                  for group in rank_groups(scores, score_precision=conventions.score_precision)]
+        ranked = rank_groups(scores, score_precision=conventions.score_precision)
+        groups = [[grades.get(doc, 0) for doc in group] for group in ranked]
         judged = list(grades.values())
-        if len(groups) == len(scores):  # no ties
-            retrieved = [grade for (grade,) in groups]
-            for metric, _, kernel, kwargs in calls:
-                values[metric][qid] = kernel(retrieved, judged, **kwargs)
+        tied = len(groups) != len(scores)
+        if tied:  # the tie groups, and each input in their shape
+            retrieved: list[Any] = groups
+            built: dict[str, list[Any]] = {name: [INPUTS[name](group, grades, pool) for group in ranked]
+                                           for name in needed}
         else:
-            for metric, kernel, _, kwargs in calls:
-                values[metric][qid] = kernel(groups, judged, **kwargs)
+            retrieved = [grade for (grade,) in groups]
+            built = {name: INPUTS[name]([doc for (doc,) in ranked], grades, pool) for name in needed}
+        for metric, averaged, kernel, kwargs, inputs in calls:
+            if inputs:
+                kwargs = {**kwargs, **{name: built[name] for name in inputs}}
+            try:
+                values[metric][qid] = (averaged if tied else kernel)(retrieved, judged, **kwargs)
+            except InputError as error:
+                raise InputError(f"{metric}: {error}", query_id=qid) from None
     return values
 
 

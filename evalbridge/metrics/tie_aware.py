@@ -16,39 +16,59 @@ Each function takes
   and the value is then the :mod:`evalbridge.metrics.reference` value, bit for bit;
 * ``judged``: the grades of every judged document of the query;
 
-and the same options as the reference function of the same name. Sums over a group's members
-are exactly rounded (``math.fsum``), so the order the members are given in never changes a bit.
+and the same options as the reference function of the same name. The per-document inputs a family
+declares (``in_qrels``, ``in_pool``: see :mod:`evalbridge.metrics.reference`) come in the shape of
+``groups``, one flag per document: a document of a tie group is its grade and its flags together.
+Sums over a group's members are exactly rounded (``math.fsum``) or read counts only, and ERR sorts
+a group's stopping probabilities first, so the order the members are given in never changes a bit.
 
 Notation for one group: it holds ``n`` documents, ``r`` of them relevant (``grade >= rel``), and
 follows ``s`` documents ranked before it, so it occupies ranks ``s+1 .. s+n``; ``c`` of those ranks
 lie within the cutoff ``k`` (``c = n`` without a cutoff, ``0 <= c <= n``). ``A`` is the number of
 relevant documents in the groups before it. At most one group *straddles* the cutoff (``0 < c < n``).
 
+Three kinds of formula cover the catalogue: order-free metrics (NumRet, NumRel, SetP, SetR) are
+the reference's value; metrics linear in per-rank indicators or weights (P, R, Rprec, Hits, F1,
+R_cap, Judged, Hole, DCG, RBP) spread each group's total over the mean weight of its ranks; the
+others condition on the exact distribution of what lands above a document (hypergeometric and
+uniform counts: RR, Success, AP, bpref, infAP, RBP_resid; elementary symmetric means: ERR).
+
 A metric without an exact formula here is refused under ``ties="average"`` (:func:`unsupported`),
-never approximated: a new metric gets a function in :data:`KERNELS` or stays refused.
+never approximated: a new metric gets a function in :data:`KERNELS` or stays refused. ERR and infAP
+refuse, with an :class:`~evalbridge.errors.InputError`, a single tie group that would take more than
+:data:`MAX_GROUP_STEPS` steps (thousands of tied documents with as many relevant ones).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from ..errors import UnsupportedMetricError
-from .reference import dcg_overflow, discounted, discount_of, exp_shift, gain_of
+from ..errors import InputError, UnsupportedMetricError
+from . import reference as _reference
+from .reference import (INFAP_EPSILON, discounted, dcg_overflow, discount_of, err_probability, exp_shift,
+                        gain_of, rbp_weight)
 
 if TYPE_CHECKING:
     from .spec import Metric
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "r_precision",
-           "success", "hypergeometric", "KERNELS", "unsupported"]
+           "success", "judged_share", "hole", "bpref", "inferred_ap", "expected_reciprocal_rank",
+           "rank_biased_precision", "rbp_residual", "f1", "capped_recall", "hits", "num_ret", "num_rel",
+           "set_precision", "set_recall", "hypergeometric", "KERNELS", "MAX_GROUP_STEPS", "unsupported"]
 
 Groups = Sequence[Sequence[float]]
+#: Per-document flags (``in_qrels``, ``in_pool``) in the shape of the tie groups.
+GroupFlags = Sequence[Sequence[bool]]
+_Item = TypeVar("_Item")
 
 
-def _layout(groups: Groups, k: int | None) -> Iterator[tuple[int, int, int, Sequence[float]]]:
-    """``(s, n, c, grades)`` for each non-empty group, in rank order (see the module docstring)."""
+def _layout(groups: Sequence[Sequence[_Item]], k: int | None) -> Iterator[tuple[int, int, int, Sequence[_Item]]]:
+    """``(s, n, c, group)`` for each non-empty group (of grades, flags or both), in rank order (see the
+    module docstring)."""
     s = 0
     for group in groups:
         n = len(group)
@@ -58,23 +78,29 @@ def _layout(groups: Groups, k: int | None) -> Iterator[tuple[int, int, int, Sequ
         s += n
 
 
-def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
-    """E[|relevant in the top k|] = sum over groups of c * r / n, exactly.
+def _expected_marked(marks: Sequence[Sequence[bool]], k: int | None) -> Fraction:
+    """E[|marked documents in the top k|] = sum over groups of c * m / n, exactly (``m`` marked in a group).
 
     The ``c`` ranks of a group within the cutoff receive a uniformly random ``c``-subset of its
-    ``n`` documents, so the relevant ones among them are hypergeometric with mean ``c * r / n``
-    (``r`` itself for a group wholly inside the cutoff).
+    ``n`` documents, so the marked ones among them are hypergeometric with mean ``c * m / n``
+    (``m`` itself for a group wholly inside the cutoff). Every count that is a sum over the top k
+    (hits, judged, unpooled documents) is linear in these indicators.
     """
     whole, straddling = 0, Fraction(0)
-    for _, n, c, group in _layout(groups, k):
+    for _, n, c, group in _layout(marks, k):
         if c == 0:
             break
-        r = sum(g >= rel for g in group)
+        m = sum(map(bool, group))
         if c == n:
-            whole += r
+            whole += m
         else:
-            straddling = Fraction(c * r, n)
+            straddling = Fraction(c * m, n)
     return whole + straddling
+
+
+def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
+    """E[|relevant in the top k|] = sum over groups of c * r / n (:func:`_expected_marked`)."""
+    return _expected_marked([[g >= rel for g in group] for group in groups], k)
 
 
 def precision(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
@@ -122,17 +148,30 @@ def success(groups: Groups, judged: Sequence[float], *, k: int | None = None, re
     >>> success([[0, 0, 1]], [1], k=1)  # 1 - 2/3
     0.3333333333333333
     """
-    for _, n, c, group in _layout(groups, k):
+    return _some_in_top([[g >= rel for g in group] for group in groups], k)
+
+
+def _some_drawn(n: int, r: int, c: int) -> float:
+    """P(at least one of ``r`` marked documents among ``c`` drawn from ``n``), correctly rounded
+    (see :func:`success`)."""
+    if r == 0:
+        return 0.0
+    if c == n or c > n - r:
+        return 1.0
+    drawn, other = (c, r) if c <= r else (r, c)
+    every = math.perm(n, drawn)
+    return (every - math.perm(n - other, drawn)) / every
+
+
+def _some_in_top(marks: Sequence[Sequence[bool]], k: int | None) -> float:
+    """P(some marked document in the top k): 1 once a group wholly inside holds one, else the
+    straddling group's :func:`_some_drawn`."""
+    for _, n, c, group in _layout(marks, k):
         if c == 0:
             break
-        r = sum(g >= rel for g in group)
-        if r == 0:
-            continue
-        if c == n or c > n - r:
-            return 1.0
-        drawn, other = (c, r) if c <= r else (r, c)
-        every = math.perm(n, drawn)
-        return (every - math.perm(n - other, drawn)) / every
+        r = sum(map(bool, group))
+        if r:
+            return _some_drawn(n, r, c)
     return 0.0
 
 
@@ -168,23 +207,25 @@ def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = 
     return 0.0
 
 
-def _refuse_judgement_inputs(name: str, in_qrels: object) -> None:
-    if in_qrels is not None:
-        raise UnsupportedMetricError(
-            f"{name}: the tie-aware {name} takes no per-document judgement input (in_qrels): it has no exact "
-            f"formula for unjudged retrieved documents under ties='average'. Fix: use ties='docid_desc', "
-            f"'docid_asc' or 'input', or a metric without a gain map.")
+def _flagged(groups: Groups, flags: GroupFlags | None, name: str) -> list[list[tuple[float, bool]]]:
+    """Each document as ``(grade, flag)``, in the groups' shape; every flag True when ``flags`` is None
+    (the reference's rule for ``in_qrels=None``: every retrieved document is judged)."""
+    if flags is None:
+        return [[(g, True) for g in group] for group in groups]
+    if [len(f) for f in flags] != [len(g) for g in groups]:
+        raise ValueError(f"{name} must hold one flag per document, in the tie groups' shape")
+    return [list(zip(group, flag)) for group, flag in zip(groups, flags)]
 
 
-def _scaled_dcg(groups: Groups, k: int | None, gain: str, discount: str, rel: float | None,
-                gains: Mapping[float, float] | None, shift: int) -> float:
-    """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`)."""
+def _scaled_dcg(items: Sequence[Sequence[tuple[float, bool]]], k: int | None, gain: str, discount: str,
+                rel: float | None, gains: Mapping[float, float] | None, shift: int) -> float:
+    """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`); unjudged documents gain 0."""
     total = 0.0
-    for s, n, c, group in _layout(groups, k):
+    for s, n, c, group in _layout(items, k):
         if c == 0:
             break
         # exactly rounded: any order of the group gives the same bits
-        group_gain = math.fsum(gain_of(g, gain, rel, gains=gains, shift=shift) for g in group)
+        group_gain = math.fsum(gain_of(g, gain, rel, gains=gains, shift=shift) for g, judged in group if judged)
         if group_gain:
             total += group_gain * (sum(discount_of(s + p, discount) for p in range(1, c + 1)) / n)
     return total
@@ -192,22 +233,21 @@ def _scaled_dcg(groups: Groups, k: int | None, gain: str, discount: str, rel: fl
 
 def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
         discount: str = "log2", rel: float | None = None, gains: Mapping[float, float] | None = None,
-        in_qrels: Sequence[bool] | None = None) -> float:
+        in_qrels: GroupFlags | None = None) -> float:
     """E[DCG@k] = sum over groups of (sum of the group's gains) * (1/n) * sum_{p=1}^{c} discount(s + p).
 
     DCG is linear in each document's discount and each document of a group is equally likely at
     each of its ranks, so it gets the mean discount of the group's ranks, ranks beyond the cutoff
     counting 0 (McSherry & Najork 2008; scikit-learn's ``_tie_averaged_dcg``). Gains (a ``gains``
     map included) and discounts as in :func:`evalbridge.metrics.reference.dcg`; exp gains are summed
-    divided by ``2^shift`` as there, so no intermediate overflows. ``in_qrels`` (unjudged retrieved
-    documents) is refused: :func:`unsupported` refuses the metrics that read it.
+    divided by ``2^shift`` as there, so no intermediate overflows. ``in_qrels`` (read with a gain
+    map), grouped as ``groups``, gives the unjudged documents gain 0: still a per-document gain.
 
     >>> dcg([[1, 0]], [1])  # gain 1 at rank 1 or 2: (1 + 1/log2(3)) / 2
     0.8154648767857288
     """
-    _refuse_judgement_inputs("DCG", in_qrels)
     shift = exp_shift(judged) if gain == "exp" else 0
-    total = _scaled_dcg(groups, k, gain, discount, rel, gains, shift)
+    total = _scaled_dcg(_flagged(groups, in_qrels, "in_qrels"), k, gain, discount, rel, gains, shift)
     try:
         return math.ldexp(total, shift)
     except OverflowError:
@@ -216,21 +256,22 @@ def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: 
 
 def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: str = "linear",
          ideal: str = "qrels", discount: str = "log2", rel: float | None = None,
-         gains: Mapping[float, float] | None = None, in_qrels: Sequence[bool] | None = None) -> float:
+         gains: Mapping[float, float] | None = None, in_qrels: GroupFlags | None = None) -> float:
     """E[nDCG@k] = E[DCG@k] / IDCG@k; 0 when IDCG@k = 0.
 
     IDCG does not depend on the order of tied documents: it sorts the judged grades' gains
-    (``ideal=qrels``) or the multiset of retrieved gains (``ideal=run``), so the expectation of
-    the ratio is the ratio of the expectation. IDCG is the reference's, computed the same way
-    (both sums divided by the same ``2^shift``, so exp gains never overflow).
+    (``ideal=qrels``) or the multiset of retrieved gains (``ideal=run``, unjudged documents gaining 0),
+    so the expectation of the ratio is the ratio of the expectation. IDCG is the reference's, computed
+    the same way (both sums divided by the same ``2^shift``, so exp gains never overflow).
 
     >>> round(ndcg([[1, 0]], [1]), 6)  # E[DCG] / 1
     0.815465
     """
-    _refuse_judgement_inputs("nDCG", in_qrels)
     shift = exp_shift(judged) if gain == "exp" else 0
+    items = _flagged(groups, in_qrels, "in_qrels")
     if ideal == "run":
-        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) for group in groups for g in group]
+        pool = [gain_of(g, gain, rel, gains=gains, shift=shift) if flag else 0.0
+                for group in items for g, flag in group]
     elif gains is None:  # the gain grows with the grade: only the k best grades can enter the ideal
         pool = [gain_of(g, gain, rel, shift=shift) for g in sorted(judged, reverse=True)[:k]]
     else:
@@ -238,7 +279,7 @@ def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain:
     idcg = discounted(sorted((g for g in pool if g > 0), reverse=True), k, discount)
     if idcg == 0:
         return 0.0
-    return _scaled_dcg(groups, k, gain, discount, rel, gains, shift) / idcg
+    return _scaled_dcg(items, k, gain, discount, rel, gains, shift) / idcg
 
 
 def hypergeometric(n: int, r: int, c: int) -> list[tuple[int, float]]:
@@ -334,6 +375,441 @@ def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None 
     return math.fsum(terms)
 
 
+def judged_share(groups: Groups, judged: Sequence[float], *, k: int | None = None, in_qrels: GroupFlags) -> float:
+    """E[Judged@k] = (1/min(k, L)) * sum over groups of c * j / n, ``j`` the group's judged documents,
+    ``L`` the number retrieved; 0 when nothing is retrieved.
+
+    The denominator does not depend on the order, and the count is linear in each document's
+    indicator "judged and within the top k" (:func:`_expected_marked`); an exact rational.
+
+    >>> judged_share([[1], [0, 0]], [1, 0], k=2, in_qrels=[[True], [True, False]])  # (1 + 1/2) / 2
+    0.75
+    """
+    length = sum(map(len, in_qrels))
+    shown = length if k is None else min(k, length)
+    return float(_expected_marked(in_qrels, k) / shown) if shown else 0.0
+
+
+def hole(groups: Groups, judged: Sequence[float], *, k: int, in_pool: GroupFlags) -> float:
+    """E[Hole@k] = (1/k) * sum over groups of c * u / n, ``u`` the group's documents judged for no query.
+
+    Linear in each document's indicator "unpooled and within the top k" (:func:`_expected_marked`).
+
+    >>> hole([[0, 0]], [1], k=1, in_pool=[[True, False]])  # one unpooled doc of 2 takes rank 1 half the time
+    0.5
+    """
+    return float(_expected_marked([[not pooled for pooled in group] for group in in_pool], k) / k)
+
+
+def hits(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
+    """E[Hits@k] = sum over groups of c * r / n (hypergeometric mean, exact rational).
+
+    >>> hits([[1, 0, 0]], [1], k=1)
+    0.3333333333333333
+    """
+    return float(_expected_hits(groups, k, rel))
+
+
+def capped_recall(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
+    """E[R_cap@k] = E[|relevant in the top k|] / min(k, R); 0 when R = 0 (a fixed denominator).
+
+    >>> capped_recall([[1, 0]], [1, 1, 1], k=1)  # (1/2) / min(1, 3)
+    0.5
+    """
+    n_relevant = sum(g >= rel for g in judged)
+    return float(_expected_hits(groups, k, rel) / min(k, n_relevant)) if n_relevant else 0.0
+
+
+def f1(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
+    """E[F1@k] = 2 * E[|relevant in the top k|] / (k + R), ``k`` the number retrieved without a cutoff.
+
+    F1@k = 2 * hits / (k + R) has a denominator no order changes (the reference's 0 for no hit is
+    this formula's value too), so the expectation is that of the hits.
+
+    >>> f1([[1, 0]], [1], k=1)  # 2 * (1/2) / (1 + 1)
+    0.5
+    """
+    expected = _expected_hits(groups, k, rel)
+    if not expected:
+        return 0.0
+    return float(2 * expected / ((k if k is not None else sum(map(len, groups))) + sum(g >= rel for g in judged)))
+
+
+def num_ret(groups: Groups, judged: Sequence[float]) -> float:
+    """NumRet = |retrieved|: no order changes it.
+
+    >>> num_ret([[1, 0], [0]], [1])
+    3.0
+    """
+    return _reference.num_ret(_flat(groups), judged)
+
+
+def num_rel(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """NumRel = R: read from the judgements only.
+
+    >>> num_rel([[0, 0]], [2, 1, 0], rel=1)
+    2.0
+    """
+    return _reference.num_rel(_flat(groups), judged, rel=rel)
+
+
+def set_precision(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """SetP = |relevant retrieved| / |retrieved|: a set measure without a cutoff, no order changes it.
+
+    >>> set_precision([[1, 0], [0, 1]], [1, 1])
+    0.5
+    """
+    return _reference.set_precision(_flat(groups), judged, rel=rel)
+
+
+def set_recall(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
+    """SetR = |relevant retrieved| / R: a set measure without a cutoff, no order changes it.
+
+    >>> set_recall([[1, 0, 0]], [1, 1])
+    0.5
+    """
+    return _reference.set_recall(_flat(groups), judged, rel=rel)
+
+
+def _flat(groups: Groups) -> list[float]:
+    return [g for group in groups for g in group]
+
+
+def rank_biased_precision(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1,
+                          p: float = 0.8, weights: str = "binary") -> float:
+    """E[RBP@k] = (1 - p) * sum over groups of (sum of the group's weights) * (1/n) * sum_{j=0}^{c-1} p^(s+j).
+
+    RBP is linear in each document's rank weight ``p^(rank - 1)``, and each document of a group takes
+    each of its ranks with probability 1/n (ranks beyond the cutoff weigh 0): the group's weights
+    (:func:`~evalbridge.metrics.reference.rbp_weight`, ``top`` the query's top judged grade) spread
+    over the mean rank weight of its ranks, as DCG's gains over its discounts.
+
+    >>> round(rank_biased_precision([[1, 0]], [1], p=0.5), 6)  # (1 - 0.5) * (1 + 0.5) / 2
+    0.375
+    """
+    top = max(judged, default=0)
+    total = 0.0
+    for s, n, c, group in _layout(groups, k):
+        if c == 0:
+            break
+        weight = math.fsum(rbp_weight(g, rel=rel, weights=weights, top=top) for g in group)
+        if weight:
+            total += weight * (sum(p ** (s + j) for j in range(c)) / n)
+    return (1 - p) * total
+
+
+def rbp_residual(groups: Groups, judged: Sequence[float], *, k: int | None = None, p: float = 0.8,
+                 in_qrels: GroupFlags | None = None) -> float:
+    """E[RBP_resid@k] = P(U > 0) * p^L + (1 - p) * sum over groups of (u / n) * sum_{j=0}^{c-1} p^(s+j).
+
+    The residual is ``1[U > 0] * (p^L + (1 - p) * S)``, ``U`` the unjudged documents (no judgement, or a
+    negative grade) in the top k, ``S`` the sum of their rank weights ``p^(rank - 1)``, ``L = min(k,
+    |retrieved|)``. ``S`` is 0 whenever ``U`` is, so the indicator drops from the second term, which
+    is linear (as RBP, ``u`` a group's unjudged documents); ``P(U > 0)`` is 1 once a group wholly
+    inside the cutoff holds an unjudged document, else that of the straddling group,
+    ``1 - C(n - u, c) / C(n, c)`` (as :func:`success`).
+
+    >>> rbp_residual([[1, 0]], [1], p=0.5, in_qrels=[[True, False]])  # 0.25 + 0.5 * (1 + 0.5) / 2
+    0.625
+    """
+    unjudged = [[not flag or g < 0 for g, flag in group] for group in _flagged(groups, in_qrels, "in_qrels")]
+    some = _some_in_top(unjudged, k)
+    if not some:
+        return 0.0
+    total: float = 0  # an int 0 as the reference's sum() starts from: the same bits without ties
+    for s, n, c, group in _layout(unjudged, k):
+        if c == 0:
+            break
+        u = sum(group)
+        if u:
+            total += u * sum(p ** (s + j) for j in range(c)) / n
+    length = sum(map(len, groups))
+    shown = length if k is None else min(k, length)
+    if some == 1.0:  # the reference's arithmetic, bit for bit without ties
+        return p ** shown + (1 - p) * total
+    return some * p ** shown + (1 - p) * total
+
+
+def bpref(groups: Groups, judged: Sequence[float], *, rel: float = 1, in_qrels: GroupFlags | None = None) -> float:
+    """E[bpref] = (1/R) * sum over groups of r * (1/(m + 1)) * sum_{x=0}^{m} t(A + x).
+
+    ``t(a) = 1 - min(a, R) / min(N, R)`` (1 when a = 0) is the term of a judged relevant document with
+    ``a`` judged non-relevant documents above it (:func:`evalbridge.metrics.reference.bpref`). Only the
+    order of judged documents with a grade >= 0 matters (the others are skipped); a group holds ``r``
+    relevant and ``m`` non-relevant ones, and ``A`` non-relevant ones rank in earlier groups. For one
+    relevant document of the group, its order among itself and the ``m`` non-relevant ones is uniform
+    over the ``m + 1`` places whatever the other relevant ones do, so ``x``, the non-relevant ones of
+    its group above it, is uniform on ``0 .. m``; linearity over the ``r`` relevant documents gives the
+    sum above. No cutoff: bpref reads the whole ranking.
+
+    Buckley and Voorhees' ranking n r n r with the middle two tied (R = 2, N = 3): the first relevant
+    document has 1 or 2 non-relevant above it, (1/2 + 0) / 2 = 1/4, the last always 2, term 0:
+
+    >>> bpref([[0], [1, 0], [1]], [1, 1, 0, 0, 0])  # (1/4 + 0) / 2
+    0.125
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    n_nonrelevant = sum(0 <= g < rel for g in judged)
+    if not n_relevant:
+        return 0.0
+
+    def term(above: int) -> float:
+        return 1.0 - min(above, n_relevant) / min(n_nonrelevant, n_relevant) if above else 1.0
+
+    total, above = 0.0, 0
+    for group in _flagged(groups, in_qrels, "in_qrels"):
+        kept = [g for g, flag in group if flag and g >= 0]
+        r = sum(g >= rel for g in kept)
+        m = len(kept) - r
+        if r:
+            total += r * math.fsum(term(above + x) for x in range(m + 1)) / (m + 1)
+        above += m
+    return total / n_relevant
+
+
+#: Most elementary steps :func:`expected_reciprocal_rank` and :func:`inferred_ap` spend on one tie
+#: group (a few seconds of pure Python); a larger group is refused with an InputError saying why.
+MAX_GROUP_STEPS = 4_000_000
+
+
+def _too_large(name: str, steps: int, group: str, fix: str) -> InputError:
+    return InputError(f"the exact tie-aware {name} of a tie group of {group} takes about {steps:,} steps, above "
+                      f"the bound of {MAX_GROUP_STEPS:,} (tie_aware.MAX_GROUP_STEPS) evalbridge spends on one "
+                      f"group under ties='average'.", fix=fix)
+
+
+def _err_group(stops: Sequence[float], n: int, s: int, c: int) -> float:
+    """E[sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)] over the orders of one group of ``n``
+    documents, ``stops`` the stopping probabilities of its documents that have one (the others have
+    R = 0); see :func:`expected_reciprocal_rank`."""
+    q = len(stops)
+    top = min(q - 1, c - 1)  # the most stopping documents that can precede one within the cutoff
+    values = Counter(stops)
+    steps = (len(values) * (top + 1) + c) * (top + 1)
+    if steps > MAX_GROUP_STEPS:
+        raise _too_large("ERR", steps, f"{n} documents, {q} of them with a stopping probability ({len(values)} "
+                                       f"distinct), {c} within the cutoff",
+                         "give ERR a cutoff (ERR@20), or break the ties with ties='docid_desc', 'docid_asc' or "
+                         "'input'.")
+    # p[h]: the mean of prod (1 - R) over the h-subsets of the documents merged so far; g[h]: the mean
+    # over one of them, x, and an h-subset of the others of R_x * prod (1 - R); h = 0 .. top
+    p, g, size = [1.0] + [0.0] * top, [0.0] * (top + 1), 0
+    for r, count in sorted(values.items()):  # merge `count` documents of probability r at once
+        a, merged = 1.0 - r, size + count
+        power = [a ** i for i in range(top + 1)]
+        new_p, new_g = [0.0] * (top + 1), [0.0] * (top + 1)
+        for h in range(min(merged, top) + 1):
+            new_p[h] = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged, size, h))
+            if h < merged:
+                earlier = math.fsum(w * g[i] * power[h - i] for i, w in hypergeometric(merged - 1, size - 1, h)) \
+                    if size else 0.0
+                these = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged - 1, size, h))
+                new_g[h] = (size * earlier + count * r * these) / merged
+        p, g, size = new_p, new_g, merged
+    terms = []
+    for j in range(1, c + 1):
+        at_j = math.fsum(probability * g[h] for h, probability in hypergeometric(n - 1, q - 1, j - 1))
+        terms.append(at_j / (s + j))
+    return q / n * math.fsum(terms)
+
+
+def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = None,
+                             rel: float | None = None, max_grade: float | None = None,
+                             gains: Mapping[float, float] | None = None,
+                             in_qrels: GroupFlags | None = None) -> float:
+    """E[ERR@k], exactly: the earlier groups' stopping factor times each group's own expected term.
+
+    ERR@k = sum_i (1/i) R_i prod_{m<i} (1 - R_m) (:func:`evalbridge.metrics.reference.expected_reciprocal_rank`,
+    ``R`` = :func:`~evalbridge.metrics.reference.err_probability`, 0 for unjudged documents). A whole
+    earlier group multiplies every later term by the product of its ``1 - R``, which no order
+    changes; so E[ERR] = sum over groups of D * E[T], ``D`` the product over the earlier groups and
+    ``T = sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)`` the group's own part, ``(j)`` its
+    j-th document in a uniformly random order.
+
+    E[R_(j) prod_{m<j} (1 - R_(m))]: the j-th document has a stopping probability with chance q/n
+    (``q`` of the group's ``n`` documents have one; R = 0 makes the term 0), and is then uniform among
+    those ``q``; the ``j - 1`` documents before it hold ``h`` of the other ``q - 1``, hypergeometric
+    (n - 1, q - 1, j - 1) (:func:`hypergeometric`; documents with R = 0 contribute factors of 1), and
+    those ``h`` are a uniform h-subset of them. So the term is (q/n) sum_h P(h) * g_h with
+    ``g_h`` = the mean over a stopping document x and an h-subset S of the others of
+    R_x prod_S (1 - R). With ``p_h`` = the mean over h-subsets of prod (1 - R) (the elementary
+    symmetric polynomials of the ``1 - R``, divided by their number of terms), merging a set T of
+    ``N_T`` documents of one probability R (a = 1 - R, so p_i(T) = a^i) into the set S of ``N_S``
+    merged so far splits an h-subset of the union into i from S and h - i from T, i hypergeometric:
+
+        p_h(S + T) = sum_i Hyp(N, N_S, h)(i) p_i(S) a^(h-i)
+        g_h(S + T) = (N_S / N) sum_i Hyp(N - 1, N_S - 1, h)(i) g_i(S) a^(h-i)
+                     + (N_T / N) R sum_i Hyp(N - 1, N_S, h)(i) p_i(S) a^(h-i),   N = N_S + N_T
+
+    (x in S, or x in T), sums of non-negative terms with no cancellation: about
+    (D * min(q, c) + c) * min(q, c) steps for D distinct probabilities; a group needing more than
+    :data:`MAX_GROUP_STEPS` is refused with an InputError (a cutoff bounds it). A group of one
+    document is the reference's own arithmetic.
+
+    Grades 2 and 0 tied, max_grade 2 (R = 3/4 and 0): (3/4) / 1 or (3/4) / 2, so E = 9/16:
+
+    >>> expected_reciprocal_rank([[2, 0]], [2], max_grade=2)
+    0.5625
+    """
+    if not max_grade:
+        raise ValueError("ERR needs max_grade > 0")
+    total, decay = 0.0, 1.0
+    for s, n, c, group in _layout(_flagged(groups, in_qrels, "in_qrels"), k):
+        if c == 0:
+            break
+        stops = sorted(r for r in (err_probability(g, max_grade=max_grade, rel=rel, gains=gains)
+                                   for g, flag in group if flag) if r)  # sorted: the same bits in any order
+        if not stops:
+            continue
+        if n == 1:  # the reference's own arithmetic
+            (r,) = stops
+            total += r * decay / (s + 1)
+            decay *= 1.0 - r
+            continue
+        total += decay * _err_group(stops, n, s, c)
+        decay *= math.prod(1.0 - r for r in stops)
+    return total
+
+
+def _infap_single(j: int, relevant: int, nonrelevant: int, pooled: int) -> float:
+    """trec_eval's term of a judged relevant document at 0-based rank ``j``, with ``relevant``,
+    ``nonrelevant`` and ``pooled`` judged documents above it, in the reference's arithmetic."""
+    if j == 0:
+        return 1.0
+    fj = float(j)
+    return (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((relevant + nonrelevant + pooled) / fj)
+            * ((relevant + INFAP_EPSILON) / (relevant + nonrelevant + 2 * INFAP_EPSILON)))
+
+
+#: From how many steps (positions times support) :func:`_infap_group` follows its chain with numpy:
+#: about 3x faster on large groups, 3x slower on small ones (measured on Robust04-sized groups).
+NUMPY_CHAIN_STEPS = 2_000
+
+
+def _chain_python(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
+    """The terms ``sum_t P(t | P) [plain(t) + share (P - 1 - t) ratio(t)] / (s + P)``, P = 1 .. b + f, with
+    P(t | P) (t judged documents among the P - 1 above one judged document of its group) followed as a
+    chain over its support: one more document above it is a filler or judged."""
+    n, others, judged_others = b + f, b + f - 1, b - 1
+    low, chance = 0, [1.0]  # P(t | P) for t = low .. low + len - 1
+    terms = []
+    for position in range(1, n + 1):
+        drawn, left = position - 1, others - position + 1
+        parts, step = [], [0.0] * (len(chance) + 1)
+        for i, q in enumerate(chance):
+            t = low + i
+            parts.append(q * (plain[t] + share * (drawn - t) * ratio[t]))
+            if left:
+                step[i] += q * (f - drawn + t) / left
+                step[i + 1] += q * (judged_others - t) / left
+        terms.append(math.fsum(parts) / (s + position))
+        if step[0] == 0.0 and len(step) > 1:  # no filler left once t = low: the support moves up
+            step, low = step[1:], low + 1
+        if step[-1] == 0.0 and len(step) > 1:  # every judged document already above it
+            step.pop()
+        chance = step
+    return terms
+
+
+def _chain_numpy(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
+    """:func:`_chain_python` with each step of the chain one numpy vector operation."""
+    import numpy as np
+
+    n, others, judged_others = b + f, b + f - 1, b - 1
+    plains, ratios, ts = np.array(plain), np.array(ratio), np.arange(b)
+    chance = np.zeros(b)  # P(t | P), t = 0 .. b - 1
+    chance[0] = 1.0
+    terms = []
+    for position in range(1, n + 1):
+        drawn, left = position - 1, others - position + 1
+        low, high = max(0, drawn - f), min(judged_others, drawn) + 1  # the support of t
+        q, t = chance[low:high], ts[low:high]
+        terms.append(float(q @ (plains[low:high] + share * (drawn - t) * ratios[low:high])) / (s + position))
+        if left:
+            moved = q * (judged_others - t) / left
+            chance[low:high] = q * (f - drawn + t) / left
+            end = min(high + 1, b)
+            chance[low + 1:end] += moved[:end - low - 1]
+    return terms
+
+
+def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z: int) -> float:
+    """E[the term of one relevant document] of a group of ``r`` relevant, ``m`` non-relevant, ``u``
+    pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
+    (relevant, non-relevant, pooled) ones among those; see :func:`inferred_ap`."""
+    b, f = r + m, u + z
+    n = b + f
+    steps = n * min(b, f + 1) + 3 * b * min(r, m + 1)  # a (t, h) pair costs about three steps of the chain
+    if steps > MAX_GROUP_STEPS:
+        raise _too_large("infAP", steps, f"{n} documents ({r} relevant, {m} non-relevant, {f} pooled or unjudged)",
+                         "break the ties with ties='docid_desc', 'docid_asc' or 'input', or use AP or bpref.")
+    above_r, above_n, above_u = before
+    above = above_r + above_n + above_u
+    plain, ratio = [], []  # sum_h P(h | t) (1 + (A + t) rho_h) and sum_h P(h | t) rho_h, t = 0 .. b - 1
+    for t in range(b):
+        rhos = [(probability, (above_r + h + INFAP_EPSILON) / (above_r + above_n + t + 2 * INFAP_EPSILON))
+                for h, probability in hypergeometric(b - 1, r - 1, t)]
+        plain.append(math.fsum(probability * (1 + (above + t) * rho) for probability, rho in rhos))
+        ratio.append(math.fsum(probability * rho for probability, rho in rhos))
+    share = u / f if f else 0.0  # the pooled share of the fillers above it, in expectation
+    chain = _chain_numpy if n * min(b, f + 1) > NUMPY_CHAIN_STEPS else _chain_python
+    terms = chain(plain, ratio, share, s, b, f)
+    return math.fsum(terms) / n
+
+
+def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
+                in_qrels: GroupFlags | None = None) -> float:
+    """E[infAP] = (1/R) * sum over groups of (relevant in the group) * E[the term of one of them].
+
+    trec_eval's term of a judged relevant document at 0-based rank j with ``r``, ``n``, ``u`` judged
+    relevant, non-relevant and pooled (negative grade) documents above it
+    (:func:`evalbridge.metrics.reference.inferred_ap`) simplifies to
+
+        T = (1 + (r + n + u) * rho) / (j + 1),   rho = (r + e) / (r + n + 2e)
+
+    (1 at j = 0, where r = n = u = 0). In a group of ``b`` documents judged with a grade >= 0 (``r_g``
+    relevant, ``m`` non-relevant) and ``f`` fillers (``u_g`` pooled, the others unjudged), after ``s``
+    documents of which ``A_r``, ``A_n``, ``A_u`` judged (``A`` in all): the order of the ``b`` judged
+    ones is uniform and independent of where the fillers fall, so for one relevant document
+
+    * its position ``P`` in the group is uniform on 1 .. n (n = b + f), and ``t``, the judged
+      documents of its group among the P - 1 above it, is hypergeometric (n - 1, b - 1, P - 1),
+      followed along P as a chain (one more document above it: judged with probability
+      (b - 1 - t) / (n - P), a filler otherwise);
+    * given t, ``h`` of them are relevant, hypergeometric (b - 1, r_g - 1, t) (the judged documents'
+      order is uniform, whatever the fillers do);
+    * the P - 1 - t fillers above it hold u_g / f of pooled ones in expectation, and T is linear in u.
+
+    With j = s + P - 1, r = A_r + h, n = A_n + t - h, u = A_u + (pooled fillers above it), so
+
+        E[T] = (1/n) sum_P 1/(s + P) sum_t P(t | P) [ S1(t) + (u_g / f) (P - 1 - t) S2(t) ],
+        S1(t) = sum_h P(h | t) (1 + (A + t) rho_h),   S2(t) = sum_h P(h | t) rho_h,
+
+    about n * min(b, f + 1) + 3 b min(r_g, m + 1) steps per group (above :data:`MAX_GROUP_STEPS` an InputError). A
+    group of one document is the reference's own arithmetic.
+
+    A relevant and a non-relevant document tied at the top: T = 1 at rank 1, or (1 + 1 * e / (1 + 2e)) / 2
+    at rank 2, so E = (1 + 1/2 + e / (2 + 4e)) / 2 = 0.75 + 2.5e-6 (up to e^2):
+
+    >>> round(inferred_ap([[1, 0]], [1, 0]), 7)
+    0.7500025
+    """
+    n_relevant = sum(g >= 0 and g >= rel for g in judged)
+    if not n_relevant:
+        return 0.0
+    total, s, relevant, nonrelevant, pooled = 0.0, 0, 0, 0, 0
+    for group in _flagged(groups, in_qrels, "in_qrels"):
+        r = sum(flag and g >= 0 and g >= rel for g, flag in group)
+        m = sum(flag and 0 <= g < rel for g, flag in group)
+        u = sum(flag and g < 0 for g, flag in group)
+        if r and len(group) == 1:
+            total += _infap_single(s, relevant, nonrelevant, pooled)
+        elif r:
+            total += r * _infap_group(s, (relevant, nonrelevant, pooled), r, m, u, len(group) - r - m - u)
+        s, relevant, nonrelevant, pooled = s + len(group), relevant + r, nonrelevant + m, pooled + u
+    return total / n_relevant
+
+
 #: Metric name -> tie-aware function, with the same options as the reference function.
 KERNELS: dict[str, Callable[..., float]] = {
     "P": precision,
@@ -344,6 +820,20 @@ KERNELS: dict[str, Callable[..., float]] = {
     "DCG": dcg,
     "Rprec": r_precision,
     "Success": success,
+    "Judged": judged_share,
+    "Hole": hole,
+    "Bpref": bpref,
+    "infAP": inferred_ap,
+    "ERR": expected_reciprocal_rank,
+    "RBP": rank_biased_precision,
+    "RBP_resid": rbp_residual,
+    "F1": f1,
+    "R_cap": capped_recall,
+    "Hits": hits,
+    "NumRet": num_ret,
+    "NumRel": num_rel,
+    "SetP": set_precision,
+    "SetR": set_recall,
 }
 
 
@@ -351,10 +841,9 @@ def unsupported(metric: str | Metric) -> str | None:
     """Why ``metric`` (a family name or a :class:`~evalbridge.metrics.spec.Metric`) cannot be computed
     under ``ties="average"``, or ``None`` when it can.
 
-    A family without a function in :data:`KERNELS` is refused; so is a metric whose kernel reads
-    per-document judgement inputs (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`:
-    ``in_qrels``, ``in_pool``; e.g. DCG/nDCG with a ``gains`` map, which give unjudged documents no
-    gain), since the tie-aware functions see only grades.
+    A family without a function in :data:`KERNELS` is refused (every family of the catalogue has one;
+    a new family stays refused until it gets its exact formula). The functions take the per-document
+    judgement inputs a family declares (``in_qrels``, ``in_pool``) in the shape of the tie groups.
 
     >>> unsupported("nDCG") is None
     True
@@ -363,11 +852,4 @@ def unsupported(metric: str | Metric) -> str | None:
     if name not in KERNELS:
         return (f"{name} has no exact tie-aware formula, so ties='average' (the expected value over every "
                 f"order of tied documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'.")
-    inputs = () if isinstance(metric, str) else metric.inputs
-    if inputs:
-        return (f"{metric} reads per-document judgement inputs ({', '.join(inputs)}), which have no exact "
-                f"tie-aware formula, so ties='average' (the expected value over every order of tied "
-                f"documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'"
-                + (", or drop the gains map." if not isinstance(metric, str) and "gains" in dict(metric.options)
-                   else "."))
     return None

@@ -17,7 +17,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import EvalbridgeError, InputError
-from ..metrics.spec import Metric, parse_metric
+from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
+from ..metrics.spec import parse_metric
 from .sources import Source, check_source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "PlotSettings", "OutputSettings", "TOP_KEYS",
@@ -28,7 +29,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "title": "heading of the reports",
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
-    "metrics": "metric specs, any spelling",
+    "metrics": "metric specs, any spelling; an entry {metric: P@5, label: precision@5} names its outputs",
     "backend": "who computes the numbers (auto, reference, fast, ranx, ir_measures, pytrec_eval)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
     "ties": "docid_desc (trec_eval), docid_asc or input",
@@ -136,7 +137,7 @@ class Config:
     path: Path | None
     title: str
     runs: Mapping[str, Source]
-    metrics: tuple[Metric, ...]
+    metrics: tuple[MetricRequest, ...]
     output: OutputSettings
     qrels: Source | None = None
     backend: str = "auto"
@@ -312,20 +313,38 @@ def _source(check: _Checker, value: Any, path: tuple, folder: Path, kind: str) -
                   written=str(given) if given is not None else None)
 
 
-def _metrics(check: _Checker, value: Any) -> tuple[Metric, ...]:
+def _metrics(check: _Checker, value: Any) -> tuple[MetricRequest, ...]:
+    """``metrics:``: a list of specs, each a string or ``{metric: spec, label: name}``, or a mapping
+    ``{label: spec}``; named by :func:`evalbridge.metrics.requests.add_request` (one rule for every door)."""
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not value:
+    if isinstance(value, Mapping) and value:  # {label: spec}
+        entries = [(("metrics", label), spec, label, ("metrics", label)) for label, spec in value.items()]
+    elif isinstance(value, list) and value:
+        entries = []
+        for i, spec in enumerate(value):
+            path, label = ("metrics", i), None
+            if isinstance(spec, Mapping):
+                check.mapping(spec, path, ("metric", "label"), "{metric: P@5, label: precision@5}")
+                if "metric" not in spec:
+                    raise check.fail(path, "an entry with a label needs its metric.",
+                                     fix="write e.g. {metric: P@5, label: precision@5}.")
+                label = check.string(spec["label"], path + ("label",)) if "label" in spec else None
+                entries.append((path + ("metric",), spec["metric"], label, path + ("label",)))
+            else:
+                entries.append((path, spec, label, path))
+    else:
         raise check.fail(("metrics",), f"expected a non-empty list of metric strings; got {value!r}.",
-                         fix="write e.g. metrics: [nDCG@10, P@5, mrr].")
-    out: list[Metric] = []
-    for i, spec in enumerate(value):
+                         fix="write e.g. metrics: [nDCG@10, P@5, mrr], or [{metric: P@5, label: precision@5}].")
+    out: list[MetricRequest] = []
+    for path, spec, label, label_path in entries:
         try:
-            metric = parse_metric(str(spec) if isinstance(spec, (int, float)) else spec)
+            item = request(str(spec) if isinstance(spec, (int, float)) else spec, label=label)
         except EvalbridgeError as error:
-            raise check.fail(("metrics", i), str(error), fix="run `evalbridge metrics` for every name and option.")
-        if metric not in out:
-            out.append(metric)
+            raise check.fail(path, str(error), fix="run `evalbridge metrics` for every name and option.")
+        reason = add_request(out, item)
+        if reason is not None:
+            raise check.fail(label_path, f"{reason}.", fix=LABEL_FIX)
     return tuple(out)
 
 
@@ -369,7 +388,7 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
                                "comparison.n_resamples"))
 
 
-def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping[str, Source],
+def _gates(check: _Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
     from ..stats.gates import parse_gates
 
@@ -379,14 +398,15 @@ def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping
     out = []
     for key, expressions in spec.items():
         try:
-            gates = parse_gates({key: expressions})
+            gates = parse_gates({key: expressions}, labels=[r.label for r in metrics])
         except EvalbridgeError as error:
             raise check.fail(("gates", key), str(error))
         for gate in gates:
-            if gate.metric not in metrics:
+            if find_request(metrics, gate.metric) is None:
                 raise check.fail(("gates", key), f"{gate.metric} is not one of the metrics "
-                                                 f"({', '.join(map(str, metrics))}).",
-                                 fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated.")
+                                                 f"({', '.join(r.label for r in metrics)}).",
+                                 fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated (by its "
+                                     f"label or any spelling).")
             if gate.system is not None and gate.system not in runs:
                 raise check.fail(("gates", key), f"system {gate.system!r} is not one of the runs.",
                                  fix=f"{_suggest(gate.system, list(runs))}Runs: {', '.join(runs)}.")
@@ -520,10 +540,10 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
     metrics = _metrics(check, spec["metrics"])
     backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
     module = get_backend(backend)
-    for i, metric in enumerate(metrics):
-        reason = unsupported(module, metric)
+    for i, asked in enumerate(metrics):
+        reason = unsupported(module, asked.metric)
         if reason is not None:
-            raise check.fail(("metrics", i), f"backend {backend!r} cannot compute {metric}: {reason}",
+            raise check.fail(("metrics", i), f"backend {backend!r} cannot compute {asked.metric}: {reason}",
                              fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
     min_relevance = spec.get("min_relevance")
     if min_relevance is not None:

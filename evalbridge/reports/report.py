@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalbridgeError, InputError
+from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from .latex import latex_escape as _latex
 from .writing import atomic_file, write_file_atomic
@@ -69,7 +70,8 @@ def band_of(metric: Metric | str, value: float, bands: Mapping[str, Sequence[flo
 
 
 def label_of(results: Any, spec: str | Metric) -> str:
-    """The label of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2.
+    """The canonical string of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2
+    (the reports name columns by :attr:`Report.labels` and record this string beside each label).
 
     >>> import evalbridge as eb
     >>> label_of(eb.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "precision@5", min_relevance=2), "P@5")
@@ -93,7 +95,8 @@ class Report:
 
     Attributes:
         results: system name -> :class:`~evalbridge.results.Results`, in display order.
-        metrics: the metric specs to show (default: the first system's metrics).
+        metrics: the metrics to show, by any name the first system's results know (a label, the spelling
+            asked, any spelling); default: every metric the first system was asked.
         title: a heading.
         comparison: a :class:`~evalbridge.stats.compare.Comparison` against the baseline, or None.
         gates: :class:`~evalbridge.stats.gates.GateResult` list.
@@ -108,7 +111,7 @@ class Report:
     """
 
     results: Mapping[str, Any]
-    metrics: Sequence[str | Metric] = ()
+    metrics: Sequence[str | Metric | MetricRequest] = ()
     title: str = "evalbridge report"
     comparison: Any = None
     gates: Sequence[Any] = ()
@@ -126,23 +129,33 @@ class Report:
                              f"{', '.join(map(repr, MARKER_STYLES))}.")
         if not self.metrics:
             first = next(iter(self.results.values()))
-            object.__setattr__(self, "metrics", tuple(first.metrics))
+            object.__setattr__(self, "metrics", tuple(first.requests))
+
+    @property
+    def names(self) -> list[MetricRequest]:
+        """Each metric shown, as the first system's results name it: label, spelling asked, metric as evaluated."""
+        first = next(iter(self.results.values()))
+        return [first.request(m) for m in self.metrics]
 
     @property
     def labels(self) -> list[str]:
-        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``)."""
-        first = next(iter(self.results.values()))
-        return [label_of(first, m) for m in self.metrics]
+        """Column labels: each metric's label (the user's, else the spelling asked), whatever the settings."""
+        return [r.label for r in self.names]
 
     def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN, fmt: str = "terminal") -> str:
-        """The significance marker of a cell ('' when not significant or no comparison).
+        """The significance marker of a cell ('' when not significant or no comparison); ``label`` is any
+        name of the metric (its label, spelling asked, canonical string).
 
         With ``markers="letters"``: the letters of the systems it is significantly better than,
         as a superscript in ``fmt`` (``terminal``, ``markdown`` or ``latex``).
         """
-        if self.comparison is not None and self.markers == "letters":
-            return self.comparison.marker(system, label, style="letters", fmt=fmt)
-        row = self.comparison.get(system, label) if self.comparison is not None else None
+        if self.comparison is None:
+            return ""
+        first = next(iter(self.results.values()))
+        key = first.request(label) if label in first else label
+        if self.markers == "letters":
+            return self.comparison.marker(system, key, style="letters", fmt=fmt)
+        row = self.comparison.get(system, key)
         if row is None or not row.significant:
             return ""
         return up if row.delta > 0 else down if row.delta < 0 else ""
@@ -261,8 +274,8 @@ _COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", 
 
 def _band_rows(report: Report) -> list[list[str]]:
     frame = means_frame(report)
-    labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
-                if band_of(m, 0.0, report.bands or {}) is not None]
+    labelled = [(r.metric, label) for r, label in zip(report.names, frame.columns)
+                if band_of(r.metric, 0.0, report.bands or {}) is not None]
     if not labelled:
         return []
     return [["system", *[label for _, label in labelled]]] + [
@@ -311,7 +324,7 @@ def render_terminal(report: Report) -> str:
         baseline = report.comparison.baseline if report.comparison is not None else None
         exempt = baseline is not None and baseline not in {g.system for g in report.gates}
         lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
-                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
+                     + ("" if failed else f" ({', '.join(sorted({g.metric for g in report.gates}))})")
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
     return "\n".join(lines) + "\n"
@@ -354,7 +367,7 @@ def render_markdown(report: Report) -> str:
                 "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
                                           for k, b in report.bands.items())]
     if report.gates:
-        out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, _number(g.value, 4),
+        out += ["", "## Gates", "", tabulate([[g.system, g.metric, g.gate.text, _number(g.value, 4),
                                                _number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
                                               for g in report.gates],
                                              headers=("system", "metric", "gate", "value", "threshold", "result"),
@@ -441,6 +454,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     data: dict[str, Any] = {
         "title": report.title,
         "metrics": labels,
+        "names": [r.to_dict() for r in report.names],
         "systems": {s: {"metrics": {lab: r[m] for m, lab in zip(report.metrics, labels)},
                         "queries": {"evaluated": r.provenance.queries_evaluated,
                                     "missing_from_run": len(r.provenance.missing_from_run),

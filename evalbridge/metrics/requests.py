@@ -90,7 +90,7 @@ def conflict(earlier: Sequence[MetricRequest], new: MetricRequest) -> str | None
     for other in earlier:
         if other.metric == new.metric and other.label == new.label:
             continue
-        if new.label == other.label:
+        if new.label == other.label and other.label != other.asked:
             return f"the label {new.label!r} is given twice ({other.asked} and {new.asked})"
         if new.label in other.names:
             return (f"the label {new.label!r} of {new.asked} is the name of another metric asked "

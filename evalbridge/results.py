@@ -184,9 +184,10 @@ class Results:
         return dict(self.values[self._key(key)])
 
     @property
-    def means(self) -> MetricMeans:
-        """Label -> mean, in the order asked: a dict whose keys are the labels (the user's, else the spelling
-        asked), in which any other name of a metric (canonical string, any spelling) finds its mean too.
+    def means(self) -> dict[str, float]:
+        """Label -> mean, in the order asked: a dict (a :class:`MetricMeans`) whose keys are the labels (the
+        user's, else the spelling asked), in which any other name of a metric (canonical string, any
+        spelling) finds its mean too.
 
         >>> from evalbridge import evaluate
         >>> means = evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["hit_rate@5"]).means
@@ -256,7 +257,7 @@ class Results:
 _REPR_METRICS = 6
 
 
-class MetricMeans(dict):  # type: ignore[type-arg] - dict[str, float]
+class MetricMeans(dict[str, float]):
     """:attr:`Results.means`: a plain ``dict`` label -> mean (it compares, prints and serialises as one) in
     which any other name of a metric asked (spelling asked, canonical string as evaluated, any spelling)
     also finds its mean: ``means["Success@5"]`` when ``hit_rate@5`` was asked."""

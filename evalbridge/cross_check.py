@@ -51,7 +51,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import Any, Callable

@@ -300,11 +300,8 @@ def _evaluate_on_spark(qrels: Any, run: Any, requests: tuple[MetricRequest, ...]
                                          "first (e.g. .toPandas()).")
     from . import spark
 
-    from dataclasses import replace
-
-    evaluation = spark.evaluate(qrels, run, list(dict.fromkeys(r.metric for r in requests)), **options)
+    evaluation = spark.evaluate(qrels, run, requests, **options)
     try:
-        results = evaluation.require_results()
+        return evaluation.require_results()
     finally:
         evaluation.unpersist()
-    return replace(results, requests=tuple(r.with_metric(results.resolve(r.metric)) for r in requests))

@@ -275,7 +275,7 @@ class MetricMeans(dict[str, float]):
     def __contains__(self, key: object) -> bool:
         return dict.__contains__(self, key) or key in self._results
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self else default
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -318,6 +318,7 @@ def _metrics(check: _Checker, value: Any) -> tuple[MetricRequest, ...]:
     ``{label: spec}``; named by :func:`evalbridge.metrics.requests.add_request` (one rule for every door)."""
     if isinstance(value, str):
         value = [value]
+    entries: list[tuple[tuple[Any, ...], Any, str | None, tuple[Any, ...]]]
     if isinstance(value, Mapping) and value:  # {label: spec}
         entries = [(("metrics", label), spec, label, ("metrics", label)) for label, spec in value.items()]
     elif isinstance(value, list) and value:

@@ -564,7 +564,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
             ``unavailable`` when its library is not installed.
         config: the config's name, sha256 and settings, when there is one.
         seed: the seed of the random steps.
-        metrics: the metric labels (default: the first system's evaluated metrics).
+        metrics: the metric labels (default: the first system's labels).
     """
     import platform
 
@@ -588,7 +588,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         "conventions": {"ties": conventions.ties, "score_precision": conventions.score_precision,
                         "missing_queries": conventions.missing_queries},
         "relevance_level": first.relevance_level,
-        "metrics": [str(m) for m in (metrics or next(iter(results.values())).metrics)],
+        "metrics": list(metrics or next(iter(results.values())).labels),
         "config": dict(config) if config is not None else None,
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,

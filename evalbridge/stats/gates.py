@@ -168,7 +168,7 @@ def _mean(results: Any, metric: Metric | str) -> float:
     if isinstance(results, Results):
         return results.mean(metric)
     if isinstance(metric, str) and metric in results:
-        return results[metric]
+        return float(results[metric])
     by_canonical = {str(parse_metric(k)): v for k, v in results.items()}
     try:
         return by_canonical[str(metric)]

@@ -74,7 +74,6 @@ def test_changing_min_relevance_never_changes_the_keys(data, levels, specs):
     """Whatever the relevance level, means, per-query columns, to_dict and the report JSON have the same keys,
     in the order asked; only the recorded metric changes with the level."""
     qrels, run = data
-    seen = set()
     for level in levels:
         res = eb.evaluate(qrels, run, specs, min_relevance=level)
         report = report_dict(Report(results={"s": res}))
@@ -82,7 +81,6 @@ def test_changing_min_relevance_never_changes_the_keys(data, levels, specs):
                 tuple(report["metrics"]), tuple(report["systems"]["s"]["metrics"]),
                 tuple(n["label"] for n in report["names"]))
         assert all(k == tuple(specs) for k in keys)
-        seen.add(tuple(n["metric"] for n in report["names"]))
         for spec, name in zip(specs, report["names"]):
             assert name["metric"] == str(res.resolve(spec))
 
@@ -233,3 +231,14 @@ def test_command_line_duplicate_label_names_the_flag(files, capsys):
     code = main(["eval", str(files / "qrels.txt"), str(files / "a.run"), "-m", "a=P@2", "a=P@3"])
     err = capsys.readouterr().err
     assert code == 2 and "--metrics" in err and "given twice" in err
+
+
+def test_bands_may_be_keyed_by_a_label(files):
+    """bands: {label: bounds} in a config applies to that metric's column, named by its label."""
+    config = files / "eval.yaml"
+    config.write_text("qrels: qrels.txt\nruns: {a: a.run}\nmetrics: {top2: P@2}\nbands: {top2: [0.1, 0.2, 0.9]}\n")
+    report = run_config(load_config(config), write=False).report
+    data = report_dict(report)
+    # run a: q1 P@2 = 1/2 (d1 relevant, d2 not), q2 = 1/2 (d9 unjudged, d4), q3 = 1/2 (d6 only): 0.5 -> good
+    assert data["systems"]["a"]["metrics"] == {"top2": 0.5}
+    assert data["bands"]["systems"] == {"a": {"top2": "good"}}

@@ -418,7 +418,7 @@ def _gates(check: _Checker, value: Any, metrics: Sequence[MetricRequest], runs: 
     return tuple(out)
 
 
-def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, float]] | None:
+def _bands(check: _Checker, value: Any, labels: Sequence[str] = ()) -> Mapping[str, tuple[float, float, float]] | None:
     from ..metrics.catalogue import METRICS
     from ..reports.report import QUALITY_BANDS
 
@@ -430,13 +430,13 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
     out = {}
     for key, bounds in spec.items():
         path = ("bands", key)
-        if key in METRICS:
+        if key in METRICS or key in labels:  # a family, or the label of a metric asked
             name = key
         else:
             try:
                 name = str(parse_metric(key))
             except EvalbridgeError as error:
-                raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, or a metric).")
+                raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, a metric, or the label of a metric asked).")
         if not (isinstance(bounds, list) and len(bounds) == 3):
             raise check.fail(path, f"expected three increasing lower bounds [fair, good, excellent]; got {bounds!r}.")
         values = tuple(check.number(b, path + (i,)) for i, b in enumerate(bounds))
@@ -562,7 +562,7 @@ def validate(raw: Any, *, locator: Any, folder: Path, path: Path | None = None, 
         judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
         depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison,
-        gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands")),
+        gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed,
         raw=MappingProxyType(dict(spec)))

@@ -56,14 +56,21 @@ BAND_NAMES = ("poor", "fair", "good", "excellent")
 UP, DOWN = "▲", "▼"
 
 
-def band_of(metric: Metric | str, value: float, bands: Mapping[str, Sequence[float]] = QUALITY_BANDS) -> str | None:
-    """The quality band of a mean: looked up by canonical metric string, then by family name.
+def band_of(metric: Metric | str | MetricRequest, value: float,
+            bands: Mapping[str, Sequence[float]] = QUALITY_BANDS) -> str | None:
+    """The quality band of a mean: looked up by canonical metric string, then by family name; for a metric
+    asked (a :class:`~evalbridge.metrics.requests.MetricRequest`) by its label first, then by the metric as
+    evaluated and as asked.
 
     >>> band_of("ndcg@10", 0.7308), band_of("P@5", 0.4), band_of("map", 0.9)
     ('good', 'poor', None)
     """
-    metric = parse_metric(metric)
-    bounds = bands.get(str(metric), bands.get(metric.name))
+    if isinstance(metric, MetricRequest):
+        keys = [metric.label, str(metric.metric), str(parse_metric(metric.asked)), metric.metric.name]
+    else:
+        parsed = parse_metric(metric)
+        keys = [str(parsed), parsed.name]
+    bounds = next((bands[k] for k in keys if k in bands), None)
     if bounds is None or not math.isfinite(value):
         return None
     return BAND_NAMES[sum(value >= b for b in bounds)]
@@ -274,8 +281,8 @@ _COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", 
 
 def _band_rows(report: Report) -> list[list[str]]:
     frame = means_frame(report)
-    labelled = [(r.metric, label) for r, label in zip(report.names, frame.columns)
-                if band_of(r.metric, 0.0, report.bands or {}) is not None]
+    labelled = [(r, label) for r, label in zip(report.names, frame.columns)
+                if band_of(r, 0.0, report.bands or {}) is not None]
     if not labelled:
         return []
     return [["system", *[label for _, label in labelled]]] + [

@@ -10,6 +10,7 @@ from typing import Any
 
 from .metrics.requests import MetricRequest, find_request
 from .metrics.spec import Metric, parse_metric
+from .errors import InputError
 from .model import Conventions
 
 __all__ = ["Results", "Provenance", "MetricMeans"]
@@ -110,7 +111,8 @@ class Results:
         requests = tuple(self.requests) or tuple(MetricRequest(str(m), str(m), m) for m in self.metrics)
         unknown = [r.label for r in requests if r.metric not in self.values]
         if unknown:
-            raise KeyError(f"the requests {', '.join(map(repr, unknown))} name metrics that have no values.")
+            raise InputError(f"the metrics asked as {', '.join(map(repr, unknown))} have no values in these results.",
+                             fix="give a request for each metric evaluated, with the metric as evaluated.")
         object.__setattr__(self, "requests", requests)
 
     def __reduce__(self) -> tuple[type[Results], tuple[Any, ...]]:

@@ -170,6 +170,17 @@ def _input(path: str, fmt: str | None, columns: dict[str, str], roles: tuple[str
     return source
 
 
+def _metric_entries(texts: Sequence[str]) -> list[Any]:
+    """``-m`` values as config entries: ``LABEL=SPEC`` becomes ``{metric: SPEC, label: LABEL}`` (checked by the schema)."""
+    from .metrics.requests import split_label
+
+    entries: list[Any] = []
+    for text in texts:
+        label, spec = split_label(text)
+        entries.append(spec if label is None else {"metric": spec, "label": label})
+    return entries
+
+
 def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
     """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
     from .config.schema import FlagLocator, validate
@@ -180,7 +191,7 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
         "qrels": _input(args.qrels, args.qrels_format, columns, ("query", "doc", "grade")),
         "runs": {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
                  for name, path in zip(_system_names(runs), runs)},
-        "metrics": list(args.metrics), "backend": args.backend, "ties": args.ties,
+        "metrics": _metric_entries(args.metrics), "backend": args.backend, "ties": args.ties,
         "score_precision": args.score_precision, "missing_queries": args.missing_queries, "seed": args.seed,
     }
     if args.min_relevance is not None:
@@ -498,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("qrels", help="the qrels file")
     ev.add_argument("runs", nargs="+", metavar="RUN", help="run file(s)")
     ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
-                    help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100")
+                    help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC names "
+                         "the metric's column and JSON key, e.g. precision@5=P@5")
     ev.add_argument("--backend", default="auto",
                     help="auto (default: reference on small inputs, fast on big ones), reference, fast, ranx, ...")
     ev.add_argument("--format", choices=list(report_formats()), default="terminal")
@@ -526,7 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          "explain every difference. Exit 1 on an unexplained one.")
     ck.add_argument("qrels")
     ck.add_argument("run")
-    ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC")
+    ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+                    help="metric specs in any spelling; LABEL=SPEC names the metric (e.g. precision@5=P@5)")
     ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND")
     ck.add_argument("--atol", type=float, default=1e-9)
     ck.add_argument("--canonicalise", action="store_true",

@@ -51,7 +51,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import TYPE_CHECKING, Any, Callable
@@ -60,9 +60,10 @@ from .backends import CROSSCHECK_BACKENDS
 from .ranking import float32_collisions, fractional_grades, has_ties
 from .errors import BackendUnavailableError, EvalbridgeError
 from .metrics import tie_aware
-from .metrics.spec import Metric, parse_metrics
+from .metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests
+from .metrics.spec import Metric
 from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, cut_run, fill_missing,
-                         needs_max_grade, relevance_level, resolve_metric)
+                         needs_max_grade, relevance_level, resolve_metric, resolve_requests)
 from .model import Conventions, Qrels, Run
 from .progress import Steps, steps
 
@@ -419,6 +420,8 @@ class CrossCheck:
         values: backend (and ``reference``) -> metric -> query id -> value.
         canonicalised, atol, conventions: how the check was run.
         reference_backend: what computed the reference column (``reference`` or ``fast``).
+        names: each metric asked: its label, the spelling asked and the metric as checked (the
+            ``metric`` column of the tables); :meth:`query` finds a metric by any of them.
     """
 
     differences: pd.DataFrame
@@ -431,6 +434,19 @@ class CrossCheck:
     atol: float = 1e-9
     conventions: Conventions = Conventions()
     reference_backend: str = "reference"
+    names: tuple[MetricRequest, ...] = ()
+
+    def query(self, key: str | Metric, *, backend: str = "reference") -> dict[str, float]:
+        """query id -> ``backend``'s value of the metric ``key`` names (its label, the spelling asked, any
+        spelling), as a new dict.
+
+        Raises:
+            KeyError: no metric asked has that name, or ``backend`` did not compute it.
+        """
+        found = find_request(self.names, key)
+        if found is None:
+            raise KeyError(f"{str(key)!r} was not checked; checked: {', '.join(r.label for r in self.names)}")
+        return dict(self.values[backend][found.metric])
 
     @property
     def ok(self) -> bool:
@@ -529,7 +545,7 @@ class CrossCheck:
                 f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
 
 
-def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
+def crosscheck(qrels: Any, run: Any, metrics: MetricsArg, *,
                backends: Sequence[str] = CROSSCHECK_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
                min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
                missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
@@ -538,7 +554,8 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
 
     Args:
         qrels, run: anything :func:`evalbridge.evaluate` accepts.
-        metrics: metric specs in any spelling.
+        metrics: metric specs in any spelling, or a mapping label -> spec (as :func:`evalbridge.evaluate`);
+            :attr:`CrossCheck.names` records each label with the metric as checked.
         backends: backend names to compare with the reference (default
             :data:`evalbridge.backends.CROSSCHECK_BACKENDS`, as on the command line and in configs).
         atol: largest absolute difference still counted as agreement.
@@ -565,7 +582,7 @@ def crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metr
                            missing_queries=missing_queries, judged_only=judged_only, depth=depth)
 
 
-def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *,
+def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
                 backends: Sequence[str], atol: float, canonicalise: bool, min_relevance: float | None, ties: str,
                 score_precision: str, missing_queries: str, judged_only: bool = False,
                 depth: int | None = None) -> CrossCheck:
@@ -582,7 +599,8 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
                               judged_only=judged_only, depth=depth)
     run = cut_run(qrels, run, conventions).run
     level = relevance_level(qrels, min_relevance)
-    asked = parse_metrics(metrics)
+    requests = metric_requests(metrics)
+    asked = list(dict.fromkeys(r.metric for r in requests))
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None
     wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:
@@ -648,7 +666,8 @@ def _crosscheck(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Met
                                                        "unexplained"])
     return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
                       unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
-                      atol=atol, conventions=conventions, reference_backend=reference_backend)
+                      atol=atol, conventions=conventions, reference_backend=reference_backend,
+                      names=resolve_requests(requests, level=level, max_grade=top))
 
 
 def _native_order(backend: Backend, run: Run,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .backends import get_backend, unsupported
 from .errors import InputError, UnsupportedMetricError
-from .metrics.spec import Metric, parse_metrics
+from .metrics.requests import MetricRequest, MetricsArg, metric_requests
+from .metrics.spec import Metric
 from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from .results import Results
 
 __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
-           "resolve_metric", "check_max_grade", "check_supported", "fill_missing", "cut_run", "Cut", "empty_notes"]
+           "resolve_metric", "check_max_grade", "check_supported", "fill_missing", "cut_run", "Cut", "empty_notes",
+           "resolve_requests"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
@@ -176,7 +178,14 @@ def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: s
         values[metric] = {q: per_query.get(q, 0.0) for q in order}
 
 
-def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *,
+def resolve_requests(requests: Iterable[MetricRequest], *, level: float,
+                     max_grade: float | None) -> tuple[MetricRequest, ...]:
+    """Each request with its metric as this evaluation computes it (:func:`resolve_metric`); labels and
+    spellings unchanged, so the names of the outputs do not depend on the level or the top grade."""
+    return tuple(r.with_metric(resolve_metric(r.metric, level=level, max_grade=max_grade)) for r in requests)
+
+
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *,
              backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
              score_precision: str = "float64", missing_queries: str = "zero", judged_only: bool = False,
              depth: int | None = None, progress: bool = False) -> Results:
@@ -186,7 +195,10 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
         qrels: :class:`Qrels`, ``{query_id: {doc_id: grade}}`` or any input
             :func:`evalbridge.io.objects.to_qrels` reads (DataFrame, file path, ranx...).
         run: :class:`Run`, ``{query_id: {doc_id: score}}`` or any input ``to_run`` reads.
-        metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
+        metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``), or a
+            mapping label -> spec (``{"precision@5": "P@5", "ndcg": "nDCG(gain=exp)@10"}``): the results,
+            reports and JSON are keyed by each label, else by the spelling asked
+            (:mod:`evalbridge.metrics.requests`).
         backend: ``auto`` (default: the pure-Python ``reference`` for small inputs, the numpy
             engine ``fast`` for large ones; the provenance names the one used), or another
             name in :data:`evalbridge.backends.BACKENDS`, or ``spark``: Spark DataFrames
@@ -229,17 +241,18 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
                          depth=depth)
 
 
-def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], bar: Steps, *, backend: str,
+def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend: str,
               min_relevance: float | None, ties: str, score_precision: str, missing_queries: str,
               judged_only: bool = False, depth: int | None = None) -> Results:
     from .results import Provenance, Results
 
+    requests = metric_requests(metrics)
+    asked = list(dict.fromkeys(r.metric for r in requests))
     if backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
-        return _evaluate_on_spark(qrels, run, metrics, backend=backend, min_relevance=min_relevance, ties=ties,
+        return _evaluate_on_spark(qrels, run, requests, backend=backend, min_relevance=min_relevance, ties=ties,
                                   score_precision=score_precision, missing_queries=missing_queries)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
-    asked = parse_metrics(metrics)
     # The rows are wrapped, not copied: nothing built from them outlives this call. Files and tables
     # are read by the format registry (large ones into columns, which the fast engine reads as they are).
     qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
@@ -269,7 +282,8 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
         notes=empty_notes(qrels, run, conventions.missing_queries))
-    return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top)
+    return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top,
+                   requests=resolve_requests(requests, level=level, max_grade=top))
 
 
 # --------------------------------------------------------------------------- Spark DataFrames
@@ -280,7 +294,7 @@ def _is_spark_frame(obj: Any) -> bool:
     return type(obj).__module__.startswith("pyspark.sql")
 
 
-def _evaluate_on_spark(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric], *, backend: str,
+def _evaluate_on_spark(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], *, backend: str,
                        **options: Any) -> Results:
     """:func:`evalbridge.spark.evaluate`'s Results, its cached table released; an error naming
     ``evalbridge.spark.evaluate`` when the per-query table is too large to collect."""
@@ -290,7 +304,7 @@ def _evaluate_on_spark(qrels: Any, run: Any, metrics: str | Metric | Iterable[st
                                          "first (e.g. .toPandas()).")
     from . import spark
 
-    evaluation = spark.evaluate(qrels, run, metrics, **options)
+    evaluation = spark.evaluate(qrels, run, requests, **options)
     try:
         return evaluation.require_results()
     finally:

@@ -137,7 +137,7 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
 def settings_of(config: Config) -> dict[str, Any]:
     """The description of the evaluation as the provenance records it: the same whichever door built it
     (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
-    return {"title": config.title, "metrics": [str(m) for m in config.metrics], "backend": config.backend,
+    return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], "backend": config.backend,
             "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
             "missing_queries": config.missing_queries, "judged_only": config.judged_only, "depth": config.depth,
             "crosscheck": None if config.crosscheck is None else {
@@ -182,7 +182,7 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     from .evaluation import evaluate
     from .stats.compare import compare_systems
     from .stats.gates import check_gates
-    from .reports.report import Report, file_sha256, label_of, make_provenance
+    from .reports.report import Report, file_sha256, make_provenance
 
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     if write and folder is not None:
@@ -230,13 +230,12 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
         step("comparing the judges")
         loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
         agreement = _agree(config, config.agreement, loaded, inputs)
-    first = next(iter(results.values()), None)
-    labels = [label_of(first, m) for m in config.metrics] if first is not None else []
+    labels = [r.label for r in config.metrics]
     comparison = None
     if config.comparison is not None:
         step("comparing with the baseline")
         c = config.comparison
-        comparison = compare_systems(results, config.metrics, labels=labels, baseline=c.baseline, test=c.test,
+        comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
                                      correction=c.correction, alpha=c.alpha, confidence=c.confidence,
                                      n_resamples=c.n_resamples, seed=config.seed)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)

@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for evaluation in load_configs(path):
             outcome = run_config(evaluation, write=False)
             for result in outcome.report.gates:
-                name = f"evalbridge::{evaluation.title}::{result.system}::{result.gate.metric} {result.gate.text}"
+                name = f"evalbridge::{evaluation.title}::{result.system}::{result.metric} {result.gate.text}"
                 items.append(GateItem.from_parent(session, name=name, result=result, line=gate_lines([result])[0]))
 
 

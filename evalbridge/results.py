@@ -8,13 +8,15 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .metrics.requests import MetricRequest, find_request
 from .metrics.spec import Metric, parse_metric
+from .errors import InputError
 from .model import Conventions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Results", "Provenance"]
+__all__ = ["Results", "Provenance", "MetricMeans"]
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,11 @@ class Provenance:
 class Results:
     """Per-query values and means of a set of metrics, with their provenance.
 
-    Index it with any spelling of a metric: ``results["ndcg@10"]``,
-    ``results["nDCG@10"]`` and ``results["ndcg_cut_10"]`` are the same mean.
+    Index it with the metric's label, the spelling asked or any other spelling: ``results["ndcg@10"]``,
+    ``results["nDCG@10"]`` and ``results["ndcg_cut_10"]`` are the same mean. :attr:`means`,
+    :attr:`per_query` and :meth:`to_dict` are keyed by each metric's label (the user's label, else the
+    spelling asked: :class:`~evalbridge.metrics.requests.MetricRequest`), never by the metric as
+    resolved, so ``min_relevance=7`` does not turn the key ``precision@5`` into ``P(rel=7)@5``.
 
     A ``Results`` is an immutable value: ``values`` is read-only, it pickles and copies (to a
     ``multiprocessing`` pool, joblib, a cache) and two results are equal when their metrics,
@@ -91,32 +96,41 @@ class Results:
         max_grade: the top grade of the qrels when a metric asked needed it (``AP(weights=graded)``
             without ``max_grade``), else None; with ``provenance.relevance_level`` it is what
             :meth:`resolve` needs to find a metric asked in another spelling.
+        requests: each metric asked, named (label, spelling asked, metric as evaluated), in the order
+            asked; default: one per metric, named by its canonical string.
     """
 
     metrics: tuple[Metric, ...]
     values: Mapping[Metric, Mapping[str, float]]
     provenance: Provenance
     max_grade: float | None = None
+    requests: tuple[MetricRequest, ...] = ()
 
     def __post_init__(self) -> None:
         # Copied, then shown read-only: nothing the caller keeps can change a Results (or its cached frame).
         object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "values", MappingProxyType({m: MappingProxyType(dict(v))
                                                              for m, v in self.values.items()}))
+        requests = tuple(self.requests) or tuple(MetricRequest(str(m), str(m), m) for m in self.metrics)
+        unknown = [r.label for r in requests if r.metric not in self.values]
+        if unknown:
+            raise InputError(f"the metrics asked as {', '.join(map(repr, unknown))} have no values in these results.",
+                             fix="give a request for each metric evaluated, with the metric as evaluated.")
+        object.__setattr__(self, "requests", requests)
 
     def __reduce__(self) -> tuple[type[Results], tuple[Any, ...]]:
         """Pickle and copy as the constructor's arguments (the cached frame is not carried)."""
         return (type(self), (self.metrics, {m: dict(v) for m, v in self.values.items()}, self.provenance,
-                             self.max_grade))
+                             self.max_grade, self.requests))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Results):
             return NotImplemented
-        return (self.metrics == other.metrics and self.provenance == other.provenance
-                and self.values == other.values)
+        return (self.metrics == other.metrics and self.requests == other.requests
+                and self.provenance == other.provenance and self.values == other.values)
 
     def __hash__(self) -> int:
-        return hash((self.metrics, self.provenance))
+        return hash((self.metrics, self.requests, self.provenance))
 
     def resolve(self, key: str | Metric) -> Metric:
         """``key`` as this evaluation resolved it: ``P@5`` -> ``P(rel=2)@5`` at relevance level 2.
@@ -129,13 +143,30 @@ class Results:
 
         return resolve_metric(parse_metric(key), level=self.provenance.relevance_level, max_grade=self.max_grade)
 
+    def request(self, key: str | Metric | MetricRequest) -> MetricRequest:
+        """The metric asked that ``key`` names: its label, the spelling asked, its canonical string (as
+        evaluated), or any other spelling of it (resolved as this evaluation resolved it).
+
+        >>> from evalbridge import evaluate
+        >>> res = evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, {"precision@5": "P@5"}, min_relevance=2)
+        >>> [res.request(k).label for k in ("precision@5", "P@5", "P(rel=2)@5", "P_5")]
+        ['precision@5', 'precision@5', 'precision@5', 'precision@5']
+
+        Raises:
+            KeyError: no metric asked has that name.
+        """
+        found = find_request(self.requests, key, self.resolve)
+        if found is None:
+            raise KeyError(f"{str(key)!r} was not evaluated; available: {', '.join(self.labels)}")
+        return found
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The label of each metric asked, in order: the keys of :attr:`means` and :attr:`per_query`."""
+        return tuple(r.label for r in self.requests)
+
     def _key(self, key: str | Metric) -> Metric:
-        metric = parse_metric(key)
-        if metric not in self.values:
-            metric = self.resolve(metric)
-        if metric not in self.values:
-            raise KeyError(f"{str(key)!r} was not evaluated; available: {', '.join(map(str, self.metrics))}")
-        return metric
+        return self.request(key).metric
 
     def __getitem__(self, key: str | Metric) -> float:
         """The mean of one metric over the evaluated queries."""
@@ -161,8 +192,16 @@ class Results:
 
     @property
     def means(self) -> dict[str, float]:
-        """Canonical metric string -> mean, in the order asked."""
-        return {str(m): self.mean(m) for m in self.metrics}
+        """Label -> mean, in the order asked: a dict (a :class:`MetricMeans`) whose keys are the labels (the
+        user's, else the spelling asked), in which any other name of a metric (canonical string, any
+        spelling) finds its mean too.
+
+        >>> from evalbridge import evaluate
+        >>> means = evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["hit_rate@5"]).means
+        >>> means, means["Success@5"]
+        ({'hit_rate@5': 1.0}, 1.0)
+        """
+        return MetricMeans({r.label: self.mean(r.metric) for r in self.requests}, self)
 
     @property
     def query_ids(self) -> list[str]:
@@ -179,23 +218,25 @@ class Results:
         """
         frame: pd.DataFrame | None = self.__dict__.get("_per_query")
         if frame is None:
-            frame = _per_query_frame(self.metrics, self.values)
+            frame = _per_query_frame(self.requests, self.values)
             self.__dict__["_per_query"] = frame  # a cache, not a field: not compared, pickled or copied
         return frame.copy(deep=not _copy_on_write())
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"metrics": {...}, "per_query": {qid: {...}}, "provenance": {...}}`` (JSON-ready)."""
+        """``{"metrics": {label: mean}, "per_query": {qid: {label: value}}, "names": [{"label", "asked",
+        "metric"}], "provenance": {...}}`` (JSON-ready); ``names`` records each label's metric as evaluated."""
         per_query: dict[str, dict[str, float]] = {}
-        for metric in self.metrics:
-            for qid, value in self.values[metric].items():
-                per_query.setdefault(qid, {})[str(metric)] = value
-        return {"metrics": self.means, "per_query": per_query, "provenance": self.provenance.to_dict()}
+        for r in self.requests:
+            for qid, value in self.values[r.metric].items():
+                per_query.setdefault(qid, {})[r.label] = value
+        return {"metrics": dict(self.means), "per_query": per_query, "names": [r.to_dict() for r in self.requests],
+                "provenance": self.provenance.to_dict()}
 
     def table(self, *, digits: int = 4, fmt: str = "simple") -> str:
         """The means as a text table (any ``tabulate`` format, e.g. ``github``)."""
         from tabulate import tabulate
 
-        rows = [(str(m), m.info.title, round(self.mean(m), digits)) for m in self.metrics]
+        rows = [(r.label, _what(r), round(self.mean(r.metric), digits)) for r in self.requests]
         return tabulate(rows, headers=("metric", "what", "mean"), tablefmt=fmt, floatfmt=f".{digits}f")
 
     def __str__(self) -> str:
@@ -212,8 +253,8 @@ class Results:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
         from html import escape
 
-        rows = "".join(f"<tr><td>{escape(str(m))}</td><td>{escape(m.info.title)}</td>"
-                       f'<td style="text-align: right">{self.mean(m):.4f}</td></tr>' for m in self.metrics)
+        rows = "".join(f"<tr><td>{escape(r.label)}</td><td>{escape(_what(r))}</td>"
+                       f'<td style="text-align: right">{self.mean(r.metric):.4f}</td></tr>' for r in self.requests)
         return (f'<div class="evalbridge-results"><table><thead><tr><th>metric</th><th>what</th><th>mean</th></tr>'
                 f'</thead><tbody>{rows}</tbody></table><p class="evalbridge-provenance" style="font-size: smaller">'
                 f'{escape(self.provenance.summary())}</p></div>')
@@ -223,11 +264,42 @@ class Results:
 _REPR_METRICS = 6
 
 
-def _per_query_frame(metrics: tuple[Metric, ...], values: Mapping[Metric, Mapping[str, float]]) -> pd.DataFrame:
-    """The per-query DataFrame of :attr:`Results.per_query` (index ``query_id``, one float column per metric)."""
+class MetricMeans(dict[str, float]):
+    """:attr:`Results.means`: a plain ``dict`` label -> mean (it compares, prints and serialises as one) in
+    which any other name of a metric asked (spelling asked, canonical string as evaluated, any spelling)
+    also finds its mean: ``means["Success@5"]`` when ``hit_rate@5`` was asked."""
+
+    def __init__(self, means: Mapping[str, float], results: Results) -> None:
+        super().__init__(means)
+        self._results = results
+
+    def __missing__(self, key: str) -> float:
+        try:
+            return self[self._results.request(key).label]
+        except (KeyError, ValueError):
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self._results
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self), self._results))
+
+
+def _what(request: MetricRequest) -> str:
+    """The metric's title, and the metric as evaluated when its label says something else."""
+    title = request.metric.info.title
+    return title if request.label == str(request.metric) else f"{title}: {request.metric}"
+
+
+def _per_query_frame(requests: tuple[MetricRequest, ...], values: Mapping[Metric, Mapping[str, float]]) -> pd.DataFrame:
+    """The per-query DataFrame of :attr:`Results.per_query` (index ``query_id``, one float column per label)."""
     import pandas as pd
 
-    frame = pd.DataFrame({str(m): pd.Series(dict(values[m]), dtype="float64") for m in metrics})
+    frame = pd.DataFrame({r.label: pd.Series(dict(values[r.metric]), dtype="float64") for r in requests})
     frame.index = frame.index.astype(str)
     frame.index.name = "query_id"
     return frame

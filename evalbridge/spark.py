@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, cast
 from ._version import __version__
 from .errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
-from .metrics.spec import Metric, parse_metrics
+from .metrics.requests import MetricRequest, MetricsArg, metric_requests
+from .metrics.spec import Metric
 from .model import Conventions
 
 if TYPE_CHECKING:
@@ -116,12 +117,12 @@ class SparkEvaluation:
 
     Attributes:
         metrics: the metrics computed, as resolved (e.g. with the relevance level).
-        per_query: a Spark DataFrame, ``query_id`` and one double column per metric (named by
-            the metric's canonical string), one row per query in the mean: the evaluated queries,
+        per_query: a Spark DataFrame, ``query_id`` and one double column per metric asked (named by
+            its label: the user's, else the spelling asked), one row per query in the mean: the evaluated queries,
             and with ``missing_queries="zero"`` the qrels queries absent from the run (scored 0).
             It is cached (persisted) by Spark: :meth:`unpersist` releases it.
-        means: canonical metric string -> mean over ``per_query``; summed exactly (per bucket,
-            then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
+        means: label (the user's, else the spelling asked) -> mean over ``per_query``; summed exactly (per
+            bucket, then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
         provenance: :class:`SparkProvenance` (Spark version, buckets, conventions, query counts).
         results: :class:`~evalbridge.results.Results` (rows sorted by query id), or ``None`` when
             more than ``collect_limit`` queries would have to come to the driver: see
@@ -363,7 +364,7 @@ def _default_buckets(session: Any) -> int:  # noqa: ANN401 - SparkSession
     return 4 * (int(setting) if setting.isdigit() else 200)
 
 
-def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[str | Metric], *,
+def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
              query: str = "query_id", doc: str = "doc_id", relevance: str = "relevance", score: str = "score",
              buckets: int | None = None, collect_limit: int = 1_000_000, min_relevance: float | None = None,
              ties: str = "docid_desc", score_precision: str = "float64",
@@ -374,7 +375,8 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
         qrels: one row per judged (query, doc): query id, doc id (strings or integers, read as
             ``str()`` writes them) and grade (any number; floats kept).
         run: one row per retrieved (query, doc): query id, doc id and score.
-        metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``).
+        metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``), or a mapping
+            label -> spec, as :func:`evalbridge.evaluate`.
         query, doc, relevance, score: the column names (the same in both DataFrames for the ids).
         buckets: number of hash buckets of queries (default: 4 x ``spark.sql.shuffle.partitions``).
             A bucket is evaluated in one Python call, in memory: keep ``rows / buckets`` to a few
@@ -421,7 +423,8 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
 
     judgements = _Judgements(qrels, relevance)
     level = relevance_level(judgements, min_relevance)
-    asked = parse_metrics(metrics)
+    requests = metric_requests(metrics)
+    asked = list(dict.fromkeys(r.metric for r in requests))
     top = judgements.max_grade if any(map(needs_max_grade, asked)) else None  # a Spark job, only when needed
     resolve = partial(resolve_metric, level=level, max_grade=top)
     wanted = tuple(dict.fromkeys(map(resolve, asked)))
@@ -461,16 +464,18 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: str | Metric | Iterable[
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
     in_mean = sum(counts[s] for s in _in_mean(conventions))
     totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
-    means = {str(m): float(total) / in_mean for m, total in zip(wanted, totals)}
+    named = tuple(r.with_metric(resolve(r.metric)) for r in requests)
+    column = {m: i for i, m in enumerate(wanted)}
+    means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
                                  missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY])
     per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
-        "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(wanted)))
+        "query_id", *(F.col(f"m{column[r.metric]}").alias(r.label) for r in named))
     results = None
     if sum(counts) <= collect_limit:
         with _no_pandas_version_warning():
-            results = _collect(cached, wanted, provenance, max_grade=top)
+            results = _collect(cached, wanted, provenance, max_grade=top, requests=named)
     return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=results,
                            collect_limit=collect_limit, _cached=cached)
 
@@ -482,7 +487,7 @@ def _examples(frame: DataFrame, column: str, n: int = 3) -> str:
 
 
 def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkProvenance, *,
-             max_grade: float | None) -> Results:
+             max_grade: float | None, requests: tuple[MetricRequest, ...]) -> Results:
     """The bucket output brought to the driver as :class:`~evalbridge.results.Results`, rows by query id."""
     from pyspark.sql import functions as F
 
@@ -504,5 +509,5 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
         relevance_level=provenance.relevance_level, queries_evaluated=provenance.queries_evaluated,
         missing_from_run=tuple(q for q, s in zip(ids, status) if s == MISSING),
         ignored_run_only=tuple(q for q, s in zip(ids, status) if s == RUN_ONLY), evalbridge_version=__version__)
-    return Results(metrics=metrics, values=values, provenance=full, max_grade=max_grade)
+    return Results(metrics=metrics, values=values, provenance=full, max_grade=max_grade, requests=requests)
 

@@ -39,7 +39,7 @@ SYSTEM, BASELINE = "system", "baseline"
 def gate_lines(results: Sequence[GateResult]) -> list[str]:
     """One readable line per gate result, failures first."""
     ordered = sorted(results, key=lambda r: r.passed)
-    return [f"{'passed' if r.passed else 'FAILED'}  {r.system} {r.gate.metric} = {r.value:.4f}, needs "
+    return [f"{'passed' if r.passed else 'FAILED'}  {r.system} {r.metric} = {r.value:.4f}, needs "
             f"{r.gate.op} {r.threshold:.6g} ({r.gate.text.strip()})" for r in ordered]
 
 
@@ -87,7 +87,7 @@ def junit_xml(results: Sequence[GateResult], *, suite: str = "evalbridge gates")
                                   errors="0", skipped="0")
     for result, line in zip(results, (gate_lines([r])[0] for r in results)):
         case = ElementTree.SubElement(node, "testcase", classname=f"{suite}.{result.system}",
-                                      name=f"{result.gate.metric} {result.gate.text.strip()}")
+                                      name=f"{result.metric} {result.gate.text.strip()}")
         if not result.passed:
             failure = ElementTree.SubElement(case, "failure", message=line, type="GateFailed")
             failure.text = line
@@ -106,5 +106,5 @@ def github_annotations(results: Sequence[GateResult], *, file: str | None = None
     out = []
     for result, line in zip(results, (gate_lines([r])[0] for r in results)):
         level = "notice" if result.passed else "error"
-        out.append(f"::{level}{where}title=evalbridge gate {result.system} {result.gate.metric}::{_escape(line)}")
+        out.append(f"::{level}{where}title=evalbridge gate {result.system} {result.metric}::{_escape(line)}")
     return "\n".join(out) + ("\n" if out else "")

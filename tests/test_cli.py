@@ -46,7 +46,7 @@ def test_eval_prints_the_systems_by_metrics_table(files, capsys):
 
 
 @pytest.mark.parametrize("fmt, check", [
-    ("csv", lambda out: out.splitlines()[0] == "system,P@2,RR,queries_evaluated,missing_from_run,ignored_run_only"),
+    ("csv", lambda out: out.splitlines()[0] == "system,P@2,mrr,queries_evaluated,missing_from_run,ignored_run_only"),
     ("json", lambda out: set(json.loads(out)["systems"]) == {"a", "b"}),
     ("markdown", lambda out: "| system" in out and "## Provenance" in out),
     ("latex", lambda out: r"\begin{tabular}" in out),

@@ -57,7 +57,8 @@ def test_minimal_config_loads_into_frozen_dataclasses(folder):
     config = load_config(write(folder, BASE))
     assert config.runs["a"].path == (folder / "data" / "a.run").resolve()
     assert config.runs["a"].format == "trec" and config.qrels.format == "trec"
-    assert [str(m) for m in config.metrics] == ["P@2", "nDCG@3", "RR"]
+    assert [str(m.metric) for m in config.metrics] == ["P@2", "nDCG@3", "RR"]
+    assert [m.label for m in config.metrics] == ["P@2", "ndcg@3", "mrr"]  # named as written
     assert config.output.dir == (folder / "reports" / "eval").resolve()
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.backend = "ranx"
@@ -168,7 +169,7 @@ def test_run_config_writes_every_output_atomically(folder):
     names = sorted(str(p.relative_to(folder / "out")) for p in outcome.files)
     assert {"report.md", "report.json", "report.csv", "report.tex", "report.txt", "comparison.csv",
             "provenance.json", "per_query.csv", "per_query.parquet", "systems/a.json", "systems/b.json",
-            "plots/curve_P-at-k.png", "plots/distribution_P-at-2.png", "plots/difference_RR.png"} <= set(names)
+            "plots/curve_P-at-k.png", "plots/distribution_P-at-2.png", "plots/difference_mrr.png"} <= set(names)
     assert all(p.is_file() for p in outcome.files)
     leftovers = [n for _, _, files in os.walk(folder / "out") for n in files if n.startswith(".tmp-")]
     assert leftovers == []
@@ -197,7 +198,7 @@ def test_failed_gate_makes_the_exit_code_one_with_a_reason(folder):
         gates: {mrr: ">= 0.9", P@2: ">= baseline - 0.5"}
         """))), write=False)
     assert outcome.exit_code == 1
-    assert outcome.failures == ["gate FAILED: b RR = 0.6667, needs >= 0.9 (>= 0.9)"]
+    assert outcome.failures == ["gate FAILED: b mrr = 0.6667, needs >= 0.9 (>= 0.9)"]
 
 
 def test_unexplained_crosscheck_difference_makes_the_exit_code_one(folder, monkeypatch):
@@ -306,6 +307,8 @@ def test_systems_with_their_own_qrels_may_resolve_metrics_differently(folder):
         """)
     outcome = run_config(load_config(path))
     row = outcome.report.comparison.rows[0]
-    assert row.metric == "AP(max_grade=2,weights=graded)@3"  # labelled as the first system resolved it
+    assert row.metric == "wmap@3"  # named as asked; the metric as the first system resolved it beside it
+    assert outcome.report.comparison.names[0].to_dict() == {"label": "wmap@3", "asked": "wmap@3",
+                                                            "metric": "AP(max_grade=2,weights=graded)@3"}
     assert row.system_mean == pytest.approx(outcome.report.results["one"]["wmap@3"])
     assert (folder / "out" / "plots" / "distribution_P-at-1.png").is_file()

@@ -64,14 +64,14 @@ def test_csv_holds_full_precision_means(report, results):
     rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
     assert [r["system"] for r in rows] == ["bm25", "dense", "hybrid"]
     assert float(rows[2]["nDCG@10"]) == results["hybrid"]["nDCG@10"]
-    assert list(rows[0]) == ["system", "nDCG@10", "P@5", "AP", "RR", "queries_evaluated", "missing_from_run",
+    assert list(rows[0]) == ["system", "nDCG@10", "P@5", "map", "mrr", "queries_evaluated", "missing_from_run",
                              "ignored_run_only"]
 
 
 def test_json_report_has_systems_comparison_gates_bands_and_provenance(report, results):
     """The JSON report holds every section, is strict JSON, and means equal Results."""
     data = json.loads(render(report, "json"))
-    assert data["systems"]["dense"]["metrics"]["AP"] == pytest.approx(results["dense"]["map"])
+    assert data["systems"]["dense"]["metrics"]["map"] == pytest.approx(results["dense"]["map"])
     assert data["systems"]["dense"]["queries"] == {"evaluated": 30, "missing_from_run": 0, "ignored_run_only": 0}
     assert {"comparison", "gates", "bands", "provenance"} <= set(data)
     assert data["comparison"]["settings"]["baseline"] == "bm25"
@@ -143,11 +143,15 @@ def test_system_json_holds_the_means_under_metrics_plus_the_provenance(results):
     assert data["metrics"]["nDCG@10"] == results["bm25"]["ndcg@10"]
 
 
-def test_means_frame_uses_resolved_labels():
-    """A binary metric evaluated at level 2 is labelled P(rel=2)@1 and looked up by its plain spelling."""
+def test_means_frame_keeps_the_spelling_asked_and_records_the_resolved_metric():
+    """A binary metric evaluated at level 2 keeps the column P@1 (the spelling asked), found by its resolved
+    name P(rel=2)@1 too; the report's names record P(rel=2)@1 beside the label."""
     res = eb.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"b": 0.9, "a": 0.1}}, ["P@1"], min_relevance=2)
-    frame = means_frame(Report(results={"s": res}, metrics=["P@1"]))
-    assert list(frame.columns) == ["P(rel=2)@1"] and frame.iloc[0, 0] == 0.0
+    for shown in ("P@1", "P(rel=2)@1"):
+        report = Report(results={"s": res}, metrics=[shown])
+        frame = means_frame(report)
+        assert list(frame.columns) == ["P@1"] and frame.iloc[0, 0] == 0.0
+        assert [r.to_dict() for r in report.names] == [{"label": "P@1", "asked": "P@1", "metric": "P(rel=2)@1"}]
 
 
 def test_write_atomic_replaces_the_file_and_leaves_no_temporary(tmp_path):

@@ -140,8 +140,8 @@ def test_per_query_is_built_once_and_a_changed_copy_leaves_the_results_alone(res
     assert len(calls) == 1
     assert all(frame.equals(frames[0]) for frame in frames)
     assert "extra" not in frames[0] and frames[0].iloc[0, 0] != -1.0
-    assert frames[0].to_dict("index") == {q: {str(m): fresh.values[m][q] for m in fresh.metrics}
-                                          for q in fresh.query_ids}
+    assert frames[0].to_dict("index") == {q: {r.label: fresh.values[r.metric][q] for r in fresh.requests}
+                                          for q in fresh.query_ids}  # columns named by label (as asked)
 
 
 def test_crosscheck_survives_pickle_copy_and_deepcopy() -> None:

@@ -20,7 +20,7 @@ Example:
     >>> _ = (folder / "eval.yaml").write_text(
     ...     "runs:\\n  rag: {format: labels, data: {q1: [1, 0, 1], q2: [0, 1, 0]}}\\nmetrics: [P@3, mrr]\\n")
     >>> config = load_config(folder / "eval.yaml")
-    >>> [str(m) for m in config.metrics], list(config.runs)
+    >>> [str(m.metric) for m in config.metrics], list(config.runs)
     (['P@3', 'RR'], ['rag'])
     >>> from evalbridge.pipeline import run_config
     >>> outcome = run_config(config)

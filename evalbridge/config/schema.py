@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
-from ..metrics.spec import Metric, parse_metric
+from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
+from ..metrics.spec import parse_metric
 from .sources import Source, check_source
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "title": "heading of the reports",
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
-    "metrics": "metric specs, any spelling",
+    "metrics": "metric specs, any spelling; an entry {metric: P@5, label: precision@5} names its outputs",
     "backend": "who computes the numbers (auto, reference, fast, or a library: every backend `evalbridge metrics` lists)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
     "ties": "docid_desc (trec_eval), docid_asc or input",
@@ -180,7 +181,7 @@ class Config:
     path: Path | None
     title: str
     runs: Mapping[str, Source]
-    metrics: tuple[Metric, ...]
+    metrics: tuple[MetricRequest, ...]
     output: OutputSettings
     qrels: Source | None = None
     backend: str = "auto"
@@ -371,20 +372,39 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str)
                   written=str(given) if given is not None else None)
 
 
-def _metrics(check: _Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[Metric, ...]:
+def _metrics(check: _Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[MetricRequest, ...]:
+    """``metrics:``: a list of specs, each a string or ``{metric: spec, label: name}``, or a mapping
+    ``{label: spec}``; named by :func:`evalbridge.metrics.requests.add_request` (one rule for every door)."""
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not value:
+    entries: list[tuple[tuple[Any, ...], Any, str | None, tuple[Any, ...]]]
+    if isinstance(value, Mapping) and value:  # {label: spec}
+        entries = [(path + (label,), spec, label, path + (label,)) for label, spec in value.items()]
+    elif isinstance(value, list) and value:
+        entries = []
+        for i, spec in enumerate(value):
+            at, label = path + (i,), None
+            if isinstance(spec, Mapping):
+                check.mapping(spec, at, ("metric", "label"), "{metric: P@5, label: precision@5}")
+                if "metric" not in spec:
+                    raise check.fail(at, "an entry with a label needs its metric.",
+                                     fix="write e.g. {metric: P@5, label: precision@5}.")
+                label = check.string(spec["label"], at + ("label",)) if "label" in spec else None
+                entries.append((at + ("metric",), spec["metric"], label, at + ("label",)))
+            else:
+                entries.append((at, spec, label, at))
+    else:
         raise check.fail(path, f"expected a non-empty list of metric strings; got {value!r}.",
-                         fix="write e.g. metrics: [nDCG@10, P@5, mrr].")
-    out: list[Metric] = []
-    for i, spec in enumerate(value):
+                         fix="write e.g. metrics: [nDCG@10, P@5, mrr], or [{metric: P@5, label: precision@5}].")
+    out: list[MetricRequest] = []
+    for where, spec, label, label_path in entries:
         try:
-            metric = parse_metric(str(spec) if isinstance(spec, (int, float)) else spec)
+            item = request(str(spec) if isinstance(spec, (int, float)) else spec, label=label)
         except EvalbridgeError as error:
-            raise check.fail(path + (i,), str(error), fix="run `evalbridge metrics` for every name and option.")
-        if metric not in out:
-            out.append(metric)
+            raise check.fail(where, str(error), fix="run `evalbridge metrics` for every name and option.")
+        reason = add_request(out, item)
+        if reason is not None:
+            raise check.fail(label_path, f"{reason}.", fix=LABEL_FIX)
     return tuple(out)
 
 
@@ -443,7 +463,7 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
     if len(chosen) == 1:
         raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
                          fix="add another run, or leave runs out for the judge agreement alone.")
-    asked = (_metrics(check, spec["metrics"], path + ("metrics",)) if "metrics" in spec
+    asked = (tuple(r.metric for r in _metrics(check, spec["metrics"], path + ("metrics",))) if "metrics" in spec
              else metrics or tuple(parse_metric(m) for m in DEFAULT_METRICS))
     bins: dict[str, tuple[float, ...]] = {}
     given_bins = spec.get("bins")
@@ -513,7 +533,7 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
                                "comparison.n_resamples"))
 
 
-def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping[str, Source],
+def _gates(check: _Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
     from ..stats.gates import parse_gates
 
@@ -523,14 +543,15 @@ def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping
     out = []
     for key, expressions in spec.items():
         try:
-            gates = parse_gates({key: expressions})
+            gates = parse_gates({key: expressions}, labels=[r.label for r in metrics])
         except EvalbridgeError as error:
             raise check.fail(("gates", key), str(error))
         for gate in gates:
-            if gate.metric not in metrics:
+            if find_request(metrics, gate.metric) is None:
                 raise check.fail(("gates", key), f"{gate.metric} is not one of the metrics "
-                                                 f"({', '.join(map(str, metrics))}).",
-                                 fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated.")
+                                                 f"({', '.join(r.label for r in metrics)}).",
+                                 fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated (by its "
+                                     f"label or any spelling).")
             if gate.system is not None and gate.system not in runs:
                 raise check.fail(("gates", key), f"system {gate.system!r} is not one of the runs.",
                                  fix=f"{_suggest(gate.system, list(runs))}Runs: {', '.join(runs)}.")
@@ -541,7 +562,7 @@ def _gates(check: _Checker, value: Any, metrics: Sequence[Metric], runs: Mapping
     return tuple(out)
 
 
-def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, float]] | None:
+def _bands(check: _Checker, value: Any, labels: Sequence[str] = ()) -> Mapping[str, tuple[float, float, float]] | None:
     from ..metrics.catalogue import METRICS
     from ..reports.report import QUALITY_BANDS
 
@@ -553,13 +574,13 @@ def _bands(check: _Checker, value: Any) -> Mapping[str, tuple[float, float, floa
     out: dict[str, tuple[float, float, float]] = {}
     for key, bounds in spec.items():
         path = ("bands", key)
-        if key in METRICS:
+        if key in METRICS or key in labels:  # a family, or the label of a metric asked
             name = key
         else:
             try:
                 name = str(parse_metric(key))
             except EvalbridgeError as error:
-                raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, or a metric).")
+                raise check.fail(path, f"{error} (a band key is a metric family such as nDCG, a metric, or the label of a metric asked).")
         if not (isinstance(bounds, list) and len(bounds) == 3):
             raise check.fail(path, f"expected three increasing lower bounds [fair, good, excellent]; got {bounds!r}.")
         fair, good, excellent = (check.number(b, path + (i,)) for i, b in enumerate(bounds))
@@ -670,8 +691,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
     metrics = _metrics(check, spec["metrics"]) if "metrics" in spec else ()
     backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
-    _supported(check, metrics, backend, ("metrics",))
-    agreement = _agreement(check, spec.get("agreement"), folder, runs, metrics)
+    _supported(check, [r.metric for r in metrics], backend, ("metrics",))
+    agreement = _agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics))
     if agreement is not None:
         _supported(check, agreement.metrics, backend, ("agreement", "metrics"))
     min_relevance = spec.get("min_relevance")
@@ -690,7 +711,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
         depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,
-        gates=_gates(check, spec.get("gates"), metrics, runs, comparison), bands=_bands(check, spec.get("bands")),
+        gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
+        bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed,
         raw=MappingProxyType(dict(spec)))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EvalbridgeError, InputError
+from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from .formats import report_format
 from .writing import atomic_file, write_file_atomic
@@ -64,21 +65,29 @@ BAND_NAMES = ("poor", "fair", "good", "excellent")
 UP, DOWN = "▲", "▼"
 
 
-def band_of(metric: Metric | str, value: float, bands: Mapping[str, Sequence[float]] = QUALITY_BANDS) -> str | None:
-    """The quality band of a mean: looked up by canonical metric string, then by family name.
+def band_of(metric: Metric | str | MetricRequest, value: float,
+            bands: Mapping[str, Sequence[float]] = QUALITY_BANDS) -> str | None:
+    """The quality band of a mean: looked up by canonical metric string, then by family name; for a metric
+    asked (a :class:`~evalbridge.metrics.requests.MetricRequest`) by its label first, then by the metric as
+    evaluated and as asked.
 
     >>> band_of("ndcg@10", 0.7308), band_of("P@5", 0.4), band_of("map", 0.9)
     ('good', 'poor', None)
     """
-    metric = parse_metric(metric)
-    bounds = bands.get(str(metric), bands.get(metric.name))
+    if isinstance(metric, MetricRequest):
+        keys = [metric.label, str(metric.metric), str(parse_metric(metric.asked)), metric.metric.name]
+    else:
+        parsed = parse_metric(metric)
+        keys = [str(parsed), parsed.name]
+    bounds = next((bands[k] for k in keys if k in bands), None)
     if bounds is None or not math.isfinite(value):
         return None
     return BAND_NAMES[sum(value >= b for b in bounds)]
 
 
 def label_of(results: Any, spec: str | Metric) -> str:
-    """The label of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2.
+    """The canonical string of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2
+    (the reports name columns by :attr:`Report.labels` and record this string beside each label).
 
     >>> import evalbridge as eb
     >>> label_of(eb.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "precision@5", min_relevance=2), "P@5")
@@ -102,7 +111,8 @@ class Report:
 
     Attributes:
         results: system name -> :class:`~evalbridge.results.Results`, in display order.
-        metrics: the metric specs to show (default: the first system's metrics).
+        metrics: the metrics to show, by any name the first system's results know (a label, the spelling
+            asked, any spelling); default: every metric the first system was asked.
         title: a heading.
         comparison: a :class:`~evalbridge.stats.compare.Comparison` against the baseline, or None.
         gates: :class:`~evalbridge.stats.gates.GateResult` list.
@@ -120,7 +130,7 @@ class Report:
     """
 
     results: Mapping[str, Results]
-    metrics: Sequence[str | Metric] = ()
+    metrics: Sequence[str | Metric | MetricRequest] = ()
     title: str = "evalbridge report"
     comparison: Comparison | None = None
     gates: Sequence[GateResult] = ()
@@ -139,24 +149,34 @@ class Report:
                              f"{', '.join(map(repr, MARKER_STYLES))}.")
         if not self.metrics and self.results:
             first = next(iter(self.results.values()))
-            object.__setattr__(self, "metrics", tuple(first.metrics))
+            object.__setattr__(self, "metrics", tuple(first.requests))
+
+    @property
+    def names(self) -> list[MetricRequest]:
+        """Each metric shown, as the first system's results name it: label, spelling asked, metric as evaluated;
+        none without results (a report of an agreement alone)."""
+        first = next(iter(self.results.values()), None)
+        return [first.request(m) for m in self.metrics] if first is not None else []
 
     @property
     def labels(self) -> list[str]:
-        """Column labels: each metric as the first system resolved it (e.g. ``P(rel=2)@10``); none without
-        results."""
-        first = next(iter(self.results.values()), None)
-        return [label_of(first, m) for m in self.metrics] if first is not None else []
+        """Column labels: each metric's label (the user's, else the spelling asked), whatever the settings."""
+        return [r.label for r in self.names]
 
     def marker(self, system: str, label: str, *, up: str = UP, down: str = DOWN, fmt: str = "terminal") -> str:
-        """The significance marker of a cell ('' when not significant or no comparison).
+        """The significance marker of a cell ('' when not significant or no comparison); ``label`` is any
+        name of the metric (its label, spelling asked, canonical string).
 
         With ``markers="letters"``: the letters of the systems it is significantly better than,
         as a superscript in ``fmt`` (``terminal``, ``markdown`` or ``latex``).
         """
-        if self.comparison is not None and self.markers == "letters":
-            return self.comparison.marker(system, label, style="letters", fmt=fmt)
-        row = self.comparison.get(system, label) if self.comparison is not None else None
+        if self.comparison is None:
+            return ""
+        first = next(iter(self.results.values()))
+        key = first.request(label) if label in first else label
+        if self.markers == "letters":
+            return self.comparison.marker(system, key, style="letters", fmt=fmt)
+        row = self.comparison.get(system, key)
         if row is None or not row.significant:
             return ""
         return up if row.delta > 0 else down if row.delta < 0 else ""
@@ -289,8 +309,8 @@ COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "
 def band_rows(report: Report) -> list[list[str | None]]:
     """A header row, then per system its band per metric (None for a mean that is not finite)."""
     frame = means_frame(report)
-    labelled = [(m, label) for m, label in zip(report.metrics, frame.columns)
-                if band_of(m, 0.0, report.bands or {}) is not None]
+    labelled = [(r, label) for r, label in zip(report.names, frame.columns)
+                if band_of(r, 0.0, report.bands or {}) is not None]
     if not labelled:
         return []
     header: list[str | None] = ["system", *[label for _, label in labelled]]
@@ -403,6 +423,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     data: dict[str, Any] = {
         "title": report.title,
         "metrics": labels,
+        "names": [r.to_dict() for r in report.names],
         "systems": {s: {"metrics": {lab: r[m] for m, lab in zip(report.metrics, labels)},
                         "queries": {"evaluated": r.provenance.queries_evaluated,
                                     "missing_from_run": len(r.provenance.missing_from_run),
@@ -511,7 +532,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
             ``unavailable`` when its library is not installed.
         config: the config's name, sha256 and settings, when there is one.
         seed: the seed of the random steps.
-        metrics: the metric labels (default: the first system's evaluated metrics).
+        metrics: the metric labels (default: the first system's labels).
         conventions: ``{ties, score_precision, missing_queries}`` when no system was evaluated (a report
             of an agreement alone); otherwise they are read from the results.
     """
@@ -537,7 +558,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         "backend_versions": versions,
         "conventions": dict(conventions) if conventions is not None else None,
         "relevance_level": first.relevance_level if first is not None else None,
-        "metrics": [str(m) for m in (metrics or (next(iter(results.values())).metrics if results else ()))],
+        "metrics": list(metrics or (next(iter(results.values())).labels if results else ())),
         "config": dict(config) if config is not None else None,
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
+from ..metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests, request
 from ..metrics.spec import Metric, parse_metric
 from .parameters import Interval, OneOf, Rule, check_parameters, rule_table
 from .resampling import DEFAULT_MEMORY
@@ -499,13 +500,15 @@ class Comparison:
         rows: one :class:`PairedComparison` per (metric, pair), metrics in the order asked.
         intervals: one :class:`SystemInterval` per (metric, system).
         systems: the system names, in the order given (their letters: a, b, c, ...).
-        metrics: the metric labels.
+        metrics: the metric labels (the user's labels, else the spellings asked).
         baselines: the systems the others were compared with; empty when all pairs were compared.
         test: the test whose corrected p-values decide significance (a key of :data:`TESTS`).
         correction: a key of :data:`CORRECTIONS`, applied over every row.
         alpha: significance level of the corrected p-values.
         confidence, n_resamples, seed, ci_method: the bootstrap's and the randomization test's settings.
         provenance: one line per system saying how its values were computed (when known).
+        names: each label with the spelling asked and the metric as the first system evaluated it
+            (empty when the systems' values were plain mappings keyed by something else than a metric).
     """
 
     rows: tuple[PairedComparison, ...]
@@ -521,6 +524,7 @@ class Comparison:
     seed: int
     ci_method: str = "BCa"
     provenance: tuple[str, ...] = ()
+    names: tuple[MetricRequest, ...] = ()
 
     @property
     def baseline(self) -> str | None:
@@ -532,7 +536,14 @@ class Comparison:
         """system -> its letter (a, b, c, ... in the order of :attr:`systems`)."""
         return {system: _letter(i) for i, system in enumerate(self.systems)}
 
-    def _metric(self, metric: str | Metric) -> tuple[str, ...]:
+    def _metric(self, metric: str | Metric | MetricRequest) -> tuple[str, ...]:
+        """The label(s) of the rows ``metric`` names: a label, the spelling asked, the canonical string or any
+        other spelling of a metric compared."""
+        found = find_request(self.names, metric)
+        if found is not None:
+            return (found.label,)
+        if isinstance(metric, MetricRequest):
+            metric = metric.label
         try:
             return (str(metric), str(parse_metric(metric)))
         except MetricSpecError:
@@ -599,6 +610,7 @@ class Comparison:
         return {"settings": self.settings(),
                 "rows": [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows],
                 "intervals": [{k: clean(v) for k, v in asdict(r).items()} for r in self.intervals],
+                "names": [r.to_dict() for r in self.names],
                 "provenance": list(self.provenance)}
 
     def describe(self) -> str:
@@ -731,7 +743,9 @@ def _per_query(results: Any, metric: Any) -> Mapping[str, float]:
     from ..results import Results
 
     try:
-        return results.query(metric) if isinstance(results, Results) else results[str(metric)]
+        if isinstance(results, Results):
+            return results.query(metric)
+        return results[metric.asked if isinstance(metric, MetricRequest) else str(metric)]
     except KeyError:
         got = results.metrics if isinstance(results, Results) else results
         raise InputError(f"no per-query values for {str(metric)!r}; got {', '.join(map(str, got))}.",
@@ -851,7 +865,9 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
     Args:
         results: system name -> :class:`~evalbridge.results.Results` (or metric -> {query id: value}),
             in display order (the order of the letters).
-        metrics: the metrics to compare (any spelling, as evaluated).
+        metrics: the metrics to compare (any spelling, as evaluated), a mapping label -> spec, or
+            :class:`~evalbridge.metrics.requests.MetricRequest` values; the rows are named by each label
+            (default: the spelling given), and :attr:`Comparison.names` records each label's metric.
         baseline: one system name (every other system against it), several (every system against
             each, each pair once), or None (all pairs, as ranx's ``compare``).
         test: a key of :data:`TESTS` (``t``, ``randomization``, ``wilcoxon``); decides significance.
@@ -862,8 +878,7 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
         n_resamples: resamples of the randomization test and of the bootstrap.
         seed: seed of every random generator.
         ci_method: ``BCa`` or ``percentile``.
-        labels: the name of each metric in the rows (default ``str(metric)``), e.g. as the first
-            system resolved it (``P(rel=2)@10``) while each system is read with the spec as asked.
+        labels: the name of each metric in the rows, overriding the labels of ``metrics``.
 
     Every parameter is checked with :data:`COMPARISON_PARAMETERS`. Memory does not grow with
     ``n_resamples`` x queries: the resampling runs in batches
@@ -887,12 +902,16 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
                                            n_resamples=n_resamples, seed=seed, ci_method=ci_method)
     names = _systems(list(results))
     baselines = _baselines(baseline, names)
-    metrics = list(metrics)
-    labels = list(labels) if labels is not None else [str(m) for m in metrics]
+    metrics = _requests(metrics)
     if not metrics:
         raise InputError("no metric to compare.", fix="name at least one metric, e.g. ['ndcg@10'].")
-    if len(labels) != len(metrics):
-        raise InputError(f"got {len(labels)} labels for {len(metrics)} metrics.")
+    if labels is not None:
+        labels = list(labels)
+        if len(labels) != len(metrics):
+            raise InputError(f"got {len(labels)} labels for {len(metrics)} metrics.")
+        metrics = [request(m, label=label) if isinstance(m, MetricRequest) else m for m, label in zip(metrics, labels)]
+    else:
+        labels = [m.label if isinstance(m, MetricRequest) else str(m) for m in metrics]
     pairs = _pairs(names, baselines)
 
     groups: dict[tuple[str, ...], _Group] = {}
@@ -952,10 +971,38 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
                       baselines=baselines, test=settings["test"], correction=settings["correction"],
                       alpha=settings["alpha"], confidence=settings["confidence"],
                       n_resamples=settings["n_resamples"], seed=settings["seed"], ci_method=settings["ci_method"],
-                      provenance=_provenance(results))
+                      provenance=_provenance(results), names=_names(results[names[0]], metrics, labels))
 
 
-def compare(qrels: Any, runs: Mapping[str, Any], metrics: str | Metric | Sequence[str | Metric], *,
+def _requests(metrics: Any) -> list[Any]:
+    """``metrics`` as requests (:func:`~evalbridge.metrics.requests.metric_requests`), or as given when they
+    are keys of plain mappings rather than metrics."""
+    if isinstance(metrics, (str, Metric, MetricRequest)):
+        metrics = [metrics]
+    if not isinstance(metrics, Mapping):
+        metrics = list(metrics)
+        if not metrics:
+            return []
+    try:
+        return list(metric_requests(metrics))
+    except MetricSpecError:
+        return list(metrics)
+
+
+def _names(first: Any, metrics: Sequence[Any], labels: Sequence[str]) -> tuple[MetricRequest, ...]:
+    """Each label with the spelling asked and the metric as ``first`` (a system's results) evaluated it."""
+    from ..results import Results
+
+    if not all(isinstance(m, MetricRequest) for m in metrics):
+        return ()
+    out = []
+    for m, label in zip(metrics, labels):
+        metric = first.request(m).metric if isinstance(first, Results) else m.metric
+        out.append(MetricRequest(label, m.asked, metric))
+    return tuple(out)
+
+
+def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
             baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
             alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
             ci_method: str = "BCa", backend: str = "auto", min_relevance: float | None = None,
@@ -966,7 +1013,8 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: str | Metric | Sequenc
     :class:`~evalbridge.Run`, TREC file paths, DataFrames...), in display order. Each run is
     evaluated with the same options (``backend`` ... ``missing_queries``, as ``evaluate``), then
     :func:`compare_systems` compares them (``baseline`` ... ``ci_method``, see there); each metric
-    is labelled as the first system resolved it (``P(rel=2)@10``).
+    is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
+    :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``).
 
     >>> import evalbridge as eb
     >>> qrels = {f"q{i}": {"d1": 1, "d2": 1} for i in range(6)}
@@ -984,13 +1032,8 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: str | Metric | Sequenc
         raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                          fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
     _baselines(baseline, _systems(list(runs)))
-    wanted = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
+    wanted = metric_requests(metrics)
     results = {name: evaluate(qrels, run, wanted, backend=backend, min_relevance=min_relevance, ties=ties,
                               score_precision=score_precision, missing_queries=missing_queries)
                for name, run in runs.items()}
-    first = next(iter(results.values()))
-    labels = []
-    for spec in wanted:
-        metric = parse_metric(spec)
-        labels.append(str(metric if metric in first.values else first.resolve(metric)))
-    return compare_systems(results, wanted, baseline=baseline, labels=labels, **settings)
+    return compare_systems(results, wanted, baseline=baseline, **settings)

@@ -7,7 +7,8 @@ A gate is a metric and an expression::
 
 ``"recall@5": ">= 0.80"`` needs mean R@5 of at least 0.80; ``"ndcg@10": ">= baseline - 0.01"``
 needs nDCG@10 within 0.01 of the baseline system's. A metric may carry several
-expressions (a list). The key may name one system, ``"dense: ndcg@10"``; otherwise the
+expressions (a list), and may be named by its label (``"precision@5": ">= 0.5"`` when the metrics
+were ``{"precision@5": "P@5"}``) or any spelling. The key may name one system, ``"dense: ndcg@10"``; otherwise the
 gate applies to every system except the baseline (every system when there is none).
 Values are compared with a slack of 1e-12 so that a mean printed as 0.8000 passes ``>= 0.8``.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..errors import InputError
@@ -49,7 +50,7 @@ class Gate:
     """One threshold on one metric.
 
     Attributes:
-        metric: the metric (canonical string via ``str``).
+        metric: the metric (canonical string via ``str``), or the label of a metric asked as written.
         op: one of :data:`OPERATORS`.
         value: the absolute threshold, or the offset added to the baseline's value.
         relative: True when the threshold is ``baseline + value``.
@@ -57,7 +58,7 @@ class Gate:
         text: the expression as written.
     """
 
-    metric: Metric
+    metric: Metric | str
     op: str
     value: float
     relative: bool = False
@@ -79,34 +80,43 @@ class Gate:
 
 @dataclass(frozen=True)
 class GateResult:
-    """A gate applied to one system."""
+    """A gate applied to one system; ``label`` names its metric as the reports do (the metric's label,
+    else the spelling asked; default: the gate's metric)."""
 
     gate: Gate
     system: str
     value: float
     threshold: float
     passed: bool
+    label: str = ""
+
+    @property
+    def metric(self) -> str:
+        """The metric's name in the reports: :attr:`label`, else the gate's metric."""
+        return self.label or str(self.gate.metric)
 
     @property
     def reason(self) -> str:
         """One line: what was measured against what."""
         status = "passed" if self.passed else "FAILED"
-        return (f"gate {status}: {self.system} {self.gate.metric} = {self.value:.4f}, needs "
+        return (f"gate {status}: {self.system} {self.metric} = {self.value:.4f}, needs "
                 f"{self.gate.op} {self.threshold:.6g} ({self.gate.text.strip()})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"system": self.system, "metric": str(self.gate.metric), "expression": self.gate.text,
+        return {"system": self.system, "metric": self.metric, "expression": self.gate.text,
                 "value": self.value, "threshold": self.threshold, "passed": self.passed}
 
 
-def parse_gate(metric: str | Metric, expression: str, *, system: str | None = None) -> Gate:
-    """Parse one gate, e.g. ``parse_gate("recall@5", ">= 0.80")``.
+def parse_gate(metric: str | Metric, expression: str, *, system: str | None = None,
+               labels: Iterable[str] = ()) -> Gate:
+    """Parse one gate, e.g. ``parse_gate("recall@5", ">= 0.80")``; ``metric`` may be one of ``labels``
+    (the labels of the metrics asked), kept as written.
 
     Raises:
         InputError: the expression does not follow the grammar in the module docstring.
-        MetricSpecError: the metric string is not a metric.
+        MetricSpecError: the metric string is neither a label nor a metric.
     """
-    spec = parse_metric(metric)
+    spec = metric.strip() if isinstance(metric, str) and metric.strip() in set(labels) else parse_metric(metric)
     match = _EXPRESSION.fullmatch(str(expression)) if isinstance(expression, (str, int, float)) else None
     if match is None:
         raise InputError(f"cannot read gate {expression!r} for {spec}; expected an operator and a number or "
@@ -118,19 +128,21 @@ def parse_gate(metric: str | Metric, expression: str, *, system: str | None = No
     return Gate(spec, match["op"], float(match["number"]), False, system, str(expression))
 
 
-def parse_gates(gates: Mapping[str, str | Iterable[str]]) -> list[Gate]:
-    """Parse a ``{metric: expression or [expressions]}`` mapping; a key ``"system: metric"`` targets one system.
+def parse_gates(gates: Mapping[str, str | Iterable[str]], *, labels: Iterable[str] = ()) -> list[Gate]:
+    """Parse a ``{metric: expression or [expressions]}`` mapping; a key ``"system: metric"`` targets one system;
+    a metric may be one of ``labels`` (see :func:`parse_gate`).
 
     >>> [str(g) for g in parse_gates({"recall@5": ">= 0.8", "dense: ndcg@10": [">= baseline", "<= 1"]})]
     ['R@5 >= 0.8', 'dense: nDCG@10 >= baseline', 'dense: nDCG@10 <= 1']
     """
     parsed = []
+    labels = list(labels)
     for key, expressions in gates.items():
         system, _, metric = str(key).rpartition(":")
         if isinstance(expressions, (str, int, float)):
             expressions = [expressions]
         for expression in expressions:
-            parsed.append(parse_gate(metric.strip(), expression, system=system.strip() or None))
+            parsed.append(parse_gate(metric.strip(), expression, system=system.strip() or None, labels=labels))
     return parsed
 
 
@@ -143,9 +155,20 @@ def evaluate_gate(gate: Gate, system: str, *, value: float, baseline_value: floa
     return GateResult(gate, system, float(value), float(threshold), bool(passed))
 
 
-def _mean(results: Any, metric: Metric) -> float:
-    if hasattr(results, "mean"):
-        return float(results.mean(metric))
+def _label(results: Any, metric: Metric | str) -> str:
+    """The gate's metric as the reports name it: the label in ``results`` (a Results), else as written."""
+    from ..results import Results
+
+    return results.request(metric).label if isinstance(results, Results) else str(metric)
+
+
+def _mean(results: Any, metric: Metric | str) -> float:
+    from ..results import Results
+
+    if isinstance(results, Results):
+        return results.mean(metric)
+    if isinstance(metric, str) and metric in results:
+        return float(results[metric])
     by_canonical = {str(parse_metric(k)): v for k, v in results.items()}
     try:
         return float(by_canonical[str(metric)])
@@ -180,5 +203,6 @@ def check_gates(gates: Iterable[Gate], results: Mapping[str, Any], *, baseline: 
         targets = [gate.system] if gate.system else [s for s in results if s != baseline or len(results) == 1]
         base = _mean(results[baseline], gate.metric) if gate.relative and baseline is not None else None
         for system in targets:
-            out.append(evaluate_gate(gate, system, value=_mean(results[system], gate.metric), baseline_value=base))
+            result = evaluate_gate(gate, system, value=_mean(results[system], gate.metric), baseline_value=base)
+            out.append(replace(result, label=_label(results[system], gate.metric)))
     return out

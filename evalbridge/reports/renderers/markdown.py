@@ -31,7 +31,7 @@ def render_markdown(report: Report) -> str:
                 "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
                                           for k, b in (report.bands or {}).items())]
     if report.gates:
-        out += ["", "## Gates", "", tabulate([[g.system, str(g.gate.metric), g.gate.text, number(g.value, 4),
+        out += ["", "## Gates", "", tabulate([[g.system, g.metric, g.gate.text, number(g.value, 4),
                                                number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
                                               for g in report.gates],
                                              headers=("system", "metric", "gate", "value", "threshold", "result"),

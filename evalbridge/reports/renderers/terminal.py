@@ -21,7 +21,7 @@ def render_terminal(report: Report) -> str:
         baseline = report.comparison.baseline if report.comparison is not None else None
         exempt = baseline is not None and baseline not in {g.system for g in report.gates}
         lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
-                     + ("" if failed else f" ({', '.join(sorted({str(g.gate.metric) for g in report.gates}))})")
+                     + ("" if failed else f" ({', '.join(sorted({g.metric for g in report.gates}))})")
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
     if report.agreement is not None:

@@ -165,10 +165,10 @@ class Results:
         """The label of each metric asked, in order: the keys of :attr:`means` and :attr:`per_query`."""
         return tuple(r.label for r in self.requests)
 
-    def _key(self, key: str | Metric) -> Metric:
+    def _key(self, key: str | Metric | MetricRequest) -> Metric:
         return self.request(key).metric
 
-    def __getitem__(self, key: str | Metric) -> float:
+    def __getitem__(self, key: str | Metric | MetricRequest) -> float:
         """The mean of one metric over the evaluated queries."""
         return self.mean(key)
 
@@ -181,12 +181,12 @@ class Results:
             return False
         return True
 
-    def mean(self, key: str | Metric) -> float:
+    def mean(self, key: str | Metric | MetricRequest) -> float:
         """The mean of one metric over the evaluated queries (NaN when no query was evaluated)."""
         per_query = self.values[self._key(key)]
         return math.fsum(per_query.values()) / len(per_query) if per_query else math.nan
 
-    def query(self, key: str | Metric) -> dict[str, float]:
+    def query(self, key: str | Metric | MetricRequest) -> dict[str, float]:
         """query id -> value of one metric (a new dict)."""
         return dict(self.values[self._key(key)])
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
-from ..metrics.spec import parse_metric
+from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
 
 if TYPE_CHECKING:

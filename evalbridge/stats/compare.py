@@ -549,7 +549,7 @@ class Comparison:
         except MetricSpecError:
             return (str(metric),)
 
-    def get(self, system: str, metric: str | Metric, *, baseline: str | None = None) -> PairedComparison | None:
+    def get(self, system: str, metric: str | Metric | MetricRequest, *, baseline: str | None = None) -> PairedComparison | None:
         """The row of ``system`` against ``baseline`` (default: the first baseline, or the first system
         when all pairs were compared) on ``metric`` (any spelling), or None."""
         wanted = self._metric(metric)
@@ -557,12 +557,12 @@ class Comparison:
         return next((r for r in self.rows if r.system == system and r.baseline == against and r.metric in wanted),
                     None)
 
-    def interval(self, system: str, metric: str | Metric) -> SystemInterval | None:
+    def interval(self, system: str, metric: str | Metric | MetricRequest) -> SystemInterval | None:
         """``system``'s mean and confidence interval on ``metric`` (any spelling), or None."""
         wanted = self._metric(metric)
         return next((r for r in self.intervals if r.system == system and r.metric in wanted), None)
 
-    def better_than(self, system: str, metric: str | Metric) -> tuple[str, ...]:
+    def better_than(self, system: str, metric: str | Metric | MetricRequest) -> tuple[str, ...]:
         """The systems ``system`` is significantly better than on ``metric``, in the order of :attr:`systems`."""
         wanted = self._metric(metric)
         beaten = set()
@@ -574,7 +574,7 @@ class Comparison:
                     beaten.add(r.system)
         return tuple(s for s in self.systems if s in beaten)
 
-    def marker(self, system: str, metric: str | Metric, *, style: str = "arrows", fmt: str = "terminal") -> str:
+    def marker(self, system: str, metric: str | Metric | MetricRequest, *, style: str = "arrows", fmt: str = "terminal") -> str:
         """A cell's significance marker in a style of :data:`MARKER_STYLES` and an output format.
 
         ``arrows``: ▲ / ▼ when significantly above / below the baseline; ``letters``: the letters of
@@ -745,7 +745,8 @@ def _per_query(results: Any, metric: Any) -> Mapping[str, float]:
     try:
         if isinstance(results, Results):
             return results.query(metric)
-        return results[metric.asked if isinstance(metric, MetricRequest) else str(metric)]
+        given: Mapping[str, float] = results[metric.asked if isinstance(metric, MetricRequest) else str(metric)]
+        return given
     except KeyError:
         got = results.metrics if isinstance(results, Results) else results
         raise InputError(f"no per-query values for {str(metric)!r}; got {', '.join(map(str, got))}.",

@@ -30,7 +30,7 @@ def _reading(config: Config, source: Source) -> Iterator[None]:
     try:
         yield
     except InputError as error:
-        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where) from None
+        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where, line=source.line) from None
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,12 @@ class Outcome:
 def _fingerprint(source: Source) -> dict[str, Any]:
     from .reports.report import file_sha256
 
+    if source.table is not None:  # a table of Spark's catalog: its name is all there is here
+        return {"path": None, "format": source.format, "table": source.table}
+    if source.path is not None and source.path.is_dir():  # a folder of Parquet files read by Spark
+        files = sorted(p for p in source.path.rglob("*") if p.is_file())
+        return {"path": source.written, "format": source.format, "folder": True, "files": len(files),
+                "bytes": sum(p.stat().st_size for p in files)}
     if source.path is not None:
         return {"path": source.written, "format": source.format, "sha256": file_sha256(source.path)}
     import hashlib
@@ -86,11 +92,54 @@ def settings_of(config: Config) -> dict[str, Any]:
     return {"title": config.title, "metrics": [str(m) for m in config.metrics], "backend": config.backend,
             "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
             "missing_queries": config.missing_queries, "judged_only": config.judged_only, "depth": config.depth,
+            "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
             "gates": [str(g) for g in config.gates], "seed": config.seed}
+
+
+class _SparkEngine:
+    """``engine: spark``: the session (the active one, else one started on ``spark.master``), every input
+    as a Spark DataFrame (:func:`~evalbridge.config.sources.load_frame`), each run evaluated by
+    :func:`evalbridge.spark.evaluate` and its per-query values collected as :class:`~evalbridge.results.Results`."""
+
+    def __init__(self, config: Config) -> None:
+        from . import spark
+
+        settings = config.spark
+        self.config, self.master, self.buckets = config, settings.master, settings.buckets  # type: ignore[union-attr]
+        self.session, self.started = spark.session(master=self.master)
+        self.used_buckets: int | None = None
+        self.carried: float | None = None
+
+    def qrels(self, source: Source) -> Any:
+        from .config.sources import load_frame
+
+        frame, self.carried = load_frame(source, "qrels", self.session, self.config.min_relevance)
+        return frame
+
+    def evaluate(self, source: Source, shared: Any) -> Any:
+        from . import spark
+        from .config.sources import load_frames
+
+        c = self.config
+        qrels, run, carried = load_frames(source, shared, self.session, c.min_relevance)
+        level = next((x for x in (c.min_relevance, carried, self.carried) if x is not None), None)
+        evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets, min_relevance=level, ties=c.ties,
+                                    score_precision=c.score_precision, missing_queries=c.missing_queries)
+        self.used_buckets = evaluation.provenance.buckets
+        try:
+            return evaluation.require_results()
+        finally:
+            evaluation.unpersist()
+
+    def provenance(self) -> dict[str, Any]:
+        """What the report says of the engine: Spark's version, the master, whose session, the buckets."""
+        return {"name": "spark", "spark_version": self.session.version, "master": self.session.sparkContext.master,
+                "session": "started by evalbridge" if self.started else "the active session",
+                "buckets": self.used_buckets}
 
 
 def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
@@ -135,9 +184,10 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     level = config.min_relevance
     step("reading the qrels")
     shared = None
+    engine = _SparkEngine(config) if config.engine == "spark" else None
     if config.qrels is not None:
         with _reading(config, config.qrels):
-            shared = load_qrels(config.qrels, level)
+            shared = engine.qrels(config.qrels) if engine else load_qrels(config.qrels, level)
     options = dict(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries,
                    judged_only=config.judged_only, depth=config.depth)
@@ -146,10 +196,14 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
         inputs["qrels"] = _fingerprint(config.qrels)
     for name, source in config.runs.items():
         step(f"evaluating {name}")
+        inputs[source.key] = _fingerprint(source)
+        if engine is not None:
+            with _reading(config, source):
+                results[name] = engine.evaluate(source, shared)
+            continue
         with _reading(config, source):
             qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
-        inputs[source.key] = _fingerprint(source)
         results[name] = evalbridge.evaluate(qrels, run, config.metrics, **options)
     if config.crosscheck is not None:
         for name, (qrels, run) in pairs.items():
@@ -172,6 +226,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike | None = None,
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config))
+    provenance["engine"] = engine.provenance() if engine is not None else {"name": "local"}
+    if engine is not None:  # not a backend of evalbridge.backends: its version is the Spark engine's own
+        provenance["backend_versions"] = {"spark": first.provenance.backend_version}
     provenance["invocation"] = ({"door": "command line"} if config.path is None else
                                 {"door": "config", "path": config.path.name, "document": config.document + 1,
                                  "sha256": file_sha256(config.path)})

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,12 +112,12 @@ class _SparkEngine:
         self.config, self.master, self.buckets = config, settings.master, settings.buckets  # type: ignore[union-attr]
         self.session, self.started = spark.session(master=self.master)
         self.used_buckets: int | None = None
-        self.carried: float | None = None
+        self.shared: Any = None  # the shared Qrels, when read here
 
     def qrels(self, source: Source) -> Any:
         from .config.sources import load_frame
 
-        frame, self.carried = load_frame(source, "qrels", self.session, self.config.min_relevance)
+        frame, self.shared = load_frame(source, "qrels", self.session, self.config.min_relevance)
         return frame
 
     def evaluate(self, source: Source, shared: Any) -> Any:
@@ -125,15 +125,22 @@ class _SparkEngine:
         from .config.sources import load_frames
 
         c = self.config
-        qrels, run, carried = load_frames(source, shared, self.session, c.min_relevance)
-        level = next((x for x in (c.min_relevance, carried, self.carried) if x is not None), None)
+        qrels, run, own = load_frames(source, shared, self.session, c.min_relevance)
+        read_here = own if own is not None else self.shared
+        level = c.min_relevance if c.min_relevance is not None or read_here is None else read_here.min_relevance
         evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets, min_relevance=level, ties=c.ties,
                                     score_precision=c.score_precision, missing_queries=c.missing_queries)
         self.used_buckets = evaluation.provenance.buckets
         try:
-            return evaluation.require_results()
+            results = evaluation.require_results()
         finally:
             evaluation.unpersist()
+        if read_here is None:  # read by Spark: no order of its own; the queries stay sorted by id
+            return results
+        # The local engine's order (the qrels'), so that what reads queries by position (the bootstrap
+        # of a comparison) gives the same numbers as with engine: local.
+        order = list(read_here)
+        return replace(results, values={m: {q: v[q] for q in order if q in v} for m, v in results.values.items()})
 
     def provenance(self) -> dict[str, Any]:
         """What the report says of the engine: Spark's version, the master, whose session, the buckets."""

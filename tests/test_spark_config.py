@@ -59,8 +59,10 @@ def _line_of(path: Path, text: str) -> int:
 def test_config_on_spark_gives_the_local_engines_json_metric_values(spark: Any, dl19: Path, tmp_path: Path) -> None:
     """The DL19 qrels and two runs (TREC files, read here and handed to Spark), evaluated with engine: spark
     and with engine: local: the JSON report's metric values are equal, bit for bit, and so is every
-    query's value; the provenance names the engine, Spark's version, the master, whose session, the buckets."""
+    query's value, in the same order, so the comparison (tests, bootstrap intervals) is equal too; the
+    provenance names the engine, Spark's version, the master, whose session, the buckets."""
     base = {"qrels": str(dl19 / "qrels.dl19-passage.txt"), "metrics": METRICS,
+            "comparison": {"baseline": "bm25", "n_resamples": 1000},
             "runs": {"bm25": str(dl19 / "run.bm25.top100.txt"), "splade": str(dl19 / "run.splade-pp-ed.top100.txt")}}
     on_spark = run_config(load_config(_write(tmp_path / "spark.yaml", {
         **base, "engine": "spark", "spark": {"buckets": 3}})), write=False)
@@ -69,6 +71,9 @@ def test_config_on_spark_gives_the_local_engines_json_metric_values(spark: Any, 
     assert spark_json["systems"] == local_json["systems"]
     assert spark_json["systems"]["splade"]["metrics"]["nDCG@10"] > 0.7  # the numbers are there, not empty
     assert _values(on_spark) == _values(local)
+    assert [list(v) for v in _values(on_spark)["bm25"].values()] == [list(v) for v in _values(local)["bm25"].values()]
+    assert spark_json["comparison"]["rows"] == local_json["comparison"]["rows"]
+    assert spark_json["comparison"]["intervals"] == local_json["comparison"]["intervals"]
     assert spark_json["provenance"]["engine"] == {"name": "spark", "spark_version": spark.version,
                                                   "master": "local[2]", "session": "the active session",
                                                   "buckets": 3}

@@ -142,9 +142,10 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
 
 
 
-def load_frame(source: Source, kind: str, session: Any, level: float | None) -> tuple[Any, float | None]:
+def load_frame(source: Source, kind: str, session: Any, level: float | None) -> tuple[Any, Any]:
     """One single-kind source as a Spark DataFrame (``query_id, doc_id, relevance`` / ``score``), for
-    ``engine: spark``, and the relevance level qrels read here carry (e.g. ``graded``'s ``min_relevance``).
+    ``engine: spark``, and the :class:`~evalbridge.model.Qrels` when qrels were read here (their order
+    of queries and the relevance level they carry, e.g. ``graded``'s ``min_relevance``), else None.
 
     A format with a Spark reader (``spark-table``, ``parquet``: a file or a folder) is read by Spark; any
     other is read here by its own reader (its usual checks and messages) and handed to Spark.
@@ -159,21 +160,21 @@ def load_frame(source: Source, kind: str, session: Any, level: float | None) -> 
         return frame, None
     if kind == "qrels":
         qrels = load_qrels(source, level)
-        return local_frame(session, qrels), qrels.min_relevance
+        return local_frame(session, qrels), qrels
     from ..io import to_run
 
     options = _with_level(source.format, source.options, level)
     return local_frame(session, to_run(source.origin, format=source.format, **options)), None
 
 
-def load_frames(source: Source, qrels: Any, session: Any, level: float | None) -> tuple[Any, Any, float | None]:
-    """(qrels, run, carried level) of one system as Spark DataFrames: its own judgements for formats that
-    hold them, else ``qrels`` (the shared qrels' DataFrame, from :func:`load_frame`)."""
+def load_frames(source: Source, qrels: Any, session: Any, level: float | None) -> tuple[Any, Any, Any]:
+    """(qrels, run, its own Qrels or None) of one system as Spark DataFrames: its own judgements for formats
+    that hold them (read here, so the Qrels too), else ``qrels`` (the shared DataFrame, from :func:`load_frame`)."""
     from ..io import read_pair
     from ..io.spark_tables import local_frame
 
     if source.carries_qrels:
         pair = read_pair(source.origin, format=source.format, **_with_level(source.format, source.options, level))
-        return local_frame(session, pair[0]), local_frame(session, pair[1]), pair[0].min_relevance
+        return local_frame(session, pair[0]), local_frame(session, pair[1]), pair[0]
     frame, _ = load_frame(source, "run", session, level)
     return qrels, frame, None

@@ -9,7 +9,7 @@ The shape follows ``shared/research/performance-anchors.md``:
   gives ties; judged docs sit at ranks skewed towards the top;
 * ids: ``q<int>`` and ``d<int>``, doc ids drawn from 8.8M (MS MARCO size).
 
-Everything is generated with numpy; the dict and file forms are built from the arrays.
+Everything is generated with numpy; the dict, file, Arrow and RAG-log forms are built from the arrays.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Dataset", "generate", "to_dicts", "write_trec"]
+__all__ = ["Dataset", "generate", "to_dicts", "write_trec", "to_arrow", "write_rag_log"]
 
 #: A prime near MS MARCO's 8.8M passages: ``(a + j * s) mod P`` never repeats within a query.
 _P = 8_800_009
@@ -129,3 +129,34 @@ def write_trec(data: Dataset, folder: Path) -> tuple[Path, Path]:
     for table, path in ((qrels, qrels_path), (run, run_path)):
         csv.write_csv(table, path, write_options=options)
     return qrels_path, run_path
+
+
+def to_arrow(data: Dataset) -> tuple[object, object]:
+    """``(qrels, run)`` as Arrow tables ``query_id, doc_id, relevance`` / ``query_id, doc_id, score``, rows as in
+    the TREC files."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def column(prefix: str, numbers: np.ndarray) -> pa.Array:
+        return pc.binary_join_element_wise(prefix, pc.cast(pa.array(numbers), pa.string()), "")
+
+    qrels = pa.table({"query_id": column("q", data.qrels_query), "doc_id": column("d", data.qrels_doc),
+                      "relevance": pa.array(data.qrels_grade)})
+    run = pa.table({"query_id": column("q", data.run_query), "doc_id": column("d", data.run_doc),
+                    "score": pa.array(data.run_score)})
+    return qrels, run
+
+
+def write_rag_log(data: Dataset, path: Path) -> Path:
+    """A RAG log, one JSON object per query (``question_id``, a ``question`` text, ``contexts``: ``{doc_id, score}``
+    objects in rank order, ``ground_truth``: ``{doc_id: grade}``): the same judgements and run as the TREC files."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    qrels, run = to_dicts(data)
+    with path.open("w") as f:
+        for qid, scores in run.items():
+            f.write(json.dumps({"question_id": qid, "question": f"question {qid}?",
+                                "contexts": [{"doc_id": d, "score": s} for d, s in scores.items()],
+                                "ground_truth": qrels.get(qid, {})}) + "\n")
+    return path

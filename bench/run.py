@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/run.py            # full: sizes a-d (7M-row files, 10M-row dicts), ~15-25 min
     .venv/bin/python bench/run.py --quick    # small sizes only, < 2 min
+    .venv/bin/python bench/run.py --doors    # only the doors at size c (7M rows), ~10 min
 
 Every measurement runs in a fresh subprocess (``--worker``): the input is built there first
 (not timed), the libraries are imported (not timed, except in the startup rows), then the
@@ -66,6 +67,27 @@ def files(size: str) -> tuple[Path, Path]:
     if not (folder / "run.txt").exists():
         data.write_trec(data.generate(*SIZES[size], seed=7, name=size), folder)
     return folder / "qrels.txt", folder / "run.txt"
+
+
+def door_inputs(size: str) -> dict[str, Path]:
+    """The same data at every door of a size (written once): TREC files, Parquet tables (read into Arrow
+    or pandas before the clock starts), a config file, a RAG JSON Lines log."""
+    import data
+
+    qrels_path, run_path = files(size)
+    folder = CACHE / size
+    paths = {"qrels": qrels_path, "run": run_path, "qrels_table": folder / "qrels.parquet",
+             "run_table": folder / "run.parquet", "config": folder / "eval.yaml", "log": folder / "log.jsonl"}
+    if not paths["log"].exists():
+        import pyarrow.parquet as pq
+
+        dataset = data.generate(*SIZES[size], seed=7, name=size)
+        for table, path in zip(data.to_arrow(dataset), (paths["qrels_table"], paths["run_table"])):
+            pq.write_table(table, path)
+        paths["config"].write_text(f"qrels: {qrels_path.name}\nruns:\n  bench: {run_path.name}\n"
+                                   f"metrics: {METRICS}\noutput: {{dir: report, formats: [json], per_query: []}}\n")
+        data.write_rag_log(dataset, paths["log"].with_suffix(".tmp")).rename(paths["log"])
+    return paths
 
 
 # ---------------------------------------------------------------- the contenders
@@ -142,6 +164,50 @@ def evalbridge_backend(name: str):  # noqa: ANN201
     return call
 
 
+def read_then_evaluate(qrels_path: str, run_path: str) -> dict[str, float]:
+    """The reading door: ``read_qrels`` and ``read_run`` (objects a user keeps), then ``evaluate``."""
+    import evalbridge
+
+    return evalbridge.evaluate(evalbridge.read_qrels(qrels_path), evalbridge.read_run(run_path), METRICS).means
+
+
+def cli_eval(qrels_path: str, run_path: str) -> dict:
+    """``evalbridge eval QRELS RUN -m ...`` in this process (the report goes to a file)."""
+    from evalbridge.cli import main
+
+    return {"exit": main(["eval", qrels_path, run_path, "-m", *METRICS, "-o", str(CACHE / "cli-eval.txt")])}
+
+
+def cli_run(config_path: str) -> dict:
+    """``evalbridge run eval.yaml`` in this process (a JSON report and the provenance are written)."""
+    from evalbridge.cli import main
+
+    return {"exit": main(["run", config_path, "-q"])}
+
+
+def rag_log(log_path: str) -> dict[str, float]:
+    """A RAG JSON Lines log: ``read_pair`` then ``evaluate``."""
+    import evalbridge
+
+    return evalbridge.evaluate(*evalbridge.read_pair(log_path), METRICS).means
+
+
+def json_lines(log_path: str) -> dict:
+    """Parsing alone: ``json.loads`` of every line of the log, nothing kept."""
+    import json
+
+    with open(log_path, "rb") as f:
+        return {"lines": sum(1 for line in f if json.loads(line))}
+
+
+def orjson_lines(log_path: str) -> dict:
+    """Parsing alone with orjson (what the RAG door parses with)."""
+    import orjson
+
+    with open(log_path, "rb") as f:
+        return {"lines": sum(1 for line in f if orjson.loads(line))}
+
+
 def crosscheck(qrels: object, run: object) -> dict:
     import evalbridge
 
@@ -208,18 +274,37 @@ def _reset_peak() -> None:
         pass
 
 
+def load_input(kind: str, size: str) -> tuple:
+    """The arguments of a task, built before the clock starts (files are read into the page cache)."""
+    if kind == "dicts":
+        return dicts(size)
+    if kind == "files":
+        args = warm = tuple(map(str, files(size)))
+    elif kind in ("arrow", "pandas"):
+        import pyarrow.parquet as pq
+
+        paths = door_inputs(size)
+        tables = tuple(pq.read_table(paths[k]) for k in ("qrels_table", "run_table"))
+        return tables if kind == "arrow" else tuple(t.to_pandas() for t in tables)
+    else:  # "config", "log": one path (a config names the TREC files)
+        paths = door_inputs(size)
+        args = (str(paths[kind]),)
+        warm = args + ((str(paths["qrels"]), str(paths["run"])) if kind == "config" else ())
+    for path in warm:  # into the page cache
+        Path(path).read_bytes()
+    return args
+
+
 def worker(spec: dict) -> dict:
     """Build the input, import, warm up, then time ``reps`` calls; report times and memory."""
     task = {"evalbridge": evalbridge_eval, "pytrec_eval": pytrec, "ir_measures": irm, "ranx": ranx_eval,
             "naive": naive, "irm_files": irm_files, "ranx_files": ranx_files, "floor": floor,
             "crosscheck": crosscheck, "twenty": lambda q, r: evalbridge_eval(q, r, TWENTY),
             "eb_ranx": evalbridge_backend("ranx"), "eb_ir_measures": evalbridge_backend("ir_measures"),
-            "eb_pytrec_eval": evalbridge_backend("pytrec_eval")}[spec["task"]]
-    args = files(spec["size"]) if spec["input"] == "files" else dicts(spec["size"])
-    if spec["input"] == "files":
-        args = tuple(map(str, args))
-        for path in args:  # into the page cache
-            Path(path).read_bytes()
+            "eb_pytrec_eval": evalbridge_backend("pytrec_eval"), "read_then_evaluate": read_then_evaluate,
+            "cli_eval": cli_eval, "cli_run": cli_run, "rag_log": rag_log, "json_lines": json_lines,
+            "orjson_lines": orjson_lines}[spec["task"]]
+    args = load_input(spec["input"], spec["size"])
     for module in spec.get("imports", []):
         __import__(module)
     times, growth = [], []
@@ -287,9 +372,36 @@ def spawn(spec: dict) -> dict:
 
 # ---------------------------------------------------------------- the plan and the report
 
-def plan(quick: bool) -> list[tuple[str, str, dict]]:
+#: The doors of one input (label -> (task, input)): every way in, measured on the same data.
+DOORS = {
+    "evaluate(paths)": ("evalbridge", "files"),
+    "read_qrels + read_run, evaluate": ("read_then_evaluate", "files"),
+    "pandas DataFrames, evaluate": ("evalbridge", "pandas"),
+    "Arrow tables, evaluate": ("evalbridge", "arrow"),
+    "evalbridge eval": ("cli_eval", "files"),
+    "evalbridge run config": ("cli_run", "config"),
+    "RAG JSONL log, read_pair + evaluate": ("rag_log", "log"),
+    "json.loads per line (parsing alone)": ("json_lines", "log"),
+    "orjson.loads per line (parsing alone)": ("orjson_lines", "log"),
+    "floor": ("floor", "files"),
+}
+#: The doors held to 1.3 x evaluate(paths) in time and 1.5 x in peak memory.
+HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow tables, evaluate", "evalbridge eval",
+        "evalbridge run config")
+
+
+def door_steps(size: str) -> list[tuple[str, str, dict]]:
+    """The doors of ``size`` (:data:`DOORS`), each in its own worker with the same libraries imported first."""
+    return [(f"doors {size}", label, {"task": task, "size": size, "input": kind, "reps": 4, "warmup": 1,
+                                      "imports": ["evalbridge", "numpy", "pyarrow.csv", "pyarrow.compute", "pandas"]})
+            for label, (task, kind) in DOORS.items()]
+
+
+def plan(quick: bool, doors_only: bool = False) -> list[tuple[str, str, dict]]:
     """(group, label, spec): what to measure in this mode."""
     b, c = ("b_quick", "c_quick") if quick else ("b", "c")
+    if doors_only:
+        return door_steps(c)
     reps = {"a": 20, b: 3 if quick else 5, c: 3, "d": 3}
     steps: list[tuple[str, str, dict]] = []
     imports = {"evalbridge": ["evalbridge"], "pytrec_eval": ["pytrec_eval"], "ir_measures": ["ir_measures"],
@@ -315,7 +427,7 @@ def plan(quick: bool) -> list[tuple[str, str, dict]]:
     for task, needed in libraries.items():
         steps.append((f"cross-check {cross}", task, {"task": task, "size": cross, "input": "dicts",
                                                     "reps": 3, "warmup": 1, "imports": ["evalbridge", *needed]}))
-    return steps
+    return steps + door_steps(c)
 
 
 def machine() -> str:
@@ -350,6 +462,7 @@ def ratio(results: dict, a: tuple[str, str], b: tuple[str, str] | list[tuple[str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes only (< 2 minutes)")
+    parser.add_argument("--doors", action="store_true", help="only the doors (every way in) at size c, or c_quick")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder of the markdown report")
     args = parser.parse_args()
@@ -357,14 +470,21 @@ def main() -> None:
         print(json.dumps(worker(json.loads(args.worker))))
         return
 
-    quick, began = args.quick, time.perf_counter()
+    quick, doors_only, began = args.quick, args.doors, time.perf_counter()
     b, c = ("b_quick", "c_quick") if quick else ("b", "c")
+    mode = ("quick" if quick else "full") + (" doors" if doors_only else "")
     results: dict[tuple[str, str], dict] = {}
-    print(f"evalbridge benchmark ({'quick' if quick else 'full'}): {machine()}", flush=True)
+    print(f"evalbridge benchmark ({mode}): {machine()}", flush=True)
     # Build the inputs once, outside any timing.
-    for size in ("a", b, c) + (() if quick else ("d",)):
-        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; "
-                                              f"run.dicts({size!r}); run.files({size!r})"], check=True)
+    for size in ((c,) if doors_only else ("a", b, c) + (() if quick else ("d",))):
+        build = f"run.files({size!r}); run.door_inputs({size!r})" if size == c else \
+            f"run.dicts({size!r}); run.files({size!r})"
+        subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; {build}"],
+                       check=True)
+    if doors_only:
+        measure(results, plan(quick, doors_only=True), passes=1 if quick else 2)
+        finish(results, door_goals(results, c), mode, time.perf_counter() - began, args.out)
+        return
 
     numba_warm = str(CACHE / "numba")  # kept between runs: ranx's kernels compile once
     startup("ranx", 1, {"NUMBA_CACHE_DIR": numba_warm})  # fills the warm cache
@@ -383,28 +503,14 @@ def main() -> None:
 
     env_warm = {"NUMBA_CACHE_DIR": numba_warm}
     os.environ.update(env_warm)
-    groups: dict[str, list[tuple[str, dict]]] = {}
-    for group, label, spec in plan(quick):
-        groups.setdefault(group, []).append((label, spec))
-    for group, steps in groups.items():
-        # Full mode: each group twice, forward then backward, so that slow moments of a shared
-        # machine do not all fall on one contender; the runs of both passes are pooled.
-        passes = 1 if quick or group.startswith("cross-check") else 2
-        for n in range(passes):
-            for label, spec in (steps if n % 2 == 0 else steps[::-1]):
-                merge(results, (group, label), spawn(spec))
-        for label, _ in steps:
-            got = results[(group, label)]
-            print(f"  {group} / {label}: " + (got["error"] if "error" in got else
-                                              f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
-                  flush=True)
+    measure(results, plan(quick), passes=1 if quick else 2)
 
     goals = [
         ("1. fresh process, 100 x 10 dicts: evalbridge / pytrec_eval", 2.0,
          ratio(results, ("startup a", "evalbridge"), ("startup a", "pytrec_eval"))),
         (f"2. TREC files {c}: evalbridge / (ir-measures reader + pytrec_eval)", 0.3,
          ratio(results, (f"files {c}", "evalbridge"), (f"files {c}", "irm_files"))),
-        (f"2. TREC files {c}: evalbridge / floor (pyarrow read + one vectorised pass)", 1.5,
+        (f"2. TREC files {c}: evalbridge / floor (pyarrow read + one vectorised pass)", 1.2,
          ratio(results, (f"files {c}", "evalbridge"), (f"files {c}", "floor"))),
         (f"3. dicts {'d' if not quick else b}: evalbridge / pytrec_eval", 1.0,
          ratio(results, (f"dicts {'d' if not quick else b}", "evalbridge"),
@@ -420,16 +526,59 @@ def main() -> None:
     if eb.get("peak_growth") and pt.get("peak_growth"):
         goals.append((f"5. dicts {size}: peak RSS growth evalbridge / pytrec_eval", 1.0,
                       eb["peak_growth"] / pt["peak_growth"]))
-    report = render(results, goals, quick, time.perf_counter() - began)
+    finish(results, goals + door_goals(results, c), mode, time.perf_counter() - began, args.out)
+
+
+def measure(results: dict, steps: list[tuple[str, str, dict]], *, passes: int) -> None:
+    """Run every step in its own worker, group by group, and print each group's medians."""
+    groups: dict[str, list[tuple[str, dict]]] = {}
+    for group, label, spec in steps:
+        groups.setdefault(group, []).append((label, spec))
+    for group, members in groups.items():
+        # Each group ``passes`` times, forward then backward, so that slow moments of a shared
+        # machine do not all fall on one contender; the runs of every pass are pooled.
+        for n in range(1 if group.startswith("cross-check") else passes):
+            for label, spec in (members if n % 2 == 0 else members[::-1]):
+                merge(results, (group, label), spawn(spec))
+        for label, _ in members:
+            got = results[(group, label)]
+            print(f"  {group} / {label}: " + (got["error"] if "error" in got else
+                                              f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
+                  flush=True)
+
+
+def door_goals(results: dict, size: str) -> list[tuple[str, float, float | None]]:
+    """Goal 7: every door within 1.3 x ``evaluate(paths)`` (time) and 1.5 x (peak memory); ``evaluate(paths)``
+    within 1.2 x the floor; the RAG log within 1.5 x parsing it with ``json`` alone."""
+    group = f"doors {size}"
+    paths = (group, "evaluate(paths)")
+    goals: list[tuple[str, float, float | None]] = [
+        (f"7. doors {size}: evaluate(paths) / floor", 1.2, ratio(results, paths, (group, "floor")))]
+    goals += [(f"7. doors {size}: {door} / evaluate(paths)", 1.3, ratio(results, (group, door), paths))
+              for door in HELD]
+    goals.append((f"7. doors {size}: RAG JSONL log / json.loads per line", 1.5,
+                  ratio(results, (group, "RAG JSONL log, read_pair + evaluate"),
+                        (group, "json.loads per line (parsing alone)"))))
+    base = results.get(paths, {}).get("peak_growth")
+    for door in (*HELD, "RAG JSONL log, read_pair + evaluate"):
+        got = results.get((group, door), {}).get("peak_growth")
+        goals.append((f"7. doors {size}: peak RSS growth {door} / evaluate(paths)", 1.5,
+                      got / base if got and base else None))
+    return goals
+
+
+def finish(results: dict, goals: list, mode: str, wall: float, out: Path) -> None:
+    """Print the report and write it to ``out/<mode>-<date>.md``."""
+    report = render(results, goals, mode, wall)
     print(report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{'quick' if quick else 'full'}-{time.strftime('%Y-%m-%d')}.md"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{mode.replace(' ', '-')}-{time.strftime('%Y-%m-%d')}.md"
     path.write_text(report)
     print(f"written to {path}")
 
 
-def render(results: dict, goals: list, quick: bool, wall: float) -> str:
-    lines = [f"# evalbridge benchmark ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})", "",
+def render(results: dict, goals: list, mode: str, wall: float) -> str:
+    lines = [f"# evalbridge benchmark ({mode}, {time.strftime('%Y-%m-%d %H:%M')})", "",
              f"Machine: {machine()}.", "",
              "Five metrics (nDCG@10, AP, R@100, RR@10, P@10) unless said otherwise. Sizes (queries x docs): "
              + ", ".join(f"{k} = {q:,} x {d:,}" for k, (q, d) in SIZES.items()) + ".", "",
@@ -452,7 +601,11 @@ def render(results: dict, goals: list, quick: bool, wall: float) -> str:
               "input is built and the libraries imported; `first call` is the warm-up call where there is one. "
               "`files` rows start from TREC files in the page cache; `floor` is pyarrow reading both files, the "
               "run's doc ids looked up in the qrels' and one vectorised pass. The cross-check rows use "
-              "evalbridge's backends (`eb_*` = `evaluate(backend=...)`). Fresh-process rows are interleaved (one run of "
+              "evalbridge's backends (`eb_*` = `evaluate(backend=...)`). `doors` rows evaluate the same data from "
+              "every way in: TREC files, the objects `read_qrels` / `read_run` return, pandas and Arrow tables (built "
+              "before the clock), the command line (`evalbridge eval`, `evalbridge run` with a config, in the worker's "
+              "process, reports written to files), a RAG JSON Lines log (`contexts` with scores, `ground_truth` "
+              "grades), and the parsing of that log alone. Fresh-process rows are interleaved (one run of "
               "each in turn); in full mode every other group runs twice, forward then backward, and the runs are "
               "pooled, so that the busy moments of a shared machine do not all fall on one contender.", "",
               f"Total wall time: {wall:.0f} s."]

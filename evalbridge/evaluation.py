@@ -6,7 +6,6 @@ resolve settings, ask a backend, apply the missing-query policy once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import filterfalse
@@ -172,9 +171,10 @@ def evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metric
             engine ``fast`` for large ones; the provenance names the one used), or another
             name in :data:`evalbridge.backends.BACKENDS`, or ``spark``: Spark DataFrames
             (``query_id, doc_id, relevance`` / ``score``) are evaluated on Spark by
-            :func:`evalbridge.spark.evaluate`, whatever ``auto`` would choose. With ``auto``/``fast``, large TREC
-            files are read with pyarrow straight into columns (the strict reader is used
-            whenever that path meets anything unusual, so errors still name ``file:line``).
+            :func:`evalbridge.spark.evaluate`, whatever ``auto`` would choose. Large TREC files
+            and tables are read into columns, which ``auto`` and ``fast`` evaluate as they are
+            (the strict reader takes any file that path finds unusual, so errors still name
+            ``file:line``).
         min_relevance: relevance level of binary metrics that do not set ``rel``
             (default: the qrels' own ``min_relevance``, else 1). nDCG ignores it, as trec_eval does.
         ties: how tied scores are ranked: ``docid_desc`` (trec_eval), ``docid_asc`` or ``input``
@@ -220,13 +220,9 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
     asked = parse_metrics(metrics)
-    # The arrow columns hold only the graded hits (not what judged_only, depth or a metric that reads
-    # judgements, Judged, Bpref..., needs), and only for the fast engine, hence a tie policy it follows.
-    plain = depth is None and not judged_only and not any(m.inputs for m in asked)
-    fast_ties = conventions.ties in get_backend("fast").TIES
-    columnar = _read_columnar(qrels, run, backend) if plain and fast_ties else None
-    # The rows are wrapped, not copied: nothing built from them outlives this call.
-    qrels, run = columnar if columnar is not None else (as_qrels(qrels, copy=False), as_run(run, copy=False))
+    # The rows are wrapped, not copied: nothing built from them outlives this call. Files and tables
+    # are read by the format registry (large ones into columns, which the fast engine reads as they are).
+    qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
     check_compatible(qrels, run)
     cut = cut_run(qrels, run, conventions)
     run = cut.run
@@ -254,18 +250,6 @@ def _evaluate(qrels: Any, run: Any, metrics: str | Metric | Iterable[str | Metri
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
         notes=empty_notes(qrels, run, conventions.missing_queries))
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top)
-
-
-def _read_columnar(qrels: Any, run: Any, backend: str):  # noqa: ANN202 - (QrelsView, RunView) | None
-    """Two TREC file paths read by pyarrow into columns for the fast engine, or ``None``."""
-    if backend not in ("auto", "fast") or not all(isinstance(x, (str, os.PathLike)) for x in (qrels, run)):
-        return None
-    from .io import resolve
-    from .io._arrow_trec import read_trec_views
-
-    if resolve(qrels, kind="qrels").name != "trec" or resolve(run, kind="run").name != "trec":
-        return None
-    return read_trec_views(qrels, run, large_only=backend == "auto")
 
 
 # --------------------------------------------------------------------------- Spark DataFrames

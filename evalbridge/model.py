@@ -4,6 +4,12 @@
 score. Both are immutable read-only mappings whose ids are always ``str``.
 Grades may be floats (LLM-judge scores) and are never truncated. Every adapter
 in evalbridge ends by building one of these, so validation lives here once.
+
+Two representations, one mapping API: ``dict`` rows (what Python code builds), or a
+:class:`~evalbridge.columnar.RowTable` (what the readers of large files and tables build, and what
+the fast engine reads without converting: :attr:`Qrels.columnar`). A columnar object builds its
+``dict`` rows the first time something needs them (``qrels["q1"]``, ``items()``, ``to_dict()``), once;
+``len``, iteration, ``in`` and ``keys()`` never need them.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from operator import countOf, methodcaller
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .columnar import RowTable
 from .errors import InputError
 
 __all__ = ["Qrels", "Run", "Conventions", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
@@ -202,40 +209,72 @@ def _restore(cls: type[_Base], state: dict[str, Any]) -> _Base:
 
 
 class _Base(Mapping[str, Mapping[str, Any]]):
-    """What ``Qrels`` and ``Run`` share: validated rows shown read-only, and value semantics.
+    """What ``Qrels`` and ``Run`` share: validated rows (``dict`` rows or a :class:`RowTable`) shown
+    read-only, and value semantics.
 
     Travelling: ``pickle``, ``copy.copy`` and ``copy.deepcopy`` go through :meth:`__reduce__`, so
     the copy is as immutable as the original. ``copy.copy`` shares the rows (nothing mutates them);
     ``copy.deepcopy`` and a pickle round trip copy them, so a copy of an object built with
-    ``copy=False`` no longer shows later changes to the caller's dicts.
+    ``copy=False`` no longer shows later changes to the caller's dicts. A columnar object travels
+    as its table (its dict rows, a cache, are rebuilt on demand).
 
     Equality and hash: two objects of the same class are equal when their rows are equal and so
     are the settings that change what they evaluate to (:attr:`Qrels.min_relevance`,
-    :attr:`Run.name`); ``source`` (where the rows came from) is not compared. A plain mapping
-    with the same rows compares equal, as the ``Mapping`` contract says. A ``Qrels`` never equals
-    a ``Run``. The hash is computed from the rows on first use and kept (the object is immutable;
-    an object built with ``copy=False`` must not outlive changes to the caller's dicts).
+    :attr:`Run.name`); ``source`` (where the rows came from) is not compared, nor is the form the
+    rows are held in (dicts or columns). A plain mapping with the same rows compares equal, as the
+    ``Mapping`` contract says. A ``Qrels`` never equals a ``Run``. The hash is computed from the
+    rows on first use and kept (the object is immutable; an object built with ``copy=False`` must
+    not outlive changes to the caller's dicts).
     """
 
-    __slots__ = ("_data", "query_id_kind", "doc_id_kind", "source", "notes", "_hash")
+    __slots__ = ("_rows", "_table", "query_id_kind", "doc_id_kind", "source", "notes", "_hash")
     _what = "value"
     #: attributes, beyond the rows, that take part in equality (set by each subclass)
     _compared: tuple[str, ...] = ()
-    #: what a pickle or a copy carries (caches such as the hash are recomputed)
-    _state: tuple[str, ...] = ("_data", "query_id_kind", "doc_id_kind", "source", "notes")
+    #: what a pickle or a copy carries besides the rows (caches such as the hash are rebuilt)
+    _state: tuple[str, ...] = ("query_id_kind", "doc_id_kind", "source", "notes")
 
     def __init__(self, data: object, *, source: str | None = None, copy: bool = True,
                  notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
-        frozen, qkind, dkind = _freeze(data, what=self._what, where=source, copy=copy)
-        if not frozen and not allow_empty:
+        table = data._table if isinstance(data, _Base) else data if isinstance(data, RowTable) else None
+        if table is not None:  # columnar: shared as it is (its arrays are read-only)
+            rows = None
+            if isinstance(data, _Base):
+                qkind, dkind = data.query_id_kind, data.doc_id_kind
+            else:
+                qkind, dkind = (table.query_kind,), (table.doc_kind,) if table.n_rows else ()
+            empty = not table.query_ids
+        else:
+            rows, qkind, dkind = _freeze(data, what=self._what, where=source, copy=copy)
+            empty = not rows
+        if empty and not allow_empty:
             raise InputError(f"the {type(self).__name__.lower()} has no queries.", source=source,
                              fix=f"check that the input holds at least one query with {self._what}s.")
         if isinstance(data, _Base):
             source = source if source is not None else data.source
             notes = tuple(dict.fromkeys((*data.notes, *notes)))
         for name, value in (("query_id_kind", qkind), ("doc_id_kind", dkind), ("source", source),
-                            ("notes", tuple(notes)), ("_data", frozen)):
+                            ("notes", tuple(notes)), ("_rows", rows), ("_table", table)):
             object.__setattr__(self, name, value)
+
+    @property
+    def columnar(self) -> RowTable | None:
+        """The columnar form the rows were read into (the fast engine reads it as it is), or None
+        for rows given as dicts."""
+        return self._table
+
+    @property
+    def _data(self) -> dict[str, Mapping[str, Any]]:
+        """The ``dict`` rows, built from the table on first use when the object is columnar."""
+        rows = self._rows
+        if rows is None:
+            rows = self._table.rows()  # type: ignore[union-attr] - one of the two is set
+            object.__setattr__(self, "_rows", rows)
+        return rows
+
+    def _ids(self) -> Mapping[str, Any]:
+        """The query ids as mapping keys, without building dict rows."""
+        return self._rows if self._rows is not None else self._table.ids  # type: ignore[union-attr]
 
     # ``_data`` holds plain dicts that nothing mutates; callers see them read-only, wrapped on
     # access (wrapping 100K rows up front costs 0.1 s that most calls never use).
@@ -243,20 +282,20 @@ class _Base(Mapping[str, Mapping[str, Any]]):
         return MappingProxyType(self._data[qid])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
+        return iter(self._ids())
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._ids())
 
     def __contains__(self, qid: object) -> bool:  # the dict's own lookup, not Mapping's try/except
-        return qid in self._data
+        return qid in self._ids()
 
     def get(self, qid: str, default: Any = None) -> Any:
         row = self._data.get(qid)
         return default if row is None else MappingProxyType(row)
 
     def keys(self) -> KeysView[str]:  # the dict's own view: set operations and lookups at C speed
-        return self._data.keys()
+        return self._ids().keys()
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -264,6 +303,8 @@ class _Base(Mapping[str, Mapping[str, Any]]):
     @property
     def n_rows(self) -> int:
         """Number of (query, doc) pairs."""
+        if self._table is not None:
+            return self._table.n_rows
         return sum(map(len, self._data.values()))
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
@@ -274,7 +315,9 @@ class _Base(Mapping[str, Mapping[str, Any]]):
         return f"{type(self).__name__}({len(self)} queries, {self.n_rows} rows)"
 
     def __reduce__(self) -> tuple[Any, tuple[type[_Base], dict[str, Any]]]:
+        """Pickles (and copies) carry the table when there is one, else the dict rows."""
         state = {name: getattr(self, name) for name in self._state}
+        state.update(_table=self._table, _rows=self._rows if self._table is None else None)
         return _restore, (type(self), state)
 
     def __eq__(self, other: object) -> bool:
@@ -305,7 +348,8 @@ class Qrels(_Base):
 
     Args:
         data: a mapping ``{query_id: {doc_id: grade}}``; ids may be str or int
-            (converted with ``str``), grades any finite real number.
+            (converted with ``str``), grades any finite real number. Or a
+            :class:`~evalbridge.columnar.RowTable` (kept as it is: the columnar form), or a ``Qrels``.
         min_relevance: optional relevance level carried with the data (as LLM-graded
             data sets carry it): binary metrics that do not set ``rel`` count a doc
             as relevant when ``grade >= min_relevance``. ``None`` means 1.
@@ -345,7 +389,10 @@ class Qrels(_Base):
             return self._grades
         except AttributeError:
             pass
-        grades = frozenset(chain.from_iterable(map(methodcaller("values"), self._data.values())))
+        if self._table is not None:
+            grades = self._table.distinct_values()
+        else:
+            grades = frozenset(chain.from_iterable(map(methodcaller("values"), self._data.values())))
         object.__setattr__(self, "_grades", grades)
         return grades
 
@@ -367,7 +414,8 @@ class Run(_Base):
     adapters for rank-ordered input emit strictly decreasing scores.
 
     Args:
-        data: a mapping ``{query_id: {doc_id: score}}``; scores must be finite.
+        data: a mapping ``{query_id: {doc_id: score}}``; scores must be finite. Or a
+            :class:`~evalbridge.columnar.RowTable`, or a ``Run`` (its rows are shared, not copied).
         name: the system's name, used in reports.
         source: where the data came from, used in error messages.
         copy: ``False`` wraps plain ``dict`` rows instead of copying them (see :class:`Qrels`).

@@ -1,5 +1,6 @@
 """The fast engine (``backend="fast"``) equals the readable reference per query, and its TREC fast path
-reads exactly what the strict reader reads (or steps aside for it)."""
+reads exactly what the strict reader reads (or steps aside for it). More on the columnar doors:
+``tests/test_io_fast_path.py``."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from strategies import gain_maps, qrels_and_run
 import evalbridge as eb
 from evalbridge.backends import fast, reference
 from evalbridge.metrics.catalogue import CHOICES, METRICS
+from evalbridge.engine import rows as engine_rows
 from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
@@ -180,16 +182,32 @@ def write_pair(folder: Path, qrels: dict, run: dict) -> tuple[Path, Path]:
     return qrels_path, run_path
 
 
+def read_columns(qrels_path: Path, run_path: Path) -> tuple[Qrels | None, Run | None]:
+    """Both files through the columnar fast path, whatever their size."""
+    return (arrow_io.read_qrels_columns(qrels_path, large_only=False),
+            arrow_io.read_run_columns(run_path, large_only=False))
+
+
 def assert_same_results(qrels_path: Path, run_path: Path, metrics: list[str], **options: Any) -> None:
-    """evaluate() on the paths with the fast path equals the strict readers + reference, provenance included."""
+    """The files read by the columnar fast path (each on its own, or the strict reader where it declines)
+    and evaluated by the engine equal the strict readers + reference, provenance included."""
+    fast_qrels, fast_run = read_columns(qrels_path, run_path)
+    try:
+        qrels = fast_qrels if fast_qrels is not None else eb.read_qrels(qrels_path)
+        run = fast_run if fast_run is not None else eb.read_run(run_path)
+    except InputError as error:  # declined, and the strict reader's error
+        with pytest.raises(InputError) as raised:
+            eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), metrics, backend="reference")
+        assert str(raised.value) == str(error)
+        return
     try:
         want = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), metrics, backend="reference", **options)
     except InputError as error:  # e.g. a grade above AP's max_grade: the same error either way
         with pytest.raises(InputError) as raised:
-            eb.evaluate(str(qrels_path), str(run_path), metrics, backend="fast", **options)
+            eb.evaluate(qrels, run, metrics, backend="fast", **options)
         assert str(raised.value) == str(error)
         return
-    got = eb.evaluate(str(qrels_path), str(run_path), metrics, backend="fast", **options)
+    got = eb.evaluate(qrels, run, metrics, backend="fast", **options)
     assert got.metrics == want.metrics
     for metric in want.metrics:
         assert list(got.values[metric]) == list(want.values[metric])
@@ -205,10 +223,11 @@ def assert_same_results(qrels_path: Path, run_path: Path, metrics: list[str], **
        metrics=st.lists(any_metric(), min_size=1, max_size=4), ties=st.sampled_from(TIES))
 def test_trec_fast_path_equals_strict_reader_and_reference(tmp_path_factory: pytest.TempPathFactory, data: tuple,
                                                            metrics: list[Metric], ties: str) -> None:
-    """Files written by evalbridge, read by pyarrow into columns: same Results as the strict path."""
+    """Files written by evalbridge, each read by pyarrow into columns and paired by the engine: same
+    Results as the strict readers and the reference."""
     qrels, run = data
     paths = write_pair(tmp_path_factory.mktemp("trec"), qrels, run)
-    assert arrow_io.read_trec_views(*paths) is not None
+    assert all(obj is not None and obj.columnar is not None for obj in read_columns(*paths))
     assert_same_results(*paths, [str(m) for m in metrics], ties=ties)
 
 
@@ -220,7 +239,7 @@ def test_trec_fast_path_handles_interleaved_queries_tabs_and_gzip(tmp_path: Path
     qrels_path.write_text("q2\t0\tb\t1\nq1\t0\ta\t2\nq2\t0\tc\t3\nq1\t0\tz\t1\n")
     lines = "q1 Q0 a 1 3 s\nq2 Q0 c 1 9 s\nq1 Q0 b 2 2 s\nq3 Q0 a 1 1 s\nq2 Q0 b 2 9 s\n"
     run_path.write_bytes(gzip.compress(lines.encode()))
-    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
+    assert all(obj is not None for obj in read_columns(qrels_path, run_path))
     assert_same_results(qrels_path, run_path, ["nDCG@2", "AP", "P@1", "RR(rel=2)"])
 
 
@@ -250,19 +269,12 @@ UNUSUAL = {
 @pytest.mark.parametrize("case", sorted(UNUSUAL))
 def test_unusual_run_files_go_to_the_strict_reader(tmp_path: Path, case: str) -> None:
     """Anything the columnar reader might read differently is declined; the result (or the error,
-    with file:line) is the strict reader's."""
+    with file:line) is the strict reader's, whatever the file's size."""
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     qrels_path.write_text("q1 0 a 1\nq1 0 b 2\nq2 0 a 1\n")
     run_path.write_bytes(UNUSUAL[case].encode("latin-1" if case == "not UTF-8" else "utf-8"))
-    assert arrow_io.read_trec_views(qrels_path, run_path) is None
-    try:
-        want = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), ["P@2", "AP"], backend="reference")
-    except InputError as error:
-        with pytest.raises(InputError) as raised:
-            eb.evaluate(str(qrels_path), str(run_path), ["P@2", "AP"], backend="fast")
-        assert str(raised.value) == str(error)
-    else:
-        assert eb.evaluate(str(qrels_path), str(run_path), ["P@2", "AP"], backend="fast").values == want.values
+    assert arrow_io.read_run_columns(run_path, large_only=False) is None
+    assert_same_results(qrels_path, run_path, ["P@2", "AP"])
 
 
 def test_rank_column_is_ignored_as_by_the_strict_reader(tmp_path: Path) -> None:
@@ -270,60 +282,64 @@ def test_rank_column_is_ignored_as_by_the_strict_reader(tmp_path: Path) -> None:
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     qrels_path.write_text("q1 0 a 1\nq1 0 b 2\n")
     run_path.write_text("q1 Q0 a first 1.0 s\nq1 Q0 b 7.5 2.0 s\nq1 Q0 c - 3.0 s\n")
-    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
+    assert all(obj is not None for obj in read_columns(qrels_path, run_path))
     assert_same_results(qrels_path, run_path, ["AP", "nDCG"])
 
 
 def test_duplicate_qrels_lines_raise_the_strict_readers_error(tmp_path: Path) -> None:
-    """A doc judged twice is refused with both line numbers, whichever path was tried first."""
-    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    """A doc judged twice is declined by the fast path and refused by the strict reader with both line numbers."""
+    qrels_path = tmp_path / "qrels.txt"
     qrels_path.write_text("q1 0 a 1\nq1 0 b 2\nq1 0 a 0\n")
-    run_path.write_text("q1 Q0 a 1 2.0 s\n")
+    assert arrow_io.read_qrels_columns(qrels_path, large_only=False) is None
     with pytest.raises(InputError, match=r"qrels.txt:3.*lines 1 and 3"):
-        eb.evaluate(str(qrels_path), str(run_path), "P@1", backend="fast")
+        eb.read_qrels(qrels_path)
 
 
 def test_a_hash_shared_within_a_file_sends_the_files_to_the_strict_reader(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """With a hash that collides for every id the fast path declines, and the strict reader answers."""
-    import numpy as np
-
-    def same_hash_for_all(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
+    def same_hash_for_all(h: np.ndarray, array: Any) -> np.ndarray:
         h.fill(0)
+        return h
 
-    monkeypatch.setattr(arrow_io, "_hash", same_hash_for_all)
+    monkeypatch.setattr(engine_rows, "hash_strings", same_hash_for_all)
     qrels = {"q1": {"a": 1, "b": 2, "c": 0}, "q2": {"a": 3}}
     run = {"q1": {"a": 1.0, "b": 1.0, "x": 2.0}, "q2": {"b": 1.0, "a": 0.5}, "q3": {"a": 1.0}}
     paths = write_pair(tmp_path, qrels, run)
-    assert arrow_io.read_trec_views(*paths) is None
+    assert read_columns(*paths) == (None, None)
     assert_same_results(*paths, ["nDCG@2", "AP", "RR"])
 
 
-def test_hashes_shared_across_the_files_are_matched_by_comparing_the_ids(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a hash of (query, id length), distinct within each file here, ``x`` and ``a`` share one
-    across the files: only the strings tell that they are not the same doc."""
-    import numpy as np
+def test_hashes_shared_across_queries_and_files_are_matched_by_comparing_the_ids(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a hash of (length of the query id, length of the doc id), distinct within each query here,
+    ``q1``/``a`` and ``q2``/``a`` share one within the qrels, and ``x`` and ``a`` one across the files:
+    only the strings tell that they are not the same (query, doc)."""
+    def lengths(h: np.ndarray, array: Any) -> np.ndarray:
+        h += np.diff(engine_rows.string_offsets(array)).astype(np.uint64)
+        return h
 
-    def query_and_length(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
-        h += np.diff(offsets).astype(np.uint64)  # h holds the query's seed
-
-    monkeypatch.setattr(arrow_io, "_hash", query_and_length)
+    monkeypatch.setattr(engine_rows, "hash_strings", lengths)
     qrels = {"q1": {"a": 1, "bb": 2, "ccc": 0}, "q2": {"a": 3, "bb": 1}}
-    run = {"q1": {"x": 2.0, "bb": 1.0, "dddd": 1.0}, "q2": {"bb": 1.0, "y": 0.5}, "q3": {"a": 1.0}}
+    run = {"q1": {"x": 2.0, "bb": 1.0, "dddd": 1.0}, "q2": {"bb": 1.0, "y": 0.5, "ffffff": 0.2},
+           "q3": {"a": 1.0, "hh": 0.5, "iii": 0.1}}  # blocks of one length: each query's hashes sorted alone
     paths = write_pair(tmp_path, qrels, run)
-    assert arrow_io.read_trec_views(*paths) is not None
+    fast_qrels, fast_run = read_columns(*paths)
+    assert fast_qrels is not None and fast_run is not None
+    assert len(set(fast_qrels.columnar.hashes.tolist())) < fast_qrels.n_rows  # the shared hashes are there
     assert_same_results(*paths, ["nDCG@2", "AP", "RR", "R@2"])
 
 
 @given(width=st.integers(1, 6), shortfalls=st.lists(st.sampled_from([0, 0, 0, 1, 3]), min_size=1, max_size=8),
-       values=st.data(), repeat_a_query=st.booleans())
+       values=st.data(), repeat_a_query=st.booleans(), high=st.booleans())
 def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, shortfalls: list[int],
                                                                    values: st.DataObject,
-                                                                   repeat_a_query: bool) -> None:
+                                                                   repeat_a_query: bool, high: bool) -> None:
     """Equal-length blocks, padded blocks of unequal length, a query in two blocks: a hash shared
-    within a query is always found (hashes here are ``query * 1000 + a small number``)."""
-    import numpy as np
+    within a query is always found, and hashes that share only their top 32 bits (the keys sorted
+    first) are not taken for one (hashes here are ``query * 1000 + a small number``, in the top or the
+    bottom 32 bits, plus 0 or 1 in the bottom bits)."""
+    from evalbridge.columnar import RowTable
 
     lengths = [max(1, width - short) for short in shortfalls]
     codes = list(range(len(lengths)))
@@ -331,23 +347,40 @@ def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, s
         codes[-1] = 0
     row_codes = np.repeat(codes, lengths)
     small = values.draw(st.lists(st.integers(0, 8), min_size=len(row_codes), max_size=len(row_codes)))
+    low = values.draw(st.lists(st.integers(0, 1), min_size=len(row_codes), max_size=len(row_codes)))
     hashes = (row_codes * 1000 + np.array(small)).astype(np.uint64)
-    file = arrow_io._File(ids=[], block_start=np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64),
-                          block_code=np.array(codes, dtype=np.int64), docs=None, hashes=hashes,
-                          values=np.zeros(len(hashes)), first={})
-    assert arrow_io._distinct(file) == (len(set(hashes.tolist())) == len(hashes))
+    if high:
+        hashes = (hashes << np.uint64(32)) | np.array(low, dtype=np.uint64)
+    table = RowTable(query_ids=tuple(f"q{c}" for c in sorted(set(codes))),
+                     block_start=np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64),
+                     block_code=np.array(codes, dtype=np.int64), docs=None, values=np.zeros(len(hashes)),
+                     integral=np.zeros(len(hashes), dtype=bool), hashes=hashes)
+    assert engine_rows.shared_hash(table) == (len(set(hashes.tolist())) < len(hashes))
+
+
+def test_a_doc_ids_hash_does_not_depend_on_the_other_ids_of_its_file(tmp_path: Path) -> None:
+    """An id's hash folds its own 8-byte words only: ``a`` hashes the same in a qrels file that also
+    holds a 24-byte id as in a run whose ids are short, so the judged ``a`` is found (P@1 = 1)."""
+    import pyarrow as pa
+
+    short, long = pa.array(["a", "b"]), pa.array(["a", "a-very-long-document-id"])
+    assert engine_rows.hash_strings(np.zeros(2, dtype=np.uint64), short)[0] == \
+        engine_rows.hash_strings(np.zeros(2, dtype=np.uint64), long)[0]
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 a 1\nq1 0 a-very-long-document-id 0\n")
+    run_path.write_text("q1 Q0 a 1 1.0 s\nq1 Q0 b 2 0.5 s\n")
+    qrels, run = read_columns(qrels_path, run_path)
+    assert eb.evaluate(qrels, run, "P@1", backend="fast")["P@1"] == 1.0
+    assert_same_results(qrels_path, run_path, ["P@1", "AP"])
 
 
 def test_long_ids_differing_only_in_the_middle_have_distinct_hashes() -> None:
     """Every 8-byte word of an id enters its hash (URL-like and ClueWeb-like ids differ in the middle)."""
-    import numpy as np
     import pyarrow as pa
 
     ids = [f"clueweb09-en{segment:04d}-00-00001" for segment in range(500)]
     ids += [f"http://example.com/{n}/index.html" for n in range(500)]
-    array = pa.array(ids)
-    hashes = np.zeros(len(ids), dtype=np.uint64)
-    arrow_io._hash(hashes, arrow_io._offsets(array), np.frombuffer(array.buffers()[2], dtype=np.uint8))
+    hashes = engine_rows.hash_strings(np.zeros(len(ids), dtype=np.uint64), pa.array(ids))
     assert len(set(hashes.tolist())) == len(ids)
 
 
@@ -356,14 +389,14 @@ def test_non_ascii_ids_are_read_by_the_fast_path(tmp_path: Path) -> None:
     qrels = {"问题1": {"文档a": 1, "doc-é": 2}}
     run = {"问题1": {"文档a": 0.5, "doc-é": 0.5, "文档b": 0.7}}
     paths = write_pair(tmp_path, qrels, run)
-    assert arrow_io.read_trec_views(*paths) is not None
+    assert all(obj is not None for obj in read_columns(*paths))
     assert_same_results(*paths, ["nDCG@3", "RR"], ties="docid_asc")
 
 
 def test_small_files_take_the_ordinary_readers_under_auto(tmp_path: Path) -> None:
-    """Under the default backend a small run file is read line by line (no pyarrow import needed)."""
+    """A small TREC file is read line by line (no pyarrow import needed) and evaluated by the reference."""
     paths = write_pair(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
-    assert arrow_io.read_trec_views(*paths, large_only=True) is None
+    assert arrow_io.read_run_columns(paths[1]) is None and eb.read_run(paths[1]).columnar is None
     assert eb.evaluate(*map(str, paths), "P@1").provenance.backend == "reference"
 
 
@@ -451,31 +484,34 @@ def test_an_id_hashes_the_same_whatever_the_longest_id_of_its_file(tmp_path: Pat
     qrels_path.write_text("q1 0 d1 1\nq2 0 short 2\n")
     run_path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 a-very-long-document-id-of-many-words 2 1.0 t\n"
                         "q2 Q0 short 1 3.0 t\nq2 Q0 x 2 1.0 t\n")
-    assert arrow_io.read_trec_views(qrels_path, run_path) is not None
-    fast = eb.evaluate(str(qrels_path), str(run_path), ["P@1", "nDCG@2"], backend="fast")
+    qrels = arrow_io.read_qrels_columns(qrels_path, large_only=False)
+    run = arrow_io.read_run_columns(run_path, large_only=False)
+    assert qrels is not None and run is not None and run.columnar is not None
+    fast = eb.evaluate(qrels, run, ["P@1", "nDCG@2"], backend="fast")
     reference = eb.evaluate(eb.read_qrels(qrels_path), eb.read_run(run_path), ["P@1", "nDCG@2"], backend="reference")
     assert fast.values == reference.values and fast["P@1"] == 1.0
 
 
-@pytest.mark.parametrize(("metric", "options", "columnar"), [
-    ("nDCG@10", {}, True),
-    ("nDCG(gain=exp)@10", {}, True),
-    ("nDCG(gains={0:1})@10", {}, False),   # a gain map reads judgements: the arrow columns hold only hits
-    ("Bpref", {}, False),
-    ("Judged@10", {}, False),
-    ("P@5", {"judged_only": True}, False),
-    ("P@5", {"depth": 3}, False),
+@pytest.mark.parametrize(("metric", "options"), [
+    ("nDCG@10", {}),
+    ("nDCG(gain=exp)@10", {}),
+    ("nDCG(gains={0:1})@10", {}),   # a gain map reads the docs judged 0
+    ("Bpref", {}),
+    ("Judged@10", {}),
+    ("Hole@10", {}),                # reads the pool: docs judged for any query
+    ("P@5", {"judged_only": True}),
+    ("P@5", {"depth": 3}),
 ])
-def test_only_metrics_and_conventions_that_need_judgements_leave_the_pyarrow_path(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metric: str, options: dict, columnar: bool) -> None:
-    """The pyarrow reader keeps only the graded hits; what needs the docs judged 0 (or cuts the run) is read by
-    the strict readers instead, with the same values."""
+def test_columns_read_by_pyarrow_hold_what_metrics_reading_judgements_need(
+        tmp_path: Path, metric: str, options: dict) -> None:
+    """TREC files read into columns keep every judgement (grade 0 included) and give the fast engine the
+    docs judged 0 and the pool, so metrics that read judgements and the cutting conventions get the
+    reference's values from columnar inputs."""
     qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1, "e": 0}}
-    run = {"q1": {"a": 3.0, "x": 2.5, "b": 2.0, "c": 1.0}, "q2": {"e": 2.0, "d": 1.0, "y": 0.5}}
-    paths = write_pair(tmp_path, qrels, run)
-    calls = []
-    real = arrow_io.read_trec_views
-    monkeypatch.setattr(arrow_io, "read_trec_views", lambda *a, **k: calls.append(a) or real(*a, **k))
-    got = eb.evaluate(*map(str, paths), metric, backend="fast", **options)
-    assert bool(calls) == columnar
+    run = {"q1": {"a": 3.0, "x": 2.5, "b": 2.0, "c": 1.0, "d": 0.2}, "q2": {"e": 2.0, "d": 1.0, "y": 0.5}}
+    qrels_path, run_path = write_pair(tmp_path, qrels, run)
+    columnar = (arrow_io.read_qrels_columns(qrels_path, large_only=False),
+                arrow_io.read_run_columns(run_path, large_only=False))
+    assert all(x is not None and x.columnar is not None for x in columnar)
+    got = eb.evaluate(*columnar, metric, backend="fast", **options)
     assert got.values == eb.evaluate(qrels, run, metric, backend="reference", **options).values

@@ -44,8 +44,8 @@ def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> s
     """``"fast"`` or ``"reference"`` for this input: ``fast`` from :data:`THRESHOLD` run rows on; always the
     reference for a tie policy the fast engine does not follow (``average``).
 
-    An input read straight into columns (large TREC files read by pyarrow, which carry their
-    engine ``columns``) is already in the engine's form and goes to ``fast``.
+    Columnar inputs (:attr:`Run.columnar`) are chosen by size too: a small one builds its dict rows
+    for the reference (a few milliseconds), a large one is read by the engine as it is.
 
     Example:
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
@@ -55,8 +55,6 @@ def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> s
 
     if ties not in fast.TIES:
         return "reference"
-    if getattr(qrels, "columns", None) is not None:  # the columnar views' declared attribute (io._arrow_trec)
-        return "fast"
     return "fast" if run.n_rows >= THRESHOLD else "reference"
 
 

@@ -32,22 +32,21 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             conventions: Conventions = CONVENTIONS) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
-    ``qrels`` may also be a columnar view read by :mod:`evalbridge.io._arrow_trec`, which
-    carries its :class:`~evalbridge.engine.Columns` already built.
+    Columnar inputs (``Qrels.columnar``, e.g. large TREC files or DataFrames) are paired as they
+    are; ``dict`` rows are flattened once (:func:`evalbridge.engine.rows.columns_of`).
     """
-    from ..engine import evaluate_columns, from_mappings
+    from ..engine import evaluate_columns
+    from ..engine.rows import columns_of
 
     if conventions.ties not in TIES:
         from ..errors import UnsupportedMetricError
 
         raise UnsupportedMetricError(f"the fast engine ranks tied documents in one order; ties={conventions.ties!r} "
                                      f"is computed by the reference. Fix: use backend='reference' or 'auto'.")
-    columns = getattr(qrels, "columns", None)
-    if columns is None:
-        try:
-            columns = from_mappings(qrels, run)
-        except OverflowError:
-            columns = None
+    try:
+        columns = columns_of(qrels, run)
+    except OverflowError:
+        columns = None
     if columns is None or not columns.exact:
         from . import reference
 

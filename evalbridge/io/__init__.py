@@ -1,10 +1,13 @@
 """Every input and output format, in one place: the registry (:mod:`.registry`) and one module per family.
 
 * :mod:`.trec`: TREC qrels, runs and judged ranked lists (strict reader; :mod:`._arrow_trec` is its
-  pyarrow fast path for large files, used only where it reads exactly what the strict reader would);
+  pyarrow fast path for large files, into columns, used only where it reads exactly what the strict
+  reader would);
 * :mod:`.jsonl`: ``{qid: {doc: value}}`` JSON and JSON Lines rows;
-* :mod:`.rag`: RAG logs, one object per question, with field mapping;
-* :mod:`.tables`: CSV / TSV / Parquet files (BEIR, MS MARCO) and pandas / Arrow / Polars tables;
+* :mod:`.rag`: RAG logs, one object per question, with field mapping (:mod:`._rag_columns`: large JSON
+  Lines logs through orjson into columns, on the same terms);
+* :mod:`.tables`: CSV / TSV / Parquet files (BEIR, MS MARCO) and pandas / Arrow / Polars tables, read
+  into columns;
 * :mod:`.shapes`: label lists, (retrieved, relevant) pairs, records, graded dicts, ranked lists;
 * :mod:`.objects`: Qrels / Run, dicts of dicts, ranx objects, ir-measures rows and tuples; the way back;
 * :mod:`.text`: bytes and text of files (gzip, BOM, UTF-8 with the right line), shared by all.

@@ -1,96 +1,60 @@
-"""TREC qrels and run files read by pyarrow straight into :class:`~evalbridge.engine.Columns`.
+"""TREC qrels and run files read by pyarrow into a columnar :class:`~evalbridge.model.Qrels` / ``Run``.
 
-This is only a fast path. :func:`read_trec_views` accepts a pair of files only when the strict
-readers (:func:`evalbridge.io.trec.read_qrels` / :func:`~evalbridge.io.trec.read_run`) would read
-exactly the same data from them, and returns ``None`` for anything unusual: comments, blank
-lines, tabs mixed with spaces, empty fields, other whitespace, a UTF-8 BOM, duplicate
-(query, doc) pairs, non-finite numbers, grades beyond 2**53. The caller then uses the strict
-readers, whose errors name ``file:line``.
+This is only a fast path, for each file on its own. :func:`read_qrels_columns` and
+:func:`read_run_columns` accept a file only when the strict readers
+(:func:`evalbridge.io.trec.read_qrels` / :func:`~evalbridge.io.trec.read_run`) would read exactly the
+same data from it, and return ``None`` for anything unusual: comments, blank lines, tabs mixed with
+spaces, empty fields, other whitespace, a UTF-8 BOM, duplicate (query, doc) pairs, non-finite
+numbers, numbers beyond 2**53. The caller then uses the strict reader, whose errors name ``file:line``.
 
-No dict-of-dicts is built: ids stay in Arrow string arrays. Query ids are looked up once per
-block of lines. Each row gets a 64-bit hash of (query, every byte of its doc id). Duplicates are
-found by sorting the hashes (per query when queries are blocks of lines): any hash shared within
-the qrels, or within one query of the run, declines the pair (a duplicate, which the strict
-readers report with both line numbers, or a collision, which they read correctly). The run's
-rows are matched to the qrels' through those hashes, and every match is confirmed by comparing
-the query codes and the doc id strings. A second thread checks the fields and sorts while this
-one hashes and matches.
+No dict-of-dicts is built: the rows become a :class:`~evalbridge.columnar.RowTable`
+(:mod:`evalbridge.engine.rows`: blocks of lines of one query, doc ids in an Arrow string array, a
+64-bit hash per row made from the query id and the doc id alone). A hash shared by two rows of one
+query declines the file (a duplicate, which the strict reader reports with both line numbers, or
+a collision, which it reads correctly). Pairing a qrels table with a run table is the engine's (:func:`evalbridge.engine.rows.pair`).
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable, Iterator, KeysView, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..engine.columns import EXACT_LIMIT, Columns
 from .text import GZIP_MAGIC
 
-__all__ = ["QrelsView", "RunView", "read_trec_views", "LARGE_BYTES"]
+if TYPE_CHECKING:
+    from ..columnar import RowTable
+    from ..model import Qrels, Run
 
-#: With ``large_only`` a run file smaller than this goes to the ordinary readers instead
-#: (importing pyarrow and numpy costs more than reading a small file line by line).
+__all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "LARGE_BYTES"]
+
+#: With ``large_only`` a file smaller than this goes to the ordinary readers instead (importing pyarrow
+#: and numpy, about 0.2 s, costs more than reading a smaller file line by line). The size alone decides,
+#: never what happens to be imported: the same file gives the same object in any process.
 LARGE_BYTES = 4 << 20
+
+
+def large_enough(size: int) -> bool:
+    """True when a file of ``size`` bytes is worth the columnar path (see :data:`LARGE_BYTES`)."""
+    return size >= LARGE_BYTES
+
 
 #: Whitespace that ``str.split`` splits on in non-ASCII text: NEL, NBSP, U+1680, U+2000-U+200A/U+2028/U+2029/U+202F (all
 #: begin with E2 80), U+205F, U+3000; and the BOM, which Arrow drops but Python keeps.
 _OTHER_SPACE_UTF8 = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80",
                      b"\xef\xbb\xbf")
 _QRELS = ("qid", "iter", "docid", "rel")
-#: Masks keeping the first k bytes of a little-endian word, k = 0..8.
-_KEEP = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-#: Odd multipliers of the hash (each a bijection of the 64-bit words).
-_SPREAD, _MIX = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
 _RUN = ("qid", "Q0", "docid", "rank", "score", "tag")
 
 
-class _View:
-    """The little of the :class:`~evalbridge.model.Qrels` / ``Run`` mapping API that ``evaluate`` reads:
-    the query ids (in file order), membership, the id kinds and the source."""
+def _QUERY_TYPE() -> Any:  # noqa: N802 - a type, built when pyarrow is imported
+    """Query ids are read dictionary-encoded: Arrow's CSV reader codes them as it parses (one string per
+    distinct id instead of one per line), and blocks of lines are found by comparing the codes."""
+    import pyarrow as pa
 
-    query_id_kind = ("str",)
-    doc_id_kind = ("str",)
-
-    def __init__(self, ids: Sequence[str], source: str) -> None:
-        self._ids, self.source = dict.fromkeys(ids), source
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def __contains__(self, qid: object) -> bool:
-        return qid in self._ids
-
-    def keys(self) -> KeysView[str]:
-        return self._ids.keys()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({len(self)} queries, {self.source})"
-
-
-class QrelsView(_View):
-    """Qrels read into columns; carries the engine's :class:`Columns` of the pair."""
-
-    min_relevance = None
-
-    def __init__(self, ids: Sequence[str], source: str, *, max_grade: float, columns: Columns) -> None:
-        super().__init__(ids, source)
-        self.max_grade, self.columns = max_grade, columns
-
-
-class RunView(_View):
-    """A run read into columns (its name is the tag of its first line, as ``read_run``)."""
-
-    def __init__(self, ids: Sequence[str], source: str, *, name: str) -> None:
-        super().__init__(ids, source)
-        self.name = name
+    return pa.dictionary(pa.int32(), pa.string())
 
 
 def _source(path: Path):  # noqa: ANN202 - (what pyarrow reads, the first 64 KiB, the whole text loader)
@@ -118,14 +82,19 @@ def _delimiter(raw: bytes) -> bytes | None:
 def _plain_fields(table, text: Callable[[], bytes]) -> bool:  # noqa: ANN001 - pa.Table
     """True when no field holds a byte ``str.split`` would split on (the other delimiter, a control
     character, Unicode whitespace) or an empty string, and the file is UTF-8."""
+    import numpy as np
     import pyarrow as pa
+
+    from ..engine.rows import string_offsets
 
     high = False
     for column in table.columns:
         for chunk in column.chunks:
+            if pa.types.is_dictionary(chunk.type):
+                chunk = chunk.dictionary  # (the query ids: each distinct one once)
             if not (pa.types.is_string(chunk.type) or pa.types.is_binary(chunk.type)):
                 continue
-            offsets = _offsets(chunk)
+            offsets = string_offsets(chunk)
             if len(chunk) and not np.all(offsets[1:] > offsets[:-1]):
                 return False
             data = chunk.buffers()[2]
@@ -160,257 +129,121 @@ def _table(source, delimiter: bytes, names: Sequence[str], types: dict):  # noqa
         return None
 
 
-def _offsets(array) -> np.ndarray:  # noqa: ANN001 - pa.StringArray / LargeStringArray
-    """The int64 offsets of a string array (numpy view of its buffer, copied when int32)."""
+#: A decimal number as Python's ``int`` / ``float`` read it (no underscores, no ``inf``/``nan``: those go to
+#: the strict reader), and an integer token.
+_DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_INTEGER = r"^[+-]?[0-9]+$"
+
+
+def _integral_grades(tokens) -> tuple[Any, Any] | None:  # noqa: ANN001 - pa.StringArray
+    """(float64 grades, per-row "is an int") of the grade tokens, as the strict reader's ``int`` else
+    ``float``; None when a token is not a plain decimal number (Arrow would read ``0x10`` as 16, Python
+    refuses it; Python reads ``1_0`` as 10, Arrow refuses it)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pc.all(pc.match_substring_regex(tokens, _DECIMAL)).as_py():
+        return None
+    integral = pc.match_substring_regex(tokens, _INTEGER)
+    try:
+        if pc.all(integral).as_py():
+            return pc.cast(tokens, pa.int64()).to_numpy().astype(np.float64), True
+        return pc.cast(tokens, pa.float64()).to_numpy(), integral.to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _values(column) -> tuple[Any, Any] | None:  # noqa: ANN001 - a pyarrow column
+    """(float64 values, per-row "is an int") of the grades (text, parsed here) or the scores (float64),
+    or None (a token Python reads otherwise, a number beyond 2**53)."""
+    import numpy as np
     import pyarrow as pa
 
-    wide = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
-    return np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32, count=len(array) + 1,
-                         offset=array.offset * (8 if wide else 4))
+    from ..engine.rows import EXACT_LIMIT
 
-
-def _blocks(array) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - pa.StringArray
-    """Start row and value of every block of equal adjacent strings (e.g. a query's lines)."""
-    import pyarrow.compute as pc
-
-    n = len(array)
-    change = pc.not_equal(array.slice(1), array.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.r_[0, np.flatnonzero(change) + 1].astype(np.int64)
-    return starts, array.take(starts).to_pylist()
-
-
-def _hash(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
-    """Fold every 8-byte word of each id into ``h``, the per-row seed of its query: a 64-bit hash
-    of (query, id). Equal hashes within a file make the caller decline the file; a match between
-    the files is confirmed by comparing the strings."""
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    longest = int(lengths.max()) if len(lengths) else 0
-    padded = np.zeros(len(data) + longest + 8, dtype=np.uint8)  # every word read below lies inside
-    padded[:len(data)] = data
-    words = np.ndarray(shape=(len(data) + longest,), dtype=np.uint64, buffer=padded, strides=(1,))
-    for at in range(0, longest, 8):  # one pass for ids of up to 8 bytes
-        if at == 0:
-            word = words[starts] & _KEEP[np.clip(lengths, 0, 8)]  # the bytes of this id only
-            h ^= word
-            h *= _MIX
-            continue
-        # Only ids that still have bytes here take this word: an id's hash must not depend on how long
-        # the longest id of its file is, or the same (query, doc) hashes differently in the other file.
-        live = np.flatnonzero(lengths > at)
-        word = words[starts[live] + at] & _KEEP[np.clip(lengths[live] - at, 0, 8)]
-        h[live] = (h[live] ^ word) * _MIX
-
-
-@dataclass
-class _File:
-    """One TREC file as columns: its blocks of lines of one query, doc ids, hashes, the numbers,
-    and the query ids in file order."""
-
-    ids: list[str]
-    block_start: np.ndarray
-    block_code: np.ndarray
-    docs: object
-    hashes: np.ndarray
-    values: np.ndarray
-    first: dict[str, object]
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.values)
-
-    @property
-    def block_lengths(self) -> np.ndarray:
-        return np.diff(np.r_[self.block_start, self.n_rows])
-
-    def codes(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """The query code of the given rows (of every row when None)."""
-        if rows is None:
-            return np.repeat(self.block_code, self.block_lengths)
-        return self.block_code[np.searchsorted(self.block_start, rows, side="right") - 1]
-
-
-def _read(path: Path, names: Sequence[str], value: str, types: dict, known: dict[str, int]) -> _File | None:
-    """Read one file; ``known`` maps query ids to codes and is extended with new ones (in file order).
-    The fields are checked on a second thread while this one hashes the ids."""
-    source, head, text = _source(path)
-    delimiter = _delimiter(head)
-    table = _table(source, delimiter, names, types) if delimiter else None
-    if table is None or table.num_rows == 0:
-        return None
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        plain = pool.submit(_plain_fields, table, text)
-        try:
-            file = _columns(table, names, value, known)
-        except UnicodeDecodeError:  # (Arrow was told not to check UTF-8: _plain_fields does)
-            file = None
-        return file if plain.result() else None  # None: an empty field, other whitespace, not UTF-8
-
-
-def _columns(table, names: Sequence[str], value: str, known: dict[str, int]) -> _File | None:  # noqa: ANN001
-    starts, block_ids = _blocks(table["qid"].combine_chunks())
-    if any(qid[0] == "#" for qid in block_ids):
-        return None  # a comment line
-    values = table[value].to_numpy()
-    low, high = float(values.min()), float(values.max())  # NaN propagates; inf is not < EXACT_LIMIT
-    if not max(-low, high) < EXACT_LIMIT:
-        return None
-    ids = list(dict.fromkeys(block_ids))
-    for qid in ids:
-        known.setdefault(qid, len(known))
-    block_code = np.array([known[qid] for qid in block_ids], dtype=np.int64)
-    hashes = np.repeat((block_code + 1).astype(np.uint64) * _SPREAD, np.diff(np.r_[starts, table.num_rows]))
-    docs = table["docid"]
-    at = 0
-    for chunk in docs.chunks:  # chunk by chunk: no copy of the whole column
-        data = chunk.buffers()[2]
-        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-        _hash(hashes[at:at + len(chunk)], _offsets(chunk), data)
-        at += len(chunk)
-    first = {name: table[name][0].as_py() for name in names}
-    return _File(ids, starts, block_code, docs.combine_chunks(), hashes, values, first)  # (take is slow on chunks)
-
-
-def _distinct(file: _File) -> bool:
-    """True when no two rows of one query share a hash.
-
-    When every query is one block of lines, the blocks are sorted side by side, as rows of a grid
-    (n log L instead of n log n: 0.07 s instead of 0.13 s for 7,000 blocks of 1,000); otherwise all
-    hashes are sorted together. Neighbours from two queries (a short block's padding included) are
-    then equal only by a collision, which declines the file too."""
-    lengths = file.block_lengths
-    width = int(lengths.max())
-    if len(np.unique(file.block_code)) < len(lengths) or len(lengths) * width > 1.25 * file.n_rows:
-        ordered = np.sort(file.hashes)
-    elif np.all(lengths == width):
-        ordered = np.sort(file.hashes.reshape(len(lengths), width), axis=1).ravel()
+    if pa.types.is_string(column.type):
+        read = _integral_grades(column.combine_chunks())
+        if read is None:
+            return None
+        values, integral = read
     else:
-        grid = ~np.arange(len(lengths) * width, dtype=np.uint64).reshape(len(lengths), width)  # distinct padding
-        grid[np.arange(width) < lengths[:, None]] = file.hashes
-        ordered = np.sort(grid, axis=1).ravel()
-    return not np.any(ordered[1:] == ordered[:-1])
+        values, integral = np.concatenate([chunk.to_numpy() for chunk in column.chunks]), False
+    low, high = float(values.min()), float(values.max())  # NaN propagates; inf is not < EXACT_LIMIT
+    return (values, integral) if max(-low, high) < EXACT_LIMIT else None
 
 
-def _group(file: _File, index: np.ndarray, n_groups: int) -> tuple[np.ndarray | None, np.ndarray]:
-    """Rows whose query is evaluated, grouped by ``index[code]`` (stable; None: all rows, as they are),
-    and the group offsets. Decided per block of lines when each query is one block, in order."""
-    block_group = index[file.block_code]
-    lengths = file.block_lengths
-    keep = block_group >= 0
-    kept = block_group[keep]
-    if np.all(kept[1:] > kept[:-1]):
-        offsets = np.zeros(n_groups + 1, dtype=np.int64)
-        np.cumsum(np.bincount(kept, weights=lengths[keep], minlength=n_groups).astype(np.int64), out=offsets[1:])
-        if keep.all():
-            return None, offsets
-        size = lengths[keep]
-        rows = np.repeat(file.block_start[keep] - np.r_[0, np.cumsum(size)[:-1]], size) + np.arange(int(size.sum()))
-        return rows, offsets
-    group = index[file.codes()]
-    rows = np.flatnonzero(group >= 0)
-    group = group[rows]
-    if len(group) > 1 and not np.all(group[1:] >= group[:-1]):
-        order = np.argsort(group, kind="stable")
-        rows, group = rows[order], group[order]
-    offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(np.bincount(group, minlength=n_groups), out=offsets[1:])
-    return rows, offsets
+def _read(path: str | os.PathLike, names: Sequence[str], types: dict[str, Any], value: str,
+          large_only: bool) -> tuple[RowTable, Any] | None:
+    """(rows, the file's first line as a table) of one file, or None.
 
-
-def read_trec_views(qrels_path: str | os.PathLike, run_path: str | os.PathLike, *,
-                    large_only: bool = False) -> tuple[QrelsView, RunView] | None:
-    """``(qrels, run)`` views over columns read with pyarrow, or ``None`` to use the strict readers.
-
-    Args:
-        qrels_path, run_path: TREC files (plain or gzip), as :func:`evalbridge.io.trec.read_qrels`
-            and :func:`~evalbridge.io.trec.read_run` read them.
-        large_only: decline a run file smaller than :data:`LARGE_BYTES`.
-    """
-    qrels_path, run_path = Path(qrels_path), Path(run_path)
+    The fields are checked first; then every column but the query ids and the doc ids is let go
+    before the rows are built."""
+    path = Path(path)
     try:
-        if not (qrels_path.is_file() and run_path.is_file()):
+        if not path.is_file() or (large_only and not large_enough(path.stat().st_size)):
             return None
-        if large_only and run_path.stat().st_size < LARGE_BYTES:
-            return None
-        import pyarrow as pa
+        import pyarrow  # pyarrow missing: the strict reader
     except (OSError, ImportError):
         return None
-    known: dict[str, int] = {}
+    from ..engine.rows import build_table, shared_hash
+
     try:
-        qrels = _read(qrels_path, _QRELS, "rel", {"qid": pa.string(), "iter": pa.binary(), "docid": pa.string(),
-                                                  "rel": pa.float64()}, known)
-        n_judged = len(known)
-        run = None if qrels is None else _read(run_path, _RUN, "score", {
-            "qid": pa.string(), "Q0": pa.binary(), "docid": pa.string(), "rank": pa.binary(), "score": pa.float64(),
-            "tag": pa.binary()}, known)
+        source, head, text = _source(path)
+        delimiter = _delimiter(head)
+        table = _table(source, delimiter, names, types) if delimiter else None
+        if table is None or table.num_rows == 0 or not _plain_fields(table, text):
+            return None  # an empty field, other whitespace, not UTF-8
+        first = table.slice(0, 1)
+        queries, docs, column = table["qid"], table["docid"], table[value]
+        del table, source, text
+        read = _values(column)
+        del column
+        if read is None:
+            return None
+        rows = build_table(queries, docs, *read)
+        del queries, docs, read
+        if any(qid[0] == "#" for qid in rows.query_ids) or shared_hash(rows):
+            return None  # a comment line; a duplicate or a collision
+    except (UnicodeDecodeError, pyarrow.ArrowException):  # (Arrow does not check UTF-8: _plain_fields does)
+        return None
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
-    columns = None if run is None else _pair(qrels, run, n_judged, len(known))
-    if columns is None:
+    return rows, first
+
+
+def read_qrels_columns(path: str | os.PathLike, *, large_only: bool = True) -> Qrels | None:
+    """Columnar :class:`~evalbridge.model.Qrels` of a TREC qrels file, or None for the strict reader.
+
+    Args:
+        path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_qrels` reads it.
+        large_only: decline a file too small to be worth it (:func:`large_enough`).
+    """
+    import pyarrow as pa
+
+    from ..model import Qrels
+
+    read = _read(path, _QRELS, {"qid": _QUERY_TYPE(), "iter": pa.binary(), "docid": pa.string(), "rel": pa.string()},
+                 "rel", large_only)
+    return None if read is None else Qrels(read[0], source=str(Path(path)))
+
+
+def read_run_columns(path: str | os.PathLike, *, large_only: bool = True, name: str | None = None) -> Run | None:
+    """Columnar :class:`~evalbridge.model.Run` of a TREC run file, or None for the strict reader.
+
+    Args:
+        path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_run` reads it.
+        large_only: decline a file too small to be worth it (:func:`large_enough`).
+        name: the run's name; default the tag of its first line, as ``read_run``.
+    """
+    import pyarrow as pa
+
+    from ..model import Run
+
+    read = _read(path, _RUN, {"qid": _QUERY_TYPE(), "Q0": pa.binary(), "docid": pa.string(), "rank": pa.binary(),
+                              "score": pa.float64(), "tag": pa.binary()}, "score", large_only)
+    if read is None:
         return None
-    top = float(qrels.values.max())
-    return (QrelsView(qrels.ids, str(qrels_path), max_grade=int(top) if top.is_integer() else top, columns=columns),
-            RunView(run.ids, str(run_path), name=bytes(run.first["tag"]).decode()))
-
-
-def _pair(qrels: _File, run: _File, n_judged: int, n_known: int) -> Columns | None:
-    """Match the run's rows to the qrels' and lay both out per evaluated query. None when two rows
-    of the qrels, or two rows of one query of the run, share a hash: a duplicate (query, doc), which
-    the strict readers report, or a collision."""
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the run's sort beside the matching
-        distinct = pool.submit(_distinct, run)
-        matched = _matches(qrels, run)
-        if matched is None or not distinct.result():
-            return None
-    q_rows, r_rows = matched
-
-    # Evaluated queries: the qrels' queries that the run has, in qrels order.
-    in_run = np.zeros(n_judged, dtype=bool)
-    in_run[run.block_code[run.block_code < n_judged]] = True
-    evaluated = np.flatnonzero(in_run)
-    index = np.full(n_known, -1, dtype=np.int64)
-    index[evaluated] = np.arange(len(evaluated))
-    query_ids = [qrels.ids[i] for i in evaluated.tolist()]
-    rows, offsets = _group(run, index, len(evaluated))
-    judged_rows, judged_offsets = _group(qrels, index, len(evaluated))
-
-    grade = qrels.values[q_rows]
-    nonzero = grade != 0
-    q_rows, r_rows, grade = q_rows[nonzero], r_rows[nonzero], grade[nonzero]
-    hit_query = index[run.codes(r_rows)]
-    docs = run.docs
-
-    def doc_ids(selected: np.ndarray) -> list[str]:
-        return docs.take(selected if rows is None else rows[selected]).to_pylist()
-
-    return Columns(
-        query_ids=query_ids, offsets=offsets, scores=run.values if rows is None else run.values[rows],
-        judged_offsets=judged_offsets,
-        judged=qrels.values if judged_rows is None else qrels.values[judged_rows], hit_query=hit_query,
-        hit_score=run.values[r_rows], hit_grade=grade,
-        doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist())
-
-
-def _matches(qrels: _File, run: _File) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(qrels rows, run rows)`` of the same (query, doc); None when two qrels rows share a hash.
-
-    A table indexed by the top bits of the qrels' hashes lets through a few percent of the run's
-    rows; those are looked up among the sorted qrels hashes, and equal hashes are confirmed by
-    the query codes and the doc id strings."""
-    import pyarrow.compute as pc
-
-    order = np.argsort(qrels.hashes)
-    ordered = qrels.hashes[order]
-    if np.any(ordered[1:] == ordered[:-1]):
-        return None
-    bits = min(24, max(16, len(ordered).bit_length() + 6))
-    shift = np.uint64(64 - bits)
-    table = np.zeros(1 << bits, dtype=bool)
-    table[(ordered >> shift).view(np.int64)] = True
-    r_rows = np.flatnonzero(table[(run.hashes >> shift).view(np.int64)])
-    at = np.minimum(np.searchsorted(ordered, run.hashes[r_rows]), len(ordered) - 1)
-    same = ordered[at] == run.hashes[r_rows]
-    q_rows, r_rows = order[at[same]], r_rows[same]
-    same = qrels.codes(q_rows) == run.codes(r_rows)
-    if len(q_rows):
-        same &= pc.equal(qrels.docs.take(q_rows), run.docs.take(r_rows)).to_numpy(zero_copy_only=False)
-    return q_rows[same], r_rows[same]
+    rows, first = read
+    return Run(rows, name=name if name is not None else bytes(first["tag"][0].as_py()).decode(),
+               source=str(Path(path)))

@@ -20,6 +20,9 @@ The fields picked by default are named in the notes of the result (``Qrels.notes
 candidates present for one role is an error listing them. Other fields (``question``,
 ``answer``, ...) are ignored and counted in the notes. Several logs of the same questions give one
 qrels and several runs: :func:`read_logs`.
+
+A large ``.jsonl`` log is read by :mod:`._rag_columns` (orjson, columnar rows) whenever it reads
+exactly what the loop below reads; anything unusual, and every error, is left to this loop.
 """
 
 from __future__ import annotations
@@ -133,6 +136,13 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     """
     if min_relevance is not None:
         check_level(min_relevance)
+    if isinstance(source, (str, Path)):
+        from ._rag_columns import read_log_columns
+
+        fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, relevant=relevant,
+                                min_relevance=min_relevance, name=name)
+        if fast is not None:
+            return fast
     qrels: dict[Any, dict[Any, Any]] = {}
     run: dict[Any, dict[Any, float]] = {}
     seen: dict[Any, str] = {}

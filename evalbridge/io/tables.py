@@ -10,7 +10,9 @@ door has the same rules:
   column is refused with the fix; values are finite numbers (integers stay integers);
 * an empty cell, a duplicate (query, doc), an empty file or a file that is not the format gives
   an :class:`~evalbridge.errors.InputError` naming the file and line (or the table row);
-* CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes.
+* CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes;
+* the result is columnar (a :class:`~evalbridge.columnar.RowTable`, checked with vectorised passes:
+  no Python object per row), what the fast engine reads as it is.
 
 Two more TSV shapes have no header: MS MARCO runs ``qid docid rank`` (``msmarco``: scores from
 ranks, ``max_rank + 1 - rank`` per query) and TREC files (:mod:`.trec`); the registry tells them
@@ -41,12 +43,14 @@ def _where(source: str | None, row: int, header: bool) -> tuple[str | None, int 
     return source, row + (2 if header else 1), ""
 
 
-def _id_column(table: Any, name: str, source: str | None, header: bool) -> list[Any]:
+def _id_column(table: Any, name: str, source: str | None, header: bool) -> tuple[Any, str]:
+    """The ids of a column as a pyarrow string (or dictionary of strings) array, and their kind:
+    ``"str"``, or ``"int"`` for integers (written as ``str()`` writes them)."""
     import pyarrow as pa
 
     column = table.column(name)
     kind = column.type
-    if pa.types.is_dictionary(kind):
+    if pa.types.is_dictionary(kind) and not _is_text(kind.value_type):
         column = column.cast(kind.value_type)
         kind = kind.value_type
     if pa.types.is_floating(kind):
@@ -57,26 +61,34 @@ def _id_column(table: Any, name: str, source: str | None, header: bool) -> list[
                          f"an id like 1.0 only looks like 1 or '1'.", source=src, line=line,
                          fix="store ids as strings (or integers), e.g. df[col].astype(str) before the missing values "
                              "turned the column into floats.")
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
+    if pa.types.is_integer(kind):
+        return column.cast(pa.string()), "int"
+    if pa.types.is_string_view(kind):
+        return column.cast(pa.large_string()), "str"
+    if not (_is_text(kind) or pa.types.is_dictionary(kind)):
         raise InputError(f"the id column {name!r} holds {kind} values; ids are strings or integers.", source=source,
                          fix="convert the ids to strings.")
-    return column.to_pylist()
+    return column, "str"
 
 
-def _value_column(table: Any, name: str, source: str | None, header: bool) -> list[Any]:
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+
+
+def _value_column(table: Any, name: str, source: str | None, header: bool) -> tuple[Any, bool]:
+    """The values of a column (a pyarrow numeric column, finite) and whether they are integers."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     column = table.column(name)
     kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):  # text files: read as text, parsed here
-        as_int = None
+    if _is_text(kind):  # text files: read as text, parsed here
         try:
-            as_int = pc.cast(column, pa.int64())
+            return pc.cast(column, pa.int64()), True
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
-        if as_int is not None:
-            return as_int.to_pylist()
         try:
             column = pc.cast(column, pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -93,20 +105,42 @@ def _value_column(table: Any, name: str, source: str | None, header: bool) -> li
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
         raise InputError(f"the value column {name!r} holds {kind} values, not numbers.", source=source,
                          fix="give grades / scores as numbers.")
-    values = column.to_pylist()
     if pa.types.is_floating(kind):
         finite = pc.is_finite(column)
         if not pc.all(finite).as_py():
             i = next(i for i, ok in enumerate(finite.to_pylist()) if not ok)
             src, line, where = _where(source, i, header)
-            raise InputError(f"{name} {values[i]!r}{' in ' + where if where else ''} is not a finite number.",
-                             source=src, line=line, fix="remove the row or give it a finite value.")
-    return values
+            raise InputError(f"{name} {column[i].as_py()!r}{' in ' + where if where else ''} is not a finite "
+                             f"number.", source=src, line=line, fix="remove the row or give it a finite value.")
+        return column, False
+    return column, True
+
+
+def _duplicate_error(rows: Any, first: int, repeat: int, source: str | None, header: bool) -> InputError:
+    """The error naming the first (query, doc) given twice: both rows (tables) or lines (files)."""
+    import numpy as np
+
+    qid = rows.query_ids[int(rows.codes(np.array([repeat]))[0])]
+    doc: Any = rows.docs[repeat].as_py()
+    shown_qid: Any = int(qid) if rows.query_kind == "int" else qid
+    doc = int(doc) if rows.doc_kind == "int" else doc
+    src, line, _ = _where(source, repeat, header)
+    at = f"rows {first} and {repeat}" if source is None else f"lines {_where(source, first, header)[1]} and {line}"
+    return InputError(f"doc {doc!r} appears twice for query {shown_qid!r} ({at}).", source=src, line=line,
+                      query_id=qid, fix="drop the duplicates (e.g. df.drop_duplicates([query, doc])) after choosing "
+                                        "which to keep; evalbridge does not pick one silently.")
 
 
 def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None,
                header: bool = True, notes: tuple[str, ...] = ()) -> Qrels | Run:
-    """Qrels or a Run from an Arrow table with one row per (query, doc)."""
+    """Qrels or a Run from an Arrow table with one row per (query, doc), in columns (no Python object
+    per row): the result is columnar (:class:`~evalbridge.columnar.RowTable`), as the engine reads it.
+    Integer values beyond 2**53, which float64 cannot hold exactly, are kept exactly in ``dict`` rows."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..engine.rows import EXACT_LIMIT, build_table, first_duplicate
+
     if table.num_rows == 0:
         raise InputError("the table has no rows.", source=source,
                          fix="give one row per (query, doc); check the path or the filter before.")
@@ -121,26 +155,24 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
             src, line, where = _where(source, row, header)
             raise InputError(f"column {name!r} is empty{' in ' + where if where else ''}.", source=src, line=line,
                              fix="drop or fill the incomplete rows first.")
-    queries = _id_column(table, names["query"], source, header)
-    docs = _id_column(table, names["doc"], source, header)
-    values = _value_column(table, names[role], source, header)
-    data: dict[Any, dict[Any, Any]] = {}
-    for qid, doc, value in zip(queries, docs, values):
-        data.setdefault(qid, {})[doc] = value
-    if sum(map(len, data.values())) != len(queries):
-        seen: dict[tuple[Any, Any], int] = {}
-        for i, pair in enumerate(zip(queries, docs)):
-            if pair in seen:
-                first, _, _ = _where(source, seen[pair], header)
-                src, line, where = _where(source, i, header)
-                at = f"rows {seen[pair]} and {i}" if source is None else \
-                    f"lines {_where(source, seen[pair], header)[1]} and {line}"
-                raise InputError(f"doc {pair[1]!r} appears twice for query {pair[0]!r} ({at}).", source=src,
-                                 line=line, query_id=str(pair[0]),
-                                 fix="drop the duplicates (e.g. df.drop_duplicates([query, doc])) after choosing "
-                                     "which to keep; evalbridge does not pick one silently.")
-            seen[pair] = i
-    return _KIND[kind](data, source=source, notes=(*notes, *picked))
+    queries, query_kind = _id_column(table, names["query"], source, header)
+    docs, doc_kind = _id_column(table, names["doc"], source, header)
+    column, integral = _value_column(table, names[role], source, header)
+    values = np.asarray(column.cast(pa.float64(), safe=False).to_numpy(), dtype=np.float64)
+    if pa.types.is_dictionary(docs.type):
+        docs = docs.cast(docs.type.value_type)
+    rows = build_table(queries, docs, values, integral, query_kind=query_kind, doc_kind=doc_kind)
+    duplicate = first_duplicate(rows)
+    if duplicate is not None:
+        raise _duplicate_error(rows, *duplicate, source, header)
+    made = _KIND[kind]
+    if len(values) and not float(np.abs(values).max()) < EXACT_LIMIT:  # ints float64 cannot hold: dict rows
+        exact: dict[Any, dict[Any, Any]] = {}
+        for qid, doc, value in zip(table.column(names["query"]).to_pylist(), table.column(names["doc"]).to_pylist(),
+                                   column.to_pylist()):
+            exact.setdefault(qid, {})[doc] = value
+        return made(exact, source=source, notes=(*notes, *picked))
+    return made(rows, source=source, notes=(*notes, *picked))
 
 
 # ---------------------------------------------------------------- files

@@ -301,13 +301,21 @@ def _sniff(first: bytes) -> bool:
 
 
 def _read(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
+    """Large files through the columnar fast path (:mod:`._arrow_trec`), which declines anything the
+    strict readers above might read differently; everything else through those readers."""
+    from ._arrow_trec import read_qrels_columns, read_run_columns
     from .registry import Parsed
 
     if kind == "qrels":
         if options:
             raise InputError(f"option {next(iter(options))!r} applies to TREC runs, not qrels.", source=str(path))
-        return Parsed(qrels=read_qrels(path))
-    return Parsed(run=read_run(path, extra_columns=options.get("extra_columns", "error")))
+        qrels = read_qrels_columns(path)
+        return Parsed(qrels=qrels if qrels is not None else read_qrels(path))
+    extra = options.get("extra_columns", "error")
+    if extra not in _EXTRA_COLUMNS:
+        return Parsed(run=read_run(path, extra_columns=extra))  # its error
+    run = read_run_columns(path)
+    return Parsed(run=run if run is not None else read_run(path, extra_columns=extra))
 
 
 def _read_judged(path: Any, kind: str, options: Mapping[str, Any]) -> Any:

@@ -278,26 +278,33 @@ def session(*, master: str = DEFAULT_MASTER) -> tuple[Any, bool]:  # noqa: ANN40
     a job's, Databricks'), else a new one on ``master``; and whether it was started here.
 
     A session started here on a ``local`` master runs its Python workers with this interpreter
-    (``PYSPARK_PYTHON``, unless already set), so that they import this evalbridge. It is left running
-    (later evaluations in the process reuse it); ``session.stop()`` ends it.
+    (``PYSPARK_PYTHON``, unless already set), so that they import this evalbridge, and has one shuffle
+    partition per core (``local[4]``: 4; ``local[*]``: every core), so the default bucket count is
+    4 per core rather than Spark's 200 partitions' 800 (one Python call per bucket: bench/README.md).
+    It is left running (later evaluations in the process reuse it); ``session.stop()`` ends it.
 
     Raises:
         BackendUnavailableError: pyspark (>= 4.0) is not installed, or Spark could not start (no Java).
     """
     import os
+    import re
     import sys
 
     sql = _pyspark()
     active = sql.SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    if master.startswith("local"):
+    builder = sql.SparkSession.builder.master(master).appName("evalbridge").config("spark.ui.showConsoleProgress",
+                                                                                  "false")
+    local = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", master.strip())
+    if local is not None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = local.group(1) if local.group(1) not in (None, "*") else str(os.cpu_count() or 1)
+        builder = builder.config("spark.sql.shuffle.partitions", "1" if local.group(1) is None else cores)
     from pyspark.errors import PySparkException
 
     try:
-        started = (sql.SparkSession.builder.master(master).appName("evalbridge")
-                   .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+        started = builder.getOrCreate()
     except PySparkException as error:
         raise BackendUnavailableError(
             f"Spark could not start a session on master {master!r}: {str(error).splitlines()[0]}. "

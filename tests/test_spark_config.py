@@ -263,3 +263,22 @@ def test_a_folder_is_read_only_by_spark_and_only_as_parquet(files: Path) -> None
     named = _write(files / "named.yaml", {"qrels": "qrels.txt", "runs": {"r": "runs.parquet"}, "metrics": ["P@1"],
                                           "engine": "spark"})
     assert load_config(named).runs["r"].format == "parquet"
+
+
+@pytest.mark.slow
+def test_without_an_active_session_evalbridge_starts_one_on_the_master_given(files: Path) -> None:
+    """`evalbridge eval --engine spark --spark-master local[1]` in a fresh process (no active session) starts
+    a session on that master, with one shuffle partition per core (so 4 buckets), and says so."""
+    import shutil
+    import subprocess
+
+    if shutil.which("java") is None:
+        pytest.skip("Java is absent: Spark needs Java 17 or 21")
+    done = subprocess.run([sys.executable, "-m", "evalbridge", "eval", "qrels.txt", "run.txt", "-m", "P@1", "RR",
+                           "--engine", "spark", "--spark-master", "local[1]", "--format", "json", "-q"],
+                          cwd=files, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["provenance"]["engine"] == {"name": "spark", "spark_version": report["provenance"]["engine"][
+        "spark_version"], "master": "local[1]", "session": "started by evalbridge", "buckets": 4}
+    assert report["systems"]["run"]["metrics"] == {"P@1": 1.0, "RR": 1.0}  # q1's only doc, d1, is relevant

@@ -97,11 +97,16 @@ def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: st
 def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession, Qrels | Run, DataFrame
     """A :class:`~evalbridge.model.Qrels` or :class:`~evalbridge.model.Run` read here, as a Spark DataFrame
     (``query_id, doc_id, relevance | score``; rows in the data's order, so ``ties: input`` keeps it)."""
+    import pyarrow as pa
+
     from ..spark import _no_pandas_version_warning
     from .tables import _frame
 
+    table = _frame(data)
+    value = table.column_names[2]  # grades / scores as doubles (as Spark reads them): no null type when empty
+    table = table.set_column(2, value, table.column(value).cast(pa.float64()))
     with _no_pandas_version_warning():
-        return session.createDataFrame(_frame(data))
+        return session.createDataFrame(table)
 
 
 def _read_collected(name: Any, kind: str, options: Mapping[str, Any]) -> Any:  # noqa: ANN401

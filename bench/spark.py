@@ -86,11 +86,17 @@ def local_engine(qrels_path: Path, run_path: Path) -> dict[str, float]:
     return {str(m): math.fsum(v.tolist()) / n for m, v in values.items()}
 
 
+#: Spark's scratch space (shuffle files, spills) for the benchmark: its own folder, removed at the end.
+LOCAL_DIR = CACHE.parent / "spark-local"
+
+
 def start_spark(cores: int, partitions: int, memory: str):  # noqa: ANN201 - SparkSession
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     session = (SparkSession.builder.master(f"local[{cores}]").appName("evalbridge-bench")
+               .config("spark.local.dir", str(LOCAL_DIR))
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", memory).config("spark.sql.shuffle.partitions", str(partitions))
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
@@ -171,6 +177,9 @@ def main() -> None:
             spark_means[b] = result.means
             print(f"  rep {rep + 1}: spark, {b} buckets {spark_times[b][-1]:.2f} s", flush=True)
     spark.stop()
+    import shutil
+
+    shutil.rmtree(LOCAL_DIR, ignore_errors=True)  # this run's shuffle files and spills
 
     local = statistics.median(local_times)
     rows = []
@@ -179,6 +188,7 @@ def main() -> None:
         ratio = wall * args.cores / local
         same = spark_means[b] == local_means
         rows.append((b, wall, ratio, n_rows / wall / args.cores, same))
+        print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"Spark {b} buckets: {wall:.2f} s wall, {n_rows / wall / args.cores / 1e3:.0f}k rows/s per core; "
               f"per-core ratio vs local {ratio:.2f} (goal <= 2); means equal to the local engine's: {same}")
     print(f"local engine: {local:.2f} s ({n_rows / local / 1e3:.0f}k rows/s, one core)")

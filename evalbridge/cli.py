@@ -151,7 +151,9 @@ FLAGS = {
     ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
     ("min_relevance",): "--min-relevance", ("ties",): "--ties", ("score_precision",): "--score-precision",
     ("missing_queries",): "--missing-queries", ("seed",): "--seed", ("bands",): "--bands",
-    ("judged_only",): "--judged-only", ("depth",): "--depth",
+    ("judged_only",): "--judged-only", ("depth",): "--depth", ("engine",): "--engine",
+    ("spark",): "--spark-master / --spark-buckets", ("spark", "master"): "--spark-master",
+    ("spark", "buckets"): "--spark-buckets",
     ("comparison", "baseline"): "--baseline", ("comparison", "test"): "--test",
     ("comparison", "correction"): "--correction", ("comparison", "alpha"): "--alpha",
     ("comparison", "confidence"): "--confidence", ("comparison", "n_resamples"): "--n-resamples",
@@ -161,7 +163,7 @@ FLAGS = {
 
 
 def _input(path: str, fmt: str | None, columns: dict[str, str], roles: tuple[str, ...]) -> dict[str, Any]:
-    source: dict[str, Any] = {"path": path}
+    source: dict[str, Any] = {"table" if fmt == "spark-table" else "path": path}
     if fmt is not None:
         source["format"] = fmt
     wanted = {role: name for role, name in columns.items() if role in roles}
@@ -205,6 +207,12 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
     if getattr(args, "bands", False):
         raw["bands"] = True
+    if getattr(args, "engine", None) is not None:
+        raw["engine"] = args.engine
+    spark = {key: value for key, value in (("master", getattr(args, "spark_master", None)),
+                                           ("buckets", getattr(args, "spark_buckets", None))) if value is not None}
+    if spark:
+        raw["spark"] = spark
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     return validate(raw, locator=FlagLocator(FLAGS), folder=Path.cwd(), default_dir=None)
@@ -528,6 +536,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--bands", action="store_true",
                     help="add the RAG quality bands (poor / fair / good / excellent per metric; docs/config.md)")
     ev.add_argument("--title", default=None, help="heading of the report")
+    ev.add_argument("--engine", default=None, metavar="ENGINE",
+                    help="local (default) or spark: evaluate on a Spark session (the active one, else one started "
+                         "on --spark-master); QRELS and RUN may then be Parquet folders or, with --qrels-format / "
+                         "--run-format spark-table, tables of the session's catalog")
+    ev.add_argument("--spark-master", default=None, metavar="URL",
+                    help="master of the session started with --engine spark when none is active (default local[*])")
+    ev.add_argument("--spark-buckets", type=int, default=None, metavar="N",
+                    help="query buckets with --engine spark (default 4 x spark.sql.shuffle.partitions)")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_inputs(ev)
     _add_conventions(ev)

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -33,7 +33,7 @@ def _reading(config: Config, source: Source) -> Iterator[None]:
     try:
         yield
     except InputError as error:
-        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where) from None
+        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where, line=source.line) from None
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ class Outcome:
 def _fingerprint(source: Source) -> dict[str, Any]:
     from .reports.report import file_sha256
 
+    if source.table is not None:  # a table of Spark's catalog: its name is all there is here
+        return {"path": None, "format": source.format, "table": source.table}
+    if source.path is not None and source.path.is_dir():  # a folder of Parquet files read by Spark
+        files = sorted(p for p in source.path.rglob("*") if p.is_file())
+        return {"path": source.written, "format": source.format, "folder": True, "files": len(files),
+                "bytes": sum(p.stat().st_size for p in files)}
     if source.path is not None:
         return {"path": source.written, "format": source.format, "sha256": file_sha256(source.path)}
     import hashlib
@@ -140,6 +146,7 @@ def settings_of(config: Config) -> dict[str, Any]:
     return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], "backend": config.backend,
             "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
             "missing_queries": config.missing_queries, "judged_only": config.judged_only, "depth": config.depth,
+            "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
@@ -158,6 +165,56 @@ class _EvaluateOptions(TypedDict):
     missing_queries: str
     judged_only: bool
     depth: int | None
+
+
+class _SparkEngine:
+    """``engine: spark``: the session (the active one, else one started on ``spark.master``), every input
+    as a Spark DataFrame (:func:`~evalbridge.config.sources.load_frame`), each run evaluated by
+    :func:`evalbridge.spark.evaluate` and its per-query values collected as :class:`~evalbridge.results.Results`."""
+
+    def __init__(self, config: Config) -> None:
+        from . import spark
+
+        settings = config.spark
+        self.config, self.master, self.buckets = config, settings.master, settings.buckets  # type: ignore[union-attr]
+        self.session, self.started = spark.session(master=self.master)
+        self.used_buckets: int | None = None
+        self.shared: Any = None  # the shared Qrels, when read here
+
+    def qrels(self, source: Source) -> Any:
+        from .config.sources import load_frame
+
+        frame, self.shared = load_frame(source, "qrels", self.session, self.config.min_relevance)
+        return frame
+
+    def evaluate(self, source: Source, shared: Any) -> Any:
+        from . import spark
+        from .config.sources import load_frames
+
+        c = self.config
+        qrels, run, own = load_frames(source, shared, self.session, c.min_relevance)
+        read_here = own if own is not None else self.shared
+        level = c.min_relevance if c.min_relevance is not None or read_here is None else read_here.min_relevance
+        evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets, min_relevance=level, ties=c.ties,
+                                    score_precision=c.score_precision, missing_queries=c.missing_queries)
+        self.used_buckets = evaluation.provenance.buckets
+        try:
+            results = evaluation.require_results()
+        finally:
+            evaluation.unpersist()
+        if read_here is None:  # read by Spark: no order of its own; the queries stay sorted by id
+            return results
+        # The local engine's order (the qrels'), so that what reads queries by position (the bootstrap
+        # of a comparison) gives the same numbers as with engine: local.
+        order = list(read_here)
+        return replace(results, values={m: {q: v[q] for q in order if q in v} for m, v in results.values.items()})
+
+    def provenance(self) -> dict[str, Any]:
+        """What the report says of the engine: Spark's version, the master, whose session, the buckets."""
+        return {"name": "spark", "spark_version": self.session.version, "master": self.session.sparkContext.master,
+                "session": "started by evalbridge" if self.started else "the active session",
+                "buckets": self.used_buckets}
+
 
 def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = None,
                on_step: Callable[[str, int, int], None] | None = None, write: bool = True) -> Outcome:
@@ -201,9 +258,10 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     level = config.min_relevance
     step("reading the qrels")
     shared = None
+    engine = _SparkEngine(config) if config.engine == "spark" else None
     if config.qrels is not None:
         with _reading(config, config.qrels):
-            shared = load_qrels(config.qrels, level)
+            shared = engine.qrels(config.qrels) if engine else load_qrels(config.qrels, level)
     options = _EvaluateOptions(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries,
                    judged_only=config.judged_only, depth=config.depth)
@@ -212,10 +270,14 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
         inputs["qrels"] = _fingerprint(config.qrels)
     for name, source in config.runs.items():
         step(f"evaluating {name}")
+        inputs[source.key] = _fingerprint(source)
+        if engine is not None:
+            with _reading(config, source):
+                results[name] = engine.evaluate(source, shared)
+            continue
         with _reading(config, source):
             qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
-        inputs[source.key] = _fingerprint(source)
         results[name] = evaluate(qrels, run, config.metrics, **options)
     if config.crosscheck is not None:
         for name, (qrels, run) in pairs.items():
@@ -242,6 +304,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
+    provenance["engine"] = engine.provenance() if engine is not None else {"name": "local"}
+    if engine is not None:  # not a backend of evalbridge.backends: its version is the Spark engine's own
+        provenance["backend_versions"] = {"spark": next(iter(results.values())).provenance.backend_version}
     provenance["invocation"] = ({"door": "command line"} if config.path is None else
                                 {"door": "config", "path": config.path.name, "document": config.document + 1,
                                  "sha256": file_sha256(config.path)})

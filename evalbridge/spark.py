@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
     from .results import Results
 
-__all__ = ["evaluate", "SparkEvaluation", "SparkProvenance", "MIN_PYSPARK", "INSTALL_HINT", "exact_sum"]
+__all__ = ["evaluate", "SparkEvaluation", "SparkProvenance", "MIN_PYSPARK", "INSTALL_HINT", "exact_sum", "session",
+           "DEFAULT_MASTER"]
 
 #: ``cogroup(...).applyInArrow`` appeared in Spark 4.0.
 MIN_PYSPARK = (4, 0)
@@ -268,6 +269,50 @@ def _pyspark() -> Any:  # noqa: ANN401 - the pyspark.sql module
             f"evalbridge.spark needs pyspark >= {'.'.join(map(str, MIN_PYSPARK))} (cogroup(...).applyInArrow); "
             f"found {pyspark.__version__}. Fix: {INSTALL_HINT}.")
     return pyspark.sql
+
+
+#: Where a session evalbridge starts itself runs (config ``spark: {master: ...}``, ``--spark-master``).
+DEFAULT_MASTER = "local[*]"
+
+
+def session(*, master: str = DEFAULT_MASTER) -> tuple[Any, bool]:  # noqa: ANN401 - SparkSession
+    """The Spark session to evaluate on: the active one (``SparkSession.getActiveSession()``: a notebook's,
+    a job's, Databricks'), else a new one on ``master``; and whether it was started here.
+
+    A session started here on a ``local`` master runs its Python workers with this interpreter
+    (``PYSPARK_PYTHON``, unless already set), so that they import this evalbridge, and has one shuffle
+    partition per core (``local[4]``: 4; ``local[*]``: every core), so the default bucket count is
+    4 per core rather than Spark's 200 partitions' 800 (one Python call per bucket: bench/README.md).
+    It is left running (later evaluations in the process reuse it); ``session.stop()`` ends it.
+
+    Raises:
+        BackendUnavailableError: pyspark (>= 4.0) is not installed, or Spark could not start (no Java).
+    """
+    import os
+    import re
+    import sys
+
+    sql = _pyspark()
+    active = sql.SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    builder = sql.SparkSession.builder.master(master).appName("evalbridge").config("spark.ui.showConsoleProgress",
+                                                                                  "false")
+    local = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", master.strip())
+    if local is not None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = local.group(1) if local.group(1) not in (None, "*") else str(os.cpu_count() or 1)
+        builder = builder.config("spark.sql.shuffle.partitions", "1" if local.group(1) is None else cores)
+    from pyspark.errors import PySparkException
+
+    try:
+        started = builder.getOrCreate()
+    except PySparkException as error:
+        raise BackendUnavailableError(
+            f"Spark could not start a session on master {master!r}: {str(error).splitlines()[0]}. "
+            f"Fix: Spark needs Java 17 or 21 (java on PATH, or JAVA_HOME); check the master URL.") from None
+    started.sparkContext.setLogLevel("ERROR")  # this session is evalbridge's: no INFO/WARN lines on the user's terminal
+    return started, True
 
 
 @contextmanager

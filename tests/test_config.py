@@ -286,12 +286,12 @@ def test_progress_callback_counts_steps(folder):
 
 
 def test_bad_inline_data_names_the_config_and_the_key(folder):
-    """An error inside inline data (found while reading) names the config file and the run's key."""
+    """An error inside inline data (found while reading) names the config file, the line and the run's key."""
     config = load_config(write(folder, "runs:\n  rag: {format: labels, data: {q1: [1, x, 1]}}\nmetrics: [P@3]\n"))
     with pytest.raises(eb.InputError) as info:
         run_config(config, write=False)
     message = str(info.value)
-    assert message.startswith(f"{folder / 'eval.yaml'}: runs.rag (labels): query 'q1': label at position 2")
+    assert message.startswith(f"{folder / 'eval.yaml'}:2: runs.rag (labels): query 'q1': label at position 2")
     assert message.count("Fix:") == 1
 
 

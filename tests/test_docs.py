@@ -157,14 +157,19 @@ def test_generated_tables_are_up_to_date() -> None:
 
 
 @pytest.mark.parametrize("example", [f.example for f in eb.formats().values()])
-def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each format's one-line example (the formats table) gives Qrels/Run objects with data."""
+def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    request: pytest.FixtureRequest) -> None:
+    """Each format's one-line example (the formats table) gives Qrels/Run objects with data (the
+    spark-table example reads a table of the test session's Spark, made from run.txt)."""
     import pandas as pd
 
     for name, text in doc_tables.FILES.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     eb.write(eb.read_qrels(tmp_path / "qrels.txt"), tmp_path / "qrels.parquet")
+    if "spark-table" in example:
+        spark = request.getfixturevalue("spark")
+        rows = [(q, d, s) for q, docs in eb.read_run(tmp_path / "run.txt").items() for d, s in docs.items()]
+        spark.createDataFrame(rows, "query_id string, doc_id string, score double").createOrReplaceTempView("bm25_run")
     monkeypatch.chdir(tmp_path)
     namespace = {"eb": eb, "pd": pd}
     if "ranx." in example:

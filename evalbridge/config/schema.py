@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
-           "TOP_KEYS", "AGREEMENT_KEYS", "RULES", "YamlLocator", "FlagLocator", "validate"]
+           "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES", "RULES", "YamlLocator", "FlagLocator", "validate"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -49,6 +49,14 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "depth": "only the first N documents of every ranking count (trec_eval -M)",
     "agreement": "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
                  "compared, and the system rankings they induce",
+    "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
+    "spark": "{master, buckets}: the session started when none is active (default local[*]), query buckets",
+})
+
+#: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
+ENGINES: Mapping[str, str] = MappingProxyType({
+    "local": "this process reads the inputs and computes every metric (the backend decides how)",
+    "spark": "every input becomes a Spark DataFrame, evaluated by evalbridge.spark.evaluate on a Spark session",
 })
 
 #: ``agreement:`` key -> what it sets (docs/config.md has the full reference)
@@ -89,6 +97,8 @@ def _rules() -> Mapping[str, Any]:
         "agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
         "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
         "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"],
+        "spark.buckets": Interval("buckets", int, 1, None, closed="left",
+                                  fix="e.g. 4 x spark.sql.shuffle.partitions (the default)."),
     })
 
 
@@ -163,6 +173,19 @@ class PlotSettings:
 
 
 @dataclass(frozen=True)
+class SparkSettings:
+    """``spark:`` (with ``engine: spark``): the session evalbridge starts when none is active, and the buckets.
+
+    Attributes:
+        master: the master of that session (``local[*]``: every core of this machine).
+        buckets: queries are hashed into this many buckets (None: :func:`evalbridge.spark.evaluate`'s default).
+    """
+
+    master: str = "local[*]"
+    buckets: int | None = None
+
+
+@dataclass(frozen=True)
 class OutputSettings:
     """``output:``: where the reports go and in which formats."""
 
@@ -197,6 +220,8 @@ class Config:
     judged_only: bool = False
     depth: int | None = None
     agreement: AgreementSettings | None = None
+    engine: str = "local"
+    spark: SparkSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -331,10 +356,11 @@ class _Checker:
             raise self.fail(path, f"must be a non-empty string; got {value!r}.")
         return value
 
-    def existing_file(self, value: Any, path: KeyPath, folder: Path) -> Path:
+    def existing_file(self, value: Any, path: KeyPath, folder: Path, *, folders: bool = False) -> Path:
+        """The file ``value`` names (relative to ``folder``); a folder too when ``folders``."""
         text = self.string(value, path)
         target = (folder / Path(text).expanduser()).resolve()
-        if not target.is_file():
+        if not (target.is_file() or (folders and target.is_dir())):
             hint = ("check the path; paths are relative to the config file's folder." if self.locator.source
                     else "check the path (relative to the working directory).")
             parent = target.parent
@@ -351,25 +377,70 @@ class _Checker:
 
 # ---------------------------------------------------------------- sections
 
-def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str) -> Source:
-    """A config source, checked against the format registry (see :mod:`.sources`)."""
+def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str, engine: str) -> Source:
+    """A config source, checked against the format registry (see :mod:`.sources`): a file (a folder of
+    Parquet files too with ``engine: spark``), inline ``data``, or a ``table`` of Spark's catalog."""
+    from ..io import get_format
+
     key = _dotted(path)
     if isinstance(value, str):
         value = {"path": value}
     spec = check.mapping(value, path, None, "{path: run.txt, format: trec}")
-    if ("path" in spec) == ("data" in spec):
-        raise check.fail(path, "give exactly one of 'path' and 'data'.",
-                         fix="point to a file with path:, or write the data inline with data: and a format.")
-    given = spec.get("path")
-    options = {k: v for k, v in spec.items() if k not in ("path", "data", "format")}
-    file = check.existing_file(given, path + ("path",), folder) if given is not None else None
+    if sum(k in spec for k in _ORIGINS) != 1:
+        raise check.fail(path, "give exactly one of 'path', 'data' and 'table'.",
+                         fix="point to a file with path:, write the data inline with data: and a format, or name "
+                             "a table of the Spark session's catalog with table: (engine: spark).")
+    given, table = spec.get("path"), spec.get("table")
+    options = {k: v for k, v in spec.items() if k not in (*_ORIGINS, "format")}
+    spark = engine == "spark"
+    file = check.existing_file(given, path + ("path",), folder, folders=spark) if given is not None else None
+    if table is not None:
+        check.string(table, path + ("table",))
+        if spec.get("format", "spark-table") != "spark-table":
+            raise check.fail(path + ("format",), f"table: names a table of the Spark session's catalog, read as "
+                                                 f"format 'spark-table'; got format {spec['format']!r}.",
+                             fix="remove format:, or give the file with path: instead of table:.")
+    fmt_name = "spark-table" if table is not None else spec.get("format")
+    if file is not None and file.is_dir() and fmt_name is None:  # a folder: by its suffix (bm25.parquet/)
+        from ..io import suffix_of
+
+        suffix = suffix_of(file)
+        fmt_name = next((n for n, f in _formats().items() if f.spark is not None and suffix in f.suffixes), None)
+        if fmt_name is None:
+            raise check.fail(path + ("path",), f"{given!r} is a folder, and its name does not say its format.",
+                             fix="add format: parquet if it holds Parquet files, or give a file.")
     try:
-        fmt = check_source(spec.get("format"), kind, path=file, has_data="data" in spec, options=options)
+        fmt = check_source(fmt_name, kind, path=file if file is None or file.is_file() else None,
+                           has_data="data" in spec, options=options)
     except InputError as error:
         bad = next((k for k in ("format", *options) if k in spec and repr(k) in str(error)), None)
         raise check.fail(path + ((bad,) if bad else ("format",) if "format" in spec else ()), str(error)) from None
-    return Source(key=key, format=fmt, path=file, data=spec.get("data"), options=MappingProxyType(options),
-                  written=str(given) if given is not None else None)
+    where = path + (("format",) if "format" in spec else ("table",) if table is not None else ())
+    if fmt == "spark-table" and table is None:
+        raise check.fail(where, "format 'spark-table' reads a table of the Spark session's catalog, named by table:.",
+                         fix="write e.g. {table: lake.eval.qrels} (engine: spark).")
+    if fmt == "spark-table" and not spark:
+        raise check.fail(where, "a spark-table is read and evaluated by Spark, and this evaluation runs locally.",
+                         fix="add engine: spark (top level; --engine spark on the command line), or export the "
+                             "table to a file (e.g. Parquet) and give its path.")
+    if file is not None and file.is_dir() and get_format(fmt).spark is None:
+        readable = ", ".join(n for n, f in _formats().items() if f.spark is not None and n != "spark-table")
+        raise check.fail(path + ("path",), f"{given!r} is a folder; Spark reads folders of {readable} files, and "
+                                           f"the format here is {fmt!r}.",
+                         fix=f"add format: {readable.split(', ')[0]} if the folder holds such files, or give a file.")
+    return Source(key=key, format=fmt, path=file, data=spec.get("data"), table=table,
+                  options=MappingProxyType(options), written=str(given) if given is not None else None,
+                  line=check.locator.line(path))
+
+
+def _formats() -> Mapping[str, Any]:
+    from ..io import formats
+
+    return formats()
+
+
+#: the keys that say where a source's rows are (exactly one is given)
+_ORIGINS = ("path", "data", "table")
 
 
 def _metrics(check: _Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[MetricRequest, ...]:
@@ -440,7 +511,7 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
                                              f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",
                          fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
                              "reference).")
-    judges = {str(name): _source(check, source, path + ("judges", name), folder, "qrels")
+    judges = {str(name): _source(check, source, path + ("judges", name), folder, "qrels", "local")
               for name, source in judges_spec.items()}
     given = spec.get("runs")
     chosen: dict[str, Source] = {}
@@ -454,7 +525,7 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
             chosen[str(name)] = runs[name]
     elif given is not None:
         for name, source in check.mapping(given, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
-            chosen[str(name)] = _source(check, source, path + ("runs", name), folder, "run")
+            chosen[str(name)] = _source(check, source, path + ("runs", name), folder, "run", "local")
     for name, source in chosen.items():
         if source.carries_qrels:
             raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
@@ -638,6 +709,58 @@ def _output(check: _Checker, value: Any, folder: Path, default_dir: str | None) 
         digits=check.rule(spec.get("digits", 4), ("output", "digits"), "output.digits"))
 
 
+def _spark(check: _Checker, value: Any, engine: str) -> SparkSettings | None:
+    """``spark:`` (only with ``engine: spark``, whose pyspark is checked here, before anything runs)."""
+    if engine != "spark":
+        if value is not None:
+            raise check.fail(("spark",), "spark: sets the Spark engine, and this evaluation runs locally.",
+                             fix="add engine: spark, or remove spark:.")
+        return None
+    from ..errors import BackendUnavailableError
+    from ..spark import INSTALL_HINT, _pyspark
+
+    try:
+        _pyspark()
+    except BackendUnavailableError as error:
+        raise check.fail(("engine",), str(error).split(" Fix: ")[0], fix=INSTALL_HINT) from None
+    spec = check.mapping(value or {}, ("spark",), ("master", "buckets"), "{master: 'local[4]', buckets: 64}")
+    buckets = spec.get("buckets")
+    return SparkSettings(
+        master=check.string(spec.get("master", SparkSettings.master), ("spark", "master")),
+        buckets=None if buckets is None else check.rule(buckets, ("spark", "buckets"), "spark.buckets"))
+
+
+#: What ``engine: spark`` does not compute: (key path, is it asked for?, why). evalbridge.spark evaluates
+#: each bucket of queries alone, from the qrels and run rows of its own queries, in the numpy engine.
+_NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
+    (("backend",), lambda c: c.backend != "auto",
+     "the Spark engine computes with evalbridge's numpy engine in every bucket; backend: chooses a local backend"),
+    (("judged_only",), lambda c: c.judged_only, "the Spark engine does not remove unjudged documents (-J)"),
+    (("depth",), lambda c: c.depth is not None, "the Spark engine does not cut rankings at a depth (-M)"),
+    (("ties",), lambda c: c.ties == "average",
+     "ties: average is computed by the reference implementation, in memory"),
+    (("crosscheck",), lambda c: c.crosscheck is not None,
+     "the cross-check runs ranx, ir-measures and pytrec_eval on data in memory, and the inputs stay in Spark"),
+    (("output", "plots", "curves"), lambda c: c.output.plots is not None and bool(c.output.plots.curves),
+     "metric@k curves are computed from data in memory, and the inputs stay in Spark"),
+    (("agreement",), lambda c: c.agreement is not None,
+     "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
+)
+
+
+def _on_spark(check: _Checker, config: Config) -> None:
+    """Refuse, before anything runs, what ``engine: spark`` does not compute (each with its key's line)."""
+    for key, asked, why in _NOT_ON_SPARK:
+        if asked(config):
+            raise check.fail(key, f"{why}, so it cannot be combined with engine: spark.",
+                             fix=f"remove {_dotted(key)}, or use engine: local.")
+    for i, asked in enumerate(config.metrics):
+        if "in_pool" in asked.metric.inputs:
+            raise check.fail(("metrics", i), f"{asked.label} reads the pool (the docs judged for any query), but the Spark "
+                                             f"engine evaluates each bucket of queries with only their own judgements.",
+                             fix="evaluate this metric with engine: local.")
+
+
 def _output_dir(check: _Checker, written: str, folder: Path) -> Path:
     """``output.dir`` (:func:`evalbridge.reports.writing.resolve_output_dir`): inside the config's folder
     unless absolute."""
@@ -679,8 +802,12 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     runs_spec = check.mapping(spec.get("runs", {}), ("runs",), None, "{bm25: runs/bm25.txt}")
     if not runs_spec and not agreement_only:
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
-    runs = {str(name): _source(check, value, ("runs", name), folder, "run") for name, value in runs_spec.items()}
-    qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels") if spec.get("qrels") is not None else None
+    engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
+    spark = _spark(check, spec.get("spark"), engine)
+    runs = {str(name): _source(check, value, ("runs", name), folder, "run", engine)
+            for name, value in runs_spec.items()}
+    qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels", engine) if spec.get("qrels") is not None \
+        else None
     for name, source in runs.items():
         if source.carries_qrels and qrels is not None:
             raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so the "
@@ -701,7 +828,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     comparison = _comparison(check, spec.get("comparison"), runs)
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
-    return Config(
+    config = Config(
         path=path, document=document, title=str(spec.get("title") or stem), runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, backend=backend, min_relevance=min_relevance,
         ties=check.choice(spec.get("ties", "docid_desc"), ("ties",), TIE_POLICIES),
@@ -714,7 +841,10 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
-        seed=seed,
+        seed=seed, engine=engine, spark=spark,
         raw=MappingProxyType(dict(spec)))
+    if engine == "spark":
+        _on_spark(check, config)
+    return config
 
 

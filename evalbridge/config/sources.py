@@ -1,7 +1,9 @@
 """Inputs of a config or a command line: one :class:`Source` per qrels or run, read through the format registry.
 
 A source is a path (its format from the suffix, see :func:`evalbridge.io.resolve`), or a mapping
-``{path | data, format, columns, <format options>}``. ``columns: {query, doc, grade, score}`` names
+``{path | data | table, format, columns, <format options>}`` (``table``: a table of the Spark session's
+catalog, with ``engine: spark``; :func:`load_frames` reads the sources of such an evaluation as Spark
+DataFrames). ``columns: {query, doc, grade, score}`` names
 the columns of a table / fields of JSON Lines rows (the same options as ``--columns`` on the command
 line and ``query=``, ``doc=``... in Python). Every option is checked against the format's own list
 in the registry, so a config, the CLI and the API accept exactly the same things.
@@ -18,7 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["Source", "source_from_path", "check_source", "load_qrels", "load_run", "COLUMN_ROLES"]
+__all__ = ["Source", "source_from_path", "check_source", "load_qrels", "load_run", "load_frame", "load_frames", "COLUMN_ROLES"]
 
 #: the roles ``columns:`` may name
 COLUMN_ROLES = ("query", "doc", "grade", "score")
@@ -35,6 +37,8 @@ class Source:
         data: inline data (formats marked ``inline`` in the registry).
         options: the format's options (column names, ``n_relevant``, ...).
         written: the path as the user wrote it (for provenance and messages).
+        table: the table of the Spark session's catalog (format ``spark-table``), or None.
+        line: the line of the config file that gives the source (None on a command line).
     """
 
     key: str
@@ -43,6 +47,8 @@ class Source:
     data: Any = None
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     written: str | None = None
+    table: str | None = None
+    line: int | None = None
 
     @property
     def carries_qrels(self) -> bool:
@@ -53,8 +59,8 @@ class Source:
 
     @property
     def origin(self) -> Any:
-        """What the registry reads: the path, or the inline data."""
-        return self.path if self.path is not None else self.data
+        """What the registry reads: the path, the table name, or the inline data."""
+        return self.path if self.path is not None else self.table if self.table is not None else self.data
 
 
 def flatten_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,3 +139,42 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tupl
     if source.carries_qrels:
         return read_pair(source.origin, format=source.format, name=name, **options)
     return qrels, to_run(source.origin, format=source.format, name=name, **options)
+
+
+
+def load_frame(source: Source, kind: str, session: Any, level: float | None) -> tuple[Any, Any]:
+    """One single-kind source as a Spark DataFrame (``query_id, doc_id, relevance`` / ``score``), for
+    ``engine: spark``, and the :class:`~evalbridge.model.Qrels` when qrels were read here (their order
+    of queries and the relevance level they carry, e.g. ``graded``'s ``min_relevance``), else None.
+
+    A format with a Spark reader (``spark-table``, ``parquet``: a file or a folder) is read by Spark; any
+    other is read here by its own reader (its usual checks and messages) and handed to Spark.
+    """
+    from ..io import get_format
+    from ..io.spark_tables import local_frame, pick_columns
+
+    fmt = get_format(source.format)
+    if fmt.spark is not None:
+        frame = pick_columns(fmt.spark(session, source.origin), kind, flatten_options(source.options),
+                             where=source.written or source.table)
+        return frame, None
+    if kind == "qrels":
+        qrels = load_qrels(source, level)
+        return local_frame(session, qrels), qrels
+    from ..io import to_run
+
+    options = _with_level(source.format, source.options, level)
+    return local_frame(session, to_run(source.origin, format=source.format, **options)), None
+
+
+def load_frames(source: Source, qrels: Any, session: Any, level: float | None) -> tuple[Any, Any, Any]:
+    """(qrels, run, its own Qrels or None) of one system as Spark DataFrames: its own judgements for formats
+    that hold them (read here, so the Qrels too), else ``qrels`` (the shared DataFrame, from :func:`load_frame`)."""
+    from ..io import read_pair
+    from ..io.spark_tables import local_frame
+
+    if source.carries_qrels:
+        pair = read_pair(source.origin, format=source.format, **_with_level(source.format, source.options, level))
+        return local_frame(session, pair[0]), local_frame(session, pair[1]), pair[0]
+    frame, _ = load_frame(source, "run", session, level)
+    return qrels, frame, None

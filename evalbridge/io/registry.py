@@ -48,7 +48,7 @@ __all__ = ["Format", "Parsed", "Kind", "formats", "get_format", "resolve", "load
 Kind = Literal["qrels", "run", "pair"]
 
 #: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
-MODULES = ("trec", "jsonl", "rag", "tables", "shapes", "objects")
+MODULES = ("trec", "jsonl", "rag", "tables", "spark_tables", "shapes", "objects")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,8 @@ class Parsed:
 
 Reader = Callable[[Any, str, Mapping[str, Any]], Parsed]
 Writer = Callable[[Any, Path, Mapping[str, Any]], None]
+#: ``spark(session, origin) -> DataFrame``: the input as Spark reads it (columns not yet picked).
+SparkReader = Callable[[Any, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,10 @@ class Format:
         accepts: ``accepts(obj) -> bool`` for in-memory objects (None: files or data only).
         inline: the format is Python data (labels, pairs...) a config can give inline with ``data:``.
         example: a one-line example for the docs.
+        spark: how Spark reads the input itself with ``engine: spark`` (``spark-table``: a table of the
+            session's catalog; ``parquet``: a file or a folder of files), or None: the input is read
+            here, by ``read``, and handed to Spark (:mod:`evalbridge.io.spark_tables`).
+        named: a string given to the format is a name it looks up (a table), not a file path.
     """
 
     name: str
@@ -94,6 +100,8 @@ class Format:
     accepts: Callable[[object], bool] | None = None
     inline: bool = False
     example: str = ""
+    spark: SparkReader | None = None
+    named: bool = False
 
     def can_read(self, kind: str) -> bool:
         """True when the format can give ``kind`` (a paired format gives either part, or both)."""
@@ -203,7 +211,7 @@ def load(obj: Any, kind: str, *, format: str | None = None, **options: Any) -> P
     fmt = resolve(obj, kind=kind, format=format)
     given = {k: v for k, v in options.items() if v is not None}
     check_options(fmt, given)
-    if _is_path(obj) and not fmt.accepts and not Path(obj).is_file():
+    if _is_path(obj) and not fmt.accepts and not fmt.named and not Path(obj).is_file():
         raise InputError("the file does not exist." if not Path(obj).is_dir() else "expected a file, got a folder.",
                          source=str(obj), fix="check the path.")
     parsed = fmt.read(obj, kind, MappingProxyType(given))

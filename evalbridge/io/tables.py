@@ -368,6 +368,12 @@ def _writer(fmt: str) -> Any:
     return lambda obj, path, options: write_table(obj, path, fmt=fmt)
 
 
+def _parquet_on_spark(session: Any, path: Any) -> Any:  # noqa: ANN401 - SparkSession, DataFrame
+    from .spark_tables import read_parquet_on_spark
+
+    return read_parquet_on_spark(session, path)
+
+
 def _formats() -> tuple[Any, ...]:
     from .registry import Format
 
@@ -391,7 +397,7 @@ def _formats() -> tuple[Any, ...]:
                example='eb.to_run("run.dev.tsv")'),
         Format("parquet", "Parquet table, one row per (query, doc)", both,
                _reader(lambda p, k, o: read_parquet(Path(p), k, o)), suffixes=(".parquet", ".pq"), options=roles,
-               write=_writer("parquet"), example='eb.to_qrels("qrels.parquet")'),
+               write=_writer("parquet"), example='eb.to_qrels("qrels.parquet")', spark=_parquet_on_spark),
         Format("table", "pandas / Polars DataFrame or Arrow table, one row per (query, doc)", both,
                _reader(lambda obj, k, o: read_table(to_arrow(obj), k, o, source=None, header=False)),
                options=roles, accepts=_is_table,

@@ -1,0 +1,133 @@
+"""Inputs Spark reads: a table of the session's catalog (``spark-table``), Parquet files and folders.
+
+With ``engine: spark`` (a config) or ``--engine spark`` (``evalbridge eval``), every input of an
+evaluation becomes a Spark DataFrame with the columns ``query_id, doc_id, relevance`` (qrels) or
+``query_id, doc_id, score`` (runs), evaluated by :func:`evalbridge.spark.evaluate`:
+
+* a format with a Spark reader (:attr:`~evalbridge.io.registry.Format.spark`) is read by Spark
+  itself, on the executors: ``spark-table`` (``session.table(name)``) and ``parquet`` (a file, or a
+  folder of files as Spark writes them, ``session.read.parquet``);
+* any other format is read here, by its own reader (so every check and message is the usual
+  one), and handed to Spark (``session.createDataFrame`` of an Arrow table).
+
+Columns are picked as for any table (:func:`evalbridge.io.fields.pick`: ``query=``, ``doc=``,
+``grade=`` / ``score=``, else the usual names). Outside ``engine: spark``, ``eb.to_run(name,
+format="spark-table")`` reads a table of the active session into memory (it is collected).
+
+pyspark is imported only inside the functions here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import InputError
+from . import fields
+
+__all__ = ["active_session", "read_spark_table", "read_parquet_on_spark", "pick_columns", "local_frame", "FORMATS"]
+
+#: the column names every Spark input is given (what :func:`evalbridge.spark.evaluate` reads by default)
+COLUMNS = {"query": "query_id", "doc": "doc_id", "grade": "relevance", "score": "score"}
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    from pyspark.errors import PySparkException
+
+    return (PySparkException,)
+
+
+def active_session() -> Any:  # noqa: ANN401 - pyspark.sql.SparkSession
+    """The active Spark session, or an :class:`InputError` saying how to get one."""
+    from ..spark import _pyspark
+
+    sql = _pyspark()
+    session = sql.SparkSession.getActiveSession()
+    if session is None:
+        raise InputError("a spark-table is read through the active Spark session, and there is none.",
+                         fix="start one first (SparkSession.builder.getOrCreate()), or evaluate with engine: spark "
+                             "(config) / --engine spark, which starts one.")
+    return session
+
+
+def read_spark_table(session: Any, name: Any) -> Any:  # noqa: ANN401 - SparkSession, DataFrame
+    """``session.table(name)``, or an :class:`InputError` naming the catalog's closest tables."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"a spark-table is named by a non-empty string (catalog.schema.table); got {name!r}.",
+                         fix="write e.g. table: lake.eval.qrels.")
+    try:
+        exists = session.catalog.tableExists(name)
+    except _spark_errors() as error:
+        raise InputError(f"{name!r} is not a table name Spark can read ({str(error).splitlines()[0]}).",
+                         fix="write the table as catalog.schema.table or schema.table.") from None
+    if not exists:
+        try:
+            known = [t.name if t.namespace is None or t.isTemporary else f"{'.'.join(t.namespace)}.{t.name}"
+                     for t in session.catalog.listTables()]
+        except _spark_errors():
+            known = []
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+        listed = ", ".join(sorted(known)[:10]) + (" ..." if len(known) > 10 else "") if known else "none"
+        raise InputError(f"the Spark session has no table {name!r} (tables of the current database: {listed}).",
+                         fix=(f"did you mean {close[0]!r}? " if close else "")
+                             + "check the name, or the session's catalog and database (spark.catalog.setCurrentDatabase).")
+    return session.table(name)
+
+
+def read_parquet_on_spark(session: Any, path: Any) -> Any:  # noqa: ANN401 - SparkSession, DataFrame
+    """A Parquet file, or a folder of Parquet files (as Spark and data lakes write them), read by Spark."""
+    try:
+        return session.read.parquet(str(path))
+    except _spark_errors() as error:
+        raise InputError(f"Spark cannot read Parquet from {str(path)!r} ({str(error).splitlines()[0]}).",
+                         source=str(path), fix="give a Parquet file or a folder of Parquet files.") from None
+
+
+def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: str | None) -> Any:  # noqa: ANN401
+    """``frame`` with its query, doc and grade / score columns picked (:func:`.fields.pick`) and renamed
+    to ``query_id, doc_id, relevance | score``; any other column is left out."""
+    from pyspark.sql import functions as F
+
+    names, _ = fields.pick(frame.columns, kind, options, where=where)
+    value = fields.VALUE_ROLE[kind]
+    return frame.select(*(F.col(f"`{names[role]}`").alias(COLUMNS[role]) for role in ("query", "doc", value)))
+
+
+def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession, Qrels | Run, DataFrame
+    """A :class:`~evalbridge.model.Qrels` or :class:`~evalbridge.model.Run` read here, as a Spark DataFrame
+    (``query_id, doc_id, relevance | score``; rows in the data's order, so ``ties: input`` keeps it)."""
+    import pyarrow as pa
+
+    from ..spark import _no_pandas_version_warning
+    from .tables import _frame
+
+    table = _frame(data)
+    value = table.column_names[2]  # grades / scores as doubles (as Spark reads them): no null type when empty
+    table = table.set_column(2, value, table.column(value).cast(pa.float64()))
+    with _no_pandas_version_warning():
+        return session.createDataFrame(table)
+
+
+def _read_collected(name: Any, kind: str, options: Mapping[str, Any]) -> Any:  # noqa: ANN401
+    """The in-memory door: a table of the active session, brought to this process and read as any table."""
+    from ..model import Qrels, Run
+    from .registry import Parsed
+    from .tables import read_table
+
+    frame = read_spark_table(active_session(), name)
+    obj = read_table(frame.toArrow(), kind, options, source=None, header=False)
+    return Parsed(qrels=obj if isinstance(obj, Qrels) else None, run=obj if isinstance(obj, Run) else None)
+
+
+def _formats() -> tuple[Any, ...]:
+    from .registry import Format
+
+    return (
+        Format("spark-table", "table of the Spark session's catalog (`engine: spark` evaluates it on Spark)",
+               frozenset({"qrels", "run"}), _read_collected, options=fields.ROLE_OPTIONS,
+               spark=read_spark_table, named=True, example='eb.to_run("bm25_run", format="spark-table")'),
+    )
+
+
+FORMATS = _formats()

@@ -17,7 +17,8 @@ from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.metrics.requests import metric_requests, split_label
 from evalbridge.pipeline import run_config
-from evalbridge.reports.report import RENDERERS, Report, render, report_dict
+from evalbridge.reports.formats import report_formats
+from evalbridge.reports.report import Report, render, report_dict
 from evalbridge.stats.compare import compare_systems
 from evalbridge.stats.gates import check_gates, parse_gates
 from strategies import qrels_and_run
@@ -116,7 +117,7 @@ def test_reports_in_every_format_use_the_label():
     """Text, Markdown, CSV, JSON, LaTeX and HTML headers carry the label, not the metric as resolved."""
     results = {n: eb.evaluate(QRELS_8, r, {"prec_one": "P@1"}, min_relevance=2) for n, r in RUNS_8.items()}
     report = Report(results=results)
-    for fmt in RENDERERS:
+    for fmt in report_formats():
         text = render(report, fmt)
         assert "prec" in text and "P(rel=2)@1" not in text.replace(r"\_", "_").split("names")[0], fmt
     assert "prec_one" in report.to_html()

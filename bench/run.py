@@ -307,20 +307,21 @@ def worker(spec: dict) -> dict:
     args = load_input(spec["input"], spec["size"])
     for module in spec.get("imports", []):
         __import__(module)
-    times, growth = [], []
+    times, cpu, growth = [], [], []
     base = _status("VmRSS")
     for i in range(spec["reps"] + spec["warmup"]):
         _reset_peak()
         before = _status("VmRSS")
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         value = task(*args)
-        elapsed = time.perf_counter() - start
+        elapsed, used = time.perf_counter() - start, time.process_time() - start_cpu
         growth.append(_status("VmHWM") - before)
         times.append(elapsed)
+        cpu.append(used)
         del value
     timed = times[spec["warmup"]:]
     return {"median": statistics.median(timed), "times": timed, "first": times[0], "peak_growth": max(growth),
-            "input_rss": base}
+            "input_rss": base, "cpu": cpu[spec["warmup"]:]}
 
 
 STARTUP = {
@@ -359,7 +360,8 @@ def merge(results: dict, key: tuple[str, str], got: dict) -> None:
         return
     times = old["times"] + got["times"]
     results[key] = {"median": statistics.median(times), "times": times, "first": old["first"],
-                    "peak_growth": max(old["peak_growth"], got["peak_growth"]), "input_rss": old["input_rss"]}
+                    "peak_growth": max(old["peak_growth"], got["peak_growth"]), "input_rss": old["input_rss"],
+                    "cpu": old.get("cpu", []) + got.get("cpu", [])}
 
 
 def spawn(spec: dict) -> dict:
@@ -543,8 +545,10 @@ def measure(results: dict, steps: list[tuple[str, str, dict]], *, passes: int) -
         for label, _ in members:
             got = results[(group, label)]
             print(f"  {group} / {label}: " + (got["error"] if "error" in got else
+                                              f"{fmt(got['median'])}, CPU {fmt(statistics.median(got['cpu']))} "
+                                              f"(peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)" if got.get("cpu") else
                                               f"{fmt(got['median'])} (peak +{got['peak_growth'] / 2 ** 20:.0f} MiB)"),
-                  flush=True)
+                  f"[load {os.getloadavg()[0]:.1f}]", flush=True)
 
 
 def door_goals(results: dict, size: str) -> list[tuple[str, float, float | None]]:
@@ -588,14 +592,15 @@ def render(results: dict, goals: list, mode: str, wall: float) -> str:
         measured = "n/a" if value is None else f"{value:.2f}"
         met = "n/a" if value is None else ("yes" if value <= target else "**no**")
         lines.append(f"| {name} | <= {target} | {measured} | {met} |")
-    lines += ["", "## Medians", "", "| group | contender | median | first call | runs | peak RSS growth |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "## Medians", "", "| group | contender | median | CPU median | first call | runs | peak RSS growth |",
+              "|---|---|---|---|---|---|---|"]
     for (group, label), got in results.items():
         if "error" in got:
-            lines.append(f"| {group} | {label} | error: {got['error']} | | | |")
+            lines.append(f"| {group} | {label} | error: {got['error']} | | | | |")
             continue
-        lines.append(f"| {group} | {label} | {fmt(got['median'])} | {fmt(got['first'])} | {len(got['times'])} | "
-                     f"{got['peak_growth'] / 2 ** 20:.0f} MiB |")
+        cpu = fmt(statistics.median(got["cpu"])) if got.get("cpu") else ""
+        lines.append(f"| {group} | {label} | {fmt(got['median'])} | {cpu} | {fmt(got['first'])} | {len(got['times'])} "
+                     f"| {got['peak_growth'] / 2 ** 20:.0f} MiB |")
     lines += ["", "Startup rows are the wall time of a fresh `python -c` that imports the library and evaluates "
               "size a (the data are read from JSON in every variant). Other rows run in a fresh worker after the "
               "input is built and the libraries imported; `first call` is the warm-up call where there is one. "
@@ -608,7 +613,11 @@ def render(results: dict, goals: list, mode: str, wall: float) -> str:
               "grades), and the parsing of that log alone. Fresh-process rows are interleaved (one run of "
               "each in turn); in full mode every other group runs twice, forward then backward, and the runs are "
               "pooled, so that the busy moments of a shared machine do not all fall on one contender.", "",
-              f"Total wall time: {wall:.0f} s."]
+              "`CPU median` is the process's CPU time per call (every thread: Arrow's reader threads and "
+              "evalbridge's hashing thread count), steadier than the wall time when other tenants load the "
+              "machine.", "",
+              f"Total wall time: {wall:.0f} s; load average at the end "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}."]
     return "\n".join(lines) + "\n"
 
 

@@ -287,3 +287,17 @@ def test_agree_compares_two_judgement_sets_and_the_rankings_they_induce(files, c
     assert [row["metric"] for row in data["ranking"]["metrics"]] == ["P@2"]
     code, out, _ = cli(capsys, "agree", files / "qrels.txt", files / "qrels.txt", "--alpha", "5")
     assert code == 2
+
+
+@pytest.mark.parametrize(("fmt", "pandas_imported"), [("terminal", False), ("markdown", False), ("json", False),
+                                                      ("csv", True)])
+def test_eval_imports_pandas_only_for_a_table_file(files, fmt, pandas_imported):
+    """A fresh `evalbridge eval` lays out its text, Markdown and JSON reports without pandas (its import
+    costs more than evaluating a RAG-sized input); the CSV report is a DataFrame's, and the probe sees it."""
+    code = (f"import sys\nfrom evalbridge.cli import main\n"
+            f"main(['eval', {str(files / 'qrels.txt')!r}, {str(files / 'a.run')!r}, '-m', 'P@2', 'ndcg', "
+            f"'--format', {fmt!r}, '-o', {str(files / 'report.out')!r}])\n"
+            f"print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == str(pandas_imported)
+    assert "P@2" in (files / "report.out").read_text()

@@ -9,6 +9,8 @@ import os
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.stats.compare import compare_systems
@@ -180,6 +182,36 @@ def test_file_sha256_is_hashlib_sha256(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(b"abc")
     assert file_sha256(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(windows=st.integers(0, 3), tail=st.binary(max_size=300))
+def test_file_sha256_hashes_every_window_of_a_mapped_file(tmp_path, monkeypatch, windows: int, tail: bytes):
+    """Files of 0 to 3 whole windows plus any tail (empty files too) hash to hashlib's digest of their
+    bytes, the windows made as small as mmap allows so that every boundary case is reached."""
+    import hashlib
+    import mmap
+
+    from evalbridge.reports import report
+
+    monkeypatch.setattr(report, "_HASH_WINDOW", mmap.ALLOCATIONGRANULARITY)
+    data = random.Random(len(tail)).randbytes(windows * mmap.ALLOCATIONGRANULARITY) + tail
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert file_sha256(path) == hashlib.sha256(data).hexdigest()
+
+
+def test_file_sha256_reads_what_is_not_a_regular_file(tmp_path):
+    """A FIFO (a pipe given as an input path) cannot be mapped: its bytes are read and hashed."""
+    import hashlib
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"abc" * 1000))
+    writer.start()
+    assert file_sha256(fifo) == hashlib.sha256(b"abc" * 1000).hexdigest()
+    writer.join()
 
 
 def test_plots_write_png_and_svg_files(results, tmp_path):

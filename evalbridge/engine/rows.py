@@ -43,8 +43,8 @@ from ..columnar import RowTable
 from ..model import rows_of
 from .columns import EXACT_LIMIT, Columns
 
-__all__ = ["build_table", "table_from_blocks", "table_from_mapping", "shared_hash", "first_duplicate", "pair",
-           "columns_of", "string_offsets", "hash_strings", "EXACT_LIMIT"]
+__all__ = ["build_table", "table_from_blocks", "table_from_mapping", "shared_hash", "duplicate_pairs", "first_duplicate",
+           "pair", "columns_of", "string_offsets", "hash_strings", "EXACT_LIMIT"]
 
 #: Masks keeping the first k bytes of a little-endian word, k = 0..8.
 _KEEP = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
@@ -294,11 +294,13 @@ def _same(a: RowTable, a_rows: np.ndarray, b: RowTable, b_rows: np.ndarray, b_to
     return same
 
 
-def first_duplicate(table: RowTable) -> tuple[int, int] | None:
-    """``(first row, repeat row)`` of the first (query, doc) given twice, in row order (the earliest
-    repeat, with the first row of its pair), or None. Collisions are told apart on the strings."""
+def duplicate_pairs(table: RowTable) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows holding the same (query, doc): ``(first rows, repeat rows)``, int64, the first
+    row of each pair before its repeat (empty when there is none). Rows sharing a hash are told apart
+    on the strings, so a collision is never reported."""
+    empty = np.zeros(0, dtype=np.int64)
     if not shared_hash(table):
-        return None
+        return empty, empty
     order = np.argsort(table.hashes, kind="stable")
     ordered = table.hashes[order]
     equal = np.flatnonzero(ordered[1:] == ordered[:-1])
@@ -316,10 +318,17 @@ def first_duplicate(table: RowTable) -> tuple[int, int] | None:
                 second.append(b)
     a_rows, b_rows = np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
     found = np.flatnonzero(_same(table, a_rows, table, b_rows, None))
-    if len(found) == 0:
+    return a_rows[found], b_rows[found]
+
+
+def first_duplicate(table: RowTable) -> tuple[int, int] | None:
+    """``(first row, repeat row)`` of the first (query, doc) given twice, in row order (the earliest
+    repeat, with the first row of its pair), or None (see :func:`duplicate_pairs`)."""
+    first, repeat_rows = duplicate_pairs(table)
+    if len(repeat_rows) == 0:
         return None
-    repeat_row = int(b_rows[found].min())
-    return int(a_rows[found][b_rows[found] == repeat_row].min()), repeat_row
+    repeat_row = int(repeat_rows.min())
+    return int(first[repeat_rows == repeat_row].min()), repeat_row
 
 
 # ---------------------------------------------------------------- pairing
@@ -389,7 +398,8 @@ def _matches(qrels: RowTable, run: RowTable, run_to_qrels: np.ndarray) -> tuple[
 def pair(qrels: RowTable, run: RowTable) -> Columns:
     """The engine's :class:`Columns` of a qrels table and a run table: what :func:`.from_mappings` gives
     for their ``dict`` rows (the queries of the qrels that the run has, in qrels order; each
-    query's rows in row order), with no Python object per row.
+    query's rows in row order; the hits and the docs judged 0 in qrels order), with no Python object
+    per row.
 
     Example:
         >>> from evalbridge.engine.rows import table_from_mapping as t
@@ -410,11 +420,17 @@ def pair(qrels: RowTable, run: RowTable) -> Columns:
     rows, offsets = _group(run, index[run_to_qrels], len(evaluated))
     judged_rows, judged_offsets = _group(qrels, index[:-1], len(evaluated))
     q_rows, r_rows = _matches(qrels, run, run_to_qrels)
+    match_query = index[run_to_qrels[run.codes(r_rows)]]
+    # Matches in qrels order, as from_mappings gives them: by query, then by qrels row (the rows of a
+    # query keep their row order in the columns). They come in run order: sorted unless already so.
+    if len(q_rows) > 1 and not (np.all(match_query[1:] >= match_query[:-1]) and
+                                np.all((q_rows[1:] > q_rows[:-1]) | (match_query[1:] != match_query[:-1]))):
+        in_order = np.lexsort((q_rows, match_query))
+        q_rows, r_rows, match_query = q_rows[in_order], r_rows[in_order], match_query[in_order]
     grade = qrels.values[q_rows]
     nonzero = grade != 0
-    zero_rows = r_rows[~nonzero]  # retrieved and judged 0: hits for the metrics that read judgements
-    q_rows, r_rows, grade = q_rows[nonzero], r_rows[nonzero], grade[nonzero]
-    hit_query = index[run_to_qrels[run.codes(r_rows)]]
+    zero_rows, zero_query = r_rows[~nonzero], match_query[~nonzero]  # retrieved and judged 0: hits for the
+    r_rows, grade, hit_query = r_rows[nonzero], grade[nonzero], match_query[nonzero]  # metrics that read judgements
     docs = run.docs
 
     def doc_ids(selected: np.ndarray) -> list[str]:
@@ -434,7 +450,7 @@ def pair(qrels: RowTable, run: RowTable) -> Columns:
         judged=qrels.values if judged_rows is None else qrels.values[judged_rows], hit_query=hit_query,
         hit_score=run.values[r_rows], hit_grade=grade,
         doc_ids=doc_ids, hit_doc_ids=lambda hits: docs.take(r_rows[hits]).to_pylist(),
-        zero_query=index[run_to_qrels[run.codes(zero_rows)]], zero_score=run.values[zero_rows],
+        zero_query=zero_query, zero_score=run.values[zero_rows],
         zero_doc_ids=lambda z: docs.take(zero_rows[z]).to_pylist(), pool_rows=pool_rows)
 
 

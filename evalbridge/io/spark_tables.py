@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import InputError
 from . import fields
 
-__all__ = ["active_session", "read_spark_table", "read_parquet_on_spark", "pick_columns", "local_frame", "FORMATS"]
+__all__ = ["active_session", "read_spark_table", "pick_columns", "local_frame", "FORMATS"]
 
 #: the column names every Spark input is given (what :func:`evalbridge.spark.evaluate` reads by default)
 COLUMNS = {"query": "query_id", "doc": "doc_id", "grade": "relevance", "score": "score"}
@@ -73,15 +73,6 @@ def read_spark_table(session: Any, name: Any) -> Any:  # noqa: ANN401 - SparkSes
                          fix=(f"did you mean {close[0]!r}? " if close else "")
                              + "check the name, or the session's catalog and database (spark.catalog.setCurrentDatabase).")
     return session.table(name)
-
-
-def read_parquet_on_spark(session: Any, path: Any) -> Any:  # noqa: ANN401 - SparkSession, DataFrame
-    """A Parquet file, or a folder of Parquet files (as Spark and data lakes write them), read by Spark."""
-    try:
-        return session.read.parquet(str(path))
-    except _spark_errors() as error:
-        raise InputError(f"Spark cannot read Parquet from {str(path)!r} ({str(error).splitlines()[0]}).",
-                         source=str(path), fix="give a Parquet file or a folder of Parquet files.") from None
 
 
 def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: str | None) -> Any:  # noqa: ANN401

@@ -369,9 +369,15 @@ def _writer(fmt: str) -> Any:
 
 
 def _parquet_on_spark(session: Any, path: Any) -> Any:  # noqa: ANN401 - SparkSession, DataFrame
-    from .spark_tables import read_parquet_on_spark
+    """A Parquet file, or a folder of Parquet files (as Spark and data lakes write them), read by Spark
+    (``engine: spark``; :mod:`.spark_tables` holds the rest of Spark's side of the inputs)."""
+    from pyspark.errors import PySparkException
 
-    return read_parquet_on_spark(session, path)
+    try:
+        return session.read.parquet(str(path))
+    except PySparkException as error:
+        raise InputError(f"Spark cannot read Parquet from {str(path)!r} ({str(error).splitlines()[0]}).",
+                         source=str(path), fix="give a Parquet file or a folder of Parquet files.") from None
 
 
 def _formats() -> tuple[Any, ...]:

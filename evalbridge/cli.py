@@ -183,6 +183,19 @@ def _metric_entries(texts: Sequence[str]) -> list[Any]:
     return entries
 
 
+def _conventions(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys every command's convention flags give (a flag left out is a key left out)."""
+    raw: dict[str, Any] = {"backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
+                           "missing_queries": args.missing_queries, "seed": args.seed}
+    if args.min_relevance is not None:
+        raw["min_relevance"] = args.min_relevance
+    if args.judged_only:
+        raw["judged_only"] = True
+    if args.depth is not None:
+        raw["depth"] = args.depth
+    return raw
+
+
 def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
     """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
     from .config.schema import FlagLocator, validate
@@ -193,15 +206,8 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
         "qrels": _input(args.qrels, args.qrels_format, columns, ("query", "doc", "grade")),
         "runs": {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
                  for name, path in zip(_system_names(runs), runs)},
-        "metrics": _metric_entries(args.metrics), "backend": args.backend, "ties": args.ties,
-        "score_precision": args.score_precision, "missing_queries": args.missing_queries, "seed": args.seed,
+        "metrics": _metric_entries(args.metrics), **_conventions(args),
     }
-    if args.min_relevance is not None:
-        raw["min_relevance"] = args.min_relevance
-    if args.judged_only:
-        raw["judged_only"] = True
-    if args.depth is not None:
-        raw["depth"] = args.depth
     if getattr(args, "baseline", None) is not None:
         raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
@@ -301,15 +307,8 @@ def _agree_description(args: argparse.Namespace) -> Any:
             section.setdefault("bins", {})[name] = list(edges)
     raw: dict[str, Any] = {
         "title": args.title or f"evalbridge agree {Path(args.qrels_a).name} {Path(args.qrels_b).name}",
-        "agreement": section, "backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
-        "missing_queries": args.missing_queries, "seed": args.seed,
+        "agreement": section, **_conventions(args),
     }
-    if args.min_relevance is not None:
-        raw["min_relevance"] = args.min_relevance
-    if args.judged_only:
-        raw["judged_only"] = True
-    if args.depth is not None:
-        raw["depth"] = args.depth
     flags: dict[tuple[str, ...], str] = {
         **FLAGS, **AGREE_FLAGS, ("agreement", "judges", names[0]): "QRELS_A",
         ("agreement", "judges", names[1]): "QRELS_B", ("agreement", "bins", names[0]): "--bins-a",

@@ -553,3 +553,19 @@ def test_config_runs_evaluate_the_columns_without_turning_them_into_dicts(tmp_pa
     want = eb.evaluate(eb.io.trec.read_qrels(qrels_path), eb.io.trec.read_run(run_path), ["nDCG@10", "AP"],
                        backend="reference")
     assert result.values == want.values
+
+
+def test_a_small_trec_file_is_read_without_importing_pyarrow_or_numpy(tmp_path: Path) -> None:
+    """Below the columnar threshold the strict reader reads the file, and the size is checked before any
+    import: ``evaluate(paths)`` on small files stays as light as ``import evalbridge`` (fresh process)."""
+    import subprocess
+    import sys
+
+    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels_path.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    run_path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d3 2 1.0 t\n")
+    code = ("import sys, evalbridge as eb; "
+            f"print(eb.evaluate({str(qrels_path)!r}, {str(run_path)!r}, 'P@1')['P@1'], "
+            "'pyarrow' in sys.modules, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1.0", "False", "False"]

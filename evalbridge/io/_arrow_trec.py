@@ -178,6 +178,16 @@ def _values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | bool] | N
     return (values, integral) if max(-low, high) < EXACT_LIMIT else None
 
 
+def _worth_reading(path: str | os.PathLike[str], large_only: bool) -> bool:
+    """A regular file, and (with ``large_only``) a large one: decided before pyarrow is imported, so a small
+    file costs no import."""
+    try:
+        path = Path(path)
+        return path.is_file() and (not large_only or large_enough(path.stat().st_size))
+    except OSError:
+        return False
+
+
 def _read(path: str | os.PathLike[str], names: Sequence[str], types: dict[str, Any], value: str,
           large_only: bool) -> tuple[RowTable, Any] | None:
     """(rows, the file's first line as a table) of one file, or None.
@@ -186,10 +196,8 @@ def _read(path: str | os.PathLike[str], names: Sequence[str], types: dict[str, A
     before the rows are built."""
     path = Path(path)
     try:
-        if not path.is_file() or (large_only and not large_enough(path.stat().st_size)):
-            return None
         import pyarrow  # pyarrow missing: the strict reader
-    except (OSError, ImportError):
+    except ImportError:
         return None
     from ..engine.rows import build_table, shared_hash
 
@@ -224,6 +232,8 @@ def read_qrels_columns(path: str | os.PathLike[str], *, large_only: bool = True)
         path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_qrels` reads it.
         large_only: decline a file too small to be worth it (:func:`large_enough`).
     """
+    if not _worth_reading(path, large_only):
+        return None
     import pyarrow as pa
 
     from ..model import Qrels
@@ -241,6 +251,8 @@ def read_run_columns(path: str | os.PathLike[str], *, large_only: bool = True, n
         large_only: decline a file too small to be worth it (:func:`large_enough`).
         name: the run's name; default the tag of its first line, as ``read_run``.
     """
+    if not _worth_reading(path, large_only):
+        return None
     import pyarrow as pa
 
     from ..model import Run

@@ -8,7 +8,7 @@ of :mod:`evalbridge.metrics.tie_aware` instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._version import __version__
@@ -56,24 +56,15 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     if conventions.ties == "average":
         return _compute_averaged(qrels, run, metrics, conventions), []
     calls = [(metric, KERNELS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
-    needed = [name for name in INPUTS if any(name in inputs for *_, inputs in calls)]
-    pool = pool_of(qrels) if "in_pool" in needed else frozenset()
+    needed, pool = _inputs_of(qrels, metrics)
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
-    for qid, grades in qrels.items():
-        scores = run.get(qid)
-        if scores is None:
-            continue
+    for qid, grades, scores in _evaluated(qrels, run):
         ranking = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
         retrieved = [grades.get(doc, 0) for doc in ranking]
         judged = list(grades.values())
         built = {name: INPUTS[name](ranking, grades, pool) for name in needed}
         for metric, kernel, kwargs, inputs in calls:
-            if inputs:
-                kwargs = {**kwargs, **{name: built[name] for name in inputs}}
-            try:
-                values[metric][qid] = kernel(retrieved, judged, **kwargs)
-            except InputError as error:
-                raise InputError(f"{metric}: {error}", query_id=qid) from None
+            values[metric][qid] = _value(metric, qid, kernel, retrieved, judged, kwargs, inputs, built)
     return values, []
 
 
@@ -90,13 +81,9 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             raise UnsupportedMetricError(f"{metric}: {reason}")
     calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments, metric.inputs)
              for metric in metrics]
-    needed = [name for name in INPUTS if any(name in inputs for *_, inputs in calls)]
-    pool = pool_of(qrels) if "in_pool" in needed else frozenset()
+    needed, pool = _inputs_of(qrels, metrics)
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
-    for qid, grades in qrels.items():
-        scores = run.get(qid)
-        if scores is None:
-            continue
+    for qid, grades, scores in _evaluated(qrels, run):
         ranked = rank_groups(scores, score_precision=conventions.score_precision)
         groups = [[grades.get(doc, 0) for doc in group] for group in ranked]
         judged = list(grades.values())
@@ -109,13 +96,34 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
             retrieved = [grade for (grade,) in groups]
             built = {name: INPUTS[name]([doc for (doc,) in ranked], grades, pool) for name in needed}
         for metric, averaged, kernel, kwargs, inputs in calls:
-            if inputs:
-                kwargs = {**kwargs, **{name: built[name] for name in inputs}}
-            try:
-                values[metric][qid] = (averaged if tied else kernel)(retrieved, judged, **kwargs)
-            except InputError as error:
-                raise InputError(f"{metric}: {error}", query_id=qid) from None
+            values[metric][qid] = _value(metric, qid, averaged if tied else kernel, retrieved, judged, kwargs,
+                                         inputs, built)
     return values
+
+
+def _inputs_of(qrels: Qrels, metrics: Sequence[Metric]) -> tuple[list[str], frozenset[str]]:
+    """The kernel inputs some metric reads (in :data:`INPUTS` order), and the pool when one of them needs it."""
+    needed = [name for name in INPUTS if any(name in metric.inputs for metric in metrics)]
+    return needed, pool_of(qrels) if "in_pool" in needed else frozenset()
+
+
+def _evaluated(qrels: Qrels, run: Run) -> Iterator[tuple[str, Mapping[str, float], Mapping[str, float]]]:
+    """``(query id, grades, scores)`` of each qrels query the run has, in qrels order."""
+    for qid, grades in qrels.items():
+        scores = run.get(qid)
+        if scores is not None:
+            yield qid, grades, scores
+
+
+def _value(metric: Metric, qid: str, kernel: Callable[..., float], retrieved: list[Any], judged: list[float],
+           kwargs: Mapping[str, Any], inputs: Sequence[str], built: Mapping[str, list[Any]]) -> float:
+    """One metric's value over one query: its options plus the inputs it reads; its errors name the query."""
+    if inputs:
+        kwargs = {**kwargs, **{name: built[name] for name in inputs}}
+    try:
+        return kernel(retrieved, judged, **kwargs)
+    except InputError as error:
+        raise InputError(f"{metric}: {error}", query_id=qid) from None
 
 
 #: Every metric with every option, under every tie policy (under ``average``: the metrics of

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
-           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "label_of", "write_frame"]
+           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -83,26 +83,6 @@ def band_of(metric: Metric | str | MetricRequest, value: float,
     if bounds is None or not math.isfinite(value):
         return None
     return BAND_NAMES[sum(value >= b for b in bounds)]
-
-
-def label_of(results: Any, spec: str | Metric) -> str:
-    """The canonical string of ``spec`` as ``results`` evaluated it: ``P(rel=2)@5`` for ``P@5`` at level 2
-    (the reports name columns by :attr:`Report.labels` and record this string beside each label).
-
-    >>> import evalbridge as eb
-    >>> label_of(eb.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0}}, "precision@5", min_relevance=2), "P@5")
-    'P(rel=2)@5'
-    """
-    return str(_resolved(results, spec))
-
-
-def _resolved(results: Any, spec: str | Metric) -> Metric:
-    """``spec`` as ``results`` evaluated it (e.g. with the evaluation's relevance level)."""
-    metric = parse_metric(spec)
-    values = getattr(results, "values", {})
-    if metric not in values and hasattr(results, "resolve"):
-        metric = results.resolve(metric)
-    return metric
 
 
 @dataclass(frozen=True)

@@ -226,11 +226,11 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
 
 def _outputs(args: argparse.Namespace, config: Any) -> None:
     """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
+    from .pipeline import input_sources
     from .reports.writing import guard_outputs
 
-    inputs = [s.path for s in (config.qrels, *config.runs.values()) if s is not None and s.path is not None]
     outputs = [p for p in (args.output, getattr(args, "per_query", None)) if p is not None]
-    guard_outputs(inputs, outputs)
+    guard_outputs([s.path for s in input_sources(config) if s.path is not None], outputs)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -317,13 +317,11 @@ def _agree_description(args: argparse.Namespace) -> Any:
 
 
 def _cmd_agree(args: argparse.Namespace) -> int:
-    from .pipeline import input_sources, run_config
+    from .pipeline import run_config
     from .reports.report import render
-    from .reports.writing import guard_outputs
 
     config = _agree_description(args)
-    guard_outputs([s.path for s in input_sources(config) if s.path is not None],
-                  [args.output] if args.output else [])
+    _outputs(args, config)
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
     _emit(render(outcome.report, "terminal" if args.format == "text" else args.format), args.output)

@@ -120,14 +120,11 @@ class RowTable:
         return out
 
     def distinct_values(self) -> frozenset[int | float]:
-        """Every distinct value, each as the Python number of its first row (``int`` where integral)."""
+        """Every distinct value as a Python number: an ``int`` where some row holding it is integral."""
         import numpy as np
 
-        if self.n_rows == 0:
-            return frozenset()
-        values, first = np.unique(self.values, return_index=True)
-        integral = self.integral[first]
-        return frozenset([*values[~integral].tolist(), *values[integral].astype(np.int64).tolist()])
+        ints = frozenset(np.unique(self.values[self.integral]).astype(np.int64).tolist())
+        return ints | frozenset(np.unique(self.values[~self.integral]).tolist())  # (| keeps the left's of equal ones)
 
     def __repr__(self) -> str:
         return f"RowTable({len(self.query_ids)} queries, {self.n_rows} rows, {len(self.block_start)} blocks)"

@@ -372,7 +372,8 @@ class Qrels(_Base):
 
     @property
     def grades(self) -> frozenset[float]:
-        """Every distinct grade in the qrels (one pass over them, once: the qrels are immutable)."""
+        """Every distinct grade in the qrels (computed once: the qrels are immutable). Where an ``int`` and an
+        equal ``float`` are both grades (``2`` and ``2.0``), the ``int`` stands for both, whatever their order."""
         try:
             return self._grades
         except AttributeError:
@@ -380,7 +381,8 @@ class Qrels(_Base):
         if self._table is not None:
             grades = self._table.distinct_values()
         else:
-            grades = frozenset(chain.from_iterable(map(methodcaller("values"), self._data.values())))
+            values = list(chain.from_iterable(map(methodcaller("values"), self._data.values())))
+            grades = frozenset(filter(int.__instancecheck__, values)) | frozenset(values)  # (| keeps the left's of equal ones)
         object.__setattr__(self, "_grades", grades)
         return grades
 

@@ -469,11 +469,14 @@ def test_rows_are_copied_unless_copy_is_false_and_read_only_either_way() -> None
                        st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from([0, 1, 2, 2.0, 0.5, -1, 7.25])),
                        min_size=1))
 def test_grade_facts_are_those_of_every_grade(data: dict) -> None:
-    """grades, max_grade and is_integral (read from the distinct grades) say what a pass over every grade says."""
+    """grades, max_grade and is_integral (read from the distinct grades) say what a pass over every grade says
+    (an ``int`` stands for an equal ``float``: ``2`` for ``2.0``)."""
     every = [g for docs in data.values() for g in docs.values()]
     qrels = Qrels(data)
+    top = max(every, default=0)
     assert qrels.grades == set(every)
-    assert qrels.max_grade == max(every, default=0) and type(qrels.max_grade) is type(max(every, default=0))
+    assert qrels.max_grade == top
+    assert type(qrels.max_grade) is (int if not every or any(g == top and type(g) is int for g in every) else float)
     assert qrels.is_integral == all(float(g).is_integer() for g in every)
 
 

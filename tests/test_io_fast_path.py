@@ -59,8 +59,8 @@ DOC_IDS = ("a", "b", "A", "doc-é", "文档", "clueweb09-en0000-00-00001", "http
 GRADES = ("0", "1", "2", "-1", "2.5", "1e1", "+3", "007", "-0", "2.0")
 SCORES = ("1.0", "0.5", "2", "-0.0", "1e-3", "3.25", "7", "-12.5")
 #: Tokens a strict reader reads differently, or refuses.
-ODD_TOKENS = ("#c", "q1 x", "x y", "d\u00a0e", "d\x0be", "d\u2003e", "", "nan", "inf", "-inf", "1e400", "x", "1_0",
-              "9007199254740993", "0x10", "١")
+ODD_TOKENS = ("#c", "q1 x", "x y", "d\u00a0e", "d\x0be", "d\u2003e", "d\re", "d\x1c", "\r", "", "nan", "inf",
+              "-inf", "1e400", "x", "1_0", "9007199254740993", "0x10", "١")
 #: Line-level changes: each makes a line something the strict reader skips, refuses or splits otherwise.
 ODD_LINES = ("two delimiters", "other delimiter", "leading space", "trailing space", "extra word", "missing word",
              "comment", "blank", "duplicate")
@@ -88,7 +88,7 @@ def trec_text(draw: Any, *, run: bool) -> tuple[bytes, bool]:
     at = draw(st.integers(0, len(rows) - 1))
     if change == "token":
         words = rows[at]
-        words[draw(st.sampled_from([0, 2, len(words) - 2 if run else 3]))] = draw(st.sampled_from(ODD_TOKENS))
+        words[draw(st.integers(0, len(words) - 1))] = draw(st.sampled_from(ODD_TOKENS))  # (read or only split off)
         lines[at] = delimiter.join(words)
     elif change == "line":
         other = " " if delimiter == "\t" else "\t"
@@ -222,6 +222,18 @@ def test_a_columnar_object_equals_the_dict_one_through_the_whole_mapping_api(dat
         assert (got.query_id_kind, got.doc_id_kind) == (want.query_id_kind, want.doc_id_kind)
         if isinstance(want, Qrels):
             assert (got.grades, got.max_grade, got.is_integral) == (want.grades, want.max_grade, want.is_integral)
+
+
+@given(grades=st.lists(st.sampled_from([0, 1, 2, 0.0, 1.0, 2.0, 2.5]), min_size=1, max_size=8))
+def test_an_int_grade_stands_for_an_equal_float_grade_whatever_the_order(grades: list) -> None:
+    """``2`` and ``2.0`` are one grade: the ``int``, in dict and columnar qrels alike, in any row order."""
+    data = {f"q{i % 3}": {} for i in range(len(grades))}
+    for i, grade in enumerate(grades):
+        data[f"q{i % 3}"][f"d{i}"] = grade
+    for qrels in (Qrels(data), Qrels(columnar(Qrels(data)))):
+        assert {(g, type(g)) for g in qrels.grades} == \
+            {(g, int if any(x == g and type(x) is int for x in grades) else float) for g in grades}
+        assert type(qrels.max_grade) is type(max(qrels.grades))
 
 
 @given(data=qrels_and_run(float_grades=True, run_only=True))

@@ -473,8 +473,11 @@ def test_every_row_is_the_scipy_result_for_its_pair():
     """Each row's randomization p-value and bootstrap CI are the seeded scipy calls on that pair's values."""
     systems = _systems()
     cmp = compare_systems(systems, ["m1", "m2"], baseline="base", n_resamples=1500, seed=4, test="randomization")
+    def in_id_order(values: dict) -> np.ndarray:  # queries are resampled in the order of their ids
+        return np.array([values[q] for q in sorted(values)])
+
     for row in cmp.rows:
-        a, b = (np.array(list(systems[s][row.metric].values())) for s in (row.system, row.baseline))
+        a, b = (in_id_order(systems[s][row.metric]) for s in (row.system, row.baseline))
         p = st.permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
                                 n_resamples=1500, rng=np.random.default_rng(4)).pvalue
         ci = st.bootstrap((a, b), _mean_difference, paired=True, vectorized=True, n_resamples=1500,
@@ -483,11 +486,24 @@ def test_every_row_is_the_scipy_result_for_its_pair():
         assert (row.ci_low, row.ci_high) == pytest.approx(tuple(ci), rel=1e-12)
         assert row.p_wilcoxon == pytest.approx(st.wilcoxon(a, b).pvalue, rel=1e-12)
     for interval in cmp.intervals:
-        values = np.array(list(systems[interval.system][interval.metric].values()))
+        values = in_id_order(systems[interval.system][interval.metric])
         ci = st.bootstrap((values,), np.mean, vectorized=True, n_resamples=1500,
                           rng=np.random.default_rng(4)).confidence_interval
         assert (interval.ci_low, interval.ci_high) == pytest.approx(tuple(ci), rel=1e-12)
         assert interval.mean == pytest.approx(values.mean()) and interval.n == 40
+
+
+@settings(max_examples=25, deadline=None)
+@given(order=hs.permutations(range(40)))
+def test_the_order_results_list_their_queries_in_changes_no_number(order: list) -> None:
+    """Local results list queries in qrels order, Spark's sorted by id: one seed, one set of numbers."""
+    systems = _systems()
+    shuffled = {name: {m: {f"q{i}": values[m][f"q{i}"] for i in order} for m in values}
+                for name, values in systems.items()}
+    options = dict(baseline="base", n_resamples=300, seed=9, test="randomization")
+    assert compare_systems(shuffled, ["m1"], **options).rows == compare_systems(systems, ["m1"], **options).rows
+    assert compare_systems(shuffled, ["m1"], **options).intervals == \
+        compare_systems(systems, ["m1"], **options).intervals
 
 
 def test_all_pairs_compares_each_pair_once_and_corrects_over_the_whole_family():

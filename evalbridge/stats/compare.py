@@ -884,7 +884,8 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
     Every parameter is checked with :data:`COMPARISON_PARAMETERS`. Memory does not grow with
     ``n_resamples`` x queries: the resampling runs in batches
     (:mod:`evalbridge.stats.resampling`); the randomization p-values and bootstrap intervals
-    are scipy's for the same seed.
+    are scipy's for the same seed, over the queries in the order of their ids (so the order in which
+    ``results`` list them changes nothing).
 
     Raises:
         InputError: a bad setting, an unknown baseline, fewer than two systems, or a pair without
@@ -920,8 +921,11 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
     paired: dict[tuple[int, str, str], tuple[_Group, int, int, int]] = {}   # pair columns, unpaired count
     for m, metric in enumerate(metrics):
         maps = {name: _per_query(results[name], metric) for name in names}
-        ids = {name: tuple(maps[name]) for name in names}
-        arrays = {name: np.fromiter(maps[name].values(), dtype=np.float64, count=len(ids[name])) for name in names}
+        # Queries are resampled in the order of their ids, not in the order an evaluation listed them (qrels
+        # order locally, sorted by Spark): the same seed gives the same numbers for the same values.
+        ids = {name: tuple(sorted(maps[name])) for name in names}
+        arrays = {name: np.fromiter(map(maps[name].__getitem__, ids[name]), dtype=np.float64, count=len(ids[name]))
+                  for name in names}
         for name in names:
             group = groups.setdefault(ids[name], _Group(len(ids[name])))
             own[m, name] = (group, group.column(m, name, arrays[name]), arrays[name])

@@ -16,7 +16,13 @@ Arrow and hand them to the Python workers. The variants change what crosses the 
   evalbridge never narrows a score);
 * ``no score``: query id and doc id as strings and nothing else (what the ids alone cost);
 * ``...: shuffle + sort only, no Python``: the same shuffle into buckets and sort by bucket in the JVM,
-  rows written to Spark's ``noop`` sink: what the hand-off costs before Arrow and Python.
+  rows written to Spark's ``noop`` sink: what the hand-off costs before Arrow and Python;
+* ``...: run as read, no shuffle``: the run's rows handed to Python workers as Spark read them
+  (``mapInArrow`` over the scan's partitions, a function that counts rows): the least any design that
+  computes in Python workers pays, even one over data already laid out by query; and the same scan in
+  the JVM alone (``noop`` sink); and the qrels and the run as one ``unionByName``, repartitioned by query
+  id (whole queries per partition, no sort) and handed over by ``mapInArrow``: the other way to bring
+  a query's judgements and results together.
 
 Each variant runs ``--reps`` times, interleaved, and the median is printed with the load average.
 """
@@ -28,6 +34,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -60,6 +67,9 @@ def main() -> None:
 
     def rows(q: pa.Table, r: pa.Table) -> pa.Table:
         return pa.table({"n": [q.num_rows + r.num_rows]})
+
+    def count_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield pa.RecordBatch.from_pydict({"n": [sum(batch.num_rows for batch in batches)]})
 
     h = F.xxhash64
     variants = {
@@ -99,12 +109,31 @@ def main() -> None:
                     key = (f"{name}: shuffle + sort only, no Python", b)
                     times.setdefault(key, []).append(time.perf_counter() - t)
                     print(f"  rep {rep}: {key[0]}, {b} buckets: {times[key][-1]:.2f} s", flush=True)
+        for name, (_, r_cols) in jvm_only.items():
+            if args.variants is not None and name not in args.variants:
+                continue
+            q_cols = variants[name][0]
+            union = (qrels.select(*q_cols, F.lit(0).alias("side")).toDF("q", "d", "v", "side")
+                     .unionByName(run.select(*r_cols, F.lit(1).alias("side")).toDF("q", "d", "v", "side")))
+            for what, go in (("run as read, no shuffle, to Python", lambda cols=r_cols: run.select(*cols).mapInArrow(
+                                 count_batches, "n long").collect()),
+                             ("qrels + run as one union, repartitioned by query, to Python (no cogroup, no sort)",
+                              lambda u=union: u.repartition(args.partitions, "q").mapInArrow(
+                                  count_batches, "n long").collect()),
+                             ("run as read, no shuffle, JVM only", lambda cols=r_cols: run.select(*cols).write.format(
+                                 "noop").mode("overwrite").save())):
+                t = time.perf_counter()
+                go()
+                if rep:
+                    key = (f"{name}: {what}", 0)
+                    times.setdefault(key, []).append(time.perf_counter() - t)
+                    print(f"  rep {rep}: {key[0]}: {times[key][-1]:.2f} s", flush=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\n{n_rows:,} run rows, Spark {spark.version} local[{args.cores}], load average {load}")
     print("| what crosses to Python | buckets | median hand-off (function counts rows) | runs |")
     print("|---|---|---|---|")
     for (name, b), ts in times.items():
-        print(f"| {name} | {b} | {statistics.median(ts):.2f} s | {', '.join(f'{t:.2f}' for t in ts)} |")
+        print(f"| {name} | {b or '-'} | {statistics.median(ts):.2f} s | {', '.join(f'{t:.2f}' for t in ts)} |")
     spark.stop()
     import shutil
 

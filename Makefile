@@ -14,7 +14,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test,spark]"
+	$(BIN)/python -m pip install -q -e ".[test,spark,spark-connect]"
 	touch $(STAMP)
 
 install: $(STAMP)

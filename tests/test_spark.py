@@ -115,6 +115,59 @@ def test_dl19_runs_give_the_local_engines_values_per_query(spark: Any, shared: P
         got.unpersist()
 
 
+#: Run in a fresh interpreter: a Spark Connect session (``remote("local[2]")``) starts its own server, which
+#: cannot share this process's classic session. Prints the per-query values of each way in, as JSON.
+CONNECT_SCRIPT = """
+import json, os, sys
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession
+import evalbridge as eb
+from evalbridge import spark as es
+folder, metrics = sys.argv[1], json.loads(sys.argv[2])
+session = (SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "2")
+           .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+qrels, run = eb.read_qrels(folder + "/qrels.dl19-passage.txt"), eb.read_run(folder + "/run.bm25.top100.txt")
+q = session.createDataFrame([(a, b, float(c)) for a, d in qrels.items() for b, c in d.items()],
+                            "query_id string, doc_id string, relevance double")
+r = session.createDataFrame([(a, b, float(c)) for a, d in run.items() for b, c in d.items()],
+                            "query_id string, doc_id string, score double")
+direct = es.evaluate(q, r, metrics, buckets=3)
+routed = eb.evaluate(q, r, metrics)
+values = {"direct": direct.require_results().values, "routed": routed.values}
+print(json.dumps({"kind": type(q).__module__, "buckets": direct.provenance.buckets,
+                  **{way: {str(m): dict(v) for m, v in got.items()} for way, got in values.items()}}))
+session.stop()
+"""
+
+
+@pytest.mark.slow
+def test_spark_connect_dataframes_give_the_local_engines_values_per_query(shared: Path, tmp_path: Path) -> None:
+    """DataFrames of a Spark Connect session (what Databricks and Spark 4 clients hand out), through
+    evalbridge.spark.evaluate and through eb.evaluate's routing: every query's value is the local engine's."""
+    import json
+    import os
+    import shutil
+
+    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (the spark extra installs it)")
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+        pytest.skip("Java is absent (no `java` on PATH and no JAVA_HOME): Spark needs Java 17 or 21")
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    metrics = ["nDCG@10", "AP", "R@100", "RR@10"]
+    done = subprocess.run([sys.executable, "-c", CONNECT_SCRIPT, str(folder), json.dumps(metrics)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["kind"].startswith("pyspark.sql.connect") and got["buckets"] == 3
+    want = eb.evaluate(eb.read_qrels(folder / "qrels.dl19-passage.txt"), eb.read_run(folder / "run.bm25.top100.txt"),
+                       metrics, backend="fast")
+    for metric in want.metrics:
+        assert got["direct"][str(metric)] == dict(want.values[metric]), metric
+        assert got["routed"][str(metric)] == dict(want.values[metric]), metric
+
+
 @pytest.mark.slow
 @settings(max_examples=4, phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: seconds per example
 @given(cases=st.lists(qrels_and_run(max_queries=4, ties=True, float_grades=True, negative=True, missing=True,

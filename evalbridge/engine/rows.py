@@ -354,12 +354,13 @@ def _group(table: RowTable, group_of_code: np.ndarray, n_groups: int) -> tuple[n
 
 
 #: qrels table -> its sorted hashes and their bit table (a qrels table is paired with every run of a comparison)
-_SORTED: weakref.WeakKeyDictionary[RowTable, tuple[np.ndarray, np.ndarray, np.ndarray, np.uint64]] = \
+_SORTED: weakref.WeakKeyDictionary[RowTable, tuple[np.ndarray, np.ndarray, np.ndarray, np.uint64, bool]] = \
     weakref.WeakKeyDictionary()
 
 
-def _sorted_hashes(table: RowTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.uint64]:
-    """(order, hashes in order, bit table of their top bits, shift) of a qrels table, kept while it lives."""
+def _sorted_hashes(table: RowTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.uint64, bool]:
+    """(order, hashes in order, bit table of their top bits, shift, whether two rows share a hash) of a
+    qrels table, kept while it lives."""
     cache = _SORTED.get(table)
     if cache is None:
         order = np.argsort(table.hashes)
@@ -368,13 +369,14 @@ def _sorted_hashes(table: RowTable) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         shift = np.uint64(64 - bits)
         bitmap = np.zeros(1 << bits, dtype=bool)
         bitmap[(ordered >> shift).view(np.int64)] = True
-        cache = _SORTED[table] = (order, ordered, bitmap, shift)
+        shared = bool(np.any(ordered[1:] == ordered[:-1]))
+        cache = _SORTED[table] = (order, ordered, bitmap, shift, shared)
     return cache
 
 
 def _matches(qrels: RowTable, run: RowTable, run_to_qrels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(qrels rows, run rows)`` holding the same (query, doc)."""
-    order, ordered, bitmap, shift = _sorted_hashes(qrels)
+    order, ordered, bitmap, shift, shared = _sorted_hashes(qrels)
     if len(ordered) == 0 or run.n_rows == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
@@ -382,13 +384,13 @@ def _matches(qrels: RowTable, run: RowTable, run_to_qrels: np.ndarray) -> tuple[
                              for at in range(0, run.n_rows, _SLICE)])  # a slice at a time: no 7M-row temporaries
     value = run.hashes[r_rows]
     low = np.searchsorted(ordered, value, side="left")
-    high = np.searchsorted(ordered, value, side="right")
-    width = high - low
-    if np.any(width > 1):  # equal hashes in the qrels (collisions across queries): every one is a candidate
+    if shared:  # equal hashes in the qrels (collisions across queries): every one is a candidate
+        width = np.searchsorted(ordered, value, side="right") - low
         r_rows = np.repeat(r_rows, width)
         at = np.repeat(low - np.r_[0, np.cumsum(width)[:-1]], width) + np.arange(int(width.sum()), dtype=np.int64)
-    else:
-        found = width == 1
+    else:  # (one search: a hash is there once or not at all)
+        low = np.minimum(low, len(ordered) - 1)
+        found = ordered[low] == value
         r_rows, at = r_rows[found], low[found]
     q_rows = order[at]
     same = _same(qrels, q_rows, run, r_rows, run_to_qrels)

@@ -374,6 +374,17 @@ def test_a_doc_ids_hash_does_not_depend_on_the_other_ids_of_its_file(tmp_path: P
     assert_same_results(qrels_path, run_path, ["P@1", "AP"])
 
 
+def test_an_empty_doc_id_is_matched_across_tables_like_any_other() -> None:
+    """An empty doc id (a table may hold one) hashes the same alone in its slice as beside longer ids:
+    judged in the qrels, it is found in the run (the fast engine gave P@1 = 0 here, the reference 1)."""
+    import pandas as pd
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["", "a"], "relevance": [1, 0]})
+    run = pd.DataFrame({"query_id": ["q1"], "doc_id": [""], "score": [1.0]})
+    assert eb.evaluate(qrels, run, "P@1", backend="fast")["P@1"] == \
+        eb.evaluate(qrels, run, "P@1", backend="reference")["P@1"] == 1.0
+
+
 def test_long_ids_differing_only_in_the_middle_have_distinct_hashes() -> None:
     """Every 8-byte word of an id enters its hash (URL-like and ClueWeb-like ids differ in the middle)."""
     import pyarrow as pa

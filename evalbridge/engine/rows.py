@@ -75,7 +75,8 @@ def _fold(h: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
     base, end = int(offsets[0]), int(offsets[-1])
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
     longest = int(lengths.max()) if len(lengths) else 0
-    if longest == 0:
+    if longest == 0:  # empty strings only: each folds in its one word, empty, as beside longer strings
+        h *= _MIX
         return
     padded = np.zeros(end - base + longest + 8, dtype=np.uint8)  # every word read below lies inside
     padded[:end - base] = data[base:end]

@@ -358,6 +358,33 @@ def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, s
     assert engine_rows.shared_hash(table) == (len(set(hashes.tolist())) < len(hashes))
 
 
+@settings(max_examples=60)
+@given(blocks=st.lists(st.lists(st.text("ab\u00e9\u6587-", min_size=0, max_size=20), min_size=1, max_size=9),
+                       min_size=1, max_size=12),
+       slice_rows=st.integers(1, 7), duplicate=st.booleans())
+def test_hashes_and_the_duplicate_check_do_not_depend_on_how_the_rows_are_sliced(blocks: list[list[str]], slice_rows: int,
+                                                                               duplicate: bool) -> None:
+    """Hashing and the duplicate check go through the rows a slice at a time, the slices shared between
+    threads: with slices of a few rows (many slices, so several threads) the hashes are the same as
+    with one slice, and a doc given twice for a query is found either way."""
+    import pyarrow as pa
+
+    rows = [(f"q{n}", doc) for n, docs in enumerate(blocks) for doc in dict.fromkeys(docs)]
+    if duplicate:
+        rows.append(rows[-1])
+    queries, docs = pa.array([q for q, _ in rows]), pa.array([d for _, d in rows])
+
+    def build() -> Any:
+        return engine_rows.build_table(queries, docs, np.zeros(len(rows)), False)
+
+    whole = build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine_rows, "_SLICE", slice_rows)
+        sliced = build()
+        assert np.array_equal(sliced.hashes, whole.hashes)
+        assert engine_rows.shared_hash(sliced) == engine_rows.shared_hash(whole) == duplicate
+
+
 def test_a_doc_ids_hash_does_not_depend_on_the_other_ids_of_its_file(tmp_path: Path) -> None:
     """An id's hash folds its own 8-byte words only: ``a`` hashes the same in a qrels file that also
     holds a 24-byte id as in a run whose ids are short, so the judged ``a`` is found (P@1 = 1)."""

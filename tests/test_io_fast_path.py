@@ -165,6 +165,42 @@ def test_trec_fast_path_reads_what_the_strict_reader_reads_or_declines(tmp_path:
         assert math.isclose(got[metric][qid], value, rel_tol=0, abs_tol=1e-12), (metric, qid)
 
 
+def separators_by_the_rule(raw: bytes, crlf: bool) -> tuple[int, bool] | None:
+    """What :func:`arrow_io._separators` checks, byte by byte: no byte below 0x21 first, last (but a
+    newline) or beside another; a CR only before a newline and after a field, in a CRLF file (not
+    counted), none in another; else (bytes below 0x21, a byte >= 0x80)."""
+    if not raw or raw[0] < 0x21 or (raw[-1] < 0x21 and raw[-1] != 0x0A):
+        return None
+    low = []
+    for at, byte in enumerate(raw):
+        if byte == 0x0D:
+            if not crlf or at + 1 == len(raw) or raw[at + 1] != 0x0A or raw[at - 1] < 0x21:
+                return None
+        low.append(byte < 0x21 and byte != 0x0D)
+    if any(a and b for a, b in zip(low, low[1:])):
+        return None
+    return sum(low), any(byte >= 0x80 for byte in raw)
+
+
+@settings(max_examples=300)
+@given(raw=st.lists(st.sampled_from([b"a", b"b7", b" ", b"\t", b"\n", b"\r\n", b"\r", b"\x0b", b"\xc3\xa9"]),
+                    max_size=40).map(b"".join),
+       crlf=st.booleans(), share=st.integers(1, 9), piece=st.integers(1, 9))
+def test_the_byte_check_follows_its_rule_whatever_the_shares_and_slices(raw: bytes, crlf: bool, share: int,
+                                                                         piece: int) -> None:
+    """The byte check before Arrow parses a TREC file is cut into shares (one per thread) and slices:
+    with shares and slices of a few bytes, so that every boundary falls between two delimiters, a CR
+    and its newline or inside a field somewhere, it gives what the rule gives byte by byte."""
+    import numpy as np
+
+    want = separators_by_the_rule(raw, crlf)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arrow_io, "_CHECK_SHARE", share * piece)
+        patch.setattr(arrow_io, "_CHECK_SLICE", piece)
+        assert arrow_io._separators(np.frombuffer(raw, dtype=np.uint8), crlf) == want
+    assert arrow_io._separators(np.frombuffer(raw, dtype=np.uint8), crlf) == want
+
+
 def test_clean_trec_files_take_the_fast_path_in_every_layout(tmp_path: Path) -> None:
     """Spaces or tabs, CRLF line ends, gzip, unicode ids, int and float grades: all read into columns."""
     qrels = "q1\t0\ta\t1\r\nq1\t0\tdoc-é\t2.5\r\nq2\t0\t文档\t0\r\n"

@@ -29,17 +29,18 @@ __all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_leve
            "resolve_requests"]
 
 
-def as_qrels(obj: Any, *, copy: bool = True) -> Qrels:
+def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False) -> Qrels:
     """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or anything the format registry reads
-    (:func:`evalbridge.io.to_qrels`). ``copy=False``: a dict of dicts is wrapped, not copied (for use within
-    one call). An empty mapping is accepted (an evaluation over nothing, which its provenance says)."""
+    (:func:`evalbridge.io.to_qrels`, with ``prefer_columns``). ``copy=False``: a dict of dicts is wrapped,
+    not copied (for use within one call). An empty mapping is accepted (an evaluation over nothing,
+    which its provenance says)."""
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, Mapping) and not isinstance(obj, Run):
         return Qrels(obj, copy=copy, allow_empty=True)
     from .io import to_qrels
 
-    return to_qrels(obj)
+    return to_qrels(obj, prefer_columns=prefer_columns)
 
 
 def as_run(obj: Any, *, copy: bool = True) -> Run:
@@ -254,8 +255,10 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
     # The rows are wrapped, not copied: nothing built from them outlives this call. Files and tables
-    # are read by the format registry (large ones into columns, which the fast engine reads as they are).
-    qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
+    # are read by the format registry (large ones into columns, which the fast engine reads as they are;
+    # the qrels too, whatever their size, when the run is read into columns).
+    qrels = as_qrels(qrels, copy=False, prefer_columns=_read_into_columns(run))
+    run = as_run(run, copy=False)
     check_compatible(qrels, run)
     cut = cut_run(qrels, run, conventions)
     run = cut.run
@@ -284,6 +287,15 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
         notes=empty_notes(qrels, run, conventions.missing_queries))
     return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top,
                    requests=resolve_requests(requests, level=level, max_grade=top))
+
+
+def _read_into_columns(run: Any) -> bool:
+    """:func:`evalbridge.io.read_into_columns` of a run, without importing the registry for data in memory."""
+    if isinstance(run, Mapping) and not isinstance(run, Run):
+        return False
+    from .io import read_into_columns
+
+    return read_into_columns(run)
 
 
 # --------------------------------------------------------------------------- Spark DataFrames

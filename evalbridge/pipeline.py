@@ -277,6 +277,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     """:func:`run_config` once the outputs are checked and the input files are being hashed."""
     from .config.sources import load_qrels, load_run
     from .cross_check import crosscheck
+    from .io import read_into_columns
     from .evaluation import evaluate
     from .stats.compare import compare_systems
     from .stats.gates import check_gates
@@ -296,7 +297,9 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     engine = _SparkEngine(config) if config.engine == "spark" else None
     if config.qrels is not None:
         with _reading(config, config.qrels):
-            shared = engine.qrels(config.qrels) if engine else load_qrels(config.qrels, level)
+            # Qrels evaluated against a run read into columns are read into columns too, as evaluate() reads them.
+            shared = engine.qrels(config.qrels) if engine else load_qrels(
+                config.qrels, level, prefer_columns=any(read_into_columns(s.origin) for s in config.runs.values()))
     options = _EvaluateOptions(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries,
                    judged_only=config.judged_only, depth=config.depth)

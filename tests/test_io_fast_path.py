@@ -603,6 +603,34 @@ def test_config_runs_evaluate_the_columns_without_turning_them_into_dicts(tmp_pa
     assert result.values == want.values
 
 
+def test_qrels_evaluated_against_a_large_run_are_read_into_columns_at_every_door(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A qrels file below the columnar threshold, evaluated against a run file above it, is read into
+    columns too (no dict rows turned into a table for the pairing) by ``evaluate(paths)``, ``evalbridge
+    eval`` and a config run alike, with the strict readers' values; read alone it stays with the strict reader."""
+    from evalbridge.cli import main
+    from evalbridge.config import load_config
+    from evalbridge.pipeline import run_config
+
+    qrels_path, run_path = trec_pair(tmp_path)
+    monkeypatch.setattr(arrow_io, "LARGE_BYTES", qrels_path.stat().st_size + 1)
+    assert run_path.stat().st_size >= arrow_io.LARGE_BYTES
+    assert eb.to_qrels(qrels_path).columnar is None and eb.to_qrels(qrels_path, prefer_columns=True).columnar is not None
+    tabled: list = []
+    monkeypatch.setattr(engine_rows, "table_from_mapping", lambda *a, **k: tabled.append(a) or pytest.fail("dict rows"))
+    metrics = ["nDCG@10", "AP"]
+    want = eb.evaluate(eb.io.trec.read_qrels(qrels_path), eb.io.trec.read_run(run_path), metrics, backend="reference")
+
+    got = eb.evaluate(str(qrels_path), str(run_path), metrics)
+    assert got.provenance.backend == "fast" and got.values == want.values
+    assert main(["eval", str(qrels_path), str(run_path), "-m", *metrics, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["systems"]["bm25"]["metrics"] == want.means
+    config = tmp_path / "eval.yaml"
+    config.write_text(f"qrels: {qrels_path.name}\nruns:\n  bm25: {run_path.name}\nmetrics: [nDCG@10, AP]\n")
+    assert run_config(load_config(config), write=False).report.results["bm25"].values == want.values
+    assert tabled == []
+
+
 def test_a_small_trec_file_is_read_without_importing_pyarrow_or_numpy(tmp_path: Path) -> None:
     """Below the columnar threshold the strict reader reads the file, and the size is checked before any
     import: ``evaluate(paths)`` on small files stays as light as ``import evalbridge`` (fresh process)."""

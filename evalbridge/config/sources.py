@@ -124,11 +124,13 @@ def _with_level(fmt_name: str, options: Mapping[str, Any], level: float | None) 
     return flat
 
 
-def load_qrels(source: Source, level: float | None) -> Any:
-    """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on graded qrels)."""
+def load_qrels(source: Source, level: float | None, *, prefer_columns: bool = False) -> Any:
+    """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on graded qrels;
+    ``prefer_columns``: as :func:`evalbridge.io.to_qrels`, for qrels evaluated against large runs)."""
     from ..io import to_qrels
 
-    return to_qrels(source.origin, format=source.format, **_with_level(source.format, source.options, level))
+    return to_qrels(source.origin, format=source.format, prefer_columns=prefer_columns,
+                    **_with_level(source.format, source.options, level))
 
 
 def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tuple[Any, Any]:

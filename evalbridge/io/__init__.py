@@ -21,10 +21,11 @@ import os
 from typing import Any
 
 from ..model import Qrels, Run
-from .registry import Format, formats, get_format, load, read_pair, resolve, suffix_of, to_qrels, to_run, write
+from .registry import (Format, formats, get_format, load, read_into_columns, read_pair, resolve, suffix_of, to_qrels,
+                       to_run, write)
 
 __all__ = ["Format", "formats", "get_format", "load", "resolve", "suffix_of", "to_qrels", "to_run", "read_pair", "write",
-           "read_qrels", "read_run", "read_judged_list"]
+           "read_qrels", "read_run", "read_judged_list", "read_into_columns"]
 
 
 def read_qrels(path: str | os.PathLike[str], *, format: str | None = None, **options: Any) -> Qrels:

@@ -319,6 +319,18 @@ def _read(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
     return Parsed(run=run if run is not None else read_run(path, extra_columns=extra))
 
 
+def _read_columns(path: Any, kind: str) -> Any:
+    """The file read into columns whatever its size, or None (the columnar reader declines it)."""
+    from ._arrow_trec import read_qrels_columns, read_run_columns
+    from .registry import Parsed
+
+    if kind == "qrels":
+        qrels = read_qrels_columns(path, large_only=False)
+        return None if qrels is None else Parsed(qrels=qrels)
+    run = read_run_columns(path, large_only=False)
+    return None if run is None else Parsed(run=run)
+
+
 def _read_judged(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
     from .registry import Parsed
 
@@ -342,7 +354,7 @@ def _formats() -> tuple[Any, ...]:
                suffixes=("", ".txt", ".trec", ".qrels", ".run", ".res", ".tsv"),
                options={"extra_columns": "runs: 'error' (default) or 'ignore' words after the sixth, as trec_eval",
                         "tag": "writing a run: the tag column (default: the run's name)"},
-               write=_write, sniff=_sniff, example='eb.read_run("run.txt")'),
+               write=_write, sniff=_sniff, example='eb.read_run("run.txt")', read_columns=_read_columns),
         Format("judged_list", "judged ranked list `qid Q0 docid rel`, lines in rank order", frozenset(),
                _read_judged, paired=True, example='eb.read_judged_list("judged.txt")'),
     )

@@ -1,8 +1,8 @@
 """Independent steps of one pass shared between threads (the columnar fast paths' slices).
 
-numpy and hashlib let go of the GIL inside each step, so on a machine with free cores the steps of a
-pass over millions of rows run side by side; each step writes only its own part of the output, so a
-result never depends on the order the threads take them.
+numpy lets go of the GIL inside each step, so on a machine with free cores the steps of a pass over
+millions of rows run side by side; each step writes only its own part of the output, so a result never
+depends on the order the threads take them.
 """
 
 from __future__ import annotations

@@ -109,11 +109,11 @@ def _separators(data: np.ndarray, crlf: bool) -> tuple[int, bool] | None:
     n = len(data)
     if n == 0 or data[0] < 0x21 or (data[-1] < 0x21 and data[-1] != 0x0A):
         return None
-    shares = each(_check_share, [(data, begin, min(n, begin + _CHECK_SHARE), crlf)
-                                 for begin in range(0, n, _CHECK_SHARE)])
-    if any(share is None for share in shares):
-        return None
-    return sum(share[0] for share in shares if share), any(share[1] for share in shares if share)
+    jobs = [(data, begin, min(n, begin + _CHECK_SHARE), crlf) for begin in range(0, n, _CHECK_SHARE)]
+    shares = [share for share in each(_check_share, jobs) if share is not None]
+    if len(shares) < len(jobs):
+        return None  # a share found an empty field or a lone CR
+    return sum(lows for lows, _ in shares), any(high for _, high in shares)
 
 
 def _check_share(data: np.ndarray, begin: int, end: int, crlf: bool) -> tuple[int, bool] | None:

@@ -302,7 +302,7 @@ def read_into_columns(obj: Any) -> bool:
 
     if isinstance(obj, (Qrels, Run)):
         return obj.columnar is not None
-    if not _is_path(obj) or isinstance(obj, str) and "\n" in obj:
+    if not _is_path(obj):
         return False
     try:
         return large_enough(Path(obj).stat().st_size)

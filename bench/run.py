@@ -394,7 +394,7 @@ HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow
 
 def door_steps(size: str) -> list[tuple[str, str, dict]]:
     """The doors of ``size`` (:data:`DOORS`), each in its own worker with the same libraries imported first."""
-    return [(f"doors {size}", label, {"task": task, "size": size, "input": kind, "reps": 4, "warmup": 1,
+    return [(f"doors {size}", label, {"task": task, "size": size, "input": kind, "reps": 2, "warmup": 1,
                                       "imports": ["evalbridge", "numpy", "pyarrow.csv", "pyarrow.compute", "pandas"]})
             for label, (task, kind) in DOORS.items()]
 
@@ -538,8 +538,12 @@ def measure(results: dict, steps: list[tuple[str, str, dict]], *, passes: int) -
         groups.setdefault(group, []).append((label, spec))
     for group, members in groups.items():
         # Each group ``passes`` times, forward then backward, so that slow moments of a shared
-        # machine do not all fall on one contender; the runs of every pass are pooled.
-        for n in range(1 if group.startswith("cross-check") else passes):
+        # machine do not all fall on one contender; the runs of every pass are pooled. The doors twice
+        # as many times, with half the calls in each worker: the same number of calls, from twice as
+        # many processes (one process can run 10-15% slower than another of the same code, and with two
+        # processes a door's median was one slow process's).
+        rounds = 1 if group.startswith("cross-check") else 2 * passes if group.startswith("doors") else passes
+        for n in range(rounds):
             for label, spec in (members if n % 2 == 0 else members[::-1]):
                 merge(results, (group, label), spawn(spec))
         for label, _ in members:

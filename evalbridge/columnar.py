@@ -88,8 +88,9 @@ class RowTable:
         """The query code (index into ``query_ids``) of the given rows, of every row when None."""
         import numpy as np
 
-        if rows is None:
-            return np.repeat(self.block_code, self.block_lengths)
+        if rows is None:  # (blocks of one row each: the block codes are the rows' own)
+            return self.block_code if len(self.block_code) == self.n_rows else \
+                np.repeat(self.block_code, self.block_lengths)
         return self.block_code[np.searchsorted(self.block_start, rows, side="right") - 1]
 
     def _python_values(self) -> list[int | float]:

@@ -385,6 +385,38 @@ def test_hashes_and_the_duplicate_check_do_not_depend_on_how_the_rows_are_sliced
         assert engine_rows.shared_hash(sliced) == engine_rows.shared_hash(whole) == duplicate
 
 
+@given(keys=st.lists(st.integers(0, 2 ** 33), max_size=60), small=st.booleans())
+def test_stable_order_is_numpys_stable_argsort(keys: list[int], small: bool) -> None:
+    """The radix passes over 16-bit digits give ``argsort(kind="stable")``, with one digit or several."""
+    from evalbridge.engine.ranking import stable_order
+
+    array = np.array([k % 50 if small else k for k in keys], dtype=np.int64)
+    n_keys = int(array.max()) + 1 if len(array) else 1
+    assert stable_order(array, n_keys).tolist() == np.argsort(array, kind="stable").tolist()
+
+
+@settings(max_examples=300)
+@given(lengths=st.lists(st.integers(0, 9), min_size=1, max_size=8),
+       values=st.lists(st.sampled_from([0.0, 1.0, 1.0, 2.5, -1.0, float("inf"), -float("inf"), 3.0]), min_size=72,
+                       max_size=72),
+       uniform=st.booleans())
+def test_each_query_is_put_in_score_then_input_order_whatever_its_layout(lengths: list[int], values: list[float],
+                                                                         uniform: bool) -> None:
+    """The rows of each query not already in rank order are sorted by score descending, ties in input
+    order, infinities included; queries of one length (sorted side by side as a grid) and of mixed
+    lengths (sorted at once, then grouped) alike; rows of queries already in order do not move."""
+    from evalbridge.engine.ranking import _sort_unsorted
+
+    if uniform:
+        lengths = [max(lengths)] * len(lengths)
+    offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    scores = np.array(values[:int(offsets[-1])], dtype=np.float64)
+    want = [row for q in range(len(lengths))
+            for row in sorted(range(int(offsets[q]), int(offsets[q + 1])), key=lambda r: (-scores[r], r))]
+    order = _sort_unsorted(scores, offsets)
+    assert (list(range(len(scores))) if order is None else order.tolist()) == want
+
+
 def test_a_doc_ids_hash_does_not_depend_on_the_other_ids_of_its_file(tmp_path: Path) -> None:
     """An id's hash folds its own 8-byte words only: ``a`` hashes the same in a qrels file that also
     holds a 24-byte id as in a run whose ids are short, so the judged ``a`` is found (P@1 = 1)."""

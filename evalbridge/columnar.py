@@ -27,7 +27,15 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["RowTable"]
+__all__ = ["RowTable", "per_row"]
+
+
+def per_row(block_values: np.ndarray, block_lengths: np.ndarray, n_rows: int) -> np.ndarray:
+    """One value per block repeated over its rows (``np.repeat``); the values themselves when every
+    block is one row (a table in no order), where ``np.repeat`` costs 0.1 s for 7M rows."""
+    import numpy as np
+
+    return block_values if len(block_values) == n_rows else np.repeat(block_values, block_lengths)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,9 +96,8 @@ class RowTable:
         """The query code (index into ``query_ids``) of the given rows, of every row when None."""
         import numpy as np
 
-        if rows is None:  # (blocks of one row each: the block codes are the rows' own)
-            return self.block_code if len(self.block_code) == self.n_rows else \
-                np.repeat(self.block_code, self.block_lengths)
+        if rows is None:
+            return per_row(self.block_code, self.block_lengths, self.n_rows)
         return self.block_code[np.searchsorted(self.block_start, rows, side="right") - 1]
 
     def _python_values(self) -> list[int | float]:

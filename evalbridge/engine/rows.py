@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._parallel import each
-from ..columnar import RowTable
+from ..columnar import RowTable, per_row
 from ..model import rows_of
 from .columns import EXACT_LIMIT, Columns
 from .ranking import stable_order
@@ -152,8 +152,7 @@ def table_from_blocks(query_ids: Sequence[str], query_array: Any, block_start: n
     block_start = np.ascontiguousarray(block_start, dtype=np.int64)
     block_code = np.ascontiguousarray(block_code, dtype=np.int64)
     lengths = np.diff(np.r_[block_start, n])
-    seeds = _query_seeds(query_array)[block_code]
-    hashes = seeds if len(block_code) == n else np.repeat(seeds, lengths)  # (blocks of one row: no repeat)
+    hashes = per_row(_query_seeds(query_array)[block_code], lengths, n)  # (a new array: folded in place below)
     hash_strings(hashes, docs)
     flags = np.broadcast_to(np.bool_(integral), (n,)) if np.ndim(integral) == 0 else np.asarray(integral, dtype=bool)
     _read_only(values, block_start, block_code, hashes, flags)

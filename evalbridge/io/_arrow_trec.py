@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..columnar import RowTable
     from ..model import Qrels, Run
 
-__all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "LARGE_BYTES"]
+__all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "worth_reading", "LARGE_BYTES"]
 
 #: With ``large_only`` a file smaller than this goes to the ordinary readers instead (importing pyarrow
 #: and numpy, about 0.2 s, costs more than reading a smaller file line by line). The size alone decides,
@@ -230,13 +230,13 @@ def _values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | bool] | N
     return (values, integral) if max(-low, high) < EXACT_LIMIT else None
 
 
-def _worth_reading(path: str | os.PathLike[str], large_only: bool) -> bool:
+def worth_reading(path: str | os.PathLike[str], large_only: bool = True) -> bool:
     """A regular file, and (with ``large_only``) a large one: decided before pyarrow is imported, so a small
     file costs no import."""
     try:
         path = Path(path)
         return path.is_file() and (not large_only or large_enough(path.stat().st_size))
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 
@@ -301,7 +301,7 @@ def read_qrels_columns(path: str | os.PathLike[str], *, large_only: bool = True)
         path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_qrels` reads it.
         large_only: decline a file too small to be worth it (:func:`large_enough`).
     """
-    if not _worth_reading(path, large_only):
+    if not worth_reading(path, large_only):
         return None
     import pyarrow as pa
 
@@ -319,7 +319,7 @@ def read_run_columns(path: str | os.PathLike[str], *, large_only: bool = True, n
         large_only: decline a file too small to be worth it (:func:`large_enough`).
         name: the run's name; default the tag of its first line, as ``read_run``.
     """
-    if not _worth_reading(path, large_only):
+    if not worth_reading(path, large_only):
         return None
     import pyarrow as pa
 

@@ -298,16 +298,11 @@ def read_into_columns(obj: Any) -> bool:
 
     Decided from the input alone, before anything is read, never from what happens to be imported."""
     from ..model import Qrels, Run
-    from ._arrow_trec import large_enough
+    from ._arrow_trec import worth_reading
 
     if isinstance(obj, (Qrels, Run)):
         return obj.columnar is not None
-    if not _is_path(obj):
-        return False
-    try:
-        return large_enough(Path(obj).stat().st_size)
-    except (OSError, ValueError):
-        return False
+    return _is_path(obj) and worth_reading(obj)
 
 
 def output_format(path: str | os.PathLike[str], kind: str) -> Format:

@@ -302,32 +302,30 @@ def _sniff(first: bytes) -> bool:
 
 
 def _read(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
-    """Large files through the columnar fast path (:mod:`._arrow_trec`), which declines anything the
+    """Large files through the columnar fast path (:func:`_read_columns`), which declines anything the
     strict readers above might read differently; everything else through those readers."""
-    from ._arrow_trec import read_qrels_columns, read_run_columns
     from .registry import Parsed
 
     if kind == "qrels":
         if options:
             raise InputError(f"option {next(iter(options))!r} applies to TREC runs, not qrels.", source=str(path))
-        qrels = read_qrels_columns(path)
-        return Parsed(qrels=qrels if qrels is not None else read_qrels(path))
+        return _read_columns(path, kind, large_only=True) or Parsed(qrels=read_qrels(path))
     extra = options.get("extra_columns", "error")
     if extra not in _EXTRA_COLUMNS:
         return Parsed(run=read_run(path, extra_columns=extra))  # its error
-    run = read_run_columns(path)
-    return Parsed(run=run if run is not None else read_run(path, extra_columns=extra))
+    return _read_columns(path, kind, large_only=True) or Parsed(run=read_run(path, extra_columns=extra))
 
 
-def _read_columns(path: Any, kind: str) -> Any:
-    """The file read into columns whatever its size, or None (the columnar reader declines it)."""
+def _read_columns(path: Any, kind: str, *, large_only: bool = False) -> Any:
+    """The file read into columns (whatever its size, unless ``large_only``), or None: the columnar
+    reader declines it (:mod:`._arrow_trec`)."""
     from ._arrow_trec import read_qrels_columns, read_run_columns
     from .registry import Parsed
 
     if kind == "qrels":
-        qrels = read_qrels_columns(path, large_only=False)
+        qrels = read_qrels_columns(path, large_only=large_only)
         return None if qrels is None else Parsed(qrels=qrels)
-    run = read_run_columns(path, large_only=False)
+    run = read_run_columns(path, large_only=large_only)
     return None if run is None else Parsed(run=run)
 
 

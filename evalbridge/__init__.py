@@ -38,6 +38,7 @@ _EXPORTS = {
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
+    "EvalbridgeWarning": "errors",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature ("X as X": re-exported)
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,
+        EvalbridgeWarning as EvalbridgeWarning,
     )
 
 __all__ = ["__version__", *_EXPORTS]

@@ -13,6 +13,7 @@ __all__ = [
     "MetricSpecError",
     "UnsupportedMetricError",
     "BackendUnavailableError",
+    "EvalbridgeWarning",
 ]
 
 
@@ -47,3 +48,11 @@ class UnsupportedMetricError(EvalbridgeError, ValueError):
 
 class BackendUnavailableError(EvalbridgeError, ImportError):
     """The library behind a backend is not installed."""
+
+
+class EvalbridgeWarning(UserWarning):
+    """Input that was read but probably does not mean what was meant (ids that never meet, ranks as scores).
+
+    A warning, not an error: the numbers are computed, and the message says what looks wrong and how to check it.
+    The command line prints it once on stderr; results note it in their provenance.
+    """

@@ -85,7 +85,10 @@ def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None
 
 
 def _emit(text: str, output: str | None) -> None:
-    if output is None:
+    """``text`` to the file ``output`` (atomically), or to stdout when it is None or ``-``."""
+    from .reports.writing import STDOUT
+
+    if output is None or output == STDOUT:
         sys.stdout.write(text)
     else:
         from .reports.writing import write_file_atomic
@@ -105,12 +108,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
-    if args.junit is not None:
-        from .pipeline import input_sources
-        from .reports.writing import guard_outputs
+    from .pipeline import input_sources
+    from .reports.writing import STDOUT, check_outputs
 
-        guard_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
-                      [args.junit])
+    folders = [] if args.no_write else [Path(args.output_dir) if args.output_dir is not None else c.output.dir
+                                        for c in configs]
+    check_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
+                  files=[args.junit, None if args.quiet else STDOUT], folders=folders)
     code = EXIT_OK
     gates: list[Any] = []
     for i, config in enumerate(configs):
@@ -136,7 +140,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.annotations == "github":
         from .testing import github_annotations
 
-        sys.stdout.write(github_annotations(gates, file=args.config))
+        sys.stderr.write(github_annotations(gates, file=args.config))  # stdout stays the report (--format json)
     return code
 
 
@@ -227,10 +231,10 @@ def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
 def _outputs(args: argparse.Namespace, config: Any) -> None:
     """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
     from .pipeline import input_sources
-    from .reports.writing import guard_outputs
+    from .reports.writing import STDOUT, check_outputs
 
-    outputs = [p for p in (args.output, getattr(args, "per_query", None)) if p is not None]
-    guard_outputs([s.path for s in input_sources(config) if s.path is not None], outputs)
+    check_outputs([s.path for s in input_sources(config) if s.path is not None],
+                  files=[args.output or STDOUT, getattr(args, "per_query", None)])
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -247,7 +251,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         fmt = per_query_format_of(args.per_query)
         write_per_query(outcome.report.results, args.per_query, fmt=fmt, provenance=outcome.report.provenance)
-        print(f"wrote {args.per_query}", file=sys.stderr)
+        if args.per_query != "-":
+            print(f"wrote {args.per_query}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -396,15 +401,16 @@ def _write(obj: Any, path: str, fmt: str | None) -> None:
     chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
     with atomic_file(path) as tmp:
         write(obj, tmp, format=chosen)
-    print(f"wrote {path} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
+    shown = "standard output" if path == "-" else path
+    print(f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .config import load_qrels, load_run
     from .io import get_format
-    from .reports.writing import guard_outputs
+    from .reports.writing import check_outputs
 
-    guard_outputs([args.input], [p for p in (args.output, args.run_output) if p is not None])
+    check_outputs([args.input], files=[args.output, args.run_output])
 
     fmt = args.input_format
     if fmt is not None and get_format(fmt).paired:

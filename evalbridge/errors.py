@@ -14,6 +14,7 @@ __all__ = [
     "UnsupportedMetricError",
     "BackendUnavailableError",
     "EvalbridgeWarning",
+    "OutputError",
 ]
 
 
@@ -56,3 +57,20 @@ class EvalbridgeWarning(UserWarning):
     A warning, not an error: the numbers are computed, and the message says what looks wrong and how to check it.
     The command line prints it once on stderr; results note it in their provenance.
     """
+
+
+class OutputError(EvalbridgeError, OSError):
+    """An output could not be written (disk full, permissions, a read-only file system).
+
+    The message names the user's path and the fix; ``errno`` and ``filename`` are those of the
+    failure, so ``except OSError`` still catches it. Nothing was replaced: the previous file or
+    report folder is as it was.
+    """
+
+    def __init__(self, message: str, *, filename: str | None = None, code: int | None = None,
+                 fix: str | None = None) -> None:
+        super().__init__(message + (f" Fix: {fix}" if fix else ""))
+        self.errno, self.filename, self.fix = code, filename, fix
+
+    def __str__(self) -> str:
+        return str(self.args[0])

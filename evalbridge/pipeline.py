@@ -261,9 +261,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     sources = [s.path for s in input_sources(config) if s.path is not None]
     if write and folder is not None:
-        from .reports.writing import guard_outputs
+        from .reports.writing import check_outputs
 
-        guard_outputs([*([config.path] if config.path is not None else []), *sources], [folder])
+        check_outputs([*([config.path] if config.path is not None else []), *sources], folders=[folder])
     files = [path for path in sources if not path.is_dir()]  # a folder of Parquet files is described, not hashed
     hashes = _Hashes([*files, *([config.path] if config.path is not None else [])])
     try:

@@ -71,11 +71,11 @@ def test_run_writes_junit_and_prints_annotations(tmp_path: Path, capsys: pytest.
     junit = tmp_path / "gates.xml"
     code = main(["run", str(REPO / "configs" / "rag_pairs.yaml"), "--no-write", "--quiet", "--junit", str(junit),
                  "--annotations", "github"])
-    out = capsys.readouterr().out
+    err = capsys.readouterr().err
     suite = ElementTree.parse(junit).getroot().find("testsuite")
     assert suite is not None and int(suite.get("tests", "0")) >= 1
     assert code == (1 if int(suite.get("failures", "0")) else 0)
-    assert out.count("::notice ") + out.count("::error ") == int(suite.get("tests", "0"))
+    assert err.count("::notice ") + err.count("::error ") == int(suite.get("tests", "0"))
 
 
 @pytest.mark.slow

@@ -282,16 +282,16 @@ def test_a_failed_single_file_write_names_the_users_path_and_keeps_the_old_file(
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["report.md"]
 
 
-def test_writing_onto_a_folder_names_the_users_path(tmp_path):
+def test_writing_onto_a_folder_is_refused_naming_the_users_path(tmp_path):
     (tmp_path / "report.md").mkdir()
-    with pytest.raises(IsADirectoryError) as error:
+    with pytest.raises(InputError, match="is a folder; evalbridge writes only regular files") as error:
         write_atomic(tmp_path / "report.md", "x")
     assert str(tmp_path / "report.md") in str(error.value) and ".tmp-" not in str(error.value)
 
 
 def test_writing_under_a_file_names_the_users_path(tmp_path):
     (tmp_path / "file").write_text("input")
-    with pytest.raises(OSError) as error:
+    with pytest.raises(InputError, match="is a file, not a folder") as error:
         write_file_atomic(tmp_path / "file" / "report.md", "x")
     assert str(tmp_path / "file") in str(error.value) and ".tmp-" not in str(error.value)
     assert (tmp_path / "file").read_text() == "input"
@@ -434,7 +434,7 @@ def test_errors_inside_the_folder_name_the_users_path_never_the_temporary(tmp_pa
 
 def test_a_report_folder_under_a_file_names_the_users_path(tmp_path):
     (tmp_path / "file").write_text("input")
-    with pytest.raises(OSError) as error:
+    with pytest.raises(InputError, match="is a file, not a folder") as error:
         _write_run(tmp_path / "file" / "demo", {"report.md": "x"})
     assert str(tmp_path / "file") in str(error.value)
     assert (tmp_path / "file").read_text() == "input"

@@ -4,8 +4,13 @@
   hard link to it), a folder output that contains an input, and two outputs that overlap.
 * :func:`unique_file_names` gives each system a file name and refuses two names that would share
   one (``bm25_rm3`` and ``bm25-rm3``, or ``BM25`` and ``bm25`` on macOS / Windows file systems).
+* :func:`output_file` / :func:`check_output_folder` / :func:`check_outputs` check an output before
+  any work: a single file goes only onto a regular file (a symlink: the file it points to) or a
+  new one, a report folder only onto a folder evalbridge wrote; FIFOs, devices, sockets, read-only
+  files and folders are refused with the fix. ``-`` is standard output for single files.
 * :func:`write_file_atomic` / :func:`atomic_file` write one file: a temporary file in the same
-  folder, ``fsync``, then ``os.replace``; a reader sees the old file or the new one.
+  folder, ``fsync``, then ``os.replace``; a reader sees the old file or the new one. A failure
+  (disk full, permissions) is an :class:`~evalbridge.errors.OutputError` naming the path and the fix.
 * :class:`ReportFolder` writes a whole report folder as one transaction: every file goes into a
   hidden sibling folder, which then replaces the target whole. A reader, or a crash at any point,
   sees the complete old folder or the complete new one, never a mix, and nothing a previous run
@@ -48,19 +53,22 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Union
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
 __all__ = ["guard_outputs", "unique_file_names", "slug", "ReportFolder", "write_file_atomic", "atomic_file",
-           "resolve_output_dir", "check_report_folder", "MARKER", "DEFAULT_WAIT"]
+           "resolve_output_dir", "check_report_folder", "output_file", "check_output_folder", "check_outputs",
+           "MARKER", "DEFAULT_WAIT", "STDOUT"]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -71,6 +79,8 @@ DEFAULT_WAIT = 60.0
 #: The longest file name most file systems accept (bytes).
 NAME_MAX = 255
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows only: no newline translation
+#: The output path that means standard output (single-file outputs only).
+STDOUT = "-"
 
 
 # ---------------------------------------------------------------- guards
@@ -234,10 +244,174 @@ to write elsewhere on purpose.
     return resolved
 
 
+# ---------------------------------------------------------------- what is there
+
+#: file types an output never replaces -> how a message names them
+_NOT_FILES = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+              stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def _read_only(path: Path, mode: int) -> bool:
+    """No write permission bit at all (read-only for everyone, root included), or none for this user."""
+    return not mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def _check_parent(path: Path, shown: str) -> None:
+    """Refuse when the nearest existing folder above ``path`` is not a folder or cannot take a new entry."""
+    ancestor = path.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    try:
+        mode = os.stat(ancestor).st_mode
+    except OSError as error:
+        raise InputError(f"cannot write {shown!r}: {str(ancestor)!r}: {error.strerror}.",
+                         fix="write the output to another path.") from None
+    if not stat.S_ISDIR(mode):
+        raise InputError(f"cannot write {shown!r}: {str(ancestor)!r} is "
+                         f"{_NOT_FILES.get(stat.S_IFMT(mode), 'a file')}, not a folder.",
+                         fix="write the output to another path, or move that file away.")
+    if _read_only(ancestor, mode):
+        raise InputError(f"cannot write {shown!r}: the folder {str(ancestor)!r} is read-only.",
+                         fix=f"make it writable (chmod u+w {str(ancestor)!r}), or write the output elsewhere.")
+
+
+def output_file(path: StrPath) -> Path:
+    """The file a single-file output writes, checked before any work is done.
+
+    A new file, or an existing regular file that is writable, is written as it is; a symlink is
+    followed: the file it points to is replaced and the link stays. Missing parent folders are
+    created later (the nearest existing one must be a writable folder).
+
+    Raises:
+        InputError: the path (or a symlink's target) is a FIFO, a device, a socket or a folder
+            (evalbridge writes only regular files: it replaces the file whole); the file is
+            read-only; the folder that would hold it is read-only, or is a file. Each with the fix.
+
+    >>> import os, pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> os.mkfifo(folder / "pipe")
+    >>> output_file(folder / "pipe")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: the output '...pipe' is a FIFO (named pipe); evalbridge writes only regular \
+files (it replaces the file whole). Fix: write to a regular file (e.g. -o report.md), or to standard output with -o -.
+    """
+    shown = os.fspath(path)
+    target = Path(os.path.realpath(shown)) if os.path.islink(shown) else Path(shown)
+    via = f" (a symlink to {str(target)!r})" if target != Path(shown) else ""
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as error:  # a symlink loop, a folder we may not enter
+        raise InputError(f"cannot write {shown!r}{via}: {error.strerror}.", fix="write the output to another path.") \
+            from None
+    if mode is not None:
+        if stat.S_IFMT(mode) in _NOT_FILES:
+            raise InputError(f"the output {shown!r}{via} is {_NOT_FILES[stat.S_IFMT(mode)]}; evalbridge writes only "
+                             "regular files (it replaces the file whole).",
+                             fix="write to a regular file (e.g. -o report.md), or to standard output with -o -.")
+        if _read_only(target, mode):
+            raise InputError(f"the output {shown!r}{via} is read-only.",
+                             fix=f"make it writable (chmod u+w {shown!r}), or write the output to another path.")
+    _check_parent(target, shown)
+    return target
+
+
+def check_output_folder(target: StrPath) -> None:
+    """Refuse, before any work, a report folder that :class:`ReportFolder` would not replace.
+
+    ``target`` may be missing (its nearest existing parent must be a writable folder), or a
+    writable folder that is empty or that evalbridge wrote. A symlink to a folder is followed.
+
+    Raises:
+        InputError: ``target`` is ``-``, a file, a FIFO, a device or a socket; it is read-only (or its
+            parent is); it holds files evalbridge did not write. Each with the fix.
+    """
+    shown, real = os.fspath(target), _real(target)
+    if shown == STDOUT:
+        raise InputError("a report folder cannot go to standard output ('-').",
+                         fix="name a folder (e.g. --output-dir reports/demo), or print one report with --format "
+                             "and --no-write.")
+    try:
+        mode: int | None = os.stat(real).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as error:
+        raise InputError(f"cannot write the report folder {shown!r}: {error.strerror}.",
+                         fix="write the reports to another folder (output.dir, --output-dir).") from None
+    if mode is not None:
+        if not stat.S_ISDIR(mode):
+            raise InputError(f"the report folder {shown!r} is {_NOT_FILES.get(stat.S_IFMT(mode), 'a file')}.",
+                             fix="write the reports to a folder (e.g. reports/demo), or move that file away.")
+        if _read_only(real, mode):
+            raise InputError(f"the report folder {shown!r} is read-only; it is replaced whole at each run.",
+                             fix=f"make it writable (chmod u+w {shown!r}), or write the reports to another folder "
+                                 "(output.dir, --output-dir).")
+        foreign = _foreign_files(real)
+        if foreign:
+            raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(foreign[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}); a report folder is replaced whole, which would "
+                             "delete them.",
+                             fix="write the reports to a new or empty folder (output.dir, --output-dir), or move "
+                                 "those files away.")
+    _check_parent(real, shown)
+
+
+def check_outputs(inputs: Iterable[StrPath], *, files: Iterable[StrPath | None] = (),
+                  folders: Iterable[StrPath | None] = ()) -> None:
+    """Every check an output needs, before any work: :func:`guard_outputs` (no output is an input or
+    overlaps another), :func:`output_file` for each file, :func:`check_output_folder` for each folder,
+    and at most one output on standard output (``-``). ``None`` entries are skipped.
+
+    Raises:
+        InputError: the first problem found, with the fix.
+    """
+    given = [f for f in files if f is not None]
+    if sum(os.fspath(f) == STDOUT for f in given) > 1:
+        raise InputError("more than one output goes to standard output ('-').",
+                         fix="give the others a file path (e.g. -o report.md).")
+    named = [f for f in given if os.fspath(f) != STDOUT]
+    kept = [f for f in folders if f is not None]
+    guard_outputs(inputs, [*named, *kept])
+    for file in named:
+        output_file(file)
+    for folder in kept:
+        check_output_folder(folder)
+
+
+_FAILURES = {
+    errno.ENOSPC: ("the disk is full", "free some space, or write the output to another disk."),
+    errno.EDQUOT: ("the disk quota is used up", "free some space, or write the output to another disk."),
+    errno.EFBIG: ("the file is larger than this system allows (ulimit -f, or the file system's limit)",
+                  "raise the limit, or write the output to another file system."),
+    errno.EACCES: ("permission denied", "make the folder writable for you, or write the output elsewhere."),
+    errno.EPERM: ("the operation is not permitted", "make the folder writable for you, or write the output elsewhere."),
+    errno.EROFS: ("the file system is read-only", "write the output to a writable disk."),
+}
+
+
+def _output_error(error: OSError, shown: str) -> OutputError:
+    """``error`` (already in the user's terms) as an :class:`OutputError` naming ``shown`` and the fix."""
+    if isinstance(error, OutputError):
+        return error
+    what, fix = _FAILURES.get(error.errno or 0, (error.strerror or str(error),
+                                                  "check that the folder exists and is writable and that the disk "
+                                                  "has space."))
+    filename = None if error.filename is None else os.fspath(error.filename)
+    where = f" ({filename})" if filename and filename != shown else ""
+    failure = OutputError(f"cannot write {shown!r}: {what}{where}; nothing was replaced.", filename=filename,
+                          code=error.errno, fix=fix)
+    return failure.with_traceback(error.__traceback__)
+
+
 # ---------------------------------------------------------------- low-level helpers
 
 def _in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
-    """``error`` with every temporary path replaced by the user's path (same errno, same traceback)."""
+    """``error`` with every temporary path replaced by the user's path (same errno, same traceback);
+    an :class:`OutputError` already is."""
+    if isinstance(error, OutputError):
+        return error
 
     def swap(value: object) -> object:
         if not isinstance(value, (str, os.PathLike)):
@@ -332,28 +506,45 @@ def _exchange(a: Path, b: Path) -> bool:
 def atomic_file(path: StrPath) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; when the block succeeds it replaces ``path`` atomically.
 
+    ``path`` is checked first (:func:`output_file`): only a new or writable regular file is
+    replaced, and a symlink's target is written (the link stays). ``-`` is standard output: the
+    block writes a temporary file whose bytes then go to stdout.
+
     The temporary file exists (empty) and its name ends with the target's name, so writers that
     look at the suffix (``.gz``, ``.parquet``) behave. After the block it is flushed (``fsync``)
     and renamed over ``path``; a reader sees the old file or the new one. If the block raises,
     the temporary file is removed and ``path`` is left untouched. Missing parent folders are
-    created. Permissions come from the umask; an ``OSError`` names ``path``, never the temporary.
+    created. Permissions come from the umask; a failure is an
+    :class:`~evalbridge.errors.OutputError` (an ``OSError``) naming ``path`` and the fix.
     """
-    target = Path(path)
+    shown = os.fspath(path)
+    if shown == STDOUT:
+        with tempfile.TemporaryDirectory(prefix="evalbridge-") as folder:
+            temporary = Path(folder, "stdout")
+            temporary.touch()
+            yield temporary
+            data = temporary.read_bytes()
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = output_file(path)
     temporary = target.parent / f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}"
-    names = {str(temporary): str(target)}
+    names = {str(temporary): shown, str(target): shown}
     try:
         _makedirs(target.parent)
         _create_file(temporary)
         try:
             yield temporary
             _fsync(temporary)
+            output_file(path)  # again, just before: nothing that is not a regular file took its place meanwhile
             os.replace(temporary, target)
             _fsync(target.parent, directory=True)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
     except OSError as error:
-        raise _in_user_terms(error, names) from None
+        raise _output_error(_in_user_terms(error, names), shown) from None
 
 
 def write_file_atomic(path: StrPath, data: str | bytes) -> Path:
@@ -524,7 +715,7 @@ class ReportFolder:
             _makedirs(self._real.parent)
             self._lock = self._acquire()
         except OSError as error:
-            raise _in_user_terms(error, names) from None
+            raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
         try:
             self._recovered = self._recover()
             self._check_replaceable()
@@ -534,7 +725,7 @@ class ReportFolder:
         except BaseException as error:
             self._release()
             if isinstance(error, OSError):
-                raise _in_user_terms(error, names) from None
+                raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
             raise
         return self
 
@@ -548,14 +739,14 @@ class ReportFolder:
             if error is None:
                 self._commit(temporary)
         except OSError as failure:
-            raise _in_user_terms(failure, names) from None
+            raise _output_error(_in_user_terms(failure, names), str(self._shown)) from None
         finally:
             with contextlib.suppress(OSError):
                 shutil.rmtree(temporary)
             self._temporary = None
             self._release()
         if isinstance(error, OSError):
-            raise _in_user_terms(error, names) from None
+            raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
 
     def _acquire(self) -> BaseFileLock:
         from filelock import FileLock, Timeout
@@ -594,19 +785,7 @@ class ReportFolder:
         return tuple(done)
 
     def _check_replaceable(self) -> None:
-        real, shown = self._real, str(self._shown)
-        if not os.path.lexists(real):
-            return
-        if not real.is_dir():
-            raise InputError(f"the report folder {shown!r} is a file.",
-                             fix="write the reports to a folder (e.g. reports/demo), or move that file away.")
-        foreign = _foreign_files(real)
-        if foreign:
-            raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(foreign[:3])}"
-                             f"{', ...' if len(foreign) > 3 else ''}); a report folder is replaced whole, which would "
-                             "delete them.",
-                             fix="write the reports to a new or empty folder (output.dir, --output-dir), or move "
-                                 "those files away.")
+        check_output_folder(self._shown)
 
     def _commit(self, temporary: Path) -> None:
         relative = sorted(Path(folder, name).relative_to(temporary).as_posix()

@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--junit", default=None, metavar="PATH",
                      help="also write the gates as a JUnit XML report (one test case per gate and system)")
     run.add_argument("--annotations", choices=("github",), default=None,
-                     help="also print one GitHub Actions annotation per gate (::error for a failure)")
+                     help="also print one GitHub Actions annotation per gate on stderr (::error for a failure)")
     run.set_defaults(handler=_cmd_run)
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",

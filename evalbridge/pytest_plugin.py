@@ -1,7 +1,10 @@
 """The pytest plugin (entry point ``pytest11``): retrieval gates as test items, and a fixture.
 
 * ``pytest --evalbridge-config configs/rag.yaml`` runs the config once and adds one test item per
-  gate and system (``evalbridge::rag::hybrid::R@5 >= 0.80``), passing or failing with the gate's line;
+  gate and system (``evalbridge::configs/rag.yaml::rag::hybrid::R@5 >= 0.80``), passing or failing
+  with the gate's line. The items are collected like any others (``--collect-only`` counts them); a
+  config that cannot be read or run (a typo in a key, broken YAML, a missing file) is one failing item
+  with evalbridge's message, and a config without gates one skipped item saying so;
 * the ``assert_retrieval`` fixture is :func:`evalbridge.testing.assert_retrieval`.
 
 Loading the plugin costs nothing: evalbridge is imported only when a config is given or the fixture used.
@@ -9,12 +12,14 @@ Loading the plugin costs nothing: evalbridge is imported only when a config is g
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "assert_retrieval", "GateItem"]
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "assert_retrieval", "GateItem", "ConfigCollector",
+           "NoticeItem"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,20 +46,61 @@ class GateItem(pytest.Item):
         return self.path, None, self.name
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    paths = config.getoption("evalbridge_config")
-    if not paths:
-        return
-    from .config import load_configs
-    from .pipeline import run_config
-    from .testing import gate_lines
+class NoticeItem(pytest.Item):
+    """What a config gave instead of gates: an error (the item fails with the message) or no gates (skipped)."""
 
-    for path in paths:
-        for evaluation in load_configs(path):
-            outcome = run_config(evaluation, write=False)
-            for result in outcome.report.gates:
-                name = f"evalbridge::{evaluation.title}::{result.system}::{result.metric} {result.gate.text}"
-                items.append(GateItem.from_parent(session, name=name, result=result, line=gate_lines([result])[0]))
+    def __init__(self, *, message: str, failed: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message, self.failed = message, failed
+
+    def runtest(self) -> None:
+        if self.failed:
+            raise AssertionError(self.message)
+        pytest.skip(self.message)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:  # noqa: ARG002 - pytest's signature
+        return self.message
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, self.name
+
+
+class ConfigCollector(pytest.Collector):
+    """The gates of one config, run once at collection."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .config import load_configs
+        from .errors import EvalbridgeError
+        from .pipeline import run_config
+        from .testing import gate_line
+
+        shown = self.name.removeprefix("evalbridge::")
+        found = 0
+        try:
+            for evaluation in load_configs(shown):
+                outcome = run_config(evaluation, write=False)
+                for result in outcome.report.gates:
+                    found += 1
+                    yield GateItem.from_parent(self, name=f"{evaluation.title}::{result.system}::{result.metric} "
+                                                          f"{result.gate.text}",
+                                               result=result, line=gate_line(result))
+        except (EvalbridgeError, OSError) as error:  # as the command line says it (exit code 2 there)
+            said = str(error) if isinstance(error, EvalbridgeError) else f"{error.strerror or error}: {error.filename}"
+            yield NoticeItem.from_parent(self, name="config error", failed=True, message=f"evalbridge: error: {said}")
+            return
+        except Exception as error:  # noqa: BLE001 - a bug must not become pytest's INTERNALERROR
+            yield NoticeItem.from_parent(self, name="internal error", failed=True,
+                                         message=f"evalbridge: internal error: {type(error).__name__}: {error}. "
+                                                 "This is a bug in evalbridge; please report it.")
+            return
+        if not found:
+            yield NoticeItem.from_parent(self, name="no gates", failed=False, message=f"no gates in {shown}")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    for path in config.getoption("evalbridge_config"):
+        collector = ConfigCollector.from_parent(session, name=f"evalbridge::{path}", path=Path(path).absolute())
+        items.extend(session.genitems(collector))  # reports the collection as pytest's own, so the counts agree
 
 
 @pytest.fixture

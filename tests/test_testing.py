@@ -33,8 +33,21 @@ def test_a_failed_gate_raises_an_assertion_error_with_readable_lines_failures_fi
         assert_retrieval(QRELS, BAD, {"mrr": ">= 0.1", "recall@1": ">= 0.9"})
     lines = str(raised.value).splitlines()
     assert lines[0] == "1 of 2 retrieval gates failed:"
-    assert lines[1] == "  FAILED  system R@1 = 0.3333, needs >= 0.9 (>= 0.9)"
-    assert lines[2].startswith("  passed  system RR = ") and "GateResult" not in str(raised.value)
+    assert lines[1] == "  FAILED  system recall@1 = 0.3333, needs >= 0.9: short by 0.5667"
+    assert lines[2] == "  passed  system mrr = 0.5000, needs >= 0.1: 0.4000 to spare"
+    assert "GateResult" not in str(raised.value)
+
+
+def test_messages_use_the_users_metric_keys_and_system_names() -> None:
+    """The key as written (not the canonical R@1 / RR), the name given or the Run's own (not "system")."""
+    with pytest.raises(AssertionError) as raised:
+        assert_retrieval(QRELS, eb.Run(BAD, name="dense"), {"Recall@1": ">= baseline + 0.1", "MRR": ">= 0.9"},
+                         baseline=eb.Run(GOOD, name="bm25"))
+    lines = str(raised.value).splitlines()
+    assert lines[1] == "  FAILED  dense Recall@1 = 0.3333, needs >= 0.766667 (>= baseline + 0.1): short by 0.4333"
+    assert lines[2] == "  FAILED  dense MRR = 0.5000, needs >= 0.9: short by 0.4000"
+    with pytest.raises(AssertionError, match="FAILED  my-run P@1 = 0.3333"):
+        assert_retrieval(QRELS, BAD, {"P@1": ">= 0.5"}, name="my-run")
 
 
 def test_a_relative_gate_without_a_baseline_is_refused() -> None:
@@ -64,6 +77,8 @@ def test_github_annotations_are_workflow_commands() -> None:
     lines = github_annotations(_results(), file="configs/rag.yaml").splitlines()
     assert lines[0].startswith("::notice file=configs/rag.yaml,title=evalbridge gate a P@1::passed  a P@1")
     assert lines[1].startswith("::error file=configs/rag.yaml,title=evalbridge gate b P@1::FAILED  b P@1")
+    odd = github_annotations(_results(), file="c:/a,b.yaml").splitlines()[0]
+    assert odd.startswith("::notice file=c%3A/a%2Cb.yaml,title=")
 
 
 def test_run_writes_junit_and_prints_annotations(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -3,44 +3,60 @@
 from __future__ import annotations
 
 import json
+import re
 
 from ..formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
     queries_lines
 
-__all__ = ["FORMAT", "render_markdown"]
+__all__ = ["FORMAT", "render_markdown", "markdown_text"]
+
+
+def markdown_text(text: object) -> str:
+    r"""A name as Markdown inline text (a table cell, a heading): backslashes and pipes escaped, line breaks
+    as spaces, so a name never ends a cell, a row or a heading.
+
+    >>> print(markdown_text("bm25|rm3 \\ v2\nfinal"))
+    bm25\|rm3 \\ v2 final
+    """
+    return re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
 
 
 def render_markdown(report: Report) -> str:
     """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, agreement, provenance."""
     from tabulate import tabulate
 
-    out = [f"# {report.title}"]
+    md = markdown_text
+    out = [f"# {md(report.title)}"]
     if report.results:
         out += ["", "## Systems x metrics", "",
-                tabulate(cells(report), headers=["system", *report.labels], tablefmt="github", disable_numparse=True)]
+                tabulate([[md(c) for c in row] for row in cells(report)], headers=["system", *map(md, report.labels)],
+                         tablefmt="github", disable_numparse=True)]
     if report.comparison is not None:
         out += ["", legend(report), "", "## Comparison with the baseline", "",
-                tabulate(comparison_rows(report), headers=COMPARISON_HEADERS, tablefmt="github",
+                tabulate([[md(c) for c in row] for row in comparison_rows(report)], headers=COMPARISON_HEADERS,
+                         tablefmt="github",
                          disable_numparse=True),
                 "", f"Δ = system - baseline; CI: {report.comparison.confidence:.0%} paired bootstrap (BCa); "
                     "d_z = mean(Δ) / sd(Δ); W/T/L = queries above / equal / below the baseline."]
     bands = band_rows(report) if report.bands else []
     if bands:
-        out += ["", "## Quality bands", "", tabulate(bands[1:], headers=[str(h) for h in bands[0]], tablefmt="github"),
+        out += ["", "## Quality bands", "", tabulate([[md(c) for c in row] for row in bands[1:]],
+                                                     headers=[md(h) for h in bands[0]], tablefmt="github",
+                                                     disable_numparse=True),
                 "", "Bands: " + "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
                                           for k, b in (report.bands or {}).items())]
     if report.gates:
-        out += ["", "## Gates", "", tabulate([[g.system, g.metric, g.gate.text, number(g.value, 4),
+        out += ["", "## Gates", "", tabulate([[md(g.system), md(g.metric), md(g.gate.text), number(g.value, 4),
                                                number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
                                               for g in report.gates],
                                              headers=("system", "metric", "gate", "value", "threshold", "result"),
                                              tablefmt="github", disable_numparse=True)]
     for system, check in report.crosscheck.items():
-        out += ["", f"## Cross-check: {system}", "", check.to_markdown().strip()]
+        out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
     if report.agreement is not None:
         out += ["", report.agreement.to_markdown().strip()]
-    queries = [f"- {line}" for line in queries_lines(report)]
+    queries = [f"- {md(line)}" for line in queries_lines(report)]
     out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"

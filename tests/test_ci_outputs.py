@@ -1,0 +1,169 @@
+"""CI outputs hold whatever the names are: JUnit XML, GitHub annotations and Markdown tables from any
+unicode system name; the pytest plugin against broken configs; assert_retrieval's own frames hidden."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from evalbridge.cli import main
+from evalbridge.reports.report import Report
+from evalbridge.reports.renderers.markdown import render_markdown
+from evalbridge.stats.gates import evaluate_gate, parse_gate
+from evalbridge.testing import github_annotations, junit_xml
+
+pytest_plugins = ["pytester"]
+
+QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+RUN = {"q1": {"d1": 0.9, "x": 0.1}, "q2": {"x": 0.8, "d2": 0.2}}
+names = st.text(min_size=1, max_size=30)
+
+
+def _gates(system: str) -> list:
+    return [evaluate_gate(parse_gate("P@1", ">= 0.5"), system, value=0.5),
+            evaluate_gate(parse_gate("ndcg@10", ">= baseline - 0.01"), system, value=0.2, baseline_value=0.5)]
+
+
+@given(system=names, suite=names)
+def test_any_system_name_gives_junit_xml_that_parses_back(system: str, suite: str) -> None:
+    root = ElementTree.fromstring(junit_xml(_gates(system), suite=suite))
+    cases = root.findall("testsuite/testcase")
+    assert len(cases) == 2 and [c.find("failure") is None for c in cases] == [True, False]
+
+
+#: one workflow command: ::level properties::message, properties key=value joined by ","
+COMMAND = re.compile(r"::(error|notice) (?P<props>[^:\r\n]*)::(?P<message>[^\r\n]*)")
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"%(25|0D|0A|3A|2C)", lambda m: {"25": "%", "0D": "\r", "0A": "\n", "3A": ":", "2C": ","}[m[1]],
+                  text)
+
+
+@given(system=names, file=names)
+def test_any_system_name_gives_one_github_command_per_gate(system: str, file: str) -> None:
+    text = github_annotations(_gates(system), file=file)
+    lines = text.split("\n")[:-1]  # the runner reads lines ending at \n or \r (not U+0085 / U+2028)
+    assert len(lines) == 2 and text.endswith("\n") and "\r" not in text
+    for line in lines:
+        match = COMMAND.fullmatch(line)
+        assert match is not None, line
+        props = dict(p.split("=", 1) for p in match["props"].split(","))
+        assert set(props) == {"file", "title"}
+        assert _unescape(props["file"]) == file and system in _unescape(props["title"])
+        assert system in _unescape(match["message"])
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a GitHub Markdown table row, as GitHub splits it: a backslash escapes the next character."""
+    cells, cell, escaped = [], "", False
+    for char in row.strip(" \t"):
+        if escaped or char == "\\":
+            cell, escaped = cell + char, not escaped and char == "\\"
+        elif char == "|":
+            cells, cell = [*cells, cell], ""
+        else:
+            cell += char
+    return cells[1:]
+
+
+@given(system=names)
+def test_any_system_name_keeps_the_markdown_table_shape(system: str) -> None:
+    results = eb.evaluate(QRELS, RUN, ["P@1", "ndcg@10"])
+    report = Report({system: results, "other": results}, title=system, gates=_gates(system))
+    text = render_markdown(report)
+    tables = [line for line in re.split(r"\r\n|\r|\n", text) if line.startswith("|")]  # CommonMark's line ends
+    header = tables[0]
+    systems = tables[2:4]
+    assert len(_cells(header)) == 3 and all(len(_cells(row)) == 3 for row in systems), text
+    gates = [line for line in tables if "0.5000" in line or "0.2000" in line][-2:]
+    assert all(len(_cells(row)) == 6 for row in gates), text
+
+
+CONFIG = """\
+title: faq
+runs:
+  faq:
+    format: pairs
+    data:
+      q1: [[d1, d3], [d1]]
+      q2: [[d3, d2], [d2]]
+metrics: [mrr, P@1]
+{gates}
+"""
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (CONFIG.format(gates="gates: {mrr: '>= 0.5'}").replace("metrics:", "metrcs:"), "metrcs"),
+    ("runs: [unclosed\n", "eval.yaml:"),
+    (None, "eval.yaml"),
+    ("title: x\nqrels: missing.txt\nruns: {a: missing.run}\nmetrics: [mrr]\ngates: {mrr: '>= 0.5'}\n", "missing"),
+])
+def test_a_broken_config_is_one_failing_item_with_the_message(pytester: pytest.Pytester, text: str | None,
+                                                              said: str) -> None:
+    if text is not None:
+        pytester.makefile(".yaml", eval=text)
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    result = pytester.runpytest("-p", "no:randomly", "--evalbridge-config", "eval.yaml", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*evalbridge: error: *{said}*"])
+
+
+def test_a_config_without_gates_says_so(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", eval=CONFIG.format(gates=""))
+    result = pytester.runpytest("-p", "no:randomly", "--evalbridge-config", "eval.yaml", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*no gates in eval.yaml*"])
+
+
+def test_collect_only_counts_what_it_lists(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", eval=CONFIG.format(gates="gates: {mrr: '>= 0.5', P@1: ['>= 0.1', '>= 0.9']}"))
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    result = pytester.runpytest("-p", "no:randomly", "--evalbridge-config", "eval.yaml", "--collect-only", "-q")
+    listed = [line for line in result.stdout.lines if "::" in line]
+    assert len(listed) == 4, result.stdout.str()
+    result.stdout.fnmatch_lines(["*4 tests collected*"])
+    run = pytester.runpytest("-p", "no:randomly", "--evalbridge-config", "eval.yaml")
+    run.assert_outcomes(passed=3, failed=1)
+
+
+def test_a_failing_assert_retrieval_shows_the_callers_line_not_evalbridges_source(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_gate="""
+        from evalbridge.testing import assert_retrieval
+
+        def test_gate():
+            assert_retrieval({"q1": {"d1": 1}}, {"q1": {"x": 0.9, "d1": 0.1}}, {"recall@1": ">= 0.5"}, name="dense")
+    """)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "FAILED  dense recall@1 = 0.0000, needs >= 0.5: short by 0.5000" in out
+    assert "def assert_retrieval" not in out and "check_gates(" not in out, out
+
+
+def test_annotations_leave_json_stdout_alone(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    config = tmp_path / "eval.yaml"
+    config.write_text(CONFIG.format(gates="gates: {mrr: '>= 0.5'}"))
+    code = main(["run", str(config), "--no-write", "--format", "json", "--annotations", "github"])
+    captured = capsys.readouterr()
+    assert code == 0 and json.loads(captured.out)["gates"][0]["passed"] is True
+    assert captured.err.startswith("::notice file=")
+
+
+def test_junit_inside_the_report_folder_is_refused_before_any_work(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    config = tmp_path / "eval.yaml"
+    config.write_text(CONFIG.format(gates="gates: {mrr: '>= 0.5'}") + "output:\n  dir: reports/demo\n")
+    code = main(["run", str(config), "--junit", str(tmp_path / "reports" / "demo" / "gates.xml")])
+    assert code == 2 and "lies inside the output folder" in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists()

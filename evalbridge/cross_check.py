@@ -12,15 +12,15 @@ for that query with the backend's convention (or a combination of them), reprodu
 backend's value. Causes:
 
 * ``ties broken differently``: the reference ranks tied documents as the backend does
-  (for ranx: in the order ``ranx.Run`` itself produced);
+  (by its tie rule, or in the order its ``native_ranking`` gives: ranx's ``Run`` order);
 * ``float32 score collision``: the reference compares scores as C floats;
 * ``float grade truncation``: the reference sees grades truncated to integers;
 * ``missing-query policy``: the backend drops (or zero-fills) a query the reference does not;
 * ``relevance threshold applied to nDCG``: the reference computes ``nDCG(rel=level)``;
-* ``known library fault``: a fault the backend declares (its ``KNOWN_FAULTS``), emulated in the
-  reference by :data:`FAULTS`, e.g. ranx's bpref: NaN for a query without a judged non-relevant
-  document, 0 for every query after one without a relevant document in its batch, negative grades
-  counted as judged non-relevant.
+* ``known library fault``: a fault the backend declares in its own module (``known_faults``:
+  :class:`~evalbridge.backends.base.Fault` values), emulated in the reference, e.g. ranx's bpref: NaN
+  for a query without a judged non-relevant document, 0 for every query after one without a relevant
+  document in its batch, negative grades counted as judged non-relevant.
 
 An explained difference in a query with tied scores also says how much of it is *tie luck*: with
 ``E`` the expected value over every order of each tie group (the reference under
@@ -70,9 +70,9 @@ from .progress import Steps, steps
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .backends.base import Backend
+    from .backends.base import Backend, Fault
 
-__all__ = ["crosscheck", "CrossCheck", "COLUMNS", "FAULTS", "Fault"]
+__all__ = ["crosscheck", "CrossCheck", "COLUMNS"]
 
 COLUMNS = ("metric", "query_id", "backend", "reference", "value", "cause")
 
@@ -85,78 +85,10 @@ class _Setting:
     conventions: Conventions
     metric: Metric | None
     truncate: bool = False
-    ranx_order: bool = False
+    native_order: bool = False
     drop_empty: bool = False
     zero_empty: bool = False
-    faults: tuple[str, ...] = ()
-
-
-def _level(metric: Metric) -> float:
-    rel = metric.arguments.get("rel")
-    return 1 if rel is None else rel
-
-
-def _batch_zeroed(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
-    """True when ``qid`` comes at or after a query without a relevant judgement in ranx's batch
-    (the qrels' order: ranx evaluates every qrels query, in order)."""
-    level = _level(metric)
-    for other, grades in qrels.items():
-        if not any((int(g) if truncate else g) >= level for g in grades.values()):
-            return True
-        if other == qid:
-            return False
-    return False
-
-
-def _no_nonrelevant(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
-    """True when ranx sees no judged non-relevant doc for ``qid`` (grades below the level, negative included)."""
-    level = _level(metric)
-    return not any((int(g) if truncate else g) < level for g in qrels.get(qid, {}).values())
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A known fault of a library: when it can apply, how the reference emulates it, and its cause text.
-
-    Attributes:
-        cause: the ``known library fault: ...`` text of a difference it explains.
-        applies: ``(qrels, query id, metric, grades truncated?) -> bool``: the fault can touch this query.
-        qrels: transform of one query's grades before the reference re-runs (None: none).
-        value: ``(reference value, qrels, query id, run, metric, grades truncated?) -> value``, applied after.
-    """
-
-    cause: str
-    applies: Callable[[Qrels, str, Metric, bool], bool]
-    qrels: Callable[[dict[str, float]], dict[str, float]] | None = None
-    value: Callable[[float, Qrels, str, Run, Metric, bool], float] | None = None
-
-
-def _nan_when_relevant_retrieved(value: float, qrels: Qrels, qid: str, run: Run, metric: Metric,
-                                 truncate: bool) -> float:
-    """ranx divides by min(R, N) = 0 for each relevant doc retrieved: NaN when there is one."""
-    if not _no_nonrelevant(qrels, qid, metric, truncate):
-        return value
-    level, grades = _level(metric), qrels.get(qid, {})
-    found = any((int(grades[d]) if truncate else grades[d]) >= level for d in run.get(qid, {}) if d in grades)
-    return math.nan if found else value
-
-
-#: Known library faults by name (a backend's ``KNOWN_FAULTS`` lists the names it has, per metric family).
-FAULTS: dict[str, Fault] = {
-    "ranx_bpref_negative": Fault(
-        "known library fault: ranx's bpref counts negative grades as judged non-relevant (trec_eval skips them "
-        "as unjudged)",
-        applies=lambda qrels, qid, metric, truncate: any(g < 0 for g in qrels.get(qid, {}).values()),
-        qrels=lambda grades: {d: 0 if g < 0 else g for d, g in grades.items()}),
-    "ranx_bpref_nan": Fault(
-        "known library fault: ranx's bpref is NaN for a query without a judged non-relevant doc (0 / 0; "
-        "AmenRa/ranx#66)", applies=_no_nonrelevant, value=_nan_when_relevant_retrieved),
-    "ranx_bpref_batch": Fault(
-        "known library fault: ranx's bpref is 0 for a query at or after one without a relevant doc in its batch "
-        "(a division by zero stops its numba loop)", applies=_batch_zeroed,
-        value=lambda value, qrels, qid, run, metric, truncate: 0.0 if _batch_zeroed(qrels, qid, metric, truncate)
-        else value),
-}
+    faults: tuple[Fault, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -174,7 +106,7 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
     metric aside; None: the query gets no value), in one call: each query is ranked once.
 
     ``native_run`` holds the queries' documents in the library's own order (see
-    ``native_ranking``), used when ``setting.ranx_order`` is set.
+    ``native_ranking``), used when ``setting.native_order`` is set.
     """
     from .backends import reference
 
@@ -194,16 +126,15 @@ def _values(qrels: Qrels, run: Run, qids: list[str], setting: _Setting, metrics:
             fixed[qid] = 0.0 if setting.conventions.missing_queries == "zero" else None
             continue
         judged[qid] = {d: int(g) for d, g in grades.items()} if setting.truncate else dict(grades)
-        for name in setting.faults:
-            transform = FAULTS[name].qrels
-            if transform is not None:
-                judged[qid] = transform(judged[qid])
-        # ranx_order is only offered for a query with documents, so it is in native_run
-        ranked[qid] = dict(native_run[qid] if setting.ranx_order and native_run is not None else scores)
+        for fault in setting.faults:
+            if fault.qrels is not None:
+                judged[qid] = fault.qrels(judged[qid])
+        # native_order is only offered for a query with documents, so it is in native_run
+        ranked[qid] = dict(native_run[qid] if setting.native_order and native_run is not None else scores)
     values = reference.compute(Qrels(judged, copy=False), Run(ranked, copy=False), metrics,
                                setting.conventions)[0] if judged else {m: {} for m in metrics}
-    for name in setting.faults:  # faults are offered for one family at a time, so every metric here has them
-        emulate = FAULTS[name].value
+    for fault in setting.faults:  # faults are offered for one family at a time, so every metric here has them
+        emulate = fault.value
         if emulate is not None:
             for metric in metrics:
                 values[metric] = {q: emulate(v, qrels, q, run, metric, setting.truncate)
@@ -274,7 +205,7 @@ def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrel
                 found.append(_Deviation(
                     "ties", f"ties broken differently: {name} keeps its own order of tied scores "
                             f"(insertion or numba argsort order), the reference {reference}",
-                    lambda s: replace(s, ranx_order=True, conventions=replace(s.conventions, ties="input"))))
+                    lambda s: replace(s, native_order=True, conventions=replace(s.conventions, ties="input"))))
             else:
                 found.append(_Deviation(
                     "ties", f"ties broken differently: {name} orders tied scores {native.ties}, the reference "
@@ -290,12 +221,12 @@ def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrel
             lambda s: replace(s, metric=metric)))
     truncate = native.grades == "truncate"
     for fault in backend.known_faults.get(asked.name, ()):
-        if FAULTS[fault].applies(qrels, qid, metric, truncate):
-            found.append(_Deviation(fault, FAULTS[fault].cause, _with_fault(fault)))
+        if fault.applies(qrels, qid, metric, truncate):
+            found.append(_Deviation(fault.name, fault.cause, _with_fault(fault)))
     return found
 
 
-def _with_fault(fault: str) -> Callable[[_Setting], _Setting]:
+def _with_fault(fault: Fault) -> Callable[[_Setting], _Setting]:
     """A setting's emulation with the library's known fault ``fault`` added."""
     return lambda s: replace(s, faults=(*s.faults, fault))
 
@@ -375,7 +306,7 @@ def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | Non
         if tie_aware.unsupported(asked) is not None or setting.metric is None or \
                 not has_ties(run.get(qid) or {}, score_precision=precision):
             continue
-        averaged = replace(setting, ranx_order=False, conventions=replace(setting.conventions, ties="average"))
+        averaged = replace(setting, native_order=False, conventions=replace(setting.conventions, ties="average"))
         for role, chosen in (("backend", averaged), ("requested", _Setting(replace(requested, ties="average"), asked))):
             metric = asked if chosen.metric is None else chosen.metric  # both settings have one (checked above)
             wanted.setdefault(replace(chosen, metric=None), []).append((i, metric, role))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -12,8 +13,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.backends import BACKENDS, available, get_backend, unsupported
-from evalbridge.backends.base import Backend, Capabilities, NativeConventions
-from evalbridge.cross_check import FAULTS
+from evalbridge.backends.base import Backend, Capabilities, Fault, NativeConventions
 from evalbridge.errors import UnsupportedMetricError
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.spec import Metric, parse_metric
@@ -33,7 +33,7 @@ def test_every_registered_backend_declares_the_whole_contract(name: str) -> None
     assert backend.conventions is None or isinstance(backend.conventions, NativeConventions)
     assert backend.library is None or isinstance(backend.library, str)
     assert set(backend.known_faults) <= set(METRICS)
-    assert all(fault in FAULTS for faults in backend.known_faults.values() for fault in faults)
+    assert all(isinstance(fault, Fault) for faults in backend.known_faults.values() for fault in faults)
     assert backend.bridged_grades in ("int", "truncate", "float")
     parameters = inspect.signature(backend.compute).parameters
     assert list(parameters)[:4] == ["qrels", "run", "metrics", "conventions"]
@@ -150,3 +150,44 @@ def test_a_registered_backend_is_cross_checked_and_listed(toy: str) -> None:
     matrix = metric_capabilities()
     assert matrix["backends"]["toy"] is True
     assert matrix["matrix"]["P@10"]["toy"] is None and matrix["matrix"]["nDCG@10"]["toy"] is not None
+
+
+# --- a backend's known faults: declared in its own module, verified by the cross-check --------------------
+
+def _grade_one_as_zero(grades: dict[str, float]) -> dict[str, float]:
+    return {d: 0 if g == 1 else g for d, g in grades.items()}
+
+
+#: The toy's fault: it takes grade-1 judgements for non-relevant, which the reference emulates by re-running
+#: with those grades set to 0.
+GRADE_ONE_IGNORED = Fault("toy_grade_one", "known library fault: toy takes grade 1 for non-relevant",
+                          applies=lambda qrels, qid, metric, truncate: 1 in qrels.get(qid, {}).values(),
+                          qrels=_grade_one_as_zero)
+
+
+def _faulty_compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+                    native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
+    """The toy's P@k over qrels whose grade-1 judgements it reads as 0 (the fault it declares)."""
+    faulty = Qrels({q: _grade_one_as_zero(dict(grades)) for q, grades in qrels.items()})
+    return _toy_compute(faulty, run, metrics, conventions, native=native)
+
+
+def test_a_fault_declared_beside_the_backend_explains_the_differences_it_causes(
+        toy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend with a known fault is still its module and one registry line: the Fault in its known_faults is
+    what the cross-check re-runs the reference with, and the difference it reproduces is explained by its cause."""
+    import sys
+
+    plain = BACKEND
+    monkeypatch.setattr(sys.modules[__name__], "BACKEND",
+                        replace(plain, compute=_faulty_compute, known_faults={"P": (GRADE_ONE_IGNORED,)}))
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 2}}
+    run = {"q1": {"a": 2.0, "b": 1.0, "x": 3.0}, "q2": {"c": 1.0, "d": 1.0}}
+    check = eb.crosscheck(qrels, run, ["P@2"], backends=[toy])
+    assert check.ok
+    assert check.differences[["query_id", "reference", "value", "cause"]].to_dict("records") == [
+        {"query_id": "q1", "reference": 0.5, "value": 0.0, "cause": "known library fault: toy takes grade 1 for "
+                                                                    "non-relevant"}]
+    monkeypatch.setattr(sys.modules[__name__], "BACKEND", replace(plain, compute=_faulty_compute))
+    undeclared = eb.crosscheck(qrels, run, ["P@2"], backends=[toy])
+    assert not undeclared.ok and undeclared.unexplained["cause"].tolist() == ["unexplained"]

@@ -17,7 +17,8 @@ field here; nothing is probed with ``getattr``/``hasattr``:
   own behaviour, what the cross-check compares; ignored by backends without conventions of their own);
 * optional, explicitly ``None`` when absent: ``native_ranking`` (the library's own order of tied
   documents, when no tie rule describes it), ``conventions_for`` (per-metric conventions, e.g.
-  ir-measures' providers); ``known_faults`` (empty when none), ``bridged_grades``.
+  ir-measures' providers); ``known_faults`` (empty when none: the library's known faults, as
+  :class:`Fault` values declared beside it, which a cross-check emulates), ``bridged_grades``.
 
 Missing-query policy and averaging are done once, by :func:`evalbridge.evaluate`.
 Backend libraries are imported lazily, inside ``compute`` and ``version``.
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from ..metrics.spec import Metric
     from ..model import Qrels, Run
 
-__all__ = ["Backend", "Capabilities", "Compute", "NativeConventions", "capability_problem"]
+__all__ = ["Backend", "Capabilities", "Compute", "Fault", "NativeConventions", "capability_problem"]
 
 #: Values per query id, per metric: what ``compute`` returns with its bridge notes.
 Values = dict["Metric", dict[str, float]]
@@ -87,6 +88,26 @@ class NativeConventions:
         """The conventions of a backend that follows ``conventions`` (evaluates every query, keeps float grades)."""
         return cls(ties=conventions.ties, score_precision=conventions.score_precision,
                    missing_queries=conventions.missing_queries, empty_qrels="keep", grades="float")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A known fault of a library, declared by its backend: when it can apply, how the reference
+    emulates it, and the cause a cross-check gives for a difference it explains.
+
+    Attributes:
+        name: short name, shown when the fault was suspected but did not reproduce a value.
+        cause: the ``known library fault: ...`` text of a difference it explains.
+        applies: ``(qrels, query id, metric, grades truncated?) -> bool``: the fault can touch this query.
+        qrels: transform of one query's grades before the reference re-runs (None: none).
+        value: ``(reference value, qrels, query id, run, metric, grades truncated?) -> value``, applied after.
+    """
+
+    name: str
+    cause: str
+    applies: Callable[[Qrels, str, Metric, bool], bool]
+    qrels: Callable[[dict[str, float]], dict[str, float]] | None = None
+    value: Callable[[float, Qrels, str, Run, Metric, bool], float] | None = None
 
 
 def _nothing() -> Mapping[str, Any]:
@@ -141,8 +162,8 @@ class Backend:
         compute: see :class:`Compute`.
         bridged_grades: how grades reach the library in the call evalbridge makes: ``int`` (bridged to
             integers, see :func:`evalbridge.backends._bridge.grade_problem`), ``truncate`` or ``float``.
-        known_faults: metric family -> the names of the library's known faults
-            (:data:`evalbridge.cross_check.FAULTS`), which a cross-check verifies by emulating them.
+        known_faults: metric family -> the library's known faults (:class:`Fault`), which a cross-check
+            verifies by emulating them in the reference.
         native_ranking: ``run`` with every query's documents in the library's own order, for a
             library whose order of tied documents no tie rule describes (ranx); else ``None``.
         conventions_for: per-metric native conventions (ir-measures routes metrics to providers that
@@ -157,7 +178,7 @@ class Backend:
     ties: tuple[str, ...]
     compute: Compute
     bridged_grades: str = "float"
-    known_faults: Mapping[str, tuple[str, ...]] = field(default_factory=_nothing)
+    known_faults: Mapping[str, tuple[Fault, ...]] = field(default_factory=_nothing)
     native_ranking: Callable[[Run], Run] | None = None
     conventions_for: Callable[[Metric], NativeConventions] | None = None
 

@@ -14,9 +14,9 @@ are replaced by rank-derived scores, and empty queries get placeholders (ranx re
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
-from types import ModuleType
 from itertools import chain
 from operator import methodcaller
 from types import ModuleType
@@ -27,7 +27,7 @@ from ..metrics.spec import Metric
 from ..model import ORDERED_TIES, Conventions, Qrels, Run, rows_of
 from . import _bridge
 from ._bridge import NativeConventions, Task
-from .base import Backend, Capabilities
+from .base import Backend, Capabilities, Fault
 
 NAME = "ranx"
 INSTALL = "pip install ranx"
@@ -54,11 +54,58 @@ CAPABILITIES: dict[str, Mapping[str, Any]] = {
 }
 MISSING: dict[str, str] = {}
 
+def _level(metric: Metric) -> float:
+    rel = metric.arguments.get("rel")
+    return 1 if rel is None else rel
+
+
+def _batch_zeroed(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
+    """True when ``qid`` comes at or after a query without a relevant judgement in ranx's batch
+    (the qrels' order: ranx evaluates every qrels query, in order)."""
+    level = _level(metric)
+    for other, grades in qrels.items():
+        if not any((int(g) if truncate else g) >= level for g in grades.values()):
+            return True
+        if other == qid:
+            return False
+    return False
+
+
+def _no_nonrelevant(qrels: Qrels, qid: str, metric: Metric, truncate: bool) -> bool:
+    """True when ranx sees no judged non-relevant doc for ``qid`` (grades below the level, negative included)."""
+    level = _level(metric)
+    return not any((int(g) if truncate else g) < level for g in qrels.get(qid, {}).values())
+
+
+def _nan_when_relevant_retrieved(value: float, qrels: Qrels, qid: str, run: Run, metric: Metric,
+                                 truncate: bool) -> float:
+    """ranx divides by min(R, N) = 0 for each relevant doc retrieved: NaN when there is one."""
+    if not _no_nonrelevant(qrels, qid, metric, truncate):
+        return value
+    level, grades = _level(metric), qrels.get(qid, {})
+    found = any((int(grades[d]) if truncate else grades[d]) >= level for d in run.get(qid, {}) if d in grades)
+    return math.nan if found else value
+
+
 #: What ranx computes in its own way, that a cross-check verifies by emulating it in the reference
-#: (:mod:`evalbridge.cross_check`): metric family -> the faults, by name. The bridged call
-#: (:func:`compute` with ``native=False``) works around each of them.
-KNOWN_FAULTS: dict[str, tuple[str, ...]] = {
-    "Bpref": ("ranx_bpref_negative", "ranx_bpref_nan", "ranx_bpref_batch"),
+#: (:mod:`evalbridge.cross_check`): metric family -> the faults. The bridged call
+#: (:func:`compute` with ``native=False``) works around each of them (:func:`_bpref_rows`).
+KNOWN_FAULTS: dict[str, tuple[Fault, ...]] = {
+    "Bpref": (
+        Fault("ranx_bpref_negative",
+              "known library fault: ranx's bpref counts negative grades as judged non-relevant (trec_eval skips "
+              "them as unjudged)",
+              applies=lambda qrels, qid, metric, truncate: any(g < 0 for g in qrels.get(qid, {}).values()),
+              qrels=lambda grades: {d: 0 if g < 0 else g for d, g in grades.items()}),
+        Fault("ranx_bpref_nan",
+              "known library fault: ranx's bpref is NaN for a query without a judged non-relevant doc (0 / 0; "
+              "AmenRa/ranx#66)", applies=_no_nonrelevant, value=_nan_when_relevant_retrieved),
+        Fault("ranx_bpref_batch",
+              "known library fault: ranx's bpref is 0 for a query at or after one without a relevant doc in its "
+              "batch (a division by zero stops its numba loop)", applies=_batch_zeroed,
+              value=lambda value, qrels, qid, run, metric, truncate:
+              0.0 if _batch_zeroed(qrels, qid, metric, truncate) else value),
+    ),
 }
 
 

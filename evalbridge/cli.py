@@ -55,7 +55,7 @@ def _system_names(paths: Sequence[str]) -> list[str]:
     return names
 
 
-def _columns(text: str | None) -> dict[str, str]:
+def _columns(text: str | None, flag: str = "--columns") -> dict[str, str]:
     """``--columns query=qid,doc=docno,score=score`` as ``{"query": "qid", ...}``."""
     from .config.sources import COLUMN_ROLES
 
@@ -66,22 +66,19 @@ def _columns(text: str | None) -> dict[str, str]:
         role, sep, name = part.partition("=")
         role, name = role.strip(), name.strip()
         if not sep or role not in COLUMN_ROLES or not name:
-            raise InputError(f"--columns: cannot read {part!r}; expected role=name with a role among "
-                             f"{', '.join(COLUMN_ROLES)}.", fix="write e.g. --columns query=qid,doc=docno,score=score.")
+            raise InputError(f"{flag}: cannot read {part!r}; expected role=name with a role among "
+                             f"{', '.join(COLUMN_ROLES)}.", fix=f"write e.g. {flag} query=qid,doc=docno,score=score.")
         out[role] = name
     return out
 
 
 def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None = None) -> Any:
-    """A :class:`~evalbridge.config.sources.Source` for a command-line file, through the format registry."""
+    """A :class:`~evalbridge.config.sources.Source` for ``convert``'s INPUT, through the format registry
+    (every ``--columns`` role goes to it; one its format does not read is refused by the registry)."""
     from .config.sources import source_from_path
 
-    options = {}
     wanted = _columns(columns)
-    if wanted:
-        value = "grade" if kind == "qrels" else "score"
-        options = {"columns": {r: n for r, n in wanted.items() if r in ("query", "doc", value)}}
-    return source_from_path(path, kind, fmt, key, options=options)
+    return source_from_path(path, kind, fmt, key, options={"columns": wanted} if wanted else {})
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -166,14 +163,50 @@ FLAGS = {
 }
 
 
-def _input(path: str, fmt: str | None, columns: dict[str, str], roles: tuple[str, ...]) -> dict[str, Any]:
+def _input(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
+    """A command-line input as a config source: ``{path | table, format, columns}``."""
     source: dict[str, Any] = {"table" if fmt == "spark-table" else "path": path}
     if fmt is not None:
         source["format"] = fmt
-    wanted = {role: name for role, name in columns.items() if role in roles}
-    if wanted:
-        source["columns"] = wanted
+    if columns:
+        source["columns"] = columns
     return source
+
+
+def _format_options(path: str, fmt: str | None, kind: str) -> Any:
+    """The options the format of a command-line input takes (None when the format cannot be told yet:
+    the path is checked, and named in the error, when the config is validated)."""
+    from .io import get_format, resolve
+
+    try:
+        return get_format(fmt, kind=kind).options if fmt is not None else resolve(path, kind=kind).options
+    except (InputError, OSError):
+        return None
+
+
+def _side_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None, str, str]]) -> list[dict[str, str]]:
+    """The columns of each input ``(path, format, kind, flag of its side)``: ``--columns`` gives each input the
+    roles its format takes, ``--qrels-columns`` / ``--run-columns`` give every role to their side (checked by the
+    format). A ``--columns`` role no input takes is refused, never dropped."""
+    shared = _columns(args.columns, "--columns")
+    sides = {"--qrels-columns": _columns(getattr(args, "qrels_columns", None), "--qrels-columns"),
+             "--run-columns": _columns(getattr(args, "run_columns", None), "--run-columns")}
+    out: list[dict[str, str]] = []
+    taken: set[str] = set()
+    for path, fmt, kind, flag in inputs:
+        options = _format_options(path, fmt, kind)
+        mine = {r: n for r, n in shared.items() if options is None or r in options}
+        taken.update(mine)
+        out.append({**mine, **sides[flag]})
+    unused = [role for role in shared if role not in taken]
+    if unused:
+        from .io import formats
+
+        takers = sorted({n for n, f in formats().items() if any(r in f.options for r in unused)})
+        raise InputError(f"--columns: no input's format reads the role {', '.join(map(repr, unused))}"
+                         f"{' (formats that do: ' + ', '.join(takers) + ')' if takers else ''}.",
+                         fix="remove it, or name the format with --qrels-format / --run-format.")
+    return out
 
 
 def _metric_entries(texts: Sequence[str]) -> list[Any]:
@@ -200,18 +233,57 @@ def _conventions(args: argparse.Namespace) -> dict[str, Any]:
     return raw
 
 
-def _description(args: argparse.Namespace, runs: Sequence[str]) -> Any:
+def _positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
+    """``(QRELS or None, RUNs)`` of ``eval``'s inputs: ``QRELS RUN...``, or inputs that each hold their own
+    judgements (RAG logs, judged lists, label lists: one system each, read as a config's run without qrels).
+    The first input is the qrels unless its format (``--run-format``, else its suffix and first bytes) holds
+    both, or it is the only input."""
+    from .io import get_format, resolve
+
+    inputs = list(args.inputs)
+    if len(inputs) > 1 and args.qrels_format is not None:
+        return inputs[0], inputs[1:]
+    if len(inputs) == 1 and args.qrels_format is not None:
+        raise InputError(f"--qrels-format is given but {inputs[0]} is the only input: the run is missing.",
+                         fix="give QRELS then RUN..., or one input that holds both (e.g. --run-format rag).")
+    try:
+        first = get_format(args.run_format) if args.run_format is not None and len(inputs) == 1 else \
+            resolve(inputs[0], kind="run" if len(inputs) == 1 else "qrels")
+    except (InputError, OSError):
+        first = None  # a missing file or an unknown format: the config's validation names it
+    if first is not None and first.paired:
+        return None, inputs
+    if len(inputs) == 1:
+        holders = ", ".join(n for n, f in _formats().items() if f.paired)
+        raise InputError(f"{inputs[0]} is the only input, and it holds no judgements"
+                         f"{f' (format {first.name!r})' if first is not None else ''}.",
+                         fix=f"give QRELS then RUN..., or name the format of an input that holds both with "
+                             f"--run-format ({holders}).")
+    return inputs[0], inputs[1:]
+
+
+def _formats() -> Any:
+    from .io import formats
+
+    return formats()
+
+
+def _description(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) -> Any:
     """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
     from .config.schema import FlagLocator, validate
 
-    columns = _columns(args.columns)
-    raw: dict[str, Any] = {
-        "title": args.title or f"evalbridge {args.command} {Path(args.qrels).name}",
-        "qrels": _input(args.qrels, args.qrels_format, columns, ("query", "doc", "grade")),
-        "runs": {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
-                 for name, path in zip(_system_names(runs), runs)},
-        "metrics": _metric_entries(args.metrics), **_conventions(args),
-    }
+    if qrels is None and getattr(args, "qrels_columns", None):
+        raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",
+                         fix="name their fields with --run-columns (or --columns).")
+    sides = ([(qrels, args.qrels_format, "qrels", "--qrels-columns")] if qrels is not None else []) + \
+        [(path, args.run_format, "run", "--run-columns") for path in runs]
+    columns = _side_columns(args, sides)
+    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {Path(qrels or runs[0]).name}"}
+    if qrels is not None:
+        raw["qrels"] = _input(qrels, args.qrels_format, columns[0])
+    raw["runs"] = {name: _input(path, args.run_format, wanted)
+                   for name, path, wanted in zip(_system_names(runs), runs, columns[len(columns) - len(runs):])}
+    raw.update({"metrics": _metric_entries(args.metrics), **_conventions(args)})
     if getattr(args, "baseline", None) is not None:
         raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
@@ -241,9 +313,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from .pipeline import run_config
     from .reports.formats import render
 
-    config = _description(args, args.runs)
+    qrels, runs = _positionals(args)
+    config = _description(args, qrels, runs)
     _outputs(args, config)
-    with _progress(len(args.runs) > 1 and not args.quiet) as on_step:
+    with _progress(len(runs) > 1 and not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
     _emit(render(outcome.report, args.format), args.output)
     if args.per_query is not None:
@@ -260,7 +333,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import run_config
     from .reports.formats import check_formats, report_format
 
-    config = _description(args, [args.run])
+    config = _description(args, args.qrels, [args.run])
     _outputs(args, config)
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
@@ -291,17 +364,19 @@ def _agree_description(args: argparse.Namespace) -> Any:
 
     stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
     names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])
-    columns = _columns(args.columns)
-    qrels_roles = ("query", "doc", "grade")
+    sides = [(args.qrels_a, args.qrels_format, "qrels", "--qrels-columns"),
+             (args.qrels_b, args.qrels_format, "qrels", "--qrels-columns"),
+             *((path, args.run_format, "run", "--run-columns") for path in args.runs)]
+    columns = _side_columns(args, sides)
     section: dict[str, Any] = {
-        "judges": {names[0]: _input(args.qrels_a, args.qrels_format, columns, qrels_roles),
-                   names[1]: _input(args.qrels_b, args.qrels_format, columns, qrels_roles)},
+        "judges": {names[0]: _input(args.qrels_a, args.qrels_format, columns[0]),
+                   names[1]: _input(args.qrels_b, args.qrels_format, columns[1])},
         "metrics": list(args.metrics), "alpha_level": args.alpha_level, "test": args.test, "alpha": args.alpha,
         "n_resamples": args.n_resamples,
     }
     if args.runs:
-        section["runs"] = {name: _input(path, args.run_format, columns, ("query", "doc", "score"))
-                           for name, path in zip(_system_names(args.runs), args.runs)}
+        section["runs"] = {name: _input(path, args.run_format, wanted)
+                           for name, path, wanted in zip(_system_names(args.runs), args.runs, columns[2:])}
     if args.bins is not None:
         section["bins"] = list(args.bins)
     for name, edges in zip(names, (args.bins_a, args.bins_b)):
@@ -483,7 +558,14 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-format", default=None, metavar="FMT",
                         help="input format of the runs (default: from the suffix, else trec)")
     parser.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
-                        help="column / field names of table and JSON Lines inputs, e.g. query=qid,doc=docno,score=sim")
+                        help="column / field names of every input (each takes the roles its format reads), e.g. "
+                             "query=qid,doc=docno,score=sim or, for a RAG log, query=user_input,"
+                             "retrieved=retrieved_contexts,relevant=reference_contexts")
+    parser.add_argument("--qrels-columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of the qrels only (override --columns), e.g. "
+                             "query=query,doc=doc,grade=judge_score")
+    parser.add_argument("--run-columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of the runs only (override --columns), e.g. query=qid,doc=docno")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -516,9 +598,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_cmd_run)
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",
-                             description="Evaluate one or more runs; each run is named after its file.")
-    ev.add_argument("qrels", help="the qrels file")
-    ev.add_argument("runs", nargs="+", metavar="RUN", help="run file(s)")
+                             description="Evaluate one or more runs against QRELS; each run is named after its file. "
+                                         "Inputs that hold their own judgements (a RAG log, a judged list, label "
+                                         "lists) are evaluated alone, one system each: evalbridge eval log.jsonl -m "
+                                         "mrr; several logs of the same questions are several systems.")
+    ev.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="QRELS then RUN..., or inputs that each hold qrels and a run (RAG logs, judged lists...)")
     ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
                     help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC names "
                          "the metric's column and JSON key, e.g. precision@5=P@5")

@@ -3,8 +3,8 @@
 A source is a path (its format from the suffix, see :func:`evalbridge.io.resolve`), or a mapping
 ``{path | data | table, format, columns, <format options>}`` (``table``: a table of the Spark session's
 catalog, with ``engine: spark``; :func:`load_frames` reads the sources of such an evaluation as Spark
-DataFrames). ``columns: {query, doc, grade, score}`` names
-the columns of a table / fields of JSON Lines rows (the same options as ``--columns`` on the command
+DataFrames). ``columns: {query, doc, grade, score, retrieved, relevant}``
+names the columns of a table / fields of JSON Lines rows and RAG logs (the same options as ``--columns`` on the command
 line and ``query=``, ``doc=``... in Python). Every option is checked against the format's own list
 in the registry, so a config, the CLI and the API accept exactly the same things.
 """
@@ -19,11 +19,15 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError
+from ..io.fields import ROLE_OPTIONS
+from ..io.rag import FIELDS
 
 __all__ = ["Source", "source_from_path", "check_source", "load_qrels", "load_run", "load_frame", "load_frames", "COLUMN_ROLES"]
 
-#: the roles ``columns:`` may name
-COLUMN_ROLES = ("query", "doc", "grade", "score")
+#: the roles ``columns:`` (and ``--columns``, ``--qrels-columns``, ``--run-columns``) may name: the options of the
+#: formats that name a column of a table (:data:`evalbridge.io.fields.ROLE_OPTIONS`) or a field of a RAG log
+#: (:data:`evalbridge.io.rag.FIELDS`), declared there once; each format takes its own (the registry checks).
+COLUMN_ROLES = tuple(dict.fromkeys([*ROLE_OPTIONS, *FIELDS]))
 
 
 @dataclass(frozen=True)

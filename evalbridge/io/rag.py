@@ -38,14 +38,18 @@ from ..model import Qrels, Run, check_level
 from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
 from .text import Lines, read_text
 
-__all__ = ["read_log", "read_logs", "DEFAULTS", "FORMATS"]
+__all__ = ["read_log", "read_logs", "DEFAULTS", "FIELDS", "FORMATS"]
 
-OPTIONS: Mapping[str, str] = {
+#: the options that name fields (roles of ``--columns`` and a config's ``columns:`` too)
+FIELDS: Mapping[str, str] = {
     "query": "the field holding the question id",
     "retrieved": "the field holding the ranked list (ids, or objects with an id and a score)",
     "doc": "the id sub-field of retrieved objects",
     "score": "the score sub-field of retrieved objects (default: 'score' when every object has one)",
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
+}
+OPTIONS: Mapping[str, str] = {
+    **FIELDS,
     "min_relevance": "the relevance level stored on the qrels (e.g. 7 for 0-10 LLM grades)",
 }
 

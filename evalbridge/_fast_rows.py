@@ -48,7 +48,8 @@ def plain_rows(rows: list[dict[Any, Any]]) -> bool:
                 return False
             if not isfinite(sum(scores)):
                 return False
-    except TypeError:  # a doc id that is not a str (join), or a value that does not add up (sum)
+    except (TypeError, OverflowError):  # a doc id that is not a str (join), a value that does not add up (sum),
+        # or an int beyond float64 (isfinite): the general loop says which
         return False
     return True
 

@@ -26,6 +26,7 @@ from typing import Any, cast
 from ._fast_rows import freeze_plain
 from .columnar import RowTable
 from .errors import InputError
+from .values import check_value
 
 __all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
 
@@ -116,18 +117,16 @@ def _ids_to_str(keys: Any, what: str, where: str | None) -> tuple[str, ...]:
 
 
 def _number(value: object, *, what: str, qid: str, doc: str, where: str | None) -> int | float:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real):
-        value = float(value)
-        if not math.isfinite(value):
-            raise InputError(f"{what} of doc {doc!r} is {value}, not a finite number.", source=where,
-                             query_id=qid, fix=f"remove the document or give it a finite {what}.")
-        return value
-    raise InputError(f"{what} of doc {doc!r} must be a number; got {type(value).__name__} {value!r}.",
-                     source=where, query_id=qid, fix=f"convert {what}s to int or float.")
+    """An int or a finite float, by the one rule of :mod:`evalbridge.values` (no bool, no int beyond float64)."""
+    return check_value(value, label=f"{what} of doc {doc!r}:", source=where, query_id=qid)
+
+
+def _finite_sum(values: Any) -> bool:
+    """True when the sum of int / float ``values`` is finite (an int beyond float64 makes it overflow)."""
+    try:
+        return math.isfinite(sum(values))
+    except OverflowError:
+        return False
 
 
 #: validated rows, the kinds of the query ids and of the doc ids (``("str",)``, ``("int",)`` or ``()``)
@@ -160,7 +159,7 @@ def _freeze(data: object, *, what: str, where: str | None,
         doc_kinds.update(_ids_to_str(list(docs), "doc", where))
         values = docs.values()
         # Fast path: plain int/float values whose sum is finite are all finite.
-        if not set(map(type, values)) <= {int, float} or not math.isfinite(sum(values)):
+        if not set(map(type, values)) <= {int, float} or not _finite_sum(values):
             docs = {d: _number(v, what=what, qid=sqid, doc=str(d), where=where) for d, v in docs.items()}
         if doc_kinds and doc_kinds != {"str"}:
             docs = {str(d): v for d, v in docs.items()}

@@ -124,7 +124,7 @@ def test_jsonl_keys_are_configurable(tmp_path):
      "doc 'a' appears twice for query 'q', on lines 1 and 2"),
     ('{"query_id": "q", "doc_id": "a", "relevance": 1}\n{"query_id": "q",\n', 2, "invalid JSON"),
     ('[1, 2]\n', 1, "expected a JSON object"),
-    ('{"query_id": "q", "doc_id": "a", "relevance": "high"}\n', 1, "relevance 'high' is not a finite number"),
+    ('{"query_id": "q", "doc_id": "a", "relevance": "high"}\n', 1, "relevance 'high' is not a number: it is a text"),
     ('{"query_id": "q", "doc_id": "a", "relevance": NaN}\n', 1, "relevance nan is not a finite number"),
 ])
 def test_bad_jsonl_names_file_line_and_value(tmp_path, text, line, message):

@@ -14,7 +14,6 @@ value, invalid UTF-8 (file:line), a BOM (removed and noted).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from ..errors import InputError
 from ..model import Qrels, Run
 from . import fields
+from ..values import check_value
 from .text import Lines, open_text, read_text
 
 __all__ = ["read_json", "read_jsonl", "write_json", "write_jsonl", "strict_object", "FORMATS"]
@@ -82,6 +82,7 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
                              line=n, fix="write one object {query_id: ..., doc_id: ..., value: ...} per line.")
         if names is None:
             names, notes = fields.pick(list(row), kind, options, where=f"{path}:{n}", what="field")
+            value_name = names[fields.VALUE_ROLE[kind]]
         try:
             qid, did, number = row[names["query"]], row[names["doc"]], row[names[fields.VALUE_ROLE[kind]]]
         except KeyError as error:
@@ -91,9 +92,7 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise InputError(f"the object has no {error.args[0]!r} key (keys: {', '.join(map(repr, row))}).",
                              source=str(path), line=n, fix=f"{hint}give every line the same fields.") from None
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
-            raise InputError(f"{names[fields.VALUE_ROLE[kind]]} {number!r} is not a finite number.", source=str(path),
-                             line=n, query_id=str(qid), fix="give every row a numeric value.")
+        number = check_value(number, label=value_name, source=str(path), line=n, query_id=str(qid))
         key = (qid, did)
         if key in lines:
             raise InputError(f"doc {did!r} appears twice for query {qid!r}, on lines {lines[key]} and {n}.",

@@ -27,15 +27,14 @@ exactly what the loop below reads; anything unusual, and every error, is left to
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
-from numbers import Real
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
 from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
+from ..values import check_value
 from .text import Lines, read_text
 
 __all__ = ["read_log", "read_logs", "DEFAULTS", "FIELDS", "FORMATS"]
@@ -83,10 +82,7 @@ def _objects(source: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _number(value: Any, what: str, where: str, qid: str) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise InputError(f"{what} {value!r} is not a finite number.", source=where, query_id=qid,
-                         fix="scores and grades are numbers.")
-    return cast(float, value)  # a numbers.Real (int, float, numpy): typing has no numeric tower for the ABCs
+    return check_value(value, label=what, source=where, query_id=qid)
 
 
 def _doc_id(value: Any, where: str, qid: str, what: str) -> str | int:

@@ -78,40 +78,39 @@ def _is_text(kind: Any) -> bool:
 
 
 def _value_column(table: Any, name: str, source: str | None, header: bool) -> tuple[Any, bool]:
-    """The values of a column (a pyarrow numeric column, finite) and whether they are integers."""
+    """The values of a column (a pyarrow numeric column, finite) and whether they are integers; text is
+    read by the one number rule (:mod:`.numbers`), booleans are refused."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ..values import number_error, parse_column
+
+    def where(row: int) -> dict[str, Any]:
+        src, line, text = _where(source, row, header)
+        return {"at": text, "source": src, "line": line}
+
     column = table.column(name)
     kind = column.type
-    if _is_text(kind):  # text files: read as text, parsed here
-        try:
-            return pc.cast(column, pa.int64()), True
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-        try:
-            column = pc.cast(column, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            texts = column.to_pylist()
-            for i, text in enumerate(texts):
-                try:
-                    float(text)
-                except (TypeError, ValueError):
-                    src, line, where = _where(source, i, header)
-                    raise InputError(f"{name} {text!r}{' in ' + where if where else ''} is not a number.", source=src,
-                                     line=line, fix=f"the {name!r} column holds numbers.") from None
-            raise
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
         kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+    if _is_text(kind):  # text files: read as text, parsed here
+        if pa.types.is_string_view(kind):
+            column = column.cast(pa.large_string())
+        column, integral = parse_column(column, label=name, where=where)
+        return column, integral
+    if pa.types.is_boolean(kind):
+        raise number_error(name, repr(column[0].as_py()), "is not a number: the column holds booleans",
+                           f"give the {name!r} column as numbers (1 / 0), e.g. df[{name!r}].astype(int).", **where(0))
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
         raise InputError(f"the value column {name!r} holds {kind} values, not numbers.", source=source,
                          fix="give grades / scores as numbers.")
     if pa.types.is_floating(kind):
         finite = pc.is_finite(column)
         if not pc.all(finite).as_py():
-            i = next(i for i, ok in enumerate(finite.to_pylist()) if not ok)
-            src, line, where = _where(source, i, header)
-            raise InputError(f"{name} {column[i].as_py()!r}{' in ' + where if where else ''} is not a finite "
-                             f"number.", source=src, line=line, fix="remove the row or give it a finite value.")
+            i = pc.index(finite, False).as_py()
+            raise number_error(name, repr(column[i].as_py()), "is not a finite number",
+                               "remove the row or give it a finite value.", **where(i))
         return column, False
     return column, True
 

@@ -18,7 +18,6 @@ The readers are strict: every malformed line raises
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +26,7 @@ from typing import Any, Literal
 
 from ..errors import InputError
 from ..model import Qrels, Run
+from ..values import parse
 from .text import Lines, open_text
 
 __all__ = ["check_ids", "read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
@@ -63,28 +63,14 @@ def _duplicate_error(path: Path, n: int, qid: str, doc: str) -> InputError:
                       fix="remove the duplicate line; evalbridge does not pick one silently.")
 
 
-def _number_error(path: Path, n: int | None, what: str, token: str, fix: str) -> InputError:
-    return InputError(f"the {what} {token!r} is not a finite number.", source=str(path), line=n, fix=fix)
-
-
 def _no_data_error(path: Path, what: str) -> InputError:
     return InputError(f"the file has no {what} lines (only blank lines or comments).", source=str(path),
                       fix=f"check the path: a {what} file has one line per (query, document).")
 
 
 def _grade(token: str, path: Path, n: int) -> int | float:
-    """``int`` when the token is an integer, ``float`` otherwise; never truncated."""
-    try:
-        return int(token)
-    except ValueError:
-        pass
-    try:
-        value = float(token)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise _number_error(path, n, "relevance grade", token, "grades are numbers such as 0, 1, 2 or 7.5.")
-    return value
+    """``int`` when the token is an integer, ``float`` otherwise; never truncated (:mod:`.numbers`)."""
+    return parse(token, label="the relevance grade", source=str(path), line=n)
 
 
 def _read_grades(path: Path, what: str) -> tuple[dict[str, dict[str, int | float]], tuple[str, ...]]:
@@ -198,19 +184,9 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
                 tag = run_tag
         if doc in docs:
             raise _duplicate_error(path, n, qid, doc)
-        try:
-            docs[doc] = float(score)
-        except ValueError:
-            raise _number_error(path, n, "score", score, "column 5 holds the score.") from None
+        docs[doc] = float(parse(score, label="the score", source=str(path), line=n))
     if not data:
         raise _no_data_error(path, "run")
-    for qid, docs in data.items():
-        if not math.isfinite(sum(docs.values())):  # NaN, inf (or an overflowing sum, checked below)
-            bad = next((d for d, s in docs.items() if not math.isfinite(s)), None)
-            if bad is not None:
-                at = _first_line(path, lambda w: w[0] == qid and w[2] == bad)
-                raise _number_error(path, at, "score", str(docs[bad]),
-                                    "scores must be finite: remove the document or give it a real score.")
     return Run(data, name=name if name is not None else tag, source=str(path), notes=lines.notes)
 
 

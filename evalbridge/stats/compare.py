@@ -71,7 +71,25 @@ def _differences(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np
     if x.shape != y.shape or x.ndim != 1:
         raise InputError(f"paired values must be two lists of the same length; got {x.shape} and {y.shape}.",
                          fix="compare systems on the same queries, in the same order.")
+    for side, values in (("first", x), ("second", y)):
+        _check_finite(values, f"values of the {side} list", lambda i: f"value {i}")
     return x, y, x - y
+
+
+def _check_finite(values: np.ndarray, whose: str, name: Callable[[int], str]) -> None:
+    """Refuse NaN and infinite per-query values: a mean, a test or an interval over them means nothing
+    (scipy's t-test gives p = 0 for an infinite difference, and the resampling tests count NaN as no change)."""
+    import numpy as np
+
+    finite = np.isfinite(values)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        count = int(np.count_nonzero(~finite))
+        raise InputError(f"the {whose} include {count} value{'s' if count > 1 else ''} that {'are' if count > 1 else 'is'} "
+                         f"not a finite number ({name(i)}: {float(values[i])!r}); no mean, test or interval is "
+                         f"computed over them.",
+                         fix="compare finite per-query values: drop the queries whose metric is undefined, or give "
+                             "them a value (0.0 for a query with nothing relevant, as evaluate does).")
 
 
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> float:
@@ -927,6 +945,8 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
         arrays = {name: np.fromiter(map(maps[name].__getitem__, ids[name]), dtype=np.float64, count=len(ids[name]))
                   for name in names}
         for name in names:
+            _check_finite(arrays[name], f"per-query values of {name!r} for {labels[m]}",
+                          lambda i: f"query {ids[name][i]!r}")  # (called here, before name changes)
             group = groups.setdefault(ids[name], _Group(len(ids[name])))
             own[m, name] = (group, group.column(m, name, arrays[name]), arrays[name])
         for system, base in pairs:

@@ -382,7 +382,7 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     from .reports.writing import ReportFolder, unique_file_names
 
     systems = unique_file_names(report.results, suffix=".json")
-    stems = unique_file_names(dict.fromkeys([*report.labels, *curves]))
+    stems = unique_file_names(dict.fromkeys([*report.labels, *curves]), what="metric label")
     with ReportFolder(folder) as out:
         formats = [report_format(name) for name in config.output.formats]
         for shown in formats:

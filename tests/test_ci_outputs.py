@@ -167,3 +167,44 @@ def test_junit_inside_the_report_folder_is_refused_before_any_work(tmp_path: Pat
     code = main(["run", str(config), "--junit", str(tmp_path / "reports" / "demo" / "gates.xml")])
     assert code == 2 and "lies inside the output folder" in capsys.readouterr().err
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(("config", "said"), [
+    ('title: x\nruns:\n  "bm25\\n::warning::injected":\n    format: pairs\n    data: {q1: [[d1], [d1]]}\n'
+     'metrics: [mrr]\n', r"runs.bm25\n::warning::injected.*the system name .* holds a control character \('\\n' at "
+                         r"position 4\).*Fix: remove it \(e.g. 'bm25 ::warning::injected'\)"),
+    ('title: "a\\x1b[31mred"\nruns:\n  bm25:\n    format: pairs\n    data: {q1: [[d1], [d1]]}\nmetrics: [mrr]\n',
+     r"eval.yaml:1: title: the report title name .*holds a control character \('\\x1b'"),
+    ('title: x\nruns:\n  bm25:\n    format: pairs\n    data: {q1: [[d1], [d1]]}\n'
+     'metrics: [{metric: mrr, label: "m\\trr"}]\n', r"the metric label name 'm\\trr' holds a control character"),
+])
+def test_a_name_with_a_control_character_is_refused_at_the_config_door(tmp_path: Path, config: str,
+                                                                        said: str) -> None:
+    from evalbridge.config import load_configs
+
+    (tmp_path / "eval.yaml").write_text(config)
+    with pytest.raises(eb.InputError, match=said):
+        load_configs(tmp_path / "eval.yaml")
+
+
+def test_a_label_with_a_control_character_is_refused_at_the_python_door() -> None:
+    with pytest.raises(eb.InputError, match=r"the metric label name 'P\\n5' holds a control character"):
+        eb.evaluate(QRELS, RUN, {"P\n5": "P@5"})
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "a\\b", ".hidden"])
+def test_a_system_name_that_would_climb_or_hide_as_a_file_is_refused_with_the_fix(tmp_path: Path, name: str,
+                                                                                   capsys: pytest.CaptureFixture) -> None:
+    config = tmp_path / "eval.yaml"
+    config.write_text(CONFIG.replace("  faq:", f"  {json_quote(name)}:").format(gates="")
+                      + "output:\n  dir: reports/demo\n  system_json: true\n")
+    code = main(["run", str(config), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Fix: rename it" in err and ("path separator" in err or "leading dot" in err), err
+    assert not (tmp_path / "reports").exists() or not list((tmp_path / "reports").rglob("*.json"))
+
+
+def json_quote(text: str) -> str:
+    import json
+
+    return json.dumps(text)

@@ -175,9 +175,10 @@ def test_names_that_differ_only_in_case_are_refused_for_case_insensitive_file_sy
         unique_file_names({"BM25": "run1.txt", "bm25": "run2.txt"}, suffix=".json")
 
 
-@pytest.mark.parametrize("name", ["()", "..", "-", "_._"])
-def test_a_name_that_gives_no_usable_file_name_is_refused(name):
-    with pytest.raises(InputError, match="gives no usable file name"):
+@pytest.mark.parametrize(("name", "said"), [("()", "gives no usable file name"), ("..", "holds a leading dot"),
+                                             ("-", "gives no usable file name"), ("_._", "gives no usable file name")])
+def test_a_name_that_gives_no_usable_file_name_is_refused(name, said):
+    with pytest.raises(InputError, match=said):
         unique_file_names([name], suffix=".json")
 
 
@@ -194,9 +195,9 @@ def test_a_name_given_twice_is_refused():
 @given(st.lists(st.text(alphabet="aAbB_-@. 1", min_size=1, max_size=4), max_size=6))
 def test_file_names_are_the_slugs_and_never_shared_even_ignoring_case(names):
     """Either every name gets slug + suffix and no two files coincide case-insensitively, or the
-    error is real: a name repeats, gives no usable name, or two names share a file."""
+    error is real: a name repeats, starts with a dot, gives no usable name, or two names share a file."""
     files = [slug(n) + ".json" for n in names]
-    clash = (len(set(names)) != len(names) or any(not slug(n).strip(".") for n in names)
+    clash = (len(set(names)) != len(names) or any(not slug(n).strip(".") or n.startswith(".") for n in names)
              or len({f.casefold() for f in files}) != len(files))
     try:
         result = unique_file_names(names, suffix=".json")

@@ -491,6 +491,17 @@ def _supported(check: _Checker, metrics: Sequence[Metric], backend: str, path: t
                              fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
 
 
+def _name(check: _Checker, name: Any, path: KeyPath, what: str) -> str:
+    """A system, judge or report name as text, checked by the one rule of :mod:`evalbridge.names`."""
+    from ..names import name_problem
+
+    text = str(name)
+    problem = name_problem(text, what)
+    if problem is not None:
+        raise check.fail(path, problem[0], fix=problem[1])
+    return text
+
+
 def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Source],
                metrics: tuple[Metric, ...]) -> AgreementSettings | None:
     """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
@@ -511,7 +522,8 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
                                              f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",
                          fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
                              "reference).")
-    judges = {str(name): _source(check, source, path + ("judges", name), folder, "qrels", "local")
+    judges = {_name(check, name, path + ("judges", name), "judge"):
+              _source(check, source, path + ("judges", name), folder, "qrels", "local")
               for name, source in judges_spec.items()}
     given = spec.get("runs")
     chosen: dict[str, Source] = {}
@@ -525,7 +537,7 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
             chosen[str(name)] = runs[name]
     elif given is not None:
         for name, source in check.mapping(given, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
-            chosen[str(name)] = _source(check, source, path + ("runs", name), folder, "run", "local")
+            chosen[_name(check, name, path + ("runs", name), "system")] = _source(check, source, path + ("runs", name), folder, "run", "local")
     for name, source in chosen.items():
         if source.carries_qrels:
             raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
@@ -804,7 +816,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
     spark = _spark(check, spec.get("spark"), engine)
-    runs = {str(name): _source(check, value, ("runs", name), folder, "run", engine)
+    runs = {_name(check, name, ("runs", name), "system"): _source(check, value, ("runs", name), folder, "run", engine)
             for name, value in runs_spec.items()}
     qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels", engine) if spec.get("qrels") is not None \
         else None
@@ -829,7 +841,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
     config = Config(
-        path=path, document=document, title=str(spec.get("title") or stem), runs=MappingProxyType(runs),
+        path=path, document=document, title=_name(check, spec.get("title") or stem, ("title",), "report title"),
+        runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, backend=backend, min_relevance=min_relevance,
         ties=check.choice(spec.get("ties", "docid_desc"), ("ties",), TIE_POLICIES),
         score_precision=check.choice(spec.get("score_precision", "float64"), ("score_precision",), SCORE_PRECISIONS),

@@ -77,10 +77,12 @@ def request(spec: str | Metric | MetricRequest, *, label: str | None = None) -> 
 
 
 def _label(label: Any) -> str:
+    from ..names import check_name
+
     if not isinstance(label, str) or not label.strip():
         raise InputError(f"a metric label must be a non-empty string; got {label!r}.",
                          fix="write e.g. {'precision@5': 'P@5'} (label -> metric).")
-    return label.strip()
+    return check_name(label.strip(), "metric label")
 
 
 def conflict(earlier: Sequence[MetricRequest], new: MetricRequest) -> str | None:

@@ -158,16 +158,24 @@ def slug(text: str) -> str:
 
 
 def unique_file_names(names: Iterable[str], *, slug: Callable[[str], str] = slug,
-                      suffix: str = "") -> dict[str, str]:
+                      suffix: str = "", what: str = "system") -> dict[str, str]:
     """Each name -> ``slug(name) + suffix``; refuses two names that would write one file.
 
-    ``names`` are system (or metric) names in order; a mapping gives its keys (``config.runs``).
-    File names are compared as they are and case-insensitively (macOS and Windows file systems
-    treat ``BM25.json`` and ``bm25.json`` as one file).
+    ``names`` are system (or metric) names in order; a mapping gives its keys (``config.runs``);
+    ``what`` names them in messages. File names are compared as they are and case-insensitively
+    (macOS and Windows file systems treat ``BM25.json`` and ``bm25.json`` as one file).
 
     Raises:
         InputError: two names share a file name (both named, and the file), a name is given twice,
-            or a name gives an empty, dot-only or too long file name.
+            a name holds a path separator or starts with a dot (a file name made from it would
+            climb out or hide), or gives an empty, dot-only or too long file name.
+
+    >>> unique_file_names(["../x"], suffix=".json")
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: the system name '../x' holds a path separator; it names a file \
+(x.json is made from it), where a separator or a leading dot would climb out of the folder or hide the file. \
+Fix: rename it (e.g. 'x').
 
     >>> unique_file_names(["bm25", "dense@10"], suffix=".json")
     {'bm25': 'bm25.json', 'dense@10': 'dense-at-10.json'}
@@ -183,8 +191,14 @@ Fix: rename one of them (e.g. 'bm25-rm3-2').
         if name in files:
             raise InputError(f"the system {name!r} is given twice.", fix="give each system a distinct name.")
         stem = slug(name)
+        flaw = "a path separator" if "/" in name or "\\" in name else "a leading dot" if name.startswith(".") else ""
+        if flaw:
+            fixed = stem.lstrip(".-") or "bm25"
+            raise InputError(f"the {what} name {name!r} holds {flaw}; it names a file ({fixed + suffix} is made from "
+                             "it), where a separator or a leading dot would climb out of the folder or hide the file.",
+                             fix=f"rename it (e.g. {fixed!r}).")
         if not stem.strip("."):
-            raise InputError(f"the system name {name!r} gives no usable file name (got {stem!r}).",
+            raise InputError(f"the {what} name {name!r} gives no usable file name (got {stem!r}).",
                              fix="use letters or digits in the name (e.g. 'bm25').")
         file = stem + suffix
         if len(file.encode("utf-8")) > NAME_MAX:

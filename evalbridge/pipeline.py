@@ -29,11 +29,18 @@ __all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
 
 @contextlib.contextmanager
 def _reading(config: Config, source: Source) -> Iterator[None]:
-    """Prefix an input error with the config and the key it comes from (inline data has no file of its own)."""
+    """An input error in the words of the door: the file as the user wrote it; from a config, prefixed with the
+    config file, line and key it comes from (inline data has no file of its own)."""
     try:
         yield
     except InputError as error:
-        raise InputError(f"{source.key} ({source.format}): {error}", source=config.where, line=source.line) from None
+        text = str(error)
+        if source.path is not None and source.written is not None:
+            text = text.replace(str(source.path), source.written)
+        if config.path is None:  # a command line: the reader's own message, naming the file
+            raise InputError(text if source.written is None or source.written in text
+                             else f"{source.written}: {text}") from None
+        raise InputError(f"{source.key} ({source.format}): {text}", source=config.where, line=source.line) from None
 
 
 @dataclass(frozen=True)

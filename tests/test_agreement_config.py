@@ -245,7 +245,7 @@ def _schema_cases() -> list[Any]:
         pytest.param("agreement:\n  judges: {human: human.txt}\n", 2,
                      "agreement.judges: expected exactly two sets of judgements; got 1 (human)", id="one judge"),
         pytest.param("agreement:\n  judges: {human: human.txt, llm: lm.txt}\n", 2,
-                     "agreement.judges.llm.path: file 'lm.txt' does not exist", id="missing file"),
+                     "agreement.judges.llm.path: lm.txt: the file does not exist", id="missing file"),
         pytest.param("agreement:\n  judges: {human: human.txt, llm: llm.txt}\n  bins: {lm: [1]}\n", 3,
                      "agreement.bins.lm: unknown judge 'lm'; the judges are human, llm. Fix: did you mean 'llm'?",
                      id="unknown judge"),

@@ -90,7 +90,7 @@ def test_eval_writes_output_and_per_query_files(files, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["eval", "{d}/qrels.txt", "{d}/a.run", "-m", "ndgc@10"], "unknown metric 'ndgc'"),
-    (["eval", "{d}/qrels.txt", "{d}/missing.run", "-m", "P@5"], "missing.run' does not exist"),
+    (["eval", "{d}/qrels.txt", "{d}/missing.run", "-m", "P@5"], "missing.run: the file does not exist"),
     (["eval", "{d}/a.run", "{d}/a.run", "-m", "P@5"], "a.run:1"),
     (["eval", "{d}/qrels.txt", "{d}/a.run", "-m", "P@5", "--baseline", "z"], "--baseline: must be one of 'a'; got 'z'"),
     (["run", "{d}/nope.yaml"], "nope.yaml: the config file does not exist"),

@@ -78,7 +78,7 @@ def test_paths_are_relative_to_the_config_not_the_working_directory(folder, tmp_
     (BASE + "comparison: {basline: a}\n", ["comparison.basline: unknown key", "did you mean 'baseline'?"]),
     (BASE.replace("mrr]", "mrr, ndgc@10]"), ["eval.yaml:5", "metrics[3]", "unknown metric 'ndgc'",
                                              "did you mean"]),
-    (BASE.replace("data/b.run", "data/bb.run"), ["eval.yaml:4", "runs.b.path", "'data/bb.run' does not exist",
+    (BASE.replace("data/b.run", "data/bb.run"), ["eval.yaml:4", "runs.b.path", "data/bb.run: the file does not exist",
                                                  "did you mean 'data/b.run'?"]),
     (BASE + "ties: docid-desc\n", ["ties: must be one of", "got 'docid-desc'", "did you mean 'docid_desc'?"]),
     (BASE + "backend: ranks\n", ["backend: must be one of", "did you mean 'ranx'?"]),

@@ -113,3 +113,102 @@ def test_convert_reads_a_ragas_log_with_rag_roles(tmp_path):
     assert eb.to_qrels(tmp_path / "qrels.json").to_dict() == {
         row["user_input"]: {row["reference_contexts"][0]: 1} for row in RAGAS}
     assert eb.to_run(tmp_path / "run.json")["Capital of Peru?"] == {"Rome has the Colosseum.": 1.0}
+
+
+# ---------------------------------------------------------------- one message per fault, exit 2, at every door
+
+BIG = "1" + "0" * 400  # an integer beyond the float range: no OverflowError may reach the user
+
+FAULTS = {
+    "a folder given as the run": (
+        Case(files={"qrels.txt": QRELS, "a.run/": ""}, qrels="qrels.txt", runs=("a.run",)),
+        ("a.run", "this is a folder, not a file", "give the path of a file inside it")),
+    "a folder given as the qrels": (
+        Case(files={"qrels.txt/": "", "a.run": RUN}, qrels="qrels.txt", runs=("a.run",)),
+        ("qrels.txt", "this is a folder, not a file")),
+    "a run that does not exist": (
+        Case(files={"qrels.txt": QRELS}, qrels="qrels.txt", runs=("a.run",)),
+        ("a.run", "the file does not exist")),
+    "a 400-digit score in a JSON run": (
+        Case(files={"qrels.txt": QRELS, "a.json": '{"q1": {"d1": %s}}' % BIG}, qrels="qrels.txt", runs=("a.json",)),
+        ("a.json", "query 'q1'", "(an integer of 401 digits)")),
+    "a 400-digit grade in JSON qrels": (
+        Case(files={"qrels.json": '{"q1": {"d1": %s}}' % BIG, "a.run": RUN}, qrels="qrels.json", runs=("a.run",)),
+        ("qrels.json", "(an integer of 401 digits)")),
+    "a 400-digit score in a JSON Lines run": (
+        Case(files={"qrels.txt": QRELS, "a.jsonl": '{"query_id": "q1", "doc_id": "d1", "score": %s}\n' % BIG},
+             qrels="qrels.txt", runs=("a.jsonl",)),
+        ("a.jsonl:1", "(an integer of 401 digits) is not a finite number")),
+    "a 400-digit score in a RAG log": (
+        Case(files={"log.jsonl": jsonl([{"query_id": "q1", "retrieved": [{"doc_id": "d1", "score": 1}],
+                                         "relevant": ["d1"]}]).replace('"score": 1', f'"score": {BIG}')},
+             runs=("log.jsonl",)),
+        ("log.jsonl:1", "(an integer of 401 digits) is not a finite number")),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_one_fault_gives_one_message_and_exit_2_at_every_door(tmp_path, name):
+    """The API raises an EvalbridgeError, the CLI and a config run exit 2: each message names the file as the
+    user wrote it and says the same thing (no internal error, no dependency exception)."""
+    case, says = FAULTS[name]
+    doors = through_doors(case, tmp_path)
+    assert_same(doors, says=says)
+    assert {door.code for door in doors.values()} == {2}
+
+
+def test_the_command_line_names_the_file_as_written_without_config_words(tmp_path):
+    """A reader's error on the command line is the API's message (the path as typed, no `runs.a (trec)` key path,
+    no `command line:` prefix); a config run prefixes it with its file, line and key."""
+    case = Case(files={"qrels.txt": QRELS, "a.run": RUN.replace("2.0", "2,0")}, qrels="qrels.txt", runs=("a.run",))
+    doors = through_doors(case, tmp_path)
+    assert_same(doors)
+    assert doors["cli"].message == doors["api"].message
+    assert doors["config"].message.endswith(f"eval.yaml:1: runs.a (trec): {doors['api'].message}")
+
+
+@pytest.mark.parametrize("metrics", [None, 5, b"P@5"])
+def test_metrics_that_are_no_metric_are_a_clear_error_at_every_verb(metrics):
+    """`metrics=None` (or an int, bytes) is a MetricSpecError saying what metrics may be, never a TypeError."""
+    import evalbridge as eb
+
+    qrels, run = {"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}
+    results = eb.evaluate(qrels, run, "P@1")
+    for call in (lambda: eb.evaluate(qrels, run, metrics), lambda: eb.crosscheck(qrels, run, metrics),
+                 lambda: eb.compare_systems({"a": results, "b": results}, metrics)):
+        with pytest.raises(eb.MetricSpecError, match="metrics must be a metric like 'nDCG@10', a list of them"):
+            call()
+
+
+def test_rows_of_mixed_types_are_an_input_error():
+    """ir-measures rows mixed with tuples or dicts: an InputError naming both types, never an AttributeError."""
+    import ir_measures
+
+    import evalbridge as eb
+
+    for other in [("q1", "d2", 0.3), {"query_id": "q1"}, "q1 d2 0.3"]:
+        with pytest.raises(eb.InputError, match="the rows mix ScoredDoc and"):
+            eb.to_run([ir_measures.ScoredDoc("q1", "d1", 0.9), other])
+
+
+def test_a_comparison_names_a_missing_metric_by_its_label_not_its_repr():
+    """compare_systems on a metric no system was evaluated on: the label, never `MetricRequest(...)`."""
+    import evalbridge as eb
+
+    results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, "P@1")
+    with pytest.raises(eb.InputError) as info:
+        eb.compare_systems({"a": results, "b": results}, {"precision": "P@5"})
+    assert "'precision'" in str(info.value) and "MetricRequest" not in str(info.value)
+
+
+def test_a_400_digit_number_in_a_dataframe_is_an_input_error():
+    """pandas object columns holding a huge int: an InputError, not pyarrow's OverflowError."""
+    import pandas as pd
+
+    import evalbridge as eb
+
+    frame = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [int(BIG), 1]})
+    with pytest.raises(eb.InputError, match="too large"):
+        eb.to_run(frame)
+    with pytest.raises(eb.InputError, match=r"\(an integer of 401 digits\)"):
+        eb.Run({"q1": {"d1": int(BIG)}})

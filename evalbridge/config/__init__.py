@@ -51,10 +51,13 @@ def load_configs(path: str | os.PathLike[str]) -> list[Config]:
     """
     from ..io.yamldata import load_yaml_documents
 
+    from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
+
     path = Path(path).resolve() if Path(path).exists() else Path(path)
-    if not path.is_file():
-        raise InputError("the config file does not exist.", source=str(path),
-                         fix="check the path; configs live in configs/*.yaml.")
+    fault = not_a_file(path)
+    if fault is not None:
+        raise InputError(f"{NOT_A_FILE[fault].replace('the file', 'the config file')}.", source=str(path),
+                         fix=f"{NOT_A_FILE_FIX[fault]}; configs live in configs/*.yaml.")
     documents = load_yaml_documents(path.read_bytes(), str(path))
     kept = [(i, data, lines) for i, (data, lines) in enumerate(documents) if data is not None]
     if not kept:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
+from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
@@ -360,18 +361,19 @@ class _Checker:
         """The file ``value`` names (relative to ``folder``); a folder too when ``folders``."""
         text = self.string(value, path)
         target = (folder / Path(text).expanduser()).resolve()
-        if not (target.is_file() or (folders and target.is_dir())):
-            hint = ("check the path; paths are relative to the config file's folder." if self.locator.source
-                    else "check the path (relative to the working directory).")
+        fault = not_a_file(target)
+        if fault is not None and not (folders and fault == "folder"):
+            hint = (f"{NOT_A_FILE_FIX[fault]}; paths are relative to the config file's folder."
+                    if self.locator.source else f"{NOT_A_FILE_FIX[fault]} (relative to the working directory).")
             parent = target.parent
-            if parent.is_dir():
+            if fault == "missing" and parent.is_dir():
                 names = sorted(p.name for p in parent.iterdir())
                 close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.6)
                 if close:
                     hint = f"did you mean {str(Path(text).parent / close[0])!r}? " + hint
             elif "robust04" in text:
                 hint = "run `make demo-data` first (it extracts the Robust04 files into .cache/robust04). " + hint
-            raise self.fail(path, f"file {text!r} does not exist (looked for {target}).", fix=hint)
+            raise self.fail(path, f"{text}: {NOT_A_FILE[fault]} (looked for {target}).", fix=hint)
         return target
 
 

@@ -110,10 +110,12 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike[str
 def source_from_path(path: str, kind: str, fmt: str | None, key: str, *,
                      options: Mapping[str, Any] | None = None) -> Source:
     """A :class:`Source` for a command-line file (format from the suffix when not given)."""
+    from ..io.text import file_error, not_a_file
+
     file = Path(path)
-    if not file.is_file():
-        raise InputError("the file does not exist." if not file.is_dir() else "expected a file, got a folder.",
-                         source=path, fix="check the path.")
+    fault = not_a_file(file)
+    if fault is not None:
+        raise file_error(path, fault)
     given = dict(options or {})
     name = check_source(fmt, kind, path=file, has_data=False, options=given)
     return Source(key=key, format=name, path=file.resolve(), written=path, options=MappingProxyType(given))

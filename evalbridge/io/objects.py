@@ -93,7 +93,13 @@ def _read_rows(obj: Iterable[Any], kind: str, options: Any) -> Any:
             raise InputError(f"cannot read {wanted.name} from {type(first).__name__} rows (fields "
                              f"{', '.join(fields)}).", fix=f"pass ir-measures {wanted.irm_type} rows.")
 
+        row_type = type(first)
+
         def unpack(row: Any) -> tuple[Any, Any, Any]:
+            if type(row) is not row_type:
+                raise InputError(f"the rows mix {row_type.__name__} and {type(row).__name__} ({row!r:.60}).",
+                                 fix=f"give every row as ir-measures {wanted.irm_type}, or every row as a "
+                                     f"(query_id, doc_id, {wanted.value}) tuple.")
             return row.query_id, row.doc_id, getattr(row, wanted.value)
     elif isinstance(first, tuple) and len(first) == 3:
         def unpack(row: Any) -> tuple[Any, Any, Any]:

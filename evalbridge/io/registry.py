@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import InputError
+from .text import file_error, not_a_file
 
 if TYPE_CHECKING:
     from ..model import Qrels, Run
@@ -217,9 +218,9 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     fmt = resolve(obj, kind=kind, format=format)
     given = {k: v for k, v in options.items() if v is not None}
     check_options(fmt, given)
-    if _is_path(obj) and not fmt.accepts and not fmt.named and not Path(obj).is_file():
-        raise InputError("the file does not exist." if not Path(obj).is_dir() else "expected a file, got a folder.",
-                         source=str(obj), fix="check the path.")
+    fault = not_a_file(obj) if _is_path(obj) and not fmt.accepts and not fmt.named else None
+    if fault is not None:
+        raise file_error(obj, fault)
     columnar = fmt.read_columns(obj, kind) if prefer_columns and fmt.read_columns is not None and not given else None
     parsed = columnar if columnar is not None else fmt.read(obj, kind, MappingProxyType(given))
     if kind == "pair" and (parsed.qrels is None or parsed.run is None):

@@ -284,6 +284,9 @@ def to_arrow(obj: Any) -> Any:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
         raise InputError(f"the DataFrame cannot be read as a table: {error}.",
                          fix="give each column one type (ids as str, values as numbers).") from None
+    except OverflowError:  # an object column holding an int beyond 64 bits
+        raise InputError("a column of the DataFrame holds an integer too large for a number (beyond 64 bits).",
+                         fix="scores and grades are finite numbers: rescale the column, or drop the row.") from None
 
 
 def _is_table(obj: object) -> bool:

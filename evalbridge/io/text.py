@@ -23,7 +23,7 @@ from typing import IO, Literal
 
 from ..errors import InputError
 
-__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "read_bytes", "read_text", "Lines", "open_text", "head",
+__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "not_a_file", "file_error", "NOT_A_FILE", "NOT_A_FILE_FIX", "read_bytes", "read_text", "Lines", "open_text", "head",
            "bad_utf8_line", "BOM_NOTE"]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -32,8 +32,25 @@ BOM_NOTE = "a UTF-8 byte order mark at the start of the file was removed"
 _BROKEN_GZIP = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
+#: the fault of a path that is not a regular file, in the words every door uses (the door adds where it looked)
+NOT_A_FILE = {"missing": "the file does not exist", "folder": "this is a folder, not a file"}
+#: and its fix
+NOT_A_FILE_FIX = {"missing": "check the path", "folder": "give the path of a file inside it"}
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """``"missing"`` or ``"folder"`` when ``path`` cannot be read as an input file, else None."""
+    file = Path(path)
+    return None if file.is_file() else "folder" if file.is_dir() else "missing"
+
+
+def file_error(path: str | os.PathLike[str], fault: str) -> InputError:
+    """The error of a path that is not a regular file (``fault`` from :func:`not_a_file`)."""
+    return InputError(f"{NOT_A_FILE[fault]}.", source=str(path), fix=f"{NOT_A_FILE_FIX[fault]}.")
+
+
 def _missing(path: Path) -> InputError:
-    return InputError("the file does not exist.", source=str(path), fix="check the path.")
+    return file_error(path, "missing")
 
 
 def is_gzip(path: str | os.PathLike[str]) -> bool:
@@ -44,7 +61,7 @@ def is_gzip(path: str | os.PathLike[str]) -> bool:
     except FileNotFoundError:
         raise _missing(Path(path)) from None
     except IsADirectoryError:
-        raise InputError("expected a file, got a folder.", source=str(path), fix="give the path of a file.") from None
+        raise file_error(path, "folder") from None
 
 
 def _broken_gzip(path: Path, error: BaseException) -> InputError:

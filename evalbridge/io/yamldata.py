@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .text import file_error
 
 __all__ = ["load_yaml_documents", "load_yaml", "load_data_file", "dotted", "MAX_ALIAS_NODES", "KeyPath",
            "LineTable"]
@@ -431,9 +432,9 @@ Fix: ...
     try:
         data = file.read_bytes()
     except FileNotFoundError:
-        raise InputError("the file does not exist.", source=str(file), fix="check the path.") from None
+        raise file_error(file, "missing") from None
     except IsADirectoryError:
-        raise InputError("this is a folder, not a file.", source=str(file), fix="point to the data file.") from None
+        raise file_error(file, "folder") from None
     except OSError as error:
         raise InputError(f"the file cannot be read ({error.strerror}).", source=str(file),
                          fix="check its permissions.") from None

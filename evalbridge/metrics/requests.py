@@ -25,7 +25,7 @@ from ..errors import InputError, MetricSpecError
 from .spec import Metric, parse_metric
 
 __all__ = ["MetricRequest", "MetricsArg", "metric_requests", "request", "conflict", "add_request", "find_request",
-           "split_label", "FIX"]
+           "split_label", "FIX", "bad_metrics"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,12 @@ def add_request(requests: list[MetricRequest], new: MetricRequest) -> str | None
     return reason
 
 
+def bad_metrics(metrics: object) -> MetricSpecError:
+    """The error for a ``metrics`` argument that is neither a metric, nor several, nor ``{label: metric}``."""
+    return MetricSpecError(f"metrics must be a metric like 'nDCG@10', a list of them or a mapping "
+                           f"{{label: metric}}; got {type(metrics).__name__} {metrics!r:.60}.")
+
+
 def metric_requests(metrics: MetricsArg) -> tuple[MetricRequest, ...]:
     """Every metric asked for, named, in order: the one preparation behind every verb's ``metrics`` argument.
 
@@ -133,8 +139,10 @@ def metric_requests(metrics: MetricsArg) -> tuple[MetricRequest, ...]:
         items = [request(spec, label=label) for label, spec in metrics.items()]
     elif isinstance(metrics, (str, Metric, MetricRequest)):
         items = [request(metrics)]
-    else:
+    elif isinstance(metrics, Iterable) and not isinstance(metrics, (bytes, bytearray)):
         items = [request(spec) for spec in metrics]
+    else:
+        raise bad_metrics(metrics)
     out: list[MetricRequest] = []
     for item in items:
         reason = add_request(out, item)

@@ -40,12 +40,12 @@ from __future__ import annotations
 import html
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
-from ..metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests, request
+from ..metrics.requests import MetricRequest, MetricsArg, bad_metrics, find_request, metric_requests, request
 from ..metrics.spec import Metric, parse_metric
 from .parameters import Interval, OneOf, Rule, check_parameters, rule_table
 from .resampling import DEFAULT_MEMORY
@@ -767,7 +767,8 @@ def _per_query(results: Any, metric: Any) -> Mapping[str, float]:
         return given
     except KeyError:
         got = results.metrics if isinstance(results, Results) else results
-        raise InputError(f"no per-query values for {str(metric)!r}; got {', '.join(map(str, got))}.",
+        name = metric.label if isinstance(metric, MetricRequest) else str(metric)
+        raise InputError(f"no per-query values for {name!r}; got {', '.join(map(str, got))}.",
                          fix="evaluate every system on the metrics compared.") from None
 
 
@@ -1004,6 +1005,8 @@ def _requests(metrics: Any) -> list[Any]:
     are keys of plain mappings rather than metrics."""
     if isinstance(metrics, (str, Metric, MetricRequest)):
         metrics = [metrics]
+    if not isinstance(metrics, (Mapping, Iterable)) or isinstance(metrics, (bytes, bytearray)):
+        raise bad_metrics(metrics)
     if not isinstance(metrics, Mapping):
         metrics = list(metrics)
         if not metrics:

@@ -6,6 +6,7 @@ hand in the test's docstring. Plus the exact exponential gain of nDCG for any gr
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
+from evalbridge.metrics.catalogue import INPUTS, METRICS
 from strategies import DOCS, metrics, qrels_and_run, query_case, ranked_from_scores
 
 #: any kind of data: int grades (with -1, trec_eval's "pooled but unjudged"), tied scores or not
@@ -407,3 +409,46 @@ def test_dcg_beyond_float64_is_an_error_naming_the_query(backend: str) -> None:
     with pytest.raises(InputError, match=r"query 'q2': DCG\(gain=exp\)@5: DCG with exp gain is about 2\^2000.*nDCG"):
         eb.evaluate({"q1": {"a": 1}, "q2": {"a": 2000}}, {"q1": {"a": 1.0}, "q2": {"a": 1.0}}, "DCG(gain=exp)@5",
                     backend=backend)
+
+
+# ---------------------------------------------------------------- a metric is its catalogue entry and its functions
+
+
+@pytest.mark.parametrize("family", list(METRICS))
+def test_every_catalogue_family_has_its_reference_fast_and_tie_aware_function(family: str) -> None:
+    """Each family's entry names its function; the reference and the numpy engine define it (in their own module,
+    with the reference's options), the tie-aware module too unless the entry declares tie_aware=False; the three
+    KERNELS tables hold the catalogue's families and nothing else."""
+    from evalbridge.engine import kernels as fast
+    from evalbridge.metrics import reference, tie_aware
+
+    info = METRICS[family]
+    assert reference.KERNELS[family].__name__ == fast.KERNELS[family].__name__ == info.function
+    assert reference.KERNELS[family].__module__ == reference.__name__ and \
+        fast.KERNELS[family].__module__ == fast.__name__
+    ours = list(inspect.signature(fast.KERNELS[family]).parameters.values())[1:]
+    theirs = [p for p in list(inspect.signature(reference.KERNELS[family]).parameters.values())[2:]
+              if p.name not in INPUTS]
+    assert [(p.name, p.kind, p.default) for p in ours] == [(p.name, p.kind, p.default) for p in theirs]
+    assert (family in tie_aware.KERNELS) is info.tie_aware
+    if info.tie_aware:
+        assert tie_aware.KERNELS[family].__name__ == info.function
+        assert tie_aware.KERNELS[family].__module__ == tie_aware.__name__
+    for table in (reference.KERNELS, fast.KERNELS, tie_aware.KERNELS):
+        assert set(table) <= set(METRICS)
+
+
+def test_a_module_without_a_family_s_function_leaves_the_family_out() -> None:
+    """The one rule finds a family's function by the name its entry gives, defined in the module asked about: a
+    function of that name imported from elsewhere, or a value that is no function, is not taken."""
+    from evalbridge.metrics import reference
+    from evalbridge.metrics.catalogue import kernel_table
+
+    here = {"__name__": __name__}
+    assert kernel_table(here) == {}
+    assert kernel_table({**here, "precision": reference.precision, "recall": 0.5}) == {}
+
+    def precision(retrieved: list[float], judged: list[float], *, k: int, rel: float = 1) -> float:
+        return 0.0
+
+    assert kernel_table({**here, "precision": precision}) == {"P": precision}

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..metrics.catalogue import kernel_table
 from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
 from ..metrics.spec import Metric
 from ..model import Conventions
@@ -465,32 +466,10 @@ def set_recall(ctx: Context, *, rel: float = 1) -> np.ndarray:
     return _divide(_found(ctx, None, rel), ctx.n_relevant(rel))
 
 
-#: Metric name -> kernel; each takes the same keywords as its reference in :mod:`evalbridge.metrics.reference`
-#: (the per-document inputs aside: the kernels read them from the :class:`Context`).
-KERNELS: dict[str, Callable[..., np.ndarray]] = {
-    "P": precision,
-    "R": recall,
-    "RR": reciprocal_rank,
-    "AP": average_precision,
-    "nDCG": ndcg,
-    "DCG": dcg,
-    "Rprec": r_precision,
-    "Success": success,
-    "Judged": judged_share,
-    "Hole": hole,
-    "Bpref": bpref,
-    "infAP": inferred_ap,
-    "ERR": expected_reciprocal_rank,
-    "RBP": rank_biased_precision,
-    "RBP_resid": rbp_residual,
-    "F1": f1,
-    "R_cap": capped_recall,
-    "Hits": hits,
-    "NumRet": num_ret,
-    "NumRel": num_rel,
-    "SetP": set_precision,
-    "SetR": set_recall,
-}
+#: Metric family -> kernel (the function its catalogue entry names); each takes the same keywords as its
+#: reference in :mod:`evalbridge.metrics.reference` (the per-document inputs aside: the kernels read them
+#: from the :class:`Context`).
+KERNELS: dict[str, Callable[..., np.ndarray]] = kernel_table(globals())
 
 
 def evaluate_columns(columns: Columns, metrics: Sequence[Metric],

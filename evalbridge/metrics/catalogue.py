@@ -1,17 +1,19 @@
-"""What metrics exist, their options, and every spelling users know them by.
+"""What metrics exist, their options, the functions that compute them, and every spelling users know them by.
 
-This module is data only. A metric's definition lives in :mod:`evalbridge.metrics.reference`;
-its parsing in :mod:`evalbridge.metrics.spec`; which backend computes it in each backend's
-capability table.
+This module is data, plus the one rule that reads it to find a family's functions (:func:`kernel_table`).
+A metric's definition lives in :mod:`evalbridge.metrics.reference`; its exact value under tied
+scores in :mod:`evalbridge.metrics.tie_aware`; its numpy kernel in :mod:`evalbridge.engine.kernels`
+(each a function of the name its entry gives, :attr:`MetricInfo.function`); its parsing in
+:mod:`evalbridge.metrics.spec`; which backend computes it in each backend's capability table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES"]
+__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES", "kernel_table"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,12 @@ class MetricInfo:
             (see :data:`INPUTS`); the backends pass each as a keyword argument.
         inputs_with: option -> inputs the kernel also reads when that option is set (nDCG reads
             ``in_qrels`` only with a gain map); without them it takes every retrieved doc as judged.
+        function: the name of the family's function in each module that computes metrics: the
+            reference (:mod:`evalbridge.metrics.reference`), the tie-aware formulas
+            (:mod:`evalbridge.metrics.tie_aware`) and the numpy engine (:mod:`evalbridge.engine.kernels`);
+            their ``KERNELS`` tables are built from it by :func:`kernel_table`.
+        tie_aware: False for a family without an exact tie-aware formula (yet): refused under
+            ``ties="average"``, and :mod:`evalbridge.metrics.tie_aware` defines no function for it.
     """
 
     name: str
@@ -43,19 +51,22 @@ class MetricInfo:
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
     inputs_with: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    function: str = ""
+    tie_aware: bool = True
 
     def allowed(self, option: str) -> tuple[str, ...] | None:
         """The values a choice option takes in this family (``None``: not a choice option)."""
         return self.choices.get(option, CHOICES.get(option))
 
 
-def _info(name: str, title: str, formula: str, cutoff: str, binary: bool = True, *, level: bool = True,
-          choices: Mapping[str, tuple[str, ...]] | None = None, inputs: tuple[str, ...] = (),
-          inputs_with: Mapping[str, tuple[str, ...]] | None = None, **options: Any) -> MetricInfo:
+def _info(name: str, function: str, title: str, formula: str, cutoff: str, binary: bool = True, *,
+          level: bool = True, choices: Mapping[str, tuple[str, ...]] | None = None, inputs: tuple[str, ...] = (),
+          inputs_with: Mapping[str, tuple[str, ...]] | None = None, tie_aware: bool = True,
+          **options: Any) -> MetricInfo:
     """A family; ``level=False`` for the counts that have no relevance level (``NumRet``, ``Judged``...)."""
     return MetricInfo(name, title, formula, cutoff, MappingProxyType({"rel": None, **options} if level else options),
                       binary and level, MappingProxyType(dict(choices or {})), inputs,
-                      MappingProxyType(dict(inputs_with or {})))
+                      MappingProxyType(dict(inputs_with or {})), function, tie_aware)
 
 
 #: A gain map may give grade 0 a gain, which an unjudged document must not get.
@@ -72,70 +83,74 @@ _GAINS = ("a custom gain map gains={grade: gain} (floats and negatives allowed, 
           "and ir-measures' gains=) replaces the gain of the grades it lists; unjudged docs gain 0")
 
 METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
-    _info("P", "precision at k", "|relevant in top k| / k", "required"),
-    _info("R", "recall at k", "|relevant in top k| / R, R = |relevant judged|; 0 when R = 0", "required"),
-    _info("RR", "reciprocal rank", "1 / rank of the first relevant doc (within k); 0 if none", "optional"),
-    _info("AP", "average precision",
+    _info("P", "precision", "precision at k", "|relevant in top k| / k", "required"),
+    _info("R", "recall", "recall at k", "|relevant in top k| / R, R = |relevant judged|; 0 when R = 0", "required"),
+    _info("RR", "reciprocal_rank", "reciprocal rank",
+          "1 / rank of the first relevant doc (within k); 0 if none", "optional"),
+    _info("AP", "average_precision", "average precision",
           "sum over relevant ranks i <= k of P@i * w_i, divided by N; w_i = 1 (weights=binary) or "
           "grade_i / max_grade (weights=graded); N = R, all relevant judged (norm=R) or the relevant "
           "docs in the top k (norm=retrieved); 0 when N = 0", "optional",
           norm="R", weights="binary", max_grade=None),
-    _info("nDCG", "normalised DCG",
+    _info("nDCG", "ndcg", "normalised DCG",
           "DCG@k / IDCG@k; gain g = grade (linear) or 2^grade - 1 (exp), 0 for grade <= 0 or grade < rel; "
           f"{_GAINS}; discount 1/log2(i+1) (log2) or 1 for i = 1 and 1/log2(i) for i >= 2 (jk, "
           "Jarvelin-Kekalainen); IDCG from the positive gains of all judged docs (ideal=qrels) or of the "
           "retrieved docs (ideal=run), best first; 0 when IDCG = 0; exp gains are computed divided by "
           "2^(top grade), so any grade works", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
           gain="linear", ideal="qrels", discount="log2", gains=None),
-    _info("DCG", "discounted cumulative gain",
+    _info("DCG", "dcg", "discounted cumulative gain",
           "sum over i <= k of gain(grade_i) * discount(i), as nDCG; an error when the sum exceeds float64",
           "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS, gain="linear", discount="log2", gains=None),
-    _info("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant judged|; 0 when R = 0", "none"),
-    _info("Success", "success / hit rate / coverage",
+    _info("Rprec", "r_precision", "R-precision",
+          "|relevant in top R| / R, R = |relevant judged|; 0 when R = 0", "none"),
+    _info("Success", "success", "success / hit rate / coverage",
           "1 if a relevant doc is in the top k, else 0; its mean is the share of queries with a hit",
           "optional"),
-    _info("Judged", "judged share of the top k",
+    _info("Judged", "judged_share", "judged share of the top k",
           "|docs in the top k with a judgement (any grade)| / min(k, |retrieved|); 0 when nothing is retrieved "
           "(ir-measures)", "optional", level=False, inputs=("in_qrels",)),
-    _info("Hole", "unannotated share of the top k",
+    _info("Hole", "hole", "unannotated share of the top k",
           "|docs in the top k judged for no query of the qrels| / k (BEIR's Hole@k: the pool is every "
           "judged doc of every query)", "required", level=False, inputs=("in_pool",)),
-    _info("Bpref", "binary preference",
+    _info("Bpref", "bpref", "binary preference",
           "(1/R) * sum over judged relevant retrieved r of (1 - min(n_r, R) / min(N, R)), n_r = judged "
           "non-relevant docs ranked above r (the term is 1 when n_r = 0), N = |judged non-relevant|; "
           "unjudged docs and negative grades are skipped (trec_eval); 0 when R = 0", "none",
           inputs=("in_qrels",)),
-    _info("infAP", "inferred average precision",
+    _info("infAP", "inferred_ap", "inferred average precision",
           "trec_eval's infAP: (1/R) * sum over judged relevant retrieved docs at 0-based rank j of 1 if j = 0, "
           "else 1/(j+1) + j/(j+1) * ((r + n + u) / j) * ((r + e) / (r + n + 2e)), with r, n, u the judged "
           "relevant, judged non-relevant and negative-grade (pooled, unjudged) docs above it and e = 1e-5; "
           "docs without a judgement are skipped but count in j; 0 when R = 0", "none", inputs=("in_qrels",)),
-    _info("ERR", "expected reciprocal rank",
+    _info("ERR", "expected_reciprocal_rank", "expected reciprocal rank",
           "sum over i <= k of (1/i) * R_i * prod over j < i of (1 - R_j), R = (2^grade - 1) / 2^max_grade "
           "(Chapelle et al.; 0 for grade <= 0 or grade < rel), or gains[grade] when a gains map (probabilities "
           "in [0, 1]) lists the grade; unjudged docs R = 0", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
           max_grade=None, gains=None),
-    _info("RBP", "rank-biased precision",
+    _info("RBP", "rank_biased_precision", "rank-biased precision",
           "(1 - p) * sum over i <= k of w_i * p^(i-1); w_i = 1 if grade_i >= rel (weights=binary), "
           "grade_i / max(1, top grade of the query) (weights=graded, trec_eval 10's rbp) or grade_i "
           "(weights=raw, ranx's rbp), 0 below rel", "optional", choices={"weights": ("binary", "graded", "raw")},
           p=0.8, weights="binary"),
-    _info("RBP_resid", "RBP residual",
+    _info("RBP_resid", "rbp_residual", "RBP residual",
           "trec_eval 10's rbp_resid: p^n + (1 - p) * sum over unjudged i <= k of p^(i-1), n = min(k, "
           "|retrieved|), when some retrieved doc is unjudged (no judgement, or a negative grade); else 0",
           "optional", level=False, inputs=("in_qrels",), p=0.8),
-    _info("F1", "F1 at k",
+    _info("F1", "f1", "F1 at k",
           "2 * P@k * R@k / (P@k + R@k) = 2 * |relevant in top k| / (k + R); without k, k = |retrieved| "
           "(trec_eval set_F, ranx f1); 0 when nothing relevant is retrieved", "optional"),
-    _info("R_cap", "capped recall",
+    _info("R_cap", "capped_recall", "capped recall",
           "|relevant in top k| / min(k, R) (BEIR's R_cap@k); 0 when R = 0", "required"),
-    _info("Hits", "relevant retrieved (a count)",
+    _info("Hits", "hits", "relevant retrieved (a count)",
           "|relevant in top k| (ranx hits; without k, trec_eval num_rel_ret); a count: its mean is the "
           "average per query, trec_eval and ir-measures print the sum", "optional"),
-    _info("NumRet", "retrieved (a count)", "|retrieved| (trec_eval num_ret); a count", "none", level=False),
-    _info("NumRel", "relevant judged (a count)", "R = |relevant judged| (trec_eval num_rel); a count", "none"),
-    _info("SetP", "set precision", "|relevant retrieved| / |retrieved|; 0 when nothing is retrieved", "none"),
-    _info("SetR", "set recall", "|relevant retrieved| / R; 0 when R = 0", "none"),
+    _info("NumRet", "num_ret", "retrieved (a count)", "|retrieved| (trec_eval num_ret); a count", "none", level=False),
+    _info("NumRel", "num_rel", "relevant judged (a count)",
+          "R = |relevant judged| (trec_eval num_rel); a count", "none"),
+    _info("SetP", "set_precision", "set precision",
+          "|relevant retrieved| / |retrieved|; 0 when nothing is retrieved", "none"),
+    _info("SetR", "set_recall", "set recall", "|relevant retrieved| / R; 0 when R = 0", "none"),
 )})
 
 #: Values allowed for each choice option; the canonical spelling is the one listed.
@@ -188,3 +203,21 @@ TREC_NAMES: Mapping[str, str] = MappingProxyType({
 OPTION_ALIASES: Mapping[str, tuple[str, Mapping[str, str]]] = MappingProxyType({
     "dcg": ("gain", {"log2": "linear", "exp-log2": "exp"}),
 })
+
+
+def kernel_table(namespace: Mapping[str, Any]) -> dict[str, Callable[..., Any]]:
+    """Metric family -> its function in one module that computes metrics, found by the one rule: the
+    function of the name its catalogue entry gives (:attr:`MetricInfo.function`), defined in that module
+    (``namespace`` is the module's ``globals()``). A module without a family's function leaves the family
+    out. Each such module builds its ``KERNELS`` with it, once:
+
+    >>> kernel_table({"__name__": "toy", "precision": len})
+    {}
+    >>> def precision(retrieved, judged, *, k, rel=1): ...
+    >>> list(kernel_table({"__name__": precision.__module__, "precision": precision}))
+    ['P']
+    """
+    module = namespace["__name__"]
+    found = {name: namespace.get(info.function) for name, info in METRICS.items()}
+    return {name: function for name, function in found.items()
+            if callable(function) and function.__module__ == module}

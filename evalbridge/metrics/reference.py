@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import InputError
+from .catalogue import kernel_table
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
            "discounted", "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
@@ -511,30 +512,7 @@ def set_recall(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
     return _count(retrieved, rel) / n_relevant if n_relevant else 0.0
 
 
-#: Metric name -> function. The function receives every option of the metric
-#: (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input its family
-#: declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
-KERNELS: dict[str, Callable[..., float]] = {
-    "P": precision,
-    "R": recall,
-    "RR": reciprocal_rank,
-    "AP": average_precision,
-    "nDCG": ndcg,
-    "DCG": dcg,
-    "Rprec": r_precision,
-    "Success": success,
-    "Judged": judged_share,
-    "Hole": hole,
-    "Bpref": bpref,
-    "infAP": inferred_ap,
-    "ERR": expected_reciprocal_rank,
-    "RBP": rank_biased_precision,
-    "RBP_resid": rbp_residual,
-    "F1": f1,
-    "R_cap": capped_recall,
-    "Hits": hits,
-    "NumRet": num_ret,
-    "NumRel": num_rel,
-    "SetP": set_precision,
-    "SetR": set_recall,
-}
+#: Metric family -> function (the function its catalogue entry names). The function receives every
+#: option of the metric (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input
+#: its family declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
+KERNELS: dict[str, Callable[..., float]] = kernel_table(globals())

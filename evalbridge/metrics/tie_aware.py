@@ -34,8 +34,10 @@ others condition on the exact distribution of what lands above a document (hyper
 uniform counts: RR, Success, AP, bpref, infAP, RBP_resid; elementary symmetric means: ERR).
 
 A metric without an exact formula here is refused under ``ties="average"`` (:func:`unsupported`),
-never approximated: a new metric gets a function in :data:`KERNELS` or stays refused. ERR and infAP
-refuse, with an :class:`~evalbridge.errors.InputError`, a single tie group that would take more than
+never approximated: a new family gets a function here, of the name its catalogue entry gives
+(:attr:`~evalbridge.metrics.catalogue.MetricInfo.function`), or is declared ``tie_aware=False`` and
+stays refused. ERR and infAP refuse, with an :class:`~evalbridge.errors.InputError`, a single tie
+group that would take more than
 :data:`MAX_GROUP_STEPS` steps (thousands of tied documents with as many relevant ones).
 """
 
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import InputError, UnsupportedMetricError
 from . import reference as _reference
+from .catalogue import kernel_table
 from .reference import (INFAP_EPSILON, discounted, dcg_overflow, discount_of, err_probability, exp_shift,
                         gain_of, rbp_weight)
 
@@ -810,31 +813,9 @@ def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
     return total / n_relevant
 
 
-#: Metric name -> tie-aware function, with the same options as the reference function.
-KERNELS: dict[str, Callable[..., float]] = {
-    "P": precision,
-    "R": recall,
-    "RR": reciprocal_rank,
-    "AP": average_precision,
-    "nDCG": ndcg,
-    "DCG": dcg,
-    "Rprec": r_precision,
-    "Success": success,
-    "Judged": judged_share,
-    "Hole": hole,
-    "Bpref": bpref,
-    "infAP": inferred_ap,
-    "ERR": expected_reciprocal_rank,
-    "RBP": rank_biased_precision,
-    "RBP_resid": rbp_residual,
-    "F1": f1,
-    "R_cap": capped_recall,
-    "Hits": hits,
-    "NumRet": num_ret,
-    "NumRel": num_rel,
-    "SetP": set_precision,
-    "SetR": set_recall,
-}
+#: Metric family -> tie-aware function (the function its catalogue entry names), with the same options as
+#: the reference function; a family declared ``tie_aware=False`` has none.
+KERNELS: dict[str, Callable[..., float]] = kernel_table(globals())
 
 
 def unsupported(metric: str | Metric) -> str | None:
@@ -842,7 +823,7 @@ def unsupported(metric: str | Metric) -> str | None:
     under ``ties="average"``, or ``None`` when it can.
 
     A family without a function in :data:`KERNELS` is refused (every family of the catalogue has one;
-    a new family stays refused until it gets its exact formula). The functions take the per-document
+    a new family declared ``tie_aware=False`` stays refused until it gets its exact formula). The functions take the per-document
     judgement inputs a family declares (``in_qrels``, ``in_pool``) in the shape of the tie groups.
 
     >>> unsupported("nDCG") is None

@@ -21,7 +21,7 @@ import re
 
 from .errors import InputError
 
-__all__ = ["check_name", "name_problem", "control_characters"]
+__all__ = ["check_name", "name_problem", "control_characters", "one_line"]
 
 #: Unicode control characters (category Cc): C0, DEL and C1
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -30,6 +30,16 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def control_characters(text: str) -> list[tuple[int, str]]:
     """``(position, character)`` of every control character in ``text``."""
     return [(m.start(), m.group()) for m in _CONTROL.finditer(text)]
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (line breaks too) as a space: for a name inside a comment or a
+    log line that must stay one line.
+
+    >>> one_line("bm25\\r\\n% injected")
+    'bm25  % injected'
+    """
+    return _CONTROL.sub(" ", text)
 
 
 def name_problem(name: str, what: str) -> tuple[str, str] | None:

@@ -208,3 +208,29 @@ def json_quote(text: str) -> str:
     import json
 
     return json.dumps(text)
+
+
+def _unescaped_ampersands(row: str) -> int:
+    return len(re.findall(r"(?<!\\)&", row))
+
+
+@given(system=names)
+def test_any_system_name_keeps_the_latex_csv_and_html_shapes(system: str) -> None:
+    import csv
+    import io
+    from html import escape
+
+    from evalbridge.reports.renderers.csv import render_csv
+    from evalbridge.reports.renderers.latex import render_latex
+
+    results = eb.evaluate(QRELS, RUN, ["P@1", "ndcg@10"])
+    report = Report({system: results, "other": results}, title=system)
+    plain = render_latex(Report({"x": results, "other": results}, title="x"))
+    latex = render_latex(report)
+    rows = [line for line in latex.split("\n") if line.endswith(r"\\")]
+    assert len(rows) == 3 and all(_unescaped_ampersands(row) == 2 for row in rows), rows
+    assert latex.count("\n") == plain.count("\n") and not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", latex)
+    table = list(csv.reader(io.StringIO(render_csv(report))))
+    assert table[1][0] == system and len(table[1]) == len(table[0])
+    html = report._repr_html_()
+    assert escape(system) in html and (system == escape(system) or f">{system}<" not in html)

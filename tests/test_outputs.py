@@ -218,3 +218,34 @@ def test_eval_per_query_to_stdout_is_refused_when_the_report_is_there(tmp_path: 
     inputs = _inputs(tmp_path / "in")
     code = main(["eval", str(inputs["qrels"]), str(inputs["run"]), "-m", "mrr", "--per-query", "-"])
     assert code == 2 and "more than one output goes to standard output" in capsys.readouterr().err
+
+
+def test_a_file_size_limit_is_exit_2_naming_the_path_and_the_old_report_stays(tmp_path: Path) -> None:
+    """A real failure of the file system (RLIMIT_FSIZE: writes past 64 bytes fail with EFBIG), in a child process."""
+    import subprocess
+    import sys
+
+    inputs = _inputs(tmp_path / "in")
+    report = tmp_path / "report.md"
+    report.write_text("old")
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64)); "
+              "from evalbridge.cli import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", script, "eval", str(inputs["qrels"]), str(inputs["run"]), "-m", "mrr",
+                           "--format", "markdown", "-o", str(report)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert f"cannot write {str(report)!r}: the file is larger than this system allows" in done.stderr
+    assert "Fix: raise the limit" in done.stderr and "Traceback" not in done.stderr
+    assert report.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["in", "report.md"]
+
+
+def test_a_report_folder_under_a_read_only_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        with pytest.raises(InputError, match=r"the folder '.*locked' is read-only.*Fix: make it writable"):
+            with ReportFolder(locked / "demo"):
+                pass
+        assert os.listdir(locked) == []  # no lock file, no temporary folder
+    finally:
+        locked.chmod(0o755)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..stats.gates import GateResult
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
+           "per_query_frame", "system_json", "csv_text", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
            "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
@@ -447,9 +447,21 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     return write_file_atomic(path, data)
 
 
+def csv_text(frame: Any, *, index: bool = True) -> str:
+    """``frame`` as CSV with ``\\n`` line ends. Names are data: a field holding a carriage return is
+    quoted like one holding a newline (Python's csv leaves a lone ``\\r`` bare with ``\\n`` line ends,
+    and readers take it as a line break), by quoting every text field of such a frame."""
+    import csv
+
+    texts = [*map(str, frame.index), *map(str, frame.columns),
+             *(str(v) for column in frame.columns if frame[column].dtype == object for v in frame[column])]
+    quoting = csv.QUOTE_NONNUMERIC if any("\r" in text for text in texts) else csv.QUOTE_MINIMAL
+    return str(frame.to_csv(index=index, lineterminator="\n", quoting=quoting))
+
+
 def _per_query_csv(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:
     """Per-query values as CSV (the provenance goes to ``provenance.json`` beside it)."""
-    return write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+    return write_atomic(path, csv_text(frame, index=False))
 
 
 def _per_query_parquet(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:

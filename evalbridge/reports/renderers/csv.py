@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..formats import ReportFormat
-from ..report import Report, means_frame
+from ..report import Report, csv_text, means_frame
 
 __all__ = ["FORMAT", "render_csv"]
 
@@ -15,13 +15,13 @@ def render_csv(report: Report) -> str:
     missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``).
     A report of an agreement alone gives the judge agreement's measures (one row, ``b vs a``)."""
     if not report.results and report.agreement is not None:
-        return str(report.agreement.judges.to_frame().to_csv(lineterminator="\n"))
+        return csv_text(report.agreement.judges.to_frame())
     frame = means_frame(report)
     for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
                           ("ignored_run_only", "ignored_run_only")):
         counts = {s: getattr(r.provenance, field) for s, r in report.results.items()}
         frame[column] = [c if isinstance(c, int) else len(c) for c in counts.values()]
-    return str(frame.to_csv(lineterminator="\n"))
+    return csv_text(frame)
 
 
 def extra_csv_files(report: Report) -> Mapping[str, str]:
@@ -29,11 +29,11 @@ def extra_csv_files(report: Report) -> Mapping[str, str]:
     ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement."""
     files = {}
     if report.comparison is not None:
-        files["comparison.csv"] = report.comparison.to_frame().to_csv(index=False, lineterminator="\n")
+        files["comparison.csv"] = csv_text(report.comparison.to_frame(), index=False)
     if report.agreement is not None:
-        files["agreement.csv"] = report.agreement.judges.to_frame().to_csv(lineterminator="\n")
+        files["agreement.csv"] = csv_text(report.agreement.judges.to_frame())
         if report.agreement.ranking.rows:
-            files["agreement_ranking.csv"] = report.agreement.ranking.to_frame().to_csv(lineterminator="\n")
+            files["agreement_ranking.csv"] = csv_text(report.agreement.ranking.to_frame())
     return files
 
 

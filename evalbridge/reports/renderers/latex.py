@@ -8,6 +8,7 @@ from typing import Any
 from ...stats.compare import MARKER_STYLES
 from ..formats import ReportFormat
 from ...latex import latex_escape as _latex
+from ...names import one_line
 from ..report import Report, cells, jsonable, number
 
 __all__ = ["FORMAT", "render_latex"]
@@ -16,7 +17,7 @@ __all__ = ["FORMAT", "render_latex"]
 def render_latex(report: Report) -> str:
     """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
     a table of the judge agreement and one of the ranking agreement."""
-    lines = [f"% {report.title}"]
+    lines = [f"% {one_line(report.title)}"]  # a line break in the title must not end the comment
     lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
     if report.results:
         lines += _results(report)

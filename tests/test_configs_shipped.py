@@ -1,55 +1,29 @@
 """Every file in configs/ is loaded AND run, and the real-data ones reproduce known numbers.
 
-configs/dl19.yaml and configs/crosscheck_splade.yaml read ../shared in place (skipped only when
-that folder does not exist). configs/demo.yaml needs the Robust04 files that `make demo-data`
-extracts from the capreolus 0.2.6 wheel into .cache/robust04/; when they are missing this test
-fetches them the same way (pip download + zipfile) and skips only if the download fails.
+Every config reads files of the repository only (examples/ holds the small public data), so each runs
+from a plain clone. configs/demo.yaml needs the Robust04 files that `make demo-data` extracts from the
+capreolus 0.2.6 wheel into .cache/robust04/; when they are missing this test fetches them the same way
+(pip download + zipfile) and skips only if the download fails.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from demo_data import ROBUST, fetch_robust04
 from evalbridge.config import load_configs
 from evalbridge.pipeline import run_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
-ROBUST = REPO / ".cache" / "robust04"
-ROBUST_FILES = ("qrels.robust2004.txt", "rob04_yang19_rm3.run")
-NEEDS_SHARED = {"dl19.yaml", "crosscheck_splade.yaml", "agreement.yaml"}
 SLOW = {"demo.yaml", "crosscheck_splade.yaml", "dl19.yaml"}
 
 
-def _fetch_robust04() -> None:
-    """What `make demo-data` does: download the capreolus 0.2.6 wheel, extract the two files."""
-    if all((ROBUST / name).is_file() for name in ROBUST_FILES):
-        return
-    cache = REPO / ".cache"
-    wheel = cache / "capreolus-0.2.6-py3-none-any.whl"
-    if not wheel.is_file():
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                               "--dest", str(cache), "capreolus==0.2.6"], capture_output=True, text=True,
-                              check=False)
-        if done.returncode != 0 or not wheel.is_file():
-            pytest.skip(f"configs/demo.yaml needs the Robust04 files and `pip download capreolus==0.2.6` failed: "
-                        f"{(done.stderr or done.stdout).strip()[-300:]}")
-    ROBUST.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as archive:
-        for name in ROBUST_FILES:
-            (ROBUST / name).write_bytes(archive.read(f"capreolus/data/{name}"))
-
-
-def _prepare(path: Path, request: pytest.FixtureRequest) -> None:
-    if path.name in NEEDS_SHARED:
-        request.getfixturevalue("shared")  # skips when ../shared does not exist
+def _prepare(path: Path) -> None:
     if path.name == "demo.yaml":
-        _fetch_robust04()
+        fetch_robust04()
 
 
 def _params():
@@ -63,6 +37,21 @@ def test_the_required_configs_ship():
     names = {p.name for p in CONFIGS}
     assert {"demo.yaml", "dl19.yaml", "rag_labels.yaml", "rag_pairs.yaml", "llm_graded.yaml",
             "graded_methods.yaml", "crosscheck_splade.yaml", "agreement.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_config_reads_only_files_of_the_repository(path: Path) -> None:
+    """Every input file of every evaluation in the file is inside the checkout: examples/, or .cache/robust04/
+    that `make demo-data` fetches from PyPI; never ../shared, which a clone does not have."""
+    from evalbridge.pipeline import input_sources
+
+    _prepare(path)
+    paths = [Path(s.path).resolve() for config in load_configs(path) for s in input_sources(config)
+             if s.path is not None]  # data written inside the config has no path
+    outside = [p for p in paths if not p.is_relative_to(REPO)]
+    assert not outside, f"{path.name} reads files outside the repository: {outside}"
+    fetched = [p for p in paths if p.is_relative_to(REPO / ".cache")]
+    assert all(p.is_relative_to(ROBUST) for p in fetched), fetched
 
 
 def _run_all(path: Path, folder: Path) -> list:
@@ -79,16 +68,16 @@ def _run_all(path: Path, folder: Path) -> list:
 
 
 @pytest.mark.parametrize("path", _params())
-def test_config_loads_runs_and_passes(path, tmp_path, request):
+def test_config_loads_runs_and_passes(path, tmp_path):
     """Each evaluation in the file validates, runs, writes its reports, and exits 0 (gates pass, checks ok)."""
-    _prepare(path, request)
+    _prepare(path)
     _run_all(path, tmp_path)
 
 
 @pytest.mark.slow
-def test_dl19_reproduces_the_published_scores(request):
+def test_dl19_reproduces_the_published_scores():
     """TREC DL 2019: nDCG@10 and R@100 (level 2) of the Anserini / Pyserini pages, to 4 decimals."""
-    _prepare(REPO / "configs" / "dl19.yaml", request)
+    _prepare(REPO / "configs" / "dl19.yaml")
     results = run_config(load_configs(REPO / "configs" / "dl19.yaml")[0], write=False).report.results
     published = {("bm25", "nDCG@10"): 0.5058, ("bm25", "R@100"): 0.4910, ("bm25-rm3", "nDCG@10"): 0.5216,
                  ("bm25-rm3", "R@100"): 0.5259, ("splade-pp-ed", "nDCG@10"): 0.7308}
@@ -98,11 +87,11 @@ def test_dl19_reproduces_the_published_scores(request):
 
 
 @pytest.mark.slow
-def test_demo_runs_robust04_and_the_rag_example(request, tmp_path):
+def test_demo_runs_robust04_and_the_rag_example(tmp_path):
     """demo.yaml (make run): Robust04 BM25+RM3 MAP 0.3033, P@20 0.3974, nDCG@20 0.4514 over 249 topics,
     every backend agrees; the RAG example's gates pass."""
     path = REPO / "configs" / "demo.yaml"
-    _prepare(path, request)
+    _prepare(path)
     outcome, rag = _run_all(path, tmp_path)
     assert [g.passed for g in rag.report.gates] == [True, True]
     res = outcome.report.results["bm25-rm3"]
@@ -127,13 +116,13 @@ def test_rag_configs_reproduce_the_documents_worked_examples():
     assert pairs["hit_rate@3"] == pytest.approx(0.6)
 
 
-def test_agreement_config_counts_the_judgements_trec_eval_ships(request):
+def test_agreement_config_counts_the_judgements_trec_eval_ships():
     """configs/agreement.yaml: trec_eval's binary qrels.test against its graded qrels.rel_level (binned at 1).
     The confusion table equals a plain join of the two files' lines (grade >= 1 is relevant on the graded
     side), and the two runs are ranked under both."""
     path = REPO / "configs" / "agreement.yaml"
-    _prepare(path, request)
-    folder = path.parent / "../../shared/conformance/trec_eval"
+    _prepare(path)
+    folder = REPO / "examples" / "trec_eval"
     binary = {tuple(line.split()[::2]): int(line.split()[3])
               for line in (folder / "qrels.test").read_text().splitlines()}
     graded = {tuple(line.split()[::2]): int(line.split()[3]) >= 1

@@ -83,7 +83,7 @@ class ConfigCollector(pytest.Collector):
                     found += 1
                     yield GateItem.from_parent(self, name=f"{evaluation.title}::{result.system}::{result.metric} "
                                                           f"{result.gate.text}",
-                                               result=result, line=gate_line(result))
+                                               result=result, line=gate_line(result, outcome.report.comparison))
         except (EvalbridgeError, OSError) as error:  # as the command line says it (exit code 2 there)
             said = str(error) if isinstance(error, EvalbridgeError) else f"{error.strerror or error}: {error.filename}"
             yield NoticeItem.from_parent(self, name="config error", failed=True, message=f"evalbridge: error: {said}")

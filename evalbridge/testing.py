@@ -34,7 +34,7 @@ from xml.etree import ElementTree
 from .errors import InputError
 from .stats.gates import GateResult, check_gates, parse_gates
 
-__all__ = ["assert_retrieval", "gate_line", "gate_lines", "junit_xml", "github_annotations"]
+__all__ = ["assert_retrieval", "gate_line", "gate_lines", "gate_noise", "junit_xml", "github_annotations"]
 
 #: the system names :func:`assert_retrieval` gives the run and the baseline when they have none
 SYSTEM, BASELINE = "system", "baseline"
@@ -44,9 +44,35 @@ _MARGINS = {">=": lambda v, t: v - t, ">": lambda v, t: v - t, "<=": lambda v, t
             "==": lambda v, t: -abs(v - t)}
 
 
-def gate_line(result: GateResult) -> str:
+def gate_noise(result: GateResult, comparison: Any = None) -> str:
+    """Whether a gate's gap is within noise, when the report's statistics know it; ``""`` when they do not.
+
+    ``comparison`` is the report's :class:`~evalbridge.stats.compare.Comparison` (a config with
+    ``comparison:``). A relative gate is read against the paired test of the system and its baseline
+    (significant or not, after the correction); an absolute one against the system's bootstrap interval
+    (the threshold inside it: the gap is within noise). Without a comparison there is nothing to say.
+    """
+    if comparison is None:
+        return ""
+    if result.gate.relative:
+        row = comparison.get(result.system, result.metric)
+        if row is None:
+            return ""
+        verdict = "beyond noise: the difference" if row.significant else "within noise: the difference"
+        return (f"; {verdict} from {row.baseline} is {'' if row.significant else 'not '}significant "
+                f"(p = {row.p_adjusted:.3g})")
+    interval = comparison.interval(result.system, result.metric)
+    if interval is None:
+        return ""
+    inside = interval.ci_low <= result.threshold <= interval.ci_high
+    return (f"; {'within' if inside else 'beyond'} noise: the threshold is {'inside' if inside else 'outside'} the "
+            f"{comparison.confidence:.0%} CI [{interval.ci_low:.4f}, {interval.ci_high:.4f}]")
+
+
+def gate_line(result: GateResult, comparison: Any = None) -> str:
     """One readable line: status, system, metric, value, the threshold (and the gate as written when it
-    is relative), and the gap: how far a failure falls short, how much a pass has to spare.
+    is relative), the gap: how far a failure falls short, how much a pass has to spare, and whether the
+    gap is within noise when ``comparison`` (the report's statistics) knows it (:func:`gate_noise`).
 
     >>> from evalbridge.stats.gates import evaluate_gate, parse_gate
     >>> gate_line(evaluate_gate(parse_gate("ndcg@10", ">= baseline - 0.01"), "dense", value=0.45,
@@ -59,7 +85,7 @@ def gate_line(result: GateResult) -> str:
     if result.passed and result.gate.op == "==":
         gap = "equal"
     return (f"{'passed' if result.passed else 'FAILED'}  {result.system} {result.metric} = {result.value:.4f}, "
-            f"needs {result.gate.op} {result.threshold:.6g}{shown}: {gap}")
+            f"needs {result.gate.op} {result.threshold:.6g}{shown}: {gap}{gate_noise(result, comparison)}")
 
 
 def gate_lines(results: Sequence[GateResult]) -> list[str]:
@@ -98,7 +124,9 @@ def assert_retrieval(qrels: Any, run: Any, gates: Mapping[str, str | Iterable[st
 
     Raises:
         AssertionError: a gate failed; the message has one line per gate, failures first, with the gap.
-            Under pytest the traceback stops at the caller's line (``__tracebackhide__``).
+            Under pytest the traceback stops at the caller's line (``__tracebackhide__``). No significance
+            test is run here, so the lines do not say whether a gap is within noise (the pytest plugin's
+            items do, for a config with ``comparison:``; :func:`gate_noise`).
         InputError: a gate cannot be read, or is relative and no baseline was given.
     """
     __tracebackhide__ = True

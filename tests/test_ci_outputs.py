@@ -234,3 +234,22 @@ def test_any_system_name_keeps_the_latex_csv_and_html_shapes(system: str) -> Non
     assert table[1][0] == system and len(table[1]) == len(table[0])
     html = report._repr_html_()
     assert escape(system) in html and (system == escape(system) or f">{system}<" not in html)
+
+
+def test_a_gate_line_says_whether_the_gap_is_within_noise_when_the_statistics_know() -> None:
+    """With a comparison (paired test, bootstrap intervals) the line says within or beyond noise; without, nothing."""
+    from evalbridge.stats.gates import check_gates, parse_gates
+    from evalbridge.testing import gate_line
+
+    qrels = {f"q{i}": {"d1": 1} for i in range(12)}
+    good = {f"q{i}": {"d1": 0.9, "x": 0.1} for i in range(12)}
+    noisy = {f"q{i}": ({"d1": 0.9, "x": 0.1} if i % 2 else {"x": 0.9, "d1": 0.1}) for i in range(12)}
+    results = {"bm25": eb.evaluate(qrels, good, ["P@1"]), "dense": eb.evaluate(qrels, noisy, ["P@1"])}
+    comparison = eb.compare(qrels, {"bm25": good, "dense": noisy}, ["P@1"], baseline="bm25", n_resamples=2000)
+    absolute, relative = check_gates(parse_gates({"dense: P@1": [">= 0.55", ">= baseline - 0.1"]}), results,
+                                     baseline="bm25")
+    assert gate_line(absolute, comparison).endswith("within noise: the threshold is inside the 95% CI "
+                                                    f"[{comparison.interval('dense', 'P@1').ci_low:.4f}, "
+                                                    f"{comparison.interval('dense', 'P@1').ci_high:.4f}]")
+    assert "beyond noise: the difference from bm25 is significant (p = " in gate_line(relative, comparison)
+    assert "noise" not in gate_line(absolute)

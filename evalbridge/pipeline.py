@@ -321,6 +321,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
         results[name] = evaluate(qrels, run, config.metrics, **options)
+    _same_judgements(config, pairs)
     # The hashes are asked for once everything is read and evaluated: meanwhile they were computed.
     inputs = {"qrels": _fingerprint(config.qrels, hashes)} if config.qrels is not None else {}
     inputs.update((source.key, _fingerprint(source, hashes)) for source in config.runs.values())
@@ -374,6 +375,23 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     files = _write(report, config, folder, curves) if write and folder is not None else []
     return Outcome(config=config, report=report, files=tuple(files))
+
+
+def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> None:
+    """Several inputs that hold every judgement of their questions (RAG logs...) are systems over one set of
+    judgements: a question judged differently is refused, naming the inputs as the user wrote them."""
+    from .io import get_format
+    from .io.registry import check_same_judgements
+
+    if config.qrels is not None:
+        return
+    whole = {name: source for name, source in config.runs.items()
+             if name in pairs and get_format(source.format).whole_judgements}
+    if len(whole) > 1:
+        try:
+            check_same_judgements({source.written or source.key: pairs[name][0] for name, source in whole.items()})
+        except InputError as error:
+            raise (error if config.path is None else InputError(str(error), source=config.where)) from None
 
 
 def _conventions(config: Config) -> dict[str, Any]:

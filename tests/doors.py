@@ -22,8 +22,9 @@ Every door is the same door: a table-driven test writes one case and asserts the
     settings: ``evaluate()``'s keyword options (``min_relevance``, ``ties``, ``depth``, ``judged_only``...).
 
 How each door gets them:
-    api: ``to_qrels(path, **qrels_options)`` / ``to_run(path, name=, **run_options)`` (``read_pair`` without
-        qrels), then ``evaluate(qrels, run, metrics, **settings)`` per system.
+    api: ``to_qrels(path, **qrels_options)`` / ``to_run(path, name=, **run_options)`` (without qrels:
+        ``read_pair`` of the one input, ``read_logs`` of several), then ``evaluate(qrels, run, metrics, **settings)``
+        per system.
     cli: ``evalbridge eval [QRELS] RUN... -m ... --format json`` in-process; ``format`` becomes
         ``--qrels-format`` / ``--run-format``, the roles ``--qrels-columns`` / ``--run-columns`` (ROLE=NAME,...),
         any other option or setting ``--its-name value`` (``True``: the bare flag; a list: several values).
@@ -141,15 +142,18 @@ def cli(*argv: Any) -> tuple[int, str, str]:
 def _api(case: Case) -> tuple[int, str, dict[str, dict[str, float | None]] | None]:
     import evalbridge as eb
 
+    names = _names(case.runs)
     try:
         qrels = None if case.qrels is None else eb.to_qrels(case.qrels, **case.qrels_options)
-        means = {}
-        for name, path in zip(_names(case.runs), case.runs):
-            if qrels is None:
-                own, run = eb.read_pair(path, name=name, **case.run_options)
-            else:
-                own, run = qrels, eb.to_run(path, name=name, **case.run_options)
-            means[name] = _nan_free(eb.evaluate(own, run, list(case.metrics), **case.settings).means)
+        if qrels is None and len(case.runs) > 1:  # several logs of the same questions: one qrels, a run each
+            options = {k: v for k, v in case.run_options.items() if k != "format"}
+            qrels, runs = eb.read_logs(dict(zip(names, case.runs)), **options)
+            pairs = [(qrels, runs[name]) for name in names]
+        else:
+            pairs = [eb.read_pair(path, name=name, **case.run_options) if qrels is None else
+                     (qrels, eb.to_run(path, name=name, **case.run_options)) for name, path in zip(names, case.runs)]
+        means = {name: _nan_free(eb.evaluate(own, run, list(case.metrics), **case.settings).means)
+                 for name, (own, run) in zip(names, pairs)}
     except eb.EvalbridgeError as error:
         return 2, str(error), None
     except Exception as error:  # noqa: BLE001 - what reaches a Python user unwrapped is the finding

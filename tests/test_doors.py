@@ -74,6 +74,19 @@ def test_several_logs_are_several_systems_over_the_same_questions(tmp_path):
     assert doors["cli"].means == {"base": {"mrr": 0.5}, "better": {"mrr": 1.0}}
 
 
+def test_several_logs_that_judge_a_question_differently_are_refused_at_every_door(tmp_path):
+    """Two logs = two systems over ONE set of judgements: a question judged differently is an error naming both
+    files, the question and the document (read_logs in Python), never two systems scored on different truths."""
+    other = [dict(row, reference_contexts=[*row["reference_contexts"], "Rome has the Colosseum."])
+             if i == 1 else row for i, row in enumerate(RAGAS)]
+    doors = through_doors(Case(files={"base.jsonl": jsonl(RAGAS), "other.jsonl": jsonl(other)},
+                               runs=("base.jsonl", "other.jsonl"), metrics=("mrr",), run_options=RAGAS_ROLES),
+                          tmp_path)
+    assert_same(doors, says=("query 'What is the Louvre?'", "judge this question differently",
+                             "doc 'Rome has the Colosseum.' has no judgement in base", "grade 1 in other"))
+    assert {door.code for door in doors.values()} == {2}
+
+
 def test_a_judge_csv_beside_a_parquet_run_names_each_side_columns(tmp_path):
     """--qrels-columns / --run-columns (columns: per source; query=, doc= per call): a judge CSV
     `query,doc,judge_score` beside a Parquet run `qid,docno,score`, at every door."""

@@ -220,21 +220,20 @@ def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str,
     Raises:
         InputError: two logs grade the same (question, doc) differently.
     """
+    from .registry import check_same_judgements
+
     merged: dict[str, dict[str, Any]] = {}
-    origin: dict[str, str] = {}
+    judged: dict[str, Qrels] = {}
     runs: dict[str, Run] = {}
     notes: list[str] = []
     level = options.get("min_relevance")
     for system, source in logs.items():
-        qrels, run = read_log(source, name=system, **options)
-        runs[system] = run
-        notes += [n for n in qrels.notes if n not in notes]
+        judged[system], runs[system] = read_log(source, name=system, **options)
+        notes += [n for n in judged[system].notes if n not in notes]
+    check_same_judgements(judged)
+    for qrels in judged.values():
         for qid, grades in qrels.items():
-            if qid in merged and merged[qid] != dict(grades):
-                raise InputError(f"the logs of {origin[qid]!r} and {system!r} judge question {qid!r} differently.",
-                                 query_id=qid, fix="evaluate systems against one set of judgements.")
             merged.setdefault(qid, dict(grades))
-            origin.setdefault(qid, system)
     return Qrels(merged, min_relevance=level, notes=tuple(notes)), runs
 
 
@@ -267,6 +266,7 @@ def _formats() -> tuple[Any, ...]:
         Format("rag", "RAG log: one object per question (ids, retrieved list, relevant ids or grades)", frozenset(),
                _read, paired=True, suffixes=(".jsonl", ".ndjson", ".json"), options=OPTIONS,
                sniff=lambda first: _sniff_lines(first) or _sniff_list(first), accepts=None, inline=True,
+               whole_judgements=True,
                example='eb.read_pair("rag_log.jsonl", retrieved="contexts", relevant="ground_truth")'),
     )
 

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from ..model import Qrels, Run
 
 __all__ = ["Format", "Parsed", "Kind", "formats", "get_format", "resolve", "load", "to_qrels", "to_run",
-           "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES"]
+           "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
+           "check_same_judgements"]
 
 Kind = Literal["qrels", "run", "pair"]
 
@@ -90,6 +91,10 @@ class Format:
         read_columns: ``read_columns(source, kind) -> Parsed | None``: the input read into columns
             whatever its size, or None where the columnar reader declines it (see :func:`load`'s
             ``prefer_columns``); None for a format with one reader (tables are columnar at any size).
+        whole_judgements: a paired format whose input holds every judgement of each of its questions (a
+            RAG log's relevant list, pairs, records), so several inputs over the same questions must judge
+            each alike (:func:`check_same_judgements`); label lists and judged lists judge only what they
+            retrieved.
     """
 
     name: str
@@ -107,6 +112,7 @@ class Format:
     spark: SparkReader | None = None
     named: bool = False
     read_columns: Callable[[Any, str], Parsed | None] | None = None
+    whole_judgements: bool = False
 
     def can_read(self, kind: str) -> bool:
         """True when the format can give ``kind`` (a paired format gives either part, or both)."""
@@ -288,6 +294,30 @@ def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
     if qrels is None or run is None:  # never: load refuses a "pair" read that did not give both
         raise InputError(f"{obj!r:.60} holds no qrels and run.", fix="read the qrels and the run separately.")
     return qrels, run if name is None else Run(run, name=name)
+
+
+def check_same_judgements(judged: Mapping[str, Qrels]) -> None:
+    """Refuse inputs over the same questions that judge a question they share differently (several RAG logs
+    of one test set are several systems against one set of judgements); ``judged``: input name -> its qrels.
+
+    Raises:
+        InputError: naming both inputs, the question and a document judged differently.
+    """
+    first: dict[str, tuple[str, Mapping[str, float]]] = {}
+    for name, qrels in judged.items():
+        if any(qrels == other for other in judged.values() if other is not qrels):
+            continue  # equal to another input, checked through that one
+        for qid, grades in qrels.items():
+            seen, theirs = first.setdefault(qid, (name, grades))
+            if seen == name or dict(theirs) == dict(grades):
+                continue
+            doc = next(d for d in sorted({*theirs, *grades}) if theirs.get(d) != grades.get(d))
+            said = {n: "no judgement" if g.get(doc) is None else f"grade {g[doc]:g}" for n, g in
+                    ((seen, theirs), (name, grades))}
+            raise InputError(f"{seen} and {name} judge this question differently: doc {doc!r} has "
+                             f"{said[seen]} in {seen}, {said[name]} in {name}.", query_id=str(qid),
+                             fix="systems compared over the same questions need one set of judgements: give every "
+                                 "input the same relevant documents, or evaluate each alone.")
 
 
 def read_into_columns(obj: Any) -> bool:

@@ -217,12 +217,13 @@ def test_unexplained_crosscheck_difference_makes_the_exit_code_one(folder, monke
 
 
 def test_rag_formats_carry_their_own_judgements(folder):
-    """labels, pairs and records runs need no qrels; values match the adapters used directly."""
+    """labels, pairs and records runs need no qrels; values match the adapters used directly (pairs and records
+    hold every judgement of their questions, so they agree on q1: one set of judgements)."""
     path = write(folder, """\
         runs:
           labels: {format: labels, data: {q1: [1, 0, 1], q2: [0, 1]}, n_relevant: {q1: 3}}
           pairs: {format: pairs, data: {q1: [[x, y, z], [z]], q2: [[u], [u, v]]}}
-          records: {format: records, data: {q1: {retrieved: [x, y], relevant: {y: 2}}}}
+          records: {format: records, data: {q1: {retrieved: [x, z], relevant: {z: 1}}}}
         metrics: [R@3, RR]
         """)
     results = run_config(load_config(path), write=False).report.results

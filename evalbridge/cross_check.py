@@ -180,8 +180,9 @@ def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrel
     native = backend.native_conventions(asked, requested)
     grades, scores = qrels.get(qid, {}), run.get(qid)
     found: list[_Deviation] = []
-    if scores is None and native.missing_queries != requested.missing_queries:
-        verb = "drops" if native.missing_queries == "drop" else "scores 0"
+    # a library's zero fill is 0 for every metric, where evalbridge scores a query that retrieved nothing (NumRel: R)
+    if scores is None and (native.missing_queries != requested.missing_queries or native.missing_queries == "zero"):
+        verb = "drops" if native.missing_queries == "drop" else "scores 0 (every metric, NumRel too)"
         found.append(_Deviation("missing", f"missing-query policy: {name} {verb} queries absent from the run",
                                 lambda s: replace(s, conventions=replace(s.conventions,
                                                                          missing_queries=native.missing_queries))))

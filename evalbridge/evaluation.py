@@ -166,17 +166,31 @@ def empty_notes(qrels: Qrels, run: Run, policy: str) -> tuple[str, ...]:
 
 
 def fill_missing(values: dict[Metric, dict[str, float]], qrels: Qrels, policy: str) -> None:
-    """Apply the missing-query policy in place: ``zero`` gives every qrels query absent from the values 0."""
+    """Apply the missing-query policy in place: under ``zero`` every qrels query absent from the values is
+    scored as a query that retrieved nothing (trec_eval ``-c``): 0 for every metric of the ranking, and its
+    judgements' own count for ``NumRel`` (R, as trec_eval prints ``num_rel``), by the reference functions."""
     if policy != "zero":
         return
     order = list(qrels)
     seen: list[str] | None = None  # keys found equal to ``order``: others with the same id objects compare by identity
+    empty: dict[str, dict[Metric, float]] = {}
     for metric, per_query in values.items():
         keys = list(per_query)
         if keys == seen or (len(keys) == len(order) and keys == order):  # nothing to fill or reorder
             seen = keys
             continue
-        values[metric] = {q: per_query.get(q, 0.0) for q in order}
+        values[metric] = {q: per_query[q] if q in per_query else _nothing_retrieved(metric, qrels, q, empty)
+                          for q in order}
+
+
+def _nothing_retrieved(metric: Metric, qrels: Qrels, qid: str, cache: dict[str, dict[Metric, float]]) -> float:
+    """``metric`` of query ``qid`` when nothing was retrieved (:func:`evalbridge.metrics.reference.nothing_retrieved`)."""
+    from .metrics.reference import nothing_retrieved
+
+    per_metric = cache.setdefault(qid, {})
+    if metric not in per_metric:
+        per_metric[metric] = nothing_retrieved(metric.name, metric.arguments, metric.inputs, list(qrels[qid].values()))
+    return per_metric[metric]
 
 
 def resolve_requests(requests: Iterable[MetricRequest], *, level: float,

@@ -241,16 +241,37 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
     status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
     scored = np.isin(status, _in_mean(conventions))
-    columns = {}
+    missing = (_nothing_retrieved(metrics, qrels, query, relevance, pair.missing_from_run)
+               if n[1] and conventions.missing_queries == "zero" else {})
+    columns, sums = {}, []
     for i, metric in enumerate(metrics):
         filled = np.zeros(len(status), dtype=np.float64)
         filled[:n[0]] = values[metric]
+        if missing:
+            filled[n[0]:n[0] + n[1]] = missing[metric]
         columns[f"m{i}"] = pa.array(filled, mask=~scored)
+        sums.append(str(exact_sum(filled[scored])))
     query_ids = [*pair.columns.query_ids, *pair.missing_from_run, *pair.run_only]
     rows = pa.table({"query_id": pa.array(query_ids, pa.string()),
                      "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
-    summary = {"counts": list(n), "sums": [str(exact_sum(values[metric])) for metric in metrics]}
+    summary = {"counts": list(n), "sums": sums}
     return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
+
+
+def _nothing_retrieved(metrics: tuple[Metric, ...], qrels: pa.Table, query: str, relevance: str,
+                       missing: list[str]) -> dict[Metric, list[float]]:
+    """Each metric of the bucket's qrels queries absent from the run, as :func:`evalbridge.evaluate` scores
+    them (:func:`evalbridge.metrics.reference.nothing_retrieved`: 0, and R for ``NumRel``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .metrics.reference import nothing_retrieved
+
+    rows = qrels.filter(pc.is_in(qrels[query], value_set=pa.array(missing, pa.string())))
+    grades: dict[str, list[float]] = {q: [] for q in missing}
+    for qid, grade in zip(rows[query].to_pylist(), rows[relevance].to_pylist()):
+        grades[qid].append(grade)
+    return {m: [nothing_retrieved(m.name, m.arguments, m.inputs, grades[q]) for q in missing] for m in metrics}
 
 
 # --------------------------------------------------------------------------- on the driver

@@ -16,7 +16,7 @@ import pytest
 
 import evalbridge as eb
 from evalbridge.backends import get_backend, unsupported
-from test_reference_conformance import CASES, COUNTS, KEPT_BY_C, TOL, Case, parse_expected, top, trec_to_spec
+from test_reference_conformance import CASES, COUNTS, TOL, Case, parse_expected, top, trec_to_spec
 
 #: the expected files the issue names (current trec_eval outputs)
 NAMED = {"out.test", "out.test.aq", "out.test.aqc", "out.test.aql", "out.comment.test"}
@@ -40,8 +40,7 @@ def load(case: Case, folder: Path, backend: str) -> tuple[dict, eb.Qrels, eb.Run
         run = eb.Run(top(run, case.max_docs))
     module = get_backend(backend)
     specs = {m: spec for m, _ in expected if (spec := trec_to_spec(m)) is not None
-             and unsupported(module, eb.parse_metric(spec)) is None
-             and not (m in KEPT_BY_C and case.complete)}  # see test_reference_conformance.KEPT_BY_C
+             and unsupported(module, eb.parse_metric(spec)) is None}
     return expected, qrels, run, specs
 
 

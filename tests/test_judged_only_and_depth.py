@@ -145,11 +145,11 @@ def test_crosscheck_cuts_the_run_once_for_every_backend() -> None:
 
 @pytest.mark.parametrize("backend", ["reference", "fast", "pytrec_eval", "ir_measures"])
 def test_an_empty_run_scores_every_qrels_query_zero_as_missing(backend: str) -> None:
-    """A run with no query at all: every qrels query is missing, scored 0 (ir-measures' behaviour), and the
-    provenance says why; with missing_queries='drop' nothing is left and the means are NaN."""
+    """A run with no query at all: every qrels query is missing, scored as retrieving nothing (0, ir-measures'
+    behaviour; NumRel is still R, as trec_eval -c prints num_rel), and the provenance says why; with missing_queries='drop' nothing is left and the means are NaN."""
     qrels = {"q1": {"a": 1}, "q2": {"b": 2}}
     res = eb.evaluate(qrels, {}, ["P@1", "nDCG@5", "NumRel"], backend=backend)
-    assert res.query("P@1") == {"q1": 0.0, "q2": 0.0} and res.query("NumRel") == {"q1": 0.0, "q2": 0.0}
+    assert res.query("P@1") == {"q1": 0.0, "q2": 0.0} and res.query("NumRel") == {"q1": 1.0, "q2": 1.0}
     assert res.provenance.missing_from_run == ("q1", "q2") and res.provenance.queries_evaluated == 2
     assert any("the run holds no query" in note for note in res.provenance.notes)
     dropped = eb.evaluate(qrels, {}, "P@1", missing_queries="drop", backend=backend)

@@ -1,13 +1,18 @@
-"""The reference metrics against trec_eval's own expected outputs (``../shared/conformance/trec_eval``).
+"""Every measure name trec_eval prints, against trec_eval's own expected outputs (``../shared/conformance/trec_eval``).
 
 The inputs and expected outputs were copied unchanged from usnistgov/trec_eval's ``test/``
 folder (see ``conformance/README.md``); the command line of each expected file is in the
 table below. trec_eval prints ``measure<TAB>qid<TAB>value`` with 4 decimals, so a value
 agrees when it is within 5e-5 of the printed one. Without ``-c`` trec_eval evaluates only
 the topics in both qrels and run (``missing_queries="drop"``); with ``-c`` a missing topic
-scores 0 (``"zero"``). ``-l2`` is the relevance level of the binary measures; nDCG ignores it.
-``-M100`` is ``depth=100``. The counts (``num_ret``, ``num_rel``, ``num_rel_ret``) print their
-sum over topics on the ``all`` line, evalbridge's mean times the number of topics.
+is scored as a topic that retrieved nothing (``"zero"``: 0, and R for ``num_rel``). ``-l2`` is
+the relevance level of the binary measures; nDCG and rbp ignore it. ``-M100`` is ``depth=100``.
+The counts (``num_ret``, ``num_rel``, ``num_rel_ret``) print their sum over topics on the ``all``
+line, evalbridge's mean times the number of topics.
+
+A trec_eval name given to evalbridge means trec_eval's measure: each name printed in any expected
+file, evaluated under that very name, equals every value trec_eval printed for it, or is refused
+with ``UnsupportedMetricError`` and its reason (``evalbridge.metrics.catalogue.TREC_UNSUPPORTED``).
 """
 
 from __future__ import annotations
@@ -19,41 +24,34 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
-from evalbridge import Metric, parse_metric
+from evalbridge import Metric, UnsupportedMetricError, parse_metric
 from strategies import ranked_from_scores
 
-#: trec_eval measures without a cutoff -> evalbridge spec
-TREC_PLAIN = {"map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "ndcg": "nDCG",
-              "bpref": "Bpref", "infAP": "infAP", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "Hits",
-              "set_P": "SetP", "set_recall": "SetR", "set_F": "F1",
-              # trec_eval 10: p = 0.9, gains = grades divided by the query's top grade, whatever -l says
-              "rbp": "RBP(p=0.9,rel=1,weights=graded)", "rbp_resid": "RBP_resid(p=0.9)"}
 #: counts: trec_eval's ``all`` line is their sum
 COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
-#: with -c, trec_eval keeps num_rel for a topic missing from the run; evalbridge scores every metric 0 there
-KEPT_BY_C = {"num_rel"}
-#: trec_eval ``name_k`` measures -> evalbridge spec template
-TREC_CUT = {"P": "P@{k}", "recall": "R@{k}", "ndcg_cut": "nDCG@{k}", "map_cut": "AP@{k}", "success": "Success@{k}"}
-_CUT = re.compile(r"(?P<base>[A-Za-z_]+?)_(?P<k>\d+)")
 
 #: every measure the brief asks for must be compared in the -q files
 REQUIRED = {"map", "P_5", "P_10", "recall_100", "Rprec", "recip_rank", "ndcg", "ndcg_cut_10", "map_cut_10",
             "success_1", "success_5", "success_10", "bpref", "infAP", "num_ret", "num_rel", "num_rel_ret", "set_P",
-            "set_recall", "set_F"}
+            "set_recall", "set_F", "relative_P_10"}
 #: measures of trec_eval 10 only (not in the v9.0.8 outputs)
 REQUIRED_10 = {"rbp", "rbp_resid"}
 
 TOL = 5e-5 + 1e-9  # half a unit of the 4th decimal, plus float noise
 
 
-def trec_to_spec(measure: str) -> str | None:
-    """The evalbridge spec of a trec_eval measure name, or None when evalbridge has no such metric."""
-    if measure in TREC_PLAIN:
-        return TREC_PLAIN[measure]
-    match = _CUT.fullmatch(measure)
-    if match and match["base"] in TREC_CUT:
-        return TREC_CUT[match["base"]].format(k=int(match["k"]))
+def refusal(measure: str) -> str | None:
+    """Why evalbridge refuses the trec_eval measure name (``UnsupportedMetricError``), or None when it computes it."""
+    try:
+        parse_metric(measure)
+    except UnsupportedMetricError as error:
+        return str(error)
     return None
+
+
+def trec_to_spec(measure: str) -> str | None:
+    """The evalbridge metric a trec_eval measure name means (its canonical spelling), or None when refused."""
+    return None if refusal(measure) is not None else str(parse_metric(measure))
 
 
 def parse_expected(path: Path) -> dict[tuple[str, str], str]:
@@ -82,17 +80,25 @@ class Case:
 CASES = [
     Case("out.test", "qrels.test", "results.test"),
     Case("out.test", "qrels.test.with-comments", "results.test"),
+    Case("out.test.a", "qrels.test", "results.test"),
     Case("out.test.aq", "qrels.test", "results.test"),
     Case("out.test.aql", "qrels.rel_level", "results.test", level=2),
     Case("out.test.aqc", "qrels.test", "results.trunc", complete=True),
     Case("out.test.aqcM", "qrels.test", "results.trunc", complete=True, max_docs=100),
+    Case("out.test.meas_params", "qrels.test", "results.test"),
     Case("out.comment.test", "qrels.comment.test", "results.comment.test"),
     Case("v9.0.8/out.test", "qrels.test", "results.test", version="v9.0.8"),
+    Case("v9.0.8/out.test.a", "qrels.test", "results.test", version="v9.0.8"),
     Case("v9.0.8/out.test.aq", "qrels.test", "results.test", version="v9.0.8"),
     Case("v9.0.8/out.test.aql", "qrels.rel_level", "results.test", level=2, version="v9.0.8"),
     Case("v9.0.8/out.test.aqc", "qrels.test", "results.trunc", complete=True, version="v9.0.8"),
     Case("v9.0.8/out.test.aqcM", "qrels.test", "results.trunc", complete=True, max_docs=100, version="v9.0.8"),
+    Case("v9.0.8/out.test.meas_params", "qrels.test", "results.test", version="v9.0.8"),
 ]
+
+#: expected files whose every measure evalbridge refuses (-Z z-scores, -R prefs / qrels_prefs / qrels_jg): their
+#: names are checked for a refusal with a reason, with no input read
+REFUSED_FILES = ["out.test.aqZ", "v9.0.8/out.test.aqZ", "out.test.prefs", "out.test.qrels_prefs", "out.test.qrels_jg"]
 
 
 @pytest.fixture(scope="module")
@@ -110,55 +116,92 @@ def top(run: eb.Run, m: int) -> dict[str, dict[str, float]]:
 
 
 def compare(case: Case, folder: Path) -> tuple[list[str], set[str], int]:
-    """Evaluate one case; return the mismatches (one line each), the trec measures compared and the
-    number of values compared."""
+    """Evaluate one case, each trec_eval measure name under its own spelling; return the mismatches (one
+    line each), the names compared and the number of values compared. A refused name is checked by
+    :func:`test_every_trec_eval_name_is_computed_or_refused_with_a_reason`."""
     expected = parse_expected(folder / case.expected)
     qrels = eb.read_qrels(folder / case.qrels)
     run = eb.read_run(folder / case.run, extra_columns="ignore")
-    specs = {m: spec for m, _ in expected if (spec := trec_to_spec(m)) is not None}
-    res = eb.evaluate(qrels, run, sorted(set(specs.values())), min_relevance=case.level,
+    names = sorted({m for m, _ in expected if refusal(m) is None})
+    res = eb.evaluate(qrels, run, names, min_relevance=case.level,
                       missing_queries="zero" if case.complete else "drop", depth=case.max_docs,
                       score_precision="float32" if case.version == "v9.0.8" else "float64")
-    missing = set(res.provenance.missing_from_run)
     mismatches, n_values = [], 0
     for (measure, qid), printed in sorted(expected.items()):
-        if measure == "num_q":
-            if int(printed) != res.provenance.queries_evaluated:
-                mismatches.append(f"num_q: trec_eval {printed}, evalbridge {res.provenance.queries_evaluated}")
-            continue
-        if measure not in specs or (measure in KEPT_BY_C and case.complete and missing and qid in {"all", *missing}):
+        if measure not in names:
             continue
         n_values += 1
         if qid == "all":
-            ours = res[specs[measure]] * (res.provenance.queries_evaluated if measure in COUNTS else 1)
+            ours = res[measure] * (res.provenance.queries_evaluated if measure in COUNTS else 1)
         else:
-            ours = res.query(specs[measure]).get(qid)
+            ours = res.query(measure).get(qid)
         if ours is None or abs(ours - float(printed)) > TOL:
-            mismatches.append(f"{measure} ({specs[measure]}) query {qid}: trec_eval {printed}, evalbridge {ours}")
-    return mismatches, set(specs), n_values
+            mismatches.append(f"{measure} ({parse_metric(measure)}) query {qid}: trec_eval {printed}, evalbridge {ours}")
+    return mismatches, set(names), n_values
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.expected}[{c.qrels}]")
 def test_reference_reproduces_trec_eval_expected_output(case: Case, trec_dir: Path) -> None:
-    """Every shared measure (map, P_k, recall_k, Rprec, recip_rank, ndcg, ndcg_cut_k, map_cut_k, success_k)
-    matches trec_eval's printed value per topic and for ``all``."""
+    """Every trec_eval measure name evalbridge computes (map, P_k, recall_k, Rprec, recip_rank, ndcg, ndcg_cut_k,
+    map_cut_k, success_k, rbp, rbp_resid, relative_P_k, num_rel with -c...), asked by that name, matches trec_eval's
+    printed value per topic and for ``all``."""
     mismatches, compared, n_values = compare(case, trec_dir)
     assert not mismatches, f"{len(mismatches)} values differ from {case.expected}:\n" + "\n".join(mismatches[:25])
     if ".aq" in case.expected:  # -q: per topic and all; v9.0.8 prints no lines for a topic missing with -c
         required = REQUIRED | (REQUIRED_10 if case.version == "current" else set())
         assert required <= compared, f"not compared: {required - compared}"
-        assert n_values >= 43 * 3
+        assert n_values >= 52 * 3
+    elif case.expected.endswith("meas_params"):  # P_3, recall_2000, ndcg_cut_23, success_2, ndcg_1=3,2=9,4=4.5...
+        assert {"P_3", "P_7", "recall_2000", "ndcg_cut_23", "success_2", "ndcg_1=3,2=9,4=4.5"} <= compared
     else:  # summary only: map, Rprec, recip_rank, bpref, P_5 .. P_1000 and the three counts
         assert {"map", "P_5", "Rprec", "recip_rank", "bpref", "num_ret", "num_rel", "num_rel_ret"} <= compared
-        assert n_values == 16
+        assert n_values == len(compared) >= 16
+
+
+@pytest.mark.parametrize("expected", [c.expected for c in CASES] + REFUSED_FILES)
+def test_every_trec_eval_name_is_computed_or_refused_with_a_reason(expected: str, trec_dir: Path) -> None:
+    """Each measure name of the file either means an evalbridge metric (compared value by value above) or is
+    refused by every door with ``UnsupportedMetricError`` and a reason naming it: never a different number."""
+    names = {m for m, _ in parse_expected(trec_dir / expected)}
+    refused = {name: reason for name in names if (reason := refusal(name)) is not None}
+    for name, reason in refused.items():
+        assert reason.startswith(f"{name!r}: ") and len(reason) > len(name) + 40, reason
+        with pytest.raises(UnsupportedMetricError, match=re.escape(name)):
+            eb.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, [name])
+    assert {"runid", "num_q"} & names <= set(refused)  # a tag and a count of topics, not measures
+    if expected in REFUSED_FILES:
+        assert set(refused) == names
+    elif ".aq" in expected or expected.endswith(".a"):
+        computed = names - set(refused)
+        assert len(computed) >= 50 and {"gm_map", "iprec_at_recall_0.10", "11pt_avg", "utility"} <= set(refused)
+
+
+def test_trec_eval_names_are_case_sensitive_where_a_peer_spells_them_otherwise() -> None:
+    """``rbp`` is trec_eval 10's graded RBP (p = 0.9, -l ignored), ``RBP`` ir-measures' binary one (p = 0.8)."""
+    assert parse_metric("rbp") == Metric("RBP", None, {"p": 0.9, "weights": "graded", "rel": 1})
+    assert parse_metric("RBP") == Metric("RBP")
+    assert parse_metric("rbp_resid") == Metric("RBP_resid", None, {"p": 0.9})
+    assert parse_metric("RBP_resid") == Metric("RBP_resid")
+    res = eb.evaluate({"q": {"a": 2, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, ["rbp", "RBP"], min_relevance=2)
+    assert res["rbp"] == pytest.approx(0.1 * (1 + 0.9 * 0.5))  # graded weights 2/2 and 1/2, level 2 ignored
+    assert res["RBP"] == pytest.approx(0.2)  # binary at level 2: only "a"
+
+
+def test_num_rel_of_a_query_missing_from_the_run_is_its_judgements_count() -> None:
+    """trec_eval -c: a qrels query the run lacks is scored as one that retrieved nothing; num_rel stays R."""
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1, "c": 2, "d": 0}}
+    res = eb.evaluate(qrels, {"q1": {"a": 1.0}}, ["num_rel", "NumRel(rel=2)", "AP", "num_ret"])
+    assert res.query("num_rel") == {"q1": 1.0, "q2": 2.0}
+    assert res.query("NumRel(rel=2)")["q2"] == 1.0
+    assert res.query("AP")["q2"] == res.query("num_ret")["q2"] == 0.0
 
 
 def test_every_compared_trec_name_parses_to_the_mapped_spec(trec_dir: Path) -> None:
-    """The trec_eval names themselves (``ndcg_cut_10``, ``P_5``, ``recip_rank``...) parse to the same metrics."""
+    """The trec_eval names themselves (``ndcg_cut_10``, ``P_5``, ``recip_rank``, ``rbp``...) mean metrics of evalbridge's
+    catalogue, whose canonical spelling parses back to the same metric."""
     measures = {m for m, _ in parse_expected(trec_dir / "out.test.aq")}
-    # rbp and rbp_resid parse to evalbridge's RBP family, whose p defaults to ir-measures' 0.8 (trec_eval: 0.9)
-    mapped = {m: trec_to_spec(m) for m in measures - {"rbp", "rbp_resid"} if trec_to_spec(m) is not None}
-    assert len(mapped) >= 40
+    mapped = {m: spec for m in measures if (spec := trec_to_spec(m)) is not None}
+    assert len(mapped) >= 52
     for measure, spec in mapped.items():
         assert parse_metric(measure) == parse_metric(spec), measure
 

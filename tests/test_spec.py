@@ -70,7 +70,7 @@ ALIAS_CASES = {
     "ERR@20": "ERR@20",
     "err(max_grade=4)@20": "ERR(max_grade=4)@20",
     "RBP(p=0.8)": "RBP",
-    "rbp(p=0.95,weights=raw)": "RBP(p=0.95,weights=raw)",
+    "Rbp(p=0.95,weights=raw)": "RBP(p=0.95,weights=raw)",
     "rbp_resid(p=0.9)": "RBP_resid(p=0.9)",
     "f1@10": "F1@10",
     "set_F": "F1",
@@ -272,6 +272,6 @@ def test_gain_map_is_an_immutable_hashable_mapping() -> None:
 
 def test_rbp_persistence_and_weights_are_options() -> None:
     """RBP's p defaults to 0.8 (ir-measures); trec_eval's rbp is RBP(p=0.9,weights=graded)."""
-    assert parse_metric("RBP(p=0.8,weights=binary)") == parse_metric("rbp") == Metric("RBP")
+    assert parse_metric("RBP(p=0.8,weights=binary)") == parse_metric("RBP") == Metric("RBP")
     assert str(parse_metric("RBP(weights=graded,p=.9)")) == "RBP(p=0.9,weights=graded)"
     assert parse_metric("RBP(p=0.9)").arguments == {"rel": 1, "p": 0.9, "weights": "binary", "k": None}

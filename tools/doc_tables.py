@@ -104,7 +104,7 @@ def _options(name: str) -> str:
 
 
 def _aliases(name: str) -> str:
-    from evalbridge.metrics.catalogue import ALIASES, TREC_NAMES
+    from evalbridge.metrics.catalogue import ALIASES, TREC_MEASURES, TREC_NAMES
 
     words = []
     for alias, (canonical, preset) in ALIASES.items():
@@ -112,6 +112,8 @@ def _aliases(name: str) -> str:
             words.append(f"`{alias}`" + (" (" + ", ".join(f"{k}={v}" for k, v in preset.items()) + ")"
                                           if preset else ""))
     words += [f"`{trec}_k`" for trec, alias in TREC_NAMES.items() if ALIASES[alias] == (name, {})]
+    words += [f"`{trec}` (trec_eval: " + ", ".join(f"{k}={v}" for k, v in preset.items()) + ")"
+              for trec, (canonical, preset) in TREC_MEASURES.items() if canonical == name]
     return ", ".join(words)
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES", "kernel_table"]
+__all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES", "TREC_MEASURES",
+           "TREC_UNSUPPORTED", "kernel_table"]
 
 
 @dataclass(frozen=True)
@@ -191,13 +192,56 @@ ALIASES: Mapping[str, tuple[str, Mapping[str, Any]]] = MappingProxyType({
     **{a: ("F1", {}) for a in ("f1", "setf", "set_f")},
     **{a: ("R_cap", {}) for a in ("r_cap", "rcap", "capped_recall")},
     **{a: ("Bpref", {}) for a in ("bpref",)},
-    **{a: ("RBP_resid", {}) for a in ("rbp_resid", "rbpresid")},
+    **{a: ("RBP_resid", {}) for a in ("rbpresid",)},
+})
+
+#: trec_eval's measure names whose trec_eval meaning differs from the family's defaults, matched exactly
+#: (trec_eval's names are case-sensitive; ``RBP`` is ir-measures' binary RBP with p = 0.8): trec_eval 10's
+#: ``rbp`` weighs each grade by the query's top grade with p = 0.9 and ignores ``-l``; its ``rbp_resid`` has p = 0.9.
+TREC_MEASURES: Mapping[str, tuple[str, Mapping[str, Any]]] = MappingProxyType({
+    "rbp": ("RBP", {"p": 0.9, "weights": "graded", "rel": 1}),
+    "rbp_resid": ("RBP_resid", {"p": 0.9}),
 })
 
 #: trec_eval's ``name_k`` measure names -> alias.
 TREC_NAMES: Mapping[str, str] = MappingProxyType({
     "p": "p", "recall": "recall", "map_cut": "map", "ndcg_cut": "ndcg", "success": "success",
+    "relative_p": "r_cap",  # |relevant in top k| / min(k, R): precision over the best precision at k
 })
+
+#: trec_eval measure names (as trec_eval prints them, exactly) that evalbridge does not compute -> why; a spec
+#: that is one of them is refused with ``UnsupportedMetricError`` rather than read as something else.
+TREC_UNSUPPORTED: tuple[tuple[str, str], ...] = (
+    (r"num_q", "trec_eval's num_q is the number of queries evaluated, not a per-query measure: evalbridge "
+               "reports it as Results.provenance.queries_evaluated"),
+    (r"runid", "trec_eval's runid is the run's tag, a string, not a measure"),
+    (r"relstring(_\d+)?", "trec_eval's relstring is a string of the top grades, not a number"),
+    (r"gm_(map|bpref)", "trec_eval's gm_map / gm_bpref are geometric means over queries (each value floored at "
+                        "1e-5); evalbridge's means are arithmetic: take the geometric mean of Results.query('AP') "
+                        "or Results.query('Bpref')"),
+    (r"iprec_at_recall_[0-9.]+|11pt_avg(_[0-9.,]+)?", "interpolated precision at recall levels "
+                                                       "(iprec_at_recall, 11pt_avg) is not in evalbridge's catalogue "
+                                                       "(trec_eval 10 and 9 also place its cutoffs differently)"),
+    (r"Rprec_mult_[0-9.]+", "trec_eval's Rprec_mult_x (precision at x * R) is not in evalbridge's catalogue"),
+    (r"set_relative_P", "trec_eval's set_relative_P (relevant retrieved / min(R, retrieved)) is not in "
+                        "evalbridge's catalogue"),
+    (r"set_map", "trec_eval's set_map (set_P * set_recall) is not in evalbridge's catalogue"),
+    (r"utility(_[0-9.,-]+)?", "trec_eval's utility (a linear gain of the retrieved set) is not in evalbridge's "
+                              "catalogue"),
+    (r"unj_\d+", "trec_eval 10's unj_k (the unjudged share of the top k, 0 for a query missing under -c) is not "
+                 "in evalbridge's catalogue; Judged@k is the judged share"),
+    (r"num_nonrel_judged_ret", "trec_eval's num_nonrel_judged_ret (judged non-relevant retrieved) is not in "
+                               "evalbridge's catalogue"),
+    (r"G|binG|Rndcg|ndcg_rel", "trec_eval's G, binG, Rndcg and ndcg_rel (its own nDCG variants) are not in "
+                               "evalbridge's catalogue; nDCG is trec_eval's ndcg"),
+    (r"Z.+", "trec_eval's Z-prefixed measures are z-scores against a per-topic file (-Z); evalbridge computes "
+             "no standardised scores"),
+    (r"prefs_\w+", "trec_eval's prefs_* measures read preference judgements (-R prefs, qrels_prefs); evalbridge "
+                   "reads graded qrels only"),
+    (r"P_avgjg_\d+|Rprec_mult_avgjg_[0-9.]+|map_avgjg", "trec_eval's *_avgjg measures average over judgement "
+                                                         "groups (-R qrels_jg); evalbridge reads one judgement per "
+                                                         "document"),
+)
 
 #: ir-measures option spellings -> (our option, value translation).
 OPTION_ALIASES: Mapping[str, tuple[str, Mapping[str, str]]] = MappingProxyType({

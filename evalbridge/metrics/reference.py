@@ -36,7 +36,7 @@ from .catalogue import kernel_table
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
            "discounted", "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
            "expected_reciprocal_rank", "err_probability", "rank_biased_precision", "rbp_weight", "rbp_residual",
-           "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "KERNELS",
+           "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "KERNELS", "nothing_retrieved",
            "INFAP_EPSILON"]
 
 Grades = Sequence[float]
@@ -516,3 +516,14 @@ def set_recall(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
 #: option of the metric (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input
 #: its family declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
 KERNELS: dict[str, Callable[..., float]] = kernel_table(globals())
+
+
+def nothing_retrieved(name: str, arguments: Mapping[str, object], inputs: Sequence[str], judged: Grades) -> float:
+    """Metric ``name`` of a query that retrieved nothing (a qrels query missing from the run, scored as
+    trec_eval ``-c`` does): its function over an empty ranking, 0 for every family but ``NumRel`` (R,
+    a count of the judgements).
+
+    >>> nothing_retrieved("NumRel", {"rel": 1}, (), [2, 1, 0]), nothing_retrieved("AP", {"rel": 1}, (), [1])
+    (2.0, 0.0)
+    """
+    return float(KERNELS[name]([], judged, **arguments, **{input_name: [] for input_name in inputs}))

@@ -29,8 +29,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .catalogue import ALIASES, MAPPINGS, METRICS, NUMERIC, OPTION_ALIASES, TREC_NAMES, MetricInfo
-from ..errors import MetricSpecError
+from .catalogue import (ALIASES, MAPPINGS, METRICS, NUMERIC, OPTION_ALIASES, TREC_MEASURES, TREC_NAMES, TREC_UNSUPPORTED,
+                        MetricInfo)
+from ..errors import MetricSpecError, UnsupportedMetricError
 
 __all__ = ["Metric", "GainMap", "parse_metric", "parse_metrics"]
 
@@ -42,6 +43,9 @@ _SPEC = re.compile(
     re.IGNORECASE,  # the grammar is case-insensitive, the ranx level suffix too ("MAP@100-L2")
 )
 _TREC = re.compile(r"(?P<base>[a-z_]+?)_(?P<k>\d+)")
+#: trec_eval's nDCG with a gain map, as ``-m ndcg.1=3,2=9`` and as printed (``ndcg_1=3,2=9``)
+_TREC_GAINS = re.compile(r"ndcg[._](?P<pairs>-?[\d.]+=-?[\d.]+(?:,-?[\d.]+=-?[\d.]+)*)")
+_TREC_UNSUPPORTED = tuple((re.compile(pattern), reason) for pattern, reason in TREC_UNSUPPORTED)
 
 
 def _format_number(value: float) -> str:
@@ -286,6 +290,9 @@ class Metric:
 
 
 def _resolve_name(name: str) -> tuple[str, dict[str, Any], int | None]:
+    if name in TREC_MEASURES:  # trec_eval's spelling, exactly: trec_eval's measure
+        canonical, preset = TREC_MEASURES[name]
+        return canonical, dict(preset), None
     low = name.lower()
     if low in ALIASES:
         canonical, preset = ALIASES[low]
@@ -336,23 +343,38 @@ def _parse_options(text: str, spec: str) -> dict[str, Any]:
 def parse_metric(spec: str | Metric) -> Metric:
     """Parse a metric string (any known spelling) into a :class:`Metric`.
 
+    A trec_eval measure name means the measure trec_eval prints under it (``rbp`` is
+    ``RBP(p=0.9,rel=1,weights=graded)``, ``ndcg_1=3,2=9`` is ``nDCG(gains={1:3,2:9})``); one evalbridge
+    does not compute (``gm_map``, ``iprec_at_recall_0.10``...) is refused, with the reason.
+
     Raises:
         MetricSpecError: unknown name or option, bad value or cutoff; the message
             names the closest valid spelling.
+        UnsupportedMetricError: a trec_eval measure evalbridge does not compute
+            (:data:`evalbridge.metrics.catalogue.TREC_UNSUPPORTED`).
     """
     if isinstance(spec, Metric):
         return spec
     if not isinstance(spec, str):
         raise MetricSpecError(f"a metric must be a string like 'nDCG@10'; got {type(spec).__name__} {spec!r}.")
-    match = _SPEC.fullmatch(spec.strip())
+    text = spec.strip()
+    for pattern, reason in _TREC_UNSUPPORTED:
+        if pattern.fullmatch(text):
+            raise UnsupportedMetricError(f"{text!r}: {reason}.")
+    gains = _TREC_GAINS.fullmatch(text)
+    if gains:
+        return Metric("nDCG", None, {"gains": "{" + gains["pairs"].replace("=", ":") + "}"})
+    match = _SPEC.fullmatch(text)
     if match is None:
         raise MetricSpecError(f"cannot parse metric {spec!r}; expected Name(key=value,...)@k, e.g. "
                               f"'nDCG(gain=exp)@10', 'P(rel=2)@5', 'map@100-l2'.")
     name, options, k = _resolve_name(match["name"])
     for key, value in _parse_options(match["opts"] or "", spec).items():
         if key in options and str(options[key]).lower() != str(value).lower():
+            fix = (f" Fix: {match['name']!r} is trec_eval's measure, {Metric(name, None, options)}; write "
+                   f"{name}(...) for other options." if match["name"] in TREC_MEASURES else "")
             raise MetricSpecError(f"{match['name']!r} already means {key}={options[key]}; "
-                                  f"{key}={value} contradicts it in {spec!r}.")
+                                  f"{key}={value} contradicts it in {spec!r}.{fix}")
         options[key] = value
     if match["k"] is not None:
         if k is not None:

@@ -731,8 +731,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .wording import door
+
     try:
-        code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
+        with door("config" if args.command == "run" else "command line"):
+            code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
         return code
     except EvalbridgeError as error:
         print(f"evalbridge: error: {error}", file=sys.stderr)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .config.schema import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
+from .wording import door
 
 if TYPE_CHECKING:
     from .reports.report import Report
@@ -274,7 +275,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     files = [path for path in sources if not path.is_dir()]  # a folder of Parquet files is described, not hashed
     hashes = _Hashes([*files, *([config.path] if config.path is not None else [])])
     try:
-        return _run(config, hashes, output_dir=output_dir, on_step=on_step, write=write)
+        # a config's messages speak its words (columns: {...}, min_relevance: 7); a command line's keep its own
+        with door("config") if config.path is not None else contextlib.nullcontext():
+            return _run(config, hashes, output_dir=output_dir, on_step=on_step, write=write)
     finally:
         hashes.cancel()
 

@@ -225,3 +225,68 @@ def test_a_400_digit_number_in_a_dataframe_is_an_input_error():
         eb.to_run(frame)
     with pytest.raises(eb.InputError, match=r"\(401 digits\) is too large"):
         eb.Run({"q1": {"d1": int(BIG)}})
+
+
+# ---------------------------------------------------------------- the fix in the words of the door
+
+#: fault -> (case, what every door says, the fix as each door spells it)
+WORDED = {
+    "QRELS and RUN swapped": (
+        Case(files={"qrels.txt": QRELS, "a.run": RUN}, qrels="a.run", runs=("qrels.txt",)),
+        ("a.run:1", "expected 4 columns (qid iter docid rel), got 6", "this file looks like a run"),
+        {"api": "read it with read_run()", "cli": "give it after QRELS, as a RUN (were QRELS and RUN swapped?)",
+         "config": "give it under runs:"}),
+    "a RAG log whose relevant field is not found": (
+        Case(files={"log.jsonl": jsonl([{"query_id": "q1", "retrieved": ["d1"], "gold_ids": ["d1"]}])},
+             runs=("log.jsonl",)),
+        ("log.jsonl:1", "no field looks like the relevant list"),
+        {"api": "relevant='...'", "cli": "--columns relevant=...", "config": "columns: {relevant: ...}"}),
+    "a CSV without its header": (
+        Case(files={"qrels.txt": QRELS, "a.csv": "q1,d1,3\nq1,d2,2\n"}, qrels="qrels.txt", runs=("a.csv",)),
+        ("a.csv", "no column looks like the query", "the columns are 'q1', 'd1', '3'"),
+        {"api": "query='...'", "cli": "--columns query=...", "config": "columns: {query: ...}"}),
+}
+
+
+@pytest.mark.parametrize("name", list(WORDED))
+def test_the_fix_is_spelled_as_the_user_writes_it_at_their_door(tmp_path, name):
+    """One fault, one message (exit 2) at every door; the fix names the option or place as that door spells it,
+    and never another door's (no Python call on the command line, no `qrels:` key outside a config)."""
+    case, says, fixes = WORDED[name]
+    doors = through_doors(case, tmp_path)
+    assert_same(doors, says=says)
+    for door, fix in fixes.items():
+        assert fix in doors[door].message, (door, doors[door].message)
+        others = [other for d, other in fixes.items() if d != door and other not in fix]
+        assert not [other for other in others if other in doors[door].message], (door, doors[door].message)
+
+
+def test_a_qrels_beside_a_log_is_refused_in_each_door_words(tmp_path):
+    """A RAG log holds its own judgements: beside QRELS on the command line the fix says to evaluate it alone
+    (not to `remove qrels:`, a config's words); a config says `remove qrels:`."""
+    log = jsonl([{"query_id": "q1", "retrieved": ["d1"], "relevant": ["d1"]}])
+    case = Case(files={"qrels.txt": QRELS, "log.jsonl": log}, qrels="qrels.txt", runs=("log.jsonl",),
+                run_options={"format": "rag"})
+    doors = through_doors(case, tmp_path)
+    assert doors["cli"].code == doors["config"].code == 2
+    assert "QRELS would be ignored" in doors["cli"].message and "evaluate it alone, without QRELS" in doors["cli"].message
+    assert "qrels:" not in doors["cli"].message
+    assert "remove qrels:" in doors["config"].message
+
+
+def test_wording_spells_options_per_door():
+    """evalbridge.wording: Python by default; the door opened by the CLI or a config inside its block only."""
+    from evalbridge.wording import current, door, option, place
+
+    assert (current(), option("min_relevance", 7), option("doc", "docno", column=True)) == \
+        ("python", "min_relevance=7", "doc='docno'")
+    with door("command line"):
+        assert (option("min_relevance", 7), option("doc", "docno", column=True)) == \
+            ("--min-relevance 7", "--columns doc=docno")
+        assert "QRELS" in place("qrels")
+    with door("config"):
+        assert (option("min_relevance", 7), option("doc", "docno", column=True)) == \
+            ("min_relevance: 7", "columns: {doc: docno}")
+    assert current() == "python"
+    with pytest.raises(ValueError, match="unknown door"), door("carrier pigeon"):
+        pass

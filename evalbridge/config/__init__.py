@@ -42,6 +42,15 @@ __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "Agre
            "OutputSettings", "load_config", "load_configs", "load_qrels", "load_run", "TOP_KEYS"]
 
 def load_configs(path: str | os.PathLike[str]) -> list[Config]:
+    """Load and validate every evaluation (YAML document) in a config file (see :func:`_load`); its messages
+    speak a config's words (:mod:`evalbridge.wording`)."""
+    from ..wording import door
+
+    with door("config"):
+        return _load(path)
+
+
+def _load(path: str | os.PathLike[str]) -> list[Config]:
     """Load and validate every evaluation (YAML document) in a config file.
 
     Raises:

@@ -824,9 +824,11 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         else None
     for name, source in runs.items():
         if source.carries_qrels and qrels is not None:
-            raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so the "
-                                                       f"top-level qrels would be ignored.",
-                             fix="remove qrels:, or give this run in a run format (trec, json, ranked, ...).")
+            raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so "
+                                                       f"{'the top-level qrels' if check.locator.source else 'QRELS'} "
+                                                       f"would be ignored.",
+                             fix=("remove qrels:" if check.locator.source else "evaluate it alone, without QRELS")
+                                 + ", or give this run in a run format (trec, json, ranked, ...).")
         if not source.carries_qrels and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError
+from ..wording import option
 
 __all__ = ["DEFAULTS", "get_path", "choose_field"]
 
@@ -42,5 +43,6 @@ def choose_field(obj: Mapping[str, Any], role: str, given: str | None, where: st
                    ) if not found else f"several fields could be the {role}: {', '.join(map(repr, found))}"
         looked = ", ".join(DEFAULTS[role])
         raise InputError(f"{problem} (looked for {looked}; the object has {', '.join(map(repr, obj))}).",
-                         source=where, fix=f"name the field: {role}='...' (dotted paths reach nested objects).")
+                         source=where, fix=f"name the field: {option(role, column=True)} (dotted paths reach "
+                                                  f"nested objects).")
     return found[0], f"{role}={found[0]}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from ..errors import InputError
+from ..wording import option
 
 __all__ = ["CANDIDATES", "ROLE_OPTIONS", "pick"]
 
@@ -70,8 +71,7 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
             close = [] if found else difflib.get_close_matches(CANDIDATES[role][0], have, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise InputError(f"{problem}; the {what}s are {', '.join(map(repr, have))}.", source=where,
-                             fix=f"{hint}name it: {role}='...' in Python, `{role}: ...` under columns: in a "
-                                 f"config, --columns {role}=... on the command line.")
+                             fix=f"{hint}name it: {option(role, column=True)}.")
         chosen[role] = found[0]
         picked.append(f"{role}={found[0]}")
     notes = (f"{what}s picked by name: {', '.join(picked)}",) if picked else ()

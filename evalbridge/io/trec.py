@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..wording import place
 from ..model import Qrels, Run
 from ..values import parse
 from .text import Lines, open_text
@@ -83,8 +84,8 @@ def _read_grades(path: Path, what: str) -> tuple[dict[str, dict[str, int | float
         if len(words) != 4:
             if not words or words[0][0] == "#":
                 continue
-            raise _column_error(path, n, words, QRELS_COLUMNS,
-                                "a qrels line is `qid 0 docid rel`; a run (6 columns) is read with read_run.")
+            raise _column_error(path, n, words, QRELS_COLUMNS, "a qrels line is `qid 0 docid rel`" + (
+                f"; this file looks like a run: {place('run')}." if len(words) == 6 else "."))
         qid, _, doc, rel = words
         if qid != current:
             if qid[0] == "#":  # a comment that happens to have 4 words
@@ -161,7 +162,7 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
                          f"got {extra_columns!r}.")
     path = Path(path)
     ignore_extra = extra_columns == "ignore"
-    fix_columns = "a run line is `qid Q0 docid rank score tag`; a qrels file (4 columns) is read with read_qrels."
+    fix_columns = f"a run line is `qid Q0 docid rank score tag`; a qrels file (4 columns): {place('qrels')}."
     fix_extra = ("a run line is `qid Q0 docid rank score tag`; to drop extra trailing words, as trec_eval does, "
                  "pass extra_columns='ignore'.")
     data: dict[str, dict[str, float]] = {}

@@ -186,9 +186,9 @@ def test_a_judged_list_file_gives_the_courses_map_mrr_and_ndcg(tmp_path) -> None
 @pytest.mark.parametrize("reader, text, line, message", [
     (read_qrels, "q 0 a 1\nq 0 b\n", 2, "expected 4 columns (qid iter docid rel), got 3: 'q 0 b'"),
     (read_qrels, "q 0 a 1 extra\n", 1, "expected 4 columns"),
-    (read_qrels, "q Q0 a 1 0.5 run\n", 1, "read with read_run"),
+    (read_qrels, "q Q0 a 1 0.5 run\n", 1, "read it with read_run()"),
     (read_run, "q Q0 a 1 0.5 t\nq Q0 b 2 0.4\n", 2, "expected 6 columns (qid Q0 docid rank score tag), got 5"),
-    (read_run, "q 0 a 1\n", 1, "read with read_qrels"),
+    (read_run, "q 0 a 1\n", 1, "read it with read_qrels()"),
     (read_run, "q Q0 a 1 0.5 t junk\n", 1, "got 7"),
     (read_judged_list, "q Q0 a\n", 1, "expected 4 columns"),
 ])

@@ -514,7 +514,7 @@ def format_table() -> list[dict[str, Any]]:
 
     return [{"format": f.name, "holds": f.describes, "what": f.title,
              "suffixes": " ".join(s or "(none)" for s in f.suffixes) or ("(object)" if f.accepts else "(named only)"),
-             "options": ", ".join(f.options) or "-", "writable": f.write is not None, "example": f.example}
+             "options": ", ".join(f.takes) or "-", "writable": f.write is not None, "example": f.example}
             for f in formats().values()]
 
 

@@ -530,9 +530,9 @@ def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
     run = cut_run(qrels, run, conventions).run
-    level = relevance_level(qrels, min_relevance)
     requests = metric_requests(metrics)
     asked = list(dict.fromkeys(r.metric for r in requests))
+    level = relevance_level(qrels, min_relevance, asked)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None
     wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:

@@ -280,7 +280,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
         from .backends.auto import choose
 
         backend = choose(qrels, run, ties=conventions.ties)
-    level = relevance_level(qrels, min_relevance)
+    level = relevance_level(qrels, min_relevance, asked)
     top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
     wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
     for metric in wanted:

@@ -393,7 +393,12 @@ class Qrels(_Base):
     @property
     def is_integral(self) -> bool:
         """True when every grade is a whole number (what trec_eval-based backends need)."""
-        return all(float(g).is_integer() for g in self.grades)
+        return self.fractional_grade is None
+
+    @property
+    def fractional_grade(self) -> float | None:
+        """The smallest grade that is not a whole number (``7.5``), or None when every grade is one."""
+        return min((g for g in self.grades if not float(g).is_integer()), default=None)
 
 
 class Run(_Base):

@@ -423,6 +423,15 @@ class _Judgements:
             self._top = 0 if top is None else (int(top) if float(top).is_integer() else float(top))
         return self._top
 
+    @property
+    def fractional_grade(self) -> float | None:
+        """The smallest grade that is not a whole number, or None (one Spark job)."""
+        from pyspark.sql import functions as F
+
+        grade = F.col(self.column)
+        found = self.frame.filter(grade != F.floor(grade)).agg(F.min(grade)).first()[0]
+        return None if found is None else float(found)
+
 
 def _default_buckets(session: Any) -> int:  # noqa: ANN401 - SparkSession
     """Four buckets per shuffle partition (so partitions receive similar numbers of rows)."""
@@ -488,9 +497,9 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
 
     judgements = _Judgements(qrels, relevance)
-    level = relevance_level(judgements, min_relevance)
     requests = metric_requests(metrics)
     asked = list(dict.fromkeys(r.metric for r in requests))
+    level = relevance_level(judgements, min_relevance, asked)  # a Spark job when a binary metric needs a level
     top = judgements.max_grade if any(map(needs_max_grade, asked)) else None  # a Spark job, only when needed
     resolve = partial(resolve_metric, level=level, max_grade=top)
     wanted = tuple(dict.fromkeys(map(resolve, asked)))

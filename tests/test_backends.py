@@ -67,11 +67,11 @@ def test_fast_backends_equal_reference_under_any_conventions(backend, data, spec
 
 @pytest.mark.parametrize("backend", FAST)
 @EXAMPLES
-@given(data=messy(float_grades=True), specs=SPECS)
-def test_fast_backends_bridge_float_grades_exactly(backend, data, specs) -> None:  # noqa: ANN001
-    """Float grades (LLM-judge scores) are binarised or scaled exactly, never truncated."""
+@given(data=messy(float_grades=True), specs=SPECS, level=st.sampled_from([1, 2.5, 7]))
+def test_fast_backends_bridge_float_grades_exactly(backend, data, specs, level) -> None:  # noqa: ANN001
+    """Float grades (LLM-judge scores) are binarised at the level stated or scaled exactly, never truncated."""
     qrels, run = data
-    assert_same(backend, qrels, run, specs)
+    assert_same(backend, qrels, run, specs, min_relevance=level)
 
 
 @pytest.mark.slow
@@ -83,7 +83,7 @@ def test_ranx_equals_reference_under_any_conventions(ranx_warm, data, specs, tie
     qrels, run = data
     if floats:
         qrels = {q: {d: g + 0.25 if g else g for d, g in docs.items()} for q, docs in qrels.items()}
-    assert_same("ranx", qrels, run, specs, ties=ties)
+    assert_same("ranx", qrels, run, specs, ties=ties, min_relevance=1)  # float grades need a stated level
 
 
 #: evalbridge spec -> the name a ranx user writes (independent of evalbridge's own naming table).

@@ -144,7 +144,7 @@ def test_ir_measures_gain_variants_do_not_depend_on_the_hash_seed() -> None:
 def test_float_grades_on_integer_backends_are_bridged_not_unexplained() -> None:
     """pytrec_eval rejects float grades; the cross-check bridges binary metrics and linear nDCG exactly."""
     qrels, run = {"q1": {"a": 7.5, "b": 2.5, "c": 0.4}}, {"q1": {"c": 3.0, "b": 2.0, "a": 1.0}}
-    check = eb.crosscheck(qrels, run, ["nDCG@3", "P@2", "nDCG(gain=exp)@3"], backends=FAST)
+    check = eb.crosscheck(qrels, run, ["nDCG@3", "P@2", "nDCG(gain=exp)@3"], backends=FAST, min_relevance=2)
     assert check.differences.empty and check.ok
     assert {m for _, m in check.unsupported} == {"nDCG(gain=exp)@3"}
     assert any("binarised" in note for note in check.bridges["pytrec_eval"])
@@ -217,7 +217,8 @@ def test_canonicalised_crosscheck_agrees_everywhere(ranx_ready: None) -> None:
     """With canonicalise=True ties, float32 collisions, empty and float-graded queries are bridged: no difference."""
     qrels = {"q1": {"a": 1, "b": 2}, "q2": {"x": 7.5, "y": 2.5}, "q3": {}, "q4": {"z": 1}}
     run = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"y": 0.9752302811, "x": 0.9752302801}, "q3": {"a": 1.0}}
-    check = eb.crosscheck(qrels, run, ["nDCG@3", "P(rel=2)@2", "RR", "AP", "Success@1"], canonicalise=True)
+    check = eb.crosscheck(qrels, run, ["nDCG@3", "P(rel=2)@2", "RR", "AP", "Success@1"], canonicalise=True,
+                          min_relevance=1)
     assert check.differences.empty and check.ok and not check.unsupported
     assert all(check.bridges[b] for b in ("ranx", "ir_measures", "pytrec_eval"))
 
@@ -270,7 +271,7 @@ SPECS = st.lists(metrics(names=("P", "R", "RR", "AP", "nDCG", "Rprec", "Success"
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=messy(), specs=SPECS, ties=st.sampled_from(["docid_desc", "docid_asc", "input"]),
-       missing=st.sampled_from(["zero", "drop"]), level=st.sampled_from([None, 2]))
+       missing=st.sampled_from(["zero", "drop"]), level=st.sampled_from([1, 2]))
 def test_every_native_difference_of_fast_backends_is_explained(data, specs, ties, missing, level) -> None:  # noqa: ANN001
     """pytrec_eval and ir_measures under their own conventions: the reference reproduces each difference."""
     qrels, run = data
@@ -280,7 +281,7 @@ def test_every_native_difference_of_fast_backends_is_explained(data, specs, ties
 
 @pytest.mark.slow
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=messy(), specs=SPECS, missing=st.sampled_from(["zero", "drop"]), level=st.sampled_from([None, 2]))
+@given(data=messy(), specs=SPECS, missing=st.sampled_from(["zero", "drop"]), level=st.sampled_from([1, 2]))
 def test_every_native_difference_of_ranx_is_explained(ranx_ready, data, specs, missing, level) -> None:  # noqa: ANN001
     """ranx with Qrels/Run objects (truncation, its own tie order, level on nDCG): every difference is verified."""
     qrels, run = data
@@ -312,7 +313,7 @@ def test_ranx_truncates_grades_before_a_bridged_level(ranx_ready) -> None:  # no
 def test_canonicalised_fast_backends_agree_exactly(data, specs) -> None:  # noqa: ANN001
     """After canonicalisation pytrec_eval and ir_measures agree with the reference on every query."""
     qrels, run = data
-    check = eb.crosscheck(qrels, run, specs, backends=FAST, canonicalise=True)
+    check = eb.crosscheck(qrels, run, specs, backends=FAST, canonicalise=True, min_relevance=1)  # float grades: a level
     assert check.differences.empty, check.to_markdown()
 
 

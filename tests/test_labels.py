@@ -68,7 +68,7 @@ def test_user_labels_name_means_per_query_and_json_with_the_resolved_metric_besi
 
 
 @settings(max_examples=40, deadline=None)
-@given(qrels_and_run(float_grades=True), st.lists(st.sampled_from([None, 1, 2, 3.5, 7]), min_size=2, max_size=3),
+@given(qrels_and_run(float_grades=True), st.lists(st.sampled_from([0.5, 1, 2, 3.5, 7]), min_size=2, max_size=3),
        st.lists(st.sampled_from(["P@5", "precision@3", "recall@5", "mrr", "hit_rate@2", "map", "ndcg@5",
                                  "Bpref", "R_cap@4"]), min_size=1, max_size=4, unique=True))
 def test_changing_min_relevance_never_changes_the_keys(data, levels, specs):

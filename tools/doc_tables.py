@@ -62,7 +62,7 @@ def inputs_table() -> str:
         suffixes = " ".join(f"`{s}`" for s in f.suffixes if s) or ("(any other)" if f.name == "trec" else
                                                                     "(object)" if f.accepts else "(named)")
         rows.append(f"| `{f.name}`: {_cell(f.title)} | {f.describes} | {suffixes} | "
-                    f"{', '.join(f'`{o}`' for o in f.options) or '-'} | {'yes' if f.write else 'no'} | "
+                    f"{', '.join(f'`{o}`' for o in f.takes) or '-'} | {'yes' if f.write else 'no'} | "
                     f"`{_cell(f.example)}` |")
     return "\n".join(rows) + "\n"
 

@@ -43,14 +43,20 @@ from .text import file_error, not_a_file
 if TYPE_CHECKING:
     from ..model import Qrels, Run
 
-__all__ = ["Format", "Parsed", "Kind", "formats", "get_format", "resolve", "load", "to_qrels", "to_run",
-           "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
+__all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "to_qrels",
+           "to_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
            "check_same_judgements"]
 
 Kind = Literal["qrels", "run", "pair"]
 
 #: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
 MODULES = ("trec", "jsonl", "rag", "tables", "spark_tables", "shapes", "objects")
+
+
+#: The option of every format that reads judgements: the relevance level of binary metrics, stored on the
+#: qrels read (:func:`load` stores it; a format whose reader stores it itself declares it in its ``options``).
+LEVEL_OPTION: Mapping[str, str] = MappingProxyType(
+    {"min_relevance": "the relevance level stored on the qrels (LLM grades 0-10: e.g. 7)"})
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,13 @@ class Format:
     named: bool = False
     read_columns: Callable[[Any, str], Parsed | None] | None = None
     whole_judgements: bool = False
+
+    @property
+    def takes(self) -> Mapping[str, str]:
+        """Every option the format takes: its own, and :data:`LEVEL_OPTION` wherever it reads judgements."""
+        if not self.can_read("qrels") or "min_relevance" in self.options:
+            return self.options
+        return MappingProxyType({**self.options, **LEVEL_OPTION})
 
     def can_read(self, kind: str) -> bool:
         """True when the format can give ``kind`` (a paired format gives either part, or both)."""
@@ -209,10 +222,10 @@ def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
 def check_options(fmt: Format, options: Mapping[str, Any]) -> None:
     """Refuse an option ``fmt`` does not take, naming the formats that take it."""
     for option in options:
-        if option not in fmt.options:
-            takers = [n for n, f in formats().items() if option in f.options]
+        if option not in fmt.takes:
+            takers = [n for n, f in formats().items() if option in f.takes]
             where = f" (it applies to {', '.join(takers)})" if takers else ""
-            known = f"its options are {', '.join(fmt.options)}" if fmt.options else "it takes no options"
+            known = f"its options are {', '.join(fmt.takes)}" if fmt.takes else "it takes no options"
             raise InputError(f"option {option!r} does not apply to format {fmt.name!r}{where}; {known}.",
                              fix="remove the option or name another format.")
 
@@ -224,6 +237,10 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     fmt = resolve(obj, kind=kind, format=format)
     given = {k: v for k, v in options.items() if v is not None}
     check_options(fmt, given)
+    level = given.pop("min_relevance", None) if "min_relevance" not in fmt.options else None
+    if level is not None and kind == "run":
+        raise InputError(f"min_relevance={level!r} is a level of judgements, and a run is being read.",
+                         fix="give min_relevance where the qrels are read, or to the evaluation.")
     fault = not_a_file(obj) if _is_path(obj) and not fmt.accepts and not fmt.named else None
     if fault is not None:
         raise file_error(obj, fault)
@@ -232,6 +249,10 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     if kind == "pair" and (parsed.qrels is None or parsed.run is None):
         raise InputError(f"format {fmt.name!r} holds {fmt.describes}, not both qrels and a run.",
                          fix="read the qrels and the run separately (to_qrels, to_run).")
+    if level is not None and parsed.qrels is not None:
+        from ..model import Qrels
+
+        parsed = Parsed(Qrels(parsed.qrels, min_relevance=level, copy=False), parsed.run)
     return parsed
 
 

@@ -1,12 +1,15 @@
 """The settings of one evaluation made explicit in its metrics: the relevance level and the top grade.
 
+The one rule for graded judgements lives here (:func:`relevance_level`): grades that are not whole numbers
+(LLM judges' 0-10 scores) give binary metrics no level to guess, whatever door they came through.
+
 Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark engine) and by
 :class:`~evalbridge.results.Results`, which resolves the spelling a user asks for the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from ..errors import InputError
@@ -25,6 +28,9 @@ class Judgements(Protocol):
 
     @property
     def max_grade(self) -> float: ...
+
+    @property
+    def fractional_grade(self) -> float | None: ...
 
 
 #: Families whose ``max_grade`` (when not set) is the top grade of the qrels, and when they use it.
@@ -54,11 +60,37 @@ def resolve_metric(metric: Metric, *, level: float, max_grade: float | None) -> 
     return metric
 
 
-def relevance_level(qrels: Judgements, min_relevance: float | None) -> float:
-    """The level of binary metrics: ``min_relevance`` if given, else the qrels' own, else 1."""
+def relevance_level(qrels: Judgements, min_relevance: float | None, metrics: Iterable[Metric] = ()) -> float:
+    """The level of binary metrics: ``min_relevance`` if given, else the qrels' own, else 1.
+
+    Level 1 is a default for whole-number grades only: qrels holding a grade such as 7.5 (an LLM judge's
+    0-10 score) with a binary metric among ``metrics`` that sets no ``rel`` of its own, and no level given or
+    carried, are refused, since counting every grade >= 1 as relevant is rarely what a 0-10 scale means.
+    Graded metrics (nDCG, DCG, ERR) use the grades themselves and need no level.
+
+    Raises:
+        InputError: the fractional grades without a level, naming the metrics and the fix at every door.
+    """
     if min_relevance is not None:
         return check_level(min_relevance)
-    return qrels.min_relevance if qrels.min_relevance is not None else 1
+    if qrels.min_relevance is not None:
+        return qrels.min_relevance
+    binary = [m for m in metrics if m.info.binary and m.get("rel") is None]
+    if binary and (grade := qrels.fractional_grade) is not None:
+        raise _no_level(grade, qrels.max_grade, binary)
+    return 1
+
+
+def _no_level(grade: float, top: float, binary: list[Metric]) -> InputError:
+    level = float(f"{0.7 * top:.1g}") if top > 0 else 1  # an example on the qrels' own scale: 7 for 0-10
+    names = ", ".join(map(str, dict.fromkeys(binary)))
+    return InputError(
+        f"the qrels hold grades that are not whole numbers (e.g. {grade:g}; top grade {top:g}), and {names} "
+        f"need{'s' if len(binary) == 1 else ''} a relevance level to tell relevant from not: evalbridge does "
+        f"not guess one (level 1 would count every grade >= 1 as relevant).",
+        fix=f"state the level from which a grade is relevant: min_relevance={level:g} in Python, "
+            f"--min-relevance {level:g} on the command line, min_relevance: {level:g} in a config (or "
+            f"per metric, e.g. {binary[0].replace(rel=level)}); graded metrics such as nDCG need no level.")
 
 
 def check_max_grade(metric: Metric, qrels: Judgements) -> None:

@@ -585,6 +585,13 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
             raise InputError(f"{what} ids are {'/'.join(ka)} in {names[0]!r} but {'/'.join(kb)} in {names[1]!r} "
                              f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
                              fix=f"give both the same id type, e.g. convert every {what} id with str().")
+    for name, side in zip(names, (qa, qb)):
+        if not side.n_rows:
+            shown = f"{len(side)} quer{'y' if len(side) == 1 else 'ies'} without a judgement (e.g. " \
+                    f"{', '.join(map(repr, list(side)[:3]))})" if len(side) else "no query"
+            raise InputError(f"the judgements {name!r} hold no (query, doc, grade): {shown}; an agreement compares "
+                             f"the pairs both sides judged.",
+                             fix=f"give {name!r} its judgements (check the file, its format and column names).")
     explicit_a, explicit_b = _level(min_relevance, qa), _level(min_relevance, qb)
     level_a = explicit_a if explicit_a is not None else 1
     level_b = explicit_b if explicit_b is not None else 1

@@ -1,0 +1,218 @@
+"""One rule for graded judgements at every door: grades that are not whole numbers (LLM judges' 0-10 scores)
+give a binary metric no level to guess; a level stated anywhere (Python, command line, config, a reader's
+option) is used; graded metrics need none. And an agreement with one side empty says so."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from evalbridge.cli import main
+from strategies import metrics, qrels_and_run
+
+#: an LLM judge's grades 0-10 and a ranking: P@5 is 0.6 at level 7, 1.0 at the silent level 1
+GRADES = {"q1": {"a": 9.5, "b": 7.5, "c": 3.5, "d": 8.0, "e": 1.5}}
+RANKING = {"q1": {"a": 5.0, "c": 4.0, "b": 3.0, "e": 2.0, "d": 1.0}}
+AT_7 = 0.6
+
+
+def qrels_file(folder: Path, fmt: str) -> Path:
+    """GRADES written as a file of format ``fmt`` (for the command line and configs)."""
+    rows = [(q, d, g) for q, docs in GRADES.items() for d, g in docs.items()]
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    path = folder / {"csv": "judge.csv", "parquet": "judge.parquet", "jsonl": "judge.jsonl", "json": "judge.json",
+                     "tsv": "judge.tsv"}[fmt]
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "tsv":
+        frame.to_csv(path, index=False, sep="\t")
+    elif fmt == "parquet":
+        frame.to_parquet(path)
+    elif fmt == "jsonl":
+        path.write_text("".join(json.dumps(dict(zip(frame.columns, r))) + "\n" for r in rows))
+    else:
+        path.write_text(json.dumps(GRADES))
+    return path
+
+
+def run_file(folder: Path) -> Path:
+    path = folder / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} {i + 1} {s} sys\n" for q, docs in RANKING.items()
+                            for i, (d, s) in enumerate(docs.items())))
+    return path
+
+
+def rag_log(folder: Path) -> Path:
+    """The same data as one RAG log: retrieved ids in rank order, the judge's grades per question."""
+    path = folder / "log.jsonl"
+    path.write_text("".join(json.dumps({"query_id": q, "retrieved": list(RANKING[q]), "relevant": GRADES[q]}) + "\n"
+                            for q in GRADES))
+    return path
+
+
+# ------------------------------------------------------------------ the three doors
+
+def api(folder: Path, fmt: str, metric: str, level: float | None) -> tuple[int, str, float | None]:
+    """(exit code as the CLI would give it, message, value) of evaluate() on the files."""
+    try:
+        if fmt == "rag":
+            qrels, run = eb.read_pair(rag_log(folder))
+            res = eb.evaluate(qrels, run, metric, min_relevance=level)
+        else:
+            res = eb.evaluate(str(qrels_file(folder, fmt)), str(run_file(folder)), metric, min_relevance=level)
+    except eb.InputError as error:
+        return 2, str(error), None
+    return 0, "", res[metric]
+
+
+def cli(folder: Path, fmt: str, metric: str, level: float | None, capsys: pytest.CaptureFixture[str]
+        ) -> tuple[int, str, float | None]:
+    if fmt == "rag":
+        pytest.skip("the command line reads a RAG log alone once `evalbridge eval LOG` exists (issue 23 item 5)")
+    else:
+        argv = ["eval", str(qrels_file(folder, fmt)), str(run_file(folder))]
+    argv += ["-m", metric, "--format", "json"] + ([] if level is None else ["--min-relevance", str(level)])
+    code = main(argv)
+    out, err = capsys.readouterr()
+    value = json.loads(out)["systems"].popitem()[1]["metrics"][metric] if code == 0 else None
+    return code, err, value
+
+
+def config(folder: Path, fmt: str, metric: str, level: float | None, capsys: pytest.CaptureFixture[str]
+           ) -> tuple[int, str, float | None]:
+    if fmt == "rag":
+        sources = f"runs:\n  sys: {{path: {rag_log(folder).name}, format: rag}}\n"
+    else:
+        sources = f"qrels: {qrels_file(folder, fmt).name}\nruns:\n  sys: {run_file(folder).name}\n"
+    text = f"title: t\n{sources}metrics: ['{metric}']\n" + ("" if level is None else f"min_relevance: {level}\n")
+    path = folder / "eval.yaml"
+    path.write_text(text)
+    code = main(["run", str(path), "--format", "json"])
+    out, err = capsys.readouterr()
+    report = json.JSONDecoder().raw_decode(out)[0] if code == 0 else None  # then "wrote N files to ..."
+    value = report["systems"]["sys"]["metrics"][metric] if report else None
+    return code, err, value
+
+
+DOORS: dict[str, Callable[..., tuple[int, str, float | None]]] = {
+    "api": lambda folder, fmt, metric, level, capsys: api(folder, fmt, metric, level), "cli": cli, "config": config}
+FORMATS = ["csv", "tsv", "parquet", "jsonl", "json", "rag"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("door", DOORS)
+def test_fractional_grades_with_a_binary_metric_and_no_level_are_refused_with_the_fix(tmp_path, capsys, door, fmt):
+    """Every door, every format: exit 2 and one message naming a grade, the metric and the fix of each door."""
+    code, message, _ = DOORS[door](tmp_path, fmt, "P@5", None, capsys)
+    assert code == 2
+    assert "not whole numbers (e.g. 1.5; top grade 9.5)" in message and "P@5" in message
+    assert "min_relevance=7 in Python, --min-relevance 7 on the command line, min_relevance: 7 in a config" in message
+    assert "Traceback" not in message
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("door", DOORS)
+def test_a_stated_level_gives_the_same_value_at_every_door(tmp_path, capsys, door, fmt):
+    code, _, value = DOORS[door](tmp_path, fmt, "P@5", 7, capsys)
+    assert code == 0 and value == pytest.approx(AT_7)
+
+
+@pytest.mark.parametrize("metric", ["nDCG@5", "nDCG(gain=exp)@5", "ERR@5", "P(rel=7)@5"])
+@pytest.mark.parametrize("door", DOORS)
+def test_graded_metrics_and_metrics_with_their_own_level_need_no_level(tmp_path, capsys, door, metric):
+    reference = eb.evaluate(eb.Qrels(GRADES), RANKING, metric)[metric]
+    code, _, value = DOORS[door](tmp_path, "csv", metric, None, capsys)
+    assert code == 0 and value == pytest.approx(reference)
+
+
+def test_the_level_is_a_read_option_of_every_format_that_reads_judgements(tmp_path):
+    """to_qrels(..., min_relevance=7) for CSV / TSV / Parquet / JSON Lines / JSON / a table / a mapping, and
+    a config source's own min_relevance: stored on the qrels, so evaluate needs nothing more."""
+    frame = pd.DataFrame([(q, d, g) for q, docs in GRADES.items() for d, g in docs.items()],
+                         columns=["query_id", "doc_id", "relevance"])
+    inputs = [qrels_file(tmp_path, fmt) for fmt in ("csv", "tsv", "parquet", "jsonl", "json")] + [frame, GRADES]
+    for obj in inputs:
+        qrels = eb.to_qrels(obj, min_relevance=7)
+        assert qrels.min_relevance == 7, obj
+        assert eb.evaluate(qrels, RANKING, "P@5")["P@5"] == pytest.approx(AT_7)
+    (tmp_path / "eval.yaml").write_text(textwrap.dedent(f"""\
+        qrels: {{path: {qrels_file(tmp_path, "csv").name}, min_relevance: 7}}
+        runs: {{sys: {run_file(tmp_path).name}}}
+        metrics: [P@5]
+        """))
+    outcome = eb.run_config(eb.load_config(tmp_path / "eval.yaml"), write=False)
+    assert outcome.report.results["sys"]["P@5"] == pytest.approx(AT_7)
+
+
+def test_the_level_is_not_an_option_of_a_run(tmp_path):
+    with pytest.raises(eb.InputError, match="a level of judgements, and a run is being read"):
+        eb.to_run(RANKING, min_relevance=7)
+
+
+def test_the_formats_table_lists_the_level_wherever_judgements_are_read():
+    from evalbridge.io import formats
+
+    for fmt in formats().values():
+        assert ("min_relevance" in fmt.takes) == fmt.can_read("qrels"), fmt.name
+
+
+# ------------------------------------------------------------------ properties
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_run(float_grades=False, negative=True), metrics(names=("P", "R", "RR", "AP", "Success", "Rprec")))
+def test_whole_number_grades_never_need_a_level(data, metric):
+    qrels, run = data
+    eb.evaluate(qrels, run, metric)
+    eb.evaluate({q: {d: float(g) for d, g in docs.items()} for q, docs in qrels.items()}, run, metric)
+
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_run(float_grades=True), metrics(names=("P", "R", "RR", "AP", "Success", "Rprec", "nDCG", "DCG")),
+       st.sampled_from([None, 0.5, 7]))
+def test_a_level_is_asked_for_exactly_when_a_binary_metric_meets_a_fractional_grade(data, metric, level):
+    qrels, run = data
+    fractional = any(not float(g).is_integer() for docs in qrels.values() for g in docs.values())
+    refused = level is None and fractional and metric.info.binary and metric.get("rel") is None
+    try:
+        eb.evaluate(qrels, run, metric, min_relevance=level)
+    except eb.InputError as error:
+        assert refused and "not whole numbers" in str(error)
+    else:
+        assert not refused
+
+
+# ------------------------------------------------------------------ agreement with one side empty
+
+@pytest.mark.parametrize("door", ["api", "cli", "config"])
+def test_an_agreement_with_one_side_empty_is_an_input_error_with_the_fix(tmp_path, capsys, door):
+    """``{"q1": {}}`` on one side (an empty file is refused by its reader: "the qrels has no queries")."""
+    judged, empty = {"q1": {"d1": 1, "d2": 0}}, {"q1": {}}
+    (tmp_path / "a.json").write_text(json.dumps(judged))
+    (tmp_path / "b.json").write_text(json.dumps(empty))
+    if door == "api":
+        with pytest.raises(eb.InputError) as info:
+            eb.agreement(judged, empty)
+        code, message = 2, str(info.value).replace("'b'", "'b.json'")
+    elif door == "cli":
+        code = main(["agree", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--names", "a", "b.json"])
+        message = capsys.readouterr().err
+    else:
+        (tmp_path / "agree.yaml").write_text("title: t\nagreement:\n  judges: {a: a.json, b.json: b.json}\n")
+        code = main(["run", str(tmp_path / "agree.yaml")])
+        message = capsys.readouterr().err
+    assert code == 2
+    assert "the judgements 'b.json' hold no (query, doc, grade)" in message
+    assert "Fix: give 'b.json' its judgements" in message and "min() arg" not in message
+
+
+def test_an_agreement_with_nothing_on_one_side_in_python_says_so():
+    with pytest.raises(eb.InputError, match="the judgements 'a' hold no .query, doc, grade.: no query"):
+        eb.agreement({}, {"q1": {"d1": 1}})

@@ -5,8 +5,6 @@ option) is used; graded metrics need none. And an agreement with one side empty 
 from __future__ import annotations
 
 import json
-import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
+from doors import Case, assert_same, through_doors
 from evalbridge.cli import main
 from strategies import metrics, qrels_and_run
 
@@ -25,7 +24,7 @@ AT_7 = 0.6
 
 
 def qrels_file(folder: Path, fmt: str) -> Path:
-    """GRADES written as a file of format ``fmt`` (for the command line and configs)."""
+    """GRADES written as a file of format ``fmt``."""
     rows = [(q, d, g) for q, docs in GRADES.items() for d, g in docs.items()]
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
     path = folder / {"csv": "judge.csv", "parquet": "judge.parquet", "jsonl": "judge.jsonl", "json": "judge.json",
@@ -43,94 +42,43 @@ def qrels_file(folder: Path, fmt: str) -> Path:
     return path
 
 
-def run_file(folder: Path) -> Path:
-    path = folder / "run.txt"
-    path.write_text("".join(f"{q} Q0 {d} {i + 1} {s} sys\n" for q, docs in RANKING.items()
-                            for i, (d, s) in enumerate(docs.items())))
-    return path
-
-
-def rag_log(folder: Path) -> Path:
-    """The same data as one RAG log: retrieved ids in rank order, the judge's grades per question."""
-    path = folder / "log.jsonl"
-    path.write_text("".join(json.dumps({"query_id": q, "retrieved": list(RANKING[q]), "relevant": GRADES[q]}) + "\n"
-                            for q in GRADES))
-    return path
-
-
-# ------------------------------------------------------------------ the three doors
-
-def api(folder: Path, fmt: str, metric: str, level: float | None) -> tuple[int, str, float | None]:
-    """(exit code as the CLI would give it, message, value) of evaluate() on the files."""
-    try:
-        if fmt == "rag":
-            qrels, run = eb.read_pair(rag_log(folder))
-            res = eb.evaluate(qrels, run, metric, min_relevance=level)
-        else:
-            res = eb.evaluate(str(qrels_file(folder, fmt)), str(run_file(folder)), metric, min_relevance=level)
-    except eb.InputError as error:
-        return 2, str(error), None
-    return 0, "", res[metric]
-
-
-def cli(folder: Path, fmt: str, metric: str, level: float | None, capsys: pytest.CaptureFixture[str]
-        ) -> tuple[int, str, float | None]:
-    if fmt == "rag":
-        pytest.skip("the command line reads a RAG log alone once `evalbridge eval LOG` exists (issue 23 item 5)")
-    else:
-        argv = ["eval", str(qrels_file(folder, fmt)), str(run_file(folder))]
-    argv += ["-m", metric, "--format", "json"] + ([] if level is None else ["--min-relevance", str(level)])
-    code = main(argv)
-    out, err = capsys.readouterr()
-    value = json.loads(out)["systems"].popitem()[1]["metrics"][metric] if code == 0 else None
-    return code, err, value
-
-
-def config(folder: Path, fmt: str, metric: str, level: float | None, capsys: pytest.CaptureFixture[str]
-           ) -> tuple[int, str, float | None]:
-    if fmt == "rag":
-        sources = f"runs:\n  sys: {{path: {rag_log(folder).name}, format: rag}}\n"
-    else:
-        sources = f"qrels: {qrels_file(folder, fmt).name}\nruns:\n  sys: {run_file(folder).name}\n"
-    text = f"title: t\n{sources}metrics: ['{metric}']\n" + ("" if level is None else f"min_relevance: {level}\n")
-    path = folder / "eval.yaml"
-    path.write_text(text)
-    code = main(["run", str(path), "--format", "json"])
-    out, err = capsys.readouterr()
-    report = json.JSONDecoder().raw_decode(out)[0] if code == 0 else None  # then "wrote N files to ..."
-    value = report["systems"]["sys"]["metrics"][metric] if report else None
-    return code, err, value
-
-
-DOORS: dict[str, Callable[..., tuple[int, str, float | None]]] = {
-    "api": lambda folder, fmt, metric, level, capsys: api(folder, fmt, metric, level), "cli": cli, "config": config}
+RUN = "".join(f"{q} Q0 {d} {i + 1} {s} sys\n" for q, docs in RANKING.items() for i, (d, s) in enumerate(docs.items()))
+#: the same data as one RAG log: retrieved ids in rank order, the judge's grades per question
+LOG = "".join(json.dumps({"query_id": q, "retrieved": list(RANKING[q]), "relevant": GRADES[q]}) + "\n" for q in GRADES)
 FORMATS = ["csv", "tsv", "parquet", "jsonl", "json", "rag"]
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("door", DOORS)
-def test_fractional_grades_with_a_binary_metric_and_no_level_are_refused_with_the_fix(tmp_path, capsys, door, fmt):
-    """Every door, every format: exit 2 and one message naming a grade, the metric and the fix of each door."""
-    code, message, _ = DOORS[door](tmp_path, fmt, "P@5", None, capsys)
-    assert code == 2
-    assert "not whole numbers (e.g. 1.5; top grade 9.5)" in message and "P@5" in message
-    assert "min_relevance=7 in Python, --min-relevance 7 on the command line, min_relevance: 7 in a config" in message
-    assert "Traceback" not in message
+def case(folder: Path, fmt: str, metric: str, **settings: float) -> Case:
+    """The judge's grades in format ``fmt`` beside the run (a RAG log holds both)."""
+    if fmt == "rag":
+        return Case(files={"log.jsonl": LOG}, runs=("log.jsonl",), metrics=(metric,), settings=settings)
+    judge = qrels_file(folder, fmt).name
+    return Case(files={"run.txt": RUN}, qrels=judge, runs=("run.txt",), metrics=(metric,), settings=settings)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("door", DOORS)
-def test_a_stated_level_gives_the_same_value_at_every_door(tmp_path, capsys, door, fmt):
-    code, _, value = DOORS[door](tmp_path, fmt, "P@5", 7, capsys)
-    assert code == 0 and value == pytest.approx(AT_7)
+def test_fractional_grades_with_a_binary_metric_and_no_level_are_refused_with_the_fix(tmp_path, fmt):
+    """Every format, every door: exit 2 and one message naming a grade, the metric and the fix of each door."""
+    doors = through_doors(case(tmp_path, fmt, "P@5"), tmp_path)
+    assert_same(doors, says=("not whole numbers (e.g. 1.5; top grade 9.5)", "P@5 needs a relevance level",
+                             "min_relevance=7 in Python, --min-relevance 7 on the command line, "
+                             "min_relevance: 7 in a config"))
+    assert doors["api"].code == 2
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_stated_level_gives_the_same_value_at_every_door(tmp_path, fmt):
+    doors = through_doors(case(tmp_path, fmt, "P@5", min_relevance=7), tmp_path)
+    assert_same(doors)
+    assert next(iter(doors["cli"].means.values()))["P@5"] == pytest.approx(AT_7)
 
 
 @pytest.mark.parametrize("metric", ["nDCG@5", "nDCG(gain=exp)@5", "ERR@5", "P(rel=7)@5"])
-@pytest.mark.parametrize("door", DOORS)
-def test_graded_metrics_and_metrics_with_their_own_level_need_no_level(tmp_path, capsys, door, metric):
+def test_graded_metrics_and_metrics_with_their_own_level_need_no_level(tmp_path, metric):
     reference = eb.evaluate(eb.Qrels(GRADES), RANKING, metric)[metric]
-    code, _, value = DOORS[door](tmp_path, "csv", metric, None, capsys)
-    assert code == 0 and value == pytest.approx(reference)
+    doors = through_doors(case(tmp_path, "csv", metric), tmp_path)
+    assert_same(doors)
+    assert doors["api"].code == 0 and doors["api"].means["run"][metric] == pytest.approx(reference)
 
 
 def test_the_level_is_a_read_option_of_every_format_that_reads_judgements(tmp_path):
@@ -143,13 +91,11 @@ def test_the_level_is_a_read_option_of_every_format_that_reads_judgements(tmp_pa
         qrels = eb.to_qrels(obj, min_relevance=7)
         assert qrels.min_relevance == 7, obj
         assert eb.evaluate(qrels, RANKING, "P@5")["P@5"] == pytest.approx(AT_7)
-    (tmp_path / "eval.yaml").write_text(textwrap.dedent(f"""\
-        qrels: {{path: {qrels_file(tmp_path, "csv").name}, min_relevance: 7}}
-        runs: {{sys: {run_file(tmp_path).name}}}
-        metrics: [P@5]
-        """))
-    outcome = eb.run_config(eb.load_config(tmp_path / "eval.yaml"), write=False)
-    assert outcome.report.results["sys"]["P@5"] == pytest.approx(AT_7)
+    judge = qrels_file(tmp_path, "csv").name
+    doors = through_doors(Case(files={"run.txt": RUN}, qrels=judge, runs=("run.txt",), metrics=("P@5",),
+                               qrels_options={"min_relevance": 7}), tmp_path)  # config: qrels: {min_relevance: 7}
+    assert_same(doors)
+    assert doors["config"].means["run"]["P@5"] == pytest.approx(AT_7)
 
 
 def test_the_level_is_not_an_option_of_a_run(tmp_path):

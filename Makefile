@@ -1,23 +1,33 @@
 # The two commands: `make run` (demo on real data) and `make test` (the whole suite).
+# `make run` installs the package and its runtime dependencies only; `make test` adds the test, Spark and Spark
+# Connect extras. One stamp each: `make run` after `make test` installs nothing, `make test` after `make run`
+# adds only the extras.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+RUN_STAMP  := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 CACHE  := .cache
 WHEEL  := $(CACHE)/capreolus-0.2.6-py3-none-any.whl
 ROBUST := $(CACHE)/robust04
 
-.PHONY: install run test bench bench-quick bench-doors demo-data clean
+.PHONY: install install-run run test bench bench-quick bench-doors demo-data clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test,spark,spark-connect]"
-	touch $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUN_STAMP)
 
-install: $(STAMP)
+# the full install also satisfies `make run` (its stamp is touched too)
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test,spark,spark-connect]"
+	touch $(TEST_STAMP) $(RUN_STAMP)
+
+install-run: $(RUN_STAMP)
+
+install: $(TEST_STAMP)
 
 # TREC Robust 2004 qrels and a BM25+RM3 run, read out of the capreolus 0.2.6 wheel (not installed).
 $(WHEEL): | $(BIN)/python
@@ -28,7 +38,7 @@ $(ROBUST)/rob04_yang19_rm3.run: $(WHEEL)
 
 demo-data: $(ROBUST)/rob04_yang19_rm3.run
 
-run: install demo-data
+run: install-run demo-data
 	$(BIN)/evalbridge run configs/demo.yaml
 
 # mypy --strict on the package first (settings in pyproject.toml's [tool.mypy]): a type error fails `make test`.

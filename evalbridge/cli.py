@@ -27,7 +27,7 @@ from typing import Any
 from ._version import __version__
 from .errors import EvalbridgeError, InputError
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
+__all__ = ["main", "build_parser", "commands", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -81,7 +81,13 @@ def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None
     return source_from_path(path, kind, fmt, key, options={"columns": wanted} if wanted else {})
 
 
-def _emit(text: str, output: str | None) -> None:
+def _note(args: argparse.Namespace, text: str) -> None:
+    """A note on stderr (what was written where), left out with ``-q``; failures are never notes."""
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
+def _emit(text: str, output: str | None, args: argparse.Namespace) -> None:
     """``text`` to the file ``output`` (atomically), or to stdout when it is None or ``-``."""
     from .reports.writing import STDOUT
 
@@ -91,7 +97,7 @@ def _emit(text: str, output: str | None) -> None:
         from .reports.writing import write_file_atomic
 
         write_file_atomic(output, text)
-        print(f"wrote {output}", file=sys.stderr)
+        _note(args, f"wrote {output}")
 
 
 # ---------------------------------------------------------------- commands
@@ -110,23 +116,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     folders = [] if args.no_write else [Path(args.output_dir) if args.output_dir is not None else c.output.dir
                                         for c in configs]
+    report_out = None if args.junit == STDOUT else STDOUT  # `--junit -` takes stdout: the report is left out
     check_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
-                  files=[args.junit, None if args.quiet else STDOUT], folders=folders)
+                  files=[args.junit, report_out], folders=folders)
     code = EXIT_OK
     gates: list[Any] = []
     for i, config in enumerate(configs):
         with _progress(not args.quiet) as on_step:
             outcome = run_config(config, output_dir=args.output_dir, on_step=on_step, write=not args.no_write)
-        if not args.quiet:
+        if report_out is not None:
             sys.stdout.write(("\n" if i else "") + render(outcome.report, args.format))
-            folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
-            if outcome.files and folder is not None:  # run_config writes files only into a folder
-                print(f"wrote {len(outcome.files)} files to {_shown(folder)}")
-        if outcome.failures and not args.quiet:  # the report above lists them: say once why the exit code is 1
-            print(f"evalbridge: {len(outcome.failures)} check(s) failed (see the report above)", file=sys.stderr)
-        elif outcome.failures:  # nothing on stdout: one line per failure
-            for line in outcome.failures:
-                print(f"evalbridge: {line}", file=sys.stderr)
+        folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
+        if outcome.files and folder is not None:  # run_config writes files only into a folder
+            _note(args, f"wrote {len(outcome.files)} files to {_shown(folder)}")
+        for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
+            print(f"evalbridge: {line}", file=sys.stderr)
         code = max(code, outcome.exit_code)
         gates += outcome.report.gates
     if args.junit is not None:
@@ -318,14 +322,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     _outputs(args, config)
     with _progress(len(runs) > 1 and not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
-    _emit(render(outcome.report, args.format), args.output)
+    _emit(render(outcome.report, args.format), args.output, args)
     if args.per_query is not None:
         from .reports.report import per_query_format_of, write_per_query
 
         fmt = per_query_format_of(args.per_query)
         write_per_query(outcome.report.results, args.per_query, fmt=fmt, provenance=outcome.report.provenance)
         if args.per_query != "-":
-            print(f"wrote {args.per_query}", file=sys.stderr)
+            _note(args, f"wrote {args.per_query}")
     return EXIT_OK
 
 
@@ -341,7 +345,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     show = report_format(args.format).check
     if show is None:  # argparse offers only the formats that declare a check view
         raise InputError(f"check cannot show the format {args.format!r}; choose one of {', '.join(check_formats())}.")
-    _emit(show(outcome.report), args.output)
+    _emit(show(outcome.report), args.output, args)
     if not check.ok:
         print(f"evalbridge: the cross-check found {len(check.unexplained)} unexplained difference(s)",
               file=sys.stderr)
@@ -404,7 +408,7 @@ def _cmd_agree(args: argparse.Namespace) -> int:
     _outputs(args, config)
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
-    _emit(render(outcome.report, "terminal" if args.format == "text" else args.format), args.output)
+    _emit(render(outcome.report, "terminal" if args.format == "text" else args.format), args.output, args)
     return EXIT_OK
 
 
@@ -467,8 +471,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write(obj: Any, path: str, fmt: str | None) -> None:
-    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically."""
+def _write(obj: Any, path: str, fmt: str | None) -> str:
+    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
+    saying so."""
     from .io.registry import output_format, write
     from .model import Qrels
     from .reports.writing import atomic_file
@@ -477,7 +482,7 @@ def _write(obj: Any, path: str, fmt: str | None) -> None:
     with atomic_file(path) as tmp:
         write(obj, tmp, format=chosen)
     shown = "standard output" if path == "-" else path
-    print(f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)", file=sys.stderr)
+    return f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)"
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
@@ -494,8 +499,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
                              f"the run.", fix="add --run-output PATH.")
         source = _source(args.input, "run", fmt, "INPUT", args.columns)
         qrels, run = load_run(source, _system_names([args.input])[0], None, args.min_relevance)
-        _write(qrels, args.output, args.output_format)
-        _write(run, args.run_output, args.output_format)
+        _note(args, _write(qrels, args.output, args.output_format))
+        _note(args, _write(run, args.run_output, args.output_format))
         return EXIT_OK
     if args.kind is None:
         raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
@@ -504,7 +509,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         obj = load_qrels(source, args.min_relevance)
     else:
         obj = load_run(source, _system_names([args.input])[0], None, args.min_relevance)[1]
-    _write(obj, args.output, args.output_format)
+    _note(args, _write(obj, args.output, args.output_format))
     return EXIT_OK
 
 
@@ -543,13 +548,21 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
                         help="relevance level of binary metrics that do not set rel (default: 1)")
     parser.add_argument("--ties", choices=TIE_POLICIES, default="docid_desc",
                         help="order of tied scores (default: docid_desc, as trec_eval)")
-    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64")
+    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
+                        help="precision scores are compared at; float32 reproduces trec_eval <= 9")
     parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
                         help="qrels queries absent from the run: score 0 (default) or drop")
     parser.add_argument("--judged-only", action="store_true",
                         help="remove unjudged documents from every ranking before any metric (trec_eval -J)")
     parser.add_argument("--depth", type=int, default=None, metavar="N",
                         help="only the first N documents of every ranking count (trec_eval -M)")
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``-q`` means the same for every command: a quieter stderr (the report and the failures stay)."""
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="quieter stderr: no progress bar, no note of the files written; the report and every "
+                             "failure are still printed")
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
@@ -586,11 +599,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the evaluation(s) a YAML config describes",
                               description="Run every evaluation in a config file; reports go to output.dir.")
     run.add_argument("config", help="the YAML config (paths in it are relative to it)")
-    run.add_argument("--output-dir", default=None, help="write the reports here instead of output.dir")
+    run.add_argument("--output-dir", default=None, metavar="DIR", help="write the reports here instead of output.dir")
     run.add_argument("--format", choices=list(report_formats()), default="terminal",
                      help="what to print (default terminal)")
     run.add_argument("--no-write", action="store_true", help="compute and print, write no file")
-    run.add_argument("-q", "--quiet", action="store_true", help="print nothing but failures")
+    _add_quiet(run)
     run.add_argument("--junit", default=None, metavar="PATH",
                      help="also write the gates as a JUnit XML report (one test case per gate and system)")
     run.add_argument("--annotations", choices=("github",), default=None,
@@ -609,8 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "the metric's column and JSON key, e.g. precision@5=P@5")
     ev.add_argument("--backend", default="auto",
                     help="auto (default: reference on small inputs, fast on big ones), reference, fast, ranx, ...")
-    ev.add_argument("--format", choices=list(report_formats()), default="terminal")
-    ev.add_argument("-o", "--output", default=None, help="write the report to this file instead of stdout")
+    ev.add_argument("--format", choices=list(report_formats()), default="terminal", help="output format")
+    ev.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="write the report to this file instead of stdout")
     ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")
     ev.add_argument("--baseline", default=None, metavar="RUN", help="compare every run with this one")
     ev.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
@@ -632,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="master of the session started with --engine spark when none is active (default local[*])")
     ev.add_argument("--spark-buckets", type=int, default=None, metavar="N",
                     help="query buckets with --engine spark (default 4 x spark.sql.shuffle.partitions)")
-    ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_quiet(ev)
     _add_inputs(ev)
     _add_conventions(ev)
     ev.set_defaults(handler=_cmd_eval)
@@ -640,35 +654,38 @@ def build_parser() -> argparse.ArgumentParser:
     ck = commands.add_parser("check", help="cross-check every value against other libraries",
                              description="Compute every metric per query on the reference and on each backend; "
                                          "explain every difference. Exit 1 on an unexplained one.")
-    ck.add_argument("qrels")
-    ck.add_argument("run")
+    ck.add_argument("qrels", help="the qrels file")
+    ck.add_argument("run", help="the run file")
     ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
                     help="metric specs in any spelling; LABEL=SPEC names the metric (e.g. precision@5=P@5)")
-    ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND")
-    ck.add_argument("--atol", type=float, default=1e-9)
+    ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND",
+                    help="the libraries compared with the reference")
+    ck.add_argument("--atol", type=float, default=1e-9, help="largest difference still counted as agreement")
     ck.add_argument("--canonicalise", action="store_true",
                     help="apply evalbridge's exact bridges first, so every backend must agree")
     ck.add_argument("--format", choices=check_formats(), default="terminal",
                     help="json: the whole report (as `eval --format json`), with the cross-check")
-    ck.add_argument("-o", "--output", default=None)
+    ck.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="write the report to this file instead of stdout")
     ck.add_argument("--backend", default="auto", help="backend of the reference column and the evaluation")
     ck.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ck.add_argument("--title", default=None, help="heading of the report")
-    ck.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_quiet(ck)
     _add_inputs(ck)
     _add_conventions(ck)
     ck.set_defaults(handler=_cmd_check)
 
     me = commands.add_parser("metrics", help="list metrics, options and the backend capability matrix")
-    me.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    me.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal",
+                    help="markdown: GitHub tables; json: with the reason of every `no`")
     me.set_defaults(handler=_cmd_metrics)
 
     cv = commands.add_parser("convert", help="convert qrels or runs between formats",
                              description="Read INPUT and write OUTPUT; formats come from the suffixes unless given. "
                                          "RAG inputs (labels, pairs, records, judged_list) hold qrels and a run: "
                                          "OUTPUT gets the qrels and --run-output the run.")
-    cv.add_argument("input")
-    cv.add_argument("output")
+    cv.add_argument("input", help="the file to read")
+    cv.add_argument("output", help="the file to write (never INPUT); for RAG inputs, the qrels")
     cv.add_argument("--kind", choices=("qrels", "run"), default=None, help="what INPUT holds (single formats)")
     cv.add_argument("--from", dest="input_format", default=None, metavar="FMT",
                     help="input format (default: from the suffix; see `evalbridge formats`)")
@@ -677,7 +694,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
                     help="column / field names of the input, e.g. query=qid,doc=docno,score=sim")
     cv.add_argument("--run-output", default=None, metavar="PATH", help="where the run goes for RAG inputs")
-    cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL")
+    cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
+                    help="relevance level stored with RAG inputs")
+    _add_quiet(cv)
     cv.set_defaults(handler=_cmd_convert)
 
     from .stats.agreement import ALPHA_LEVELS, DEFAULT_METRICS
@@ -691,12 +710,15 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("qrels_a", metavar="QRELS_A", help="the first judgements (e.g. human)")
     ag.add_argument("qrels_b", metavar="QRELS_B", help="the second judgements (e.g. an LLM judge)")
     ag.add_argument("runs", nargs="*", metavar="RUN", help="runs to rank under both (two or more)")
-    ag.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC")
+    ag.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
+                    help="metrics the systems are ranked by, under each set of judgements")
     ag.add_argument("--names", nargs=2, default=None, metavar=("A", "B"), help="names of the two judges")
     ag.add_argument("--bins", nargs="+", type=float, default=None, metavar="T",
                     help="thresholds turning grades into categories (both sides)")
-    ag.add_argument("--bins-a", nargs="+", type=float, default=None, metavar="T")
-    ag.add_argument("--bins-b", nargs="+", type=float, default=None, metavar="T")
+    ag.add_argument("--bins-a", nargs="+", type=float, default=None, metavar="T",
+                    help="thresholds for the first judges' grades only")
+    ag.add_argument("--bins-b", nargs="+", type=float, default=None, metavar="T",
+                    help="thresholds for the second judges' grades only")
     ag.add_argument("--alpha-level", default="ordinal", metavar="LEVEL",
                     help=f"Krippendorff's alpha level of measurement: {', '.join(ALPHA_LEVELS)} (default ordinal)")
     ag.add_argument("--test", default="t", metavar="TEST",
@@ -704,12 +726,13 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     ag.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     ag.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    ag.add_argument("--backend", default="auto")
+    ag.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
     ag.add_argument("--format", choices=["text", *report_formats()], default="text",
                     help="a report format (text = terminal): the report `evalbridge run` writes")
-    ag.add_argument("-o", "--output", default=None)
+    ag.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="write the report to this file instead of stdout")
     ag.add_argument("--title", default=None, help="heading of the report")
-    ag.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_quiet(ag)
     _add_inputs(ag)
     _add_conventions(ag)
     ag.set_defaults(handler=_cmd_agree)
@@ -717,9 +740,17 @@ def build_parser() -> argparse.ArgumentParser:
     fo = commands.add_parser("formats", help="list the input and output formats",
                              description="Every format evalbridge reads or writes: what it holds, the suffixes that "
                                          "pick it, its options.")
-    fo.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    fo.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal", help="output format")
     fo.set_defaults(handler=_cmd_formats)
     return parser
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command of :func:`build_parser`'s parser, by name (tools/doc_tables.py documents them)."""
+    for action in parser._actions:  # argparse keeps the subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -125,24 +126,59 @@ def test_run_prints_the_table_writes_reports_and_exits_0(files, capsys):
     """run CONFIG: terminal table on stdout, files in output.dir, exit 0; no progress bar off a TTY."""
     (files / "eval.yaml").write_text(CONFIG)
     code, out, err = cli(capsys, "run", files / "eval.yaml")
-    assert code == 0 and err == ""
-    assert "vs baseline 'a'" in out and "wrote" in out
+    assert code == 0 and len(err.splitlines()) == 1 and re.fullmatch(r"wrote \d+ files to \S*out\n", err)
+    assert "vs baseline 'a'" in out and "wrote" not in out
     assert (files / "out" / "report.md").is_file() and (files / "out" / "per_query.csv").is_file()
 
 
 def test_run_exits_1_with_one_line_per_failed_gate(files, capsys):
-    """A failing gate: exit 1; the report on stdout lists each failure once and stderr says why the exit code
-    is 1 in one line (failures are not printed twice); with --quiet stderr holds one line per failure."""
+    """A failing gate: exit 1; the report on stdout lists each failure once and stderr names each failed gate
+    on its own line, with or without --quiet (which only drops the notes)."""
     (files / "eval.yaml").write_text(CONFIG + "gates: {mrr: '>= 0.99', P@2: ['>= 0.99', '>= 0']}\n")
-    code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write")
-    assert code == 1
-    assert len([line for line in out.splitlines() if "gate FAILED" in line]) == 2
-    assert err.strip().splitlines() == ["evalbridge: 2 check(s) failed (see the report above)"]
-    code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write", "--quiet")
-    failed = [line for line in err.splitlines() if "gate FAILED" in line]
-    assert code == 1 and out == ""
-    assert len(failed) == 2 and all(line.startswith("evalbridge: gate FAILED: b ") for line in failed)
+    for quiet in ((), ("--quiet",)):
+        code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write", *quiet)
+        assert code == 1
+        assert len([line for line in out.splitlines() if "gate FAILED" in line]) == 2
+        failed = err.strip().splitlines()
+        assert len(failed) == 2 and all(line.startswith("evalbridge: gate FAILED: b ") for line in failed)
+        assert any(" mrr " in line or " RR " in line for line in failed) and any("P@2" in line for line in failed)
     assert not (files / "out").exists()
+
+
+def test_quiet_means_one_thing_for_every_command():
+    """-q is one option with one meaning on every command that prints notes: a quieter stderr."""
+    from evalbridge.cli import build_parser, commands as command_parsers
+
+    commands = command_parsers(build_parser())
+    quiet = {name: next((a for a in sub._actions if "-q" in a.option_strings), None) for name, sub in commands.items()}
+    helps = {action.help for action in quiet.values() if action is not None}
+    assert {name for name, action in quiet.items() if action is not None} >= {"run", "eval", "check", "agree",
+                                                                             "convert"}
+    assert len(helps) == 1 and "stderr" in helps.pop()
+
+
+def test_quiet_drops_the_notes_and_keeps_the_report(files, capsys):
+    """eval -o FILE says where it wrote on stderr; with -q stderr is empty and the file is the same."""
+    args = ("eval", files / "qrels.txt", files / "a.run", "-m", "P@2", "--format", "json")
+    code, out, err = cli(capsys, *args, "-o", files / "loud.json")
+    assert (code, out, err) == (0, "", f"wrote {files / 'loud.json'}\n")
+    code, out, err = cli(capsys, *args, "-o", files / "quiet.json", "-q")
+    assert (code, out, err) == (0, "", "")
+    assert json.loads((files / "quiet.json").read_text()) == json.loads((files / "loud.json").read_text())
+    code, out, err = cli(capsys, *args, "-q")
+    assert code == 0 and err == "" and json.loads(out)
+
+
+def test_run_junit_to_stdout_takes_the_place_of_the_report(files, capsys):
+    """`--junit -` writes the JUnit XML on stdout instead of the report, with or without -q; failures on stderr."""
+    from xml.etree import ElementTree
+
+    (files / "eval.yaml").write_text(CONFIG + "gates: {mrr: '>= 0.99'}\n")
+    for quiet in ((), ("-q",)):
+        code, out, err = cli(capsys, "run", files / "eval.yaml", "--no-write", "--junit", "-", *quiet)
+        suite = ElementTree.fromstring(out).find("testsuite")
+        assert code == 1 and suite is not None and suite.get("failures") == "1"
+        assert [line for line in err.splitlines() if "gate FAILED" in line]
 
 
 def test_run_exits_2_on_a_bad_config_naming_file_line_and_key(files, capsys):
@@ -154,11 +190,11 @@ def test_run_exits_2_on_a_bad_config_naming_file_line_and_key(files, capsys):
 
 
 def test_run_output_dir_and_quiet(files, capsys, tmp_path_factory):
-    """--output-dir redirects the files; --quiet prints nothing on success."""
+    """--output-dir redirects the files; --quiet leaves stderr empty on success (the report is still printed)."""
     (files / "eval.yaml").write_text(CONFIG)
     target = tmp_path_factory.mktemp("elsewhere")
     code, out, err = cli(capsys, "run", files / "eval.yaml", "--output-dir", target, "-q")
-    assert (code, out, err) == (0, "", "")
+    assert (code, err) == (0, "") and "vs baseline 'a'" in out
     assert (target / "report.json").is_file() and not (files / "out").exists()
 
 

@@ -156,6 +156,25 @@ def test_generated_tables_are_up_to_date() -> None:
     assert not stale, f"regenerate with `python tools/doc_tables.py --write`: stale tables in {stale}"
 
 
+def test_cli_md_documents_every_option_of_every_command() -> None:
+    """docs/cli.md holds a table generated from each command's parser (kept fresh by
+    test_generated_tables_are_up_to_date), and every argument there has a meaning (a help text)."""
+    import argparse
+
+    from evalbridge.cli import build_parser, commands
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    parsers = commands(build_parser())
+    assert not [name for name in parsers if f"<!-- generated:cli_{name} -->" not in text]
+    unexplained = [(name, action.option_strings or action.dest) for name, parser in parsers.items()
+                   for action in parser._actions if not action.help]
+    assert not unexplained, f"arguments without a help text: {unexplained}"
+    run_options = {action.option_strings[-1] for action in parsers["run"]._actions
+                   if action.option_strings and not isinstance(action, argparse._HelpAction)}
+    assert {"--junit", "--annotations", "--quiet"} <= run_options
+    assert all(f"`{option}" in doc_tables.cli_table("run") for option in run_options)
+
+
 @pytest.mark.parametrize("example", [f.example for f in eb.formats().values()])
 def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     request: pytest.FixtureRequest) -> None:

@@ -6,7 +6,9 @@
 * ``reports``: every report format (:func:`evalbridge.reports.formats.report_formats`): its file in a
   report folder, what it holds, and whether ``evalbridge check --format`` offers it;
 * ``inputs``: every registered input/output format (:func:`evalbridge.io.formats`) with a one-line
-  example; ``tests/test_docs.py`` runs each example in a folder holding the small files of :data:`FILES`.
+  example; ``tests/test_docs.py`` runs each example in a folder holding the small files of :data:`FILES`;
+* ``cli_COMMAND`` (e.g. ``cli_run``): every argument and option of ``evalbridge COMMAND``, read from its
+  argparse parser (:func:`evalbridge.cli.build_parser`), so docs/cli.md cannot miss one.
 
 A page marks a table with ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->``.
 
@@ -224,14 +226,56 @@ def differences_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _invocation(action: argparse.Action) -> str:
+    """How an argument is written: ``-m``, ``--metrics METRIC...``; ``--format {a,b}``; ``QRELS``."""
+    if isinstance(action.metavar, tuple):
+        words = " ".join(action.metavar)
+    else:
+        name = action.metavar or ("{" + ",".join(map(str, action.choices)) + "}" if action.choices
+                                  else action.dest.upper())
+        words = {None: name, "+": f"{name}...", "*": f"[{name}...]", "?": f"[{name}]", 0: ""}.get(action.nargs, name)
+    if not action.option_strings:
+        return f"`{words}`"
+    *short, last = action.option_strings
+    return ", ".join([*(f"`{o}`" for o in short), f"`{last} {words}`".replace(" `", "`")])
+
+
+def _default(action: argparse.Action) -> str:
+    if action.default is None or action.default is False or action.default == argparse.SUPPRESS \
+            or not action.option_strings:
+        return ""
+    value = " ".join(map(str, action.default)) if isinstance(action.default, list) else str(action.default)
+    return f"`{value}`"
+
+
+def cli_table(command: str) -> str:
+    """The arguments and options of ``evalbridge COMMAND`` (Markdown), from its argparse parser."""
+    from evalbridge.cli import build_parser, commands
+
+    parser = commands(build_parser())[command]
+    formatter = parser._get_formatter()  # argparse's own expansion of %(default)s in a help text
+    rows = ["| argument | default | meaning |", "|---|---|---|"]
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+            continue
+        meaning = formatter._expand_help(action) if action.help else ""
+        rows.append(f"| {_cell(_invocation(action))} | {_cell(_default(action))} | {_cell(meaning)} |")
+    return "\n".join(rows) + "\n"
+
+
 #: table name -> renderer
 TABLES: dict[str, Callable[[], str]] = {"metrics": metrics_table, "inputs": inputs_table,
                                         "differences": differences_table, "reports": reports_table}
 
 
+def render(name: str) -> str:
+    """The table called ``name``: one of :data:`TABLES`, or ``cli_COMMAND``."""
+    return cli_table(name.removeprefix("cli_")) if name.startswith("cli_") else TABLES[name]()
+
+
 def refresh(text: str) -> str:
     """``text`` with every marked table re-rendered."""
-    return MARKED.sub(lambda m: m.group(1) + TABLES[m["name"]]() + m.group(3), text)
+    return MARKED.sub(lambda m: m.group(1) + render(m["name"]) + m.group(3), text)
 
 
 def stale_pages() -> list[str]:

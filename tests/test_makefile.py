@@ -43,7 +43,7 @@ def planned(checkout: Path, target: str) -> list[str]:
 def test_make_run_installs_the_package_without_any_extra(checkout: Path) -> None:
     """From nothing, `make run` installs `-e .` only: no test, Spark or Spark Connect extra."""
     (line,) = planned(checkout, "run")
-    assert line.endswith("pip install -q -e .") and "[" not in line
+    assert line.endswith(" -e .") and "[" not in line
 
 
 def test_make_test_installs_every_extra(checkout: Path) -> None:

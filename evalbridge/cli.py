@@ -337,7 +337,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .pipeline import run_config
     from .reports.formats import check_formats, report_format
 
-    config = _description(args, args.qrels, [args.run])
+    qrels, runs = _positionals(args)
+    if len(runs) != 1:
+        raise InputError(f"check cross-checks one run; got {len(runs)} ({', '.join(runs)}).",
+                         fix="give QRELS and one RUN, or one input holding both; check each run on its own.")
+    config = _description(args, qrels, runs)
     _outputs(args, config)
     with _progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
@@ -654,8 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck = commands.add_parser("check", help="cross-check every value against other libraries",
                              description="Compute every metric per query on the reference and on each backend; "
                                          "explain every difference. Exit 1 on an unexplained one.")
-    ck.add_argument("qrels", help="the qrels file")
-    ck.add_argument("run", help="the run file")
+    ck.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="QRELS then RUN, or one input holding both (a RAG log, a judged list...)")
     ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
                     help="metric specs in any spelling; LABEL=SPEC names the metric (e.g. precision@5=P@5)")
     ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND",

@@ -290,3 +290,15 @@ def test_wording_spells_options_per_door():
     assert current() == "python"
     with pytest.raises(ValueError, match="unknown door"), door("carrier pigeon"):
         pass
+
+
+def test_check_cross_checks_a_log_alone(tmp_path):
+    """`evalbridge check LOG -m ...`: a RAG log holding qrels and run is cross-checked alone, as eval reads it;
+    two runs are refused (check compares one run with the libraries)."""
+    (tmp_path / "log.jsonl").write_text(jsonl(RAGAS))
+    roles = "query=user_input,retrieved=retrieved_contexts,relevant=reference_contexts"
+    code, out, err = cli("check", tmp_path / "log.jsonl", "-m", "mrr", "P@1", "--backends", "pytrec_eval",
+                         "--format", "json", "--columns", roles)
+    assert (code, err) == (0, "") and json.loads(out)["crosscheck"]["log"]["ok"] is True
+    code, _, err = cli("check", tmp_path / "log.jsonl", tmp_path / "log.jsonl", "-m", "mrr", "--columns", roles)
+    assert code == 2 and "check cross-checks one run; got 2" in err

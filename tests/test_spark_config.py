@@ -239,7 +239,7 @@ def test_spark_settings_are_checked_by_the_declared_rule(master: str, buckets: i
         loaded = load_config(path)
         assert (loaded.engine, loaded.spark.master, loaded.spark.buckets) == ("spark", master, buckets)
     local = _write(folder / "local.yaml", {**config, "engine": "local"})
-    with pytest.raises(InputError, match="spark: sets the Spark engine"):
+    with pytest.raises(InputError, match="spark: it sets the Spark engine"):
         load_config(local)
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
+from ..wording import option
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
 from .sources import Source, check_source
@@ -423,8 +424,8 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
                          fix="write e.g. {table: lake.eval.qrels} (engine: spark).")
     if fmt == "spark-table" and not spark:
         raise check.fail(where, "a spark-table is read and evaluated by Spark, and this evaluation runs locally.",
-                         fix="add engine: spark (top level; --engine spark on the command line), or export the "
-                             "table to a file (e.g. Parquet) and give its path.")
+                         fix=f"add {option('engine', 'spark')}, or export the table to a file (e.g. Parquet) and "
+                             f"give its path.")
     if file is not None and file.is_dir() and get_format(fmt).spark is None:
         readable = ", ".join(n for n, f in _formats().items() if f.spark is not None and n != "spark-table")
         raise check.fail(path + ("path",), f"{given!r} is a folder; Spark reads folders of {readable} files, and "
@@ -490,7 +491,8 @@ def _supported(check: _Checker, metrics: Sequence[Metric], backend: str, path: t
         reason = unsupported(module, metric)
         if reason is not None:
             raise check.fail(path + (i,), f"backend {backend!r} cannot compute {metric}: {reason}",
-                             fix="use backend: auto or reference, or run `evalbridge metrics` for who supports what.")
+                             fix=f"use {option('backend', 'auto')} or reference, or run `evalbridge metrics` for who "
+                                 f"supports what.")
 
 
 def _name(check: _Checker, name: Any, path: KeyPath, what: str) -> str:
@@ -607,7 +609,8 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
     check.choice(baseline, ("comparison", "baseline"), list(runs))
     if len(runs) < 2:
         raise check.fail(("comparison",), "a comparison needs at least two runs.",
-                         fix="add another run, or remove the comparison section.")
+                         fix="add another run, or " + ("remove the comparison section." if check.locator.source
+                                                       else f"leave out {check.locator.label(('comparison', 'baseline'))}."))
     return ComparisonSettings(
         baseline=baseline,
         test=check.rule(spec.get("test", "t"), ("comparison", "test"), "comparison.test"),
@@ -727,8 +730,8 @@ def _spark(check: _Checker, value: Any, engine: str) -> SparkSettings | None:
     """``spark:`` (only with ``engine: spark``, whose pyspark is checked here, before anything runs)."""
     if engine != "spark":
         if value is not None:
-            raise check.fail(("spark",), "spark: sets the Spark engine, and this evaluation runs locally.",
-                             fix="add engine: spark, or remove spark:.")
+            raise check.fail(("spark",), "it sets the Spark engine, and this evaluation runs locally.",
+                             fix=f"add {option('engine', 'spark')}, or remove {check.locator.label(('spark',))}.")
         return None
     from ..errors import BackendUnavailableError
     from ..spark import INSTALL_HINT, _pyspark
@@ -766,13 +769,13 @@ def _on_spark(check: _Checker, config: Config) -> None:
     """Refuse, before anything runs, what ``engine: spark`` does not compute (each with its key's line)."""
     for key, asked, why in _NOT_ON_SPARK:
         if asked(config):
-            raise check.fail(key, f"{why}, so it cannot be combined with engine: spark.",
-                             fix=f"remove {_dotted(key)}, or use engine: local.")
+            raise check.fail(key, f"{why}, so it cannot be combined with {option('engine', 'spark')}.",
+                             fix=f"remove {check.locator.label(key)}, or use {option('engine', 'local')}.")
     for i, asked in enumerate(config.metrics):
         if "in_pool" in asked.metric.inputs:
             raise check.fail(("metrics", i), f"{asked.label} reads the pool (the docs judged for any query), but the Spark "
                                              f"engine evaluates each bucket of queries with only their own judgements.",
-                             fix="evaluate this metric with engine: local.")
+                             fix=f"evaluate this metric with {option('engine', 'local')}.")
 
 
 def _output_dir(check: _Checker, written: str, folder: Path) -> Path:

@@ -3,8 +3,8 @@
 Commands::
 
     evalbridge run CONFIG                       the whole configured evaluation (configs/*.yaml)
-    evalbridge eval QRELS RUN... -m METRIC...   quick evaluation from files
-    evalbridge check QRELS RUN -m ... --backends ...   the cross-check report
+    evalbridge eval QRELS RUN... -m METRIC...   quick evaluation from files (or LOG...: inputs holding both)
+    evalbridge check QRELS RUN -m ... --backends ...   the cross-check report (or check LOG)
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
     evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .config.schema import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
-from .wording import door
+from .wording import door, side
 
 if TYPE_CHECKING:
     from .reports.report import Report
@@ -33,7 +33,8 @@ def _reading(config: Config, source: Source) -> Iterator[None]:
     """An input error in the words of the door: the file as the user wrote it; from a config, prefixed with the
     config file, line and key it comes from (inline data has no file of its own)."""
     try:
-        yield
+        with side("run" if "runs" in source.key.split(".") else "qrels"):
+            yield
     except InputError as error:
         text = str(error)
         if source.path is not None and source.written is not None:

@@ -31,12 +31,14 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["DOORS", "door", "current", "option", "place"]
+__all__ = ["DOORS", "door", "side", "current", "option", "place"]
 
 #: the doors a user comes through
 DOORS = ("python", "command line", "config")
 
 _DOOR: ContextVar[str] = ContextVar("evalbridge_door", default="python")
+#: the side of the input being read (``qrels`` or ``run``), when a door reads one: its columns have their own flag
+_SIDE: ContextVar[str | None] = ContextVar("evalbridge_side", default=None)
 
 #: where a file of each kind goes, per door (the fix of a qrels read as a run, or the other way round)
 _PLACES = {
@@ -60,6 +62,17 @@ def door(name: str) -> Iterator[None]:
         _DOOR.reset(token)
 
 
+@contextlib.contextmanager
+def side(kind: str) -> Iterator[None]:
+    """Inside the block an input of ``kind`` (``qrels`` or ``run``) is read: the command line names its
+    columns with ``--qrels-columns`` / ``--run-columns``."""
+    token = _SIDE.set(kind)
+    try:
+        yield
+    finally:
+        _SIDE.reset(token)
+
+
 def current() -> str:
     """The door the user came through (``python`` unless the command line or a config opened another)."""
     return _DOOR.get()
@@ -67,11 +80,13 @@ def current() -> str:
 
 def option(name: str, value: object = "...", *, column: bool = False) -> str:
     """Option ``name`` set to ``value`` as the user writes it at the current door; ``column``: a column or
-    field role (``query``, ``relevant``...), which the command line and configs give under ``columns``."""
+    field role (``query``, ``relevant``...), which the command line and configs give under ``columns``
+    (``--qrels-columns`` / ``--run-columns`` while one side is read, :func:`side`)."""
     shown = repr(value) if isinstance(value, str) and _DOOR.get() == "python" else str(value)
     spelled = {
         "python": f"{name}={shown}",
-        "command line": f"--columns {name}={shown}" if column else f"--{name.replace('_', '-')} {shown}",
+        "command line": f"--{_SIDE.get() or ''}{'-' if _SIDE.get() else ''}columns {name}={shown}" if column
+        else f"--{name.replace('_', '-')} {shown}",
         "config": f"columns: {{{name}: {shown}}}" if column else f"{name}: {shown}",
     }
     return spelled[_DOOR.get()]

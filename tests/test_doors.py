@@ -240,11 +240,11 @@ WORDED = {
         Case(files={"log.jsonl": jsonl([{"query_id": "q1", "retrieved": ["d1"], "gold_ids": ["d1"]}])},
              runs=("log.jsonl",)),
         ("log.jsonl:1", "no field looks like the relevant list"),
-        {"api": "relevant='...'", "cli": "--columns relevant=...", "config": "columns: {relevant: ...}"}),
+        {"api": "relevant='...'", "cli": "--run-columns relevant=...", "config": "columns: {relevant: ...}"}),
     "a CSV without its header": (
         Case(files={"qrels.txt": QRELS, "a.csv": "q1,d1,3\nq1,d2,2\n"}, qrels="qrels.txt", runs=("a.csv",)),
         ("a.csv", "no column looks like the query", "the columns are 'q1', 'd1', '3'"),
-        {"api": "query='...'", "cli": "--columns query=...", "config": "columns: {query: ...}"}),
+        {"api": "query='...'", "cli": "--run-columns query=...", "config": "columns: {query: ...}"}),
 }
 
 
@@ -275,8 +275,9 @@ def test_a_qrels_beside_a_log_is_refused_in_each_door_words(tmp_path):
 
 
 def test_wording_spells_options_per_door():
-    """evalbridge.wording: Python by default; the door opened by the CLI or a config inside its block only."""
-    from evalbridge.wording import current, door, option, place
+    """evalbridge.wording: Python by default; the door opened by the CLI or a config inside its block only; on the
+    command line a column of the side being read has that side's flag."""
+    from evalbridge.wording import current, door, option, place, side
 
     assert (current(), option("min_relevance", 7), option("doc", "docno", column=True)) == \
         ("python", "min_relevance=7", "doc='docno'")
@@ -284,6 +285,8 @@ def test_wording_spells_options_per_door():
         assert (option("min_relevance", 7), option("doc", "docno", column=True)) == \
             ("--min-relevance 7", "--columns doc=docno")
         assert "QRELS" in place("qrels")
+        with side("qrels"):
+            assert option("grade", "judge_score", column=True) == "--qrels-columns grade=judge_score"
     with door("config"):
         assert (option("min_relevance", 7), option("doc", "docno", column=True)) == \
             ("min_relevance: 7", "columns: {doc: docno}")

@@ -20,7 +20,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,13 +72,25 @@ def _columns(text: str | None, flag: str = "--columns") -> dict[str, str]:
     return out
 
 
-def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None = None) -> Any:
+def _source(path: str, kind: str, fmt: str | None, key: str, columns: str | None = None,
+            policies: Mapping[str, Any] | None = None) -> Any:
     """A :class:`~evalbridge.config.sources.Source` for ``convert``'s INPUT, through the format registry
-    (every ``--columns`` role goes to it; one its format does not read is refused by the registry)."""
+    (every ``--columns`` role goes to it; one its format does not read is refused by the registry;
+    ``policies``: the read policies given, ``--ids`` / ``--duplicates``)."""
     from .config.sources import source_from_path
 
+    options: dict[str, Any] = dict(policies or {})
     wanted = _columns(columns)
-    return source_from_path(path, kind, fmt, key, options={"columns": wanted} if wanted else {})
+    if wanted:
+        options["columns"] = wanted
+    return source_from_path(path, kind, fmt, key, options=options)
+
+
+def _policies(args: argparse.Namespace) -> dict[str, Any]:
+    """The read policies given on the command line (``--ids``, ``--duplicates``), as config keys."""
+    from .io.policies import POLICIES
+
+    return {key: getattr(args, key) for key in POLICIES if getattr(args, key, None) is not None}
 
 
 def _note(args: argparse.Namespace, text: str) -> None:
@@ -154,7 +166,8 @@ def _shown(path: Path) -> str:
 #: config key path -> the command-line flag that sets it (errors name the flag).
 FLAGS = {
     ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
-    ("min_relevance",): "--min-relevance", ("ties",): "--ties", ("score_precision",): "--score-precision",
+    ("min_relevance",): "--min-relevance", ("ids",): "--ids", ("duplicates",): "--duplicates", ("ties",): "--ties",
+    ("score_precision",): "--score-precision",
     ("missing_queries",): "--missing-queries", ("seed",): "--seed", ("bands",): "--bands",
     ("judged_only",): "--judged-only", ("depth",): "--depth", ("engine",): "--engine",
     ("spark",): "--spark-master / --spark-buckets", ("spark", "master"): "--spark-master",
@@ -287,7 +300,7 @@ def _description(args: argparse.Namespace, qrels: str | None, runs: Sequence[str
         raw["qrels"] = _input(qrels, args.qrels_format, columns[0])
     raw["runs"] = {name: _input(path, args.run_format, wanted)
                    for name, path, wanted in zip(_system_names(runs), runs, columns[len(columns) - len(runs):])}
-    raw.update({"metrics": _metric_entries(args.metrics), **_conventions(args)})
+    raw.update({"metrics": _metric_entries(args.metrics), **_conventions(args), **_policies(args)})
     if getattr(args, "baseline", None) is not None:
         raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
@@ -395,7 +408,7 @@ def _agree_description(args: argparse.Namespace) -> Any:
             section.setdefault("bins", {})[name] = list(edges)
     raw: dict[str, Any] = {
         "title": args.title or f"evalbridge agree {Path(args.qrels_a).name} {Path(args.qrels_b).name}",
-        "agreement": section, **_conventions(args),
+        "agreement": section, **_conventions(args), **_policies(args),
     }
     flags: dict[tuple[str, ...], str] = {
         **FLAGS, **AGREE_FLAGS, ("agreement", "judges", names[0]): "QRELS_A",
@@ -501,14 +514,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         if args.run_output is None:
             raise InputError(f"format {fmt!r} holds qrels and a run; OUTPUT receives the qrels and --run-output "
                              f"the run.", fix="add --run-output PATH.")
-        source = _source(args.input, "run", fmt, "INPUT", args.columns)
+        source = _source(args.input, "run", fmt, "INPUT", args.columns, _policies(args))
         qrels, run = load_run(source, _system_names([args.input])[0], None, args.min_relevance)
         _note(args, _write(qrels, args.output, args.output_format))
         _note(args, _write(run, args.run_output, args.output_format))
         return EXIT_OK
     if args.kind is None:
         raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
-    source = _source(args.input, args.kind, fmt, "INPUT", args.columns)
+    source = _source(args.input, args.kind, fmt, "INPUT", args.columns, _policies(args))
     if args.kind == "qrels":
         obj = load_qrels(source, args.min_relevance)
     else:
@@ -583,6 +596,15 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
                              "query=query,doc=doc,grade=judge_score")
     parser.add_argument("--run-columns", default=None, metavar="ROLE=NAME,...",
                         help="column / field names of the runs only (override --columns), e.g. query=qid,doc=docno")
+    _add_policies(parser)
+
+
+def _add_policies(parser: argparse.ArgumentParser) -> None:
+    """``--ids`` and ``--duplicates``: the read policies, from their one declaration."""
+    from .io.policies import POLICIES
+
+    for key, (choices, meaning) in POLICIES.items():
+        parser.add_argument(f"--{key}", choices=choices, default=None, help=meaning.replace("%", "%%"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -701,6 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
                     help="relevance level stored with RAG inputs")
     _add_quiet(cv)
+    _add_policies(cv)
     cv.set_defaults(handler=_cmd_convert)
 
     from .stats.agreement import ALPHA_LEVELS, DEFAULT_METRICS

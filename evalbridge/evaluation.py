@@ -70,7 +70,7 @@ def check_compatible(qrels: Qrels, run: Run) -> None:
             raise InputError(
                 f"{what} ids are {'/'.join(qk)} in the qrels but {'/'.join(rk)} in the run (e.g. 1 vs '1'); "
                 f"evalbridge does not guess that they are the same ids.",
-                fix=f"give both the same id type, e.g. convert every {what} id with str().")
+                fix=f"give both the same id type, e.g. convert every {what} id with str(), or read both with ids='str'.")
     if len(qrels) and len(run) and not any(qid in run for qid in qrels):  # empty inputs: see empty_notes
         raise InputError(
             f"no query id is in both the qrels ({_examples(qrels)}) and the run ({_examples(run)}).",

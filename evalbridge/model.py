@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from operator import methodcaller
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ._fast_rows import freeze_plain
 from .columnar import RowTable
 from .errors import InputError
 from .values import check_value
 
-__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
+__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "with_str_ids", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
 
 #: Tie policies that put every query's documents in one order; ``average`` instead averages each
 #: metric over every order of each group of tied documents.
@@ -112,7 +112,7 @@ def _ids_to_str(keys: Any, what: str, where: str | None) -> tuple[str, ...]:
         s = next(k for k in keys if isinstance(k, str))
         i = next(k for k in keys if _id_kind(k) == "int")
         raise InputError(f"{what} ids mix int and str (e.g. {i!r} and {s!r}).", source=where,
-                         fix=f"use one type for every {what} id, e.g. str() each id.")
+                         fix=f"use one type for every {what} id, e.g. str() each id, or read ids as strings with ids='str'.")
     return tuple(sorted(found))
 
 
@@ -166,8 +166,23 @@ def _freeze(data: object, *, what: str, where: str | None,
         frozen[sqid] = docs
     if len(doc_kinds) > 1:
         raise InputError("doc ids mix int and str across queries.", source=where,
-                         fix="use one type for every doc id, e.g. str() each id.")
+                         fix="use one type for every doc id, e.g. str() each id, or read ids as strings with ids='str'.")
     return frozen, qkind, tuple(sorted(doc_kinds))
+
+
+_Read = TypeVar("_Read", bound="_Base")
+
+
+def with_str_ids(obj: _Read) -> _Read:
+    """``obj`` with its query and doc ids recorded as strings (the ``ids="str"`` read policy): ids read as
+    ints, already held as ``str``, then meet the str ids of the other side (``1`` is ``'1'``); noted."""
+    kinds = {name: ("str",) if getattr(obj, name) else () for name in ("query_id_kind", "doc_id_kind")}
+    if all(getattr(obj, name) == kind for name, kind in kinds.items()):
+        return obj
+    state = {name: getattr(obj, name) for name in obj._state}
+    state.update(kinds, _table=obj._table, _rows=obj._rows,
+                 notes=(*obj.notes, "int ids read as strings (ids='str')"))
+    return cast(_Read, _restore(type(obj), state))
 
 
 def _restore(cls: type[_Base], state: dict[str, Any]) -> _Base:
@@ -346,6 +361,8 @@ class Qrels(_Base):
             to ``data``: for an input used within one call, as :func:`evalbridge.evaluate` does.
         allow_empty: accept a mapping with no query (:func:`evalbridge.evaluate` does, and says so
             in the provenance); by default an empty input is refused as a likely mistake.
+        topics: the text of each query, where the input holds it (a LlamaIndex dataset's ``queries``):
+            kept as :attr:`topics` (read-only, empty when the input had none); not compared.
 
     Example:
         >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}})
@@ -353,21 +370,32 @@ class Qrels(_Base):
         (2, 2)
     """
 
-    __slots__ = ("min_relevance", "_grades")
+    __slots__ = ("min_relevance", "_grades", "_topics")
     min_relevance: float | None
     _grades: frozenset[float]
+    _topics: dict[str, str]
     _what = "grade"
     _compared = ("min_relevance",)
-    _state = (*_Base._state, "min_relevance")
+    _state = (*_Base._state, "min_relevance", "_topics")
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
-                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False,
+                 topics: Mapping[str, str] | None = None) -> None:
         if min_relevance is None and isinstance(data, Qrels):
             min_relevance = data.min_relevance
+        if topics is None and isinstance(data, Qrels):
+            topics = data._topics
         if min_relevance is not None:
             check_level(min_relevance)
         object.__setattr__(self, "min_relevance", min_relevance)
+        object.__setattr__(self, "_topics", {str(q): str(t) for q, t in (topics or {}).items()})
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
+
+    @property
+    def topics(self) -> Mapping[str, str]:
+        """Query id -> the query's text, where the input held the texts (a LlamaIndex dataset's
+        ``queries``); empty otherwise. Read-only; not part of equality."""
+        return MappingProxyType(self._topics)
 
     @property
     def grades(self) -> frozenset[float]:

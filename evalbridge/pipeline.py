@@ -98,7 +98,20 @@ class _Hashes:
             future.cancel()
 
 
-def _fingerprint(source: Source, hashes: _Hashes) -> dict[str, Any]:
+def _fingerprint(source: Source, hashes: _Hashes, read: Any = None) -> dict[str, Any]:
+    """What the provenance records of an input: where it is and its hash, the options it was read with
+    (columns, ``ids``, ``duplicates``...) and the notes of what reading it did (``read``: the Qrels / Run)."""
+    found = _origin(source, hashes)
+    if source.options:
+        found["options"] = json.loads(json.dumps(dict(source.options), default=str))
+    from .model import Qrels, Run
+
+    if isinstance(read, (Qrels, Run)) and read.notes:  # (with engine: spark the qrels are a DataFrame)
+        found["notes"] = list(read.notes)
+    return found
+
+
+def _origin(source: Source, hashes: _Hashes) -> dict[str, Any]:
     if source.table is not None:  # a table of Spark's catalog: its name is all there is here
         return {"path": None, "format": source.format, "table": source.table}
     if source.path is not None and source.path.is_dir():  # a folder of Parquet files read by Spark
@@ -327,8 +340,9 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         results[name] = evaluate(qrels, run, config.metrics, **options)
     _same_judgements(config, pairs)
     # The hashes are asked for once everything is read and evaluated: meanwhile they were computed.
-    inputs = {"qrels": _fingerprint(config.qrels, hashes)} if config.qrels is not None else {}
-    inputs.update((source.key, _fingerprint(source, hashes)) for source in config.runs.values())
+    inputs = {"qrels": _fingerprint(config.qrels, hashes, shared)} if config.qrels is not None else {}
+    inputs.update((source.key, _fingerprint(source, hashes, pairs[name][1] if name in pairs else None))
+                  for name, source in config.runs.items())
     if config.crosscheck is not None:
         for name, (qrels, run) in pairs.items():
             step(f"cross-checking {name}")

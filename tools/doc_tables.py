@@ -48,6 +48,8 @@ FILES = {
     "run.csv": "qid,docno,score\nq1,d3,12.5\nq1,d1,11.0\n",
     "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t1\n",
     "run.dev.tsv": "q1\td3\t1\nq1\td1\t2\n",
+    "llamaindex_dataset.json": '{"queries": {"q1": "annual leave?"}, "corpus": {"d1": "Leave is 25 days."}, '
+                               '"relevant_docs": {"q1": ["d1"]}, "mode": "text"}\n',
 }
 
 

@@ -38,6 +38,9 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "metrics": "metric specs, any spelling; an entry {metric: P@5, label: precision@5} names its outputs",
     "backend": "who computes the numbers (auto, reference, fast, or a library: every backend `evalbridge metrics` lists)",
     "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
+    "ids": "str: read every query and doc id of every input as a string (int 1 meets '1'); a source may set it too",
+    "duplicates": "first: keep the first occurrence of a document repeated in a run or ranked list (counted in the "
+                  "notes); default error. A run source may set it too",
     "ties": "docid_desc (trec_eval), docid_asc or input",
     "score_precision": "float64, or float32 as trec_eval <= 9",
     "missing_queries": "zero (score 0) or drop (leave out of the mean)",
@@ -380,9 +383,19 @@ class _Checker:
 
 # ---------------------------------------------------------------- sections
 
-def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str, engine: str) -> Source:
+def _policies(check: _Checker, spec: Mapping[str, Any]) -> dict[str, str]:
+    """The top-level read policies (``ids:``, ``duplicates:``), checked against their one declaration
+    (:data:`evalbridge.io.policies.POLICIES`); every source takes them unless it sets its own."""
+    from ..io.policies import POLICIES
+
+    return {key: check.choice(spec[key], (key,), list(POLICIES[key][0])) for key in POLICIES if key in spec}
+
+
+def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str, engine: str,
+            policies: Mapping[str, str] | None = None) -> Source:
     """A config source, checked against the format registry (see :mod:`.sources`): a file (a folder of
-    Parquet files too with ``engine: spark``), inline ``data``, or a ``table`` of Spark's catalog."""
+    Parquet files too with ``engine: spark``), inline ``data``, or a ``table`` of Spark's catalog.
+    ``policies``: the top-level read policies (``ids``, ``duplicates`` for runs), unless the source sets its own."""
     from ..io import get_format
 
     key = _dotted(path)
@@ -395,6 +408,9 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
                              "a table of the Spark session's catalog with table: (engine: spark).")
     given, table = spec.get("path"), spec.get("table")
     options = {k: v for k, v in spec.items() if k not in (*_ORIGINS, "format")}
+    for policy, choice in (policies or {}).items():
+        if policy != "duplicates" or kind == "run":
+            options.setdefault(policy, choice)
     spark = engine == "spark"
     file = check.existing_file(given, path + ("path",), folder, folders=spark) if given is not None else None
     if table is not None:
@@ -507,7 +523,7 @@ def _name(check: _Checker, name: Any, path: KeyPath, what: str) -> str:
 
 
 def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Source],
-               metrics: tuple[Metric, ...]) -> AgreementSettings | None:
+               metrics: tuple[Metric, ...], policies: Mapping[str, str] | None = None) -> AgreementSettings | None:
     """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
     from ..stats.agreement import DEFAULT_METRICS, check_thresholds
 
@@ -527,7 +543,7 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
                          fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
                              "reference).")
     judges = {_name(check, name, path + ("judges", name), "judge"):
-              _source(check, source, path + ("judges", name), folder, "qrels", "local")
+              _source(check, source, path + ("judges", name), folder, "qrels", "local", policies)
               for name, source in judges_spec.items()}
     given = spec.get("runs")
     chosen: dict[str, Source] = {}
@@ -541,7 +557,8 @@ def _agreement(check: _Checker, value: Any, folder: Path, runs: Mapping[str, Sou
             chosen[str(name)] = runs[name]
     elif given is not None:
         for name, source in check.mapping(given, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
-            chosen[_name(check, name, path + ("runs", name), "system")] = _source(check, source, path + ("runs", name), folder, "run", "local")
+            chosen[_name(check, name, path + ("runs", name), "system")] = _source(
+                check, source, path + ("runs", name), folder, "run", "local", policies)
     for name, source in chosen.items():
         if source.carries_qrels:
             raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
@@ -821,10 +838,12 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
     spark = _spark(check, spec.get("spark"), engine)
-    runs = {_name(check, name, ("runs", name), "system"): _source(check, value, ("runs", name), folder, "run", engine)
+    policies = _policies(check, spec)
+    runs = {_name(check, name, ("runs", name), "system"): _source(check, value, ("runs", name), folder, "run", engine,
+                                                                  policies)
             for name, value in runs_spec.items()}
-    qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels", engine) if spec.get("qrels") is not None \
-        else None
+    qrels = _source(check, spec["qrels"], ("qrels",), folder, "qrels", engine, policies) \
+        if spec.get("qrels") is not None else None
     for name, source in runs.items():
         if source.carries_qrels and qrels is not None:
             raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so "
@@ -838,7 +857,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     metrics = _metrics(check, spec["metrics"]) if "metrics" in spec else ()
     backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
     _supported(check, [r.metric for r in metrics], backend, ("metrics",))
-    agreement = _agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics))
+    agreement = _agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics), policies)
     if agreement is not None:
         _supported(check, agreement.metrics, backend, ("agreement", "metrics"))
     min_relevance = spec.get("min_relevance")

@@ -19,9 +19,9 @@ __all__ = ["CANDIDATES", "ROLE_OPTIONS", "pick"]
 
 #: role -> the column names it is known by, in no particular priority (any two present is ambiguous).
 CANDIDATES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "query": ("query_id", "qid", "query-id", "queryid", "topic", "topic_id", "question_id"),
-    "doc": ("doc_id", "docid", "corpus-id", "docno", "doc", "document_id", "passage_id", "pid"),
-    "grade": ("relevance", "rel", "grade", "label", "judgement", "judgment", "score"),
+    "query": ("query_id", "qid", "query-id", "queryid", "query", "topic", "topic_id", "question_id"),
+    "doc": ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "doc", "document_id", "passage_id", "pid"),
+    "grade": ("relevance", "rel", "grade", "label", "judgement", "judgment", "judge_score", "score"),
     "score": ("score", "sim", "similarity", "rank_score"),
 })
 

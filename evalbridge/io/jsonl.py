@@ -56,20 +56,69 @@ def loads(text: str, *, source: str, line: int | None = None) -> Any:
                          fix="check the file is JSON (one value) or JSON Lines (one object per line).") from None
 
 
-def read_json(path: Path, kind: str) -> Qrels | Run:
-    """A JSON file holding one object ``{query_id: {doc_id: value}}``."""
+def read_json(path: Path, kind: str, options: Mapping[str, Any] | None = None) -> Qrels | Run:
+    """A JSON file holding one object ``{query_id: {doc_id: value}}``, or ``{query_id: [doc_id, ...]}``
+    lists: relevant ids (grade 1 each) read as qrels, a ranking (best first) read as a run."""
+    from .shapes import is_id_lists, read_id_lists, str_id_rows
+
+    options = options or {}
     text, notes = read_text(path)
     data = loads(text, source=str(path))
     if not isinstance(data, dict):
         raise InputError(f"expected one JSON object {{query_id: {{doc_id: value}}}}; got a {type(data).__name__}.",
                          source=str(path), fix="a list of question objects is a RAG log: format='rag'.")
-    return _KIND[kind](data, source=str(path), notes=notes)
+    if is_id_lists(data):
+        read = read_id_lists(data, kind, options, source=str(path))
+        return _KIND[kind](read, notes=notes)
+    return _KIND[kind](str_id_rows(data, options.get("ids")), source=str(path), notes=notes)
+
+
+#: the keys of a LlamaIndex dataset JSON (``EmbeddingQAFinetuneDataset.save_json``): the ones read, the ones kept aside
+LLAMAINDEX_KEYS = ("queries", "relevant_docs")
+LLAMAINDEX_OTHER = ("corpus", "mode")
+
+
+def read_llamaindex(source: Any, options: Mapping[str, Any]) -> Qrels:
+    """A LlamaIndex retrieval dataset (``{"queries": {id: text}, "corpus": {id: text}, "relevant_docs":
+    {query id: [doc id, ...]}}``, as ``EmbeddingQAFinetuneDataset.save_json`` writes it): its
+    ``relevant_docs`` as binary qrels (grade 1 each), its ``queries`` kept as :attr:`Qrels.topics`. The
+    corpus texts are not read (noted with their count)."""
+    from .shapes import data_file, relevant_qrels
+
+    where = str(source) if not isinstance(source, Mapping) else None
+    data = source if isinstance(source, Mapping) else data_file(source)
+    if not isinstance(data, Mapping) or any(key not in data for key in LLAMAINDEX_KEYS):
+        keys = ", ".join(map(repr, data)) if isinstance(data, Mapping) else type(data).__name__
+        raise InputError(f"a LlamaIndex dataset holds {', '.join(map(repr, LLAMAINDEX_KEYS))} (and 'corpus'); "
+                         f"got {keys:.120}.", source=where,
+                         fix="give the file EmbeddingQAFinetuneDataset.save_json wrote, or relevant lists "
+                             "{query: [doc, ...]} with format 'relevant'.")
+    unknown = [key for key in data if key not in (*LLAMAINDEX_KEYS, *LLAMAINDEX_OTHER)]
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r} in a LlamaIndex dataset (its keys: "
+                         f"{', '.join(LLAMAINDEX_KEYS + LLAMAINDEX_OTHER)}).", source=where,
+                         fix="remove the key, or read relevant_docs alone with format 'relevant'.")
+    queries = data["queries"]
+    if not isinstance(queries, Mapping) or not all(isinstance(text, str) for text in queries.values()):
+        raise InputError("'queries' of a LlamaIndex dataset maps each query id to its text.", source=where,
+                         fix="write {\"queries\": {\"q1\": \"what is ...?\"}, ...}.")
+    corpus = data.get("corpus") or {}
+    notes: tuple[str, ...] = (f"LlamaIndex dataset: relevant_docs read as qrels (grade 1 each), the {len(queries)} queries' texts "
+             f"kept as qrels.topics, the corpus ({len(corpus)} texts) not read",)
+    unjudged = sum(1 for qid in queries if qid not in data["relevant_docs"])
+    if unjudged:
+        notes += (f"{unjudged} of the queries have no relevant_docs entry",)
+    return relevant_qrels(data["relevant_docs"], ids=options.get("ids"), topics=queries, source=where, notes=notes)
 
 
 def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run:
     """A JSON Lines file: one object per line with a query id, a doc id and a value."""
+    from .policies import as_id, dropped_note, keep_first
+
+    ids, first_kept = options.get("ids"), keep_first(options.get("duplicates"))
     data: dict[Any, dict[Any, Any]] = {}
     lines: dict[tuple[Any, Any], int] = {}
+    dropped = 0
     names: dict[str, str] | None = None
     notes: tuple[str, ...] = ()
     reader = Lines(path)
@@ -93,15 +142,21 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
             raise InputError(f"the object has no {error.args[0]!r} key (keys: {', '.join(map(repr, row))}).",
                              source=str(path), line=n, fix=f"{hint}give every line the same fields.") from None
         number = check_value(number, label=value_name, source=str(path), line=n, query_id=str(qid))
+        qid, did = as_id(qid, ids), as_id(did, ids)
         key = (qid, did)
         if key in lines:
+            if first_kept:
+                dropped += 1
+                continue
             raise InputError(f"doc {did!r} appears twice for query {qid!r}, on lines {lines[key]} and {n}.",
-                             source=str(path), line=n, query_id=str(qid), fix="remove the duplicate line.")
+                             source=str(path), line=n, query_id=str(qid),
+                             fix="remove the duplicate line" + (", or keep the first with duplicates='first'."
+                                                                if kind == "run" else "."))
         lines[key] = n
         data.setdefault(qid, {})[did] = number
     if not data:
         raise InputError("the file has no JSON objects.", source=str(path), fix="check the path.")
-    return _KIND[kind](data, source=str(path), notes=(*reader.notes, *notes))
+    return _KIND[kind](data, source=str(path), notes=(*reader.notes, *notes, *dropped_note(dropped)))
 
 
 def write_json(obj: Qrels | Run, path: str | Path) -> None:
@@ -136,6 +191,12 @@ def _sniff_rows(first: bytes) -> bool:
     return isinstance(row, dict) and not any(isinstance(v, (list, dict)) for v in row.values())
 
 
+def _sniff_llamaindex(first: bytes) -> bool:
+    """A LlamaIndex dataset: one object whose first key is ``queries``."""
+    text = first.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"{") and text[1:].lstrip().startswith(b'"queries"')
+
+
 def _sniff_object(first: bytes) -> bool:
     """One JSON object (a ``.json`` file holding a list of questions is a RAG log)."""
     return first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
@@ -151,16 +212,21 @@ def _read(reader: Any) -> Any:
 
 
 def _formats() -> tuple[Any, ...]:
-    from .registry import Format
+    from .registry import Format, Parsed, policy_options
 
     both = frozenset({"qrels", "run"})
+    policies = policy_options("ids", "duplicates")
     return (
-        Format("json", "JSON object {query_id: {doc_id: value}}", both,
-               _read(lambda path, kind, options: read_json(path, kind)), suffixes=(".json",),
+        Format("llamaindex", "LlamaIndex dataset JSON {queries, corpus, relevant_docs}: qrels, queries as topics",
+               frozenset({"qrels"}), lambda source, kind, options: Parsed(qrels=read_llamaindex(source, options)),
+               suffixes=(".json",), options=policy_options("ids"), sniff=_sniff_llamaindex, inline=True,
+               example='eb.to_qrels("llamaindex_dataset.json")'),
+        Format("json", "JSON object {query_id: {doc_id: value}} or {query_id: [doc_id, ...]}", both,
+               _read(read_json), suffixes=(".json",), options=policies,
                write=lambda obj, path, options: write_json(obj, path), sniff=_sniff_object,
                example='eb.to_run("run.json")'),
         Format("jsonl", "JSON Lines, one {query_id, doc_id, value} per line", both, _read(read_jsonl),
-               suffixes=(".jsonl", ".ndjson"), options=fields.ROLE_OPTIONS,
+               suffixes=(".jsonl", ".ndjson"), options={**fields.ROLE_OPTIONS, **policies},
                write=lambda obj, path, options: write_jsonl(obj, path), sniff=_sniff_rows,
                example='eb.to_run("run.jsonl")'),
     )

@@ -67,7 +67,11 @@ def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
 
 
 def _read_mapping(obj: Mapping[Any, Any], kind: str, options: Any) -> Any:
-    return _parsed(_KINDS[kind].cls(obj))
+    from .shapes import is_id_lists, read_id_lists, str_id_rows
+
+    if is_id_lists(obj):  # {query: [doc, ...]}: relevant ids (qrels) or a ranking (run)
+        return _parsed(read_id_lists(obj, kind, options))
+    return _parsed(_KINDS[kind].cls(str_id_rows(obj, options.get("ids"))))
 
 
 def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
@@ -112,15 +116,24 @@ def _read_rows(obj: Iterable[Any], kind: str, options: Any) -> Any:
             if isinstance(first, Mapping) else ""
         raise InputError(f"cannot read {wanted.name} from rows like {first!r:.60}{hint}.",
                          fix=f"give (query_id, doc_id, {wanted.value}) tuples or ir-measures {wanted.irm_type} rows.")
+    from .policies import as_id, dropped_note, keep_first
+
+    ids, first_kept = options.get("ids"), keep_first(options.get("duplicates")) and wanted is _RUN
     data: dict[Any, dict[Any, Any]] = {}
+    dropped = 0
     for n, row in enumerate(itertools.chain([first], rows)):
         qid, doc, value = unpack(row)
+        qid, doc = as_id(qid, ids), as_id(doc, ids)
         docs = data.setdefault(qid, {})
         if doc in docs:
+            if first_kept:
+                dropped += 1
+                continue
             raise InputError(f"doc {doc!r} appears twice for query {qid!r} (row {n}).", query_id=str(qid),
-                             fix="remove the duplicate row.")
+                             fix="remove the duplicate row" + (", or keep the first with duplicates='first'."
+                                                               if wanted is _RUN else "."))
         docs[doc] = value
-    return _parsed(wanted.cls(data))
+    return _parsed(wanted.cls(data, notes=dropped_note(dropped)))
 
 
 def _is_rows(obj: object) -> bool:
@@ -130,20 +143,21 @@ def _is_rows(obj: object) -> bool:
 
 
 def _formats() -> tuple[Any, ...]:
-    from .registry import Format
+    from .registry import Format, policy_options
 
     both = frozenset({"qrels", "run"})
+    policies = policy_options("ids", "duplicates")
     return (
         Format("evalbridge", "evalbridge Qrels / Run", both, _read_evalbridge,
                accepts=lambda obj: isinstance(obj, (Qrels, Run)), example='eb.Qrels({"q1": {"d1": 2, "d2": 0}})'),
         Format("mapping", "dict of dicts {query_id: {doc_id: grade or score}}", both, _read_mapping,
-               accepts=lambda obj: isinstance(obj, Mapping), inline=True,
+               accepts=lambda obj: isinstance(obj, Mapping), inline=True, options=policies,
                example='eb.to_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
         Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
                accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),
                example='eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
         Format("rows", "ir-measures / ir_datasets rows, or (query_id, doc_id, value) tuples", both, _read_rows,
-               accepts=_is_rows, example='eb.to_run([("q1", "d1", 0.9), ("q1", "d2", 0.4)])'),
+               accepts=_is_rows, options=policies, example='eb.to_run([("q1", "d1", 0.9), ("q1", "d2", 0.4)])'),
     )
 
 

@@ -35,6 +35,7 @@ from ..errors import InputError
 from ..model import Qrels, Run, check_level
 from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
 from ..values import check_value
+from .policies import as_id, dropped_note, keep_first, policy_options
 from .text import Lines, read_text
 
 __all__ = ["read_log", "read_logs", "DEFAULTS", "FIELDS", "FORMATS"]
@@ -50,6 +51,7 @@ FIELDS: Mapping[str, str] = {
 OPTIONS: Mapping[str, str] = {
     **FIELDS,
     "min_relevance": "the relevance level stored on the qrels (e.g. 7 for 0-10 LLM grades)",
+    **policy_options("ids", "duplicates"),
 }
 
 
@@ -85,7 +87,8 @@ def _number(value: Any, what: str, where: str, qid: str) -> float | int:
     return check_value(value, label=what, source=where, query_id=qid)
 
 
-def _doc_id(value: Any, where: str, qid: str, what: str) -> str | int:
+def _doc_id(value: Any, where: str, qid: str, what: str, ids: str | None = None) -> str | int:
+    value = as_id(value, ids)
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     raise InputError(f"{what} {value!r} is not a doc id (str or int).", source=where, query_id=qid,
@@ -94,8 +97,13 @@ def _doc_id(value: Any, where: str, qid: str, what: str) -> str | int:
 
 def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
              score: str | None = None, relevant: str | None = None,
-             min_relevance: float | None = None, name: str | None = None) -> tuple[Qrels, Run]:
+             min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
+             duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
+
+    ``ids="str"`` reads every id as a string (an int ``chunk_id`` then meets the string ids of the
+    relevant list); ``duplicates="first"`` keeps the first occurrence of a document retrieved twice
+    (the dropped ones are counted in the notes). Either makes the strict reader read the log.
 
     Example:
         >>> log = [{"question_id": "q1", "question": "annual leave?", "retrieved_ids": ["d3", "d1"],
@@ -106,7 +114,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     """
     if min_relevance is not None:
         check_level(min_relevance)
-    if isinstance(source, (str, Path)):
+    if isinstance(source, (str, Path)) and ids is None and not keep_first(duplicates):
         from ._rag_columns import read_log_columns
 
         fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, relevant=relevant,
@@ -120,6 +128,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     picked: list[str] = []
     ignored: dict[str, int] = {}
     score_field: str | None = score
+    dropped = 0
     for where, obj in _objects(source):
         if not isinstance(obj, Mapping):
             raise InputError(f"expected a question object; got {type(obj).__name__} {obj!r:.60}.", source=where,
@@ -142,7 +151,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         for key in obj:
             if key not in top:
                 ignored[key] = ignored.get(key, 0) + 1
-        qid = values["query"]
+        qid = as_id(values["query"], ids)
         if not isinstance(qid, (str, int)) or isinstance(qid, bool):
             raise InputError(f"the question id {qid!r} is not a str or an int.", source=where,
                              fix=f"the {names['query']!r} field holds the id.")
@@ -168,27 +177,38 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         for rank, item in enumerate(ranked, 1):
             if objects and doc is not None:  # objects: the doc field was chosen above
                 try:
-                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id")
+                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id", ids)
                     value = (_number(_get(item, score_field), "score", where, str(qid)) if score_field
                              else float(len(ranked) - rank + 1))
                 except KeyError as error:
                     raise InputError(f"retrieved item {rank} has no {error.args[0]!r} field.", source=where,
                                      query_id=str(qid), fix="give every retrieved object the same fields.") from None
             else:
-                did = _doc_id(item, where, str(qid), f"retrieved item {rank}")
+                did = _doc_id(item, where, str(qid), f"retrieved item {rank}", ids)
                 value = float(len(ranked) - rank + 1)
             if did in scores:
+                if keep_first(duplicates):
+                    dropped += 1
+                    continue
                 raise InputError(f"doc {did!r} is retrieved twice.", source=where, query_id=str(qid),
-                                 fix="remove the duplicate from the ranked list.")
+                                 fix="remove the duplicate from the ranked list, or keep the first occurrence "
+                                     "of each document with duplicates='first'.")
             scores[did] = float(value)
+        if len(scores) < len(ranked) and not score_field:  # repeats dropped: scores n..1 over the docs kept
+            scores = {did: float(len(scores) - i) for i, did in enumerate(scores)}
         gold = values["relevant"]
         if isinstance(gold, Mapping):
-            grades = {_doc_id(d, where, str(qid), "relevant doc"): _number(g, "grade", where, str(qid))
-                      for d, g in gold.items()}
+            grades = {}
+            for d, g in gold.items():
+                did = _doc_id(d, where, str(qid), "relevant doc", ids)
+                if did in grades:
+                    raise InputError(f"doc {did!r} is judged twice (ids='str' reads 1 and '1' as one id).",
+                                     source=where, query_id=str(qid), fix="keep one grade per document.")
+                grades[did] = _number(g, "grade", where, str(qid))
         elif isinstance(gold, list):
             grades = {}
             for d in gold:
-                grades[_doc_id(d, where, str(qid), "relevant doc")] = 1
+                grades[_doc_id(d, where, str(qid), "relevant doc", ids)] = 1
             if grades and min_relevance is not None and min_relevance > 1:
                 raise InputError(f"{names['relevant']!r} is a list (every doc gets grade 1) but min_relevance="
                                  f"{min_relevance:g} would count none of them as relevant.", source=where,
@@ -208,7 +228,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({n} questions)" for k, n in ignored.items()))
     origin = str(source) if isinstance(source, (str, Path)) else None
     return (Qrels(qrels, min_relevance=min_relevance, source=origin, notes=tuple(notes)),
-            Run(run, name=name, source=origin, notes=tuple(notes)))
+            Run(run, name=name, source=origin, notes=(*notes, *dropped_note(dropped))))
 
 
 def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str, Run]]:

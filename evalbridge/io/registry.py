@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import InputError
 from .text import file_error, not_a_file
+from .policies import EVERY_FORMAT, POLICIES, policy_options
 
 if TYPE_CHECKING:
     from ..model import Qrels, Run
 
 __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "to_qrels",
            "to_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
-           "check_same_judgements"]
+           "check_same_judgements", "POLICIES", "policy_options"]
 
 Kind = Literal["qrels", "run", "pair"]
 
@@ -122,10 +123,10 @@ class Format:
 
     @property
     def takes(self) -> Mapping[str, str]:
-        """Every option the format takes: its own, and :data:`LEVEL_OPTION` wherever it reads judgements."""
-        if not self.can_read("qrels") or "min_relevance" in self.options:
-            return self.options
-        return MappingProxyType({**self.options, **LEVEL_OPTION})
+        """Every option the format takes: its own, :data:`LEVEL_OPTION` wherever it reads judgements, and the
+        read policies every format takes (``ids``, :data:`evalbridge.io.policies.EVERY_FORMAT`)."""
+        level = {} if not self.can_read("qrels") or "min_relevance" in self.options else LEVEL_OPTION
+        return MappingProxyType({**self.options, **level, **policy_options(*EVERY_FORMAT)})
 
     def can_read(self, kind: str) -> bool:
         """True when the format can give ``kind`` (a paired format gives either part, or both)."""
@@ -220,8 +221,13 @@ def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
 
 
 def check_options(fmt: Format, options: Mapping[str, Any]) -> None:
-    """Refuse an option ``fmt`` does not take, naming the formats that take it."""
-    for option in options:
+    """Refuse an option ``fmt`` does not take, naming the formats that take it, and a read policy
+    (:data:`POLICIES`) given a value it does not have."""
+    for option, value in options.items():
+        if option in POLICIES and value is not None and value not in POLICIES[option][0]:
+            choices = POLICIES[option][0]
+            raise InputError(f"{option}={value!r} is not one of {', '.join(map(repr, choices))}.",
+                             fix=f"{option}: {POLICIES[option][1]}.")
         if option not in fmt.takes:
             takers = [n for n, f in formats().items() if option in f.takes]
             where = f" (it applies to {', '.join(takers)})" if takers else ""
@@ -241,11 +247,17 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     if level is not None and kind == "run":
         raise InputError(f"min_relevance={level!r} is a level of judgements, and a run is being read.",
                          fix="give min_relevance where the qrels are read, or to the evaluation.")
+    if kind == "qrels" and given.get("duplicates", "error") != "error":
+        raise InputError("duplicates='first' applies to runs and ranked lists, not to qrels: which of two "
+                         "judgements of a document is right is not for evalbridge to pick.",
+                         fix="remove the repeated judgements from the qrels, or the option.")
     fault = not_a_file(obj) if _is_path(obj) and not fmt.accepts and not fmt.named else None
     if fault is not None:
         raise file_error(obj, fault)
-    columnar = fmt.read_columns(obj, kind) if prefer_columns and fmt.read_columns is not None and not given else None
-    parsed = columnar if columnar is not None else fmt.read(obj, kind, MappingProxyType(given))
+    # a policy every format takes goes to the readers that list it (their ids may be ints), else is applied below
+    passed = {k: v for k, v in given.items() if k not in EVERY_FORMAT or k in fmt.options}
+    columnar = fmt.read_columns(obj, kind) if prefer_columns and fmt.read_columns is not None and not passed else None
+    parsed = columnar if columnar is not None else fmt.read(obj, kind, MappingProxyType(passed))
     if kind == "pair" and (parsed.qrels is None or parsed.run is None):
         raise InputError(f"format {fmt.name!r} holds {fmt.describes}, not both qrels and a run.",
                          fix="read the qrels and the run separately (to_qrels, to_run).")
@@ -253,6 +265,11 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
         from ..model import Qrels
 
         parsed = Parsed(Qrels(parsed.qrels, min_relevance=level, copy=False), parsed.run)
+    if given.get("ids") == "str":
+        from ..model import with_str_ids
+
+        parsed = Parsed(qrels=None if parsed.qrels is None else with_str_ids(parsed.qrels),
+                        run=None if parsed.run is None else with_str_ids(parsed.run))
     return parsed
 
 

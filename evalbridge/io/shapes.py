@@ -20,12 +20,16 @@ import difflib
 import math
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
+from types import MappingProxyType
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
+from .policies import as_id, dropped_note, keep_first
 
-__all__ = ["from_labels", "from_pairs", "from_records", "from_graded", "UNRETRIEVED_PREFIX"]
+__all__ = ["from_labels", "from_pairs", "from_records", "from_graded", "relevant_qrels", "read_id_lists",
+           "is_id_lists", "str_id_rows", "LISTS_READ_AS",
+           "UNRETRIEVED_PREFIX"]
 
 #: Doc ids of the relevant documents :func:`from_labels` adds for ``n_relevant``.
 UNRETRIEVED_PREFIX = "_unretrieved_"
@@ -68,7 +72,8 @@ def _queries(data: object, what: str, example: str) -> list[tuple[Any, Any]]:
     return items
 
 
-def _doc_id(value: object, qid: object, where: str) -> str | int:
+def _doc_id(value: object, qid: object, where: str, ids: str | None = None) -> str | int:
+    value = as_id(value, ids)
     if isinstance(value, str) or (isinstance(value, Integral) and not isinstance(value, bool)):
         return str(value) if isinstance(value, str) else int(value)
     raise InputError(f"doc id {where} must be a str or an int; got {type(value).__name__} {value!r:.60}.",
@@ -90,11 +95,13 @@ class _IdKinds:
             raise InputError(
                 f"doc ids mix str and int: {s!r} (query {str(sq)!r}, {sw}) and {i!r} (query {str(iq)!r}, {iw}); "
                 f"evalbridge does not guess that 1 and '1' are the same document.",
-                fix="use one type for every doc id, e.g. str() each id.")
+                fix="use one type for every doc id, e.g. str() each id, or read every id as a string with ids='str'.")
 
 
-def _ranked_scores(retrieved: object, qid: object, kinds: _IdKinds) -> dict[str | int, float]:
-    """Doc id -> strictly decreasing score (``n`` .. ``1``) for a rank-ordered list of doc ids."""
+def _ranked_scores(retrieved: object, qid: object, kinds: _IdKinds, ids: str | None = None,
+                   duplicates: str | None = None, dropped: list[int] | None = None) -> dict[str | int, float]:
+    """Doc id -> strictly decreasing score (``n`` .. ``1``) for a rank-ordered list of doc ids; under
+    ``duplicates="first"`` a repeat is dropped (counted in ``dropped``) and ``n`` counts the docs kept."""
     docs = _as_list(retrieved)
     if docs is None:
         hint = ("a set has no order" if isinstance(retrieved, (set, frozenset))
@@ -102,26 +109,32 @@ def _ranked_scores(retrieved: object, qid: object, kinds: _IdKinds) -> dict[str 
                 if isinstance(retrieved, Mapping) else "pass a list of doc ids, best first")
         raise InputError(f"retrieved must be a rank-ordered list of doc ids; got {type(retrieved).__name__} "
                          f"{retrieved!r:.60}.", query_id=str(qid), fix=f"{hint}.")
-    n = len(docs)
-    scores: dict[str | int, float] = {}
     seen_at: dict[str | int, int] = {}
     for rank, value in enumerate(docs, 1):
-        doc = _doc_id(value, qid, f"at rank {rank} of retrieved")
+        doc = _doc_id(value, qid, f"at rank {rank} of retrieved", ids)
         if doc in seen_at:
+            if keep_first(duplicates) and dropped is not None:
+                dropped[0] += 1
+                continue
             raise InputError(f"doc {doc!r} is retrieved twice, at ranks {seen_at[doc]} and {rank}.",
-                             query_id=str(qid), fix="remove the duplicate from the ranked list.")
+                             query_id=str(qid), fix="remove the duplicate from the ranked list, or keep the first "
+                                                    "occurrence of each document with duplicates='first'.")
         seen_at[doc] = rank
         kinds.see(doc, qid, f"retrieved rank {rank}")
-        scores[doc] = float(n - rank + 1)
-    return scores
+    n = len(seen_at)
+    return {doc: float(n - i) for i, doc in enumerate(seen_at)}
 
 
-def _relevant_grades(relevant: object, qid: object, kinds: _IdKinds, level: float) -> dict[str | int, Any]:
+def _relevant_grades(relevant: object, qid: object, kinds: _IdKinds, level: float,
+                     ids: str | None = None) -> dict[str | int, Any]:
     """Doc id -> grade: a dict keeps its grades, a list/set/tuple gives grade 1 to each doc."""
     if isinstance(relevant, Mapping):
         grades = {}
         for doc, grade in relevant.items():
-            doc = _doc_id(doc, qid, "in relevant")
+            doc = _doc_id(doc, qid, "in relevant", ids)
+            if doc in grades:
+                raise InputError(f"doc {doc!r} is judged twice (ids='str' reads 1 and '1' as one id).",
+                                 query_id=str(qid), fix="keep one judgement per document.")
             kinds.see(doc, qid, "relevant")
             grades[doc] = grade
         return grades
@@ -136,7 +149,7 @@ def _relevant_grades(relevant: object, qid: object, kinds: _IdKinds, level: floa
                          fix="give grades with a dict {doc: grade}, or leave min_relevance out.")
     grades = {}
     for doc in docs:
-        doc = _doc_id(doc, qid, "in relevant")
+        doc = _doc_id(doc, qid, "in relevant", ids)
         kinds.see(doc, qid, "relevant")
         grades[doc] = 1
     return grades
@@ -146,16 +159,19 @@ def _level(min_relevance: float | None) -> float:
     return 1 if min_relevance is None else check_level(min_relevance)
 
 
-def _build(items: list[tuple[Any, Any, Any]], min_relevance: float | None) -> tuple[Qrels, Run]:
+def _build(items: list[tuple[Any, Any, Any]], min_relevance: float | None, ids: str | None = None,
+           duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(Qrels, Run)`` from ``(query id, retrieved, relevant)`` triples."""
     level = _level(min_relevance)
     kinds = _IdKinds()
     qrels, run = {}, {}
+    dropped = [0]
     for qid, retrieved, relevant in items:
-        run[qid] = _ranked_scores(retrieved, qid, kinds)
-        qrels[qid] = _relevant_grades(relevant, qid, kinds, level)
+        qid = as_id(qid, ids)
+        run[qid] = _ranked_scores(retrieved, qid, kinds, ids, duplicates, dropped)
+        qrels[qid] = _relevant_grades(relevant, qid, kinds, level, ids)
     kinds.check()
-    return Qrels(qrels, min_relevance=min_relevance), Run(run)
+    return Qrels(qrels, min_relevance=min_relevance), Run(run, notes=dropped_note(dropped[0]))
 
 
 # ---------------------------------------------------------------- from_labels
@@ -265,7 +281,8 @@ def from_labels(labels: Any, n_relevant: Any = None, *, min_relevance: float | N
 
 # ---------------------------------------------------------------- pairs and records
 
-def from_pairs(pairs: Any, *, min_relevance: float | None = None) -> tuple[Qrels, Run]:
+def from_pairs(pairs: Any, *, min_relevance: float | None = None, ids: str | None = None,
+               duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(Qrels, Run)`` from ``(retrieved, relevant)`` pairs, one per query.
 
     ``retrieved`` is the ranked list of doc ids (best first); it becomes run scores
@@ -277,6 +294,9 @@ def from_pairs(pairs: Any, *, min_relevance: float | None = None) -> tuple[Qrels
         pairs: ``{query_id: (retrieved, relevant)}``, or a list of pairs (query ids
             ``q1, q2, ...``).
         min_relevance: relevance level stored on the qrels (default 1).
+        ids: ``"str"`` reads every id as a string (int and str ids may then mix).
+        duplicates: ``"first"`` keeps the first occurrence of a doc retrieved twice
+            (the repeats are counted in ``run.notes``); default: refused.
 
     Raises:
         InputError: a doc id retrieved twice (names both ranks), doc ids that mix
@@ -296,7 +316,7 @@ def from_pairs(pairs: Any, *, min_relevance: float | None = None) -> tuple[Qrels
             raise InputError(f"expected a (retrieved, relevant) pair; got {type(pair).__name__} {pair!r:.60}.",
                              query_id=str(qid), fix=f"{hint}.")
         items.append((qid, *parts))
-    return _build(items, min_relevance)
+    return _build(items, min_relevance, ids, duplicates)
 
 
 def _record(record: object, qid: object) -> tuple[Any, Any]:
@@ -318,7 +338,8 @@ def _record(record: object, qid: object) -> tuple[Any, Any]:
     return record["retrieved"], record["relevant"]
 
 
-def from_records(records: Any, *, min_relevance: float | None = None) -> tuple[Qrels, Run]:
+def from_records(records: Any, *, min_relevance: float | None = None, ids: str | None = None,
+                 duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(Qrels, Run)`` from ``{query_id: {"retrieved": [...], "relevant": ...}}`` records.
 
     The same as :func:`from_pairs` with named keys: ``retrieved`` is the ranked
@@ -327,6 +348,7 @@ def from_records(records: Any, *, min_relevance: float | None = None) -> tuple[Q
     Args:
         records: a dict keyed by query id, or a list of records (ids ``q1, q2, ...``).
         min_relevance: relevance level stored on the qrels (default 1).
+        ids, duplicates: as :func:`from_pairs`.
 
     Raises:
         InputError: an unknown key (with the closest valid key), a missing key, or
@@ -339,10 +361,11 @@ def from_records(records: Any, *, min_relevance: float | None = None) -> tuple[Q
     """
     items = [(qid, *_record(record, qid))
              for qid, record in _queries(records, "records", "{'q1': {'retrieved': [...], 'relevant': [...]}}")]
-    return _build(items, min_relevance)
+    return _build(items, min_relevance, ids, duplicates)
 
 
-def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float) -> tuple[Qrels, Run]:
+def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float, ids: str | None = None,
+                duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(Qrels, Run)`` from graded judgments (e.g. LLM-judge scores 0-10) and retrieved lists.
 
     Grades are kept exactly (7.5 stays 7.5, for nDCG gains), and ``min_relevance``
@@ -360,6 +383,7 @@ def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float) 
             reports both in its provenance.
         min_relevance: the relevance level (required: there is no safe default for
             a 0-10 scale).
+        ids, duplicates: as :func:`from_pairs`.
 
     Example:
         >>> qrels, run = from_graded({"q1": {"A": 8.0, "B": 6.5}}, {"q1": ["B", "X", "A"]}, min_relevance=7)
@@ -368,7 +392,7 @@ def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float) 
     """
     check_level(min_relevance)
     if retrieved is None:
-        return from_records(judgments, min_relevance=min_relevance)
+        return from_records(judgments, min_relevance=min_relevance, ids=ids, duplicates=duplicates)
     if isinstance(judgments, Mapping) != isinstance(retrieved, Mapping):
         raise InputError("judgments and retrieved must both be dicts keyed by query id, or both lists aligned by "
                          f"position; got {type(judgments).__name__} and {type(retrieved).__name__}.",
@@ -380,22 +404,83 @@ def from_graded(judgments: Any, retrieved: Any = None, *, min_relevance: float) 
             raise InputError(f"judgments must map each query to a dict {{doc_id: grade}}; got "
                              f"{type(grades).__name__} {grades!r:.60}.", query_id=str(qid),
                              fix="write {'q1': {'doc1': 7.5, 'doc2': 3.0}}.")
-        qrels[qid] = _relevant_grades(grades, qid, kinds, 1)
-    run = {qid: _ranked_scores(docs, qid, kinds)
+        qrels[as_id(qid, ids)] = _relevant_grades(grades, qid, kinds, 1, ids)
+    dropped = [0]
+    run = {as_id(qid, ids): _ranked_scores(docs, qid, kinds, ids, duplicates, dropped)
            for qid, docs in _queries(retrieved, "retrieved", "{'q1': ['doc1', 'doc2']}")}
     kinds.check()
-    return Qrels(qrels, min_relevance=min_relevance), Run(run)
+    return Qrels(qrels, min_relevance=min_relevance), Run(run, notes=dropped_note(dropped[0]))
 
 
 # ---------------------------------------------------------------- the formats
 
-def ranked_run(retrieved: Any) -> Run:
-    """A run from ``{query_id: [doc_id, ...]}`` ranked lists (best first), scores ``n..1``."""
+def ranked_run(retrieved: Any, *, ids: str | None = None, duplicates: str | None = None) -> Run:
+    """A run from ``{query_id: [doc_id, ...]}`` ranked lists (best first), scores ``n..1`` (``ids``,
+    ``duplicates``: as :func:`from_pairs`)."""
     kinds = _IdKinds()
-    run = {qid: _ranked_scores(docs, qid, kinds) for qid, docs in _queries(retrieved, "retrieved",
-                                                                          "{'q1': ['doc1', 'doc2']}")}
+    dropped = [0]
+    run = {as_id(qid, ids): _ranked_scores(docs, qid, kinds, ids, duplicates, dropped)
+           for qid, docs in _queries(retrieved, "retrieved", "{'q1': ['doc1', 'doc2']}")}
     kinds.check()
-    return Run(run)
+    return Run(run, notes=dropped_note(dropped[0]))
+
+
+def relevant_qrels(relevant: Any, *, ids: str | None = None, topics: Mapping[Any, Any] | None = None,
+                   source: str | None = None, notes: tuple[str, ...] = ()) -> Qrels:
+    """Binary qrels from relevant doc id lists ``{query_id: [doc_id, ...]}`` (LlamaIndex's
+    ``relevant_docs``): grade 1 each; an empty list is a query with no relevant document.
+
+    Example:
+        >>> dict(relevant_qrels({"q1": ["d1", "d4"]})["q1"])
+        {'d1': 1, 'd4': 1}
+    """
+    kinds = _IdKinds()
+    qrels = {as_id(qid, ids): _relevant_grades(docs, qid, kinds, 1, ids)
+             for qid, docs in _queries(relevant, "relevant", "{'q1': ['doc1', 'doc2']}")}
+    kinds.check()
+    return Qrels(qrels, source=source, notes=notes, topics=topics, allow_empty=False)
+
+
+def str_id_rows(data: Any, ids: str | None) -> Any:
+    """``{query_id: {doc_id: value}}`` with int ids read as strings under ``ids="str"`` (1 and ``'1'`` of
+    one query then one id: refused as a document given twice); ``data`` as it is otherwise."""
+    if ids != "str" or not isinstance(data, Mapping):
+        return data
+    rows: dict[Any, Any] = {}
+    for qid, docs in data.items():
+        if not isinstance(docs, Mapping):
+            return data  # the model's own error says what is wrong
+        key = as_id(qid, ids)
+        if key in rows:
+            raise InputError(f"query {key!r} is given twice (ids='str' reads 1 and '1' as one id).",
+                             query_id=str(key), fix="keep one entry per query.")
+        row: dict[Any, Any] = {}
+        for doc, value in docs.items():
+            doc = as_id(doc, ids)
+            if doc in row:
+                raise InputError(f"doc {doc!r} is given twice (ids='str' reads 1 and '1' as one id).",
+                                 query_id=str(key), fix="keep one value per document.")
+            row[doc] = value
+        rows[key] = row
+    return rows
+
+
+def is_id_lists(data: object) -> bool:
+    """True for ``{query_id: [...]}``, every value a list: relevant ids (qrels) or a ranking (run)."""
+    return isinstance(data, Mapping) and bool(data) and all(isinstance(v, list) for v in data.values())
+
+
+#: the note of id lists read as qrels or as a run, by kind
+LISTS_READ_AS = MappingProxyType({"qrels": "lists read as relevant doc ids (grade 1 each)",
+                                  "run": "lists read as ranked doc ids, best first (scores n..1)"})
+
+
+def read_id_lists(data: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None) -> Qrels | Run:
+    """``{query_id: [doc_id, ...]}`` as the kind asked: relevant ids (qrels) or a ranking (run), noted."""
+    if kind == "qrels":
+        return relevant_qrels(data, ids=options.get("ids"), source=source, notes=(LISTS_READ_AS["qrels"],))
+    run = ranked_run(data, ids=options.get("ids"), duplicates=options.get("duplicates"))
+    return Run(run, source=source, notes=(LISTS_READ_AS["run"],))
 
 
 def data_file(path: Any) -> Any:
@@ -424,35 +509,51 @@ def _pair(build: Any) -> Any:
 def _read_graded(source: Any, kind: str, options: Any) -> Any:
     from .registry import Parsed
 
-    return Parsed(qrels=Qrels(_data(source), min_relevance=options.get("min_relevance"),
-                              source=str(source) if isinstance(source, str) else None))
+    data, where = _data(source), str(source) if isinstance(source, str) else None
+    if is_id_lists(data):  # {query: [doc, ...]}: relevant ids, grade 1 each
+        return Parsed(qrels=relevant_qrels(data, ids=options.get("ids"), source=where,
+                                           notes=(LISTS_READ_AS["qrels"],)))
+    return Parsed(qrels=Qrels(str_id_rows(data, options.get("ids")), min_relevance=options.get("min_relevance"),
+                              source=where))
+
+
+def _read_relevant(source: Any, kind: str, options: Any) -> Any:
+    from .registry import Parsed
+
+    return Parsed(qrels=relevant_qrels(_data(source), ids=options.get("ids"),
+                                       source=str(source) if isinstance(source, str) else None))
 
 
 def _read_ranked(source: Any, kind: str, options: Any) -> Any:
     from .registry import Parsed
 
-    return Parsed(run=ranked_run(_data(source)))
+    return Parsed(run=ranked_run(_data(source), **options))
 
 
 def _formats() -> tuple[Any, ...]:
-    from .registry import Format
+    from .registry import Format, policy_options
 
     level = {"min_relevance": "relevance level stored on the qrels (default 1)"}
+    lists = policy_options("ids", "duplicates")
     data = (".yaml", ".yml")
     return (
         Format("labels", "0/1 or graded labels in rank order, per query", frozenset(), _pair(from_labels),
                paired=True, options={**level, "n_relevant": "relevant documents per query, retrieved or not"},
                inline=True, example='eb.from_labels({"q1": [1, 0, 1]}, n_relevant={"q1": 3})'),
         Format("pairs", "(retrieved ids, relevant ids) pairs, per query", frozenset(), _pair(from_pairs),
-               paired=True, options=level, inline=True, whole_judgements=True, example='eb.from_pairs([(["d3", "d1"], {"d1"})])'),
+               paired=True, options={**level, **lists}, inline=True, whole_judgements=True,
+               example='eb.from_pairs([(["d3", "d1"], {"d1"})])'),
         Format("records", "records {retrieved: [...], relevant: [...] or {doc: grade}}, per query", frozenset(),
-               _pair(from_records), paired=True, options=level, inline=True, whole_judgements=True,
+               _pair(from_records), paired=True, options={**level, **lists}, inline=True, whole_judgements=True,
                example='eb.from_records({"q1": {"retrieved": ["d3", "d1"], "relevant": {"d1": 2}}})'),
         Format("graded", "grades {query: {doc: grade}} (e.g. LLM-judge scores)", frozenset({"qrels"}), _read_graded,
-               suffixes=data, options=level, inline=True,
+               suffixes=data, options={**level, **policy_options("ids")}, inline=True,
                example='eb.from_graded({"q1": {"d1": 7.5}}, {"q1": ["d1"]}, min_relevance=7)'),
+        Format("relevant", "relevant doc id lists {query: [doc, ...]}, grade 1 each", frozenset({"qrels"}),
+               _read_relevant, options=policy_options("ids"), inline=True,
+               example='eb.to_qrels({"q1": ["d1", "d4"]}, format="relevant")'),
         Format("ranked", "ranked doc id lists {query: [doc, ...]}, best first", frozenset({"run"}), _read_ranked,
-               suffixes=data, inline=True, example='eb.to_run({"q1": ["d3", "d1"]}, format="ranked")'),
+               suffixes=data, options=lists, inline=True, example='eb.to_run({"q1": ["d3", "d1"]}, format="ranked")'),
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import InputError
 from ..model import Qrels, Run
 from . import fields
+from .policies import dropped_note, keep_first
 from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
 
 __all__ = ["read_table", "read_delimited", "read_parquet", "read_msmarco", "to_arrow", "write_table",
@@ -127,18 +128,21 @@ def _duplicate_error(rows: Any, first: int, repeat: int, source: str | None, hea
     at = f"rows {first} and {repeat}" if source is None else f"lines {_where(source, first, header)[1]} and {line}"
     return InputError(f"doc {doc!r} appears twice for query {shown_qid!r} ({at}).", source=src, line=line,
                       query_id=qid, fix="drop the duplicates (e.g. df.drop_duplicates([query, doc])) after choosing "
-                                        "which to keep; evalbridge does not pick one silently.")
+                                        "which to keep, or keep the first of each with duplicates='first' (runs); evalbridge does not "
+                                        "pick one silently.")
 
 
 def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None,
                header: bool = True, notes: tuple[str, ...] = ()) -> Qrels | Run:
     """Qrels or a Run from an Arrow table with one row per (query, doc), in columns (no Python object
     per row): the result is columnar (:class:`~evalbridge.columnar.RowTable`), as the engine reads it.
-    Integer values beyond 2**53, which float64 cannot hold exactly, are kept exactly in ``dict`` rows."""
+    Integer values beyond 2**53, which float64 cannot hold exactly, are kept exactly in ``dict`` rows.
+    ``ids="str"``: int id columns are recorded as strings; ``duplicates="first"``: the rows repeating an
+    earlier (query, doc) are dropped, in columns, and counted in the notes."""
     import numpy as np
     import pyarrow as pa
 
-    from ..engine.rows import EXACT_LIMIT, build_table, first_duplicate
+    from ..engine.rows import EXACT_LIMIT, build_table, duplicate_pairs, first_duplicate
 
     if table.num_rows == 0:
         raise InputError("the table has no rows.", source=source,
@@ -156,6 +160,8 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
                              fix="drop or fill the incomplete rows first.")
     queries, query_kind = _id_column(table, names["query"], source, header)
     docs, doc_kind = _id_column(table, names["doc"], source, header)
+    if options.get("ids") == "str":
+        query_kind = doc_kind = "str"
     column, integral = _value_column(table, names[role], source, header)
     values = np.asarray(column.cast(pa.float64(), safe=False).to_numpy(), dtype=np.float64)
     if pa.types.is_dictionary(docs.type):
@@ -163,7 +169,14 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
     rows = build_table(queries, docs, values, integral, query_kind=query_kind, doc_kind=doc_kind)
     duplicate = first_duplicate(rows)
     if duplicate is not None:
-        raise _duplicate_error(rows, *duplicate, source, header)
+        if not keep_first(options.get("duplicates")):
+            raise _duplicate_error(rows, *duplicate, source, header)
+        repeats = np.unique(duplicate_pairs(rows)[1])
+        keep = np.ones(table.num_rows, dtype=bool)
+        keep[repeats] = False
+        rest = {k: v for k, v in options.items() if k != "duplicates"}
+        return read_table(table.filter(pa.array(keep)), kind, {**rest, **names}, source=source, header=header,
+                          notes=(*notes, *picked, *dropped_note(len(repeats))))
     made = _KIND[kind]
     if len(values) and not float(np.abs(values).max()) < EXACT_LIMIT:  # ints float64 cannot hold: dict rows
         exact: dict[Any, dict[Any, Any]] = {}
@@ -184,6 +197,34 @@ def _header(data: bytes, delimiter: str) -> list[str]:
     return next(csv_module.reader([line], delimiter=delimiter))
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_header(names: list[str], kind: str, options: Mapping[str, Any], source: str, delimiter: str) -> None:
+    """Refuse a first line that is data, not column names (a BEIR qrels TSV saved without its
+    ``query-id corpus-id score`` line): said as a missing header, with the header to add."""
+    try:
+        fields.pick(names, kind, options, where=source)
+    except InputError:
+        if not any(_is_number(name) for name in names):
+            raise
+        tab = delimiter == "\t"
+        value = "score" if tab or kind == "run" else "relevance"
+        header = delimiter.join(("query-id", "corpus-id", value) if tab else ("query_id", "doc_id", value))
+        shown = ("<TAB>" if tab else delimiter).join(names)
+        trec = (" (a TREC qrels file, `qid 0 docid rel`, is read as format trec)"
+                if len(names) == 4 and kind == "qrels" else "")
+        raise InputError(f"the file has no header line: its first line {shown!r:.80} is data, not column names{trec}.",
+                         source=source, line=1,
+                         fix=f"add a header line naming the columns as the first line, e.g. "
+                             f"{header.replace(chr(9), '<TAB>')!r}{' (BEIR)' if tab else ''}.") from None
+
+
 def read_delimited(path: Path, kind: str, options: Mapping[str, Any], *, delimiter: str) -> Qrels | Run:
     """A CSV / TSV file with a header line, every column read as text first."""
     import pyarrow as pa
@@ -201,6 +242,7 @@ def read_delimited(path: Path, kind: str, options: Mapping[str, Any], *, delimit
         raise InputError(f"the file is not UTF-8 text: {bad[1]}.", source=str(path), line=bad[0],
                          fix="re-save the file as UTF-8.")
     names = _header(data, delimiter)
+    _check_header(names, kind, options, str(path), delimiter)
     try:
         table = csv.read_csv(pa.py_buffer(data), read_options=csv.ReadOptions(column_names=names, skip_rows=1),
                              parse_options=csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
@@ -385,8 +427,10 @@ def _parquet_on_spark(session: Any, path: Any) -> Any:  # noqa: ANN401 - SparkSe
 def _formats() -> tuple[Any, ...]:
     from .registry import Format
 
+    from .registry import policy_options
+
     both = frozenset({"qrels", "run"})
-    roles = fields.ROLE_OPTIONS
+    roles = {**fields.ROLE_OPTIONS, **policy_options("ids", "duplicates")}
     return (
         Format("csv", "CSV with a header, one row per (query, doc)", both,
                _reader(lambda p, k, o: read_delimited(Path(p), k, o, delimiter=",")), suffixes=(".csv",),

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..wording import place
 from ..model import Qrels, Run
 from ..values import parse
+from .policies import dropped_note, keep_first
 from .text import Lines, open_text
 
 __all__ = ["check_ids", "read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
@@ -61,7 +62,8 @@ def _duplicate_error(path: Path, n: int, qid: str, doc: str) -> InputError:
     first = _first_line(path, lambda w: w[0] == qid and w[2] == doc)
     return InputError(f"doc {doc!r} appears twice for query {qid!r}, on lines {first} and {n}.",
                       source=str(path), line=n, query_id=qid,
-                      fix="remove the duplicate line; evalbridge does not pick one silently.")
+                      fix="remove the duplicate line (in a run: or keep the first with duplicates='first'); "
+                          "evalbridge does not pick one silently.")
 
 
 def _no_data_error(path: Path, what: str) -> InputError:
@@ -137,7 +139,7 @@ def read_judged_list(path: str | os.PathLike[str]) -> tuple[Qrels, Run]:
 
 
 def read_run(path: str | os.PathLike[str], *, name: str | None = None,
-             extra_columns: Literal["error", "ignore"] = "error") -> Run:
+             extra_columns: Literal["error", "ignore"] = "error", duplicates: str | None = None) -> Run:
     """Read a TREC run file (``qid Q0 docid rank score tag``, plain or gzip).
 
     The rank column is ignored, as trec_eval does: the scores are kept and the
@@ -148,6 +150,8 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
         name: the run's name; default the tag of the first line.
         extra_columns: ``"error"`` (default) refuses lines with more than 6 columns;
             ``"ignore"`` drops the extra trailing words, as trec_eval does.
+        duplicates: ``"first"`` keeps the first line of a doc given twice for a query and
+            counts the dropped lines in the notes; default: refused.
 
     Returns:
         :class:`~evalbridge.model.Run` (``source`` is the path).
@@ -167,6 +171,7 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
                  "pass extra_columns='ignore'.")
     data: dict[str, dict[str, float]] = {}
     current, docs, tag = None, {}, None
+    dropped = 0
     lines = Lines(path)
     for n, line in lines:
         words = line.split()
@@ -184,11 +189,15 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
             if tag is None:
                 tag = run_tag
         if doc in docs:
+            if keep_first(duplicates):
+                dropped += 1
+                continue
             raise _duplicate_error(path, n, qid, doc)
         docs[doc] = float(parse(score, label="the score", source=str(path), line=n))
     if not data:
         raise _no_data_error(path, "run")
-    return Run(data, name=name if name is not None else tag, source=str(path), notes=lines.notes)
+    return Run(data, name=name if name is not None else tag, source=str(path),
+               notes=(*lines.notes, *dropped_note(dropped)))
 
 
 # ---------------------------------------------------------------- writing
@@ -287,9 +296,9 @@ def _read(path: Any, kind: str, options: Mapping[str, Any]) -> Any:
         if options:
             raise InputError(f"option {next(iter(options))!r} applies to TREC runs, not qrels.", source=str(path))
         return _read_columns(path, kind, large_only=True) or Parsed(qrels=read_qrels(path))
-    extra = options.get("extra_columns", "error")
-    if extra not in _EXTRA_COLUMNS:
-        return Parsed(run=read_run(path, extra_columns=extra))  # its error
+    extra, duplicates = options.get("extra_columns", "error"), options.get("duplicates")
+    if extra not in _EXTRA_COLUMNS or keep_first(duplicates):  # its error; repeats dropped by the strict reader
+        return Parsed(run=read_run(path, extra_columns=extra, duplicates=duplicates))
     return _read_columns(path, kind, large_only=True) or Parsed(run=read_run(path, extra_columns=extra))
 
 
@@ -321,14 +330,15 @@ def _write(obj: Any, path: Path, options: Mapping[str, Any]) -> None:
 
 
 def _formats() -> tuple[Any, ...]:
-    from .registry import Format
+    from .registry import POLICIES, Format
 
     both = frozenset({"qrels", "run"})
     return (
         Format("trec", "TREC qrels `qid iter docid rel` / run `qid Q0 docid rank score tag`", both, _read,
                suffixes=("", ".txt", ".trec", ".qrels", ".run", ".res", ".tsv"),
                options={"extra_columns": "runs: 'error' (default) or 'ignore' words after the sixth, as trec_eval",
-                        "tag": "writing a run: the tag column (default: the run's name)"},
+                        "tag": "writing a run: the tag column (default: the run's name)",
+                        "duplicates": "runs: " + POLICIES["duplicates"][1]},
                write=_write, sniff=_sniff, example='eb.read_run("run.txt")', read_columns=_read_columns),
         Format("judged_list", "judged ranked list `qid Q0 docid rel`, lines in rank order", frozenset(),
                _read_judged, paired=True, example='eb.read_judged_list("judged.txt")'),

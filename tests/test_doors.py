@@ -243,8 +243,8 @@ WORDED = {
         {"api": "relevant='...'", "cli": "--run-columns relevant=...", "config": "columns: {relevant: ...}"}),
     "a CSV without its header": (
         Case(files={"qrels.txt": QRELS, "a.csv": "q1,d1,3\nq1,d2,2\n"}, qrels="qrels.txt", runs=("a.csv",)),
-        ("a.csv", "no column looks like the query", "the columns are 'q1', 'd1', '3'"),
-        {"api": "query='...'", "cli": "--run-columns query=...", "config": "columns: {query: ...}"}),
+        ("a.csv:1", "the file has no header line", "'q1,d1,3' is data"),
+        dict.fromkeys(("api", "cli", "config"), "add a header line naming the columns")),
 }
 
 

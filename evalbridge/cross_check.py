@@ -51,14 +51,14 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import combinations, filterfalse, repeat
 from typing import TYPE_CHECKING, Any, Callable
 
 from .backends import CROSSCHECK_BACKENDS
 from .ranking import float32_collisions, fractional_grades, has_ties
-from .errors import BackendUnavailableError, EvalbridgeError
+from .errors import BackendUnavailableError, EvalbridgeError, InputError
 from .metrics import tie_aware
 from .metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests
 from .metrics.spec import Metric
@@ -506,6 +506,9 @@ def crosscheck(qrels: Any, run: Any, metrics: MetricsArg, *,
     Returns:
         :class:`CrossCheck`. Unsupported (backend, metric) pairs are listed, never raised.
     """
+    if isinstance(backends, str) or not isinstance(backends, Iterable):
+        raise InputError(f"backends must be a list of backend names; got {type(backends).__name__} {backends!r:.60}.",
+                         fix="pass e.g. backends=['pytrec_eval', 'ranx'].")
     backends = tuple(backends)
     with steps(1 + len(backends), enabled=progress) as bar:
         bar.step("reference column")

@@ -280,6 +280,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
         :class:`Outcome`; ``exit_code`` is 1 when a gate failed or a cross-check found unexplained
         differences.
     """
+    if not isinstance(config, Config):
+        raise InputError(f"run_config runs a Config; got {type(config).__name__} {config!r:.60}.",
+                         fix="load one first: eb.run_config(eb.load_config('eval.yaml')).")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     sources = [s.path for s in input_sources(config) if s.path is not None]
     if write and folder is not None:

@@ -305,3 +305,20 @@ def test_check_cross_checks_a_log_alone(tmp_path):
     assert (code, err) == (0, "") and json.loads(out)["crosscheck"]["log"]["ok"] is True
     code, _, err = cli("check", tmp_path / "log.jsonl", tmp_path / "log.jsonl", "-m", "mrr", "--columns", roles)
     assert code == 2 and "check cross-checks one run; got 2" in err
+
+
+@pytest.mark.parametrize("call", [
+    "eb.compare_systems(None, ['P@1'])", "eb.compare_systems({'a': 5, 'b': 6}, ['P@1'])",
+    "eb.crosscheck(QRELS_DICT, RUN_DICT, 'P@1', backends=5)", "eb.crosscheck(QRELS_DICT, RUN_DICT, 'P@1', backends='ranx')",
+    "eb.parse_gates(None)", "eb.check_gates(None, {})", "eb.check_gates(eb.parse_gates({'P@1': '>= 0'}), None)",
+    "eb.write(eb.Qrels(QRELS_DICT), None)", "eb.write(5, 'x.txt')", "eb.parse_metrics(None)",
+    "eb.load_config(None)", "eb.run_config(None)", "eb.read_logs(None)",
+])
+def test_a_wrong_argument_at_the_api_is_an_evalbridge_error_saying_what_is_expected(call):
+    """Arguments of the wrong kind at the Python door: an EvalbridgeError naming what was expected and what was got,
+    never a raw TypeError / AttributeError from deep inside."""
+    import evalbridge as eb
+
+    with pytest.raises(eb.EvalbridgeError) as info:
+        eval(call, {"eb": eb, "QRELS_DICT": {"q1": {"d1": 1}}, "RUN_DICT": {"q1": {"d1": 1.0}}})  # noqa: S307
+    assert "got " in str(info.value)

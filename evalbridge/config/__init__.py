@@ -46,6 +46,9 @@ def load_configs(path: str | os.PathLike[str]) -> list[Config]:
     speak a config's words (:mod:`evalbridge.wording`)."""
     from ..wording import door
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"a config is read from a file path; got {type(path).__name__} {path!r:.60}.",
+                         fix="pass e.g. 'configs/eval.yaml'.")
     with door("config"):
         return _load(path)
 

@@ -242,6 +242,9 @@ def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str,
     """
     from .registry import check_same_judgements
 
+    if not isinstance(logs, Mapping):
+        raise InputError(f"read_logs reads {{system name: log}}; got {type(logs).__name__} {logs!r:.60}.",
+                         fix="pass e.g. {'bm25': 'bm25.jsonl', 'dense': 'dense.jsonl'}.")
     merged: dict[str, dict[str, Any]] = {}
     judged: dict[str, Qrels] = {}
     runs: dict[str, Run] = {}

@@ -387,8 +387,14 @@ def write(obj: Qrels | Run, path: str | os.PathLike[str], *, format: str | None 
     Raises:
         InputError: the format cannot be written, or cannot hold what ``obj`` is.
     """
-    from ..model import Qrels
+    from ..model import Qrels, Run
 
+    if not isinstance(obj, (Qrels, Run)):
+        raise InputError(f"write() writes Qrels or a Run; got {type(obj).__name__} {obj!r:.60}.",
+                         fix="read it first: eb.to_qrels(obj) or eb.to_run(obj).")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"write() needs a path to write to; got {type(path).__name__} {path!r:.60}.",
+                         fix="pass a file path such as 'run.txt'.")
     kind = "qrels" if isinstance(obj, Qrels) else "run"
     fmt = get_format(format) if format is not None else output_format(path, kind)
     if fmt.write is None or kind not in fmt.holds:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -394,6 +394,9 @@ def parse_metrics(specs: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     """Parse one spec or many; duplicates (same canonical metric) are kept once, in order."""
     if isinstance(specs, (str, Metric)):
         specs = [specs]
+    if not isinstance(specs, Iterable) or isinstance(specs, (bytes, bytearray)):
+        raise MetricSpecError(f"metrics must be a metric like 'nDCG@10' or a list of them; got "
+                              f"{type(specs).__name__} {specs!r:.60}.")
     seen: dict[Metric, None] = {}
     for spec in specs:
         seen.setdefault(parse_metric(spec), None)

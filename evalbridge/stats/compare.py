@@ -760,6 +760,9 @@ _RENDERERS: Mapping[str, Callable[[Comparison, list[list[str]], list[str]], str]
 def _per_query(results: Any, metric: Any) -> Mapping[str, float]:
     from ..results import Results
 
+    if not isinstance(results, (Results, Mapping)):
+        raise InputError(f"a system's results must be Results or {{metric: {{query: value}}}}; got "
+                         f"{type(results).__name__} {results!r:.60}.", fix="pass what evaluate() returns.")
     try:
         if isinstance(results, Results):
             return results.query(metric)
@@ -921,6 +924,10 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
 
     settings = check_comparison_parameters(test=test, correction=correction, alpha=alpha, confidence=confidence,
                                            n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+    if not isinstance(results, Mapping):
+        raise InputError(f"results must be a mapping of system names to their results; got "
+                         f"{type(results).__name__} {results!r:.60}.",
+                         fix="pass e.g. {'bm25': eb.evaluate(qrels, bm25, metrics), 'dense': ...}.")
     names = _systems(list(results))
     baselines = _baselines(baseline, names)
     metrics = _requests(metrics)

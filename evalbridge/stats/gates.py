@@ -135,6 +135,9 @@ def parse_gates(gates: Mapping[str, str | Iterable[str]], *, labels: Iterable[st
     >>> [str(g) for g in parse_gates({"recall@5": ">= 0.8", "dense: ndcg@10": [">= baseline", "<= 1"]})]
     ['R@5 >= 0.8', 'dense: nDCG@10 >= baseline', 'dense: nDCG@10 <= 1']
     """
+    if not isinstance(gates, Mapping):
+        raise InputError(f"gates must be a mapping {{metric: expression}}; got {type(gates).__name__} {gates!r:.60}.",
+                         fix="write e.g. {'recall@5': '>= 0.8', 'dense: ndcg@10': ['>= baseline']}.")
     parsed = []
     labels = list(labels)
     for key, expressions in gates.items():
@@ -194,6 +197,12 @@ def check_gates(gates: Iterable[Gate], results: Mapping[str, Any], *, baseline: 
         >>> [r.passed for r in out]
         [True, False]
     """
+    if isinstance(gates, (str, Mapping)) or not isinstance(gates, Iterable):
+        raise InputError(f"gates must be parsed gates; got {type(gates).__name__} {gates!r:.60}.",
+                         fix="parse them first: check_gates(parse_gates({'recall@5': '>= 0.8'}), results).")
+    if not isinstance(results, Mapping):
+        raise InputError(f"results must be a mapping of system names to their results; got "
+                         f"{type(results).__name__} {results!r:.60}.", fix="pass e.g. {'bm25': results}.")
     if baseline is not None and baseline not in results:
         raise InputError(f"the baseline {baseline!r} is not one of the systems ({', '.join(results)}).")
     out = []

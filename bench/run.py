@@ -171,6 +171,15 @@ def read_then_evaluate(qrels_path: str, run_path: str) -> dict[str, float]:
     return evalbridge.evaluate(evalbridge.read_qrels(qrels_path), evalbridge.read_run(run_path), METRICS).means
 
 
+def ids_as_strings(qrels: object, run: object) -> dict[str, float]:
+    """The Arrow door with int doc ids read as strings (``ids="str"``, what a ``chunk_id`` column beside string
+    ids needs): ``to_qrels`` / ``to_run`` with the option, then ``evaluate``."""
+    import evalbridge
+
+    return evalbridge.evaluate(evalbridge.to_qrels(qrels, ids="str"), evalbridge.to_run(run, ids="str"),
+                               METRICS).means
+
+
 def cli_eval(qrels_path: str, run_path: str) -> dict:
     """``evalbridge eval QRELS RUN -m ...`` in this process (the report goes to a file)."""
     from evalbridge.cli import main
@@ -280,7 +289,7 @@ def load_input(kind: str, size: str) -> tuple:
         return dicts(size)
     if kind == "files":
         args = warm = tuple(map(str, files(size)))
-    elif kind in ("arrow", "pandas", "arrow_shuffled"):
+    elif kind in ("arrow", "pandas", "arrow_shuffled", "arrow_int_ids"):
         import numpy as np
         import pyarrow.parquet as pq
 
@@ -288,6 +297,12 @@ def load_input(kind: str, size: str) -> tuple:
         tables = tuple(pq.read_table(paths[k]) for k in ("qrels_table", "run_table"))
         if kind == "arrow_shuffled":  # rows in no order, as a table out of a join or a SQL query may come
             tables = tuple(t.take(np.random.default_rng(7).permutation(t.num_rows)) for t in tables)
+        if kind == "arrow_int_ids":  # doc ids as int64 ("d17" -> 17), as a chunk_id column holds them
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            tables = tuple(t.set_column(1, "doc_id", pc.cast(pc.utf8_slice_codeunits(t["doc_id"], 1), pa.int64()))
+                           for t in tables)
         return tables if kind != "pandas" else tuple(t.to_pandas() for t in tables)
     else:  # "config", "log": one path (a config names the TREC files)
         paths = door_inputs(size)
@@ -305,7 +320,7 @@ def worker(spec: dict) -> dict:
             "crosscheck": crosscheck, "twenty": lambda q, r: evalbridge_eval(q, r, TWENTY),
             "eb_ranx": evalbridge_backend("ranx"), "eb_ir_measures": evalbridge_backend("ir_measures"),
             "eb_pytrec_eval": evalbridge_backend("pytrec_eval"), "read_then_evaluate": read_then_evaluate,
-            "cli_eval": cli_eval, "cli_run": cli_run, "rag_log": rag_log, "json_lines": json_lines,
+            "cli_eval": cli_eval, "cli_run": cli_run, "ids_as_strings": ids_as_strings, "rag_log": rag_log, "json_lines": json_lines,
             "orjson_lines": orjson_lines}[spec["task"]]
     args = load_input(spec["input"], spec["size"])
     for module in spec.get("imports", []):
@@ -384,6 +399,7 @@ DOORS = {
     "pandas DataFrames, evaluate": ("evalbridge", "pandas"),
     "Arrow tables, evaluate": ("evalbridge", "arrow"),
     "Arrow tables, rows in no order, evaluate": ("evalbridge", "arrow_shuffled"),
+    "Arrow tables, int doc ids, ids='str', evaluate": ("ids_as_strings", "arrow_int_ids"),
     "evalbridge eval": ("cli_eval", "files"),
     "evalbridge run config": ("cli_run", "config"),
     "RAG JSONL log, read_pair + evaluate": ("rag_log", "log"),
@@ -393,7 +409,8 @@ DOORS = {
 }
 #: The doors held to 1.3 x evaluate(paths) in time and 1.5 x in peak memory (a table whose rows are in no
 #: order is measured too, for what sorting them costs, and held to no goal).
-HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow tables, evaluate", "evalbridge eval",
+HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow tables, evaluate",
+        "Arrow tables, int doc ids, ids='str', evaluate", "evalbridge eval",
         "evalbridge run config")
 
 

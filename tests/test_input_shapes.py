@@ -297,3 +297,64 @@ def test_ids_str_at_every_door(tmp_path: Path, capsys: Any) -> None:
     for code, text in (cli_door(capsys, tmp_path / "qrels.txt", tmp_path / "run.parquet"),
                        config_door(capsys, tmp_path, config)):
         assert code == 2 and message in text
+
+
+# ---------------------------------------------------------------- a RAG log, alone, at the three doors (tests/doors.py)
+
+def _log(*questions: dict[str, Any]) -> str:
+    return "".join(json.dumps(q) + "\n" for q in questions)
+
+
+DUPLICATED_CHUNK = _log({"query_id": "q1", "retrieved": ["c7", "c3", "c7", "c1"], "relevant": ["c1"]},
+                        {"query_id": "q2", "retrieved": ["c2", "c2"], "relevant": ["c2"]})
+INT_CHUNK_IDS = _log({"qid": "q1", "contexts": [{"chunk_id": 7, "score": 0.9}, {"chunk_id": 3, "score": 0.5}],
+                      "relevant": ["3"]})
+
+
+@pytest.mark.parametrize("options, says, means", [
+    ({}, "doc 'c7' is retrieved twice", None),
+    ({"duplicates": "first"}, (), {"log": {"mrr": (1 / 3 + 1) / 2}}),
+])
+def test_a_rag_log_with_a_duplicated_chunk_at_every_door(tmp_path: Path, options: dict[str, str], says: Any,
+                                                         means: Any) -> None:
+    from doors import Case, assert_same, through_doors
+
+    doors = through_doors(Case(files={"log.jsonl": DUPLICATED_CHUNK}, runs=("log.jsonl",), metrics=("mrr",),
+                               run_options={"format": "rag", **options}), tmp_path)
+    assert_same(doors, says=says)
+    assert doors["api"].means == means
+    assert doors["cli"].code == (0 if means else 2)
+
+
+@pytest.mark.parametrize("options, code", [({"doc": "chunk_id"}, 2), ({"doc": "chunk_id", "ids": "str"}, 0)])
+def test_an_int_chunk_id_beside_string_ids_at_every_door(tmp_path: Path, options: dict[str, str], code: int) -> None:
+    from doors import Case, assert_same, through_doors
+
+    doors = through_doors(Case(files={"log.jsonl": INT_CHUNK_IDS}, runs=("log.jsonl",), metrics=("mrr",),
+                               run_options={"format": "rag", **options}), tmp_path)
+    assert_same(doors, says=() if code == 0 else "doc ids are")
+    assert doors["config"].code == code
+    if code == 0:
+        assert doors["api"].means == {"log": {"mrr": 0.5}}
+
+
+@pytest.mark.parametrize("name, text", [
+    ("relevant.json", json.dumps(QRELS_AS_LISTS)),
+    ("dataset.json", json.dumps({"queries": {"q1": "a?", "q2": "b?"}, "corpus": {}, "relevant_docs":
+                                 {q: list(docs) for q, docs in QRELS_AS_LISTS.items()}})),
+])
+def test_relevant_lists_and_llamaindex_qrels_at_every_door(tmp_path: Path, name: str, text: str) -> None:
+    from doors import Case, assert_same, through_doors
+
+    doors = through_doors(Case(files={name: text, "a.run": RUN}, qrels=name, runs=("a.run",), metrics=("mrr",)),
+                          tmp_path)
+    assert_same(doors)
+    assert doors["api"].means == {"a": {"mrr": eb.evaluate(QRELS_AS_LISTS, eb.Run(_run_dict()), "mrr")["mrr"]}}
+
+
+def _run_dict() -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in RUN.splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        run.setdefault(qid, {})[doc] = float(score)
+    return run

@@ -62,8 +62,7 @@ from .errors import BackendUnavailableError, EvalbridgeError, InputError
 from .metrics import tie_aware
 from .metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests
 from .metrics.spec import Metric
-from .evaluation import (as_qrels, as_run, check_compatible, check_max_grade, check_supported, cut_run, fill_missing,
-                         needs_max_grade, relevance_level, resolve_metric, resolve_requests)
+from .evaluation import fill_missing, prepare
 from .model import Conventions, Qrels, Run
 from .progress import Steps, steps
 
@@ -523,26 +522,16 @@ def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
                 depth: int | None = None) -> CrossCheck:
     import pandas as pd
 
-    from .backends import auto, get_backend, unsupported
+    from .backends import get_backend, unsupported
 
-    # The rows are wrapped, not copied: nothing built from them outlives this call.
-    qrels, run = as_qrels(qrels, copy=False), as_run(run, copy=False)
-    check_compatible(qrels, run)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
-    run = cut_run(qrels, run, conventions).run
-    requests = metric_requests(metrics)
-    asked = list(dict.fromkeys(r.metric for r in requests))
-    level = relevance_level(qrels, min_relevance, asked)
-    top = qrels.max_grade if any(map(needs_max_grade, asked)) else None
-    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
-    for metric in wanted:
-        check_max_grade(metric, qrels)
-
-    reference_backend = auto.choose(qrels, run, ties=conventions.ties)
-    check_supported(reference_backend, wanted, qrels, conventions)
+    ready = prepare(qrels, run, metric_requests(metrics), backend="auto", min_relevance=min_relevance,
+                    conventions=conventions)
+    qrels, run, reference_backend = ready.qrels, ready.run, ready.backend
+    level, wanted = ready.resolved.level, list(ready.resolved.metrics)
     ref_values, _ = get_backend(reference_backend).compute(qrels, run, wanted, conventions)
     fill_missing(ref_values, qrels, conventions.missing_queries)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
@@ -602,7 +591,7 @@ def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
     return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
                       unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
                       atol=atol, conventions=conventions, reference_backend=reference_backend,
-                      names=resolve_requests(requests, level=level, max_grade=top))
+                      names=ready.resolved.requests)
 
 
 def _native_order(backend: Backend, run: Run,

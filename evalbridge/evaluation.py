@@ -1,7 +1,9 @@
 """The public verb ``evaluate``, and the preparation every verb shares: coerce inputs, check their ids,
-resolve settings, ask a backend, apply the missing-query policy once.
+cut the run, resolve the metrics, choose the backend (:func:`prepare`), then ask it and apply the
+missing-query policy once.
 
-``evaluate`` and :func:`evalbridge.crosscheck` prepare their inputs with the same functions below.
+``evaluate`` and :func:`evalbridge.crosscheck` call :func:`prepare`; the Spark engine, whose inputs
+are DataFrames, shares its metric step (:func:`evalbridge.metrics.resolution.resolve_metrics`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .backends import get_backend, unsupported
 from .errors import InputError, UnsupportedMetricError
 from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .metrics.spec import Metric
-from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
+from .metrics.resolution import Resolved, resolve_metrics
 from .model import Conventions, Qrels, Run, check_level
 from .progress import Steps, steps
 from .ranking import rank, rank_groups
@@ -24,9 +26,8 @@ from .ranking import rank, rank_groups
 if TYPE_CHECKING:
     from .results import Results
 
-__all__ = ["evaluate", "as_qrels", "as_run", "check_compatible", "relevance_level", "needs_max_grade",
-           "resolve_metric", "check_max_grade", "check_supported", "fill_missing", "cut_run", "Cut", "empty_notes",
-           "resolve_requests"]
+__all__ = ["evaluate", "prepare", "Prepared", "as_qrels", "as_run", "check_compatible", "check_supported",
+           "fill_missing", "cut_run", "Cut", "empty_notes"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False) -> Qrels:
@@ -193,11 +194,53 @@ def _nothing_retrieved(metric: Metric, qrels: Qrels, qid: str, cache: dict[str, 
     return per_metric[metric]
 
 
-def resolve_requests(requests: Iterable[MetricRequest], *, level: float,
-                     max_grade: float | None) -> tuple[MetricRequest, ...]:
-    """Each request with its metric as this evaluation computes it (:func:`resolve_metric`); labels and
-    spellings unchanged, so the names of the outputs do not depend on the level or the top grade."""
-    return tuple(r.with_metric(resolve_metric(r.metric, level=level, max_grade=max_grade)) for r in requests)
+@dataclass(frozen=True)
+class Prepared:
+    """One evaluation ready for a backend (:func:`prepare`).
+
+    Attributes:
+        qrels: the judgements, as :class:`Qrels`.
+        run: the run as the metrics see it (``depth`` and ``judged_only`` applied).
+        cut: what was removed from the run to get it (:class:`Cut`).
+        resolved: the metrics as computed, with the relevance level and top grade
+            (:class:`~evalbridge.metrics.resolution.Resolved`).
+        backend: the backend that computes them (``auto`` decided: ``reference`` or ``fast``).
+    """
+
+    qrels: Qrels
+    run: Run
+    cut: Cut
+    resolved: Resolved
+    backend: str
+
+
+def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], *, backend: str,
+            min_relevance: float | None, conventions: Conventions) -> Prepared:
+    """The preparation every verb that evaluates in memory shares, in one order: coerce both inputs
+    (the rows wrapped, not copied: nothing built from them outlives the verb's call; files and tables read
+    by the format registry, large ones into columns, the qrels too when the run is read into columns), check
+    their ids, cut the run (:func:`cut_run`), decide ``auto`` (:func:`evalbridge.backends.auto.choose`,
+    from the cut run), resolve the metrics (:func:`~evalbridge.metrics.resolution.resolve_metrics`) and
+    refuse those the backend cannot compute exactly (:func:`check_supported`).
+
+    Example:
+        >>> from evalbridge.metrics.requests import metric_requests
+        >>> ready = prepare({"q": {"a": 2}}, {"q": {"a": 0.5, "b": 0.1}}, metric_requests("P@1"), backend="auto",
+        ...                 min_relevance=2, conventions=Conventions(depth=1))
+        >>> ready.backend, [str(m) for m in ready.resolved.metrics], ready.cut.beyond_depth
+        ('reference', ['P(rel=2)@1'], 1)
+    """
+    qrels = as_qrels(qrels, copy=False, prefer_columns=_read_into_columns(run))
+    run = as_run(run, copy=False)
+    check_compatible(qrels, run)
+    cut = cut_run(qrels, run, conventions)
+    if backend == "auto":
+        from .backends.auto import choose
+
+        backend = choose(qrels, cut.run, ties=conventions.ties)
+    resolved = resolve_metrics(qrels, requests, min_relevance=min_relevance)
+    check_supported(backend, resolved.metrics, qrels, conventions)
+    return Prepared(qrels, cut.run, cut, resolved, backend)
 
 
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *,
@@ -262,30 +305,14 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
     from .results import Provenance, Results
 
     requests = metric_requests(metrics)
-    asked = list(dict.fromkeys(r.metric for r in requests))
     if backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
         return _evaluate_on_spark(qrels, run, requests, backend=backend, min_relevance=min_relevance, ties=ties,
                                   score_precision=score_precision, missing_queries=missing_queries)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
                               judged_only=judged_only, depth=depth)
-    # The rows are wrapped, not copied: nothing built from them outlives this call. Files and tables
-    # are read by the format registry (large ones into columns, which the fast engine reads as they are;
-    # the qrels too, whatever their size, when the run is read into columns).
-    qrels = as_qrels(qrels, copy=False, prefer_columns=_read_into_columns(run))
-    run = as_run(run, copy=False)
-    check_compatible(qrels, run)
-    cut = cut_run(qrels, run, conventions)
-    run = cut.run
-    if backend == "auto":
-        from .backends.auto import choose
-
-        backend = choose(qrels, run, ties=conventions.ties)
-    level = relevance_level(qrels, min_relevance, asked)
-    top = qrels.max_grade if any(map(needs_max_grade, asked)) else None  # a pass over every grade
-    wanted = list(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
-    for metric in wanted:
-        check_max_grade(metric, qrels)
-    check_supported(backend, wanted, qrels, conventions)
+    ready = prepare(qrels, run, requests, backend=backend, min_relevance=min_relevance, conventions=conventions)
+    qrels, run, cut, resolved, backend = ready.qrels, ready.run, ready.cut, ready.resolved, ready.backend
+    wanted = list(resolved.metrics)
     chosen = get_backend(backend)
     bar.step(f"computing {len(wanted)} metric{'s' if len(wanted) > 1 else ''} with {backend}")
     values, bridges = chosen.compute(qrels, run, wanted, conventions)
@@ -294,13 +321,13 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
     provenance = Provenance(
-        backend=backend, backend_version=chosen.version(), conventions=conventions, relevance_level=level,
+        backend=backend, backend_version=chosen.version(), conventions=conventions, relevance_level=resolved.level,
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
         notes=empty_notes(qrels, run, conventions.missing_queries))
-    return Results(metrics=tuple(wanted), values=values, provenance=provenance, max_grade=top,
-                   requests=resolve_requests(requests, level=level, max_grade=top))
+    return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
+                   requests=resolved.requests)
 
 
 def _read_into_columns(run: Any) -> bool:

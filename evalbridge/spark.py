@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._version import __version__
 from .errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
-from .metrics.resolution import check_max_grade, needs_max_grade, relevance_level, resolve_metric
+from .metrics.resolution import resolve_metrics
 from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .metrics.spec import Metric
 from .model import Conventions
@@ -496,15 +496,10 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                              f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
 
-    judgements = _Judgements(qrels, relevance)
-    requests = metric_requests(metrics)
-    asked = list(dict.fromkeys(r.metric for r in requests))
-    level = relevance_level(judgements, min_relevance, asked)  # a Spark job when a binary metric needs a level
-    top = judgements.max_grade if any(map(needs_max_grade, asked)) else None  # a Spark job, only when needed
-    resolve = partial(resolve_metric, level=level, max_grade=top)
-    wanted = tuple(dict.fromkeys(map(resolve, asked)))
+    # a Spark job when a binary metric needs a level; the top grade another, run only when a metric needs it
+    resolved = resolve_metrics(_Judgements(qrels, relevance), metric_requests(metrics), min_relevance=min_relevance)
+    level, top, wanted, named = resolved.level, resolved.max_grade, resolved.metrics, resolved.requests
     for metric in wanted:
-        check_max_grade(metric, judgements)
         if "in_pool" in metric.inputs:  # each bucket holds only its own queries' qrels rows
             raise UnsupportedMetricError(
                 f"{metric} reads the pool (the docs judged for any query of the qrels), but evalbridge.spark "
@@ -539,7 +534,6 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
     in_mean = sum(counts[s] for s in _in_mean(conventions))
     totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
-    named = tuple(r.with_metric(resolve(r.metric)) for r in requests)
     column = {m: i for i, m in enumerate(wanted)}
     means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,

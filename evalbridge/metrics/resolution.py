@@ -3,20 +3,24 @@
 The one rule for graded judgements lives here (:func:`relevance_level`): grades that are not whole numbers
 (LLM judges' 0-10 scores) give binary metrics no level to guess, whatever door they came through.
 
-Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark engine) and by
-:class:`~evalbridge.results.Results`, which resolves the spelling a user asks for the same way.
+Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark engine: each calls
+:func:`resolve_metrics` once) and by :class:`~evalbridge.results.Results`, which resolves the spelling a
+user asks for the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import InputError
 from ..model import check_level
+from .requests import MetricRequest
 from .spec import Metric
 
-__all__ = ["USES_MAX_GRADE", "needs_max_grade", "resolve_metric", "relevance_level", "check_max_grade"]
+__all__ = ["USES_MAX_GRADE", "needs_max_grade", "resolve_metric", "relevance_level", "check_max_grade", "Resolved",
+           "resolve_metrics"]
 
 
 class Judgements(Protocol):
@@ -101,3 +105,44 @@ def check_max_grade(metric: Metric, qrels: Judgements) -> None:
         what = "stopping probabilities" if metric.name == "ERR" else "weights"
         raise InputError(f"{metric}: the qrels hold grade {top:g} above max_grade={cap:g}, so {what} would "
                          f"exceed 1.", fix=f"set max_grade to at least {top:g}, or leave it out.")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The metrics of one evaluation as it computes them (:func:`resolve_metrics`).
+
+    Attributes:
+        metrics: each distinct metric asked, resolved (:func:`resolve_metric`), in the order asked.
+        requests: each request with its metric resolved; labels and spellings unchanged, so the names of
+            the outputs do not depend on the level or the top grade.
+        level: the relevance level of binary metrics (:func:`relevance_level`).
+        max_grade: the top grade of the qrels when a metric asked needed it, else ``None`` (not computed).
+    """
+
+    metrics: tuple[Metric, ...]
+    requests: tuple[MetricRequest, ...]
+    level: float
+    max_grade: float | None
+
+
+def resolve_metrics(qrels: Judgements, requests: Sequence[MetricRequest], *,
+                    min_relevance: float | None) -> Resolved:
+    """The relevance level, the top grade (read only when a metric needs it: a pass over every grade, a
+    Spark job for a DataFrame) and every metric asked resolved with them, each checked against the grades
+    (:func:`check_max_grade`): the metric preparation of every verb, written once.
+
+    Example:
+        >>> from evalbridge.metrics.requests import metric_requests
+        >>> from evalbridge.model import Qrels
+        >>> found = resolve_metrics(Qrels({"q": {"a": 3}}), metric_requests(["P@5", "ERR"]), min_relevance=2)
+        >>> [str(m) for m in found.metrics], found.max_grade
+        (['P(rel=2)@5', 'ERR(max_grade=3)'], 3)
+    """
+    asked = list(dict.fromkeys(r.metric for r in requests))
+    level = relevance_level(qrels, min_relevance, asked)
+    top = qrels.max_grade if any(map(needs_max_grade, asked)) else None
+    metrics = tuple(dict.fromkeys(resolve_metric(m, level=level, max_grade=top) for m in asked))
+    for metric in metrics:
+        check_max_grade(metric, qrels)
+    named = tuple(r.with_metric(resolve_metric(r.metric, level=level, max_grade=top)) for r in requests)
+    return Resolved(metrics, named, level, top)

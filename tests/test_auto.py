@@ -67,3 +67,18 @@ def test_a_fresh_process_and_a_warm_one_record_the_same_backend() -> None:
     assert got["cold"] == got["warm"] == {str(sizes[0]): "reference", str(sizes[1]): "reference",
                                           str(sizes[2]): "fast"}
     assert got["numpy_before"] is True  # the largest input was evaluated by the engine first
+
+
+@pytest.mark.parametrize("rows, depth, backend", [(10, None, "reference"), (auto.THRESHOLD, None, "fast"),
+                                                  (auto.THRESHOLD + 100, 50, "reference")])
+def test_evaluate_and_crosscheck_decide_auto_on_the_same_cut_run(rows: int, depth: int | None, backend: str) -> None:
+    """Both verbs prepare through one function: auto picks the same backend, from the run as cut by depth (100
+    documents per query cut to 50 bring a run above the threshold below it), and the metrics as resolved and the
+    reference values are the same."""
+    qrels, run = _of_rows(rows)
+    specs = {"p": "P@5", "err": "ERR@10"}
+    results = eb.evaluate(qrels, run, specs, depth=depth)
+    check = eb.crosscheck(qrels, run, specs, backends=[], depth=depth)
+    assert results.provenance.backend == check.reference_backend == backend
+    assert [r.metric for r in results.requests] == [r.metric for r in check.names]
+    assert results.query("err") == check.query("err") and results.query("p") == check.query("p")

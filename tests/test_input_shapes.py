@@ -358,3 +358,18 @@ def _run_dict() -> dict[str, dict[str, float]]:
         qid, _, doc, _, score, _ = line.split()
         run.setdefault(qid, {})[doc] = float(score)
     return run
+
+
+@pytest.mark.slow
+def test_ids_str_and_duplicates_with_engine_spark(spark: Any, tmp_path: Path) -> None:
+    """A Parquet run Spark reads itself (int doc ids) gets ids='str' as a cast, and the local engine's value;
+    duplicates='first' is refused there (a table Spark reads has no row order), never ignored."""
+    (tmp_path / "qrels.txt").write_text("q1 0 1 1\nq1 0 2 2\nq2 0 4 1\n")
+    pd.DataFrame({"qid": ["q1", "q1", "q1", "q2"], "doc_id": [3, 1, 2, 4], "score": [3.0, 2.0, 1.0, 1.0]}).to_parquet(
+        tmp_path / "run.parquet")
+    config = "qrels: qrels.txt\nruns: {bm25: run.parquet}\nids: str\n"
+    assert config_door(None, tmp_path, config + "engine: spark\n") == config_door(None, tmp_path, config) == (0, 0.75)
+    path = tmp_path / "eval.yaml"
+    path.write_text(config + "engine: spark\nduplicates: first\nmetrics: [mrr]\n")
+    with pytest.raises(eb.InputError, match="has no row order"):
+        run_config(load_config(path), write=False)

@@ -77,12 +77,23 @@ def read_spark_table(session: Any, name: Any) -> Any:  # noqa: ANN401 - SparkSes
 
 def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: str | None) -> Any:  # noqa: ANN401
     """``frame`` with its query, doc and grade / score columns picked (:func:`.fields.pick`) and renamed
-    to ``query_id, doc_id, relevance | score``; any other column is left out."""
+    to ``query_id, doc_id, relevance | score``; any other column is left out. ``ids="str"`` casts the id
+    columns to strings; ``duplicates="first"`` is refused: a Spark table has no row order to tell which is first."""
     from pyspark.sql import functions as F
 
+    if options.get("duplicates", "error") != "error":
+        raise InputError("duplicates='first' keeps the first occurrence in the input's order, and a table Spark "
+                         "reads has no row order.", source=where,
+                         fix="drop the repeats in Spark first (e.g. keep the best score per (query, doc) with a "
+                             "window), or read the input here (engine: local).")
     names, _ = fields.pick(frame.columns, kind, options, where=where)
     value = fields.VALUE_ROLE[kind]
-    return frame.select(*(F.col(f"`{names[role]}`").alias(COLUMNS[role]) for role in ("query", "doc", value)))
+    as_str = options.get("ids") == "str"
+
+    def column(role: str) -> Any:  # noqa: ANN401 - a pyspark Column
+        picked = F.col(f"`{names[role]}`")
+        return (picked.cast("string") if as_str and role != value else picked).alias(COLUMNS[role])
+    return frame.select(*(column(role) for role in ("query", "doc", value)))
 
 
 def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession, Qrels | Run, DataFrame

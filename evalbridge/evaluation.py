@@ -230,6 +230,10 @@ def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], *, backen
         >>> ready.backend, [str(m) for m in ready.resolved.metrics], ready.cut.beyond_depth
         ('reference', ['P(rel=2)@1'], 1)
     """
+    if not isinstance(run, Mapping):  # a path: not one holding its own judgements (a RAG log...)
+        from .io.registry import check_not_beside_qrels
+
+        check_not_beside_qrels(run)
     qrels = as_qrels(qrels, copy=False, prefer_columns=_read_into_columns(run))
     run = as_run(run, copy=False)
     check_compatible(qrels, run)

@@ -261,17 +261,28 @@ def test_the_fix_is_spelled_as_the_user_writes_it_at_their_door(tmp_path, name):
         assert not [other for other in others if other in doors[door].message], (door, doors[door].message)
 
 
-def test_a_qrels_beside_a_log_is_refused_in_each_door_words(tmp_path):
-    """A RAG log holds its own judgements: beside QRELS on the command line the fix says to evaluate it alone
-    (not to `remove qrels:`, a config's words); a config says `remove qrels:`."""
+def test_a_qrels_beside_a_log_is_refused_at_every_door_in_its_words(tmp_path):
+    """A RAG log holds its own judgements: beside qrels, whose judgements count would be a guess, so every door
+    refuses it (exit 2) with its own way out: Python read_pair / to_run, the command line the log alone (never
+    `remove qrels:`, a config's words), a config `remove qrels:`."""
     log = jsonl([{"query_id": "q1", "retrieved": ["d1"], "relevant": ["d1"]}])
     case = Case(files={"qrels.txt": QRELS, "log.jsonl": log}, qrels="qrels.txt", runs=("log.jsonl",),
                 run_options={"format": "rag"})
     doors = through_doors(case, tmp_path)
+    import evalbridge as eb
+
+    with pytest.raises(eb.InputError) as info:  # the Python door of a file given as the run: evaluate(qrels, path)
+        eb.evaluate(tmp_path / "qrels.txt", tmp_path / "log.jsonl", "P@1")
+    messages = {"api": str(info.value), "cli": doors["cli"].message, "config": doors["config"].message}
+    for message in messages.values():
+        assert "format 'rag' holds its own judgements, and qrels are given too" in message
+        assert "evalbridge does not choose which judge" in message
     assert doors["cli"].code == doors["config"].code == 2
-    assert "QRELS would be ignored" in doors["cli"].message and "evaluate it alone, without QRELS" in doors["cli"].message
-    assert "qrels:" not in doors["cli"].message
-    assert "remove qrels:" in doors["config"].message
+    assert "evaluate(*read_pair(path), metrics)" in messages["api"]
+    assert "evaluate it alone, without QRELS" in messages["cli"] and "qrels:" not in messages["cli"]
+    assert "remove qrels:" in messages["config"]
+    # the ranking alone, asked for explicitly (what tests/doors.py's API door does with to_run)
+    assert doors["api"].means == {"log": {"P@2": 0.25}}  # q1: 1 of 2; q2 missing from the log: 0
 
 
 def test_wording_spells_options_per_door():

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
+from ..io.registry import BESIDE_QRELS
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
 from ..wording import option
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
@@ -846,9 +847,9 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if spec.get("qrels") is not None else None
     for name, source in runs.items():
         if source.carries_qrels and qrels is not None:
-            raise check.fail(("runs", name, "format"), f"format {source.format!r} holds its own judgements, so "
-                                                       f"{'the top-level qrels' if check.locator.source else 'QRELS'} "
-                                                       f"would be ignored.",
+            raise check.fail(("runs", name, "format"), f"format {source.format!r} {BESIDE_QRELS} "
+                                                       f"({'the top-level qrels:' if check.locator.source else 'QRELS'})"
+                                                       f"; evalbridge does not choose which judge.",
                              fix=("remove qrels:" if check.locator.source else "evaluate it alone, without QRELS")
                                  + ", or give this run in a run format (trec, json, ranked, ...).")
         if not source.carries_qrels and qrels is None:

@@ -334,6 +334,29 @@ def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
     return qrels, run if name is None else Run(run, name=name)
 
 
+#: the fault of an input holding its own judgements given beside qrels, at every door
+BESIDE_QRELS = "holds its own judgements, and qrels are given too"
+
+
+def check_not_beside_qrels(run: Any) -> None:
+    """Refuse, as the run of an evaluation with qrels, a path whose format holds its own judgements (a RAG log,
+    a judged list): whose judgements count would be a guess. ``to_run(path)`` still reads its ranking alone.
+
+    Raises:
+        InputError: naming the file and both ways out.
+    """
+    if not _is_path(run):
+        return
+    try:
+        fmt = resolve(run, kind="run")
+    except (InputError, OSError):
+        return  # the reader says what is wrong with it
+    if fmt.paired:
+        raise InputError(f"format {fmt.name!r} {BESIDE_QRELS}; evalbridge does not choose which judge.",
+                         source=os.fspath(run), fix="evaluate it alone: evaluate(*read_pair(path), metrics); or judge its "
+                                                    "ranking by these qrels: evaluate(qrels, to_run(path), metrics).")
+
+
 def check_same_judgements(judged: Mapping[str, Qrels]) -> None:
     """Refuse inputs over the same questions that judge a question they share differently (several RAG logs
     of one test set are several systems against one set of judgements); ``judged``: input name -> its qrels.

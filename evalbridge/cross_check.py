@@ -202,9 +202,10 @@ def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrel
         if has_ties(scores, score_precision=precision) and (native.ties != requested.ties or native.ties == "input"):
             reference = "averages over every order" if requested.ties == "average" else requested.ties
             if backend.native_ranking is not None:
+                order = f" ({native.tie_order})" if native.tie_order else ""
                 found.append(_Deviation(
-                    "ties", f"ties broken differently: {name} keeps its own order of tied scores "
-                            f"(insertion or numba argsort order), the reference {reference}",
+                    "ties", f"ties broken differently: {name} keeps its own order of tied scores{order}, the "
+                            f"reference {reference}",
                     lambda s: replace(s, native_order=True, conventions=replace(s.conventions, ties="input"))))
             else:
                 found.append(_Deviation(

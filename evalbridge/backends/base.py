@@ -66,6 +66,8 @@ class NativeConventions:
             integers, ranx ``Qrels``) or ``float`` (kept).
         level_scope: ``binary`` when a relevance level only affects binary metrics (trec_eval),
             ``all`` when it also zeroes lower grades in nDCG/DCG (ranx ``-lN``).
+        tie_order: the library's own order of tied scores, in words, for a library whose ``native_ranking``
+            gives it (no tie rule describes it): the cross-check's cause names it.
         notes: other documented behaviours, for the differences table.
     """
 
@@ -75,6 +77,7 @@ class NativeConventions:
     empty_qrels: str = "keep"
     grades: str = "int"
     level_scope: str = "binary"
+    tie_order: str = ""
     notes: tuple[str, ...] = ()
 
     @property

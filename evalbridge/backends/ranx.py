@@ -34,7 +34,7 @@ INSTALL = "pip install ranx"
 
 CONVENTIONS = NativeConventions(
     ties="input", score_precision="float64", missing_queries="zero", empty_qrels="keep", grades="truncate",
-    level_scope="all",
+    level_scope="all", tie_order="insertion or numba argsort order",
     notes=("Qrels truncates float grades", "ties: insertion order, arbitrary for large tie groups",
            "query sets must match (make_comparable=True: missing queries score 0)",
            "-lN also zeroes lower grades in nDCG", "first call JIT-compiles (~30 s)"))

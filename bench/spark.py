@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python bench/spark.py                      # 10M run rows (100,000 queries x 100), local[2]
     .venv/bin/python bench/spark.py --queries 10000      # 1M rows, for a quick look
     .venv/bin/python bench/spark.py --buckets 8 32 128   # one Spark evaluation per bucket count
+    .venv/bin/python bench/spark.py --mllib              # evalbridge.spark beside Spark MLlib's RankingEvaluator
 
 The data are :mod:`data`'s (fixed seed: graded qrels, ties in 25% of the queries, string ids), written
 once as Parquet files (what a data lake holds) under ``$TMPDIR/evalbridge_bench/spark``. Both engines
@@ -21,6 +22,16 @@ up) before the clock starts; that start is printed separately. Each timing is th
 moment of a shared machine does not fall on one side only. The per-core ratio is
 ``Spark wall time x Spark cores / local wall time`` (the local engine uses one core). Results are
 written to ``bench/results/spark-<date>.md``. Speed is never asserted in the unit tests.
+
+``--mllib``: evalbridge.spark beside Spark MLlib's ``pyspark.ml.evaluation.RankingEvaluator`` on the same
+Parquet files, the same run and the four measures MLlib has (``meanAveragePrecision``, ``precisionAtK``
+at 10, ``recallAtK`` at 100, ``ndcgAtK`` at 10), written to ``bench/results/spark-mllib-<date>.md``. MLlib
+needs one row per query first (a ``groupBy`` / ``collect_list`` of the run, sorted by score, and of the
+relevant docs, joined), doc ids as doubles (here ``d123`` -> 123.0), and its nDCG is binary (every
+relevant doc gains 1): evalbridge computes the same binary nDCG (``nDCG(gains={1:1,2:1,3:1})@10``), ties
+broken by doc id ascending on both sides (``array_sort`` of ``(-score, doc_id)``), and the means of the
+two are checked equal. MLlib's time includes that preparation (its input is cached once, then each
+measure is one ``evaluate``); evalbridge's is one ``evaluate`` call (``collect_limit=0``).
 """
 
 from __future__ import annotations
@@ -129,6 +140,82 @@ def spark_breakdown(qrels_df, run_df, buckets: int) -> dict[str, float]:  # noqa
     return times
 
 
+#: MLlib's RankingEvaluator measures -> (metricName, k) and the evalbridge metric that is the same number
+MLLIB = {"meanAveragePrecision": (None, "AP"), "precisionAtK": (10, "P@10"), "recallAtK": (100, "R@100"),
+         "ndcgAtK": (10, "nDCG(gains={1:1,2:1,3:1})@10")}
+
+
+def mllib_means(qrels_df, run_df) -> dict[str, float]:  # noqa: ANN001 - DataFrames
+    """MLlib's RankingEvaluator on the same data: one row per query (the run's doc ids by score, ties by doc id
+    ascending; the relevant doc ids, grade >= 1), ids as doubles, then one evaluate per measure."""
+    from pyspark.ml.evaluation import RankingEvaluator
+    from pyspark.sql import functions as F
+
+    def number(column):  # noqa: ANN001, ANN202 - MLlib takes doubles only: "d123" -> 123.0
+        return F.substring(column, 2, 20).cast("double")
+
+    ranked = F.array_sort(F.collect_list(F.struct((-F.col("score")).alias("s"), F.col("doc_id").alias("d"))))
+    predicted = run_df.groupBy("query_id").agg(ranked.alias("r")).select(
+        "query_id", F.transform("r", lambda x: number(x["d"])).alias("prediction"))
+    relevant = qrels_df.where(F.col("relevance") >= 1).groupBy("query_id").agg(
+        F.collect_list(number(F.col("doc_id"))).alias("label"))
+    table = predicted.join(relevant, "query_id").persist()
+    try:
+        return {MLLIB[name][1]: RankingEvaluator(metricName=name, k=k or 10).evaluate(table)
+                for name, (k, _) in MLLIB.items()}
+    finally:
+        table.unpersist()
+
+
+def mllib_comparison(spark, qrels_df, run_df, n_rows: int, args: argparse.Namespace) -> None:  # noqa: ANN001
+    """evalbridge.spark and MLlib's RankingEvaluator, interleaved, ``args.reps`` times; a result file."""
+    from evalbridge import spark as eb_spark
+
+    metrics = [metric for _, metric in MLLIB.values()]
+    times: dict[str, list[float]] = {"evalbridge.spark": [], "MLlib RankingEvaluator": []}
+    means: dict[str, dict[str, float]] = {}
+    for rep in range(args.reps):
+        t = time.perf_counter()
+        result = eb_spark.evaluate(qrels_df, run_df, metrics, buckets=args.buckets[0], ties="docid_asc",
+                                   collect_limit=0)
+        times["evalbridge.spark"].append(time.perf_counter() - t)
+        result.unpersist()
+        means["evalbridge.spark"] = result.means
+        t = time.perf_counter()
+        means["MLlib RankingEvaluator"] = mllib_means(qrels_df, run_df)
+        times["MLlib RankingEvaluator"].append(time.perf_counter() - t)
+        print(f"  rep {rep + 1}: " + "; ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
+    mine, theirs = (statistics.median(v) for v in times.values())
+    same = all(abs(means["evalbridge.spark"][m] - means["MLlib RankingEvaluator"][m]) <= 1e-9 for m in metrics)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"evalbridge.spark {mine:.2f} s, MLlib {theirs:.2f} s: evalbridge.spark takes {mine / theirs:.2f}x MLlib's "
+          f"time; means equal: {same}; load average {load}")
+    print("MLlib needs a groupBy/collect_list per query first, doc ids as doubles, and has binary nDCG only")
+    now = datetime.datetime.now()
+    out = args.out or HERE / "results" / f"spark-mllib-{now:%Y-%m-%d}.md"
+    lines = [
+        f"# evalbridge.spark beside Spark MLlib's RankingEvaluator ({now:%Y-%m-%d %H:%M})", "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; Python "
+        f"{platform.python_version()}; Spark {spark.version} (`local[{args.cores}]`, driver memory {args.memory}, "
+        f"{args.partitions} shuffle partitions); load average at the end {load}.", "",
+        f"Data: {args.queries:,} queries x {args.depth} docs = {n_rows:,} run rows (the same Parquet files for "
+        f"both); medians of {args.reps} runs, interleaved. Measures: {', '.join(metrics)} (MLlib: "
+        f"{', '.join(MLLIB)}); ties by doc id ascending on both sides.", "",
+        "MLlib needs one row per query first (a `groupBy`/`collect_list` of the run sorted by score, and of the "
+        "relevant docs, joined), doc ids as doubles, and has binary nDCG only (every relevant doc gains 1); its "
+        "time includes that preparation. evalbridge.spark takes the rows as they are, in one call "
+        f"({args.buckets[0]} buckets, `collect_limit=0`), and computes graded nDCG too.", "",
+        "| engine | median wall time | all runs |", "|---|---|---|",
+        *(f"| {k} | {statistics.median(v):.2f} s | {', '.join(f'{t:.2f}' for t in v)} s |" for k, v in times.items()),
+        "", f"evalbridge.spark / MLlib: **{mine / theirs:.2f}x** the time. Means equal (within 1e-9): "
+            f"{'yes' if same else 'NO'}.", "",
+        "| measure | evalbridge.spark | MLlib |", "|---|---|---|",
+        *(f"| {m} | {means['evalbridge.spark'][m]:.6f} | {means['MLlib RankingEvaluator'][m]:.6f} |" for m in metrics),
+        ""]
+    out.write_text("\n".join(lines), encoding="utf-8")
+    print(f"written: {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=100_000)
@@ -139,6 +226,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--memory", default="6g", help="spark.driver.memory (local mode: the executor too)")
     parser.add_argument("--out", type=Path, default=None, help="result file (default bench/results/spark-<date>.md)")
+    parser.add_argument("--mllib", action="store_true", help="evalbridge.spark beside MLlib's RankingEvaluator")
     args = parser.parse_args()
 
     print(f"data: {args.queries} queries x {args.depth} docs ...", flush=True)
@@ -158,6 +246,11 @@ def main() -> None:
     n_rows = run_df.count()
     # Warm-up (not timed): the Python workers import numpy, pyarrow and evalbridge once.
     eb_spark.evaluate(qrels_df, run_df.limit(10_000), METRICS, buckets=args.cores, collect_limit=0).unpersist()
+    if args.mllib:
+        mllib_means(qrels_df, run_df.limit(10_000))  # warm-up of MLlib's path too
+        mllib_comparison(spark, qrels_df, run_df, n_rows, args)
+        spark.stop()
+        return
     breakdown = spark_breakdown(qrels_df, run_df, args.buckets[0])
     local_times: list[float] = []
     spark_times: dict[int, list[float]] = {b: [] for b in args.buckets}

@@ -22,6 +22,7 @@ pyspark is imported only inside the functions here; ``import evalbridge.spark`` 
 from __future__ import annotations
 
 import json
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -120,8 +121,11 @@ class SparkEvaluation:
         metrics: the metrics computed, as resolved (e.g. with the relevance level).
         per_query: a Spark DataFrame, ``query_id`` and one double column per metric asked (named by
             its label: the user's, else the spelling asked), one row per query in the mean: the evaluated queries,
-            and with ``missing_queries="zero"`` the qrels queries absent from the run (scored 0).
-            It is cached (persisted) by Spark: :meth:`unpersist` releases it.
+            and with ``missing_queries="zero"`` the qrels queries absent from the run (scored as retrieving
+            nothing). When :attr:`results` was collected it is built from them (nothing stays cached);
+            otherwise it is this evaluation's output, cached (persisted) by Spark and never shared with
+            another call: :meth:`unpersist`, or ``with evalbridge.spark.evaluate(...) as evaluation:``,
+            releases it.
         means: label (the user's, else the spelling asked) -> mean over ``per_query``; summed exactly (per
             bucket, then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
         provenance: :class:`SparkProvenance` (Spark version, buckets, conventions, query counts).
@@ -157,8 +161,16 @@ class SparkEvaluation:
         return self.results
 
     def unpersist(self) -> None:
-        """Release the cached per-query table (``per_query`` is recomputed if used afterwards)."""
-        self._cached.unpersist()
+        """Release the cached per-query table, if one is still cached (``per_query`` is recomputed, by this
+        evaluation's plan, if used afterwards)."""
+        if self._cached is not None:
+            self._cached.unpersist()
+
+    def __enter__(self) -> SparkEvaluation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unpersist()
 
     def __str__(self) -> str:
         means = "\n".join(f"{name:<24} {value:.4f}" for name, value in self.means.items())
@@ -514,9 +526,17 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     with _no_pandas_version_warning():
         output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
                   .applyInArrow(function, _output_schema(len(wanted))))
-        cached = output.persist()
-    with _large_arrow_batches(session):  # the job that evaluates the buckets (and fills the cache)
-        notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
+        # this call's own plan (a literal no other call has), so Spark never answers it from the cache of an
+        # earlier call over the same inputs, whose tables may have changed since
+        cached = output.select("*", F.lit(uuid.uuid4().hex).alias("_call")).persist()
+    try:
+        with _large_arrow_batches(session):  # the job that evaluates the buckets (and fills the cache)
+            notes = cached.filter(F.col("_status") >= PROBLEM).select("query_id", "_status", "_note").collect()
+    except Exception as error:  # Spark's report of a worker failure (a Py4J or PySpark exception)
+        cached.unpersist()
+        if _missing_module(error) is None:
+            raise
+        raise _worker_error(error, session) from None
 
     problems = sorted((row["query_id"] or "", row["_note"]) for row in notes if row["_status"] == PROBLEM)
     if problems:
@@ -541,12 +561,42 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                                  missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY])
     per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
         "query_id", *(F.col(f"m{column[r.metric]}").alias(r.label) for r in named))
-    results = None
-    if sum(counts) <= collect_limit:
+    if sum(counts) > collect_limit:
+        return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=None,
+                               collect_limit=collect_limit, _cached=cached)
+    try:
         with _no_pandas_version_warning():
             results = _collect(cached, wanted, provenance, max_grade=top, requests=named)
+            per_query = session.createDataFrame(per_query.toArrow())  # the values at hand: nothing left cached
+    finally:
+        cached.unpersist()
     return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=results,
-                           collect_limit=collect_limit, _cached=cached)
+                           collect_limit=collect_limit, _cached=None)
+
+
+def _missing_module(error: BaseException) -> str | None:
+    """The module a Spark Python worker could not import, from the error Spark reports for it, else None."""
+    import re
+
+    found = re.search(r"ModuleNotFoundError: No module named '([^']+)'", str(error))
+    return found.group(1) if found else None
+
+
+def _worker_error(error: BaseException, session: Any) -> BackendUnavailableError:  # noqa: ANN401 - SparkSession
+    """What to say when Spark's Python workers cannot import what evaluating a bucket needs."""
+    import os
+    import sys
+
+    module = _missing_module(error)
+    configured = session.conf.get("spark.pyspark.python", None) or os.environ.get("PYSPARK_PYTHON")
+    python = f"PYSPARK_PYTHON / spark.pyspark.python is {configured!r}" if configured else (
+        "PYSPARK_PYTHON / spark.pyspark.python is not set, so they run the cluster's default `python3`")
+    return BackendUnavailableError(
+        f"Spark's Python workers cannot import {module!r} (No module named {module!r}); evalbridge.spark runs "
+        f"evalbridge, numpy and pyarrow inside them ({python}; this driver runs {sys.executable}). Fix: run the "
+        f"workers with a Python that has them: set PYSPARK_PYTHON (or spark.pyspark.python) before the session "
+        f"starts, e.g. to {sys.executable} in local mode, or install evalbridge[spark] on the cluster's Python "
+        f"(a cluster library on Databricks, a bootstrap action on EMR).")
 
 
 def _examples(frame: DataFrame, column: str, n: int = 3) -> str:

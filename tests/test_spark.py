@@ -273,3 +273,85 @@ def test_metrics_reading_the_pool_are_refused_not_computed_from_one_bucket(spark
     run = spark.createDataFrame([("q1", "b", 1.0)], ["query_id", "doc_id", "score"])
     with pytest.raises(UnsupportedMetricError, match=r"Hole@3 reads the pool.*Fix: evaluate Hole@3 with evalbridge"):
         es.evaluate(qrels, run, ["P@1", "Hole@3"])
+
+
+def _nothing_cached(spark: Any) -> bool:  # noqa: ANN401
+    """True when the session's cache manager holds no DataFrame (classic sessions)."""
+    return bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+@pytest.mark.slow
+def test_an_evaluation_leaves_nothing_cached_and_never_answers_from_an_earlier_one(spark: Any, tmp_path: Path) -> None:
+    """The same Parquet folder read again after it was rewritten (the same plan) gives the new values, not
+    those of an earlier call still cached; a collected evaluation leaves nothing cached, a large one only
+    until ``unpersist()`` or the end of its ``with`` block."""
+    assert _nothing_cached(spark)
+    folder = str(tmp_path / "run.parquet")
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 2}}
+    first = {"q1": {"a": 0.9, "x": 0.5}, "q2": {"x": 0.9, "c": 0.1}}
+    second = {"q1": {"x": 0.9, "b": 0.5}, "q2": {"d": 0.9, "c": 0.8}}
+    qrels_df = frames(spark, qrels, first)[0]
+    open_ones = []
+    for run in (first, second):
+        frames(spark, qrels, run)[1].write.mode("overwrite").parquet(folder)
+        want = eb.evaluate(qrels, run, ["RR", "nDCG"]).means
+        large = es.evaluate(qrels_df, spark.read.parquet(folder), ["RR", "nDCG"], collect_limit=1)
+        assert not large.collected and large.means == want and not _nothing_cached(spark)
+        open_ones.append(large)
+        got = es.evaluate(qrels_df, spark.read.parquet(folder), ["RR", "nDCG"])
+        assert got.collected and got.means == want
+        assert {row["query_id"]: row["RR"] for row in got.per_query.collect()} == got.require_results().query("RR")
+    assert open_ones[0].means != open_ones[1].means
+    open_ones[0].unpersist()
+    with open_ones[1]:
+        assert not _nothing_cached(spark)
+    assert _nothing_cached(spark)
+
+
+#: Run in a fresh interpreter: a session made by the user whose Python workers (``spark.pyspark.python``)
+#: lack pyarrow, numpy and evalbridge. Prints the error evaluate raised, as JSON.
+WORKER_SCRIPT = """
+import json, sys
+from pyspark.sql import SparkSession
+session = (SparkSession.builder.master("local[1]").config("spark.pyspark.python", sys.argv[1])
+           .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+           .config("spark.sql.shuffle.partitions", "1").config("spark.driver.host", "127.0.0.1")
+           .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+session.sparkContext.setLogLevel("OFF")
+from evalbridge import spark as es
+q = session.createDataFrame([("q1", "d1", 1.0)], "query_id string, doc_id string, relevance double")
+r = session.createDataFrame([("q1", "d1", 1.0)], "query_id string, doc_id string, score double")
+try:
+    es.evaluate(q, r, ["P@1"])
+    print(json.dumps({"type": None}))
+except Exception as error:
+    print(json.dumps({"type": type(error).__name__, "message": str(error),
+                      "cached": session._jsparkSession.sharedState().cacheManager().isEmpty()}))
+session.stop()
+"""
+
+
+@pytest.mark.slow
+def test_workers_without_evalbridges_modules_get_an_error_naming_pyspark_python(tmp_path: Path) -> None:
+    """A user's session whose Python workers cannot import pyarrow / numpy / evalbridge (here: this Python
+    without its site-packages) gets a BackendUnavailableError naming PYSPARK_PYTHON and the fix, not a
+    worker traceback."""
+    import json
+    import os
+    import shutil
+
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+        pytest.skip("Java is absent (no `java` on PATH and no JAVA_HOME): Spark needs Java 17 or 21")
+    bare = tmp_path / "bare-python"
+    bare.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    bare.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    done = subprocess.run([sys.executable, "-c", WORKER_SCRIPT, str(bare)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["type"] == "BackendUnavailableError", got
+    assert "Spark's Python workers cannot import" in got["message"] and str(bare) in got["message"]
+    assert "Fix: run the workers with a Python that has them: set PYSPARK_PYTHON" in got["message"]
+    assert "Traceback" not in got["message"] and got["cached"]

@@ -215,3 +215,26 @@ def test_level_2_changes_binary_measures_but_not_ndcg(trec_dir: Path) -> None:
     assert level2["ndcg"] == level1["ndcg"]
     assert level2["map"] != level1["map"]
     assert level2.metrics[0] == Metric("AP", None, {"rel": 2})
+
+
+@pytest.mark.parametrize("qrels_name, level", [("qrels.test", 1), ("qrels.rel_level", 2)])
+def test_judged_only_matches_trec_eval_9_with_minus_J(trec_dir: Path, qrels_name: str, level: int) -> None:
+    """trec_eval's test suite has no ``-J`` output: trec_eval 9's own code inside pytrec_eval (judged_docs_only_flag)
+    is the oracle. Every name of ``v9.0.8/out.test.aq`` evalbridge computes, asked by that name with
+    ``judged_only=True``, equals trec_eval 9's ``-J`` value per topic (scores as C floats, as trec_eval 9)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    names = sorted({m for m, _ in parse_expected(trec_dir / "v9.0.8/out.test.aq") if refusal(m) is None})
+    qrels = eb.read_qrels(trec_dir / qrels_name)
+    run = eb.read_run(trec_dir / "results.test")
+    families = {re.sub(r"_\d+$", "", name) for name in names}
+    evaluator = pytrec_eval.RelevanceEvaluator({q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()},
+                                               families, relevance_level=level, judged_docs_only_flag=True)
+    want = evaluator.evaluate({q: dict(docs) for q, docs in run.items()})
+    res = eb.evaluate(qrels, run, names, judged_only=True, min_relevance=level, missing_queries="drop",
+                      score_precision="float32")
+    assert res.provenance.removed_unjudged > 0
+    compared = [(name, qid) for qid in want for name in names if name in want[qid]]
+    bad = [f"{name} query {qid}: trec_eval 9 -J {want[qid][name]}, evalbridge {res.query(name)[qid]}"
+           for name, qid in compared if abs(want[qid][name] - res.query(name)[qid]) > 1e-9]
+    assert not bad, "\n".join(bad[:20])
+    assert len({name for name, _ in compared}) >= 50

@@ -253,8 +253,8 @@ def _conventions(args: argparse.Namespace) -> dict[str, Any]:
 def _positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     """``(QRELS or None, RUNs)`` of ``eval``'s inputs: ``QRELS RUN...``, or inputs that each hold their own
     judgements (RAG logs, judged lists, label lists: one system each, read as a config's run without qrels).
-    The first input is the qrels unless its format (``--run-format``, else its suffix and first bytes) holds
-    both, or it is the only input."""
+    The first input is the qrels unless its own format (its suffix and first bytes: a RAG log's) holds both, or
+    it is the only input (then ``--run-format`` may name its format); ``--qrels-format`` makes it the qrels."""
     from .io import get_format, resolve
 
     inputs = list(args.inputs)

@@ -333,3 +333,38 @@ def test_a_wrong_argument_at_the_api_is_an_evalbridge_error_saying_what_is_expec
     with pytest.raises(eb.EvalbridgeError) as info:
         eval(call, {"eb": eb, "QRELS_DICT": {"q1": {"d1": 1}}, "RUN_DICT": {"q1": {"d1": 1.0}}})  # noqa: S307
     assert "got " in str(info.value)
+
+
+JUDGED = "q1 Q0 d3 1\nq1 Q0 d1 2\nq1 Q0 d2 0\nq2 Q0 d4 1\n"
+
+
+@pytest.mark.parametrize(("argv", "systems"), [
+    (["judged.txt", "--run-format", "judged_list"], ["judged"]),
+    (["qrels.txt", "a.run"], ["a"]),
+    (["qrels.txt", "a.run", "--run-format", "trec"], ["a"]),
+])
+def test_eval_tells_qrels_from_inputs_that_hold_both(tmp_path, argv, systems):
+    """The first input is QRELS unless its own format holds both (a RAG log) or it is alone (then --run-format names
+    its format): a judged list alone, a TREC qrels and run with or without --run-format."""
+    for name, text in (("judged.txt", JUDGED), ("other.txt", JUDGED), ("qrels.txt", QRELS), ("a.run", RUN)):
+        (tmp_path / name).write_text(text)
+    code, out, err = cli("eval", *[tmp_path / a if a.endswith((".txt", ".run")) else a for a in argv], "-m", "P@2",
+                         "--format", "json")
+    assert (code, err) == (0, "") and list(json.loads(out)["systems"]) == systems
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["a.run"], "a.run is the only input, and it holds no judgements (format 'trec')"),
+    (["log.jsonl", "--qrels-format", "trec"], "--qrels-format is given but"),
+    (["log.jsonl", "--qrels-columns", "query=qid"], "--qrels-columns is given but there is no QRELS"),
+    (["judged.txt", "other.txt", "--run-format", "judged_list"],
+     "format 'judged_list' holds its own judgements, and qrels are given too (QRELS)"),
+])
+def test_eval_with_one_input_that_cannot_be_evaluated_alone_says_why(tmp_path, argv, says):
+    """A lone run without judgements, or a qrels flag with no qrels: exit 2 and the way out, never argparse's
+    'the following arguments are required'."""
+    for name, text in (("a.run", RUN), ("log.jsonl", jsonl(RAGAS)), ("judged.txt", JUDGED), ("other.txt", JUDGED)):
+        (tmp_path / name).write_text(text)
+    code, _, err = cli("eval", *[tmp_path / a if "." in a and not a.startswith("-") and "=" not in a else a
+                                 for a in argv], "-m", "P@2")
+    assert code == 2 and says in err and "Fix:" in err and len(err.strip().splitlines()) == 1

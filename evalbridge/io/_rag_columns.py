@@ -144,6 +144,14 @@ def _numbers(values: list[Any]) -> list[Any]:
     return values
 
 
+def _scores_from_ranks(ranks: list[Any]) -> list[int]:
+    """``max_rank + 1 - rank`` of one list's ranks: ints >= 1, each once (anything else: read_log says what)."""
+    if set(map(type, ranks)) != {int} or min(ranks) < 1 or len(set(ranks)) != len(ranks):
+        raise _Decline
+    top = max(ranks) + 1
+    return [top - r for r in ranks]
+
+
 def _colons(raw: bytes) -> int:
     import numpy as np
 
@@ -151,7 +159,8 @@ def _colons(raw: bytes) -> int:
 
 
 def read_log_columns(source: str | Path, *, query: str | None = None, retrieved: str | None = None,
-                     doc: str | None = None, score: str | None = None, relevant: str | None = None,
+                     doc: str | None = None, score: str | None = None, rank: str | None = None,
+                     relevant: str | None = None,
                      min_relevance: float | None = None, name: str | None = None,
                      large_only: bool = True) -> tuple[Qrels, Run] | None:
     """``(qrels, run)`` of a JSON Lines RAG log as columnar objects, or None (see the module docstring).
@@ -172,7 +181,7 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
     except (OSError, ImportError):
         return None
     try:
-        log = _Log(path, query=query, retrieved=retrieved, relevant=relevant, doc=doc, score=score,
+        log = _Log(path, query=query, retrieved=retrieved, relevant=relevant, doc=doc, score=score, rank=rank,
                    min_relevance=min_relevance)
         with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as lines:
             for n, raw in enumerate(lines, 1):
@@ -192,11 +201,21 @@ class _Log:
     notes, and the rows of both sides."""
 
     def __init__(self, path: Path, *, query: str | None, retrieved: str | None, relevant: str | None,
-                 doc: str | None, score: str | None, min_relevance: float | None) -> None:
+                 doc: str | None, score: str | None, rank: str | None, min_relevance: float | None) -> None:
         import orjson
 
-        if doc is not None and "." in doc or score is not None and "." in score:
-            raise _Decline  # dotted sub-fields: read_log
+        from .ranks import says_rank
+
+        if any(f is not None and "." in f for f in (doc, score, rank)) or score is not None and says_rank(score) \
+                or score is not None and rank is not None:
+            raise _Decline  # dotted sub-fields, a rank named as the score, both: read_log (and its errors)
+        # how every list is ranked, decided once for the log as read_log decides it: "score", "rank", "order"
+        self.auto = score is None and rank is None
+        self.mode: str | None = "score" if score is not None else "rank" if rank is not None else None
+        self.rank_field = rank
+        self.get_rank: Any = itemgetter(rank) if rank is not None else None
+        self.rising = True  # every list of scores so far: ints rising down the list (ranks passing for scores)
+        self.longer = False
         self.path, self.given, self.min_relevance = path, {"query": query, "retrieved": retrieved,
                                                            "relevant": relevant}, min_relevance
         self.doc_field, self.score_field = doc, score
@@ -249,6 +268,10 @@ class _Log:
         """Add a retrieved list to the run; the number of keys of its objects."""
         kinds = set(map(type, ranked))
         if kinds <= {str}:
+            if ranked:
+                if self.mode not in (None, "order"):
+                    raise _Decline  # plain ids in a log ranked by a sub-field (read_log refuses it)
+                self.mode = "order"
             self.run.add(ranked, range(len(ranked), 0, -1))
             return 0
         if kinds != {dict}:
@@ -262,16 +285,31 @@ class _Log:
             if "." in self.doc_field:
                 raise _Decline
             self.get_doc = itemgetter(self.doc_field)
-        if self.score_field is None and all(map(dict.__contains__, ranked, repeat("score"))):
-            self.score_field = "score"
-            self.picked.append("score=score")
+        if self.auto:
+            has = countOf(map(dict.__contains__, ranked, repeat("score")), True)
+            here = "score" if has == len(ranked) else "order" if has == 0 else None
+            if here is None or self.mode not in (None, here):
+                raise _Decline  # a list, or a log, ranked two ways (read_log refuses it)
+            if self.mode is None and here == "score":
+                self.score_field = "score"
+                self.picked.append("score=score")
+            self.mode = here
         if self.score_field and self.get_score is None:
             self.get_score = itemgetter(self.score_field)
         ids = list(map(self.get_doc, ranked))
-        scores = _numbers(list(map(self.get_score, ranked))) if self.score_field else range(len(ranked), 0, -1)
+        scores: Any
+        if self.mode == "score":
+            scores = _numbers(list(map(self.get_score, ranked)))
+            if self.rising:
+                self.rising = set(map(type, scores)) == {int} and all(map(int.__lt__, scores, scores[1:]))
+                self.longer = self.longer or len(scores) > 1
+        elif self.mode == "rank":
+            scores = _scores_from_ranks(list(map(self.get_rank, ranked)))
+        else:
+            scores = range(len(ranked), 0, -1)
         self.run.add(ids, scores)
-        keys = sum(map(len, ranked))  # objects holding only the id (and the score) hold no other object
-        return keys if keys == len(ranked) * (2 if self.score_field else 1) else _keys(ranked)
+        keys = sum(map(len, ranked))  # objects holding only the id (and the score or rank) hold no other object
+        return keys if keys == len(ranked) * (1 if self.mode == "order" else 2) else _keys(ranked)
 
     def _relevant(self, gold: Any) -> int:
         """Add the relevant ids or grades to the qrels; the number of keys of the object."""
@@ -303,6 +341,14 @@ class _Log:
         notes: list[str] = []
         if self.picked:
             notes.append(f"RAG log fields picked by name: {', '.join(self.picked)}")
+        if self.mode == "rank":
+            from .ranks import note
+
+            notes.append(note(str(self.rank_field)))
+        elif self.mode == "score" and self.rising and self.longer:
+            from .ranks import warn_rising
+
+            notes.append(warn_rising(str(self.score_field), stacklevel=4))
         if self.ignored:
             notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({c} questions)"
                                                                for k, c in self.ignored.items()))

@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from ..errors import InputError
 from ..wording import option
+from .ranks import refuse_as_score
 
 __all__ = ["CANDIDATES", "ROLE_OPTIONS", "pick"]
 
@@ -23,6 +24,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "doc": ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "doc", "document_id", "passage_id", "pid"),
     "grade": ("relevance", "rel", "grade", "label", "judgement", "judgment", "judge_score", "score"),
     "score": ("score", "sim", "similarity", "rank_score"),
+    "rank": ("rank", "position"),  # runs, when no column looks like the score (io/ranks.py)
 })
 
 #: value role of each kind
@@ -33,12 +35,15 @@ ROLE_OPTIONS: Mapping[str, str] = MappingProxyType({
     "doc": "the column / field holding the doc id",
     "grade": "qrels: the column / field holding the relevance grade",
     "score": "runs: the column / field holding the score",
+    "rank": "runs: the column / field holding the rank (1 = best), read as scores max_rank + 1 - rank per query",
 })
 
 
 def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where: str | None,
          what: str = "column") -> tuple[dict[str, str], tuple[str, ...]]:
-    """``({role: name}, notes)`` for ``query``, ``doc`` and the value role of ``kind``.
+    """``({role: name}, notes)`` for ``query``, ``doc`` and the value role of ``kind``: for a run ``rank``
+    instead of ``score`` when the ranks are named (or no column looks like the score and one like the rank);
+    a column whose name says rank named as the score is refused (:mod:`.ranks`).
 
     Raises:
         InputError: a named column that is missing (with the closest names), no usual name for a
@@ -51,7 +56,20 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
     if other in given and value not in given:
         raise InputError(f"option {other!r} names the {other} {what} of {'runs' if other == 'score' else 'qrels'}, "
                          f"but {kind} are read here.", source=where, fix=f"use {value}= instead.")
+    if "rank" in given:
+        if kind != "run":
+            raise InputError(f"option 'rank' names the rank {what} of runs, but {kind} are read here.", source=where,
+                             fix=f"use {value}= instead.")
+        if "score" in given:
+            raise InputError(f"both score={given['score']!r} and rank={given['rank']!r} are given; a run is "
+                             f"ordered by one of them.", source=where, fix="give either score= or rank=.")
     have = [str(c) for c in available]
+    if kind == "run":
+        if "score" in given:
+            refuse_as_score(given["score"], where=where, what=what)
+        elif "rank" in given or (not any(c in have for c in CANDIDATES["score"])
+                                 and any(c in have for c in CANDIDATES["rank"])):
+            value = "rank"
     chosen: dict[str, str] = {}
     picked: list[str] = []
     for role in ("query", "doc", value):
@@ -70,8 +88,9 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
                        if not found else f"several {what}s could be the {role}: {', '.join(map(repr, found))}")
             close = [] if found else difflib.get_close_matches(CANDIDATES[role][0], have, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}? " if close else ""
+            ranks = f" (a column of ranks, 1 = best: {option('rank', column=True)})" if role == "score" else ""
             raise InputError(f"{problem}; the {what}s are {', '.join(map(repr, have))}.", source=where,
-                             fix=f"{hint}name it: {option(role, column=True)}.")
+                             fix=f"{hint}name it: {option(role, column=True)}{ranks}.")
         chosen[role] = found[0]
         picked.append(f"{role}={found[0]}")
     notes = (f"{what}s picked by name: {', '.join(picked)}",) if picked else ()

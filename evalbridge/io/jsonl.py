@@ -22,6 +22,7 @@ from ..errors import InputError
 from ..model import Qrels, Run
 from . import fields
 from ..values import check_value
+from .ranks import note as ranks_note, rank_value, rising_in_lists, scores_from_ranks, warn_rising
 from .text import Lines, open_text, read_text
 
 __all__ = ["read_json", "read_jsonl", "write_json", "write_jsonl", "strict_object", "FORMATS"]
@@ -119,6 +120,7 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
     data: dict[Any, dict[Any, Any]] = {}
     lines: dict[tuple[Any, Any], int] = {}
     dropped = 0
+    rank_lines: dict[tuple[Any, int], int] = {}
     names: dict[str, str] | None = None
     notes: tuple[str, ...] = ()
     reader = Lines(path)
@@ -131,9 +133,10 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
                              line=n, fix="write one object {query_id: ..., doc_id: ..., value: ...} per line.")
         if names is None:
             names, notes = fields.pick(list(row), kind, options, where=f"{path}:{n}", what="field")
-            value_name = names[fields.VALUE_ROLE[kind]]
+            role = "rank" if "rank" in names else fields.VALUE_ROLE[kind]
+            value_name = names[role]
         try:
-            qid, did, number = row[names["query"]], row[names["doc"]], row[names[fields.VALUE_ROLE[kind]]]
+            qid, did, number = row[names["query"]], row[names["doc"]], row[value_name]
         except KeyError as error:
             import difflib
 
@@ -141,7 +144,10 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise InputError(f"the object has no {error.args[0]!r} key (keys: {', '.join(map(repr, row))}).",
                              source=str(path), line=n, fix=f"{hint}give every line the same fields.") from None
-        number = check_value(number, label=value_name, source=str(path), line=n, query_id=str(qid))
+        if role == "rank":
+            number = rank_value(number, label=value_name, source=str(path), line=n, query_id=str(qid))
+        else:
+            number = check_value(number, label=value_name, source=str(path), line=n, query_id=str(qid))
         qid, did = as_id(qid, ids), as_id(did, ids)
         key = (qid, did)
         if key in lines:
@@ -152,10 +158,22 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
                              source=str(path), line=n, query_id=str(qid),
                              fix="remove the duplicate line" + (", or keep the first with duplicates='first'."
                                                                 if kind == "run" else "."))
+        if role == "rank":
+            first = rank_lines.setdefault((qid, number), n)
+            if first != n:
+                raise InputError(f"rank {number} is given twice for query {qid!r}, on lines {first} and {n}.",
+                                 source=str(path), line=n, query_id=str(qid),
+                                 fix="each document of a query has its own rank.")
         lines[key] = n
         data.setdefault(qid, {})[did] = number
     if not data:
         raise InputError("the file has no JSON objects.", source=str(path), fix="check the path.")
+    if role == "rank":
+        data = {qid: scores_from_ranks(docs) for qid, docs in data.items()}  # (each rank once: checked above)
+        notes = (*notes, ranks_note(value_name))
+    elif kind == "run" and all(type(v) is int for docs in data.values() for v in docs.values()) \
+            and rising_in_lists(docs.values() for docs in data.values()):
+        notes = (*notes, warn_rising(value_name, stacklevel=4))
     return _KIND[kind](data, source=str(path), notes=(*reader.notes, *notes, *dropped_note(dropped)))
 
 

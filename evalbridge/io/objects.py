@@ -67,11 +67,26 @@ def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
 
 
 def _read_mapping(obj: Mapping[Any, Any], kind: str, options: Any) -> Any:
+    """A dict of dicts (``{query: [doc, ...]}`` id lists: :mod:`.shapes`); with ``rank=True`` (runs) its values
+    are ranks, 1 = best (:mod:`.ranks`)."""
     from .shapes import is_id_lists, read_id_lists, str_id_rows
 
     if is_id_lists(obj):  # {query: [doc, ...]}: relevant ids (qrels) or a ranking (run)
-        return _parsed(read_id_lists(obj, kind, options))
-    return _parsed(_KINDS[kind].cls(str_id_rows(obj, options.get("ids"))))
+        return _parsed(read_id_lists(obj, kind, {k: v for k, v in options.items() if k != "rank"}))
+    rows = str_id_rows(obj, options.get("ids"))
+    if "rank" not in options:
+        return _parsed(_KINDS[kind].cls(rows))
+    from .ranks import note, rank_value, scores_from_ranks
+
+    if options["rank"] is not True or kind != "run":
+        raise InputError(f"rank={options['rank']!r}: for a dict of dicts, rank=True says its values are ranks "
+                         f"(1 = best); it applies to runs." if kind == "run" else
+                         "rank=True applies to runs (values that are ranks), but qrels are read here.",
+                         fix="pass rank=True when the values are ranks, else leave it out.")
+    Run(rows)  # the ids and values checked as every run's
+    scores = {qid: scores_from_ranks({doc: rank_value(value, query_id=str(qid)) for doc, value in docs.items()},
+                                     query_id=str(qid)) for qid, docs in rows.items()}
+    return _parsed(Run(scores, notes=(note("the values"),)))
 
 
 def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
@@ -151,7 +166,9 @@ def _formats() -> tuple[Any, ...]:
         Format("evalbridge", "evalbridge Qrels / Run", both, _read_evalbridge,
                accepts=lambda obj: isinstance(obj, (Qrels, Run)), example='eb.Qrels({"q1": {"d1": 2, "d2": 0}})'),
         Format("mapping", "dict of dicts {query_id: {doc_id: grade or score}}", both, _read_mapping,
-               accepts=lambda obj: isinstance(obj, Mapping), inline=True, options=policies,
+               accepts=lambda obj: isinstance(obj, Mapping), inline=True,
+               options={**policies, "rank": "runs: True when the values are ranks (1 = best), read as scores "
+                                              "max_rank + 1 - rank"},
                example='eb.to_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
         Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
                accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),

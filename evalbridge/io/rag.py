@@ -10,7 +10,9 @@ Options name the fields (dotted paths reach into nested objects, e.g. ``retrieva
 * ``query``: the question id (default: the one of ``query_id``, ``qid``, ``question_id``, ``id``);
 * ``retrieved``: the ranked list, best first: doc ids, or objects whose ``doc`` sub-field is the id
   (default ``doc_id`` / ``id`` / ``docid``) and whose optional ``score`` sub-field is the score
-  (default: ``score`` when every object has one; otherwise the list order gives scores n..1);
+  (default: ``score`` when every retrieved object of the log has one, the list order, scores n..1, when
+  none has; decided once for the whole log, and a log with both is refused), or whose ``rank`` sub-field
+  (``rank=``, 1 = best) gives scores ``max_rank + 1 - rank``;
   default field: the one of ``retrieved``, ``retrieved_ids``, ``contexts``, ``results``, ``docs``;
 * ``relevant``: a list / set of ids (grade 1 each) or an object ``{doc_id: grade}`` (default: the one
   of ``relevant``, ``relevant_ids``, ``ground_truth``, ``gold``, ``qrels``);
@@ -35,6 +37,7 @@ from ..errors import InputError
 from ..model import Qrels, Run, check_level
 from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
 from ..values import check_value
+from .ranks import note as ranks_note, rank_value, refuse_as_score, rising_in_lists, scores_from_ranks, warn_rising
 from .policies import as_id, dropped_note, keep_first, policy_options
 from .text import Lines, read_text
 
@@ -45,7 +48,8 @@ FIELDS: Mapping[str, str] = {
     "query": "the field holding the question id",
     "retrieved": "the field holding the ranked list (ids, or objects with an id and a score)",
     "doc": "the id sub-field of retrieved objects",
-    "score": "the score sub-field of retrieved objects (default: 'score' when every object has one)",
+    "score": "the score sub-field of retrieved objects (default: 'score' when every object of the log has one)",
+    "rank": "the rank sub-field of retrieved objects (1 = best), read as scores max_rank + 1 - rank per question",
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
 }
 OPTIONS: Mapping[str, str] = {
@@ -95,8 +99,54 @@ def _doc_id(value: Any, where: str, qid: str, what: str, ids: str | None = None)
                      fix="doc ids are strings (or integers); for objects name the id sub-field with doc='...'.")
 
 
+_BY = {"score": "the 'score' field of its retrieved objects", "order": "its list order (no retrieved item has a 'score')"}
+_MIXED_FIX = ("give every retrieved object a 'score' (or name the field: score='...'), or none: every question is "
+              "then ranked by its list order.")
+
+
+class _Order:
+    """How a log ranks its retrieved lists, decided once for the whole log: by the score sub-field named
+    (``score=``), by the rank sub-field named (``rank=``), or, neither named, by ``score`` when every retrieved
+    object of the log has one and by the list order when none has. A log (or a list) with both is refused:
+    its questions would be ranked two ways."""
+
+    def __init__(self, score: str | None, rank: str | None) -> None:
+        if score is not None and rank is not None:
+            raise InputError(f"both score={score!r} and rank={rank!r} are given; a retrieved list is ordered by one "
+                             f"of them.", fix="give either score= or rank=.")
+        if score is not None:
+            refuse_as_score(score, where=None, what="field")
+        self.auto = score is None and rank is None
+        self.mode: str | None = "score" if score is not None else "rank" if rank is not None else None
+        self.field = score if score is not None else rank
+        self.first: tuple[Any, str] | None = None
+
+    def of(self, ranked: list[Any], objects: bool, qid: Any, where: str) -> str:
+        """``score``, ``rank`` or ``order``: how the (non-empty) list ``ranked`` of question ``qid`` is ranked."""
+        if not self.auto:
+            if not objects:
+                raise InputError(f"{self.mode}={self.field!r} names a sub-field of retrieved objects, but this question "
+                                 f"retrieved plain ids.", source=where, query_id=str(qid),
+                                 fix=f"log objects {{doc_id, {self.field}}}, or leave {self.mode}= out to rank by the "
+                                     f"list order.")
+            return str(self.mode)
+        has = sum(1 for item in ranked if "score" in item) if objects else 0
+        if 0 < has < len(ranked):
+            raise InputError(f"{has} of the {len(ranked)} retrieved objects have a 'score' field: the list cannot be "
+                             f"ranked by it.", source=where, query_id=str(qid), fix=_MIXED_FIX)
+        here = "score" if has else "order"
+        if self.mode is None:
+            self.mode, self.field, self.first = here, ("score" if has else None), (qid, where)
+        elif here != self.mode and self.first is not None:
+            first_qid, first_where = self.first
+            raise InputError(f"question {qid!r} is ranked by {_BY[here]}, but question {first_qid!r} ({first_where}) "
+                             f"by {_BY[self.mode]}: one log is ranked one way.", source=where, query_id=str(qid),
+                             fix=_MIXED_FIX)
+        return here
+
+
 def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
-             score: str | None = None, relevant: str | None = None,
+             score: str | None = None, rank: str | None = None, relevant: str | None = None,
              min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
              duplicates: str | None = None) -> tuple[Qrels, Run]:
     """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
@@ -117,8 +167,8 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     if isinstance(source, (str, Path)) and ids is None and not keep_first(duplicates):
         from ._rag_columns import read_log_columns
 
-        fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, relevant=relevant,
-                                min_relevance=min_relevance, name=name)
+        fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, rank=rank,
+                                relevant=relevant, min_relevance=min_relevance, name=name)
         if fast is not None:
             return fast
     qrels: dict[Any, dict[Any, Any]] = {}
@@ -127,7 +177,8 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     names: dict[str, str] | None = None
     picked: list[str] = []
     ignored: dict[str, int] = {}
-    score_field: str | None = score
+    order = _Order(score, rank)
+    integers = True  # every score an int (scores that rise down every list are ranks: warned about)
     dropped = 0
     for where, obj in _objects(source):
         if not isinstance(obj, Mapping):
@@ -163,29 +214,29 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         if not isinstance(ranked, list):
             raise InputError(f"{names['retrieved']!r} must be a list, best first; got {type(ranked).__name__}.",
                              source=where, query_id=str(qid), fix="name the ranked list with retrieved='...'.")
-        scores: dict[Any, float] = {}
         objects = bool(ranked) and all(isinstance(item, Mapping) for item in ranked)
-        if objects:
-            if doc is None:
-                id_field, note = _choose(ranked[0], "doc", None, where)
-                doc = id_field
-                if note:
-                    picked.append(note)
-            if score_field is None and all("score" in item for item in ranked):
-                score_field = "score"
-                picked.append("score=score")
-        for rank, item in enumerate(ranked, 1):
+        if objects and doc is None:
+            doc, note = _choose(ranked[0], "doc", None, where)
+            if note:
+                picked.append(note)
+        mode = order.of(ranked, objects, qid, where) if ranked else "order"
+        if ranked and mode == "score" and order.auto and "score=score" not in picked:
+            picked.append("score=score")
+        scores: dict[Any, Any] = {}
+        for position, item in enumerate(ranked, 1):
             if objects and doc is not None:  # objects: the doc field was chosen above
                 try:
-                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {rank}'s id", ids)
-                    value = (_number(_get(item, score_field), "score", where, str(qid)) if score_field
-                             else float(len(ranked) - rank + 1))
+                    did = _doc_id(_get(item, doc), where, str(qid), f"retrieved item {position}'s id", ids)
+                    value = (_number(_get(item, str(order.field)), "score", where, str(qid)) if mode == "score"
+                             else rank_value(_get(item, str(order.field)), label=f"retrieved item {position}'s rank",
+                                             source=where, query_id=str(qid)) if mode == "rank"
+                             else float(len(ranked) - position + 1))
                 except KeyError as error:
-                    raise InputError(f"retrieved item {rank} has no {error.args[0]!r} field.", source=where,
+                    raise InputError(f"retrieved item {position} has no {error.args[0]!r} field.", source=where,
                                      query_id=str(qid), fix="give every retrieved object the same fields.") from None
             else:
-                did = _doc_id(item, where, str(qid), f"retrieved item {rank}", ids)
-                value = float(len(ranked) - rank + 1)
+                did = _doc_id(item, where, str(qid), f"retrieved item {position}", ids)
+                value = float(len(ranked) - position + 1)
             if did in scores:
                 if keep_first(duplicates):
                     dropped += 1
@@ -193,9 +244,13 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                 raise InputError(f"doc {did!r} is retrieved twice.", source=where, query_id=str(qid),
                                  fix="remove the duplicate from the ranked list, or keep the first occurrence "
                                      "of each document with duplicates='first'.")
-            scores[did] = float(value)
-        if len(scores) < len(ranked) and not score_field:  # repeats dropped: scores n..1 over the docs kept
+            scores[did] = value
+        if len(scores) < len(ranked) and mode == "order":  # repeats dropped: scores n..1 over the docs kept
             scores = {did: float(len(scores) - i) for i, did in enumerate(scores)}
+        if ranked and mode == "rank":
+            scores = scores_from_ranks(scores, where=where, query_id=str(qid))
+        integers = integers and all(type(v) is int for v in scores.values())
+        scores = {d: float(v) for d, v in scores.items()}
         gold = values["relevant"]
         if isinstance(gold, Mapping):
             grades = {}
@@ -224,6 +279,10 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     notes: list[str] = []
     if picked:
         notes.append(f"RAG log fields picked by name: {', '.join(picked)}")
+    if order.mode == "rank":
+        notes.append(ranks_note(str(rank)))
+    elif order.mode == "score" and integers and rising_in_lists(scores.values() for scores in run.values()):
+        notes.append(warn_rising(order.field or "score", stacklevel=3))
     if ignored:
         notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({n} questions)" for k, n in ignored.items()))
     origin = str(source) if isinstance(source, (str, Path)) else None

@@ -87,6 +87,10 @@ def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: st
                          fix="drop the repeats in Spark first (e.g. keep the best score per (query, doc) with a "
                              "window), or read the input here (engine: local).")
     names, _ = fields.pick(frame.columns, kind, options, where=where)
+    if "rank" in names:
+        raise InputError(f"the column {names['rank']!r} holds ranks, which the Spark engine does not read yet.",
+                         source=where, fix="give the run's scores, or evaluate it locally (engine: local): every "
+                                           "local door reads ranks (rank=...).")
     value = fields.VALUE_ROLE[kind]
     as_str = options.get("ids") == "str"
 

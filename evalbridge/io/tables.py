@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run
-from . import fields
+from . import fields, ranks
 from .policies import dropped_note, keep_first
 from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
 
@@ -116,6 +116,19 @@ def _value_column(table: Any, name: str, source: str | None, header: bool) -> tu
     return column, True
 
 
+def _check_ranks(values: Any, name: str, source: str | None, header: bool) -> None:
+    """Ranks are whole numbers >= 1 (their row, value and fix otherwise)."""
+    import numpy as np
+
+    bad = (values < 1) | (values != np.floor(values))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        src, line, at = _where(source, row, header)
+        value = values[row]
+        ranks.rank_value(int(value) if value == int(value) else float(value), label=name, at=at, source=src,
+                         line=line)
+
+
 def _duplicate_error(rows: Any, first: int, repeat: int, source: str | None, header: bool) -> InputError:
     """The error naming the first (query, doc) given twice: both rows (tables) or lines (files)."""
     import numpy as np
@@ -148,7 +161,7 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
         raise InputError("the table has no rows.", source=source,
                          fix="give one row per (query, doc); check the path or the filter before.")
     names, picked = fields.pick(table.column_names, kind, options, where=source)
-    role = fields.VALUE_ROLE[kind]
+    role = "rank" if "rank" in names else fields.VALUE_ROLE[kind]
     for name in (names["query"], names["doc"], names[role]):
         nulls = table.column(name).null_count
         if nulls:
@@ -164,6 +177,8 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
         query_kind = doc_kind = "str"
     column, integral = _value_column(table, names[role], source, header)
     values = np.asarray(column.cast(pa.float64(), safe=False).to_numpy(), dtype=np.float64)
+    if role == "rank":
+        _check_ranks(values, names[role], source, header)
     if pa.types.is_dictionary(docs.type):
         docs = docs.cast(docs.type.value_type)
     rows = build_table(queries, docs, values, integral, query_kind=query_kind, doc_kind=doc_kind)
@@ -178,6 +193,11 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
         return read_table(table.filter(pa.array(keep)), kind, {**rest, **names}, source=source, header=header,
                           notes=(*notes, *picked, *dropped_note(len(repeats))))
     made = _KIND[kind]
+    if role == "rank":
+        rows = ranks.table_from_ranks(rows, place=lambda row: _where(source, row, header))
+        return made(rows, source=source, notes=(*notes, *picked, ranks.note(names[role])))
+    if kind == "run" and integral is True and ranks.rising_in_rows(rows):
+        picked = (*picked, ranks.warn_rising(names[role], stacklevel=4))
     if len(values) and not float(np.abs(values).max()) < EXACT_LIMIT:  # ints float64 cannot hold: dict rows
         exact: dict[Any, dict[Any, Any]] = {}
         for qid, doc, value in zip(table.column(names["query"]).to_pylist(), table.column(names["doc"]).to_pylist(),
@@ -271,6 +291,7 @@ def read_parquet(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | R
 
 def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
     """An MS MARCO run: ``qid<TAB>docid<TAB>rank`` lines, no header; scores ``max_rank + 1 - rank``."""
+    from .ranks import scores_from_ranks
     from .text import Lines
 
     ranks: dict[str, dict[str, int]] = {}
@@ -300,7 +321,7 @@ def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
         docs[doc] = value
     if not ranks:
         raise InputError("the file has no run lines.", source=str(path), fix="check the path.")
-    scores = {qid: {doc: float(max(docs.values()) + 1 - r) for doc, r in docs.items()} for qid, docs in ranks.items()}
+    scores = {qid: scores_from_ranks(docs) for qid, docs in ranks.items()}  # (ranks given twice: refused above)
     return Run(scores, source=str(path), notes=(*lines.notes, "MS MARCO ranks turned into scores max_rank + 1 - rank"))
 
 

@@ -232,6 +232,10 @@ def test_any_system_name_keeps_the_latex_csv_and_html_shapes(system: str) -> Non
     assert latex.count("\n") == plain.count("\n") and not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", latex)
     table = list(csv.reader(io.StringIO(render_csv(report))))
     assert table[1][0] == system and len(table[1]) == len(table[0])
+    from evalbridge.reports.renderers.terminal import render_terminal
+
+    terminal = render_terminal(report).split("\n")
+    assert terminal[4].startswith("other") and not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", "\n".join(terminal))
     html = report._repr_html_()
     assert escape(system) in html and (system == escape(system) or f">{system}<" not in html)
 

@@ -14,12 +14,14 @@ __all__ = ["FORMAT", "render_markdown", "markdown_text"]
 
 def markdown_text(text: object) -> str:
     r"""A name as Markdown inline text (a table cell, a heading): backslashes and pipes escaped, line breaks
-    as spaces, so a name never ends a cell, a row or a heading.
+    as spaces, other control characters as visible escapes (``\x01`` would otherwise turn a table row into
+    a separating line), so a name never ends a cell, a row or a heading.
 
-    >>> print(markdown_text("bm25|rm3 \\ v2\nfinal"))
-    bm25\|rm3 \\ v2 final
+    >>> print(markdown_text("bm25|rm3 \\ v2\nfinal\x01"))
+    bm25\|rm3 \\ v2 final\x01
     """
-    return re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
+    escaped = re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
+    return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: m.group().encode("unicode_escape").decode("ascii"), escaped)
 
 
 def render_markdown(report: Report) -> str:

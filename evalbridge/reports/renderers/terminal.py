@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...names import one_line
 from ..formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
 
@@ -10,7 +11,7 @@ __all__ = ["FORMAT", "render_terminal"]
 
 def render_terminal(report: Report) -> str:
     """A short plain-text view: the table, the legend, cross-check and gate lines, then the agreement."""
-    lines = [report.title]
+    lines = [one_line(report.title)]
     if report.results:
         lines += _results(report)
     for system, check in report.crosscheck.items():
@@ -33,7 +34,8 @@ def _results(report: Report) -> list[str]:
     """The systems x metrics table, legend, bands and query counts."""
     from tabulate import tabulate
 
-    lines = [tabulate(cells(report), headers=["system", *report.labels], tablefmt="simple", disable_numparse=True)]
+    lines = [tabulate([[one_line(c) for c in row] for row in cells(report)],  # a name never breaks the table
+                      headers=["system", *map(one_line, report.labels)], tablefmt="simple", disable_numparse=True)]
     if report.comparison is not None:
         lines.append(legend(report))
     bands = band_rows(report) if report.bands else []
@@ -44,7 +46,7 @@ def _results(report: Report) -> list[str]:
     if len(report.results) == 1:
         return [*lines, "", first.summary()]
     return [*lines, "", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
-                        f"relevance level {first.relevance_level:g}", *queries_lines(report)]
+                        f"relevance level {first.relevance_level:g}", *map(one_line, queries_lines(report))]
 
 
 def check_terminal(report: Report) -> str:

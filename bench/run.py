@@ -180,6 +180,14 @@ def ids_as_strings(qrels: object, run: object) -> dict[str, float]:
                                METRICS).means
 
 
+def ranks_door(qrels: object, run: object) -> dict[str, float]:
+    """The Arrow door with a run of ranks (``rank`` column, 1 = best, no score): ``to_run(run, rank="rank")``,
+    which turns them into scores ``max_rank + 1 - rank`` per query, then ``evaluate``."""
+    import evalbridge
+
+    return evalbridge.evaluate(qrels, evalbridge.to_run(run, rank="rank"), METRICS).means
+
+
 def cli_eval(qrels_path: str, run_path: str) -> dict:
     """``evalbridge eval QRELS RUN -m ...`` in this process (the report goes to a file)."""
     from evalbridge.cli import main
@@ -289,7 +297,7 @@ def load_input(kind: str, size: str) -> tuple:
         return dicts(size)
     if kind == "files":
         args = warm = tuple(map(str, files(size)))
-    elif kind in ("arrow", "pandas", "arrow_shuffled", "arrow_int_ids"):
+    elif kind in ("arrow", "pandas", "arrow_shuffled", "arrow_int_ids", "arrow_ranks"):
         import numpy as np
         import pyarrow.parquet as pq
 
@@ -303,6 +311,19 @@ def load_input(kind: str, size: str) -> tuple:
 
             tables = tuple(t.set_column(1, "doc_id", pc.cast(pc.utf8_slice_codeunits(t["doc_id"], 1), pa.int64()))
                            for t in tables)
+        if kind == "arrow_ranks":  # the run's ranks instead of its scores: the TREC file's rank column
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            run = tables[1]  # in the engine's order (score desc, ties by doc id desc), so the ranks give its ranking
+            run = run.take(pc.sort_indices(run, sort_keys=[("query_id", "ascending"), ("score", "descending"),
+                                                           ("doc_id", "descending")]))
+            queries = run["query_id"].combine_chunks()
+            change = pc.not_equal(queries.slice(1), queries.slice(0, len(queries) - 1)).to_numpy(zero_copy_only=False)
+            starts = np.r_[0, np.flatnonzero(change) + 1]
+            lengths = np.diff(np.r_[starts, len(queries)])
+            rank = np.arange(len(queries)) - np.repeat(starts, lengths) + 1
+            tables = (tables[0], pa.table({"query_id": queries, "doc_id": run["doc_id"], "rank": rank}))
         return tables if kind != "pandas" else tuple(t.to_pandas() for t in tables)
     else:  # "config", "log": one path (a config names the TREC files)
         paths = door_inputs(size)
@@ -400,6 +421,7 @@ DOORS = {
     "Arrow tables, evaluate": ("evalbridge", "arrow"),
     "Arrow tables, rows in no order, evaluate": ("evalbridge", "arrow_shuffled"),
     "Arrow tables, int doc ids, ids='str', evaluate": ("ids_as_strings", "arrow_int_ids"),
+    "Arrow tables, a run of ranks, rank='rank', evaluate": ("ranks_door", "arrow_ranks"),
     "evalbridge eval": ("cli_eval", "files"),
     "evalbridge run config": ("cli_run", "config"),
     "RAG JSONL log, read_pair + evaluate": ("rag_log", "log"),
@@ -410,7 +432,8 @@ DOORS = {
 #: The doors held to 1.3 x evaluate(paths) in time and 1.5 x in peak memory (a table whose rows are in no
 #: order is measured too, for what sorting them costs, and held to no goal).
 HELD = ("read_qrels + read_run, evaluate", "pandas DataFrames, evaluate", "Arrow tables, evaluate",
-        "Arrow tables, int doc ids, ids='str', evaluate", "evalbridge eval",
+        "Arrow tables, int doc ids, ids='str', evaluate", "Arrow tables, a run of ranks, rank='rank', evaluate",
+        "evalbridge eval",
         "evalbridge run config")
 
 

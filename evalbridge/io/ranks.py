@@ -27,6 +27,8 @@ from ..values import check_value
 from ..wording import option
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..columnar import RowTable
 
 __all__ = ["says_rank", "refuse_as_score", "rank_value", "scores_from_ranks", "table_from_ranks", "note",
@@ -108,7 +110,9 @@ def table_from_ranks(rows: RowTable, *, place: Callable[[int], tuple[str | None,
     block_max = np.maximum.reduceat(ranks, rows.block_start)
     query_max = np.zeros(len(rows.query_ids), dtype=np.float64)
     np.maximum.at(query_max, rows.block_code, block_max)
-    scores = per_row(query_max[rows.block_code], rows.block_lengths, n) + 1.0 - ranks
+    scores = per_row(query_max[rows.block_code], rows.block_lengths, n)  # (a new array: changed in place)
+    scores += 1.0
+    scores -= ranks
     scores.flags.writeable = False
     integral = np.broadcast_to(np.False_, (n,))
     return dataclasses.replace(rows, values=scores, integral=integral)
@@ -120,12 +124,9 @@ def _repeated_rank(rows: RowTable) -> tuple[int, int] | None:
     import numpy as np
 
     ranks = rows.values
-    if len(rows.block_start) == len(rows.query_ids):  # each query one block
-        step = np.diff(ranks)
-        inner = np.ones(len(step), dtype=bool)
-        inner[rows.block_start[1:] - 1] = False
-        if bool(np.all(step[inner] > 0)) or bool(np.all(step[inner] < 0)):
-            return None
+    if len(rows.block_start) == len(rows.query_ids) and (_monotone(ranks, rows.block_start, 1.0)
+                                                          or _monotone(ranks, rows.block_start, -1.0)):
+        return None  # each query one block, its ranks rising (or falling): each rank once
     codes = rows.codes()
     key = codes.astype(np.float64) * (float(ranks.max()) + 1.0) + ranks
     order = np.argsort(key, kind="stable")
@@ -138,6 +139,17 @@ def _repeated_rank(rows: RowTable) -> tuple[int, int] | None:
     return int(pairs[i, 0]), int(pairs[i, 1])
 
 
+def _monotone(values: np.ndarray, block_start: np.ndarray, sign: float) -> bool:
+    """True when ``values`` rise (``sign`` 1) or fall (-1) strictly inside every block (one temporary array)."""
+    import numpy as np
+
+    step = np.diff(values)
+    step[block_start[1:] - 1] = sign  # the step from one block to the next does not count
+    if sign < 0:
+        np.negative(step, out=step)
+    return bool(np.all(step > 0))
+
+
 def rising_note(name: str) -> str:
     """The note (and warning) of integer scores that rise with the row order of every query."""
     return (f"the scores ({name}) are whole numbers that rise with the row order in every query (1, 2, 3...), as "
@@ -148,14 +160,9 @@ def rising_in_rows(rows: RowTable) -> bool:
     """True when the (integer) values rise strictly with the row order in every query, one of which has two rows
     or more; only for tables whose queries are one block each (else the row order within a query is not
     that of the blocks)."""
-    import numpy as np
-
     if len(rows.block_start) != len(rows.query_ids) or rows.n_rows == len(rows.query_ids):
         return False
-    step = np.diff(rows.values)
-    inner = np.ones(len(step), dtype=bool)
-    inner[rows.block_start[1:] - 1] = False
-    return bool(np.all(step[inner] > 0))
+    return _monotone(rows.values, rows.block_start, 1.0)
 
 
 def rising_in_lists(queries: Iterable[Iterable[float]]) -> bool:

@@ -116,10 +116,12 @@ def _value_column(table: Any, name: str, source: str | None, header: bool) -> tu
     return column, True
 
 
-def _check_ranks(values: Any, name: str, source: str | None, header: bool) -> None:
-    """Ranks are whole numbers >= 1 (their row, value and fix otherwise)."""
+def _check_ranks(values: Any, integral: bool, name: str, source: str | None, header: bool) -> None:
+    """Ranks are whole numbers >= 1 (their row, value and fix otherwise); ``integral``: the column holds integers."""
     import numpy as np
 
+    if len(values) == 0 or integral and float(values.min()) >= 1:
+        return
     bad = (values < 1) | (values != np.floor(values))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
@@ -178,7 +180,7 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
     column, integral = _value_column(table, names[role], source, header)
     values = np.asarray(column.cast(pa.float64(), safe=False).to_numpy(), dtype=np.float64)
     if role == "rank":
-        _check_ranks(values, names[role], source, header)
+        _check_ranks(values, integral is True, names[role], source, header)
     if pa.types.is_dictionary(docs.type):
         docs = docs.cast(docs.type.value_type)
     rows = build_table(queries, docs, values, integral, query_kind=query_kind, doc_kind=doc_kind)

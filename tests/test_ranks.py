@@ -261,3 +261,37 @@ def test_rising_whole_scores_are_warned_about_at_every_door(tmp_path: Path) -> N
     assert_same(doors)
     for door in doors.values():
         assert any("as ranks do" in w for w in door.warnings), door
+
+
+def _log_text(questions: list[dict]) -> str:
+    return "".join(json.dumps(q) + "\n" for q in questions)
+
+
+@pytest.mark.parametrize(("questions", "options", "means", "says"), [
+    ([{"qid": "q1", "retrieved": [{"doc_id": "a", "pos": 2}, {"doc_id": "b", "pos": 1}], "relevant": ["a"]}],
+     {"rank": "pos"}, 0.5, ()),
+    ([{"qid": "q1", "retrieved": [{"doc_id": "a", "pos": 2}, {"doc_id": "b", "pos": 1}], "relevant": ["a"]}],
+     {"score": "pos"}, None, ("'pos' is named as the score", "rank", "pos")),
+    ([{"qid": "q1", "retrieved": [{"doc_id": "a"}, {"doc_id": "b"}], "relevant": ["a"]},
+      {"qid": "q2", "retrieved": [{"doc_id": "a", "score": 0.1}, {"doc_id": "b", "score": 0.9}], "relevant": ["a"]}],
+     {}, None, ("log.jsonl:2", "question 'q2' is ranked by the 'score' field", "one log is ranked one way")),
+])
+def test_rag_logs_read_ranks_and_refuse_two_orders_at_every_door(tmp_path: Path, questions: list, options: dict,
+                                                                  means: Any, says: tuple) -> None:
+    case = Case(files={"log.jsonl": _log_text(questions)}, runs=("log.jsonl",), metrics=("mrr",),
+                run_options={"format": "rag", **options})
+    doors = through_doors(case, tmp_path)
+    assert_same(doors, says=says)
+    if means is None:
+        assert doors["cli"].code == 2
+    else:
+        assert doors["api"].means == {"log": {"mrr": means}}
+
+
+def test_jsonl_ranks_at_every_door(tmp_path: Path) -> None:
+    rows = [{"qid": "q1", "docno": "a", "position": 2}, {"qid": "q1", "docno": "b", "position": 1}]
+    case = Case(files={"qrels.txt": "q1 0 a 1\n", "run.jsonl": _log_text(rows)}, qrels="qrels.txt",
+                runs=("run.jsonl",), metrics=("mrr",), run_options={"rank": "position"})
+    doors = through_doors(case, tmp_path)
+    assert_same(doors)
+    assert doors["api"].means == {"run": {"mrr": 0.5}}

@@ -153,7 +153,8 @@ def _monotone(values: np.ndarray, block_start: np.ndarray, sign: float) -> bool:
 def rising_note(name: str) -> str:
     """The note (and warning) of integer scores that rise with the row order of every query."""
     return (f"the scores ({name}) are whole numbers that rise with the row order in every query (1, 2, 3...), as "
-            f"ranks do; they are read as scores (higher is better). If they are ranks, use rank={name!r}")
+            f"ranks do; they are read as scores (higher is better). If they are ranks, use "
+            f"{option('rank', name, column=True)}")
 
 
 def rising_in_rows(rows: RowTable) -> bool:

@@ -465,7 +465,8 @@ def _formats() -> tuple[Any, ...]:
         Format("beir", "BEIR qrels TSV `query-id corpus-id score` with its header", frozenset({"qrels"}),
                _reader(lambda p, k, o: read_delimited(Path(p), k, {"query": "query-id", "doc": "corpus-id",
                                                                    "grade": "score", **o}, delimiter="\t")),
-               options=roles, example='eb.to_qrels("qrels.tsv", format="beir")'),
+               options={k: v for k, v in roles.items() if k != "rank"},  # (qrels only)
+               example='eb.to_qrels("qrels.tsv", format="beir")'),
         Format("msmarco", "MS MARCO run TSV `qid docid rank`, no header (scores from ranks)", frozenset({"run"}),
                _reader(lambda p, k, o: read_msmarco(Path(p), k, o)), suffixes=(".tsv",),
                write=lambda obj, path, options: write_msmarco(obj, path), sniff=_sniff_msmarco,

@@ -81,8 +81,11 @@ def current() -> str:
 def option(name: str, value: object = "...", *, column: bool = False) -> str:
     """Option ``name`` set to ``value`` as the user writes it at the current door; ``column``: a column or
     field role (``query``, ``relevant``...), which the command line and configs give under ``columns``
-    (``--qrels-columns`` / ``--run-columns`` while one side is read, :func:`side`)."""
+    (``--qrels-columns`` / ``--run-columns`` while one side is read, :func:`side`); ``format`` is
+    ``--qrels-format`` / ``--run-format`` on the command line."""
     shown = repr(value) if isinstance(value, str) and _DOOR.get() == "python" else str(value)
+    if name == "format" and _DOOR.get() == "command line":  # each side has its own format flag
+        return f"--{_SIDE.get() or 'run'}-format {shown}"
     spelled = {
         "python": f"{name}={shown}",
         "command line": f"--{_SIDE.get() or ''}{'-' if _SIDE.get() else ''}columns {name}={shown}" if column

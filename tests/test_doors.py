@@ -298,6 +298,7 @@ def test_wording_spells_options_per_door():
         assert "QRELS" in place("qrels")
         with side("qrels"):
             assert option("grade", "judge_score", column=True) == "--qrels-columns grade=judge_score"
+            assert option("format", "csv") == "--qrels-format csv"
     with door("config"):
         assert (option("min_relevance", 7), option("doc", "docno", column=True)) == \
             ("min_relevance: 7", "columns: {doc: docno}")

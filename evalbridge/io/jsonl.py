@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..wording import option
 from ..model import Qrels, Run
 from . import fields
 from ..values import check_value
@@ -67,7 +68,7 @@ def read_json(path: Path, kind: str, options: Mapping[str, Any] | None = None) -
     data = loads(text, source=str(path))
     if not isinstance(data, dict):
         raise InputError(f"expected one JSON object {{query_id: {{doc_id: value}}}}; got a {type(data).__name__}.",
-                         source=str(path), fix="a list of question objects is a RAG log: format='rag'.")
+                         source=str(path), fix=f"a list of question objects is a RAG log: {option('format', 'rag')}.")
     if is_id_lists(data):
         read = read_id_lists(data, kind, options, source=str(path))
         return _KIND[kind](read, notes=notes)

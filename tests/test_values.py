@@ -173,3 +173,14 @@ def test_json_dump_of_a_value_message_is_one_line() -> None:
     with pytest.raises(InputError) as raised:
         parse("1\n2", label="the score")
     assert "\n" not in str(raised.value) and json.dumps(str(raised.value))
+
+
+@pytest.mark.parametrize(("token", "says"), [("1_0", "it has '_' in it"), ("\u0662", "digits other than 0-9"),
+                                             ("2.0", "is not a whole number >= 1")])
+def test_msmarco_ranks_follow_the_same_rule(tmp_path: Path, token: str, says: str) -> None:
+    """int() read '1_0' as 10 and Arabic-Indic digits as numbers."""
+    path = tmp_path / "run.tsv"
+    path.write_text(f"q1\ta\t1\nq1\tb\t{token}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(says)) as raised:
+        eb.to_run(path, format="msmarco")
+    assert str(raised.value).startswith(f"{path}:2")

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..values import DECIMAL, INTEGER
 from .text import GZIP_MAGIC
 
 if TYPE_CHECKING:
@@ -186,10 +187,9 @@ def _table(source: pa.Buffer, delimiter: bytes, names: Sequence[str], types: dic
 _BLOCK = 4 << 20
 
 
-#: A decimal number as Python's ``int`` / ``float`` read it (no underscores, no ``inf``/``nan``: those go to
-#: the strict reader), and an integer token.
-_DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-_INTEGER = r"^[+-]?[0-9]+$"
+#: A number token and an integer token, by the one rule of every format (:mod:`evalbridge.values`): anything
+#: else goes to the strict reader, which says what is wrong with it.
+_DECIMAL, _INTEGER = DECIMAL, INTEGER
 
 
 def _integral_grades(tokens: pa.StringArray) -> tuple[np.ndarray, np.ndarray | bool] | None:

@@ -293,6 +293,7 @@ def read_parquet(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | R
 
 def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
     """An MS MARCO run: ``qid<TAB>docid<TAB>rank`` lines, no header; scores ``max_rank + 1 - rank``."""
+    from ..values import parse
     from .ranks import scores_from_ranks
     from .text import Lines
 
@@ -306,13 +307,11 @@ def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
             raise InputError(f"expected 3 columns (qid docid rank), got {len(words)}: {line.strip()!r:.80}.",
                              source=str(path), line=n, fix="an MS MARCO run line is `qid<TAB>docid<TAB>rank`.")
         qid, doc, rank = words
-        try:
-            value = int(rank)
-        except ValueError:
-            value = 0
-        if value < 1:
+        number = parse(rank, label="the rank", source=str(path), line=n, query_id=qid)
+        if not isinstance(number, int) or number < 1:
             raise InputError(f"rank {rank!r} is not a whole number >= 1.", source=str(path), line=n, query_id=qid,
                              fix="column 3 holds the rank, starting at 1.")
+        value = number
         docs = ranks.setdefault(qid, {})
         if doc in docs:
             raise InputError(f"doc {doc!r} appears twice for query {qid!r}.", source=str(path), line=n, query_id=qid,

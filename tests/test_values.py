@@ -184,3 +184,28 @@ def test_msmarco_ranks_follow_the_same_rule(tmp_path: Path, token: str, says: st
     with pytest.raises(InputError, match=re.escape(says)) as raised:
         eb.to_run(path, format="msmarco")
     assert str(raised.value).startswith(f"{path}:2")
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list("0123456789+-.eE_ \u0662")), min_size=1, max_size=6),
+                min_size=1, max_size=6))
+def test_a_column_of_tokens_is_read_as_each_token_is(tokens: list[str]) -> None:
+    """parse_column (tables) and parse (TREC, one token) are one rule: the same numbers, or the same message for
+    the first token refused."""
+    from evalbridge.values import parse_column
+
+    expected: list[int | float] = []
+    error = None
+    for row, token in enumerate(tokens):
+        try:
+            expected.append(parse(token, label="score", at=f"row {row}"))
+        except InputError as raised:
+            error = str(raised)
+            break
+    try:
+        column, integral = parse_column(pa.chunked_array([pa.array(tokens)]), label="score",
+                                        where=lambda row: {"at": f"row {row}"})
+    except InputError as raised:
+        assert str(raised) == error
+        return
+    assert error is None and column.to_pylist() == expected
+    assert integral == all(isinstance(v, int) for v in expected)

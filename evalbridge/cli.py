@@ -780,6 +780,26 @@ def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPars
     return {}
 
 
+@contextlib.contextmanager
+def _said_once() -> Iterator[None]:
+    """Print each :class:`~evalbridge.errors.EvalbridgeWarning` of the command once on stderr, as
+    ``evalbridge: warning: ...`` (several systems with one fault say it once); other warnings pass on."""
+    import warnings
+
+    from .errors import EvalbridgeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EvalbridgeWarning)
+        try:
+            yield
+        finally:
+            for text in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalbridgeWarning)):
+                print(f"evalbridge: warning: {text}", file=sys.stderr)
+            for w in caught:
+                if not issubclass(w.category, EvalbridgeWarning):
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalbridge`` console script; returns the exit code.
 
@@ -792,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .wording import door
 
     try:
-        with door("config" if args.command == "run" else "command line"):
+        with door("config" if args.command == "run" else "command line"), _said_once():
             code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
         return code
     except EvalbridgeError as error:

@@ -20,6 +20,7 @@ from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .metrics.spec import Metric
 from .metrics.resolution import Resolved, resolve_metrics
 from .model import Conventions, Qrels, Run, check_level
+from .matching import probe, unmatched
 from .progress import Steps, steps
 from .ranking import rank, rank_groups
 
@@ -319,9 +320,10 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
     wanted = list(resolved.metrics)
     chosen = get_backend(backend)
     bar.step(f"computing {len(wanted)} metric{'s' if len(wanted) > 1 else ''} with {backend}")
-    values, bridges = chosen.compute(qrels, run, wanted, conventions)
+    values, bridges, judged = _compute(chosen, qrels, run, wanted, conventions)
 
     bar.step("assembling the results")
+    warned = _warn_unmatched(qrels, run, judged)
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
     provenance = Provenance(
@@ -329,9 +331,46 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
-        notes=empty_notes(qrels, run, conventions.missing_queries))
+        notes=empty_notes(qrels, run, conventions.missing_queries), warnings=warned)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
                    requests=resolved.requests)
+
+
+#: Backends that compute the matching probe (``Judged@k``) in the same pass as the metrics asked.
+_PROBED = ("reference", "fast")
+
+
+def _compute(chosen: Any, qrels: Qrels, run: Run, wanted: list[Metric], conventions: Conventions
+             ) -> tuple[dict[Metric, dict[str, float]], list[str], tuple[Metric, dict[str, float]]]:
+    """The backend's values of ``wanted`` and its bridges, and the probe of :mod:`evalbridge.matching` with its
+    per-query values: one more metric of the same pass for the reference and the engine (hits already placed),
+    a pass of ``auto``'s choice beside a library backend."""
+    judged = probe(wanted)
+    asked = judged in wanted
+    if chosen.name in _PROBED:
+        values, bridges = chosen.compute(qrels, run, wanted if asked else [*wanted, judged], conventions)
+        return values, bridges, (judged, values[judged] if asked else values.pop(judged))
+    values, bridges = chosen.compute(qrels, run, wanted, conventions)
+    if asked:
+        return values, bridges, (judged, values[judged])
+    from .backends.auto import choose
+
+    apart = get_backend(choose(qrels, run, ties=conventions.ties)).compute(qrels, run, [judged], conventions)[0]
+    return values, bridges, (judged, apart[judged])
+
+
+def _warn_unmatched(qrels: Qrels, run: Run, judged: tuple[Metric, dict[str, float]]) -> tuple[str, ...]:
+    """Warn (:class:`~evalbridge.errors.EvalbridgeWarning`) when retrieved and judged ids do not meet; the text
+    goes to the provenance too."""
+    text = unmatched(qrels, run, judged[1], judged[0])
+    if text is None:
+        return ()
+    import warnings
+
+    from .errors import EvalbridgeWarning
+
+    warnings.warn(text, EvalbridgeWarning, stacklevel=4)  # evaluate's caller
+    return (text,)
 
 
 def _read_into_columns(run: Any) -> bool:

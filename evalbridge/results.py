@@ -37,6 +37,8 @@ class Provenance:
         removed_unjudged: documents without a judgement (or with a negative grade) left out
             with ``conventions.judged_only``.
         notes: anything else worth knowing about the input (e.g. qrels or a run with no query).
+        warnings: what was also said as an :class:`~evalbridge.errors.EvalbridgeWarning` (retrieved and
+            judged ids that do not meet, with examples and the likely cause).
     """
 
     backend: str
@@ -51,6 +53,7 @@ class Provenance:
     removed_beyond_depth: int = 0
     removed_unjudged: int = 0
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for the foot of a table."""
@@ -66,11 +69,12 @@ class Provenance:
             text += f"; depth {c.depth}: {self.removed_beyond_depth} documents below it left out"
         if c.judged_only:
             text += f"; judged only: {self.removed_unjudged} unjudged documents left out"
-        return text + "".join(f"; {b}" for b in (*self.notes, *self.bridges))
+        return text + "".join(f"; {b}" for b in (*self.notes, *self.bridges)) + "".join(
+            f"; warning: {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for name in ("missing_from_run", "ignored_run_only", "bridges", "notes"):
+        for name in ("missing_from_run", "ignored_run_only", "bridges", "notes", "warnings"):
             data[name] = list(getattr(self, name))
         return data
 

@@ -60,10 +60,10 @@ def case(folder: Path, fmt: str, metric: str, **settings: float) -> Case:
 def test_fractional_grades_with_a_binary_metric_and_no_level_are_refused_with_the_fix(tmp_path, fmt):
     """Every format, every door: exit 2 and one message naming a grade, the metric and the fix of each door."""
     doors = through_doors(case(tmp_path, fmt, "P@5"), tmp_path)
-    assert_same(doors, says=("not whole numbers (e.g. 1.5; top grade 9.5)", "P@5 needs a relevance level",
-                             "min_relevance=7 in Python, --min-relevance 7 on the command line, "
-                             "min_relevance: 7 in a config"))
+    assert_same(doors, says=("not whole numbers (e.g. 1.5; top grade 9.5)", "P@5 needs a relevance level"))
     assert doors["api"].code == 2
+    fixes = {"api": "min_relevance=7 (", "cli": "--min-relevance 7 (", "config": "min_relevance: 7 ("}
+    assert all(fixes[name] in door.message for name, door in doors.items())
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -27,7 +27,7 @@ from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_pr
 from ..metrics.spec import Metric
 from ..model import Conventions
 from .columns import Columns
-from .ranking import Placed, place_hits
+from .ranking import Placed, Ranking, place_hits, prepare_ranking
 
 __all__ = ["Context", "KERNELS", "evaluate_columns"]
 
@@ -35,8 +35,9 @@ __all__ = ["Context", "KERNELS", "evaluate_columns"]
 class Context:
     """What every metric of one evaluation shares: the placed hits and per-query qrels counts."""
 
-    def __init__(self, columns: Columns, placed: Placed, conventions: Conventions = Conventions()) -> None:
-        self.columns, self.placed, self.conventions = columns, placed, conventions
+    def __init__(self, columns: Columns, placed: Placed, ranking: Ranking,
+                 conventions: Conventions = Conventions()) -> None:
+        self.columns, self.placed, self.ranking, self.conventions = columns, placed, ranking, conventions
         self.n = columns.n_queries
         self.judged_query = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(columns.judged_offsets))
         self._dense: Placed | None = None
@@ -46,7 +47,8 @@ class Context:
         self._top: np.ndarray | None = None
 
     def _place(self, columns: Columns) -> Placed:
-        return place_hits(columns, ties=self.conventions.ties, score_precision=self.conventions.score_precision)
+        return place_hits(columns, ties=self.conventions.ties, score_precision=self.conventions.score_precision,
+                          ranking=self.ranking)
 
     def judged(self) -> Placed:
         """Every retrieved doc with a judgement (any grade, 0 included), in rank order."""
@@ -483,8 +485,9 @@ def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
         >>> evaluate_columns(cols, [parse_metric("P@2")])[parse_metric("P@2")].tolist()
         [0.5]
     """
-    ctx = Context(columns, place_hits(columns, ties=conventions.ties, score_precision=conventions.score_precision),
-                  conventions)
+    ranking = prepare_ranking(columns, conventions.score_precision)
+    ctx = Context(columns, place_hits(columns, ties=conventions.ties, score_precision=conventions.score_precision,
+                                      ranking=ranking), ranking, conventions)
     out = {}
     for metric in metrics:
         try:

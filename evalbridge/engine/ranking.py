@@ -21,7 +21,7 @@ import numpy as np
 
 from .columns import Columns
 
-__all__ = ["Placed", "prepare_scores", "place_hits", "stable_order"]
+__all__ = ["Placed", "Ranking", "prepare_scores", "prepare_ranking", "place_hits", "stable_order"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,14 +121,27 @@ def _count_before(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, value: np.
         hi = np.where(active & ~right, mid, hi)
 
 
-def place_hits(columns: Columns, *, ties: str = "docid_desc", score_precision: str = "float64") -> Placed:
-    """Rank every hit of ``columns`` within its query (see the module docstring)."""
+#: The run's scores as compared, the row order that ranks each query (None: already ranked) and the ranked
+#: scores: what every placement of one evaluation's hits shares.
+Ranking = tuple[np.ndarray, "np.ndarray | None", np.ndarray]
+
+
+def prepare_ranking(columns: Columns, score_precision: str = "float64") -> Ranking:
+    """The :data:`Ranking` of ``columns``' run rows, made once for every :func:`place_hits` of an evaluation
+    (the hits, then the judged or pooled docs of the metrics that read them: one sort of the run, not one each)."""
+    scores = prepare_scores(columns.scores, score_precision)
+    order = _sort_unsorted(scores, columns.offsets)
+    return scores, order, scores if order is None else scores[order]
+
+
+def place_hits(columns: Columns, *, ties: str = "docid_desc", score_precision: str = "float64",
+               ranking: Ranking | None = None) -> Placed:
+    """Rank every hit of ``columns`` within its query (see the module docstring); ``ranking``: the run's, made
+    by :func:`prepare_ranking` for columns with the same run rows (made here when None)."""
     offsets = columns.offsets
     lengths = np.diff(offsets)
     n_queries = columns.n_queries
-    scores = prepare_scores(columns.scores, score_precision)
-    order = _sort_unsorted(scores, offsets)
-    ranked = scores if order is None else scores[order]
+    scores, order, ranked = ranking if ranking is not None else prepare_ranking(columns, score_precision)
     hit_query = columns.hit_query
     if len(hit_query) == 0 or len(ranked) == 0:
         empty = np.zeros(0, dtype=np.int64)

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ..errors import InputError
 from ..model import check_level
+from ..wording import option
 from .requests import MetricRequest
 from .spec import Metric
 
@@ -92,9 +93,8 @@ def _no_level(grade: float, top: float, binary: list[Metric]) -> InputError:
         f"the qrels hold grades that are not whole numbers (e.g. {grade:g}; top grade {top:g}), and {names} "
         f"need{'s' if len(binary) == 1 else ''} a relevance level to tell relevant from not: evalbridge does "
         f"not guess one (level 1 would count every grade >= 1 as relevant).",
-        fix=f"state the level from which a grade is relevant: min_relevance={level:g} in Python, "
-            f"--min-relevance {level:g} on the command line, min_relevance: {level:g} in a config (or "
-            f"per metric, e.g. {binary[0].replace(rel=level)}); graded metrics such as nDCG need no level.")
+        fix=f"state the level from which a grade is relevant, {option('min_relevance', f'{level:g}')} (or per "
+            f"metric, e.g. {binary[0].replace(rel=level)}); graded metrics such as nDCG need no level.")
 
 
 def check_max_grade(metric: Metric, qrels: Judgements) -> None:

@@ -317,6 +317,7 @@ def queries_lines(report: Report) -> list[str]:
         p = res.provenance
         lines.append(f"{system}: {p.queries_evaluated} queries evaluated, {len(p.missing_from_run)} missing from "
                      f"the run, {len(p.ignored_run_only)} run-only ignored")
+        lines += [f"{system}: warning: {w}" for w in p.warnings]
     return lines
 
 
@@ -563,6 +564,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
                            "missing_from_run": len(r.provenance.missing_from_run),
                            "ignored_run_only": len(r.provenance.ignored_run_only)} for name, r in results.items()},
         "bridges": {name: list(r.provenance.bridges) for name, r in results.items() if r.provenance.bridges},
+        "warnings": {name: list(r.provenance.warnings) for name, r in results.items() if r.provenance.warnings},
         "seed": seed,
     }
     return data

@@ -168,7 +168,7 @@ FLAGS = {
     ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
     ("min_relevance",): "--min-relevance", ("ids",): "--ids", ("duplicates",): "--duplicates", ("ties",): "--ties",
     ("score_precision",): "--score-precision",
-    ("missing_queries",): "--missing-queries", ("seed",): "--seed", ("bands",): "--bands",
+    ("missing_queries",): "--missing-queries", ("no_relevant",): "--no-relevant", ("seed",): "--seed", ("bands",): "--bands",
     ("judged_only",): "--judged-only", ("depth",): "--depth", ("engine",): "--engine",
     ("spark",): "--spark-master / --spark-buckets", ("spark", "master"): "--spark-master",
     ("spark", "buckets"): "--spark-buckets",
@@ -240,7 +240,7 @@ def _metric_entries(texts: Sequence[str]) -> list[Any]:
 def _conventions(args: argparse.Namespace) -> dict[str, Any]:
     """The config keys every command's convention flags give (a flag left out is a key left out)."""
     raw: dict[str, Any] = {"backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
-                           "missing_queries": args.missing_queries, "seed": args.seed}
+                           "missing_queries": args.missing_queries, "no_relevant": args.no_relevant, "seed": args.seed}
     if args.min_relevance is not None:
         raw["min_relevance"] = args.min_relevance
     if args.judged_only:
@@ -559,7 +559,7 @@ def _cmd_formats(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- parser
 
 def _add_conventions(parser: argparse.ArgumentParser) -> None:
-    from .model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from .model import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
                         help="relevance level of binary metrics that do not set rel (default: 1)")
@@ -569,6 +569,8 @@ def _add_conventions(parser: argparse.ArgumentParser) -> None:
                         help="precision scores are compared at; float32 reproduces trec_eval <= 9")
     parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
                         help="qrels queries absent from the run: score 0 (default) or drop")
+    parser.add_argument("--no-relevant", choices=NO_RELEVANT_POLICIES, default="zero",
+                        help="qrels queries with no relevant judgement: score 0 (default), drop, or error")
     parser.add_argument("--judged-only", action="store_true",
                         help="remove unjudged documents from every ranking before any metric (trec_eval -J)")
     parser.add_argument("--depth", type=int, default=None, metavar="N",

@@ -19,16 +19,18 @@ from .errors import InputError, UnsupportedMetricError
 from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .metrics.spec import Metric
 from .metrics.resolution import Resolved, resolve_metrics
-from .model import Conventions, Qrels, Run, check_level
+from .model import Conventions, Qrels, Run, check_level, rows_of
 from .matching import probe, unmatched
 from .progress import Steps, steps
 from .ranking import rank, rank_groups
+from .wording import option
 
 if TYPE_CHECKING:
     from .results import Results
 
 __all__ = ["evaluate", "prepare", "Prepared", "as_qrels", "as_run", "check_compatible", "check_supported",
-           "fill_missing", "cut_run", "Cut", "empty_notes"]
+           "fill_missing", "cut_run", "Cut", "empty_notes",
+           "without_relevant", "drop_queries"]
 
 
 def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False) -> Qrels:
@@ -248,10 +250,38 @@ def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], *, backen
     return Prepared(qrels, cut.run, cut, resolved, backend)
 
 
+def without_relevant(qrels: Qrels, level: float, policy: str = "zero") -> tuple[str, ...]:
+    """The qrels queries with no judgement at or above ``level``, in qrels order (the ``no_relevant`` policy's
+    queries); with ``policy="error"``, an InputError naming them when there is one."""
+    table = qrels.columnar
+    if table is None:
+        found = tuple(q for q, docs in rows_of(qrels).items() if not docs or max(docs.values()) < level)
+    else:
+        import numpy as np
+
+        relevant = np.bincount(table.codes()[table.values >= level], minlength=len(table.query_ids))
+        found = tuple(table.query_ids[i] for i in np.flatnonzero(relevant == 0).tolist())
+    if found and policy == "error":
+        raise InputError(
+            f"{len(found)} of {len(qrels)} qrels quer{'y has' if len(found) == 1 else 'ies have'} no judgement at or "
+            f"above the relevance level {level:g} ({_examples(found)}), and no_relevant is 'error'.",
+            fix=f"judge a relevant document for each, or {option('no_relevant', 'drop')} to leave them out of the "
+                f"means ({option('no_relevant', 'zero')}: score them 0).")
+    return found
+
+
+def drop_queries(values: dict[Metric, dict[str, float]], queries: Iterable[str]) -> None:
+    """Leave ``queries`` out of every metric's values, in place (the ``no_relevant="drop"`` policy)."""
+    gone = set(queries)
+    if gone:
+        for metric, per_query in values.items():
+            values[metric] = {q: v for q, v in per_query.items() if q not in gone}
+
+
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *,
              backend: str = "auto", min_relevance: float | None = None, ties: str = "docid_desc",
              score_precision: str = "float64", missing_queries: str = "zero", judged_only: bool = False,
-             depth: int | None = None, progress: bool = False) -> Results:
+             depth: int | None = None, no_relevant: str = "zero", progress: bool = False) -> Results:
     """Evaluate a run against relevance judgements.
 
     Args:
@@ -286,6 +316,9 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *,
             each ranking before any metric (trec_eval ``-J``); the number removed is in the provenance.
         depth: keep only the first ``depth`` documents of each ranking (trec_eval ``-M``), before
             ``judged_only``; the number removed is in the provenance.
+        no_relevant: a qrels query with no judgement at or above the relevance level (torchmetrics'
+            ``empty_target_action``): ``zero`` (default) keeps it, its metrics of relevance 0; ``drop``
+            leaves it out of every mean; ``error`` refuses, naming it. Counted in the provenance.
         progress: show a progress bar on stderr (reading, computing, assembling) when it is a
             terminal; never drawn on a pipe, a file or in a notebook (see :mod:`evalbridge.progress`).
 
@@ -301,23 +334,27 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *,
         bar.step("reading the qrels and the run")
         return _evaluate(qrels, run, metrics, bar, backend=backend, min_relevance=min_relevance, ties=ties,
                          score_precision=score_precision, missing_queries=missing_queries, judged_only=judged_only,
-                         depth=depth)
+                         depth=depth, no_relevant=no_relevant)
 
 
 def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend: str,
               min_relevance: float | None, ties: str, score_precision: str, missing_queries: str,
-              judged_only: bool = False, depth: int | None = None) -> Results:
+              judged_only: bool = False, depth: int | None = None, no_relevant: str = "zero") -> Results:
     from .results import Provenance, Results
 
     requests = metric_requests(metrics)
     if backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
+        if no_relevant != "zero":
+            raise InputError(f"no_relevant={no_relevant!r} is not applied by the Spark engine yet.",
+                             fix="leave no_relevant at 'zero' on Spark, or evaluate in memory.")
         return _evaluate_on_spark(qrels, run, requests, backend=backend, min_relevance=min_relevance, ties=ties,
                                   score_precision=score_precision, missing_queries=missing_queries)
     conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
-                              judged_only=judged_only, depth=depth)
+                              judged_only=judged_only, depth=depth, no_relevant=no_relevant)
     ready = prepare(qrels, run, requests, backend=backend, min_relevance=min_relevance, conventions=conventions)
     qrels, run, cut, resolved, backend = ready.qrels, ready.run, ready.cut, ready.resolved, ready.backend
     wanted = list(resolved.metrics)
+    unjudged = without_relevant(qrels, resolved.level, conventions.no_relevant)
     chosen = get_backend(backend)
     bar.step(f"computing {len(wanted)} metric{'s' if len(wanted) > 1 else ''} with {backend}")
     values, bridges, judged = _compute(chosen, qrels, run, wanted, conventions)
@@ -326,12 +363,15 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *, backend:
     warned = _warn_unmatched(qrels, run, judged)
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, conventions.missing_queries)
+    if conventions.no_relevant == "drop":
+        drop_queries(values, unjudged)
     provenance = Provenance(
         backend=backend, backend_version=chosen.version(), conventions=conventions, relevance_level=resolved.level,
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
-        notes=empty_notes(qrels, run, conventions.missing_queries), warnings=warned)
+        notes=empty_notes(qrels, run, conventions.missing_queries), warnings=warned,
+        without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
                    requests=resolved.requests)
 

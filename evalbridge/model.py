@@ -28,13 +28,16 @@ from .columnar import RowTable
 from .errors import InputError
 from .values import check_value
 
-__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "with_str_ids", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES"]
+__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "with_str_ids", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES",
+           "NO_RELEVANT_POLICIES"]
 
 #: Tie policies that put every query's documents in one order; ``average`` instead averages each
 #: metric over every order of each group of tied documents.
 ORDERED_TIES = ("docid_desc", "docid_asc", "input")
 TIE_POLICIES = (*ORDERED_TIES, "average")
 MISSING_QUERY_POLICIES = ("zero", "drop")
+#: What a query with no relevant judgement (at the relevance level) does, as torchmetrics' empty_target_action.
+NO_RELEVANT_POLICIES = ("zero", "drop", "error")
 SCORE_PRECISIONS = ("float64", "float32")
 
 
@@ -58,19 +61,24 @@ class Conventions:
             are removed from each ranking before any metric; the number removed is in the provenance.
         depth: only the first ``depth`` documents of each ranking count (trec_eval ``-M``),
             cut after ranking and before ``judged_only``, as trec_eval does; ``None``: all.
+        no_relevant: a qrels query with no judgement at or above the relevance level (torchmetrics'
+            ``empty_target_action``): ``zero`` keeps it, its metrics of relevance 0 (every library's
+            default); ``drop`` leaves it out of every mean; ``error`` refuses the evaluation, naming it.
+            Either way it is counted in the provenance.
     """
 
-    # plain str, as every door passes them: the values allowed are TIE_POLICIES, SCORE_PRECISIONS and
-    # MISSING_QUERY_POLICIES, checked in __post_init__
+    # plain str, as every door passes them: the values allowed are TIE_POLICIES, SCORE_PRECISIONS,
+    # MISSING_QUERY_POLICIES and NO_RELEVANT_POLICIES, checked in __post_init__
     ties: str = "docid_desc"
     score_precision: str = "float64"
     missing_queries: str = "zero"
     judged_only: bool = False
     depth: int | None = None
+    no_relevant: str = "zero"
 
     def __post_init__(self) -> None:
         for field, allowed in (("ties", TIE_POLICIES), ("score_precision", SCORE_PRECISIONS),
-                               ("missing_queries", MISSING_QUERY_POLICIES)):
+                               ("missing_queries", MISSING_QUERY_POLICIES), ("no_relevant", NO_RELEVANT_POLICIES)):
             value = getattr(self, field)
             if value not in allowed:
                 raise InputError(f"{field} must be one of {', '.join(map(repr, allowed))}; got {value!r}.")

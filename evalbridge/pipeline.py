@@ -191,8 +191,8 @@ def settings_of(config: Config) -> dict[str, Any]:
     (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
     return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], "backend": config.backend,
             "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
-            "missing_queries": config.missing_queries, "judged_only": config.judged_only, "depth": config.depth,
-            "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
+            "missing_queries": config.missing_queries, "no_relevant": config.no_relevant,
+            "judged_only": config.judged_only, "depth": config.depth, "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
@@ -211,6 +211,7 @@ class _EvaluateOptions(TypedDict):
     missing_queries: str
     judged_only: bool
     depth: int | None
+    no_relevant: str
 
 
 class _SparkEngine:
@@ -329,7 +330,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                 config.qrels, level, prefer_columns=any(read_into_columns(s.origin) for s in config.runs.values()))
     options = _EvaluateOptions(backend=config.backend, min_relevance=level, ties=config.ties,
                    score_precision=config.score_precision, missing_queries=config.missing_queries,
-                   judged_only=config.judged_only, depth=config.depth)
+                   judged_only=config.judged_only, depth=config.depth, no_relevant=config.no_relevant)
     results, checks, pairs = {}, {}, {}
     for name, source in config.runs.items():
         step(f"evaluating {name}")
@@ -416,7 +417,8 @@ def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> No
 
 
 def _conventions(config: Config) -> dict[str, Any]:
-    return {"ties": config.ties, "score_precision": config.score_precision, "missing_queries": config.missing_queries}
+    return {"ties": config.ties, "score_precision": config.score_precision, "missing_queries": config.missing_queries,
+            "no_relevant": config.no_relevant}
 
 
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:

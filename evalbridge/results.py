@@ -37,6 +37,8 @@ class Provenance:
         removed_unjudged: documents without a judgement (or with a negative grade) left out
             with ``conventions.judged_only``.
         notes: anything else worth knowing about the input (e.g. qrels or a run with no query).
+        without_relevant: qrels queries with no judgement at or above the relevance level (scored 0, left out
+            of the mean with ``conventions.no_relevant="drop"``).
         warnings: what was also said as an :class:`~evalbridge.errors.EvalbridgeWarning` (retrieved and
             judged ids that do not meet, with examples and the likely cause).
     """
@@ -54,6 +56,7 @@ class Provenance:
     removed_unjudged: int = 0
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    without_relevant: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for the foot of a table."""
@@ -69,12 +72,15 @@ class Provenance:
             text += f"; depth {c.depth}: {self.removed_beyond_depth} documents below it left out"
         if c.judged_only:
             text += f"; judged only: {self.removed_unjudged} unjudged documents left out"
+        if self.without_relevant:
+            text += (f"; {len(self.without_relevant)} without a relevant judgement ("
+                     f"{'left out' if c.no_relevant == 'drop' else 'scored 0'})")
         return text + "".join(f"; {b}" for b in (*self.notes, *self.bridges)) + "".join(
             f"; warning: {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for name in ("missing_from_run", "ignored_run_only", "bridges", "notes", "warnings"):
+        for name in ("missing_from_run", "ignored_run_only", "bridges", "notes", "warnings", "without_relevant"):
             data[name] = list(getattr(self, name))
         return data
 

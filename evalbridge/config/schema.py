@@ -45,6 +45,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "ties": "docid_desc (trec_eval), docid_asc or input",
     "score_precision": "float64, or float32 as trec_eval <= 9",
     "missing_queries": "zero (score 0) or drop (leave out of the mean)",
+    "no_relevant": "a query with no relevant judgement: zero (score 0), drop (leave out of every mean) or error",
     "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
     "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system",
@@ -218,6 +219,7 @@ class Config:
     ties: str = "docid_desc"
     score_precision: str = "float64"
     missing_queries: str = "zero"
+    no_relevant: str = "zero"
     crosscheck: CrossCheckSettings | None = None
     comparison: ComparisonSettings | None = None
     gates: tuple[Any, ...] = ()
@@ -772,6 +774,8 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
      "the Spark engine computes with evalbridge's numpy engine in every bucket; backend: chooses a local backend"),
     (("judged_only",), lambda c: c.judged_only, "the Spark engine does not remove unjudged documents (-J)"),
     (("depth",), lambda c: c.depth is not None, "the Spark engine does not cut rankings at a depth (-M)"),
+    (("no_relevant",), lambda c: c.no_relevant != "zero",
+     "the Spark engine scores queries without a relevant judgement 0 (no_relevant: zero)"),
     (("ties",), lambda c: c.ties == "average",
      "ties: average is computed by the reference implementation, in memory"),
     (("crosscheck",), lambda c: c.crosscheck is not None,
@@ -820,7 +824,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         default_dir: ``output.dir`` when not given (None: nothing is written unless asked).
     """
     from ..backends import BACKENDS
-    from ..model import MISSING_QUERY_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from ..model import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     check = _Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
@@ -875,6 +879,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         score_precision=check.choice(spec.get("score_precision", "float64"), ("score_precision",), SCORE_PRECISIONS),
         missing_queries=check.choice(spec.get("missing_queries", "zero"), ("missing_queries",),
                                      MISSING_QUERY_POLICIES),
+        no_relevant=check.choice(spec.get("no_relevant", "zero"), ("no_relevant",), NO_RELEVANT_POLICIES),
         judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
         depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,

@@ -316,7 +316,8 @@ def queries_lines(report: Report) -> list[str]:
     for system, res in report.results.items():
         p = res.provenance
         lines.append(f"{system}: {p.queries_evaluated} queries evaluated, {len(p.missing_from_run)} missing from "
-                     f"the run, {len(p.ignored_run_only)} run-only ignored")
+                     f"the run, {len(p.ignored_run_only)} run-only ignored"
+                     + (f", {len(p.without_relevant)} without a relevant judgement" if p.without_relevant else ""))
         lines += [f"{system}: warning: {w}" for w in p.warnings]
     return lines
 
@@ -549,7 +550,8 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
             versions[name] = "unavailable"
     if first is not None:
         c = first.conventions
-        conventions = {"ties": c.ties, "score_precision": c.score_precision, "missing_queries": c.missing_queries}
+        conventions = {"ties": c.ties, "score_precision": c.score_precision, "missing_queries": c.missing_queries,
+                       "no_relevant": c.no_relevant}
     data: dict[str, Any] = {
         "evalbridge_version": __version__,
         "python": platform.python_version(),
@@ -562,7 +564,8 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         "inputs": dict(inputs or {}),
         "queries": {name: {"evaluated": r.provenance.queries_evaluated,
                            "missing_from_run": len(r.provenance.missing_from_run),
-                           "ignored_run_only": len(r.provenance.ignored_run_only)} for name, r in results.items()},
+                           "ignored_run_only": len(r.provenance.ignored_run_only),
+                           "without_relevant": len(r.provenance.without_relevant)} for name, r in results.items()},
         "bridges": {name: list(r.provenance.bridges) for name, r in results.items() if r.provenance.bridges},
         "warnings": {name: list(r.provenance.warnings) for name, r in results.items() if r.provenance.warnings},
         "seed": seed,

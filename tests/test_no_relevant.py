@@ -1,0 +1,69 @@
+"""Queries with no relevant judgement (torchmetrics' empty_target_action): scored 0, dropped or refused, the same
+at every door, and counted in the provenance."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from doors import Case, assert_same, through_doors
+from strategies import qrels_and_run
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 0\nq3 0 d5 2\n"
+RUN = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq2 Q0 d3 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"
+
+
+def case(**settings: object) -> Case:
+    return Case(files={"qrels.txt": QRELS, "a.run": RUN}, qrels="qrels.txt", runs=("a.run",), metrics=("P@1", "RR"),
+                settings=settings)
+
+
+@pytest.mark.parametrize("policy, means", [
+    ({}, {"P@1": 1 / 3, "RR": 1 / 3}),                               # q2 scores 0 (every library's default)
+    ({"no_relevant": "zero"}, {"P@1": 1 / 3, "RR": 1 / 3}),
+    ({"no_relevant": "drop"}, {"P@1": 1 / 2, "RR": 1 / 2}),         # q2 leaves the means
+    ({"no_relevant": "drop", "min_relevance": 2}, {"P@1": 0.0, "RR": 0.0}),  # at level 2 only q3 has a relevant doc
+])
+def test_the_policy_gives_the_same_means_at_every_door(tmp_path, policy, means):
+    doors = through_doors(case(**policy), tmp_path)
+    assert_same(doors)
+    got = doors["api"].means["a"]
+    assert got == pytest.approx(means)
+
+
+def test_error_refuses_naming_the_queries_with_the_fix_of_each_door(tmp_path):
+    doors = through_doors(case(no_relevant="error"), tmp_path)
+    assert_same(doors, says="1 of 3 qrels query has no judgement at or above the relevance level 1 ('q2')")
+    fixes = {"api": "no_relevant='drop'", "cli": "--no-relevant drop", "config": "no_relevant: drop"}
+    assert doors["api"].code == 2 and all(fixes[n] in d.message for n, d in doors.items())
+
+
+def test_the_provenance_counts_the_queries_whatever_the_policy():
+    qrels, run = {"q1": {"a": 1}, "q2": {"b": 0}, "q3": {}}, {"q1": {"a": 1.0}, "q2": {"b": 1.0}}
+    zero = eb.evaluate(qrels, run, "P@1")
+    dropped = eb.evaluate(qrels, run, "P@1", no_relevant="drop")
+    assert zero.provenance.without_relevant == dropped.provenance.without_relevant == ("q2", "q3")
+    assert zero.provenance.queries_evaluated == 3 and dropped.provenance.queries_evaluated == 1
+    assert "2 without a relevant judgement (left out)" in dropped.provenance.summary()
+    assert dropped.provenance.to_dict()["without_relevant"] == ["q2", "q3"]
+    with pytest.raises(eb.InputError, match="no_relevant must be one of"):
+        eb.evaluate(qrels, run, "P@1", no_relevant="skip")
+
+
+@settings(max_examples=60, deadline=None)
+@given(qrels_and_run(max_queries=4, missing=True), st.sampled_from(["P@3", "AP", "nDCG@5", "RR"]),
+       st.sampled_from([1, 2]))
+def test_dropping_is_the_mean_over_the_queries_with_a_relevant_judgement(data, metric, level):
+    qrels, run = data
+    zero = eb.evaluate(qrels, run, metric, min_relevance=level)
+    drop = eb.evaluate(qrels, run, metric, min_relevance=level, no_relevant="drop")
+    without = {q for q, docs in qrels.items() if not any(g >= level for g in docs.values())}
+    assert set(zero.provenance.without_relevant) == without
+    assert set(drop.query(metric)) == set(zero.query(metric)) - without
+    assert all(zero.query(metric)[q] == drop.query(metric)[q] for q in drop.query(metric))
+    if drop.query(metric):
+        assert math.isclose(drop[metric], sum(drop.query(metric).values()) / len(drop.query(metric)))

@@ -87,13 +87,14 @@ def relevance_level(qrels: Judgements, min_relevance: float | None, metrics: Ite
 
 
 def _no_level(grade: float, top: float, binary: list[Metric]) -> InputError:
-    level = float(f"{0.7 * top:.1g}") if top > 0 else 1  # an example on the qrels' own scale: 7 for 0-10
+    example = float(f"{0.7 * top:.1g}") if top > 0 else 1.0  # an example on the qrels' own scale: 7 for 0-10
+    level = int(example) if example.is_integer() else example
     names = ", ".join(map(str, dict.fromkeys(binary)))
     return InputError(
         f"the qrels hold grades that are not whole numbers (e.g. {grade:g}; top grade {top:g}), and {names} "
         f"need{'s' if len(binary) == 1 else ''} a relevance level to tell relevant from not: evalbridge does "
         f"not guess one (level 1 would count every grade >= 1 as relevant).",
-        fix=f"state the level from which a grade is relevant, {option('min_relevance', f'{level:g}')} (or per "
+        fix=f"state the level from which a grade is relevant, {option('min_relevance', level)} (or per "
             f"metric, e.g. {binary[0].replace(rel=level)}); graded metrics such as nDCG need no level.")
 
 

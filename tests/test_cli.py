@@ -75,7 +75,7 @@ def test_eval_report_carries_provenance(files, capsys):
     assert prov["evalbridge_version"] == eb.__version__ and prov["backend_versions"][prov["backend"]]
     assert prov["conventions"]["ties"] == "input"
     assert prov["inputs"]["runs.a"]["sha256"] == hashlib.sha256(RUN_A.encode()).hexdigest()
-    assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0}
+    assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0, "without_relevant": 0}
 
 
 def test_eval_with_baseline_adds_the_comparison(files, capsys):

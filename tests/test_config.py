@@ -183,12 +183,13 @@ def test_provenance_records_versions_conventions_hashes_and_counts(folder):
     outcome = run_config(load_config(path), write=False)
     prov = outcome.report.provenance
     assert prov["evalbridge_version"] == eb.__version__
-    assert prov["conventions"] == {"ties": "docid_desc", "score_precision": "float64", "missing_queries": "drop"}
+    assert prov["conventions"] == {"ties": "docid_desc", "score_precision": "float64", "missing_queries": "drop",
+                                   "no_relevant": "zero"}
     assert prov["invocation"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert prov["config"]["missing_queries"] == "drop"
     assert prov["inputs"]["runs.b"]["sha256"] == hashlib.sha256(RUN_B.encode()).hexdigest()
     assert prov["inputs"]["qrels"]["path"] == "data/qrels.txt"
-    assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0}
+    assert prov["queries"]["a"] == {"evaluated": 3, "missing_from_run": 0, "ignored_run_only": 0, "without_relevant": 0}
 
 
 def test_failed_gate_makes_the_exit_code_one_with_a_reason(folder):

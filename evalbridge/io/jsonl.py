@@ -217,8 +217,9 @@ def _sniff_llamaindex(first: bytes) -> bool:
 
 
 def _sniff_object(first: bytes) -> bool:
-    """One JSON object (a ``.json`` file holding a list of questions is a RAG log)."""
-    return first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    """One JSON object (a ``.json`` file holding a list of questions is a RAG log; one whose first key is
+    ``queries`` a LlamaIndex dataset)."""
+    return first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and not _sniff_llamaindex(first)
 
 
 def _read(reader: Any) -> Any:
@@ -236,14 +237,14 @@ def _formats() -> tuple[Any, ...]:
     both = frozenset({"qrels", "run"})
     policies = policy_options("ids", "duplicates")
     return (
-        Format("llamaindex", "LlamaIndex dataset JSON {queries, corpus, relevant_docs}: qrels, queries as topics",
-               frozenset({"qrels"}), lambda source, kind, options: Parsed(qrels=read_llamaindex(source, options)),
-               suffixes=(".json",), options=policy_options("ids"), sniff=_sniff_llamaindex, inline=True,
-               example='eb.to_qrels("llamaindex_dataset.json")'),
         Format("json", "JSON object {query_id: {doc_id: value}} or {query_id: [doc_id, ...]}", both,
                _read(read_json), suffixes=(".json",), options=policies,
                write=lambda obj, path, options: write_json(obj, path), sniff=_sniff_object,
                example='eb.to_run("run.json")'),
+        Format("llamaindex", "LlamaIndex dataset JSON {queries, corpus, relevant_docs}: qrels, queries as topics",
+               frozenset({"qrels"}), lambda source, kind, options: Parsed(qrels=read_llamaindex(source, options)),
+               suffixes=(".json",), options=policy_options("ids"), sniff=_sniff_llamaindex, inline=True,
+               example='eb.to_qrels("llamaindex_dataset.json")'),
         Format("jsonl", "JSON Lines, one {query_id, doc_id, value} per line", both, _read(read_jsonl),
                suffixes=(".jsonl", ".ndjson"), options={**fields.ROLE_OPTIONS, **policies},
                write=lambda obj, path, options: write_jsonl(obj, path), sniff=_sniff_rows,

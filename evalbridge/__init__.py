@@ -36,6 +36,7 @@ _EXPORTS = {
     "agree": "stats.agreement",
     "compare": "stats.compare",
     "Report": "reports.report",
+    "log_mlflow": "tracking",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
     "EvalbridgeWarning": "errors",
@@ -65,6 +66,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.gates import parse_gates as parse_gates, check_gates as check_gates
     from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
     from .reports.report import Report as Report
+    from .tracking import log_mlflow as log_mlflow
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

@@ -120,6 +120,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .reports.formats import render
 
     configs = load_configs(args.config)
+    given = _tracking_given(args)
+    if given:
+        from .config.schema import FlagLocator, with_tracking
+
+        configs = [with_tracking(c, given, FlagLocator(tracking_flags())) for c in configs]
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
@@ -141,6 +146,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
         if outcome.files and folder is not None:  # run_config writes files only into a folder
             _note(args, f"wrote {len(outcome.files)} files to {_shown(folder)}")
+        for tracked in outcome.tracked:
+            _note(args, f"logged to {tracked.tracker}: run {tracked.parent} ({len(tracked.runs)} systems nested) "
+                        f"in experiment {tracked.experiment!r} at {tracked.uri}")
         for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
             print(f"evalbridge: {line}", file=sys.stderr)
         code = max(code, outcome.exit_code)
@@ -155,6 +163,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         sys.stderr.write(github_annotations(gates, file=args.config))  # stdout stays the report (--format json)
     return code
+
+
+def tracking_flags() -> dict[tuple[str, ...], str]:
+    """Config key path -> the flag of ``evalbridge run`` that sets it, for every option of every tracker
+    (:mod:`evalbridge.tracking`): the first option is ``--NAME`` (``--mlflow URI``), the others ``--NAME-OPTION``."""
+    from .tracking import trackers
+
+    flags: dict[tuple[str, ...], str] = {}
+    for name, tracker in trackers().items():
+        for i, key in enumerate(tracker.options):
+            flags[("tracking", name, key)] = f"--{name}" if i == 0 else f"--{name}-{key.replace('_', '-')}"
+    return flags
+
+
+def _tracking_given(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The tracking options given on the command line, as the config's ``tracking:`` section."""
+    given: dict[str, dict[str, Any]] = {}
+    for (_, name, key), flag in tracking_flags().items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is not None:
+            given.setdefault(name, {})[key] = value
+    return given
+
+
+def _add_tracking(parser: argparse.ArgumentParser) -> None:
+    from .tracking import trackers
+
+    table = trackers()
+    for (_, name, key), flag in tracking_flags().items():
+        tracker = table[name]
+        meaning = {"uri": f"also log params, means and artifacts to {tracker.title} at this tracking URI "
+                          f"(tracking.{name}.uri), e.g. sqlite:///mlflow.db"}.get(
+            key, f"{tracker.title}'s {key.replace('_', ' ')} (tracking.{name}.{key})")
+        parser.add_argument(flag, default=None, metavar=key.upper(), help=meaning)
 
 
 def _shown(path: Path) -> str:
@@ -636,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write the gates as a JUnit XML report (one test case per gate and system)")
     run.add_argument("--annotations", choices=("github",), default=None,
                      help="also print one GitHub Actions annotation per gate on stderr (::error for a failure)")
+    _add_tracking(run)
     run.set_defaults(handler=_cmd_run)
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",

@@ -24,6 +24,7 @@ from .wording import door, side
 
 if TYPE_CHECKING:
     from .reports.report import Report
+    from .tracking import Tracked
 
 __all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
 
@@ -53,11 +54,13 @@ class Outcome:
         config: the evaluation.
         report: the :class:`~evalbridge.reports.report.Report` (results, comparison, gates, cross-checks).
         files: every file written.
+        tracked: where the evaluation was logged (``tracking:``): each tracker's parent run and system runs.
     """
 
     config: Config
     report: Report
     files: tuple[Path, ...] = ()
+    tracked: tuple[Tracked, ...] = ()
 
     @property
     def failures(self) -> list[str]:
@@ -131,7 +134,7 @@ def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison else 0)
-            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + 1)
+            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + 1 + len(config.tracking))
 
 
 def input_sources(config: Config) -> list[Source]:
@@ -396,7 +399,14 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     step("writing the reports")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     files = _write(report, config, folder, curves) if write and folder is not None else []
-    return Outcome(config=config, report=report, files=tuple(files))
+    tracked = []
+    if report.results:
+        from .tracking import log
+
+        for tracker, given in config.tracking.items():
+            step(f"logging to {tracker}")
+            tracked.append(log(tracker, report, given, where=f"tracking.{tracker}.{{}}".format))
+    return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
 
 
 def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> None:

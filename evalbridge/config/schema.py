@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
-           "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES", "RULES", "YamlLocator", "FlagLocator", "validate"]
+           "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES", "RULES", "YamlLocator", "FlagLocator", "validate",
+           "with_tracking"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -58,6 +59,7 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
                  "compared, and the system rankings they induce",
     "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
     "spark": "{master, buckets}: the session started when none is active (default local[*]), query buckets",
+    "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
 })
 
 #: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
@@ -88,6 +90,7 @@ def _rules() -> Mapping[str, Any]:
     from ..stats.agreement import TESTS as AGREEMENT_TESTS
     from ..stats.compare import COMPARISON_PARAMETERS as P
     from ..stats.parameters import Interval, OneOf
+    from ..tracking import trackers
 
     return MappingProxyType({
         "min_relevance": Interval("min_relevance", float, None, None, closed="neither",
@@ -106,6 +109,8 @@ def _rules() -> Mapping[str, Any]:
         "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"],
         "spark.buckets": Interval("buckets", int, 1, None, closed="left",
                                   fix="e.g. 4 x spark.sql.shuffle.partitions (the default)."),
+        **{f"tracking.{name}.{key}": rule for name, tracker in trackers().items()
+           for key, rule in tracker.options.items()},
     })
 
 
@@ -230,6 +235,7 @@ class Config:
     agreement: AgreementSettings | None = None
     engine: str = "local"
     spark: SparkSettings | None = None
+    tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -800,6 +806,44 @@ def _on_spark(check: _Checker, config: Config) -> None:
                              fix=f"evaluate this metric with {option('engine', 'local')}.")
 
 
+def _tracking(check: _Checker, value: Any) -> Mapping[str, Mapping[str, Any]]:
+    """``tracking:``: tracker -> its options, each checked by its rule in :data:`RULES` (declared by the tracker,
+    :mod:`evalbridge.tracking`); the tracker's library is checked installed here, before anything runs."""
+    from ..errors import BackendUnavailableError
+    from ..tracking import trackers
+
+    table = trackers()
+    if value is None:
+        return MappingProxyType({})
+    spec = check.mapping(value, ("tracking",), list(table), "{mlflow: {uri: 'sqlite:///mlflow.db'}}")
+    out: dict[str, Mapping[str, Any]] = {}
+    for name, given in spec.items():
+        tracker, path = table[name], ("tracking", name)
+        options = check.mapping(given, path, list(tracker.options), "{uri: 'sqlite:///mlflow.db', experiment: dl19}")
+        for key in tracker.required:
+            if options.get(key) is None:
+                raise check.fail(path + (key,), f"{tracker.title} needs its {key}.",
+                                 fix=f"write e.g. {{{key}: 'sqlite:///mlflow.db'}}.")
+        out[name] = MappingProxyType({key: check.rule(v, path + (key,), f"tracking.{name}.{key}")
+                                      for key, v in options.items() if v is not None})
+        try:
+            tracker.require()
+        except BackendUnavailableError as error:
+            raise check.fail(path, str(error).split(" Fix: ")[0], fix=tracker.fix) from None
+    return MappingProxyType(out)
+
+
+def with_tracking(config: Config, given: Mapping[str, Mapping[str, Any]], locator: Locator) -> Config:
+    """``config`` with the tracking options of a command line (``evalbridge run --mlflow URI``) over its own
+    ``tracking:`` section, the whole section checked again by the one validator (messages name the flags)."""
+    from dataclasses import replace
+
+    raw = {name: dict(options) for name, options in (config.raw.get("tracking") or {}).items()}
+    for name, options in given.items():
+        raw.setdefault(name, {}).update({k: v for k, v in options.items() if v is not None})
+    return replace(config, tracking=_tracking(_Checker(locator), raw or None))
+
+
 def _output_dir(check: _Checker, written: str, folder: Path) -> Path:
     """``output.dir`` (:func:`evalbridge.reports.writing.resolve_output_dir`): inside the config's folder
     unless absolute."""
@@ -886,10 +930,14 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
-        seed=seed, engine=engine, spark=spark,
+        seed=seed, engine=engine, spark=spark, tracking=_tracking(check, spec.get("tracking")),
         raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)
+    if config.tracking and not config.runs:
+        raise check.fail(("tracking",), "a tracker logs the systems' means and per-query values, and this config "
+                                        "evaluates no system (an agreement alone).",
+                         fix="add runs:, or remove tracking:.")
     return config
 
 

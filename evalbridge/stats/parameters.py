@@ -28,7 +28,7 @@ from typing import Any, TypedDict, Union
 
 from ..errors import InputError
 
-__all__ = ["Interval", "OneOf", "Rule", "rule_table", "check_parameters"]
+__all__ = ["Interval", "OneOf", "Text", "Rule", "rule_table", "check_parameters"]
 
 #: closed= value -> (low end included, high end included)
 _CLOSED: Mapping[str, tuple[bool, bool]] = {
@@ -122,7 +122,38 @@ class OneOf:
         return value
 
 
-Rule = Union[Interval, OneOf]
+@dataclass(frozen=True)
+class Text:
+    """A non-empty string on one line (a URI, a name): no control characters; an ``os.PathLike`` is taken as its path.
+
+    >>> Text("uri").check("sqlite:///mlflow.db")
+    'sqlite:///mlflow.db'
+    >>> Text("uri", fix="e.g. sqlite:///mlflow.db.").check("", key="--mlflow")
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: --mlflow must be a non-empty text on one line; got ''. Fix: e.g. sqlite:///mlflow.db.
+    """
+
+    name: str
+    default: Any = None
+    fix: str = ""
+
+    def describe(self) -> str:
+        return "a non-empty text on one line"
+
+    def check(self, value: Any, *, source: str | None = None, line: int | None = None,
+              key: str | None = None) -> Any:
+        """``value`` as a string, or :class:`InputError` naming the parameter."""
+        import os
+
+        text = os.fspath(value) if isinstance(value, os.PathLike) else value
+        if not isinstance(text, str) or not text.strip() or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise _fail(self.name, self.describe(), value, self.fix or "give it as text.", source=source,
+                        line=line, key=key)
+        return text
+
+
+Rule = Union[Interval, OneOf, Text]
 
 
 def rule_table(*rules: Rule) -> Mapping[str, Rule]:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 #: Libraries that must not be imported to evaluate a RAG-sized input from dicts.
-HEAVY = ("pandas", "numpy", "pyarrow", "ranx", "numba", "ir_measures", "pytrec_eval", "scipy", "matplotlib",
+HEAVY = ("pandas", "numpy", "pyarrow", "ranx", "numba", "ir_measures", "pytrec_eval", "scipy", "matplotlib", "mlflow",
          "yaml", "tabulate")
 
 SCRIPT = """

@@ -20,7 +20,7 @@ pytest.importorskip("mlflow", reason="the mlflow extra is not installed (make te
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 QRELS = "q1 0 d1 2\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d5 2\nq3 0 d6 0\n"
-RUNS = {"bm25": "q1 Q0 d2 1 3.0 r\nq1 Q0 d1 2 2.0 r\nq2 Q0 d4 1 1.0 r\nq3 Q0 d5 1 4.0 r\n",
+RUNS = {"bm25": "q1 Q0 d2 1 3.0 r\nq1 Q0 d1 2 2.0 r\nq2 Q0 d4 1 1.0 r\nq2 Q0 d3 2 0.5 r\nq3 Q0 d5 1 4.0 r\n",
         "dense": "q1 Q0 d1 1 0.9 r\nq2 Q0 d3 1 0.8 r\nq2 Q0 d4 2 0.1 r\nq3 Q0 d6 1 0.5 r\nq3 Q0 d5 2 0.4 r\n"}
 METRICS = ["nDCG@10", "P@1", "AP", "RR"]
 

@@ -67,3 +67,18 @@ def test_dropping_is_the_mean_over_the_queries_with_a_relevant_judgement(data, m
     assert all(zero.query(metric)[q] == drop.query(metric)[q] for q in drop.query(metric))
     if drop.query(metric):
         assert math.isclose(drop[metric], sum(drop.query(metric).values()) / len(drop.query(metric)))
+
+
+def test_a_cross_check_with_another_policy_is_refused_rather_than_ignored(tmp_path):
+    """`evalbridge check --no-relevant drop` and a config with crosscheck: and no_relevant: drop: the cross-check
+    compares every query, so the policy would not apply: refused, naming the flag / key."""
+    from doors import cli
+
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "a.run").write_text(RUN)
+    code, _, err = cli("check", tmp_path / "qrels.txt", tmp_path / "a.run", "-m", "P@1", "--no-relevant", "drop")
+    assert code == 2 and "--no-relevant" in err and "would not apply to it" in err
+    (tmp_path / "eval.yaml").write_text("qrels: qrels.txt\nruns: {a: a.run}\nmetrics: [P@1]\nno_relevant: drop\n"
+                                        "crosscheck: {backends: [pytrec_eval]}\n")
+    code, _, err = cli("run", tmp_path / "eval.yaml", "--no-write")
+    assert code == 2 and "eval.yaml:4" in err and "would not apply to it" in err

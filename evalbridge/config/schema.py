@@ -938,6 +938,11 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raise check.fail(("tracking",), "a tracker logs the systems' means and per-query values, and this config "
                                         "evaluates no system (an agreement alone).",
                          fix="add runs:, or remove tracking:.")
+    if config.crosscheck is not None and config.no_relevant != "zero":
+        raise check.fail(("no_relevant",), f"the cross-check compares every qrels query with the libraries, so "
+                                           f"no_relevant {config.no_relevant!r} would not apply to it.",
+                         fix=f"leave no_relevant at 'zero' for a cross-check ({option('no_relevant', 'zero')}), or "
+                             f"evaluate without one.")
     return config
 
 

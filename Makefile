@@ -1,6 +1,6 @@
 # The two commands: `make run` (demo on real data) and `make test` (the whole suite).
 # `make run` installs the package and its runtime dependencies only; `make test` adds the test, Spark, Spark
-# Connect and MLflow extras. One stamp each: `make run` after `make test` installs nothing, `make test` after `make run`
+# Connect, MLflow and datasets (ir_datasets) extras. One stamp each: `make run` after `make test` installs nothing, `make test` after `make run`
 # adds only the extras.
 PYTHON ?= python3
 VENV   := .venv
@@ -24,7 +24,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 
 # the full install also satisfies `make run` (its stamp is touched too)
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test,spark,spark-connect,mlflow]"
+	$(BIN)/python -m pip install -q -e ".[test,spark,spark-connect,mlflow,datasets]"
 	touch $(TEST_STAMP) $(RUN_STAMP)
 
 install-run: $(RUN_STAMP)

@@ -117,6 +117,8 @@ def _fingerprint(source: Source, hashes: _Hashes, read: Any = None) -> dict[str,
 def _origin(source: Source, hashes: _Hashes) -> dict[str, Any]:
     if source.table is not None:  # a table of Spark's catalog: its name is all there is here
         return {"path": None, "format": source.format, "table": source.table}
+    if source.named is not None:  # a dataset by name (irds:...): read from ir_datasets' cache, which it checks
+        return {"path": source.written, "format": source.format, "named": True}
     if source.path is not None and source.path.is_dir():  # a folder of Parquet files read by Spark
         files = sorted(p for p in source.path.rglob("*") if p.is_file())
         return {"path": source.written, "format": source.format, "folder": True, "files": len(files),

@@ -190,6 +190,9 @@ def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path
         rows = [(q, d, s) for q, docs in eb.read_run(tmp_path / "run.txt").items() for d, s in docs.items()]
         spark.createDataFrame(rows, "query_id string, doc_id string, score double").createOrReplaceTempView("bm25_run")
     monkeypatch.chdir(tmp_path)
+    if "irds:" in example:  # ir_datasets binds its cache when imported: a fresh interpreter with the DL 2019 qrels
+        _run_with_dl19_cache(example, tmp_path, request.getfixturevalue("shared"))
+        return
     namespace = {"eb": eb, "pd": pd}
     if "ranx." in example:
         namespace["ranx"] = pytest.importorskip("ranx")
@@ -198,6 +201,23 @@ def test_input_table_example_builds_evalbridge_data(example: str, tmp_path: Path
     result = eval(example, namespace)  # noqa: S307 - the documentation's own examples
     parts = result if isinstance(result, tuple) else (result,)
     assert parts and all(isinstance(p, (eb.Qrels, eb.Run)) and p.n_rows > 0 for p in parts)
+
+
+def _run_with_dl19_cache(example: str, folder: Path, shared: Path) -> None:
+    """Run a dataset-by-name example where ir_datasets' cache (``IR_DATASETS_HOME``) holds the TREC DL 2019
+    passage qrels (where ir_datasets keeps them) and any download is refused on the loopback interface."""
+    import shutil
+
+    pytest.importorskip("ir_datasets", reason="ir_datasets is installed by `make test` (evalbridge[datasets])")
+    target = folder / "irds" / "msmarco-passage" / "trec-dl-2019" / "qrels"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(shared / "data" / "real" / "trec-dl-2019-passage" / "qrels.dl19-passage.txt", target)
+    closed = "http://127.0.0.1:9"
+    env = {**os.environ, "IR_DATASETS_HOME": str(folder / "irds"), "HTTPS_PROXY": closed, "HTTP_PROXY": closed}
+    code = f"import evalbridge as eb\nresult = {example}\nassert isinstance(result, eb.Qrels) and result.n_rows > 0"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, env=env,
+                          cwd=folder)
+    assert done.returncode == 0, done.stderr
 
 
 # --- the harness itself must be able to fail -------------------------------------------------------

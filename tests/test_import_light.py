@@ -8,7 +8,7 @@ import sys
 
 #: Libraries that must not be imported to evaluate a RAG-sized input from dicts.
 HEAVY = ("pandas", "numpy", "pyarrow", "ranx", "numba", "ir_measures", "pytrec_eval", "scipy", "matplotlib", "mlflow",
-         "yaml", "tabulate")
+         "yaml", "tabulate", "ir_datasets")
 
 SCRIPT = """
 import json, sys

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-EXTRAS = '".[test,spark,spark-connect,mlflow]"'
+EXTRAS = '".[test,spark,spark-connect,mlflow,datasets]"'
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_make_run_installs_the_package_without_any_extra(checkout: Path) -> None
 
 
 def test_make_test_installs_every_extra(checkout: Path) -> None:
-    """From nothing, `make test` installs the package with the test, Spark, Spark Connect and MLflow extras."""
+    """From nothing, `make test` installs the package with the test, Spark, Spark Connect, MLflow and datasets extras."""
     (line,) = planned(checkout, "test")
     assert line.endswith(EXTRAS)
 

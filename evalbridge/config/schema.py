@@ -406,6 +406,7 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
     Parquet files too with ``engine: spark``), inline ``data``, or a ``table`` of Spark's catalog.
     ``policies``: the top-level read policies (``ids``, ``duplicates`` for runs), unless the source sets its own."""
     from ..io import get_format
+    from ..io.registry import prefixed
 
     key = _dotted(path)
     if isinstance(value, str):
@@ -421,7 +422,9 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
         if policy != "duplicates" or kind == "run":
             options.setdefault(policy, choice)
     spark = engine == "spark"
-    file = check.existing_file(given, path + ("path",), folder, folders=spark) if given is not None else None
+    named = given if prefixed(given) is not None else None  # irds:<dataset id>: a name, not a file
+    file = check.existing_file(given, path + ("path",), folder, folders=spark) \
+        if given is not None and named is None else None
     if table is not None:
         check.string(table, path + ("table",))
         if spec.get("format", "spark-table") != "spark-table":
@@ -438,7 +441,8 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
             raise check.fail(path + ("path",), f"{given!r} is a folder, and its name does not say its format.",
                              fix="add format: parquet if it holds Parquet files, or give a file.")
     try:
-        fmt = check_source(fmt_name, kind, path=file if file is None or file.is_file() else None,
+        told = named if named is not None else file if file is None or file.is_file() else None
+        fmt = check_source(fmt_name, kind, path=told,
                            has_data="data" in spec, options=options)
     except InputError as error:
         bad = next((k for k in ("format", *options) if k in spec and repr(k) in str(error)), None)
@@ -456,7 +460,7 @@ def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str,
         raise check.fail(path + ("path",), f"{given!r} is a folder; Spark reads folders of {readable} files, and "
                                            f"the format here is {fmt!r}.",
                          fix=f"add format: {readable.split(', ')[0]} if the folder holds such files, or give a file.")
-    return Source(key=key, format=fmt, path=file, data=spec.get("data"), table=table,
+    return Source(key=key, format=fmt, path=file, data=spec.get("data"), table=table, named=named,
                   options=MappingProxyType(options), written=str(given) if given is not None else None,
                   line=check.locator.line(path))
 

@@ -42,6 +42,8 @@ class Source:
         options: the format's options (column names, ``n_relevant``, ...).
         written: the path as the user wrote it (for provenance and messages).
         table: the table of the Spark session's catalog (format ``spark-table``), or None.
+        named: an input named, not a file (``irds:<dataset id>``: a format's prefix,
+            :func:`evalbridge.io.registry.prefixed`), or None.
         line: the line of the config file that gives the source (None on a command line).
     """
 
@@ -53,6 +55,7 @@ class Source:
     written: str | None = None
     table: str | None = None
     line: int | None = None
+    named: str | None = None
 
     @property
     def carries_qrels(self) -> bool:
@@ -64,7 +67,10 @@ class Source:
     @property
     def origin(self) -> Any:
         """What the registry reads: the path, the table name, or the inline data."""
-        return self.path if self.path is not None else self.table if self.table is not None else self.data
+        for origin in (self.path, self.table, self.named):
+            if origin is not None:
+                return origin
+        return self.data
 
 
 def flatten_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,13 +116,17 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike[str
 def source_from_path(path: str, kind: str, fmt: str | None, key: str, *,
                      options: Mapping[str, Any] | None = None) -> Source:
     """A :class:`Source` for a command-line file (format from the suffix when not given)."""
+    from ..io.registry import prefixed
     from ..io.text import file_error, not_a_file
 
+    given = dict(options or {})
+    if prefixed(path) is not None:
+        name = check_source(fmt, kind, path=path, has_data=False, options=given)
+        return Source(key=key, format=name, named=path, written=path, options=MappingProxyType(given))
     file = Path(path)
     fault = not_a_file(file)
     if fault is not None:
         raise file_error(path, fault)
-    given = dict(options or {})
     name = check_source(fmt, kind, path=file, has_data=False, options=given)
     return Source(key=key, format=name, path=file.resolve(), written=path, options=MappingProxyType(given))
 

@@ -13,6 +13,7 @@ config files. So one path means one thing everywhere:
 * an explicit ``format=`` wins;
 * an in-memory object goes to the first format whose ``accepts`` takes it (Qrels / Run, dict of
   dicts, DataFrames, Arrow and Polars tables, ranx objects, rows of tuples...);
+* a string starting with a format's ``prefix`` names an input of that format (``irds:<dataset id>``);
 * a path goes by its suffix (``.gz`` aside): a suffix held by one format picks it; a suffix held
   by several (``.tsv``, ``.jsonl``, ``.json``) is decided by each candidate's ``sniff`` of the
   first bytes, in order, and when none matches by the format whose first suffix it is (``tsv``
@@ -46,12 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "to_qrels",
            "to_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
-           "check_same_judgements", "POLICIES", "policy_options"]
+           "check_same_judgements", "POLICIES", "policy_options", "prefixed"]
 
 Kind = Literal["qrels", "run", "pair"]
 
 #: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
-MODULES = ("trec", "jsonl", "rag", "tables", "spark_tables", "shapes", "objects")
+MODULES = ("trec", "jsonl", "rag", "tables", "spark_tables", "datasets", "shapes", "objects")
 
 
 #: The option of every format that reads judgements: the relevance level of binary metrics, stored on the
@@ -95,6 +96,8 @@ class Format:
             session's catalog; ``parquet``: a file or a folder of files), or None: the input is read
             here, by ``read``, and handed to Spark (:mod:`evalbridge.io.spark_tables`).
         named: a string given to the format is a name it looks up (a table), not a file path.
+        prefix: a string starting with it names an input of this format wherever a path is taken
+            (``irds:`` for a dataset of ir_datasets; :func:`prefixed`), or "" (none).
         read_columns: ``read_columns(source, kind) -> Parsed | None``: the input read into columns
             whatever its size, or None where the columnar reader declines it (see :func:`load`'s
             ``prefer_columns``); None for a format with one reader (tables are columnar at any size).
@@ -118,6 +121,7 @@ class Format:
     example: str = ""
     spark: SparkReader | None = None
     named: bool = False
+    prefix: str = ""
     read_columns: Callable[[Any, str], Parsed | None] | None = None
     whole_judgements: bool = False
 
@@ -184,10 +188,24 @@ def _is_path(obj: object) -> bool:
     return isinstance(obj, (str, os.PathLike))
 
 
+def prefixed(obj: object) -> Format | None:
+    """The format whose ``prefix`` starts ``obj`` (``irds:msmarco-passage/trec-dl-2019`` -> ``irds``), else None:
+    the one place a name that is not a file is told from a path, for every door."""
+    if not isinstance(obj, str):
+        return None
+    return next((f for f in formats().values() if f.prefix and obj.startswith(f.prefix)), None)
+
+
 def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
     from .text import head
 
     table = formats()
+    named = prefixed(path)
+    if named is not None:
+        if not named.can_read(kind):
+            raise InputError(f"{path!r} is read as format {named.name!r} ({named.title}), which holds "
+                             f"{named.describes}, not {kind}.", fix=f"give it where the {named.describes} are read.")
+        return named
     suffix = suffix_of(path)
     candidates = [f for f in table.values() if suffix in f.suffixes and f.can_read(kind)]
     if not candidates:

@@ -1,0 +1,171 @@
+"""Datasets by name (``irds:<dataset id>``): read by ir_datasets' real loader from its cache, at every door.
+
+ir_datasets binds its cache folder (``IR_DATASETS_HOME``) when it is imported, so every test that reads through it
+runs in a fresh interpreter whose ``IR_DATASETS_HOME`` is a temporary folder. The TREC DL 2019 passage qrels of
+``../shared/data/real/`` are put where ir_datasets keeps ``msmarco-passage/trec-dl-2019``'s qrels (the file
+``2019qrels-pass.txt``, md5 2f4be390198da108f6845c822e5ada14, cached as ``msmarco-passage/trec-dl-2019/qrels``).
+A dataset that is not cached makes ir_datasets try to download it: the tests send every request to a closed
+port of the loopback interface (``HTTPS_PROXY``), so the download fails at once and nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ir_datasets", reason="ir_datasets is installed by `make test` (evalbridge[datasets])")
+
+DATASET = "msmarco-passage/trec-dl-2019/judged"
+TESTS = Path(__file__).resolve().parent
+#: a port of the loopback interface where nothing listens: a download through it is refused at once
+CLOSED = "http://127.0.0.1:9"
+
+
+@pytest.fixture
+def dl19(shared: Path) -> Path:
+    """The TREC DL 2019 passage folder of ``../shared/data/real``."""
+    return shared / "data" / "real" / "trec-dl-2019-passage"
+
+
+def _cache(home: Path, qrels: Path) -> Path:
+    """``home`` as ir_datasets' cache holding the TREC DL 2019 passage qrels ``qrels`` (nothing else)."""
+    target = home / "msmarco-passage" / "trec-dl-2019" / "qrels"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(qrels, target)
+    return home
+
+
+def _fresh(code: str, home: Path, cwd: Path) -> dict:
+    """Run ``code`` in a fresh interpreter with ``home`` as ir_datasets' cache and no way out of the machine;
+    return the JSON it prints last."""
+    env = {**os.environ, "IR_DATASETS_HOME": str(home), "HTTPS_PROXY": CLOSED, "HTTP_PROXY": CLOSED,
+           "https_proxy": CLOSED, "http_proxy": CLOSED, "PYTHONPATH": str(TESTS)}
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, env=env,
+                          cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_dl19_judged_read_by_name_equals_the_file_and_ir_datasets_published_counts(tmp_path: Path, dl19: Path) -> None:
+    """``to_qrels("irds:msmarco-passage/trec-dl-2019/judged")`` through ir_datasets' own loader gives the qrels
+    of the file (same queries, documents and grades), and the counts ir_datasets publishes for the dataset
+    (its metadata: 9260 judgements, by grade 5158 / 1601 / 1804 / 697, 43 judged queries)."""
+    code = f"""
+import json, collections, ir_datasets, evalbridge as eb
+by_name = eb.to_qrels("irds:{DATASET}")
+from_file = eb.to_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
+dataset = ir_datasets.load("{DATASET}")
+grades = collections.Counter(str(g) for docs in by_name.values() for g in docs.values())
+print(json.dumps({{"same": {{q: dict(d) for q, d in by_name.items()}} == {{q: dict(d) for q, d in from_file.items()}},
+                  "rows": sum(len(d) for d in by_name.values()), "queries": len(by_name), "grades": grades,
+                  "source": by_name.source, "published": dataset.qrels_metadata(),
+                  "published_queries": dataset.queries_count()}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    assert got["same"]
+    assert got["source"] == f"irds:{DATASET}"
+    assert got["rows"] == got["published"]["count"] == 9260
+    assert got["grades"] == got["published"]["fields"]["relevance"]["counts_by_value"]
+    assert got["queries"] == got["published_queries"] == 43
+
+
+def test_the_three_doors_read_the_same_dataset_by_name(tmp_path: Path, dl19: Path) -> None:
+    """``irds:<id>`` as the API's qrels, the CLI's QRELS and a config's ``qrels:`` gives the same means at each
+    door, and the same as the qrels file itself."""
+    run, qrels = dl19 / "run.bm25.top100.txt", dl19 / "qrels.dl19-passage.txt"
+    code = f"""
+import json
+from doors import Case, through_doors, assert_same
+files = {{"bm25.run": open({str(run)!r}).read(), "qrels.txt": open({str(qrels)!r}).read()}}
+by_name = through_doors(Case(files=files, qrels="irds:{DATASET}", runs=("bm25.run",), metrics=("nDCG@10", "AP")),
+                        "by_name")
+assert_same(by_name)
+by_file = through_doors(Case(files=files, qrels="qrels.txt", runs=("bm25.run",), metrics=("nDCG@10", "AP")),
+                        "by_file")
+print(json.dumps({{door: [d.code, d.means, d.message] for door, d in by_name.items()}} |
+                 {{"file": by_file["api"].means}}))
+"""
+    (tmp_path / "by_name").mkdir()
+    (tmp_path / "by_file").mkdir()
+    got = _fresh(code, _cache(tmp_path / "irds", qrels), tmp_path)
+    assert [got[door][0] for door in ("api", "cli", "config")] == [0, 0, 0], got
+    assert got["api"][1] == got["cli"][1] == got["config"][1] == got["file"]
+    assert got["file"]["bm25"]["nDCG@10"] == pytest.approx(0.5058, abs=5e-5)  # Anserini's BM25 (default) on DL19
+
+
+def test_a_dataset_not_cached_names_the_file_ir_datasets_wants_and_where_to_put_it(tmp_path: Path) -> None:
+    """With an empty cache and no network, every door exits 2 with one message: the dataset, the file's address
+    and checksum, and the path to put it at; no traceback, no exception or log line of ir_datasets."""
+    code = f"""
+import json
+from doors import Case, through_doors, assert_same
+doors = through_doors(Case(files={{"bm25.run": "q1 Q0 d1 1 1.0 x\\n"}}, qrels="irds:{DATASET}", runs=("bm25.run",),
+                           metrics=("AP",)), "case")
+assert_same(doors, says=("is not in ir_datasets' cache", "2f4be390198da108f6845c822e5ada14"))
+print(json.dumps({{door: [d.code, d.message] for door, d in doors.items()}}))
+"""
+    (tmp_path / "case").mkdir()
+    home = tmp_path / "empty"
+    env = {**os.environ, "IR_DATASETS_HOME": str(home), "HTTPS_PROXY": CLOSED, "HTTP_PROXY": CLOSED,
+           "https_proxy": CLOSED, "http_proxy": CLOSED}
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    got = _fresh(code, home, tmp_path)
+    wanted = str(home / "msmarco-passage" / "trec-dl-2019" / "qrels")
+    for door, (code_, message) in got.items():
+        assert code_ == 2, (door, message)
+        assert f"put that file at {wanted}" in message and DATASET in message, (door, message)
+        assert "Traceback" not in message and "RuntimeError" not in message and "[INFO]" not in message
+    cli = subprocess.run([sys.executable, "-m", "evalbridge", "eval", f"irds:{DATASET}", "bm25.run", "-m", "AP"],
+                         capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path / "case")
+    assert cli.returncode == 2
+    assert cli.stderr.startswith("evalbridge: error: ") and cli.stderr.count("\n") <= 1, cli.stderr  # one line
+
+
+def test_an_unknown_dataset_id_gets_the_close_names(tmp_path: Path) -> None:
+    code = f"""
+import json, evalbridge as eb
+try:
+    eb.to_qrels("irds:msmarco-passage/trec-dl-2019/judgd")
+except eb.InputError as error:
+    print(json.dumps({{"message": str(error)}}))
+"""
+    got = _fresh(code, tmp_path / "empty", tmp_path)
+    assert "ir_datasets has no dataset 'msmarco-passage/trec-dl-2019/judgd'" in got["message"]
+    assert f"did you mean '{DATASET}'" in got["message"]
+
+
+def test_without_ir_datasets_the_error_gives_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extra is optional: without it, the message names the install command (no ImportError of Python's)."""
+    import evalbridge as eb
+    from evalbridge.errors import EvalbridgeError
+
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # `import ir_datasets` now raises ImportError
+    with pytest.raises(EvalbridgeError, match=r"pip install 'evalbridge\[datasets\]'"):
+        eb.to_qrels(f"irds:{DATASET}")
+
+
+def test_a_dataset_by_name_is_qrels_not_a_run() -> None:
+    import evalbridge as eb
+
+    with pytest.raises(eb.InputError, match="holds qrels, not run"):
+        eb.to_run(f"irds:{DATASET}")
+
+
+def test_naming_a_dataset_imports_nothing_until_it_is_read(tmp_path: Path) -> None:
+    """Resolving ``irds:...`` (the registry, a config's validation) does not import ir_datasets."""
+    code = """
+import json, sys
+from evalbridge.io import resolve
+name = resolve("irds:msmarco-passage/trec-dl-2019/judged", kind="qrels").name
+print(json.dumps({"format": name, "imported": "ir_datasets" in sys.modules}))
+"""
+    assert _fresh(code, tmp_path / "empty", tmp_path) == {"format": "irds", "imported": False}

@@ -270,7 +270,7 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
             own["input.sha256"] = str(source["sha256"])
         means = {keys[label]: float(mean) for label, mean in results.means.items() if label in keys}
         systems[system] = RunLog(name=system, params=MappingProxyType(own), metrics=MappingProxyType(means),
-                                 files=MappingProxyType({"per_query.csv": _per_query_writer(results, keys)}))
+                                 files=MappingProxyType({"per_query.csv": _per_query_writer(results)}))
     return parent, systems
 
 
@@ -280,11 +280,12 @@ def _report_writer(render: Callable[[Report], str], report: Report) -> Callable[
     return write
 
 
-def _per_query_writer(results: Results, keys: Mapping[str, str]) -> Callable[[Path], None]:
+def _per_query_writer(results: Results) -> Callable[[Path], None]:
+    """``per_query.csv`` as the report folder writes it (:func:`evalbridge.reports.report.write_frame`)."""
     def write(path: Path) -> None:
-        frame = results.per_query
-        frame.columns = [str(c) for c in frame.columns]
-        frame.reset_index().to_csv(path, index=False, float_format="%.17g")
+        from ..reports.report import write_frame
+
+        write_frame(results.per_query.reset_index(), path, fmt="csv")
     return write
 
 

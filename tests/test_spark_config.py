@@ -248,7 +248,7 @@ def test_a_folder_is_read_only_by_spark_and_only_as_parquet(files: Path) -> None
     unless its format is one Spark reads (parquet), with the fix."""
     (files / "lake").mkdir()
     local = _write(files / "local.yaml", {"qrels": "qrels.txt", "runs": {"r": "lake"}, "metrics": ["P@1"]})
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(InputError, match="lake: this is a folder, not a file"):
         load_config(local)
     spark_trec = _write(files / "spark.yaml", {"qrels": "qrels.txt", "runs": {"r": {"path": "lake", "format": "trec"}},
                                                "metrics": ["P@1"], "engine": "spark"})

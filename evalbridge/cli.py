@@ -547,6 +547,7 @@ def _write(obj: Any, path: str, fmt: str | None) -> str:
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .config import load_qrels, load_run
     from .io import get_format
+    from .io.registry import prefixed
     from .reports.writing import check_outputs
 
     check_outputs([args.input], files=[args.output, args.run_output])
@@ -561,10 +562,12 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         _note(args, _write(qrels, args.output, args.output_format))
         _note(args, _write(run, args.run_output, args.output_format))
         return EXIT_OK
-    if args.kind is None:
+    told = get_format(fmt) if fmt is not None else prefixed(args.input)  # a format that holds one kind says it
+    kind = args.kind if args.kind is not None or told is None or len(told.holds) != 1 else next(iter(told.holds))
+    if kind is None:
         raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
-    source = _source(args.input, args.kind, fmt, "INPUT", args.columns, _policies(args))
-    if args.kind == "qrels":
+    source = _source(args.input, kind, fmt, "INPUT", args.columns, _policies(args))
+    if kind == "qrels":
         obj = load_qrels(source, args.min_relevance)
     else:
         obj = load_run(source, _system_names([args.input])[0], None, args.min_relevance)[1]

@@ -169,3 +169,29 @@ name = resolve("irds:msmarco-passage/trec-dl-2019/judged", kind="qrels").name
 print(json.dumps({"format": name, "imported": "ir_datasets" in sys.modules}))
 """
     assert _fresh(code, tmp_path / "empty", tmp_path) == {"format": "irds", "imported": False}
+
+
+def test_a_dataset_by_name_given_another_format_is_refused_alike_at_every_door(tmp_path: Path) -> None:
+    """``irds:...`` with ``format: trec`` (``--qrels-format trec``) names no TREC file: refused with the fix, never
+    read as a missing file; nothing is imported from ir_datasets to say so."""
+    from doors import Case, assert_same, through_doors
+
+    doors = through_doors(Case(files={"bm25.run": "q1 Q0 d1 1 1.0 x\n"}, qrels=f"irds:{DATASET}", runs=("bm25.run",),
+                               metrics=("AP",), qrels_options={"format": "trec"}), tmp_path)
+    assert_same(doors, says=("names an input of format 'irds'", "remove the format"))
+    assert {door.code for door in doors.values()} == {2}
+
+
+def test_convert_writes_a_dataset_by_name_as_a_qrels_file(tmp_path: Path, dl19: Path) -> None:
+    """``evalbridge convert irds:<id> qrels.txt`` needs no ``--kind``: a dataset is qrels; the file written holds
+    the dataset's qrels."""
+    code = f"""
+import json, subprocess, sys
+import evalbridge as eb
+done = subprocess.run([sys.executable, "-m", "evalbridge", "convert", "irds:{DATASET}", "out.txt"],
+                      capture_output=True, text=True)
+same = done.returncode == 0 and eb.to_qrels("out.txt") == eb.to_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
+print(json.dumps({{"code": done.returncode, "err": done.stderr, "same": same}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    assert got["code"] == 0 and got["same"], got

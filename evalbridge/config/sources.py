@@ -89,9 +89,10 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike[str
             or an option the format does not take (the message lists the formats that take it).
     """
     from ..io import formats, get_format, resolve
-    from ..io.registry import check_options
+    from ..io.registry import check_options, check_prefixed
 
     wanted = "run" if kind == "run" else "qrels"
+    check_prefixed(path, fmt_name)
     if fmt_name is None:
         if path is None:
             raise InputError("inline data needs a format.", fix="add e.g. format: labels.")

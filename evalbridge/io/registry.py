@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "to_qrels",
            "to_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
-           "check_same_judgements", "POLICIES", "policy_options", "prefixed"]
+           "check_same_judgements", "POLICIES", "policy_options", "prefixed", "check_prefixed"]
 
 Kind = Literal["qrels", "run", "pair"]
 
@@ -196,6 +196,14 @@ def prefixed(obj: object) -> Format | None:
     return next((f for f in formats().values() if f.prefix and obj.startswith(f.prefix)), None)
 
 
+def check_prefixed(obj: object, format: str | None) -> None:
+    """Refuse a prefixed name (``irds:...``) given with another format: it names no file that format could read."""
+    named = prefixed(obj)
+    if named is not None and format is not None and format != named.name:
+        raise InputError(f"{obj!r} names an input of format {named.name!r} ({named.title}), not a {format} file.",
+                         fix=f"remove the format (or give format {named.name!r}).")
+
+
 def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
     from .text import head
 
@@ -223,6 +231,7 @@ def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
 def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
     """The format of ``obj`` (a path or an in-memory object) when read as ``kind``."""
     if format is not None:
+        check_prefixed(obj, format)
         return get_format(format, kind=kind)
     if _is_path(obj):
         return _resolve_path(obj, kind)

@@ -147,7 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if outcome.files and folder is not None:  # run_config writes files only into a folder
             _note(args, f"wrote {len(outcome.files)} files to {_shown(folder)}")
         for tracked in outcome.tracked:
-            _note(args, f"logged to {tracked.tracker}: run {tracked.parent} ({len(tracked.runs)} systems nested) "
+            _note(args, f"logged to {tracked.tracker}: run {tracked.parent} with {len(tracked.runs)} nested system run(s) "
                         f"in experiment {tracked.experiment!r} at {tracked.uri}")
         for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
             print(f"evalbridge: {line}", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -236,3 +237,19 @@ def test_two_labels_that_would_log_under_one_name_are_refused() -> None:
     results = eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, {"P@1": "P@1", "P_at_1": "RR"})
     with pytest.raises(eb.InputError, match="'P@1' and 'P_at_1' would both be logged as 'P_at_1'"):
         tracked_runs(results)
+
+
+def test_a_registered_html_report_format_is_logged_as_report_html(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook for report.html: once the format registry has ``html``, the parent run carries its rendering."""
+    from evalbridge.reports import formats
+    from evalbridge.reports.formats import ReportFormat
+
+    table = dict(formats.report_formats())
+    table["html"] = ReportFormat("html", ".html", "a page", lambda report: f"<h1>{report.title}</h1>", order=99)
+    monkeypatch.setattr(formats, "report_formats", lambda: table)
+    results = eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1")
+    parent, _ = tracked_runs({"a": results}, title="nightly")
+    assert sorted(parent.files) == ["provenance.json", "report.html"]
+    with tempfile.TemporaryDirectory() as folder:
+        parent.files["report.html"](Path(folder) / "report.html")
+        assert (Path(folder) / "report.html").read_text() == "<h1>nightly</h1>"

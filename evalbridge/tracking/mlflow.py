@@ -42,9 +42,10 @@ def _quiet() -> Iterator[None]:
 
 def _refused(uri: str, error: Exception) -> InputError:
     first = str(error).strip().split(". ")[0].rstrip(".")
+    folder = " (a folder store needs MLFLOW_ALLOW_FILE_STORE=true)" if "filesystem" in first else ""
     return InputError(f"MLflow could not log to {uri!r}: {first}.",
-                      fix="give a tracking store MLflow opens, e.g. --mlflow sqlite:///mlflow.db (a SQLite file, "
-                          "created when missing, its folder must exist) or http://host:5000 (a tracking server).")
+                      fix=f"give a tracking store MLflow opens, e.g. sqlite:///mlflow.db (a SQLite file, created when "
+                          f"missing) or http://host:5000 (a tracking server){folder}.")
 
 
 def _artifact_root(uri: str) -> str | None:

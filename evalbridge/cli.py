@@ -146,9 +146,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
         if outcome.files and folder is not None:  # run_config writes files only into a folder
             _note(args, f"wrote {len(outcome.files)} files to {_shown(folder)}")
-        for tracked in outcome.tracked:
-            _note(args, f"logged to {tracked.tracker}: run {tracked.parent} with {len(tracked.runs)} nested system run(s) "
-                        f"in experiment {tracked.experiment!r} at {tracked.uri}")
+        _note_tracked(args, outcome)
         for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
             print(f"evalbridge: {line}", file=sys.stderr)
         code = max(code, outcome.exit_code)
@@ -163,6 +161,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         sys.stderr.write(github_annotations(gates, file=args.config))  # stdout stays the report (--format json)
     return code
+
+
+def _note_tracked(args: argparse.Namespace, outcome: Any) -> None:
+    for tracked in outcome.tracked:
+        _note(args, f"logged to {tracked.tracker}: run {tracked.parent} with {len(tracked.runs)} nested system run(s) "
+                    f"in experiment {tracked.experiment!r} at {tracked.uri}")
 
 
 def tracking_flags() -> dict[tuple[str, ...], str]:
@@ -356,7 +360,10 @@ def _description(args: argparse.Namespace, qrels: str | None, runs: Sequence[str
         raw["spark"] = spark
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
-    return validate(raw, locator=FlagLocator(FLAGS), folder=Path.cwd(), default_dir=None)
+    tracking = _tracking_given(args)
+    if tracking:
+        raw["tracking"] = tracking
+    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags()}), folder=Path.cwd(), default_dir=None)
 
 
 def _outputs(args: argparse.Namespace, config: Any) -> None:
@@ -378,6 +385,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     with _progress(len(runs) > 1 and not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
     _emit(render(outcome.report, args.format), args.output, args)
+    _note_tracked(args, outcome)
     if args.per_query is not None:
         from .reports.report import per_query_format_of, write_per_query
 
@@ -723,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_quiet(ev)
     _add_inputs(ev)
     _add_conventions(ev)
+    _add_tracking(ev)
     ev.set_defaults(handler=_cmd_eval)
 
     ck = commands.add_parser("check", help="cross-check every value against other libraries",

@@ -144,6 +144,16 @@ def test_the_three_doors_log_the_same_runs(tmp_path: Path, monkeypatch: pytest.M
     assert len(parents) == 3 and parents[0].info.run_id == api.parent
     assert parents[2].info.run_id == outcome.tracked[0].parent
     first, *others = [_logged(uri, p.info.run_id) for p in parents]
+    # evalbridge eval QRELS RUN... --mlflow URI: the same systems, params of the same names, the same means
+    code, _, err = _cli("eval", "plain/qrels.txt", "plain/bm25.run", "plain/dense.run", "-m", *METRICS,
+                        "--min-relevance", "1", "--mlflow", uri, "--mlflow-experiment", "eval-door")
+    assert code == 0, err
+    (top,) = client.search_runs([client.get_experiment_by_name("eval-door").experiment_id],
+                                filter_string="tags.mlflow.parentRunId IS NULL")
+    evaluated = _logged(uri, top.info.run_id)
+    assert {name: run[1] for name, run in evaluated["systems"].items()} == \
+        {name: run[1] for name, run in first["systems"].items()}
+    assert set(evaluated["parent"]) == set(first["parent"])
     assert first["systems"]["bm25"][1] and first["parent"]["input.qrels.sha256"]
     for other in others:
         assert other == first

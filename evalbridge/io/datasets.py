@@ -133,7 +133,14 @@ def read_dataset(source: Any, kind: str, options: Mapping[str, Any]) -> Any:  # 
         except Exception as error:  # noqa: BLE001 - any failure of ir_datasets becomes one message
             download = _wanted_download(error.__traceback__)
             if download is not None:
-                raise _not_cached(name, download, irds.util.home_path()) from None
+                try:
+                    refusal = _not_cached(name, download, irds.util.home_path())
+                except AttributeError:  # an ir_datasets whose Download keeps these elsewhere (checked on 0.6)
+                    refusal = InputError(f"dataset {name!r} is not in ir_datasets' cache ({irds.util.home_path()}), "
+                                         f"and ir_datasets could not download it.",
+                                         fix="run once where the network is reachable, or point IR_DATASETS_HOME "
+                                             "at a cache that holds it.")
+                raise refusal from None
             said = held.messages[-1] if held.messages else (str(error).splitlines() or [type(error).__name__])[0]
             raise InputError(f"ir_datasets could not read the qrels of {name!r}: {said}.",
                              fix="check ir_datasets' cache (IR_DATASETS_HOME), or read the qrels file directly.") from None

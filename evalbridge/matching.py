@@ -93,9 +93,12 @@ def _cause(pairs: Sequence[tuple[set[str], set[str]]]) -> tuple[str, str] | None
         return (f"{texts} holds texts where {ids} holds ids (e.g. a RAG log's retrieved contexts)",
                 f"name the field or column that holds the ids ({option('doc', column=True)}), or give both "
                 f"sides the same texts")
-    for spelled, cause, fix in _SPELLINGS:
-        if any({spelled(i) for i in j} & {spelled(i) for i in r} for j, r in pairs):
+    for spelled, cause, fix in _SPELLINGS:  # only ids that do not already meet as they are written
+        if any({spelled(i) for i in j - r} & {spelled(i) for i in r - j} for j, r in pairs):
             return cause, fix
+    if any(j & r for j, r in pairs):
+        return ("the judged documents are retrieved, but ranked below the first k",
+                "judge the documents ranked first, or evaluate deeper (a larger k)")
     return None
 
 
@@ -120,7 +123,8 @@ def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric:
         cause, fix = found or (
             "no id is shared: the qrels may judge another corpus or use another id scheme (e.g. passage ids "
             "against document ids)", "check that the run and the qrels use the same collection and the same ids")
-        return (f"{whose}no retrieved document of any of the {len(judged)} evaluated queries has a judgement, so "
+        where = "retrieved document" if k is None else f"document among the first {k} retrieved"
+        return (f"{whose}no {where} of any of the {len(judged)} evaluated queries has a judgement, so "
                 f"every metric of relevance is 0 ({ids}). Likely cause: {cause}. Fix: {fix}.")
     cause, fix = found or (
         "judgements that do not reach these documents (a pool made without this run, shallow judgements), or "

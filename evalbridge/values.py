@@ -132,9 +132,17 @@ def parse_column(column: Any, *, label: str, where: Callable[[int], dict[str, An
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    def refuse_overflow(values: Any) -> None:
+        finite = pc.is_finite(values)
+        if not pc.all(finite).as_py():
+            row = pc.index(finite, False).as_py()
+            raise number_error(label, repr(column[row].as_py()), *_OVERFLOW, **where(row))
+
     matched = pc.match_substring_regex(column, DECIMAL)
     if not pc.all(matched).as_py():
         row = pc.index(matched, False).as_py()
+        if row:  # the first refused row is the one said, whichever the rule
+            refuse_overflow(pc.cast(column.slice(0, row), pa.float64()))
         token = column[row].as_py()
         raise number_error(label, repr(token), *reason(token), **where(row))
     if pc.all(pc.match_substring_regex(column, INTEGER)).as_py():
@@ -143,8 +151,5 @@ def parse_column(column: Any, *, label: str, where: Callable[[int], dict[str, An
         except pa.ArrowInvalid:
             pass  # beyond int64: float64 below
     values = pc.cast(column, pa.float64())
-    finite = pc.is_finite(values)
-    if not pc.all(finite).as_py():
-        row = pc.index(finite, False).as_py()
-        raise number_error(label, repr(column[row].as_py()), *_OVERFLOW, **where(row))
+    refuse_overflow(values)
     return values, False

@@ -54,7 +54,8 @@ def test_ids_that_never_meet_are_warned_about_with_examples_and_the_likely_cause
     qrels, run, cause = CASES[case]
     res, texts = caught(lambda: eb.evaluate(qrels, run, ["P@5", "nDCG@5"]))
     assert len(texts) == 1
-    assert texts[0].startswith(f"no retrieved document of any of the {len(qrels)} evaluated queries has a judgement")
+    assert texts[0].startswith(f"no document among the first 5 retrieved of any of the {len(qrels)} evaluated queries "
+                               "has a judgement")
     assert "every metric of relevance is 0" in texts[0]
     assert cause in texts[0] and repr(next(iter(qrels["q1"]))) in texts[0] and "Fix: " in texts[0]
     assert res.provenance.warnings == tuple(texts) and texts[0] in res.provenance.summary()
@@ -77,6 +78,13 @@ def test_matching_ids_give_no_warning_and_a_judged_0_document_counts_as_judged()
     assert texts == []
 
 
+def test_ids_that_meet_below_the_first_k_are_not_blamed_on_their_spelling():
+    _, texts = caught(lambda: eb.evaluate({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}},
+                                          {"q1": {"d9": 0.9, "d1": 0.5}, "q2": {"d3": 0.9}}, "P@1"))
+    assert len(texts) == 1 and texts[0].startswith("1 of 2 evaluated queries have no judgement among their first 1")
+    assert "white space" not in texts[0] and "ranked below the first k" in texts[0]
+
+
 @settings(max_examples=60, deadline=None)
 @given(qrels_and_run(max_queries=3, missing=True, run_only=True), st.sampled_from(["AP", "P@3", "nDCG@5"]))
 def test_the_warning_fires_exactly_when_some_query_has_no_judgement_in_its_first_k(data, metric):
@@ -93,7 +101,8 @@ def test_the_warning_fires_exactly_when_some_query_has_no_judgement_in_its_first
     res, texts = caught(lambda: eb.evaluate(qrels, run, metric))
     assert bool(texts) == bool(unmet)
     if unmet and len(unmet) == len(evaluated):
-        assert texts[0].startswith("no retrieved document of any")
+        assert texts[0].startswith("no retrieved document of any" if k is None
+                                   else f"no document among the first {k} retrieved of any")
     elif unmet:
         assert texts[0].startswith(f"{len(unmet)} of {len(evaluated)} evaluated queries")
 

@@ -350,6 +350,8 @@ def naive_exp_ndcg(grades_in_rank_order: list[float], judged: list[float]) -> fl
         return sum((2.0 ** g - 1) / math.log2(i + 2) for i, g in enumerate(grades) if g > 0)
 
     ideal = dcg(sorted(judged, reverse=True))
+    if not math.isfinite(ideal):  # the ideal overflowed while the run's DCG may not have: x / inf = 0 is no answer
+        return math.nan
     return dcg(grades_in_rank_order) / ideal if ideal else 0.0
 
 

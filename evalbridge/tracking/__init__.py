@@ -146,7 +146,7 @@ def tracking_key(label: str) -> str:
     ``[\\w.- :/]`` becomes ``_``, and ``/`` is kept only between two names.
 
     >>> [tracking_key(k) for k in ("nDCG@10", "P(rel=2)@5", "hit rate", "a//b")]
-    ['nDCG_at_10', 'P_rel_2__at_5', 'hit rate', 'a_b']
+    ['nDCG_at_10', 'P_rel_2__at_5', 'hit rate', 'a/b']
     """
     text = _FORBIDDEN.sub("_", label.replace("@", "_at_"))
     return "/".join(part for part in text.split("/") if part not in ("", ".", "..")) or "_"

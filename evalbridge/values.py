@@ -147,7 +147,7 @@ def parse_column(column: Any, *, label: str, where: Callable[[int], dict[str, An
         raise number_error(label, repr(token), *reason(token), **where(row))
     if pc.all(pc.match_substring_regex(column, INTEGER)).as_py():
         try:
-            return pc.cast(column, pa.int64()), True
+            return pc.cast(pc.utf8_ltrim(column, characters="+"), pa.int64()), True  # Arrow reads no '+' as int
         except pa.ArrowInvalid:
             pass  # beyond int64: float64 below
     values = pc.cast(column, pa.float64())

@@ -117,6 +117,8 @@ def check_value(value: object, *, label: str, at: str = "", source: str | None =
             return number
         raise number_error(label, repr(value), "is not a finite number", "remove the row or give it a finite value.", **where)
     if isinstance(value, str):
+        if _DECIMAL.fullmatch(value) is None and any(c.isdigit() for c in value):  # 1_000, 1:30 (YAML leaves them)
+            raise number_error(label, repr(value), *reason(value), **where)
         raise number_error(label, repr(value), "is not a number: it is a text",
                            "write numbers without quotes (2, not \"2\").", **where)
     raise number_error(label, f"{type(value).__name__} {value!r:.40}", "is not a number",

@@ -209,3 +209,20 @@ def test_a_column_of_tokens_is_read_as_each_token_is(tokens: list[str]) -> None:
         return
     assert error is None and column.to_pylist() == expected
     assert integral == all(isinstance(v, int) for v in expected)
+
+
+@pytest.mark.parametrize(("token", "says"), [("1_000", "it has '_' in it"), ("1:30", "not a decimal number"),
+                                             ("0x1F", "not a decimal number")])
+def test_yaml_data_files_follow_the_one_number_rule(tmp_path: Path, token: str, says: str) -> None:
+    """YAML 1.1 read 1_000 as 1000, 1:30 as 90 and 0x1F as 31 without a word; now they are refused where read."""
+    path = tmp_path / "grades.yaml"
+    path.write_text(f"q1:\n  d1: {token}\n  d2: 0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(says)):
+        eb.to_qrels(path)
+
+
+def test_a_yaml_number_with_a_leading_zero_is_decimal() -> None:
+    """YAML 1.1 read 010 as octal 8; a grade 010 is ten, as YAML 1.2, JSON and every other format read it."""
+    from evalbridge.io.yamldata import load_yaml
+
+    assert load_yaml("a: [010, 7, -3, +4, 2.5, 1e-9, .5]", source="x.yaml") == {"a": [10, 7, -3, 4, 2.5, 1e-9, 0.5]}

@@ -54,6 +54,7 @@ KeyPath = tuple[Any, ...]
 LineTable = dict[KeyPath, int]
 
 _MERGE = "tag:yaml.org,2002:merge"
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 
 #: Byte order marks of encodings that are not UTF-8 (UTF-32 first: its LE mark starts like UTF-16's).
 _FOREIGN_BOMS: Mapping[bytes, str] = {
@@ -135,13 +136,23 @@ def _loader_class() -> type:
                 return node
             return super().compose_node(parent, index)
 
-    # YAML 1.1 reads 1e-9 (no dot) as a string; YAML 1.2 and JSON read it as a number, and so do we.
+    # Numbers are plain decimals, as YAML 1.2 and JSON write them (and as evalbridge.values reads text): YAML 1.1
+    # would read 010 as 8, 1_000 as 1000, 1:30 as 90 and 0x1F as 31 without a word; those stay strings here, so a
+    # grade or a score written so is refused where it is read, and an id keeps its spelling. 1e-9 is a number.
     import re
 
-    Loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-    Loader.add_implicit_resolver("tag:yaml.org,2002:float",
-                                 re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-                                 list("-+0123456789"))
+    from ..values import DECIMAL, INTEGER
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag not in (_INT, _FLOAT)]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver(_INT, re.compile(INTEGER), list("-+0123456789"))
+    Loader.add_implicit_resolver(_FLOAT, re.compile(f"{DECIMAL}|^[-+]?\\.(?:inf|Inf|INF)$|^\\.(?:nan|NaN|NAN)$"),
+                                 list("-+0123456789."))
+    def decimal(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+        return int(loader.construct_scalar(node))  # 010 is ten, not eight
+
+    Loader.add_constructor(_INT, decimal)
     return Loader
 
 

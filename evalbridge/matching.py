@@ -16,10 +16,10 @@ from .metrics.spec import Metric, parse_metric
 from .model import Qrels, Run, rows_of
 from .wording import option
 
-__all__ = ["probe", "unmatched"]
+__all__ = ["probe", "unmatched", "describe", "SAMPLE"]
 
 #: queries whose ids are looked at for the likely cause (the warning's path only)
-_SAMPLE = 20
+SAMPLE = 20
 
 
 def probe(metrics: Iterable[Metric]) -> Metric:
@@ -58,7 +58,7 @@ def _retrieved_nothing(run: Run) -> set[str]:
 
 def _best(rows: Mapping[str, float], n: int = 3) -> list[str]:
     """The ``n`` best-scored (or best-graded) ids."""
-    return [doc for doc, _ in sorted(rows.items(), key=lambda item: -item[1])[:n]]
+    return [doc for doc, _ in sorted(rows.items(), key=lambda item: (-item[1], item[0]))[:n]]  # in any row order
 
 
 def _shown(ids: Sequence[str], width: int = 40) -> str:
@@ -105,30 +105,40 @@ def _cause(pairs: Sequence[tuple[set[str], set[str]]]) -> tuple[str, str] | None
 def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric: Metric) -> str | None:
     """The warning's text when some evaluated query has no judged document among its first ``k`` (``judged``:
     the query's ``Judged@k``, 0 exactly then), else None."""
-    empty = [q for q, share in judged.items() if share == 0]
+    empty = sorted(q for q, share in judged.items() if share == 0)  # by id, as on Spark
     if empty:
         nothing = _retrieved_nothing(run)
         empty = [q for q in empty if q not in nothing]  # a query that retrieved nothing has nothing to judge
     if not empty:
         return None
-    k = probe_metric.k
+    return describe(empty[:SAMPLE], len(empty), len(judged), probe_metric.k,
+                    {q: _docs(qrels, q) for q in empty[:SAMPLE]}, {q: _docs(run, q) for q in empty[:SAMPLE]},
+                    run.name)
+
+
+def describe(sample: Sequence[str], n_empty: int, n_evaluated: int, k: int | None,
+             judged_docs: Mapping[str, Mapping[str, float]], retrieved_docs: Mapping[str, Mapping[str, float]],
+             name: str | None) -> str:
+    """The warning's text from the first (at most :data:`SAMPLE`) of the ``n_empty`` queries, among
+    ``n_evaluated``, with nothing judged in their first ``k``, and the judged and retrieved docs of each
+    (grade / score by doc id): the one wording of every evaluation, in memory or on Spark."""
     first = f"first {k} retrieved documents" if k is not None else "retrieved documents"
-    pairs = [(set(_docs(qrels, qid)), set(_docs(run, qid))) for qid in empty[:_SAMPLE]]
-    example = empty[0]
-    retrieved, judged_ids = _best(_docs(run, example)), _best(_docs(qrels, example))
+    pairs = [(set(judged_docs.get(qid, {})), set(retrieved_docs.get(qid, {}))) for qid in sample]
+    example = sample[0]
+    retrieved, judged_ids = _best(retrieved_docs.get(example, {})), _best(judged_docs.get(example, {}))
     found = _cause(pairs)
-    whose = f"run {run.name!r}: " if run.name else ""
+    whose = f"run {name!r}: " if name else ""
     ids = f"e.g. query {example!r} retrieved {_shown(retrieved)} and the qrels judge {_shown(judged_ids)}"
-    if len(empty) == len(judged):
+    if n_empty == n_evaluated:
         cause, fix = found or (
             "no id is shared: the qrels may judge another corpus or use another id scheme (e.g. passage ids "
             "against document ids)", "check that the run and the qrels use the same collection and the same ids")
         where = "retrieved document" if k is None else f"document among the first {k} retrieved"
-        return (f"{whose}no {where} of any of the {len(judged)} evaluated queries has a judgement, so "
+        return (f"{whose}no {where} of any of the {n_evaluated} evaluated queries has a judgement, so "
                 f"every metric of relevance is 0 ({ids}). Likely cause: {cause}. Fix: {fix}.")
     cause, fix = found or (
         "judgements that do not reach these documents (a pool made without this run, shallow judgements), or "
         "ids of another corpus", "judge the documents this run retrieves, or check their ids")
-    shown = ", ".join(map(repr, empty[:3])) + (f" (+{len(empty) - 3} more)" if len(empty) > 3 else "")
-    return (f"{whose}{len(empty)} of {len(judged)} evaluated queries have no judgement among their {first} "
+    shown = ", ".join(map(repr, sample[:3])) + (f" (+{n_empty - 3} more)" if n_empty > 3 else "")
+    return (f"{whose}{n_empty} of {n_evaluated} evaluated queries have no judgement among their {first} "
             f"({shown}), so their metrics of relevance are 0 ({ids}). Likely cause: {cause}. Fix: {fix}.")

@@ -35,6 +35,7 @@ from ._version import __version__
 from .errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from .metrics.resolution import resolve_metrics
 from .metrics.requests import MetricRequest, MetricsArg, metric_requests
+from .matching import SAMPLE, describe, probe
 from .metrics.spec import Metric
 from .model import Conventions
 
@@ -87,6 +88,8 @@ class SparkProvenance:
             ``missing_queries="zero"`` the qrels queries absent from the run (as ``Provenance``).
         missing_from_run: qrels queries absent from the run (scored 0, or left out with ``missing_queries="drop"``).
         ignored_run_only: run queries absent from the qrels, left out.
+        warnings: what was also said as an :class:`~evalbridge.errors.EvalbridgeWarning` (queries whose
+            retrieved and judged ids do not meet, as :func:`evalbridge.evaluate` says it).
     """
 
     spark_version: str
@@ -98,6 +101,7 @@ class SparkProvenance:
     ignored_run_only: int
     backend: str = "spark"
     evalbridge_version: str = __version__
+    warnings: tuple[str, ...] = ()
 
     @property
     def backend_version(self) -> str:
@@ -110,7 +114,8 @@ class SparkProvenance:
                 f"{self.missing_from_run} missing from run ("
                 f"{'scored 0' if c.missing_queries == 'zero' else 'left out'}); "
                 f"{self.ignored_run_only} run-only ignored; ties {c.ties}; relevance level {self.relevance_level:g}")
-        return text + (f"; scores as {c.score_precision}" if c.score_precision != "float64" else "")
+        text += f"; scores as {c.score_precision}" if c.score_precision != "float64" else ""
+        return text + "".join(f"; warning: {w}" for w in self.warnings)
 
 
 @dataclass(frozen=True)
@@ -511,6 +516,8 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     # a Spark job when a binary metric needs a level; the top grade another, run only when a metric needs it
     resolved = resolve_metrics(_Judgements(qrels, relevance), metric_requests(metrics), min_relevance=min_relevance)
     level, top, wanted, named = resolved.level, resolved.max_grade, resolved.metrics, resolved.requests
+    judged = probe(wanted)  # Judged@k, computed with the metrics: the queries whose ids never meet are said
+    computed = wanted if judged in wanted else (*wanted, judged)
     for metric in wanted:
         if "in_pool" in metric.inputs:  # each bucket holds only its own queries' qrels rows
             raise UnsupportedMetricError(
@@ -522,10 +529,10 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     qrels_rows = qrels.select(*q_columns)
     run_rows = run.select(*r_columns, *([F.monotonically_increasing_id().alias(ORDER)] if ties == "input" else []))
     bucket = F.pmod(F.xxhash64(F.col(query)), F.lit(buckets)).alias("__evalbridge_bucket")
-    function = partial(_evaluate_bucket, wanted, conventions, (query, doc, relevance, score))
+    function = partial(_evaluate_bucket, computed, conventions, (query, doc, relevance, score))
     with _no_pandas_version_warning():
         output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
-                  .applyInArrow(function, _output_schema(len(wanted))))
+                  .applyInArrow(function, _output_schema(len(computed))))
         # this call's own plan (a literal no other call has), so Spark never answers it from the cache of an
         # earlier call over the same inputs, whose tables may have changed since
         cached = output.select("*", F.lit(uuid.uuid4().hex).alias("_call")).persist()
@@ -553,12 +560,14 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                          f"({_examples(run, query)}).",
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
     in_mean = sum(counts[s] for s in _in_mean(conventions))
-    totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(wanted))]
-    column = {m: i for i, m in enumerate(wanted)}
+    totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(computed))]
+    column = {m: i for i, m in enumerate(computed)}
     means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
+    warned = _warn_unmatched(cached, f"m{column[judged]}", counts[EVALUATED], judged.k, qrels_rows, run_rows,
+                             (query, doc, relevance, score))
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
-                                 missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY])
+                                 missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY], warnings=warned)
     per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
         "query_id", *(F.col(f"m{column[r.metric]}").alias(r.label) for r in named))
     if sum(counts) > collect_limit:
@@ -572,6 +581,34 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
         cached.unpersist()
     return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=results,
                            collect_limit=collect_limit, _cached=None)
+
+
+def _warn_unmatched(cached: DataFrame, probed: str, evaluated: int, k: int | None, qrels: DataFrame,
+                    run: DataFrame, names: tuple[str, str, str, str]) -> tuple[str, ...]:
+    """Warn (:class:`~evalbridge.errors.EvalbridgeWarning`) as :func:`evalbridge.evaluate` does when evaluated
+    queries have nothing judged in their first ``k`` (the probe column ``probed`` is 0): one count over the
+    cached output, and the rows of at most :data:`~evalbridge.matching.SAMPLE` such queries brought to the driver."""
+    from pyspark.sql import functions as F
+
+    from .errors import EvalbridgeWarning
+
+    empty = cached.filter((F.col("_status") == EVALUATED) & (F.col(probed) == 0)).select("query_id")
+    n_empty = empty.count()
+    if n_empty == 0:
+        return ()
+    sample = [row[0] for row in empty.orderBy("query_id").limit(SAMPLE).collect()]
+    query, doc, relevance, score = names
+    sides = []
+    for frame, value in ((qrels, relevance), (run, score)):
+        rows = frame.filter(F.col(query).cast("string").isin(sample)).select(
+            F.col(query).cast("string"), F.col(doc).cast("string"), F.col(value).cast("double")).collect()
+        docs: dict[str, dict[str, float]] = {}
+        for qid, did, number in rows:
+            docs.setdefault(qid, {})[did] = number
+        sides.append(docs)
+    text = describe(sample, n_empty, evaluated, k, sides[0], sides[1], None)
+    warnings.warn(text, EvalbridgeWarning, stacklevel=3)  # evaluate's caller
+    return (text,)
 
 
 def _missing_module(error: BaseException) -> str | None:
@@ -627,6 +664,7 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
         backend=provenance.backend, backend_version=provenance.backend_version, conventions=provenance.conventions,
         relevance_level=provenance.relevance_level, queries_evaluated=provenance.queries_evaluated,
         missing_from_run=tuple(q for q, s in zip(ids, status) if s == MISSING),
-        ignored_run_only=tuple(q for q, s in zip(ids, status) if s == RUN_ONLY), evalbridge_version=__version__)
+        ignored_run_only=tuple(q for q, s in zip(ids, status) if s == RUN_ONLY), evalbridge_version=__version__,
+        warnings=provenance.warnings)
     return Results(metrics=metrics, values=values, provenance=full, max_grade=max_grade, requests=requests)
 

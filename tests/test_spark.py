@@ -57,6 +57,7 @@ def assert_same_as_local(got: es.SparkEvaluation, want: eb.Results) -> None:
                                                                        w.conventions)
     assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
         w.queries_evaluated, len(w.missing_from_run), len(w.ignored_run_only))
+    assert p.warnings == got.provenance.warnings == w.warnings  # ids that never meet, said in the same words
 
 
 # --------------------------------------------------------------------------- no Spark needed
@@ -273,6 +274,22 @@ def test_metrics_reading_the_pool_are_refused_not_computed_from_one_bucket(spark
     run = spark.createDataFrame([("q1", "b", 1.0)], ["query_id", "doc_id", "score"])
     with pytest.raises(UnsupportedMetricError, match=r"Hole@3 reads the pool.*Fix: evaluate Hole@3 with evalbridge"):
         es.evaluate(qrels, run, ["P@1", "Hole@3"])
+
+
+def test_ids_that_never_meet_are_warned_about_as_the_local_evaluation_does(spark: Any) -> None:  # noqa: ANN401
+    """The EvalbridgeWarning of evaluate (counted, ids of both sides, the likely cause) on Spark, word for word."""
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}, "q3": {"d4": 2}}
+    run = {"q1": {"d1 ": 0.9, "d2 ": 0.5}, "q2": {"d3 ": 0.7}, "q3": {"d4": 0.3}}
+    with pytest.warns(eb.EvalbridgeWarning) as local:
+        want = eb.evaluate(qrels, run, ["P@1", "nDCG@5"])
+    with pytest.warns(eb.EvalbridgeWarning) as remote:
+        got = es.evaluate(*frames(spark, qrels, run), ["P@1", "nDCG@5"])
+    said = [str(w.message) for w in local.list if w.category is eb.EvalbridgeWarning]
+    assert [str(w.message) for w in remote.list if w.category is eb.EvalbridgeWarning] == said
+    assert said[0].startswith("2 of 3 evaluated queries have no judgement among their first 5 retrieved documents "
+                              "('q1', 'q2')") and "white space" in said[0]
+    assert got.provenance.warnings == tuple(said) and "warning: 2 of 3" in got.provenance.summary()
+    assert_same_as_local(got, want)
 
 
 def _nothing_cached(spark: Any) -> bool:  # noqa: ANN401

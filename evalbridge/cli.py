@@ -845,16 +845,17 @@ def _said_once() -> Iterator[None]:
 
     from .errors import EvalbridgeWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", EvalbridgeWarning)
-        try:
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", EvalbridgeWarning)
             yield
-        finally:
-            for text in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalbridgeWarning)):
-                print(f"evalbridge: warning: {text}", file=sys.stderr)
-            for w in caught:
-                if not issubclass(w.category, EvalbridgeWarning):
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    finally:  # outside the recording: there, showwarning would record into the list being read, for ever
+        for text in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalbridgeWarning)):
+            print(f"evalbridge: warning: {text}", file=sys.stderr)
+        for w in caught:
+            if not issubclass(w.category, EvalbridgeWarning):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -344,7 +344,8 @@ def session(*, master: str = DEFAULT_MASTER) -> tuple[Any, bool]:  # noqa: ANN40
     from pyspark.errors import PySparkException
 
     try:
-        started = builder.getOrCreate()
+        with _no_pandas_version_warning():
+            started = builder.getOrCreate()
     except PySparkException as error:
         raise BackendUnavailableError(
             f"Spark could not start a session on master {master!r}: {str(error).splitlines()[0]}. "

@@ -124,3 +124,18 @@ def test_the_warning_is_the_same_at_the_three_doors_and_the_command_line_prints_
     report = json.loads(next(Path(tmp_path / "out").rglob("*.json")).read_text())
     assert any("differ only in white space" in w for w in report["provenance"]["warnings"]["run"])
     assert "differ only in white space" in next(Path(tmp_path / "out").rglob("*.md")).read_text()
+
+
+def test_the_command_line_passes_other_warnings_on_once_and_says_its_own_once(capsys):
+    """A warning of a library (pandas, Spark) beside an EvalbridgeWarning: each is printed once and the command
+    ends (re-showing it inside the recording appended it to the list being read, without end: 20 GB in 2 min)."""
+    from evalbridge.cli import _said_once
+
+    with warnings.catch_warnings(record=True) as passed_on:  # what the command line hands on to Python's printing
+        warnings.simplefilter("always")
+        with _said_once():
+            warnings.warn("a library's own warning", FutureWarning)
+            for _ in range(2):
+                warnings.warn("ids never meet", eb.EvalbridgeWarning)
+    assert [(w.category, str(w.message)) for w in passed_on] == [(FutureWarning, "a library's own warning")]
+    assert capsys.readouterr().err == "evalbridge: warning: ids never meet\n"

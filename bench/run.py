@@ -341,7 +341,8 @@ def worker(spec: dict) -> dict:
             "crosscheck": crosscheck, "twenty": lambda q, r: evalbridge_eval(q, r, TWENTY),
             "eb_ranx": evalbridge_backend("ranx"), "eb_ir_measures": evalbridge_backend("ir_measures"),
             "eb_pytrec_eval": evalbridge_backend("pytrec_eval"), "read_then_evaluate": read_then_evaluate,
-            "cli_eval": cli_eval, "cli_run": cli_run, "ids_as_strings": ids_as_strings, "rag_log": rag_log, "json_lines": json_lines,
+            "cli_eval": cli_eval, "cli_run": cli_run, "ids_as_strings": ids_as_strings, "ranks_door": ranks_door,
+            "rag_log": rag_log, "json_lines": json_lines,
             "orjson_lines": orjson_lines}[spec["task"]]
     args = load_input(spec["input"], spec["size"])
     for module in spec.get("imports", []):

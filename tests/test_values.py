@@ -59,12 +59,11 @@ def _delimited(sep: str) -> object:
 TEXT_FORMATS = {"run.txt": _trec, "run.csv": _delimited(","), "run.tsv": _delimited("\t")}
 
 
-@pytest.mark.parametrize("name", list(TEXT_FORMATS))
-@pytest.mark.parametrize(("token", "says"), list(FAULTS.items()))
+@pytest.mark.parametrize(("name", "token", "says"), [
+    (name, token, says) for name in TEXT_FORMATS for token, says in FAULTS.items()
+    if not (name == "run.txt" and token != token.strip())])  # in a TREC file white space separates the columns
 def test_every_text_format_refuses_the_same_tokens_naming_the_line_and_the_value(
         tmp_path: Path, name: str, token: str, says: str) -> None:
-    if name == "run.txt" and token != token.strip():
-        pytest.skip("whitespace separates the columns of a TREC file")
     path = tmp_path / name
     path.write_text(TEXT_FORMATS[name](token), encoding="utf-8")  # type: ignore[operator]
     with pytest.raises(InputError) as raised:

@@ -21,15 +21,15 @@ import re
 
 from .errors import InputError
 
-__all__ = ["check_name", "name_problem", "control_characters", "one_line"]
+__all__ = ["check_name", "name_problem", "control_characters", "one_line", "CONTROL"]
 
 #: Unicode control characters (category Cc): C0, DEL and C1
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def control_characters(text: str) -> list[tuple[int, str]]:
     """``(position, character)`` of every control character in ``text``."""
-    return [(m.start(), m.group()) for m in _CONTROL.finditer(text)]
+    return [(m.start(), m.group()) for m in CONTROL.finditer(text)]
 
 
 def one_line(text: str) -> str:
@@ -39,7 +39,7 @@ def one_line(text: str) -> str:
     >>> one_line("bm25\\r\\n% injected")
     'bm25  % injected'
     """
-    return _CONTROL.sub(" ", text)
+    return CONTROL.sub(" ", text)
 
 
 def name_problem(name: str, what: str) -> tuple[str, str] | None:
@@ -48,7 +48,7 @@ def name_problem(name: str, what: str) -> tuple[str, str] | None:
     if not found:
         return None
     position, char = found[0]
-    cleaned = re.sub(r"\s+", " ", _CONTROL.sub(" ", name)).strip() or "bm25"
+    cleaned = re.sub(r"\s+", " ", one_line(name)).strip() or "bm25"
     return (f"the {what} name {name!r} holds a control character ({char!r} at position {position}); a name is "
             "shown in reports, logs and CI annotations.", f"remove it (e.g. {cleaned!r}).")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...names import CONTROL
 from ..formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
     queries_lines
@@ -21,7 +22,7 @@ def markdown_text(text: object) -> str:
     bm25\|rm3 \\ v2 final\x01
     """
     escaped = re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
-    return re.sub("[\x00-\x1f\x7f-\x9f]", lambda m: m.group().encode("unicode_escape").decode("ascii"), escaped)
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), escaped)
 
 
 def render_markdown(report: Report) -> str:

@@ -1,4 +1,4 @@
-"""Where ``backend="auto"`` should switch from the reference to the fast engine: one threshold in run rows.
+"""Where ``backend="auto"`` should switch from the reference to the fast backend: one threshold in run rows.
 
 Usage::
 
@@ -54,7 +54,7 @@ with open({path!r}, "rb") as f:
 import evalbridge
 mode, backend = {mode!r}, {backend!r}
 if mode == "warm":
-    import numpy, evalbridge.engine, evalbridge.backends.fast  # noqa: F401 - what a warm process holds
+    import numpy, evalbridge.fast, evalbridge.backends.fast  # noqa: F401 - what a warm process holds
     evalbridge.evaluate(qrels, run, {metrics!r}, backend=backend)
     times = []
     for _ in range({reps}):

@@ -11,8 +11,8 @@ The data are :mod:`data`'s (fixed seed: graded qrels, ties in 25% of the queries
 once as Parquet files (what a data lake holds) under ``$TMPDIR/evalbridge_bench/spark``. Both engines
 read the same files and compute five metrics (nDCG@10, AP, R@100, RR@10, P@10):
 
-* local: pyarrow reads the files, :func:`evalbridge.engine.tables.columns_from_arrow` and
-  :func:`evalbridge.engine.evaluate_columns` compute the per-query values, then the means;
+* local: pyarrow reads the files, :func:`evalbridge.fast.arrow_input.columns_from_arrow` and
+  :func:`evalbridge.fast.evaluate_columns` compute the per-query values, then the means;
 * Spark: ``spark.read.parquet`` and :func:`evalbridge.spark.evaluate` (``collect_limit=0``: the
   per-query values stay in Spark, the exact means and counts come back).
 
@@ -86,8 +86,8 @@ def local_engine(qrels_path: Path, run_path: Path) -> dict[str, float]:
 
     import pyarrow.parquet as pq
 
-    from evalbridge.engine import evaluate_columns
-    from evalbridge.engine.tables import pair_from_arrow
+    from evalbridge.fast import evaluate_columns
+    from evalbridge.fast.arrow_input import pair_from_arrow
     from evalbridge.metrics.spec import parse_metrics
 
     metrics = parse_metrics(METRICS)

@@ -5,15 +5,15 @@ A ``Qrels`` / ``Run`` holds its rows in one of two representations, with one map
 * ``dict`` rows ``{query_id: {doc_id: value}}``, what Python code builds;
 * a :class:`RowTable`: one (query, doc, value) per row, as arrays. The readers of large inputs
   build it (TREC files, CSV / TSV / Parquet files, pandas / Arrow / Polars tables, large RAG logs),
-  and the fast engine pairs two of them without building any Python object per row
-  (:func:`evalbridge.engine.rows.pair`).
+  and the fast backend pairs two of them without building any Python object per row
+  (:func:`evalbridge.fast.rows.pair`).
 
 A columnar object answers ``len``, iteration, ``in`` and ``keys()`` from :attr:`RowTable.query_ids`,
 and builds its ``dict`` rows on first need (``qrels["q1"]``, ``items()``, ``to_dict()``), once.
 The engine asks for the table through one member, ``Qrels.columnar`` / ``Run.columnar`` (``None``
 for ``dict`` rows).
 
-This module imports neither numpy nor pyarrow: a table is built by :mod:`evalbridge.engine.rows`,
+This module imports neither numpy nor pyarrow: a table is built by :mod:`evalbridge.fast.rows`,
 which does, and only its methods here import them when called.
 """
 
@@ -40,7 +40,7 @@ def per_row(block_values: np.ndarray, block_lengths: np.ndarray, n_rows: int) ->
 
 @dataclass(frozen=True, eq=False)
 class RowTable:
-    """Rows ``(query id, doc id, value)`` as columns; built by :func:`evalbridge.engine.rows.build_table`.
+    """Rows ``(query id, doc id, value)`` as columns; built by :func:`evalbridge.fast.rows.build_table`.
 
     Rows of one query need not be adjacent: the table is cut into *blocks*, runs of adjacent rows
     of one query (a TREC file has one block per query; a shuffled DataFrame one per row).

@@ -33,7 +33,7 @@ Anything else is ``unexplained``; a difference whose possible causes did not rep
 ``suspected: ...`` and counts as unexplained too.
 
 The reference column is what :func:`evalbridge.evaluate` gives by default (``backend="auto"``:
-the readable reference, or for large inputs the numpy engine, which is tested per query against
+the readable reference, or for large inputs the fast backend, which is tested per query against
 it; :attr:`CrossCheck.reference_backend` names the one used). Every explanation re-runs the
 readable reference itself.
 

@@ -7,7 +7,7 @@ in evalbridge ends by building one of these, so validation lives here once.
 
 Two representations, one mapping API: ``dict`` rows (what Python code builds), or a
 :class:`~evalbridge.columnar.RowTable` (what the readers of large files and tables build, and what
-the fast engine reads without converting: :attr:`Qrels.columnar`). A columnar object builds its
+the fast backend reads without converting: :attr:`Qrels.columnar`). A columnar object builds its
 ``dict`` rows the first time something needs them (``qrels["q1"]``, ``items()``, ``to_dict()``), once;
 ``len``, iteration, ``in`` and ``keys()`` never need them.
 """
@@ -23,7 +23,7 @@ from operator import methodcaller
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from ._fast_rows import freeze_plain
+from .model_checks import freeze_plain
 from .columnar import RowTable
 from .errors import InputError
 from .values import check_value
@@ -260,7 +260,7 @@ class _Base(Mapping[str, Mapping[str, Any]]):
 
     @property
     def columnar(self) -> RowTable | None:
-        """The columnar form the rows were read into (the fast engine reads it as it is), or None
+        """The columnar form the rows were read into (the fast backend reads it as it is), or None
         for rows given as dicts."""
         return self._table
 

@@ -219,7 +219,7 @@ class _EvaluateOptions(TypedDict):
     no_relevant: str
 
 
-class _SparkEngine:
+class _SparkDoor:
     """``engine: spark``: the session (the active one, else one started on ``spark.master``), every input
     as a Spark DataFrame (:func:`~evalbridge.config.sources.load_frame`), each run evaluated by
     :func:`evalbridge.spark.evaluate` and its per-query values collected as :class:`~evalbridge.results.Results`."""
@@ -327,7 +327,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     level = config.min_relevance
     step("reading the qrels")
     shared = None
-    engine = _SparkEngine(config) if config.engine == "spark" else None
+    engine = _SparkDoor(config) if config.engine == "spark" else None
     if config.qrels is not None:
         with _reading(config, config.qrels):
             # Qrels evaluated against a run read into columns are read into columns too, as evaluate() reads them.

@@ -1,4 +1,4 @@
-"""Evaluate Spark DataFrames of qrels and runs with evalbridge's numpy engine, on a Spark cluster.
+"""Evaluate Spark DataFrames of qrels and runs with evalbridge's fast backend, on a Spark cluster.
 
 The same metrics, conventions and per-query numbers as :func:`evalbridge.evaluate`, for data that
 lives in a data lake (Databricks, EMR, Dataproc, or ``local[*]``)::
@@ -9,7 +9,7 @@ lives in a data lake (Databricks, EMR, Dataproc, or ``local[*]``)::
 How (``docs/spark.md``): queries are hashed into ``buckets`` (``pmod(xxhash64(query_id), B)``);
 the qrels and the run are co-grouped by bucket, and each bucket, a few whole queries, arrives in a
 Python worker as two Arrow tables (``cogroup(...).applyInArrow``, Spark >= 4.0), where
-:func:`evalbridge.engine.tables.pair_from_arrow` and :func:`evalbridge.engine.evaluate_columns`
+:func:`evalbridge.fast.arrow_input.pair_from_arrow` and :func:`evalbridge.fast.evaluate_columns`
 compute every metric of every query of the bucket at once. Queries are never grouped one by one
 (about 5 ms a group in Spark). The per-query values stay a Spark DataFrame; counts and exact
 sums are computed in each bucket, so the means equal the local engine's to the last bit;
@@ -242,8 +242,8 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     import numpy as np
     import pyarrow as pa
 
-    from .engine import evaluate_columns
-    from .engine.tables import TableProblem, pair_from_arrow
+    from .fast import evaluate_columns
+    from .fast.arrow_input import TableProblem, pair_from_arrow
 
     query, doc, relevance, score = names
     if ORDER in run.column_names:

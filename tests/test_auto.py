@@ -25,7 +25,7 @@ def _of_rows(n: int) -> tuple[eb.Qrels, eb.Run]:
 @pytest.mark.parametrize("rows, backend", [(1, "reference"), (auto.THRESHOLD - 1, "reference"),
                                            (auto.THRESHOLD, "fast"), (auto.THRESHOLD + 1, "fast")])
 def test_the_threshold_splits_reference_and_fast(rows: int, backend: str) -> None:
-    """Below THRESHOLD run rows the reference is chosen, from THRESHOLD on the fast engine."""
+    """Below THRESHOLD run rows the reference is chosen, from THRESHOLD on the fast backend."""
     assert auto.choose(*_of_rows(rows)) == backend
 
 
@@ -35,7 +35,7 @@ def test_the_choice_does_not_depend_on_what_is_imported(rows: int) -> None:
     qrels, run = _of_rows(rows)
     with_numpy = auto.choose(qrels, run)
     saved = {name: sys.modules.pop(name) for name in list(sys.modules)
-             if name == "numpy" or name.startswith(("numpy.", "evalbridge.engine"))}
+             if name == "numpy" or name.startswith(("numpy.", "evalbridge.fast"))}
     try:
         without = auto.choose(qrels, run)
     finally:
@@ -51,7 +51,7 @@ sizes = {sizes!r}
 pairs = {{n: ({{"q": {{"d0": 1}}}}, {{"q": {{f"d{{i}}": float(-i) for i in range(n)}}}}) for n in sizes}}
 cold = {{n: eb.evaluate(*pairs[n], "P@1").provenance.backend for n in sizes}}
 numpy_before = "numpy" in sys.modules
-import numpy, evalbridge.engine  # noqa: F401 - what a warm process holds
+import numpy, evalbridge.fast  # noqa: F401 - what a warm process holds
 warm = {{n: eb.evaluate(*pairs[n], "P@1").provenance.backend for n in sizes}}
 print(json.dumps({{"cold": cold, "warm": warm, "numpy_before": numpy_before}}))
 """

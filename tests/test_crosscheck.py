@@ -318,7 +318,7 @@ def test_canonicalised_fast_backends_agree_exactly(data, specs) -> None:  # noqa
 
 
 def test_large_inputs_take_the_reference_column_from_the_engine_with_the_reference_values() -> None:
-    """From THRESHOLD run rows the reference column comes from the numpy engine (as in
+    """From THRESHOLD run rows the reference column comes from the fast backend (as in
     ``evaluate``), named in the report, and equals the readable reference query by query."""
     import random
 

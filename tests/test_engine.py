@@ -1,4 +1,4 @@
-"""The fast engine (``backend="fast"``) equals the readable reference per query, and its TREC fast path
+"""The fast backend (``backend="fast"``) equals the readable reference per query, and its TREC fast path
 reads exactly what the strict reader reads (or steps aside for it). More on the columnar doors:
 ``tests/test_io_fast_path.py``."""
 
@@ -18,7 +18,7 @@ from strategies import gain_maps, qrels_and_run
 import evalbridge as eb
 from evalbridge.backends import fast, reference
 from evalbridge.metrics.catalogue import CHOICES, METRICS
-from evalbridge.engine import rows as engine_rows
+from evalbridge.fast import rows as engine_rows
 from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
@@ -71,7 +71,7 @@ def assert_same(qrels: dict, run: dict, metrics: list[Metric], conventions: Conv
        ties=st.sampled_from(TIES), precision=st.sampled_from(PRECISIONS))
 def test_fast_equals_reference_per_query_with_ties_and_graded_labels(data: tuple, metrics: list[Metric], ties: str,
                                                                       precision: str) -> None:
-    """Any metric and option, any tie policy and precision: the fast engine gives the reference's values."""
+    """Any metric and option, any tie policy and precision: the fast backend gives the reference's values."""
     qrels, run = data
     assert_same(qrels, run, metrics, Conventions(ties=ties, score_precision=precision))
 
@@ -91,7 +91,7 @@ def test_fast_equals_reference_with_float_labels_and_unsorted_runs(data: tuple, 
 @given(data=qrels_and_run(max_queries=4, run_only=True), picks=st.data())
 def test_doc_ids_of_run_rows_in_any_order_are_the_runs_own(data: tuple, picks: st.DataObject) -> None:
     """``Columns.doc_ids`` of global rows, sorted or shuffled, repeated or not, is the run read in order."""
-    from evalbridge.engine.columns import from_mappings
+    from evalbridge.fast.columns import from_mappings
 
     qrels, run = data
     columns = from_mappings(qrels, run)
@@ -388,7 +388,7 @@ def test_hashes_and_the_duplicate_check_do_not_depend_on_how_the_rows_are_sliced
 @given(keys=st.lists(st.integers(0, 2 ** 33), max_size=60), small=st.booleans())
 def test_stable_order_is_numpys_stable_argsort(keys: list[int], small: bool) -> None:
     """The radix passes over 16-bit digits give ``argsort(kind="stable")``, with one digit or several."""
-    from evalbridge.engine.ranking import stable_order
+    from evalbridge.fast.placing import stable_order
 
     array = np.array([k % 50 if small else k for k in keys], dtype=np.int64)
     n_keys = int(array.max()) + 1 if len(array) else 1
@@ -405,7 +405,7 @@ def test_each_query_is_put_in_score_then_input_order_whatever_its_layout(lengths
     """The rows of each query not already in rank order are sorted by score descending, ties in input
     order, infinities included; queries of one length (sorted side by side as a grid) and of mixed
     lengths (sorted at once, then grouped) alike; rows of queries already in order do not move."""
-    from evalbridge.engine.ranking import _sort_unsorted
+    from evalbridge.fast.placing import _sort_unsorted
 
     if uniform:
         lengths = [max(lengths)] * len(lengths)
@@ -435,7 +435,7 @@ def test_a_doc_ids_hash_does_not_depend_on_the_other_ids_of_its_file(tmp_path: P
 
 def test_an_empty_doc_id_is_matched_across_tables_like_any_other() -> None:
     """An empty doc id (a table may hold one) hashes the same alone in its slice as beside longer ids:
-    judged in the qrels, it is found in the run (the fast engine gave P@1 = 0 here, the reference 1)."""
+    judged in the qrels, it is found in the run (the fast backend gave P@1 = 0 here, the reference 1)."""
     import pandas as pd
 
     qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["", "a"], "relevance": [1, 0]})
@@ -578,7 +578,7 @@ def test_an_id_hashes_the_same_whatever_the_longest_id_of_its_file(tmp_path: Pat
 ])
 def test_columns_read_by_pyarrow_hold_what_metrics_reading_judgements_need(
         tmp_path: Path, metric: str, options: dict) -> None:
-    """TREC files read into columns keep every judgement (grade 0 included) and give the fast engine the
+    """TREC files read into columns keep every judgement (grade 0 included) and give the fast backend the
     docs judged 0 and the pool, so metrics that read judgements and the cutting conventions get the
     reference's values from columnar inputs."""
     qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1, "e": 0}}

@@ -28,7 +28,7 @@ from test_engine import TIES, any_metric
 import evalbridge as eb
 from evalbridge.backends import fast, reference
 from evalbridge.columnar import RowTable
-from evalbridge.engine import rows as engine_rows
+from evalbridge.fast import rows as engine_rows
 from evalbridge.errors import InputError
 from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.io import _rag_columns as rag_columns

@@ -383,7 +383,7 @@ def test_exp_gain_ndcg_equals_the_float64_formula_wherever_that_is_finite(grades
                                                            "nDCG(gain=exp,ideal=run)", "nDCG(gain=exp,discount=jk)@5"]))
 def test_exp_gain_ndcg_stays_in_0_1_for_grades_up_to_10000(grades: list[float], rnd, spec: str) -> None:  # noqa: ANN001
     """Grades up to 10,000 (2^10000 overflows float64 by far): every exp-gain nDCG variant is a number in [0, 1],
-    on the readable reference and on the numpy engine alike."""
+    on the readable reference and on the fast backend alike."""
     docs = list(DOCS[:len(grades)])
     qrels = {"q": dict(zip(docs, grades))}
     order = docs[:]
@@ -418,25 +418,25 @@ def test_dcg_beyond_float64_is_an_error_naming_the_query(backend: str) -> None:
 
 @pytest.mark.parametrize("family", list(METRICS))
 def test_every_catalogue_family_has_its_reference_fast_and_tie_aware_function(family: str) -> None:
-    """Each family's entry names its function; the reference and the numpy engine define it (in their own module,
+    """Each family's entry names its function; the reference and the fast backend define it (in their own module,
     with the reference's options), the tie-aware module too unless the entry declares tie_aware=False; the three
-    KERNELS tables hold the catalogue's families and nothing else."""
-    from evalbridge.engine import kernels as fast
+    FUNCTIONS and KERNELS tables hold the catalogue's families and nothing else."""
+    from evalbridge.fast import kernels as fast
     from evalbridge.metrics import reference, tie_aware
 
     info = METRICS[family]
-    assert reference.KERNELS[family].__name__ == fast.KERNELS[family].__name__ == info.function
-    assert reference.KERNELS[family].__module__ == reference.__name__ and \
+    assert reference.FUNCTIONS[family].__name__ == fast.KERNELS[family].__name__ == info.function
+    assert reference.FUNCTIONS[family].__module__ == reference.__name__ and \
         fast.KERNELS[family].__module__ == fast.__name__
     ours = list(inspect.signature(fast.KERNELS[family]).parameters.values())[1:]
-    theirs = [p for p in list(inspect.signature(reference.KERNELS[family]).parameters.values())[2:]
+    theirs = [p for p in list(inspect.signature(reference.FUNCTIONS[family]).parameters.values())[2:]
               if p.name not in INPUTS]
     assert [(p.name, p.kind, p.default) for p in ours] == [(p.name, p.kind, p.default) for p in theirs]
-    assert (family in tie_aware.KERNELS) is info.tie_aware
+    assert (family in tie_aware.FUNCTIONS) is info.tie_aware
     if info.tie_aware:
-        assert tie_aware.KERNELS[family].__name__ == info.function
-        assert tie_aware.KERNELS[family].__module__ == tie_aware.__name__
-    for table in (reference.KERNELS, fast.KERNELS, tie_aware.KERNELS):
+        assert tie_aware.FUNCTIONS[family].__name__ == info.function
+        assert tie_aware.FUNCTIONS[family].__module__ == tie_aware.__name__
+    for table in (reference.FUNCTIONS, fast.KERNELS, tie_aware.FUNCTIONS):
         assert set(table) <= set(METRICS)
 
 
@@ -444,13 +444,13 @@ def test_a_module_without_a_family_s_function_leaves_the_family_out() -> None:
     """The one rule finds a family's function by the name its entry gives, defined in the module asked about: a
     function of that name imported from elsewhere, or a value that is no function, is not taken."""
     from evalbridge.metrics import reference
-    from evalbridge.metrics.catalogue import kernel_table
+    from evalbridge.metrics.catalogue import functions_of
 
     here = {"__name__": __name__}
-    assert kernel_table(here) == {}
-    assert kernel_table({**here, "precision": reference.precision, "recall": 0.5}) == {}
+    assert functions_of(here) == {}
+    assert functions_of({**here, "precision": reference.precision, "recall": 0.5}) == {}
 
     def precision(retrieved: list[float], judged: list[float], *, k: int, rel: float = 1) -> float:
         return 0.0
 
-    assert kernel_table({**here, "precision": precision}) == {"P": precision}
+    assert functions_of({**here, "precision": precision}) == {"P": precision}

@@ -1,4 +1,4 @@
-"""The fast path of Qrels/Run validation (:mod:`evalbridge._fast_rows`) gives what the general loop of
+"""The fast path of Qrels/Run validation (:mod:`evalbridge.model_checks`) gives what the general loop of
 :mod:`evalbridge.model` gives, or declines: same rows, same id kinds, same value types, same errors."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbridge._fast_rows import ROW_LENGTH, freeze_plain
+from evalbridge.model_checks import ROW_LENGTH, freeze_plain
 from evalbridge.errors import InputError
 from evalbridge.model import Qrels, Run, rows_of
 

@@ -1,4 +1,4 @@
-"""Arrow tables -> engine columns (``evalbridge.engine.tables``): the same columns as the dicts of dicts
+"""Arrow tables -> engine columns (``evalbridge.fast.arrow_input``): the same columns as the dicts of dicts
 the rows describe, so the same values as the reference, whatever the row order."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from strategies import qrels_and_run
 from test_engine import PRECISIONS, TIES, any_metric
 
 from evalbridge.backends import reference
-from evalbridge.engine import evaluate_columns, from_mappings
-from evalbridge.engine import rows as engine_rows
-from evalbridge.engine.tables import TableProblem, columns_from_arrow, pair_from_arrow
+from evalbridge.fast import evaluate_columns, from_mappings
+from evalbridge.fast import rows as engine_rows
+from evalbridge.fast.arrow_input import TableProblem, columns_from_arrow, pair_from_arrow
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric
 from evalbridge.model import Conventions, Qrels, Run

@@ -32,7 +32,7 @@ from evalbridge.ranking import rank, rank_groups
 MAX_ORDERS = 720
 AVERAGE = Conventions(ties="average")
 #: The families with a tie-aware function; the others are refused under ties="average".
-TIE_AWARE = tuple(tie_aware.KERNELS)
+TIE_AWARE = tuple(tie_aware.FUNCTIONS)
 
 
 def tie_aware_metrics(**kwargs) -> st.SearchStrategy[Metric]:  # noqa: ANN003
@@ -109,7 +109,7 @@ def document_arguments(metric: Metric, judged: list, documents: list[list], *, g
 
 def brute_force_documents(metric: Metric, documents: list[list], judged: list) -> float:
     """The mean of the reference over every order of every tie group, each document keeping its flags."""
-    kernel = reference.KERNELS[metric.name]
+    kernel = reference.FUNCTIONS[metric.name]
     values = []
     for order in itertools.product(*map(itertools.permutations, documents)):
         retrieved, kwargs = document_arguments(metric, judged, [list(group) for group in order], grouped=False)
@@ -119,7 +119,7 @@ def brute_force_documents(metric: Metric, documents: list[list], judged: list) -
 
 def brute_force(name: str, groups: list[list], judged: list, kwargs: dict) -> float:
     """The mean of the reference over every order of every tie group."""
-    kernel = reference.KERNELS[name]
+    kernel = reference.FUNCTIONS[name]
     values = [kernel([g for group in order for g in group], judged, **kwargs)
               for order in itertools.product(*map(itertools.permutations, groups))]
     return math.fsum(values) / len(values)
@@ -139,7 +139,7 @@ def test_tie_aware_value_is_the_mean_of_the_reference_over_every_order_of_each_t
     judged = data.draw(judged_of(documents))
     expected = brute_force_documents(metric, documents, judged)
     groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
-    assert tie_aware.KERNELS[name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert tie_aware.FUNCTIONS[name](groups, judged, **kwargs) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 @given(data=qrels_and_run(ties=True, max_docs=7, max_queries=2, negative=True), metric=tie_aware_metrics(max_k=8))
@@ -226,7 +226,7 @@ def test_average_precision_of_one_shuffled_group_is_bestgens_random_baseline(n: 
     assert tie_aware.recall(groups, judged, k=k) == k / n
     assert tie_aware.success(groups, judged, k=n - r + 1) == 1.0
     for name in ("RR", "AP"):
-        value = tie_aware.KERNELS[name](groups, judged, k=k, **({"norm": "retrieved"} if name == "AP" else {}))
+        value = tie_aware.FUNCTIONS[name](groups, judged, k=k, **({"norm": "retrieved"} if name == "AP" else {}))
         assert 0.0 < value <= 1.0
 
 
@@ -246,14 +246,14 @@ def test_groups_too_large_to_enumerate_agree_with_a_seeded_monte_carlo_estimate(
     judged = [2, 3, 1, 1, 2, 1, 1, 3, 2, 1] + [0] * 46  # every retrieved document judged
     parsed = parse_metric(metric)
     kwargs = kernel_arguments(parsed, judged, groups)
-    kernel = reference.KERNELS[parsed.name]
+    kernel = reference.FUNCTIONS[parsed.name]
     samples = []
     for _ in range(20_000):
         shuffled = [rng.sample(group, len(group)) for group in groups]
         samples.append(kernel([g for group in shuffled for g in group], judged, **kwargs))
     mean = math.fsum(samples) / len(samples)
     spread = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (len(samples) - 1) / len(samples))
-    assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
+    assert abs(tie_aware.FUNCTIONS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
 
 
 @pytest.mark.parametrize("metric", ["infAP", "Bpref", "ERR(gains={0:0.25,1:0.5})@20", "RBP_resid(p=0.9)@20",
@@ -272,7 +272,7 @@ def test_large_groups_with_unjudged_and_pooled_documents_agree_with_a_seeded_mon
                  [kinds[kind] for kind in ["rel", "non", "unjudged", "unpooled", "pooled", "non", "high", "non"]]]
     judged = [g for group in documents for g, in_qrels, _ in group if in_qrels] + [1, 2, 0]
     parsed = parse_metric(metric)
-    kernel = reference.KERNELS[parsed.name]
+    kernel = reference.FUNCTIONS[parsed.name]
     samples = []
     for _ in range(20_000):
         retrieved, flat = document_arguments(parsed, judged, [rng.sample(group, len(group)) for group in documents],
@@ -281,7 +281,7 @@ def test_large_groups_with_unjudged_and_pooled_documents_agree_with_a_seeded_mon
     mean = math.fsum(samples) / len(samples)
     spread = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (len(samples) - 1) / len(samples))
     groups, kwargs = document_arguments(parsed, judged, documents, grouped=True)
-    assert abs(tie_aware.KERNELS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
+    assert abs(tie_aware.FUNCTIONS[parsed.name](groups, judged, **kwargs) - mean) <= 4.5 * spread + 1e-12
 
 
 @pytest.mark.parametrize(("n", "r", "c"), [(4, 2, 2), (10, 3, 7), (50, 20, 25), (100_000, 10_000, 50_000),
@@ -307,8 +307,8 @@ def test_without_ties_the_tie_aware_value_is_the_reference_value_bit_for_bit(dat
     judged = data.draw(judged_of(documents))
     groups, grouped = document_arguments(metric, judged, documents, grouped=True)
     retrieved, flat = document_arguments(metric, judged, documents, grouped=False)
-    assert tie_aware.KERNELS[metric.name](groups, judged, **grouped) == \
-        reference.KERNELS[metric.name](retrieved, judged, **flat)
+    assert tie_aware.FUNCTIONS[metric.name](groups, judged, **grouped) == \
+        reference.FUNCTIONS[metric.name](retrieved, judged, **flat)
 
 
 @given(data=st.data(), metric=metrics(names=TIE_AWARE, max_k=15, gains=True))
@@ -320,7 +320,7 @@ def test_permuting_the_documents_of_a_tie_group_changes_nothing(data, metric) ->
 
     def value(groups: list[list]) -> float:
         retrieved, kwargs = document_arguments(metric, judged, groups, grouped=True)
-        return tie_aware.KERNELS[metric.name](retrieved, judged, **kwargs)
+        return tie_aware.FUNCTIONS[metric.name](retrieved, judged, **kwargs)
 
     assert value(shuffled) == value(documents)
 
@@ -343,7 +343,7 @@ def test_normalised_tie_aware_values_lie_between_0_and_1(data, metric) -> None: 
     groups = data.draw(st.lists(st.lists(grades(), min_size=1, max_size=10), max_size=5))
     judged = data.draw(judged_for(groups))
     kwargs = kernel_arguments(metric, judged, groups)
-    value = tie_aware.KERNELS[metric.name](groups, judged, **kwargs)
+    value = tie_aware.FUNCTIONS[metric.name](groups, judged, **kwargs)
     assert 0.0 <= value <= 1.0 + 1e-12
 
 
@@ -404,9 +404,9 @@ def test_tie_averaged_ndcg_and_dcg_match_scikit_learn(data) -> None:  # noqa: AN
 def test_every_tie_aware_function_takes_exactly_the_options_of_its_reference_function() -> None:
     """A reference option the tie-aware function did not know would otherwise fail at call time; the
     judgement inputs (``in_qrels``, ``in_pool``) keep their names, grouped as the tie groups."""
-    for name, kernel in tie_aware.KERNELS.items():
+    for name, kernel in tie_aware.FUNCTIONS.items():
         ours = list(inspect.signature(kernel).parameters.values())[2:]
-        theirs = list(inspect.signature(reference.KERNELS[name]).parameters.values())[2:]
+        theirs = list(inspect.signature(reference.FUNCTIONS[name]).parameters.values())[2:]
         assert [(p.name, p.kind, p.default) for p in ours] == [(p.name, p.kind, p.default) for p in theirs], name
 
 
@@ -416,7 +416,7 @@ def test_every_catalogue_metric_is_tie_aware_or_refused_under_average(name: str)
     info = METRICS[name]
     metric = Metric(name, 3 if info.cutoff != "none" else None)
     qrels, run = {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}
-    if name in tie_aware.KERNELS:
+    if name in tie_aware.FUNCTIONS:
         assert math.isfinite(eb.evaluate(qrels, run, [metric], ties="average")[str(metric)])
     else:
         with pytest.raises(UnsupportedMetricError, match="ties='average'"):
@@ -493,7 +493,7 @@ def test_tie_aware_values_lie_between_the_bounds_of_every_order(data, metric) ->
     documents = [[(g, flag or g != 0, pooled or flag or g != 0) for g, flag, pooled in group] for group in documents]
     judged = data.draw(judged_of(documents))
     groups, kwargs = document_arguments(metric, judged, documents, grouped=True)
-    value = tie_aware.KERNELS[metric.name](groups, judged, **kwargs)
+    value = tie_aware.FUNCTIONS[metric.name](groups, judged, **kwargs)
     length = sum(map(len, groups))
     if metric.name in ("Hits", "NumRet", "NumRel") or dict(metric.options).get("weights") == "raw" \
             or metric.name == "DCG":
@@ -543,7 +543,7 @@ def test_exp_gains_of_huge_grades_average_without_overflow() -> None:
 
 
 def test_a_metric_without_a_tie_aware_formula_is_refused_not_approximated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(tie_aware.KERNELS, "RR")
+    monkeypatch.delitem(tie_aware.FUNCTIONS, "RR")
     with pytest.raises(UnsupportedMetricError, match="RR has no exact tie-aware formula"):
         eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}, ["RR", "P@1"], ties="average")
     with pytest.raises(UnsupportedMetricError, match="RR has no exact tie-aware formula"):
@@ -697,7 +697,7 @@ def test_crosscheck_reports_the_tie_order_difference_of_bpref_and_infap_as_tie_l
 
 
 def test_crosscheck_refuses_a_reference_metric_without_a_tie_aware_formula(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(tie_aware.KERNELS, "AP")
+    monkeypatch.delitem(tie_aware.FUNCTIONS, "AP")
     with pytest.raises(UnsupportedMetricError, match="AP has no exact tie-aware formula"):
         eb.crosscheck({"q": {"a": 1}}, {"q": {"a": 0.5}}, ["AP"], backends=["pytrec_eval"], ties="average")
 
@@ -733,7 +733,7 @@ def test_every_backend_declares_the_tie_policies_it_follows() -> None:
 
 
 def test_trec_files_under_average_are_evaluated_by_the_reference_not_read_into_columns(tmp_path) -> None:  # noqa: ANN001
-    """auto reads nothing into the fast engine's columns for average; fast itself refuses it."""
+    """auto reads nothing into the fast backend's columns for average; fast itself refuses it."""
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
     (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0 x\n")
     qrels, run = str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")

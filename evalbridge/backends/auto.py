@@ -1,6 +1,6 @@
-"""The default backend: the pure-Python reference for small inputs, the fast engine for large ones.
+"""The default backend: the pure-Python reference for small inputs, the fast backend for large ones.
 
-Both compute the same numbers (the fast engine is tested per query against the reference), so
+Both compute the same numbers (the fast backend is tested per query against the reference), so
 the choice is only about time, and it depends on the input alone: the number of run rows,
 against one threshold, :data:`THRESHOLD`. What happens to be imported already never changes
 the choice, so the same input gets the same backend (and the same provenance) in a fresh
@@ -29,7 +29,7 @@ from .base import Backend, Capabilities
 NAME = "auto"
 CONVENTIONS = Conventions()
 
-#: Run rows from which the fast engine is used (see the module docstring for how it was measured).
+#: Run rows from which the fast backend is used (see the module docstring for how it was measured).
 THRESHOLD = 15_000
 
 
@@ -39,7 +39,7 @@ def version() -> str:
 
 def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> str:
     """``"fast"`` or ``"reference"`` for this input: ``fast`` from :data:`THRESHOLD` run rows on; always the
-    reference for a tie policy the fast engine does not follow (``average``).
+    reference for a tie policy the fast backend does not follow (``average``).
 
     Columnar inputs (:attr:`Run.columnar`) are chosen by size too: a small one builds its dict rows
     for the reference (a few milliseconds), a large one is read by the engine as it is.

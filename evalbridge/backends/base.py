@@ -8,7 +8,7 @@ field here; nothing is probed with ``getattr``/``hasattr``:
   :func:`evalbridge.backends.available`);
 * ``conventions``: what the library does on its own (:class:`NativeConventions`), or ``None`` for
   a backend that follows whatever :class:`~evalbridge.model.Conventions` it is given (the reference,
-  the numpy engine, ``auto``);
+  the fast backend, ``auto``);
 * ``capabilities``: the metrics it computes exactly, as data (:class:`Capabilities`; required: an
   empty table supports nothing, :meth:`Capabilities.every` everything);
 * ``ties``: the tie policies its ``compute`` follows exactly;

@@ -1,7 +1,7 @@
-"""The fast backend: the reference metrics computed by the columnar numpy engine.
+"""The fast backend: the reference metrics computed by the columnar fast backend.
 
 Same numbers as :mod:`evalbridge.backends.reference` for every metric, option, tie policy
-and score precision (tested per query), at numpy speed: see :mod:`evalbridge.engine`.
+and score precision (tested per query), at numpy speed: see :mod:`evalbridge.fast`.
 Scores or grades that float64 cannot hold exactly (ints beyond 2**53) are left to the
 reference, which compares Python numbers exactly.
 """
@@ -33,15 +33,15 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     nothing: like the reference, the engine follows ``conventions``).
 
     Columnar inputs (``Qrels.columnar``, e.g. large TREC files or DataFrames) are paired as they
-    are; ``dict`` rows are flattened once (:func:`evalbridge.engine.rows.columns_of`).
+    are; ``dict`` rows are flattened once (:func:`evalbridge.fast.rows.columns_of`).
     """
-    from ..engine import evaluate_columns
-    from ..engine.rows import columns_of
+    from ..fast import evaluate_columns
+    from ..fast.rows import columns_of
 
     if conventions.ties not in TIES:
         from ..errors import UnsupportedMetricError
 
-        raise UnsupportedMetricError(f"the fast engine ranks tied documents in one order; ties={conventions.ties!r} "
+        raise UnsupportedMetricError(f"the fast backend ranks tied documents in one order; ties={conventions.ties!r} "
                                      f"is computed by the reference. Fix: use backend='reference' or 'auto'.")
     try:
         columns = columns_of(qrels, run)

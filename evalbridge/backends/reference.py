@@ -14,7 +14,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import InputError, UnsupportedMetricError
 from ..metrics import tie_aware
-from ..metrics.reference import KERNELS
+from ..metrics.reference import FUNCTIONS
 from ..ranking import rank, rank_groups
 from ..metrics.spec import Metric
 from ..model import TIE_POLICIES, Conventions, Qrels, Run
@@ -55,7 +55,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
     """
     if conventions.ties == "average":
         return _compute_averaged(qrels, run, metrics, conventions), []
-    calls = [(metric, KERNELS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
+    calls = [(metric, FUNCTIONS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
     needed, pool = _inputs_of(qrels, metrics)
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades, scores in _evaluated(qrels, run):
@@ -79,7 +79,7 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         reason = tie_aware.unsupported(metric)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
-    calls = [(metric, tie_aware.KERNELS[metric.name], KERNELS[metric.name], metric.arguments, metric.inputs)
+    calls = [(metric, tie_aware.FUNCTIONS[metric.name], FUNCTIONS[metric.name], metric.arguments, metric.inputs)
              for metric in metrics]
     needed, pool = _inputs_of(qrels, metrics)
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
@@ -127,6 +127,6 @@ def _value(metric: Metric, qid: str, kernel: Callable[..., float], retrieved: li
 
 
 #: Every metric with every option, under every tie policy (under ``average``: the metrics of
-#: :data:`evalbridge.metrics.tie_aware.KERNELS`), following the conventions it is given.
+#: :data:`evalbridge.metrics.tie_aware.FUNCTIONS`), following the conventions it is given.
 BACKEND = Backend(name=NAME, version=version, library=None, conventions=None, capabilities=Capabilities.every(),
                   ties=TIE_POLICIES, compute=compute)

@@ -778,10 +778,10 @@ def _spark(check: _Checker, value: Any, engine: str) -> SparkSettings | None:
 
 
 #: What ``engine: spark`` does not compute: (key path, is it asked for?, why). evalbridge.spark evaluates
-#: each bucket of queries alone, from the qrels and run rows of its own queries, in the numpy engine.
+#: each bucket of queries alone, from the qrels and run rows of its own queries, in the fast backend.
 _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
     (("backend",), lambda c: c.backend != "auto",
-     "the Spark engine computes with evalbridge's numpy engine in every bucket; backend: chooses a local backend"),
+     "the Spark engine computes with evalbridge's fast backend in every bucket; backend: chooses a local backend"),
     (("judged_only",), lambda c: c.judged_only, "the Spark engine does not remove unjudged documents (-J)"),
     (("depth",), lambda c: c.depth is not None, "the Spark engine does not cut rankings at a depth (-M)"),
     (("no_relevant",), lambda c: c.no_relevant != "zero",

@@ -14,10 +14,10 @@ columns kept (query id, doc id, score or grade): the rank, ``Q0``, ``iter`` and 
 off and never built (reading all six columns of a run costs 0.2 s more at 7M lines).
 
 No dict-of-dicts is built: the rows become a :class:`~evalbridge.columnar.RowTable`
-(:mod:`evalbridge.engine.rows`: blocks of lines of one query, doc ids in an Arrow string array, a
+(:mod:`evalbridge.fast.rows`: blocks of lines of one query, doc ids in an Arrow string array, a
 64-bit hash per row made from the query id and the doc id alone). A hash shared by two rows of one
 query declines the file (a duplicate, which the strict reader reports with both line numbers, or
-a collision, which it reads correctly). Pairing a qrels table with a run table is the engine's (:func:`evalbridge.engine.rows.pair`).
+a collision, which it reads correctly). Pairing a qrels table with a run table is the engine's (:func:`evalbridge.fast.rows.pair`).
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def _values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | bool] | N
     import numpy as np
     import pyarrow as pa
 
-    from ..engine.rows import EXACT_LIMIT
+    from ..fast.rows import EXACT_LIMIT
 
     if pa.types.is_string(column.type):
         read = _integral_grades(column.combine_chunks())
@@ -254,7 +254,7 @@ def _read(path: str | os.PathLike[str], names: Sequence[str], types: dict[str, A
         return None
     import numpy as np
 
-    from ..engine.rows import build_table, shared_hash
+    from ..fast.rows import build_table, shared_hash
 
     try:
         if path.stat().st_size == 0:

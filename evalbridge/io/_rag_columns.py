@@ -124,7 +124,7 @@ class _Rows:
         import numpy as np
         import pyarrow as pa
 
-        from ..engine.rows import shared_hash, table_from_blocks
+        from ..fast.rows import shared_hash, table_from_blocks
 
         self.flush()
         size = np.array(self.lengths, dtype=np.int64)

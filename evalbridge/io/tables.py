@@ -12,7 +12,7 @@ door has the same rules:
   an :class:`~evalbridge.errors.InputError` naming the file and line (or the table row);
 * CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes;
 * the result is columnar (a :class:`~evalbridge.columnar.RowTable`, checked with vectorised passes:
-  no Python object per row), what the fast engine reads as it is.
+  no Python object per row), what the fast backend reads as it is.
 
 Two more TSV shapes have no header: MS MARCO runs ``qid docid rank`` (``msmarco``: scores from
 ranks, ``max_rank + 1 - rank`` per query) and TREC files (:mod:`.trec`); the registry tells them
@@ -157,7 +157,7 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
     import numpy as np
     import pyarrow as pa
 
-    from ..engine.rows import EXACT_LIMIT, build_table, duplicate_pairs, first_duplicate
+    from ..fast.rows import EXACT_LIMIT, build_table, duplicate_pairs, first_duplicate
 
     if table.num_rows == 0:
         raise InputError("the table has no rows.", source=source,

@@ -1,8 +1,8 @@
 """What metrics exist, their options, the functions that compute them, and every spelling users know them by.
 
-This module is data, plus the one rule that reads it to find a family's functions (:func:`kernel_table`).
+This module is data, plus the one rule that reads it to find a family's functions (:func:`functions_of`).
 A metric's definition lives in :mod:`evalbridge.metrics.reference`; its exact value under tied
-scores in :mod:`evalbridge.metrics.tie_aware`; its numpy kernel in :mod:`evalbridge.engine.kernels`
+scores in :mod:`evalbridge.metrics.tie_aware`; its numpy kernel in :mod:`evalbridge.fast.kernels`
 (each a function of the name its entry gives, :attr:`MetricInfo.function`); its parsing in
 :mod:`evalbridge.metrics.spec`; which backend computes it in each backend's capability table.
 """
@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 __all__ = ["MetricInfo", "METRICS", "ALIASES", "CHOICES", "NUMERIC", "MAPPINGS", "INPUTS", "TREC_NAMES", "TREC_MEASURES",
-           "TREC_UNSUPPORTED", "kernel_table"]
+           "TREC_UNSUPPORTED", "functions_of"]
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,8 @@ class MetricInfo:
             ``in_qrels`` only with a gain map); without them it takes every retrieved doc as judged.
         function: the name of the family's function in each module that computes metrics: the
             reference (:mod:`evalbridge.metrics.reference`), the tie-aware formulas
-            (:mod:`evalbridge.metrics.tie_aware`) and the numpy engine (:mod:`evalbridge.engine.kernels`);
-            their ``KERNELS`` tables are built from it by :func:`kernel_table`.
+            (:mod:`evalbridge.metrics.tie_aware`) and the fast backend (:mod:`evalbridge.fast.kernels`);
+            their ``FUNCTIONS`` and ``KERNELS`` tables are built from it by :func:`functions_of`.
         tie_aware: False for a family without an exact tie-aware formula (yet): refused under
             ``ties="average"``, and :mod:`evalbridge.metrics.tie_aware` defines no function for it.
     """
@@ -249,16 +249,16 @@ OPTION_ALIASES: Mapping[str, tuple[str, Mapping[str, str]]] = MappingProxyType({
 })
 
 
-def kernel_table(namespace: Mapping[str, Any]) -> dict[str, Callable[..., Any]]:
+def functions_of(namespace: Mapping[str, Any]) -> dict[str, Callable[..., Any]]:
     """Metric family -> its function in one module that computes metrics, found by the one rule: the
     function of the name its catalogue entry gives (:attr:`MetricInfo.function`), defined in that module
     (``namespace`` is the module's ``globals()``). A module without a family's function leaves the family
-    out. Each such module builds its ``KERNELS`` with it, once:
+    out. Each such module builds its table (``FUNCTIONS``; the fast kernels: ``KERNELS``) with it, once:
 
-    >>> kernel_table({"__name__": "toy", "precision": len})
+    >>> functions_of({"__name__": "toy", "precision": len})
     {}
     >>> def precision(retrieved, judged, *, k, rel=1): ...
-    >>> list(kernel_table({"__name__": precision.__module__, "precision": precision}))
+    >>> list(functions_of({"__name__": precision.__module__, "precision": precision}))
     ['P']
     """
     module = namespace["__name__"]

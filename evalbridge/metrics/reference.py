@@ -31,12 +31,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import InputError
-from .catalogue import kernel_table
+from .catalogue import functions_of
 
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "gain_of", "discount_of",
            "discounted", "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
            "expected_reciprocal_rank", "err_probability", "rank_biased_precision", "rbp_weight", "rbp_residual",
-           "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "KERNELS", "nothing_retrieved",
+           "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "FUNCTIONS", "nothing_retrieved",
            "INFAP_EPSILON"]
 
 Grades = Sequence[float]
@@ -515,7 +515,7 @@ def set_recall(retrieved: Grades, judged: Grades, *, rel: float = 1) -> float:
 #: Metric family -> function (the function its catalogue entry names). The function receives every
 #: option of the metric (``Metric.settings``), ``k`` when the metric takes a cutoff, and each input
 #: its family declares for it (:attr:`Metric.inputs <evalbridge.metrics.spec.Metric.inputs>`).
-KERNELS: dict[str, Callable[..., float]] = kernel_table(globals())
+FUNCTIONS: dict[str, Callable[..., float]] = functions_of(globals())
 
 
 def nothing_retrieved(name: str, arguments: Mapping[str, object], inputs: Sequence[str], judged: Grades) -> float:
@@ -526,4 +526,4 @@ def nothing_retrieved(name: str, arguments: Mapping[str, object], inputs: Sequen
     >>> nothing_retrieved("NumRel", {"rel": 1}, (), [2, 1, 0]), nothing_retrieved("AP", {"rel": 1}, (), [1])
     (2.0, 0.0)
     """
-    return float(KERNELS[name]([], judged, **arguments, **{input_name: [] for input_name in inputs}))
+    return float(FUNCTIONS[name]([], judged, **arguments, **{input_name: [] for input_name in inputs}))

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import InputError, UnsupportedMetricError
 from . import reference as _reference
-from .catalogue import kernel_table
+from .catalogue import functions_of
 from .reference import (INFAP_EPSILON, discounted, dcg_overflow, discount_of, err_probability, exp_shift,
                         gain_of, rbp_weight)
 
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg", "dcg", "r_precision",
            "success", "judged_share", "hole", "bpref", "inferred_ap", "expected_reciprocal_rank",
            "rank_biased_precision", "rbp_residual", "f1", "capped_recall", "hits", "num_ret", "num_rel",
-           "set_precision", "set_recall", "hypergeometric", "KERNELS", "MAX_GROUP_STEPS", "unsupported"]
+           "set_precision", "set_recall", "hypergeometric", "FUNCTIONS", "MAX_GROUP_STEPS", "unsupported"]
 
 Groups = Sequence[Sequence[float]]
 #: Per-document flags (``in_qrels``, ``in_pool``) in the shape of the tie groups.
@@ -815,14 +815,14 @@ def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
 
 #: Metric family -> tie-aware function (the function its catalogue entry names), with the same options as
 #: the reference function; a family declared ``tie_aware=False`` has none.
-KERNELS: dict[str, Callable[..., float]] = kernel_table(globals())
+FUNCTIONS: dict[str, Callable[..., float]] = functions_of(globals())
 
 
 def unsupported(metric: str | Metric) -> str | None:
     """Why ``metric`` (a family name or a :class:`~evalbridge.metrics.spec.Metric`) cannot be computed
     under ``ties="average"``, or ``None`` when it can.
 
-    A family without a function in :data:`KERNELS` is refused (every family of the catalogue has one;
+    A family without a function in :data:`FUNCTIONS` is refused (every family of the catalogue has one;
     a new family declared ``tie_aware=False`` stays refused until it gets its exact formula). The functions take the per-document
     judgement inputs a family declares (``in_qrels``, ``in_pool``) in the shape of the tie groups.
 
@@ -830,7 +830,7 @@ def unsupported(metric: str | Metric) -> str | None:
     True
     """
     name = metric if isinstance(metric, str) else metric.name
-    if name not in KERNELS:
+    if name not in FUNCTIONS:
         return (f"{name} has no exact tie-aware formula, so ties='average' (the expected value over every "
                 f"order of tied documents) cannot compute it; use ties='docid_desc', 'docid_asc' or 'input'.")
     return None

@@ -728,7 +728,7 @@ def _render_text(tablefmt: str) -> Callable[[Comparison, list[list[str]], list[s
 
 
 def _render_latex(comparison: Comparison, cells: list[list[str]], footnote: list[str]) -> str:
-    from ..latex import latex_escape as _latex
+    from ..escaping import latex_escape as _latex
 
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "r" * len(comparison.metrics) + "}",
              r"\toprule", " & ".join(["", "System", *map(_latex, comparison.metrics)]) + r" \\", r"\midrule"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...stats.compare import MARKER_STYLES
 from ..formats import ReportFormat
-from ...latex import latex_escape as _latex
+from ...escaping import latex_escape as _latex
 from ...names import one_line
 from ..report import Report, cells, jsonable, number
 

@@ -44,7 +44,7 @@ from .._parallel import each
 from ..columnar import RowTable, per_row
 from ..model import rows_of
 from .columns import EXACT_LIMIT, Columns
-from .ranking import stable_order
+from .placing import stable_order
 
 __all__ = ["build_table", "table_from_blocks", "table_from_mapping", "shared_hash", "duplicate_pairs", "first_duplicate",
            "pair", "columns_of", "string_offsets", "hash_strings", "EXACT_LIMIT"]
@@ -430,7 +430,7 @@ def pair(qrels: RowTable, run: RowTable) -> Columns:
     per row.
 
     Example:
-        >>> from evalbridge.engine.rows import table_from_mapping as t
+        >>> from evalbridge.fast.rows import table_from_mapping as t
         >>> c = pair(t({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}), t({"q1": {"a": 0.5, "x": 0.9}}))
         >>> c.query_ids, c.scores.tolist(), c.hit_grade.tolist()
         (['q1'], [0.5, 0.9], [2.0])

@@ -1,13 +1,13 @@
-"""Two Arrow tables (qrels rows and run rows) laid out as :class:`~evalbridge.engine.Columns`, for
+"""Two Arrow tables (qrels rows and run rows) laid out as :class:`~evalbridge.fast.Columns`, for
 :mod:`evalbridge.spark`'s buckets (and any caller holding Arrow tables of rows in any order).
 
-A thin layer over :mod:`evalbridge.engine.rows`, which every columnar door uses: the columns are
+A thin layer over :mod:`evalbridge.fast.rows`, which every columnar door uses: the columns are
 checked here (present, no nulls, string or integer ids, finite numbers) with messages that name
 the table rather than a file, each table becomes a :class:`~evalbridge.columnar.RowTable`
-(:func:`~evalbridge.engine.rows.build_table`), a (query, doc) given twice is refused
-(:func:`~evalbridge.engine.rows.duplicate_pairs`), and the two are paired
-(:func:`~evalbridge.engine.rows.pair`). So :func:`columns_from_arrow` gives exactly what
-:func:`~evalbridge.engine.from_mappings` gives for the equivalent dicts of dicts (every row added in
+(:func:`~evalbridge.fast.rows.build_table`), a (query, doc) given twice is refused
+(:func:`~evalbridge.fast.rows.duplicate_pairs`), and the two are paired
+(:func:`~evalbridge.fast.rows.pair`). So :func:`columns_from_arrow` gives exactly what
+:func:`~evalbridge.fast.from_mappings` gives for the equivalent dicts of dicts (every row added in
 table order): the evaluated queries in the order they first appear in the qrels, each query's run
 rows in table order, its qrels rows in table order, the hits (retrieved documents with a non-zero
 grade) and the retrieved documents judged 0 (``zero_*``) in qrels order, and the pooled run rows
@@ -55,7 +55,7 @@ class TablePair:
     """The columns of a qrels table and a run table, and the queries they do not share.
 
     Attributes:
-        columns: the evaluated queries (in both tables), as :func:`~evalbridge.engine.from_mappings` gives them.
+        columns: the evaluated queries (in both tables), as :func:`~evalbridge.fast.from_mappings` gives them.
         missing_from_run: qrels queries absent from the run, in qrels order.
         run_only: run queries absent from the qrels, in run order.
     """

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..metrics.catalogue import kernel_table
+from ..metrics.catalogue import functions_of
 from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
 from ..metrics.spec import Metric
 from ..model import Conventions
 from .columns import Columns
-from .ranking import Placed, Ranking, place_hits, prepare_ranking
+from .placing import Placed, Ranking, place_hits, prepare_ranking
 
 __all__ = ["Context", "KERNELS", "evaluate_columns"]
 
@@ -471,7 +471,7 @@ def set_recall(ctx: Context, *, rel: float = 1) -> np.ndarray:
 #: Metric family -> kernel (the function its catalogue entry names); each takes the same keywords as its
 #: reference in :mod:`evalbridge.metrics.reference` (the per-document inputs aside: the kernels read them
 #: from the :class:`Context`).
-KERNELS: dict[str, Callable[..., np.ndarray]] = kernel_table(globals())
+KERNELS: dict[str, Callable[..., np.ndarray]] = functions_of(globals())
 
 
 def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
@@ -479,7 +479,7 @@ def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
     """Per-query values (in ``columns.query_ids`` order) of every metric; the ranking is done once.
 
     Example:
-        >>> from evalbridge.engine import from_mappings
+        >>> from evalbridge.fast import from_mappings
         >>> from evalbridge.metrics.spec import parse_metric
         >>> cols = from_mappings({"q1": {"a": 1, "c": 1}}, {"q1": {"a": 0.9, "b": 0.5, "c": 0.1}})
         >>> evaluate_columns(cols, [parse_metric("P@2")])[parse_metric("P@2")].tolist()

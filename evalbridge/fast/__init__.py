@@ -1,4 +1,4 @@
-"""The fast engine: the reference metrics, computed over columns with numpy.
+"""The fast backend: the reference metrics, computed over columns with numpy.
 
 Design (measured in ``shared/research/performance-anchors.md``: the time goes into touching
 Python objects and strings, not into arithmetic):

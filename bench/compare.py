@@ -16,6 +16,9 @@ Contenders:
 * ``evalbridge``: ``compare_systems(..., baseline="s0", test="randomization", n_resamples=R)``:
   t, randomization and Wilcoxon p-values of the 20 pairs, BCa CIs of the 20 differences and of
   the 25 system means, batched (``evalbridge.stats.resampling``).
+* ``one thread``: the same call with :data:`evalbridge._parallel.MAX_THREADS` = 1 (the resampling's
+  columns on one core, as before they were shared between the cores): the same numbers, the time
+  the cores save.
 * ``before``: the comparison code as it was before the batched resampling (kept here verbatim
   in spirit: one ``scipy.stats.permutation_test`` and one ``scipy.stats.bootstrap(method="BCa")``
   per pair, ``vectorized=True`` without ``batch``), on the sizes it survives on this machine.
@@ -105,7 +108,18 @@ def before_compare(data: dict, n_resamples: int) -> int:
     return rows
 
 
-TASKS = {"evalbridge": evalbridge_compare, "before": before_compare}
+def one_thread_compare(data: dict, n_resamples: int) -> int:
+    """evalbridge's comparison on one thread (as before the resampling shared its columns between cores)."""
+    import evalbridge._parallel
+
+    evalbridge._parallel.MAX_THREADS = 1
+    try:
+        return evalbridge_compare(data, n_resamples)
+    finally:
+        evalbridge._parallel.MAX_THREADS = 4
+
+
+TASKS = {"evalbridge": evalbridge_compare, "one thread": one_thread_compare, "before": before_compare}
 
 
 def worker(spec: dict) -> dict:
@@ -144,9 +158,10 @@ def plan(quick: bool) -> list[dict]:
 
     if quick:
         return [step("evalbridge", 1_000, 1_000, reps=3), step("evalbridge", 1_000, 10_000),
-                step("evalbridge", 10_000, 1_000), step("before", 1_000, 1_000)]
+                step("evalbridge", 10_000, 1_000), step("one thread", 10_000, 1_000), step("before", 1_000, 1_000)]
     return [step("evalbridge", 1_000, 10_000, reps=3), step("evalbridge", 10_000, 10_000),
             step("evalbridge", 100_000, 1_000), step("evalbridge", 100_000, 10_000),
+            step("one thread", 100_000, 10_000),
             step("before", 1_000, 10_000), step("before", 5_000, 10_000, systems=2, metrics=1)]
 
 

@@ -335,6 +335,29 @@ def test_bootstrap_means_do_not_depend_on_the_batch_size():
     assert whole.shape == (5, 777) and np.array_equal(whole, tiny)
 
 
+@settings(max_examples=25, deadline=None)
+@given(hs.integers(2, 5), hs.integers(2, 60), hs.integers(1, 600), hs.integers(0, 2 ** 32), hs.sampled_from([1, 3000]))
+def test_columns_shared_between_threads_give_the_one_thread_numbers_and_scipys(metrics, n, n_resamples, seed, memory):
+    """Property: with the columns of several metrics (linked groups) and the rows of several differences shared
+    between two threads, every bootstrap mean and every randomization p-value is the one-thread value, bit for
+    bit, and the p-values stay scipy's (the same draws, the same sums in the same order)."""
+    rng = np.random.default_rng(seed % 1000)
+    values = np.round(rng.random((3 * metrics, n)), 1)
+    differences = [(3 * m + s, 3 * m) for m in range(metrics) for s in (1, 2)]
+    one = bootstrap_means(values, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=1)
+    two = bootstrap_means(values, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=2)
+    assert np.array_equal(one, two)
+    d = np.stack([values[i] - values[j] for i, j in differences])
+    shared = randomization_pvalues(d, n_resamples=n_resamples, seed=seed, memory=memory, threads=2)
+    assert np.array_equal(shared, randomization_pvalues(d, n_resamples=n_resamples, seed=seed, memory=memory,
+                                                        threads=1))
+    i, j = differences[-1]
+    if d[-1].any():
+        assert shared[-1] == st.permutation_test((values[i], values[j]), _mean_difference, permutation_type="samples",
+                                                 vectorized=True, n_resamples=n_resamples,
+                                                 rng=np.random.default_rng(seed)).pvalue
+
+
 def test_jackknife_acceleration_equals_the_leave_one_out_means():
     """a from U_i = x_i - mean(x) equals a from the n leave-one-out means (Efron & Tibshirani 14.15)."""
     x = np.random.default_rng(8).random(25) ** 3

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .._parallel import workers
 from ..errors import InputError
 
 __all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "bootstrap_intervals",
@@ -50,6 +51,8 @@ __all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "bootst
 
 #: bytes a batch's arrays may take (indices, gathered values, signs); results come on top
 DEFAULT_MEMORY = 128 * 2 ** 20
+#: below this many (resample, query, column) steps a call runs on one thread: handing batches over costs more
+_PARALLEL_WORK = 50_000_000
 #: scipy's relative tolerance for null statistics equal to the observed one (``permutation_test``)
 _TOLERANCE_EPS = 100
 
@@ -68,24 +71,25 @@ def batch_rows(n: int, bytes_per_value: int, memory: int) -> int:
 _CACHE = 4 * 2 ** 20
 
 
-def _signs(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator[tuple[Any, int]]:
+def _signs(n: int, total: int, *, exact: bool, seed: int, rows: int, buffers: int = 1) -> Iterator[tuple[Any, int]]:
     """Batches of sign vectors as ``(n, b')`` float arrays of +-1 (-1 = the pair is swapped), with b.
 
     Monte Carlo: the draws scipy's ``permutation_test(permutation_type="samples")`` makes with
     ``default_rng(seed)``, in its order: one 32-bit draw per (resample, query), swapped when even.
     Exact: every vector once (order does not matter). A batch has at least two columns (a lone
     last one gets a dummy second, which the caller does not count): the sums over queries then run
-    sequentially, in query order, as in scipy's (n, B) layout. The array is reused from batch
-    to batch (20 bytes per query and resample in all).
+    sequentially, in query order, as in scipy's (n, B) layout. The ``buffers`` arrays are reused in turn
+    from batch to batch (20 bytes per query and resample for one; with two, a batch can be read while the
+    next is drawn).
     """
     import numpy as np
 
     rng = np.random.default_rng(seed)
     shifts = np.arange(n, dtype=np.uint64)[:, None]
-    full = np.empty((n, max(2, min(rows, total))))
-    for start in range(0, total, rows):
+    full = [np.empty((n, max(2, min(rows, total)))) for _ in range(buffers)]
+    for turn, start in enumerate(range(0, total, rows)):
         b = min(rows, total - start)
-        signs = full if b == full.shape[1] else np.ones((n, max(b, 2)))
+        signs = full[turn % buffers] if b == full[0].shape[1] else np.ones((n, max(b, 2)))
         if exact:
             codes = np.arange(start, start + b, dtype=np.uint64)[None, :]
             signs[:, :b] = (codes >> shifts) & np.uint64(1)
@@ -100,7 +104,7 @@ def _signs(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator
 
 
 def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
-                          memory: int = DEFAULT_MEMORY) -> Any:
+                          memory: int = DEFAULT_MEMORY, threads: int | None = None) -> Any:
     """Two-sided p-values of Fisher's paired randomization test, one per row of ``differences``.
 
     ``differences`` is a ``(p, n)`` array, row k = x_k - y_k over n paired queries. Under the
@@ -113,8 +117,10 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     2^n <= ``n_resamples``, else over ``n_resamples`` random ones (a = 1): scipy's
     ``permutation_test``. Every row sees the same sign vectors. Each t(s) is one
     ``einsum`` over the queries (a sequential sum in query order, scipy's own order, without
-    the product array). Memory: the ``(n, B)`` signs (B = :func:`batch_rows`); nothing grows
-    with ``n_resamples``.
+    the product array). Memory: the ``(n, B)`` signs (B = :func:`batch_rows`), twice when two
+    threads share the rows; nothing grows with ``n_resamples``. Several rows are split between two
+    threads (``threads``: default, as many as the cores allow; 1: none) while the next signs are
+    drawn: each row's sums are the same operations in the same order, so the p-values do not change.
 
     >>> import numpy as np
     >>> # d = (.3, .2, .1, .1): of the 16 sign vectors only (+ + + +) has t >= t_obs, so p = 2 (1/16)
@@ -131,13 +137,31 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     gamma = np.abs(np.finfo(np.float64).eps * _TOLERANCE_EPS * observed)
     exact = n < 63 and 2 ** n <= n_resamples
     total = 2 ** n if exact else n_resamples
-    rows = max(2, batch_rows(n, 20, memory))
-    columns = np.ascontiguousarray(d.T)
+    parts = [np.ascontiguousarray(d[k::2].T) for k in range(min(2, p))] if p > 1 else [np.ascontiguousarray(d.T)]
+    rows = max(2, batch_rows(n, 20 if len(parts) == 1 else 36, memory))
+    low, high = (observed + gamma)[:, None], (observed - gamma)[:, None]
     less, greater = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
-    for signs, b in _signs(n, total, exact=exact, seed=seed, rows=rows):
-        null = np.einsum("qb,qp->pb", signs, columns, optimize=False)[:, :b] / n
-        less += np.count_nonzero(null <= (observed + gamma)[:, None], axis=1)
-        greater += np.count_nonzero(null >= (observed - gamma)[:, None], axis=1)
+
+    def count(k: int, signs: Any, b: int) -> None:
+        """The counts of the rows k, k + 2, ... (part k) over one batch of sign vectors."""
+        null = np.einsum("qb,qp->pb", signs, parts[k], optimize=False)[:, :b] / n
+        less[k::len(parts)] += np.count_nonzero(null <= low[k::len(parts)], axis=1)
+        greater[k::len(parts)] += np.count_nonzero(null >= high[k::len(parts)], axis=1)
+
+    batches = _signs(n, total, exact=exact, seed=seed, rows=rows, buffers=2 if len(parts) > 1 else 1)
+    with workers(len(parts), threads if threads is not None or total * n * p >= _PARALLEL_WORK else 1) as pool:
+        if pool is None:
+            for signs, b in batches:
+                for k in range(len(parts)):
+                    count(k, signs, b)
+        else:  # a batch's signs are drawn (into the other buffer) while the threads count the last one's
+            pending: list[Any] = []
+            for signs, b in batches:
+                for job in pending:
+                    job.result()
+                pending = [pool.submit(count, k, signs, b) for k in range(len(parts))]
+            for job in pending:
+                job.result()
     adjustment = 0 if exact else 1
     p_less = (less + adjustment) / (total + adjustment)
     p_greater = (greater + adjustment) / (total + adjustment)
@@ -163,7 +187,7 @@ def _components(k: int, differences: Sequence[tuple[int, int]]) -> list[list[int
 
 
 def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n_resamples: int, seed: int,
-                    memory: int = DEFAULT_MEMORY) -> Any:
+                    memory: int = DEFAULT_MEMORY, threads: int | None = None) -> Any:
     """Bootstrap distributions of the mean of each row of ``values`` and of each difference of rows.
 
     ``values`` is ``(k, n)``: k columns over the same n queries; ``differences`` lists row pairs
@@ -175,32 +199,55 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     x[i] - y[i]). Columns linked by differences are gathered one group at a time; memory per
     batch: ``(c + 2) x B x n`` 8-byte values, c the largest linked group, B at most what fits
     in ``memory`` (and in a few MiB of cache, which is faster).
+
+    Linked groups are independent: on several cores (``threads``: default, as many as the cores allow;
+    1: none) each batch's groups are shared between threads while the next batch's resamples are drawn,
+    each group with its own buffers (c becomes the sum of the groups' sizes). Every mean is the same
+    operations on the same draws, so the numbers do not change.
     """
     import numpy as np
 
     x = np.ascontiguousarray(values, dtype=np.float64)
     k, n = x.shape
     components = _components(k, differences)
-    width = max(map(len, components))
-    per_cell = 8 * (width + 2)
-    rows = max(1, min(batch_rows(n, per_cell, memory), batch_rows(n, per_cell, _CACHE), n_resamples))
     slot = {i: position for members in components for position, i in enumerate(members)}
     linked = [[(r, i, j) for r, (i, j) in enumerate(differences, start=k) if i in members] for members in components]
-    rng = np.random.default_rng(seed)
-    theta = np.empty((k + len(differences), n_resamples))
-    gathered = np.empty((width, rows, n))
-    scratch = np.empty((rows, n))
-    for start in range(0, n_resamples, rows):
-        b = min(rows, n_resamples - start)
-        index = rng.integers(0, n, (b, n))
-        for members, pairs in zip(components, linked):
-            for i in members:
-                row = gathered[slot[i], :b]
+    work = n_resamples * n * (k + len(differences))
+    with workers(len(components), threads if threads is not None or work >= _PARALLEL_WORK else 1) as pool:
+        # one set of buffers per thread, or per component when the components are shared between threads
+        sets = len(components) if pool is not None else 1
+        width = [len(members) for members in components] if pool is not None else [max(map(len, components))]
+        per_cell = 8 * (sum(width) + 2 * sets + 2 * (pool is not None))    # + the index of the next batch
+        rows = max(1, min(batch_rows(n, per_cell, memory), batch_rows(n, per_cell // sets, _CACHE), n_resamples))
+        gathered = [np.empty((w, rows, n)) for w in width]
+        scratch = [np.empty((rows, n)) for _ in width]
+        rng = np.random.default_rng(seed)
+        theta = np.empty((k + len(differences), n_resamples))
+
+        def means(c: int, index: Any, start: int, b: int) -> None:
+            """The bootstrap means of component c's columns and differences over one batch of resamples."""
+            own, spare = gathered[c if pool is not None else 0], scratch[c if pool is not None else 0]
+            for i in components[c]:
+                row = own[slot[i], :b]
                 np.take(x[i], index, out=row, mode="wrap")  # "raise" would copy ``out``; indices are in range
                 theta[i, start:start + b] = np.add.reduce(row, axis=-1) / n   # row.mean(), without its overhead
-            for r, i, j in pairs:
-                np.subtract(gathered[slot[i], :b], gathered[slot[j], :b], out=scratch[:b])
-                theta[r, start:start + b] = np.add.reduce(scratch[:b], axis=-1) / n
+            for r, i, j in linked[c]:
+                np.subtract(own[slot[i], :b], own[slot[j], :b], out=spare[:b])
+                theta[r, start:start + b] = np.add.reduce(spare[:b], axis=-1) / n
+
+        pending: list[Any] = []
+        for start in range(0, n_resamples, rows):
+            b = min(rows, n_resamples - start)
+            index = rng.integers(0, n, (b, n))   # (while the threads reduce the last batch)
+            if pool is None:
+                for c in range(len(components)):
+                    means(c, index, start, b)
+                continue
+            for job in pending:
+                job.result()
+            pending = [pool.submit(means, c, index, start, b) for c in range(len(components))]
+        for job in pending:
+            job.result()
     return theta
 
 
@@ -226,7 +273,7 @@ def jackknife_acceleration(sample: Any) -> float:
 
 def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = (), *, confidence: float,
                         n_resamples: int, seed: int, method: str = "BCa",
-                        memory: int = DEFAULT_MEMORY) -> list[tuple[float, float]]:
+                        memory: int = DEFAULT_MEMORY, threads: int | None = None) -> list[tuple[float, float]]:
     """Two-sided bootstrap confidence intervals of the mean of each row and of each difference.
 
     Rows and differences as :func:`bootstrap_means`; the result lists the k rows' intervals,
@@ -247,7 +294,7 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     columns = [x[j] for j in range(k)] + [x[i] - x[j] for i, j in differences]
     if n < 2:
         return [(float("nan"), float("nan"))] * len(columns)
-    theta = bootstrap_means(x, differences, n_resamples=n_resamples, seed=seed, memory=memory)
+    theta = bootstrap_means(x, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=threads)
     alpha = (1 - confidence) / 2
     out = []
     for column, distribution in zip(columns, theta):

@@ -596,6 +596,25 @@ def test_comparison_renders_tables_with_markers_and_a_footnote():
         cmp.to_markdown(markers="stars")
 
 
+@settings(max_examples=25)
+@given(hs.text(hs.characters(exclude_categories=("Cs",)), min_size=1, max_size=8))
+def test_a_system_name_stays_in_its_cell_in_every_table_format(name):
+    """Property: whatever a system is called (pipes, backslashes, line breaks, LaTeX specials, markup), the
+    Markdown table keeps its columns, the text table its rows, the LaTeX and HTML tables escape it."""
+    import html
+
+    from evalbridge.escaping import latex_escape
+
+    other = "base" if name != "base" else "other"
+    cmp = compare_systems({other: _fake({"m": [0.0, 0.5, 1.0]}), name: _fake({"m": [1.0, 0.5, 0.0]})}, ["m"],
+                          correction="none", n_resamples=20)
+    table = cmp.to_markdown().split("\n\n")[0].split("\n")
+    assert len(table) == 4 and all(row.replace("\\|", "").count("|") == 4 for row in table)
+    assert len(str(cmp).split("\n\n")[0].split("\n")) == 4
+    assert f" & {latex_escape(name)} & " in cmp.to_latex()
+    assert f"<td>{html.escape(name)}</td>" in cmp.to_html()
+
+
 def test_report_marks_significance_with_letters_on_request():
     """Report(markers="letters"): systems get their letter, cells carry superscripts; the default stays arrows."""
     from evalbridge.reports.report import Report, render

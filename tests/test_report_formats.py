@@ -17,7 +17,7 @@ from evalbridge.config import load_config
 from evalbridge.errors import InputError
 from evalbridge.pipeline import run_config
 from evalbridge.reports import formats
-from evalbridge.reports.formats import report_format, report_formats
+from evalbridge.reports.formats import output_formats, report_format, report_formats
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"
@@ -56,10 +56,10 @@ def toy(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatc
     extra = tmp_path_factory.mktemp("more_renderers")
     (extra / "toy.py").write_text(TOY)
     monkeypatch.setattr(renderers, "__path__", [*renderers.__path__, str(extra)])
-    report_formats.cache_clear()
+    output_formats.cache_clear()
     yield "toy"
     sys.modules.pop("evalbridge.reports.renderers.toy", None)
-    report_formats.cache_clear()
+    output_formats.cache_clear()
 
 
 def _cli(capsys: pytest.CaptureFixture, *argv: str) -> str:

@@ -1,8 +1,10 @@
-"""Report formats, declared once: name -> file suffix and renderer; a new format is one new file.
+"""The output formats, one registry: name -> how a report and a result's tables are written; a format is one file.
 
 Every module of :mod:`evalbridge.reports.renderers` declares one :class:`ReportFormat` as its ``FORMAT``;
-:func:`report_formats` collects them (on first use, in their declared ``order``), and every door reads
-this one table: ``evalbridge eval --format`` / ``run --format`` (the renderer), ``evalbridge check
+:func:`output_formats` collects them (on first use, in their declared ``order``). A format writes a whole
+report (``render``), one table of a result (``table``: what ``print(comparison)``, ``to_markdown()``,
+``to_latex()`` and the notebook view show), or both. The report formats (:func:`report_formats`, those with a
+``render``) are what every door offers: ``evalbridge eval --format`` / ``run --format`` (the renderer), ``evalbridge check
 --format`` (the formats that declare how a cross-check is shown), the config's ``output.formats`` (the
 schema takes its choices from here) and the pipeline's report folder (``report`` + the suffix, plus the
 format's extra files). Adding a format means adding one module to ``reports/renderers/``, nothing else.
@@ -21,14 +23,16 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from ..errors import EvalbridgeError, InputError
+from .views import TEXT_MARKS, Marks, Table
 
-__all__ = ["ReportFormat", "report_formats", "report_format", "render", "check_formats", "no_extra_files"]
+__all__ = ["ReportFormat", "report_formats", "report_format", "output_formats", "output_format", "table_format",
+           "render", "show", "check_formats", "no_extra_files", "tables_only"]
 
 
 #: A report (:class:`evalbridge.reports.report.Report`) as the renderers receive it. The registry names no type of
@@ -41,20 +45,33 @@ def no_extra_files(report: AnyReport) -> Mapping[str, str]:
     return {}
 
 
+def tables_only(report: AnyReport) -> str:
+    """The ``render`` of a format that writes a result's tables and no report: no door offers it for a report."""
+    raise EvalbridgeError("this format writes a result's tables, not a report; choose one of report_formats().")
+
+
 @dataclass(frozen=True)
 class ReportFormat:
-    """One report format: what every door needs to know of it.
+    """One output format: what every door needs to know of it.
 
     Attributes:
-        name: the name users give (``--format NAME``, ``output.formats: [NAME]``).
+        name: the name users give (``--format NAME``, ``output.formats: [NAME]``, ``comparison.table(fmt=NAME)``).
         suffix: the suffix of its file in a report folder (``report`` + suffix).
         title: one line saying what it is (for listings).
-        render: the whole report as text in this format.
+        render: the whole report as text in this format; :func:`tables_only` when the format writes only a
+            result's tables (then no door offers it as a report format).
         order: its place in listings, choices and help (ascending).
         check: how ``evalbridge check --format NAME`` shows a report that holds a cross-check, or None
             when ``check`` does not offer this format.
         extra_files: file name -> text of the other files this format adds to a report folder
             (``csv`` adds ``comparison.csv`` when there is a comparison).
+        table: one :class:`~evalbridge.reports.views.Table` (title, rows, footnotes) as text in this format, or
+            None when results are not shown in it.
+        marks: how it writes ▲ / ▼ and superscript letters in a cell.
+        escape: a name (system, metric label) as text of this format, safe in a cell.
+        heading: a column heading of evalbridge's own (``system``) as this format writes it.
+        typeset: True when the format lays a table out by its columns' alignment itself (LaTeX, HTML); the
+            plain-text formats then keep tabulate's layout of text.
     """
 
     name: str
@@ -64,15 +81,20 @@ class ReportFormat:
     order: int
     check: Callable[[AnyReport], str] | None = None
     extra_files: Callable[[AnyReport], Mapping[str, str]] = no_extra_files
+    table: Callable[[Table], str] | None = None
+    marks: Marks = TEXT_MARKS
+    escape: Callable[[str], str] = str
+    heading: Callable[[str], str] = str
+    typeset: bool = False
 
 
 _PACKAGE = "evalbridge.reports.renderers"
 
 
 @functools.cache
-def report_formats() -> Mapping[str, ReportFormat]:
-    """Every report format, by name, in their declared order: the ``FORMAT`` of each module of
-    :mod:`evalbridge.reports.renderers` (read once; ``report_formats.cache_clear()`` reads them again)."""
+def output_formats() -> Mapping[str, ReportFormat]:
+    """Every output format, by name, in their declared order: the ``FORMAT`` of each module of
+    :mod:`evalbridge.reports.renderers` (read once; ``output_formats.cache_clear()`` reads them again)."""
     package = importlib.import_module(_PACKAGE)
     found: dict[str, tuple[ReportFormat, str]] = {}
     for module in pkgutil.iter_modules(package.__path__):
@@ -87,6 +109,34 @@ def report_formats() -> Mapping[str, ReportFormat]:
         found[declared.name] = (declared, name)
     ordered = sorted((fmt for fmt, _ in found.values()), key=lambda f: (f.order, f.name))
     return MappingProxyType({f.name: f for f in ordered})
+
+
+def report_formats() -> Mapping[str, ReportFormat]:
+    """The report formats (those that write a whole report), by name, in their declared order."""
+    return MappingProxyType({name: f for name, f in output_formats().items() if f.render is not tables_only})
+
+
+def output_format(name: str) -> ReportFormat:
+    """The output format called ``name``, whatever it writes; an InputError naming the choices if none."""
+    formats = output_formats()
+    try:
+        return formats[name]
+    except KeyError:
+        raise InputError(f"unknown format {name!r}; choose one of {', '.join(map(repr, formats))}.") from None
+
+
+def table_format(name: str) -> ReportFormat:
+    """The format called ``name`` if it writes a result's tables; else an InputError naming those that do."""
+    tables = [n for n, f in output_formats().items() if f.table is not None]
+    if name not in tables:
+        raise InputError(f"unknown format {name!r}; choose one of {', '.join(map(repr, tables))}.")
+    return output_formats()[name]
+
+
+def show(tables: Table | Sequence[Table], fmt: str) -> str:
+    """One table, or several one after the other, as text in the format called ``fmt``."""
+    write = cast(Callable[[Table], str], table_format(fmt).table)
+    return "".join(write(t) for t in ([tables] if isinstance(tables, Table) else tables))
 
 
 def report_format(name: str) -> ReportFormat:

@@ -39,7 +39,7 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from .formats import report_format
 from .writing import atomic_file, write_file_atomic
-from ..stats.compare import MARKER_STYLES
+from .markers import MARKER_STYLES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +102,7 @@ class Report:
         provenance: JSON-ready provenance (versions, conventions, config, input sha256, query counts).
         digits: decimals shown in text tables.
         markers: significance markers in the tables, a key of
-            :data:`~evalbridge.stats.compare.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
+            :data:`~evalbridge.reports.markers.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
         agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement

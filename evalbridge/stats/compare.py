@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import html
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,8 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
            "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedComparison",
            "SystemInterval", "Comparison", "compare_systems", "compare", "TESTS", "CORRECTIONS",
-           "COMPARISON_PARAMETERS", "check_comparison_parameters", "MAX_RESAMPLES", "MARKER_STYLES", "MarkerStyle",
-           "superscript"]
+           "COMPARISON_PARAMETERS", "check_comparison_parameters", "MAX_RESAMPLES"]
 
 #: the most resamples accepted: the Monte-Carlo p-value is then within about +-0.0004 of the exact one at p = 0.05
 MAX_RESAMPLES = 1_000_000
@@ -430,79 +428,9 @@ class SystemInterval:
     ci_high: float
 
 
-_SUPERSCRIPT_LETTERS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ\U000107a5ʳˢᵗᵘᵛʷˣʸᶻ"))
-
-
-@dataclass(frozen=True)
-class _Format:
-    """How one output format writes superscripts and arrows."""
-
-    superscript: Callable[[str], str]
-    up: str
-    down: str
-
-
-#: output format -> how it writes markers
-_FORMATS: Mapping[str, _Format] = {
-    "terminal": _Format(lambda s: "".join(map(_SUPERSCRIPT_LETTERS.__getitem__, s)), "▲", "▼"),
-    "markdown": _Format(lambda s: "".join(map(_SUPERSCRIPT_LETTERS.__getitem__, s)), "▲", "▼"),
-    "latex": _Format(lambda s: f"$^{{{s}}}$" if s else "", r"$^{\uparrow}$", r"$^{\downarrow}$"),
-    "html": _Format(lambda s: f"<sup>{s}</sup>" if s else "", "▲", "▼"),
-}
-
-
-def _format(fmt: str) -> _Format:
-    try:
-        return _FORMATS[fmt]
-    except KeyError:
-        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(map(repr, _FORMATS))}.") from None
-
-
-def superscript(letters: str, fmt: str) -> str:
-    """``letters`` as a superscript in an output format (``terminal``, ``markdown``, ``latex``, ``html``).
-
-    >>> superscript("ab", "terminal"), superscript("ab", "latex"), superscript("ab", "html")
-    ('ᵃᵇ', '$^{ab}$', '<sup>ab</sup>')
-    """
-    return _format(fmt).superscript(letters)
-
-
 def _letter(i: int) -> str:
     """a, b, ..., z, aa, ab, ... (a system's letter by position)."""
     return _letter(i // 26 - 1) + chr(ord("a") + i % 26) if i >= 26 else chr(ord("a") + i)
-
-
-def _number(value: float, digits: int) -> str:
-    return "nan" if not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def _arrow(comparison: Comparison, system: str, metric: str | Metric, fmt: _Format) -> str:
-    row = comparison.get(system, metric)
-    if row is None or not row.significant or row.delta == 0:
-        return ""
-    return fmt.up if row.delta > 0 else fmt.down
-
-
-def _letters(comparison: Comparison, system: str, metric: str | Metric, fmt: _Format) -> str:
-    letters = comparison.letters
-    return fmt.superscript("".join(letters[s] for s in comparison.better_than(system, metric)))
-
-
-@dataclass(frozen=True)
-class MarkerStyle:
-    """A way to mark significance in a table: its legend (text, LaTeX) and a cell's marker."""
-
-    legend: str
-    latex_legend: str
-    marker: Callable[[Comparison, str, Any, _Format], str]
-
-
-#: marker style -> how cells are marked: ``arrows`` against the baseline, or ranx's ``letters``
-MARKER_STYLES: Mapping[str, MarkerStyle] = {
-    "arrows": MarkerStyle("▲/▼ significantly above/below the baseline", r"$\uparrow$/$\downarrow$", _arrow),
-    "letters": MarkerStyle("superscript letters: significantly better than the system with that letter",
-                           "superscript letters: significantly better than the system with that letter", _letters),
-}
 
 
 @dataclass(frozen=True)
@@ -593,14 +521,21 @@ class Comparison:
         return tuple(s for s in self.systems if s in beaten)
 
     def marker(self, system: str, metric: str | Metric | MetricRequest, *, style: str = "arrows", fmt: str = "terminal") -> str:
-        """A cell's significance marker in a style of :data:`MARKER_STYLES` and an output format.
+        """A cell's significance marker in a style of :data:`~evalbridge.reports.markers.MARKER_STYLES` and an
+        output format.
 
         ``arrows``: ▲ / ▼ when significantly above / below the baseline; ``letters``: the letters of
         the systems it is significantly better than, as a superscript.
         """
-        return MARKER_STYLES[self._style(style)].marker(self, system, metric, _format(fmt))
+        from ..reports.markers import marker
+        from ..reports.formats import table_format
 
-    def _style(self, markers: str | None) -> str:
+        return marker(self, system, metric, self.marker_style(style), table_format(fmt).marks)
+
+    def marker_style(self, markers: str | None) -> str:
+        """The marker style ``markers`` names (default: ``arrows`` with one baseline, else ``letters``)."""
+        from ..reports.markers import MARKER_STYLES
+
         style = markers or ("arrows" if len(self.baselines) == 1 else "letters")
         if style not in MARKER_STYLES:
             raise InputError(f"unknown marker style {style!r}; choose one of {', '.join(map(repr, MARKER_STYLES))}.")
@@ -651,31 +586,20 @@ class Comparison:
 
     def footnote(self, *, markers: str | None = None) -> list[str]:
         """The lines under a table: what the markers mean, :meth:`describe`, the provenance."""
-        return [MARKER_STYLES[self._style(markers)].legend, self.describe(), *self.provenance]
+        from ..reports.markers import MARKER_STYLES
 
-    def _cells(self, *, markers: str | None, fmt: str, digits: int) -> list[list[str]]:
-        style = self._style(markers)
-        letters = self.letters
-        rows = []
-        for system in self.systems:
-            row = [letters[system], system]
-            for metric in self.metrics:
-                summary = self.interval(system, metric)
-                value = summary.mean if summary is not None else math.nan
-                row.append(_number(value, digits) + MARKER_STYLES[style].marker(self, system, metric, _format(fmt)))
-            rows.append(row)
-        return rows
+        return [MARKER_STYLES[self.marker_style(markers)].legend, self.describe(), *self.provenance]
 
     def table(self, *, fmt: str = "terminal", markers: str | None = None, digits: int = 4) -> str:
         """The systems x metrics table of means with significance markers, and its footnote.
 
-        ``fmt``: ``terminal``, ``markdown``, ``latex`` or ``html``; ``markers``: a key of
-        :data:`MARKER_STYLES` (default: ``arrows`` with one baseline, else ``letters``).
+        ``fmt``: an output format that writes tables (``terminal``, ``markdown``, ``latex``, ``html``);
+        ``markers``: a key of :data:`~evalbridge.reports.markers.MARKER_STYLES` (default: ``arrows`` with
+        one baseline, else ``letters``).
         """
-        if fmt not in _RENDERERS:
-            raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(map(repr, _RENDERERS))}.")
-        cells = self._cells(markers=markers, fmt=fmt, digits=digits)
-        return _RENDERERS[fmt](self, cells, self.footnote(markers=markers))
+        from ..reports.comparison_table import comparison_table
+
+        return comparison_table(self, fmt, markers, digits)
 
     def to_markdown(self, *, markers: str | None = None, digits: int = 4) -> str:
         """:meth:`table` in GitHub Markdown."""
@@ -690,7 +614,7 @@ class Comparison:
         return self.table(fmt="html", markers=markers, digits=digits)
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        return self.table(fmt="html")
 
     def __str__(self) -> str:
         return self.table()
@@ -714,44 +638,6 @@ def _system_records(comparison: Comparison) -> list[dict[str, Any]]:
 #: to_frame(table) -> the records of that table
 _FRAMES: Mapping[str, Callable[[Comparison], list[dict[str, Any]]]] = {
     "pairs": _pair_records, "systems": _system_records,
-}
-
-
-def _render_text(tablefmt: str) -> Callable[[Comparison, list[list[str]], list[str]], str]:
-    def render(comparison: Comparison, cells: list[list[str]], footnote: list[str]) -> str:
-        from tabulate import tabulate
-
-        table = tabulate(cells, headers=["", "system", *comparison.metrics], tablefmt=tablefmt,
-                         disable_numparse=True)
-        return "\n".join([table, "", *footnote]) + "\n"
-    return render
-
-
-def _render_latex(comparison: Comparison, cells: list[list[str]], footnote: list[str]) -> str:
-    from ..escaping import latex_escape as _latex
-
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "r" * len(comparison.metrics) + "}",
-             r"\toprule", " & ".join(["", "System", *map(_latex, comparison.metrics)]) + r" \\", r"\midrule"]
-    lines += [" & ".join([row[0], _latex(row[1]), *row[2:]]) + r" \\" for row in cells]
-    caption = _latex(". ".join(footnote) + ".").replace("▲/▼", MARKER_STYLES["arrows"].latex_legend)
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
-
-
-def _render_html(comparison: Comparison, cells: list[list[str]], footnote: list[str]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["", "system", *comparison.metrics])
-    body = "".join("<tr>" + f"<td>{html.escape(row[0])}</td><td>{html.escape(row[1])}</td>"
-                   + "".join(f'<td style="text-align: right">{cell}</td>' for cell in row[2:]) + "</tr>"
-                   for row in cells)
-    notes = "<br>".join(html.escape(line) for line in footnote)
-    return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p><small>{notes}</small></p>\n")
-
-
-#: table(fmt) -> renderer(comparison, cells, footnote)
-_RENDERERS: Mapping[str, Callable[[Comparison, list[list[str]], list[str]], str]] = {
-    "terminal": _render_text("simple"), "markdown": _render_text("github"), "latex": _render_latex,
-    "html": _render_html,
 }
 
 

@@ -5,13 +5,36 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...stats.compare import MARKER_STYLES
 from ..formats import ReportFormat
 from ...escaping import latex_escape as _latex
 from ...names import one_line
+from ..markers import MARKER_STYLES
 from ..report import Report, cells, jsonable, number
+from ..views import Marks, Table
 
-__all__ = ["FORMAT", "render_latex"]
+__all__ = ["FORMAT", "render_latex", "latex_table"]
+
+#: how LaTeX writes ▲, ▼, superscript letters, and ▲/▼ in a legend
+LATEX_MARKS = Marks(r"$^{\uparrow}$", r"$^{\downarrow}$", lambda s: f"$^{{{s}}}$" if s else "",
+                    r"$\uparrow$/$\downarrow$")
+
+
+def latex_table(table: Table) -> str:
+    """One table as a booktabs ``table`` float: columns laid out by their alignment, the title and footnotes
+    as its caption (sentences ended by a full stop)."""
+    spec = "".join("r" if a == "right" else "l" for a in table.align) or "l" * len(table.headers)
+    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(table.headers) + r" \\", r"\midrule", *[" & ".join(row) + r" \\" for row in table.rows],
+             r"\bottomrule", r"\end{tabular}"]
+    caption = [line for line in (table.title, *table.footnotes) if line]
+    if caption:
+        lines.append(rf"\caption{{{'. '.join(caption)}.}}")
+    return "\n".join([*lines, r"\end{table}"]) + "\n"
+
+
+def _heading(text: str) -> str:
+    """A heading of evalbridge's own as a paper writes it: ``system`` -> ``System``."""
+    return text[:1].upper() + text[1:]
 
 
 def render_latex(report: Report) -> str:
@@ -27,7 +50,7 @@ def render_latex(report: Report) -> str:
 
 
 def _results(report: Report) -> list[str]:
-    rows = cells(report, up=r"$^{\uparrow}$", down=r"$^{\downarrow}$", best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
+    rows = cells(report, up=LATEX_MARKS.up, down=LATEX_MARKS.down, best=lambda t: rf"\textbf{{{t}}}", fmt="latex")
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(report.labels) + "}",
              r"\toprule", " & ".join(["System", *map(_latex, report.labels)]) + r" \\", r"\midrule"]
     lines += [" & ".join([_latex(row[0]), *row[1:]]) + r" \\" for row in rows]
@@ -70,4 +93,9 @@ FORMAT = ReportFormat(
     title="a LaTeX booktabs table (best mean in bold), the provenance as `%` comments",
     render=render_latex,
     order=50,
+    table=latex_table,
+    marks=LATEX_MARKS,
+    escape=_latex,
+    heading=_heading,
+    typeset=True,
 )

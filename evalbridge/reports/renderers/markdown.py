@@ -9,8 +9,10 @@ from ...names import CONTROL
 from ..formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
     queries_lines
+from ..views import Table
+from .terminal import text_table
 
-__all__ = ["FORMAT", "render_markdown", "markdown_text"]
+__all__ = ["FORMAT", "render_markdown", "markdown_text", "markdown_table"]
 
 
 def markdown_text(text: object) -> str:
@@ -65,6 +67,11 @@ def render_markdown(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
+def markdown_table(table: Table) -> str:
+    """One table in GitHub Markdown: its title, the table, a blank line, the footnotes."""
+    return text_table(table, "github")
+
+
 def check_markdown(report: Report) -> str:
     """``evalbridge check --format markdown``: the cross-check in GitHub Markdown."""
     return str(next(iter(report.crosscheck.values())).to_markdown())
@@ -77,4 +84,6 @@ FORMAT = ReportFormat(
     render=render_markdown,
     order=20,
     check=check_markdown,
+    table=markdown_table,
+    escape=markdown_text,
 )

@@ -5,8 +5,19 @@ from __future__ import annotations
 from ...names import one_line
 from ..formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
+from ..views import Table
 
-__all__ = ["FORMAT", "render_terminal"]
+__all__ = ["FORMAT", "render_terminal", "text_table"]
+
+
+def text_table(table: Table, tablefmt: str = "simple") -> str:
+    """One table as plain text (tabulate's ``tablefmt``): its title, the table, a blank line, the footnotes."""
+    from tabulate import tabulate
+
+    text = tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
+                    colalign=table.align or None)
+    lines = [table.title, text] if table.title else [text]
+    return "\n".join([*lines, *(["", *table.footnotes] if table.footnotes else [])]) + "\n"
 
 
 def render_terminal(report: Report) -> str:
@@ -62,4 +73,6 @@ FORMAT = ReportFormat(
     render=render_terminal,
     order=10,
     check=check_terminal,
+    table=text_table,
+    escape=one_line,
 )

@@ -1,0 +1,43 @@
+"""The table of a comparison, declared once: systems x metrics means with significance markers, and its footnote.
+
+:class:`~evalbridge.stats.compare.Comparison` shows itself through :func:`comparison_table` in any output format
+that writes tables (``print``, ``to_markdown``, ``to_latex``, ``to_html``, the notebook view).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .formats import ReportFormat, show, table_format
+from .markers import MARKER_STYLES, marker
+from .views import Table, number
+
+__all__ = ["comparison_table", "comparison_view"]
+
+#: A :class:`~evalbridge.stats.compare.Comparison` (this module is below it: it reads, never imports, one).
+AnyComparison = Any
+
+
+def comparison_view(comparison: AnyComparison, fmt: ReportFormat, style: str, digits: int) -> Table:
+    """The systems x metrics table of means (each with its marker in ``style``), as text of ``fmt``."""
+    letters = comparison.letters
+    rows = []
+    for system in comparison.systems:
+        row = [fmt.escape(letters[system]), fmt.escape(system)]
+        for metric in comparison.metrics:
+            summary = comparison.interval(system, metric)
+            row.append(number(summary.mean if summary is not None else None, digits)
+                       + marker(comparison, system, metric, style, fmt.marks))
+        rows.append(tuple(row))
+    legend = fmt.escape(MARKER_STYLES[style].legend).replace("▲/▼", fmt.marks.legend)
+    return Table(headers=(fmt.escape(""), fmt.heading("system"), *map(fmt.escape, comparison.metrics)),
+                 rows=tuple(rows),
+                 align=("left", "left", *("right",) * len(comparison.metrics)) if fmt.typeset else (),
+                 footnotes=(legend, *map(fmt.escape, [comparison.describe(), *comparison.provenance])))
+
+
+def comparison_table(comparison: AnyComparison, fmt: str, markers: str | None, digits: int) -> str:
+    """``comparison``'s table in the output format called ``fmt`` (markers: a key of ``MARKER_STYLES``, default
+    ``arrows`` with one baseline, else ``letters``)."""
+    written = table_format(fmt)
+    return show(comparison_view(comparison, written, comparison.marker_style(markers), digits), fmt)

@@ -37,6 +37,7 @@ _EXPORTS = {
     "compare": "stats.compare",
     "Report": "reports.report",
     "log_mlflow": "tracking",
+    "diff": "diffing",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
     "EvalbridgeWarning": "errors",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
     from .reports.report import Report as Report
     from .tracking import log_mlflow as log_mlflow
+    from .diffing import diff as diff
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

@@ -8,7 +8,7 @@ same options) and compares them query by query:
 * for the queries that moved most (the ``queries`` largest drops and the ``queries`` largest gains of each
   metric; ``queries=None``: every query whose metrics or top ``k`` differ), what happened in the top ``k``:
   the judged documents that entered or left it (grade, rank in A, rank in B), the unjudged documents that
-  entered (or left) it, and the largest rank moves of the documents both top-``k`` lists share or swapped:
+  entered (or left) it, and the largest rank moves of the documents that stayed in it:
   :attr:`RunDiff.queries`.
 
 The metric values are evaluate's own per-query values, never recomputed; the rankings follow the same rules as
@@ -16,8 +16,9 @@ the evaluation (:func:`evalbridge.ranking.rank` with the tie rule and score prec
 ``judged_only`` as :func:`evalbridge.evaluation.cut_run` applies them). ``ties="average"`` ranks no single order
 (a tie group across rank ``k`` is in the top ``k`` in some orders only), so a diff refuses it.
 
-A :class:`RunDiff` is data: :mod:`evalbridge.reports.run_diff` renders it (terminal, Markdown, JSON, HTML),
-:meth:`RunDiff.to_frame` gives its tables to pandas.
+A :class:`RunDiff` is data: :mod:`evalbridge.reports.run_diff` declares its tables, which every output format
+writes (``print(d)``, ``d.to_markdown()``, ``d.table("json")``, the notebook view); :meth:`RunDiff.to_frame`
+gives them to pandas.
 
 Example:
     >>> qrels = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}}
@@ -101,8 +102,8 @@ class QueryDiff:
     """One query's change: each metric's ``(metric, a, b)``, and its top ``k`` compared (see :class:`DocChange`).
 
     ``entered`` / ``left``: judged documents in B's / A's top k only; ``unjudged_entered`` /
-    ``unjudged_left``: the same without a judgement; ``moves``: the documents in either top k ranked by
-    both runs, the largest ``|move|`` first (at most ``moves`` of them, none that did not move).
+    ``unjudged_left``: the same without a judgement; ``moves``: the documents in both top k lists whose
+    rank changed, the largest ``|move|`` first (at most ``moves`` of them).
     """
 
     query: str
@@ -163,6 +164,21 @@ class RunDiff:
         if table not in _FRAMES:
             raise InputError(f"unknown table {table!r}; choose one of {', '.join(map(repr, _FRAMES))}.")
         return pd.DataFrame(_FRAMES[table](self), columns=_COLUMNS[table])
+
+    def table(self, fmt: str = "terminal") -> str:
+        """The diff as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.run_diff`)."""
+        from .reports.run_diff import render_diff
+
+        return render_diff(self, fmt)
+
+    def to_markdown(self) -> str:
+        return self.table("markdown")
+
+    def _repr_html_(self) -> str:
+        return self.table("html")
+
+    def __str__(self) -> str:
+        return self.table()
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""
@@ -374,7 +390,7 @@ def _query_diff(query: str, qrels: Qrels, run_a: Run, run_b: Run, values: tuple[
     in_a, in_b = set(top_a), set(top_b)
     entered = [doc(d) for d in top_b if d not in in_a]
     left = [doc(d) for d in top_a if d not in in_b]
-    both = [doc(d) for d in dict.fromkeys([*top_a, *top_b]) if d in ra and d in rb and ra[d] != rb[d]]
+    both = [doc(d) for d in top_a if d in in_b and ra[d] != rb[d]]
     both.sort(key=lambda c: (-abs(c.move or 0), c.rank_a or 0))
     return QueryDiff(query, values,
                      entered=tuple(c for c in entered if c.grade is not None),

@@ -48,7 +48,7 @@ def test_dl19_bm25_to_splade_golden_by_hand(dl19) -> None:  # noqa: ANN001
     assert [(c.doc, c.rank_b) for c in q.unjudged_entered] == [
         ("546158", 1), ("1383617", 3), ("3520553", 6), ("5366909", 7), ("3680798", 8), ("4057442", 9),
         ("4425464", 10)]
-    assert [(c.doc, c.move) for c in q.moves] == [("2258597", -95), ("8026735", -57), ("8492305", -38)]
+    assert q.moves == ()  # no passage stayed in the top 10
 
 
 def test_values_are_evaluates_own(dl19) -> None:  # noqa: ANN001
@@ -81,7 +81,8 @@ def test_names_are_escaped_in_every_view() -> None:
     name = "<b>|x\n"
     d = diff({name: {"d|1": 1}}, {name: {"d|1": 1.0, "<i>": 2.0}}, {name: {"d|1": 2.0, "<i>": 1.0}}, "P@1", k=1,
              names=("a<", "b|"))
-    assert "<b>" not in render_diff(d, "html") and "&lt;b&gt;" in render_diff(d, "html")
+    assert "<b>|x" not in render_diff(d, "html") and "&lt;b&gt;|x" in render_diff(d, "html")
+    assert "<i>" not in render_diff(d, "html") and "a&lt;" in render_diff(d, "html")
     markdown = render_diff(d, "markdown")
     assert "<b>|x" not in markdown
     assert "\n|x" not in render_diff(d, "terminal")
@@ -146,5 +147,5 @@ def test_entered_and_left_match_the_two_top_k_lists(case, ties) -> None:  # noqa
             assert c.rank_b == (full_b.index(c.doc) + 1 if c.doc in full_b else None)
         assert all(c.grade is not None for c in (*q.entered, *q.left))
         moved = {d_ for d_ in set(top_a) & set(top_b) if top_a.index(d_) != top_b.index(d_)}
-        assert moved <= {c.doc for c in q.moves}
+        assert moved == {c.doc for c in q.moves}
         assert [abs(c.move or 0) for c in q.moves] == sorted((abs(c.move or 0) for c in q.moves), reverse=True)

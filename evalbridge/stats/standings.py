@@ -10,7 +10,7 @@
   as :func:`scipy.stats.rankdata` ``method="average"``, so the ranks of a query always sum to
   n(n + 1) / 2), and each system's mean rank (the statistic of Friedman's test).
 
-A :class:`Standings` is data; reports render it.
+A :class:`Standings` is data; :mod:`evalbridge.reports.run_diff` declares its tables, every output format writes them.
 
 Example:
     >>> s = standings({"bm25": {"ndcg": {"q1": 0.2, "q2": 0.5, "q3": 0.1}},
@@ -102,6 +102,21 @@ class Standings:
         if table not in _FRAMES:
             raise InputError(f"unknown table {table!r}; choose one of {', '.join(map(repr, _FRAMES))}.")
         return pd.DataFrame(_FRAMES[table](self))
+
+    def table(self, fmt: str = "terminal") -> str:
+        """The standings as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.run_diff`)."""
+        from ..reports.run_diff import render_standings
+
+        return render_standings(self, fmt)
+
+    def to_markdown(self) -> str:
+        return self.table("markdown")
+
+    def _repr_html_(self) -> str:
+        return self.table("html")
+
+    def __str__(self) -> str:
+        return self.table()
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""

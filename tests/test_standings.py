@@ -1,0 +1,68 @@
+"""Standings of many systems: win / tie / loss of every pair, the hardest queries, each system's rank per query."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.stats.standings import standings
+
+RUNS = ("bm25", "bm25-rm3", "splade-pp-ed")
+
+
+def test_dl19_golden_by_hand(shared) -> None:  # noqa: ANN001
+    """P(rel=2)@10 of the three TREC DL 2019 runs, counted by hand (awk over the top 10 of each run sorted by score
+    then doc id, grades >= 2 from the qrels): wins / ties / losses of each pair and the three hardest queries."""
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    results = {name: eb.evaluate(folder / "qrels.dl19-passage.txt", folder / f"run.{name}.top100.txt",
+                                 "P(rel=2)@10") for name in RUNS}
+    s = standings(results, hardest=3)
+    assert [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs] == [
+        ("bm25", "bm25-rm3", 12, 14, 17), ("bm25", "splade-pp-ed", 4, 10, 29), ("bm25-rm3", "splade-pp-ed", 5, 9, 29)]
+    assert [(h.query, round(h.mean, 6)) for h in s.hardest] == [
+        ("1121709", 0.1), ("1037798", 0.133333), ("443396", 0.133333)]
+    assert s.n == (43,) and s.unpaired == (0,)
+    for fmt in ("terminal", "markdown", "html", "latex"):
+        assert "1121709" in s.table(fmt)
+
+
+values = st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=3, max_size=3)
+
+
+@given(st.lists(values, min_size=1, max_size=12), st.integers(0, 5))
+def test_counts_and_ranks_are_consistent(columns, hardest) -> None:  # noqa: ANN001
+    systems = ("a", "b", "c")
+    per_system = {s: {"m": {f"q{i}": col[j] for i, col in enumerate(columns)}} for j, s in enumerate(systems)}
+    st_ = standings(per_system, hardest=hardest)
+    n = len(columns)
+    for p in st_.pairs:
+        assert p.wins + p.ties + p.losses == n
+    ranks = dict(st_.ranks[0].ranks)
+    for i in range(n):
+        assert math.isclose(sum(ranks[s][i] for s in systems), 6.0)  # 1 + 2 + 3 whatever the ties
+        best = max(columns[i])
+        assert all((ranks[s][i] == 1.0) == (columns[i][j] == best and columns[i].count(best) == 1)
+                   for j, s in enumerate(systems))
+    means = [h.mean for h in st_.hardest]
+    assert means == sorted(means) and len(means) == min(hardest, n)
+    assert all(h.mean <= min(sum(c) / 3 for c in columns) + 1e-12 for h in st_.hardest[:1])
+
+
+def test_queries_some_system_lacks_are_counted_not_compared() -> None:
+    s = standings({"a": {"m": {"q1": 1.0, "q2": 0.0}}, "b": {"m": {"q1": 0.0}}})
+    assert s.n == (1,) and s.unpaired == (1,)
+    assert (s.pairs[0].wins, s.pairs[0].ties, s.pairs[0].losses) == (1, 0, 0)
+
+
+def test_refusals() -> None:
+    with pytest.raises(InputError, match="two systems or more"):
+        standings({"a": {"m": {"q": 1.0}}})
+    with pytest.raises(InputError, match="no per-query values"):
+        standings({"a": {"m": {"q": 1.0}}, "b": {"x": {"q": 1.0}}})

@@ -35,6 +35,7 @@ _EXPORTS = {
     "ranking_agreement": "stats.agreement",
     "agree": "stats.agreement",
     "compare": "stats.compare",
+    "diagnose": "diagnostics",
     "Report": "reports.report",
     "log_mlflow": "tracking",
     "diff": "diffing",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.gates import parse_gates as parse_gates, check_gates as check_gates
     from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
     from .reports.report import Report as Report
+    from .diagnostics import diagnose as diagnose
     from .tracking import log_mlflow as log_mlflow
     from .diffing import diff as diff
     from .errors import (

@@ -1,0 +1,111 @@
+"""What a test collection's diagnosis shows: each finding, and one sentence of what it means for a decision.
+
+:func:`meanings` reads a :class:`~evalbridge.diagnostics.Diagnosis` (data only) and says, per finding, what
+the user should do with it; :func:`render_text` lays the numbers and those sentences out as text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnosis
+
+__all__ = ["meanings", "render_text", "SECTIONS"]
+
+#: the findings, in the order shown
+SECTIONS = ("discriminative_power", "swap", "pool_bias", "saturation", "judged", "agreement")
+#: a share of judged documents below this at the metric's depth is called a hole
+JUDGED_ENOUGH = 0.9
+#: a share of saturated or tied queries above this is called saturation
+SATURATED = 0.2
+
+
+def _pct(value: float) -> str:
+    return "nan" if not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _power(d: Diagnosis) -> str:
+    p = d.discriminative_power
+    head = (f"{p.significant} of {p.pairs} system pairs ({_pct(p.share)}) differ significantly on {d.metric} "
+            f"({p.test} test, {p.correction} correction, alpha {p.alpha:g}): ")
+    if p.share >= 0.5:
+        return head + "these queries separate most systems, so a pair found not significant is close indeed."
+    return head + ("most pairs cannot be told apart with these queries: add queries before trusting the order "
+                   "of close systems.")
+
+
+def _swap(d: Diagnosis) -> str:
+    s = d.swap
+    head = f"Over {s.trials} random splits into halves of {s.half} queries, {_pct(s.rate)} of pair orders swapped: "
+    if s.stable_delta is None:
+        return head + "even the largest differences swap more than 5% of the time, so no order of these systems is settled."
+    return head + (f"differences of {s.stable_delta:g} and more kept their sign in at least 95% of the splits; a "
+                   f"smaller difference should not decide which system to ship.")
+
+
+def _bias(d: Diagnosis) -> str:
+    b = d.pool_bias
+    worst = b.largest
+    if worst is None or worst.unique_relevant == 0 or worst.delta == 0:
+        return (f"No run found a relevant document (grade >= {b.level:g}) in its first {b.depth} that no other run "
+                f"found: a new run like these is judged as fairly as they are.")
+    return (f"Without the {worst.unique_relevant} relevant documents only it found (first {b.depth}), {worst.system} "
+            f"falls from {worst.score:.4f} to {worst.score_without:.4f} (rank {worst.rank} -> {worst.rank_without}): "
+            f"a new system unlike the pooled ones may be under-scored by about that much until its documents are judged.")
+
+
+def _saturation(d: Diagnosis) -> str:
+    s = d.saturation
+    head = (f"{len(s.perfect)} of {s.queries} queries every system answers perfectly and {len(s.tied)} are scored "
+            f"the same by every system: ")
+    if s.queries and len(s.tied) / s.queries > SATURATED:
+        return head + "too many queries tell no system apart; add harder queries before comparing close systems."
+    return head + "those queries do not count in any comparison; the others carry every decision."
+
+
+def _judged(d: Diagnosis) -> str:
+    j = d.judged
+    if not j.share:
+        return "No document was ranked, so nothing can be said of the judged share."
+    last = j.share[-1]
+    head = f"{_pct(j.share[0])} of the documents ranked first are judged, {_pct(last)} at rank {j.depth}: "
+    if math.isfinite(last) and last < JUDGED_ENOUGH:
+        return head + ("unjudged documents count as not relevant, so a system ranking unjudged documents is "
+                       "under-scored; judge deeper, or compare with judged_only or bpref.")
+    return head + "the metric reads judged documents almost only, so holes in the judgements barely move it."
+
+
+def _agreement(d: Diagnosis) -> str:
+    a = d.agreement
+    if a is None:
+        return ""
+    kappa = a.cohen_kappa
+    head = f"The two sets of judgements agree with Cohen's kappa {kappa:.3f} on {a.shared_pairs} pairs: "
+    if math.isfinite(kappa) and kappa >= 0.6:
+        return head + "substantial agreement; either set should lead to the same decisions."
+    return head + "the decision may depend on who judged; check the ranking of systems under both before shipping."
+
+
+_SENTENCES = {"discriminative_power": _power, "swap": _swap, "pool_bias": _bias, "saturation": _saturation,
+              "judged": _judged, "agreement": _agreement}
+
+
+def meanings(d: Diagnosis) -> dict[str, str]:
+    """Finding -> one sentence of what it means for the user's decision (the agreement only when given)."""
+    out = {name: _SENTENCES[name](d) for name in SECTIONS}
+    return {name: text for name, text in out.items() if text}
+
+
+def render_text(d: Diagnosis) -> str:
+    """The diagnosis as plain text: the systems' means, each run's pool bias, then the meaning of each finding."""
+    width = max(len(name) for name in d.systems)
+    lines = [f"Diagnosis of {d.queries} queries, {len(d.systems)} systems, {d.metric}", ""]
+    lines.append(f"{'system':<{width}}  {'mean':>8}  {'unique rel':>10}  {'without':>8}  {'rank':>9}")
+    for name, mean, bias in zip(d.systems, d.means, d.pool_bias.runs):
+        lines.append(f"{name:<{width}}  {mean:8.4f}  {bias.unique_relevant:>10}  {bias.score_without:8.4f}  "
+                     f"{f'{bias.rank} -> {bias.rank_without}':>9}")
+    lines.append("")
+    lines.extend(f"- {text}" for text in meanings(d).values())
+    return "\n".join(lines)

@@ -1,0 +1,208 @@
+"""eb.diagnose: discriminative power, swap rate, leave-one-run-out pool bias, saturation, judged share, agreement."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import evalbridge as eb
+from evalbridge.diagnostics import diagnose, discriminative_power, swap_rate
+from evalbridge.errors import InputError
+from evalbridge.fast.tops import from_ranked, from_runs
+from evalbridge.ranking import rank
+from evalbridge.reports.diagnosis import meanings
+from evalbridge.stats.compare import compare_systems
+
+
+def _p_at_1_runs(n: int) -> tuple[dict, dict]:
+    """n queries, each with one relevant doc 'r': 'best' ranks it first everywhere, 'none' and 'same' never."""
+    qrels = {f"q{i}": {"r": 1, "x": 0} for i in range(n)}
+    runs = {"best": {q: {"r": 2.0, "x": 1.0} for q in qrels},
+            "none": {q: {"x": 2.0, "r": 1.0} for q in qrels},
+            "same": {q: {"x": 2.0, "r": 1.0} for q in qrels}}
+    return qrels, runs
+
+
+def test_discriminative_power_counts_the_pairs_known_to_differ() -> None:
+    qrels, runs = _p_at_1_runs(8)
+    d = diagnose(qrels, runs, "P@1", pool_depth=2, trials=10)
+    power = d.discriminative_power
+    # best-none and best-same differ on every query by 1 (p = 0); none-same never differ (p = 1)
+    assert (power.pairs, power.significant) == (3, 2)
+    assert power.share == pytest.approx(2 / 3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 5).flatmap(lambda s: st.lists(st.lists(st.integers(0, 4).map(lambda v: v / 4), min_size=6,
+                                                             max_size=6), min_size=s, max_size=s)),
+       st.sampled_from(["t", "wilcoxon", "randomization"]), st.sampled_from(["holm", "bh", "none"]))
+def test_discriminative_power_is_compare_systems_over_all_pairs(rows: list[list[float]], test: str,
+                                                                correction: str) -> None:
+    values = np.array(rows)
+    power = discriminative_power(values, test=test, correction=correction, alpha=0.05, n_resamples=200, seed=3)
+    per_query = {f"s{i}": {"m": {f"q{j}": v for j, v in enumerate(row)}} for i, row in enumerate(rows)}
+    comparison = compare_systems(per_query, ["m"], test=test, correction=correction, n_resamples=200, seed=3)
+    assert power.pairs == len(comparison.rows)
+    assert power.significant == sum(row.significant for row in comparison.rows)
+
+
+def test_swap_rate_is_zero_when_one_system_wins_every_query_and_one_when_halves_disagree() -> None:
+    dominant = np.array([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4]])
+    assert swap_rate(dominant, trials=50, seed=1).swaps == 0
+    # two queries, one each way: every split puts one in each half, and the halves always disagree
+    split = np.array([[1.0, 0.0], [0.0, 1.0]])
+    result = swap_rate(split, trials=40, seed=1)
+    assert (result.comparisons, result.swaps, result.rate) == (40, 40, 1.0)
+    assert result.stable_delta is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 4).flatmap(lambda s: st.lists(st.lists(st.integers(0, 3).map(lambda v: v / 3), min_size=7,
+                                                             max_size=7), min_size=s, max_size=s)),
+       st.integers(1, 30), st.integers(0, 10))
+def test_swap_rate_equals_a_loop_over_the_same_halves(rows: list[list[float]], trials: int, seed: int) -> None:
+    values = np.array(rows)
+    result = swap_rate(values, trials=trials, seed=seed)
+    n, half = values.shape[1], values.shape[1] // 2
+    order = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (trials, 1)), axis=1)  # the same draws
+    exact = [[Fraction(v).limit_denominator(3) for v in row] for row in rows]
+    swaps = comparisons = 0
+    for t in range(trials):
+        a, b = order[t, :half], order[t, half:2 * half]
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                da = sum(exact[i][q] - exact[j][q] for q in a)  # exact: a tie is a tie
+                db = sum(exact[i][q] - exact[j][q] for q in b)
+                comparisons += 1
+                swaps += (da > 0 > db) or (da < 0 < db)
+    assert (result.comparisons, result.swaps) == (comparisons, swaps)
+    assert sum(b.comparisons for b in result.bins) == comparisons
+
+
+def _known_bias() -> tuple[dict, dict]:
+    """'explorer' alone finds u1 (q1) and u2, u3 (q2) in its first 3; 'a' and 'b' share everything else."""
+    qrels = {"q1": {"c": 1, "u1": 2, "n": 0}, "q2": {"c": 1, "u2": 1, "u3": 1}, "q3": {"c": 1}}
+    runs = {
+        "a": {"q1": {"c": 3, "n": 2, "z": 1}, "q2": {"c": 3, "z": 2}, "q3": {"c": 1}},
+        "b": {"q1": {"n": 3, "c": 2}, "q2": {"z": 3, "c": 2}, "q3": {"z": 2, "c": 1}},
+        "explorer": {"q1": {"u1": 3, "c": 2}, "q2": {"u2": 3, "u3": 2, "c": 1, "y": 0.5}, "q3": {"y": 3, "c": 2}},
+    }
+    return qrels, runs
+
+
+def test_pool_bias_removes_exactly_the_relevant_documents_only_that_run_found() -> None:
+    qrels, runs = _known_bias()
+    d = diagnose(qrels, runs, "AP", pool_depth=3, trials=10)
+    explorer = d.pool_bias.runs[2]
+    assert (explorer.system, explorer.unique_relevant, explorer.queries) == ("explorer", 3, 2)
+    reduced = {"q1": {"c": 1, "n": 0}, "q2": {"c": 1}, "q3": {"c": 1}}
+    assert explorer.score == pytest.approx(eb.evaluate(qrels, runs["explorer"], "AP")["AP"])
+    assert explorer.score_without == pytest.approx(eb.evaluate(reduced, runs["explorer"], "AP")["AP"])
+    assert [r.unique_relevant for r in d.pool_bias.runs[:2]] == [0, 0]
+    assert [r.score_without for r in d.pool_bias.runs[:2]] == [r.score for r in d.pool_bias.runs[:2]]
+    others = [r.score for r in d.pool_bias.runs[:2]]
+    assert explorer.rank == 1 + sum(s > explorer.score for s in others)
+    assert explorer.rank_without == 1 + sum(s > explorer.score_without for s in others)
+    assert (explorer.rank, explorer.rank_without) == (1, 2)
+
+
+def _collections(draw: st.DrawFn) -> tuple[dict, dict, int]:
+    docs = [f"d{i}" for i in range(8)]
+    queries = [f"q{i}" for i in range(draw(st.integers(2, 4)))]
+    qrels = {q: {d: draw(st.integers(0, 2)) for d in draw(st.lists(st.sampled_from(docs), min_size=1, unique=True))}
+             for q in queries}
+    runs = {}
+    for s in range(draw(st.integers(2, 4))):
+        runs[f"s{s}"] = {q: {d: float(draw(st.integers(0, 50))) for d in
+                             draw(st.lists(st.sampled_from(docs), min_size=1, max_size=6, unique=True))}
+                         for q in queries}
+    return qrels, runs, draw(st.integers(1, 4))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.composite(_collections)(), st.sampled_from(["AP", "nDCG@3", "P@2", "bpref", "RR"]))
+def test_pool_bias_equals_evaluating_from_scratch_without_the_unique_documents(case: tuple, metric: str) -> None:
+    qrels, runs, depth = case
+    d = diagnose(qrels, runs, metric, pool_depth=depth, trials=5)
+    tops = {name: {q: rank(scores)[:depth] for q, scores in run.items()} for name, run in runs.items()}
+    for bias in d.pool_bias.runs:
+        others = {q: set().union(*(tops[o].get(q, []) for o in runs if o != bias.system)) for q in qrels}
+        unique = {q: {doc for doc in tops[bias.system].get(q, []) if doc not in others[q]
+                      and qrels[q].get(doc, 0) >= 1} for q in qrels}
+        reduced = {q: {doc: g for doc, g in judged.items() if doc not in unique[q]} for q, judged in qrels.items()}
+        scratch = eb.evaluate(reduced, runs[bias.system], metric).query(metric)
+        expected = sum(scratch.values()) / len(scratch)
+        assert bias.unique_relevant == sum(map(len, unique.values()))
+        assert bias.score_without == pytest.approx(expected, abs=1e-12)
+
+
+def test_saturation_finds_the_queries_every_system_answers_perfectly() -> None:
+    qrels = {"easy": {"r": 1}, "hard": {"r": 1, "s": 1}, "empty": {"x": 0}}
+    runs = {"a": {"easy": {"r": 1.0}, "hard": {"r": 1.0, "z": 0.5}, "empty": {"x": 1.0}},
+            "b": {"easy": {"r": 1.0, "y": 0.1}, "hard": {"z": 1.0, "s": 0.5}, "empty": {"y": 1.0}}}
+    s = diagnose(qrels, runs, "nDCG@2", pool_depth=2, trials=5).saturation
+    assert s.perfect == ("easy",)           # 'empty' ties at 0 but has nothing to answer
+    assert set(s.tied) == {"easy", "empty"}
+
+
+def test_judged_share_by_rank_counts_judged_documents_at_each_rank() -> None:
+    qrels = {"q1": {"a": 1, "b": 0}}
+    runs = {"x": {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}}, "y": {"q1": {"c": 3.0, "a": 2.0}}}
+    j = diagnose(qrels, runs, "P@1", pool_depth=3, trials=5).judged
+    assert j.documents == (2, 2, 1)
+    assert j.share == (0.5, 1.0, 0.0)
+
+
+def test_agreement_of_a_second_set_of_judgements_is_the_agreement_verb() -> None:
+    qrels, runs = _known_bias()
+    other = {"q1": {"c": 1, "u1": 0, "n": 0}, "q2": {"c": 1, "u2": 1, "u3": 0}, "q3": {"c": 0}}
+    d = diagnose(qrels, runs, "P@1", judgements_b=other, trials=5)
+    assert d.agreement is not None
+    assert d.agreement.cohen_kappa == eb.agreement(qrels, other).cohen_kappa
+    assert "agreement" in meanings(d) and "kappa" in meanings(d)["agreement"]
+
+
+def test_every_finding_says_what_it_means_for_the_decision() -> None:
+    qrels, runs = _known_bias()
+    d = diagnose(qrels, runs, "AP", pool_depth=3, trials=20)
+    said = meanings(d)
+    assert set(said) == {"discriminative_power", "swap", "pool_bias", "saturation", "judged"}
+    assert "explorer" in said["pool_bias"]
+    assert all(text.count(". ") == 0 and text.endswith(".") for text in said.values())  # one sentence each
+    assert "explorer" in str(d)
+
+
+def test_top_lists_give_the_numbers_of_the_runs_themselves() -> None:
+    qrels, runs = _known_bias()
+    direct = diagnose(qrels, runs, "nDCG@3", pool_depth=3, trials=50)
+    tops = from_runs(runs, 3)
+    assert diagnose(qrels, tops, "nDCG@3", pool_depth=3, trials=50) == direct
+    with pytest.raises(InputError, match="cut-off of at most 3"):
+        diagnose(qrels, tops, "AP")
+
+
+def test_runs_given_as_arrays_keep_the_first_documents_in_rank_order_with_ties_by_doc_id() -> None:
+    doc_ids = pa.array(["a", "b", "c", "d"])
+    docs = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
+    scores = np.array([[0.1, 0.9, 0.9, 0.5], [4.0, 3.0, 2.0, 1.0]])  # row 0 out of order, with a tie b/c
+    tops = from_ranked([("x", docs, scores)], query_ids=["q1", "q2"], doc_ids=doc_ids, depth=3)
+    expected = {"q1": rank({"a": 0.1, "b": 0.9, "c": 0.9, "d": 0.5})[:3], "q2": ["d", "c", "b"]}
+    assert {q: list(tops["x"][q]) for q in ("q1", "q2")} == expected
+    same = from_runs({"x": {"q1": {"a": 0.1, "b": 0.9, "c": 0.9, "d": 0.5}, "q2": {"d": 4, "c": 3, "b": 2, "a": 1}}}, 3)
+    assert {q: list(same["x"][q]) for q in ("q1", "q2")} == expected
+
+
+def test_bad_options_are_refused_with_the_fix() -> None:
+    qrels, runs = _known_bias()
+    with pytest.raises(InputError, match="at least two runs"):
+        diagnose(qrels, {"a": runs["a"]})
+    with pytest.raises(InputError, match="pool_depth"):
+        diagnose(qrels, runs, pool_depth=0)
+    with pytest.raises(InputError, match="one metric"):
+        diagnose(qrels, runs, ["P@1", "AP"])
+    assert not math.isnan(diagnose(qrels, runs, "P@1", trials=3).swap.rate)

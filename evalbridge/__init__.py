@@ -21,7 +21,7 @@ from ._version import __version__
 _EXPORTS = {
     "evaluate": "evaluation", "as_qrels": "evaluation", "as_run": "evaluation",
     "crosscheck": "cross_check", "CrossCheck": "cross_check",
-    "Qrels": "model", "Run": "model", "Conventions": "model",
+    "Qrels": "model", "Run": "model", "Settings": "settings",
     "Metric": "metrics.spec", "parse_metric": "metrics.spec", "parse_metrics": "metrics.spec",
     "Results": "results", "Provenance": "results",
     "from_labels": "io.shapes", "from_pairs": "io.shapes", "from_records": "io.shapes", "from_graded": "io.shapes",
@@ -47,7 +47,8 @@ _EXPORTS = {
 if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature ("X as X": re-exported)
     from .evaluation import evaluate as evaluate, as_qrels as as_qrels, as_run as as_run
     from .cross_check import crosscheck as crosscheck, CrossCheck as CrossCheck
-    from .model import Qrels as Qrels, Run as Run, Conventions as Conventions
+    from .model import Qrels as Qrels, Run as Run
+    from .settings import Settings as Settings
     from .metrics.spec import Metric as Metric, parse_metric as parse_metric, parse_metrics as parse_metrics
     from .results import Results as Results, Provenance as Provenance
     from .io.shapes import (

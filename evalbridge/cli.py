@@ -612,7 +612,7 @@ def _cmd_formats(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- parser
 
 def _add_conventions(parser: argparse.ArgumentParser) -> None:
-    from .model import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from .settings import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
                         help="relevance level of binary metrics that do not set rel (default: 1)")

@@ -62,11 +62,15 @@ from .errors import BackendUnavailableError, EvalbridgeError, InputError
 from .metrics import tie_aware
 from .metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests
 from .metrics.spec import Metric
-from .evaluation import fill_missing, prepare
-from .model import Conventions, Qrels, Run
+from .evaluation import drop_queries, fill_missing, prepare, without_relevant
+from .model import Qrels, Run
+from .settings import Keywords, Settings, settings_of
+from .wording import option
 from .progress import Steps, steps
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     import pandas as pd
 
     from .backends.base import Backend, Fault
@@ -81,7 +85,7 @@ class _Setting:
     """How the reference is re-run to emulate a backend for one query (``metric`` None: for
     several metrics at once)."""
 
-    conventions: Conventions
+    conventions: Settings
     metric: Metric | None
     truncate: bool = False
     native_order: bool = False
@@ -165,7 +169,7 @@ def _compare(ref: dict[str, float], got: dict[str, float],
     return len(queries), [(q, x, y) for q, x, y in found if not _same(x, y, atol)]
 
 
-def _native_metric(backend: Backend, metric: Metric, level: float, requested: Conventions) -> Metric:
+def _native_metric(backend: Backend, metric: Metric, level: float, requested: Settings) -> Metric:
     """The metric as the library computes it natively (ranx: the level also filters nDCG and DCG)."""
     native = backend.native_conventions(metric, requested)
     if native.level_scope == "all" and "gain" in metric.info.options and metric.get("rel") is None and level != 1:
@@ -174,7 +178,7 @@ def _native_metric(backend: Backend, metric: Metric, level: float, requested: Co
 
 
 def _deviations(backend: Backend, name: str, metric: Metric, asked: Metric, qrels: Qrels, run: Run, qid: str,
-                requested: Conventions, level: float) -> list[_Deviation]:
+                requested: Settings, level: float) -> list[_Deviation]:
     """The backend's conventions that differ from the requested ones and could matter for this query."""
     native = backend.native_conventions(asked, requested)
     grades, scores = qrels.get(qid, {}), run.get(qid)
@@ -239,7 +243,7 @@ def _combinations(deviations: list[_Deviation]) -> Iterator[tuple[_Deviation, ..
 
 
 def _explain(backend: Backend, name: str, natives: dict[Metric, Metric], qrels: Qrels, run: Run,
-             differing: dict[Metric, list[tuple[str, float | None, float | None]]], requested: Conventions,
+             differing: dict[Metric, list[tuple[str, float | None, float | None]]], requested: Settings,
              level: float, atol: float, native_run: Run | None) -> dict[Metric, list[tuple[str, bool]]]:
     """(cause, verified) for each differing ``(query id, reference, value)`` of one backend, by metric.
 
@@ -291,7 +295,7 @@ def _explain(backend: Backend, name: str, natives: dict[Metric, Metric], qrels: 
 
 
 def _tie_luck(qrels: Qrels, run: Run, items: list[tuple[Metric, str, float | None]], references: list[float | None],
-              verified: dict[int, _Setting], requested: Conventions, name: str, atol: float) -> dict[int, str]:
+              verified: dict[int, _Setting], requested: Settings, name: str, atol: float) -> dict[int, str]:
     """For each verified item of a query with tied scores, how much of its difference is tie luck (when
     more than ``atol``).
 
@@ -350,7 +354,7 @@ class CrossCheck:
         unsupported: ``{(backend, metric): reason}`` for pairs that were not computed.
         bridges: backend -> the bridges applied before the library saw the data.
         values: backend (and ``reference``) -> metric -> query id -> value.
-        canonicalised, atol, conventions: how the check was run.
+        canonicalised, atol, settings: how the check was run.
         reference_backend: what computed the reference column (``reference`` or ``fast``).
         names: each metric asked: its label, the spelling asked and the metric as checked (the
             ``metric`` column of the tables); :meth:`query` finds a metric by any of them.
@@ -364,7 +368,7 @@ class CrossCheck:
     values: dict[str, dict[Metric, dict[str, float]]] = field(repr=False)
     canonicalised: bool = False
     atol: float = 1e-9
-    conventions: Conventions = Conventions()
+    settings: Settings = Settings()
     reference_backend: str = "reference"
     names: tuple[MetricRequest, ...] = ()
 
@@ -447,7 +451,7 @@ class CrossCheck:
 
     def __hash__(self) -> int:
         return hash((self.ok, len(self.differences), len(self.unexplained), tuple(self.unsupported), self.canonicalised,
-                     self.atol, self.conventions, self.reference_backend))
+                     self.atol, self.settings, self.reference_backend))
 
     def _repr_html_(self, *, max_rows: int = 20) -> str:
         """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
@@ -468,7 +472,7 @@ class CrossCheck:
                                                                  na_rep="none"))
             if more > 0:
                 parts.append(f"<p>... {more} more differences in <code>.differences</code></p>")
-        c = self.conventions
+        c = self.settings
         notes = [f"{mode}; atol {self.atol:g}; reference column: {self.reference_backend}; ties {c.ties}; "
                  f"scores as {c.score_precision}; missing queries {c.missing_queries}"]
         notes += [f"{backend} bridges: {'; '.join(applied)}" for backend, applied in self.bridges.items() if applied]
@@ -477,11 +481,13 @@ class CrossCheck:
                 f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
 
 
+#: The backends that may compute a cross-check's reference column: evalbridge's own (the same numbers).
+REFERENCE_COLUMN = ("auto", "reference", "fast")
+
+
 def crosscheck(qrels: Any, run: Any, metrics: MetricsArg, *,
                backends: Sequence[str] = CROSSCHECK_BACKENDS, atol: float = 1e-9, canonicalise: bool = False,
-               min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
-               missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
-               progress: bool = False) -> CrossCheck:
+               settings: Settings | None = None, progress: bool = False, **keywords: Unpack[Keywords]) -> CrossCheck:
     """Compare every metric per query between the reference and each backend, explaining each difference.
 
     Args:
@@ -494,10 +500,12 @@ def crosscheck(qrels: Any, run: Any, metrics: MetricsArg, *,
         canonicalise: False: each library runs with its own conventions and every
             difference is classified. True: evalbridge's exact bridges are applied first, so
             every backend must agree with the reference (any difference is unexplained).
-        min_relevance, ties, score_precision, missing_queries, judged_only, depth: the reference's
-            conventions, as in :func:`evalbridge.evaluate`; ``judged_only`` and ``depth`` cut the run once,
-            before any backend sees it. With ``ties="average"`` the reference column is each
-            query's expected value over every order of its tied documents; no library can follow
+        settings, **keywords: the reference's settings (:class:`~evalbridge.settings.Settings`, whole or as
+            keywords), as in :func:`evalbridge.evaluate`; ``judged_only`` and ``depth`` cut the run once, before
+            any backend sees it; ``no_relevant="drop"`` leaves the queries without a relevant judgement out of
+            every column. The reference column is computed by ``backend`` (``auto``: ``reference`` or ``fast``);
+            a library is compared with it, named in ``backends``. With ``ties="average"`` the reference column
+            is each query's expected value over every order of its tied documents; no library can follow
             that (with ``canonicalise=True`` they are listed as unsupported), and on their own each
             differs from it by its tie luck, which the causes quantify.
         progress: show a progress bar on stderr (the reference column, then one step per backend) when it
@@ -510,31 +518,35 @@ def crosscheck(qrels: Any, run: Any, metrics: MetricsArg, *,
         raise InputError(f"backends must be a list of backend names; got {type(backends).__name__} {backends!r:.60}.",
                          fix="pass e.g. backends=['pytrec_eval', 'ranx'].")
     backends = tuple(backends)
+    chosen = settings_of(settings, keywords)
+    if chosen.backend not in REFERENCE_COLUMN:
+        raise InputError(f"backend {chosen.backend!r} would compute the cross-check's reference column, which is "
+                         f"evalbridge's own ({', '.join(map(repr, REFERENCE_COLUMN))}).",
+                         fix=f"leave {option('backend', 'auto')} and name {chosen.backend} among the backends "
+                             f"compared with it.")
     with steps(1 + len(backends), enabled=progress) as bar:
         bar.step("reference column")
         return _crosscheck(qrels, run, metrics, bar, backends=backends, atol=atol, canonicalise=canonicalise,
-                           min_relevance=min_relevance, ties=ties, score_precision=score_precision,
-                           missing_queries=missing_queries, judged_only=judged_only, depth=depth)
+                           settings=chosen)
 
 
 def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
-                backends: Sequence[str], atol: float, canonicalise: bool, min_relevance: float | None, ties: str,
-                score_precision: str, missing_queries: str, judged_only: bool = False,
-                depth: int | None = None) -> CrossCheck:
+                backends: Sequence[str], atol: float, canonicalise: bool, settings: Settings) -> CrossCheck:
     import pandas as pd
 
     from .backends import get_backend, unsupported
 
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise EvalbridgeError(f"atol must be a number >= 0; got {atol!r}.")
-    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries,
-                              judged_only=judged_only, depth=depth)
-    ready = prepare(qrels, run, metric_requests(metrics), backend="auto", min_relevance=min_relevance,
-                    conventions=conventions)
+    conventions = settings
+    ready = prepare(qrels, run, metric_requests(metrics), settings)
     qrels, run, reference_backend = ready.qrels, ready.run, ready.backend
     level, wanted = ready.resolved.level, list(ready.resolved.metrics)
+    # no_relevant: "error" refuses here; "drop" leaves the same queries out of every column
+    left_out = without_relevant(qrels, level, settings.no_relevant) if settings.no_relevant != "zero" else ()
     ref_values, _ = get_backend(reference_backend).compute(qrels, run, wanted, conventions)
     fill_missing(ref_values, qrels, conventions.missing_queries)
+    drop_queries(ref_values, left_out)
     all_values: dict[str, dict[Metric, dict[str, float]]] = {"reference": ref_values}
     rows: list[tuple[str, str, str, float, float, str]] = []
     verified: list[bool] = []
@@ -563,6 +575,7 @@ def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
         bridges[name] = tuple(notes)
         if canonicalise:
             fill_missing(values, qrels, conventions.missing_queries)
+        drop_queries(values, left_out)
         all_values[name] = values
         differing: dict[Metric, list[tuple[str, float | None, float | None]]] = {}
         compared: dict[Metric, int] = {}
@@ -591,7 +604,7 @@ def _crosscheck(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, *,
                                                        "unexplained"])
     return CrossCheck(differences=differences, unexplained=unexplained, agreement=agreement_frame,
                       unsupported=skipped, bridges=bridges, values=all_values, canonicalised=canonicalise,
-                      atol=atol, conventions=conventions, reference_backend=reference_backend,
+                      atol=atol, settings=settings, reference_backend=reference_backend,
                       names=ready.resolved.requests)
 
 
@@ -606,7 +619,7 @@ def _native_order(backend: Backend, run: Run,
     return ranked
 
 
-def _run_backend(backend: Backend, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Conventions,
+def _run_backend(backend: Backend, qrels: Qrels, run: Run, natives: dict[Metric, Metric], conventions: Settings,
                  canonicalise: bool, skipped: dict[tuple[str, str], str],
                  name: str) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Backend values keyed by the asked metric; a metric whose call fails is listed as unsupported."""

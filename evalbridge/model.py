@@ -1,4 +1,4 @@
-"""The canonical data model: ``Qrels``, ``Run`` and ``Conventions``.
+"""The canonical data model: ``Qrels`` and ``Run`` (the settings of an evaluation are :mod:`evalbridge.settings`).
 
 ``Qrels`` maps query id -> doc id -> grade and ``Run`` maps query id -> doc id ->
 score. Both are immutable read-only mappings whose ids are always ``str``.
@@ -28,67 +28,7 @@ from .columnar import RowTable
 from .errors import InputError
 from .values import check_value
 
-__all__ = ["Qrels", "Run", "Conventions", "rows_of", "check_level", "with_str_ids", "TIE_POLICIES", "ORDERED_TIES", "MISSING_QUERY_POLICIES",
-           "NO_RELEVANT_POLICIES"]
-
-#: Tie policies that put every query's documents in one order; ``average`` instead averages each
-#: metric over every order of each group of tied documents.
-ORDERED_TIES = ("docid_desc", "docid_asc", "input")
-TIE_POLICIES = (*ORDERED_TIES, "average")
-MISSING_QUERY_POLICIES = ("zero", "drop")
-#: What a query with no relevant judgement (at the relevance level) does, as torchmetrics' empty_target_action.
-NO_RELEVANT_POLICIES = ("zero", "drop", "error")
-SCORE_PRECISIONS = ("float64", "float32")
-
-
-@dataclass(frozen=True)
-class Conventions:
-    """How an evaluation turns scores into rankings and queries into a mean.
-
-    Attributes:
-        ties: order of equal scores. ``docid_desc`` is trec_eval's rule (score
-            descending, then doc id descending); ``docid_asc`` is ir-measures'
-            msmarco provider; ``input`` keeps the order the documents were given in;
-            ``average`` orders no tie group: each metric is its expected value over every
-            order of each group of equal scores (:mod:`evalbridge.metrics.tie_aware`).
-        score_precision: ``float32`` reproduces trec_eval <= 9 / pytrec_eval,
-            which store scores as C floats, so scores 1e-9 apart tie.
-        missing_queries: a query in the qrels but absent from the run scores 0
-            (``zero``, ir-measures and trec_eval ``-c``) or is left out of the mean
-            (``drop``, pytrec_eval). Either way it is counted in the provenance.
-        judged_only: evaluate "condensed lists" (trec_eval ``-J``, ir-measures ``judged_only``):
-            documents without a judgement, or with a negative grade (trec_eval's "unjudged"),
-            are removed from each ranking before any metric; the number removed is in the provenance.
-        depth: only the first ``depth`` documents of each ranking count (trec_eval ``-M``),
-            cut after ranking and before ``judged_only``, as trec_eval does; ``None``: all.
-        no_relevant: a qrels query with no judgement at or above the relevance level (torchmetrics'
-            ``empty_target_action``): ``zero`` keeps it, its metrics of relevance 0 (every library's
-            default); ``drop`` leaves it out of every mean; ``error`` refuses the evaluation, naming it.
-            Either way it is counted in the provenance.
-    """
-
-    # plain str, as every door passes them: the values allowed are TIE_POLICIES, SCORE_PRECISIONS,
-    # MISSING_QUERY_POLICIES and NO_RELEVANT_POLICIES, checked in __post_init__
-    ties: str = "docid_desc"
-    score_precision: str = "float64"
-    missing_queries: str = "zero"
-    judged_only: bool = False
-    depth: int | None = None
-    no_relevant: str = "zero"
-
-    def __post_init__(self) -> None:
-        for field, allowed in (("ties", TIE_POLICIES), ("score_precision", SCORE_PRECISIONS),
-                               ("missing_queries", MISSING_QUERY_POLICIES), ("no_relevant", NO_RELEVANT_POLICIES)):
-            value = getattr(self, field)
-            if value not in allowed:
-                raise InputError(f"{field} must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
-        if not isinstance(self.judged_only, bool):
-            raise InputError(f"judged_only must be True or False; got {self.judged_only!r}.")
-        depth = self.depth
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, Integral) or depth < 1):
-            raise InputError(f"depth must be a positive integer (the documents kept per query) or None; got {depth!r}.",
-                             fix="pass e.g. depth=100, as trec_eval's -M100.")
-
+__all__ = ["Qrels", "Run", "rows_of", "check_level", "with_str_ids"]
 
 def check_level(value: object, what: str = "min_relevance") -> float:
     """A relevance level must be a finite real number (it may be a float, e.g. 7.5)."""

@@ -15,11 +15,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from .config.schema import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
+from .settings import ROWS
 from .wording import door, side
 
 if TYPE_CHECKING:
@@ -181,12 +182,9 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
     same = bins_a is not None and bins_a == bins_b
     try:
         return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
-                     backend=config.backend, min_relevance=level, bins=bins_a if same else None,
-                     bins_a=None if same else bins_a, bins_b=None if same else bins_b,
+                     bins=bins_a if same else None, bins_a=None if same else bins_a, bins_b=None if same else bins_b,
                      alpha_level=settings.alpha_level, test=settings.test, alpha=settings.alpha,
-                     n_resamples=settings.n_resamples, seed=config.seed, ties=config.ties,
-                     score_precision=config.score_precision, missing_queries=config.missing_queries,
-                     judged_only=config.judged_only, depth=config.depth)
+                     n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
     except InputError as error:
         raise InputError(f"agreement: {error}", source=config.where) from None
 
@@ -194,29 +192,15 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
 def settings_of(config: Config) -> dict[str, Any]:
     """The description of the evaluation as the provenance records it: the same whichever door built it
     (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
-    return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], "backend": config.backend,
-            "min_relevance": config.min_relevance, "ties": config.ties, "score_precision": config.score_precision,
-            "missing_queries": config.missing_queries, "no_relevant": config.no_relevant,
-            "judged_only": config.judged_only, "depth": config.depth, "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
+    evaluated = {name: value for name, value in config.settings.to_dict().items() if not ROWS[name].reads}
+    return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], **evaluated,
+            "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config)}
 
-
-
-class _EvaluateOptions(TypedDict):
-    """The settings of a config that :func:`evalbridge.evaluate` takes as keywords."""
-
-    backend: str
-    min_relevance: float | None
-    ties: str
-    score_precision: str
-    missing_queries: str
-    judged_only: bool
-    depth: int | None
-    no_relevant: str
 
 
 class _SparkDoor:
@@ -247,8 +231,8 @@ class _SparkDoor:
         qrels, run, own = load_frames(source, shared, self.session, c.min_relevance)
         read_here = own if own is not None else self.shared
         level = c.min_relevance if c.min_relevance is not None or read_here is None else read_here.min_relevance
-        evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets, min_relevance=level, ties=c.ties,
-                                    score_precision=c.score_precision, missing_queries=c.missing_queries)
+        evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets,
+                                    settings=c.settings.replace(min_relevance=level, ids=None, duplicates="error"))
         self.used_buckets = evaluation.provenance.buckets
         try:
             results = evaluation.require_results()
@@ -333,9 +317,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             # Qrels evaluated against a run read into columns are read into columns too, as evaluate() reads them.
             shared = engine.qrels(config.qrels) if engine else load_qrels(
                 config.qrels, level, prefer_columns=any(read_into_columns(s.origin) for s in config.runs.values()))
-    options = _EvaluateOptions(backend=config.backend, min_relevance=level, ties=config.ties,
-                   score_precision=config.score_precision, missing_queries=config.missing_queries,
-                   judged_only=config.judged_only, depth=config.depth, no_relevant=config.no_relevant)
+    settings = config.settings
     results, checks, pairs = {}, {}, {}
     for name, source in config.runs.items():
         step(f"evaluating {name}")
@@ -346,7 +328,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         with _reading(config, source):
             qrels, run = load_run(source, name, shared, level)
         pairs[name] = (qrels, run)
-        results[name] = evaluate(qrels, run, config.metrics, **options)
+        results[name] = evaluate(qrels, run, config.metrics, settings=settings)
     _same_judgements(config, pairs)
     # The hashes are asked for once everything is read and evaluated: meanwhile they were computed.
     inputs = {"qrels": _fingerprint(config.qrels, hashes, shared)} if config.qrels is not None else {}
@@ -357,9 +339,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             step(f"cross-checking {name}")
             checks[name] = crosscheck(
                 qrels, run, config.metrics, backends=config.crosscheck.backends, atol=config.crosscheck.atol,
-                canonicalise=config.crosscheck.canonicalise, min_relevance=level, ties=config.ties,
-                score_precision=config.score_precision, missing_queries=config.missing_queries,
-                judged_only=config.judged_only, depth=config.depth)
+                canonicalise=config.crosscheck.canonicalise, settings=settings.replace(backend="auto"))
     agreement = None
     if config.agreement is not None:
         step("comparing the judges")
@@ -397,7 +377,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             step(f"metric@k curves of {name}")
             for variant in variants:
                 curves.setdefault(curve_label(variant), (variant, {}))[1][name] = cutoff_curves(
-                    qrels, run, variant, plots.k, **options)
+                    qrels, run, variant, plots.k, settings=settings)
     step("writing the reports")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     files = _write(report, config, folder, curves) if write and folder is not None else []

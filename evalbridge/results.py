@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .metrics.requests import MetricRequest, find_request
 from .metrics.spec import Metric, parse_metric
 from .errors import InputError
-from .model import Conventions
+from .settings import Settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +25,8 @@ class Provenance:
 
     Attributes:
         backend, backend_version: who computed the per-query values.
-        conventions: ties, score precision and missing-query policy used.
+        settings: the :class:`~evalbridge.settings.Settings` of the evaluation (``backend`` as asked: the one
+            used is :attr:`backend`).
         relevance_level: ``rel`` of binary metrics that did not set their own.
         queries_evaluated: queries in the mean.
         missing_from_run: qrels queries absent from the run (scored 0, or left out
@@ -33,19 +34,19 @@ class Provenance:
         ignored_run_only: run queries absent from the qrels, left out.
         bridges: every translation applied so that a backend computes exactly what
             was asked (e.g. grades scaled to integers).
-        removed_beyond_depth: documents below ``conventions.depth`` left out of the rankings.
+        removed_beyond_depth: documents below ``settings.depth`` left out of the rankings.
         removed_unjudged: documents without a judgement (or with a negative grade) left out
-            with ``conventions.judged_only``.
+            with ``settings.judged_only``.
         notes: anything else worth knowing about the input (e.g. qrels or a run with no query).
         without_relevant: qrels queries with no judgement at or above the relevance level (scored 0, left out
-            of the mean with ``conventions.no_relevant="drop"``).
+            of the mean with ``settings.no_relevant="drop"``).
         warnings: what was also said as an :class:`~evalbridge.errors.EvalbridgeWarning` (retrieved and
             judged ids that do not meet, with examples and the likely cause).
     """
 
     backend: str
     backend_version: str
-    conventions: Conventions
+    settings: Settings
     relevance_level: float
     queries_evaluated: int
     missing_from_run: tuple[str, ...] = ()
@@ -60,7 +61,7 @@ class Provenance:
 
     def summary(self) -> str:
         """One line for the foot of a table."""
-        c = self.conventions
+        c = self.settings
         text = (f"backend {self.backend} {self.backend_version}; {self.queries_evaluated} queries; "
                 f"{len(self.missing_from_run)} missing from run ("
                 f"{'scored 0' if c.missing_queries == 'zero' else 'left out'}); "

@@ -37,12 +37,13 @@ from .metrics.resolution import resolve_metrics
 from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .matching import SAMPLE, describe, probe
 from .metrics.spec import Metric
-from .model import Conventions
+from .settings import Keywords, Settings, settings_of
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
+    from typing_extensions import Unpack
 
     from .results import Results
 
@@ -58,7 +59,7 @@ INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or
 EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
 
 
-def _in_mean(conventions: Conventions) -> tuple[int, ...]:
+def _in_mean(conventions: Settings) -> tuple[int, ...]:
     """The statuses of the rows in the mean: missing queries too when they score 0."""
     return (EVALUATED, MISSING) if conventions.missing_queries == "zero" else (EVALUATED,)
 
@@ -83,18 +84,20 @@ class SparkProvenance:
     Attributes:
         spark_version: the Spark version of the session.
         buckets: queries were hashed into this many buckets.
-        conventions, relevance_level: as in :class:`~evalbridge.results.Provenance`.
+        settings, relevance_level: as in :class:`~evalbridge.results.Provenance`.
         queries_evaluated: queries in the mean: those in both the qrels and the run, and with
             ``missing_queries="zero"`` the qrels queries absent from the run (as ``Provenance``).
         missing_from_run: qrels queries absent from the run (scored 0, or left out with ``missing_queries="drop"``).
         ignored_run_only: run queries absent from the qrels, left out.
         warnings: what was also said as an :class:`~evalbridge.errors.EvalbridgeWarning` (queries whose
             retrieved and judged ids do not meet, as :func:`evalbridge.evaluate` says it).
+        removed_beyond_depth, removed_unjudged: documents left out by ``depth`` and ``judged_only`` (as in
+            :class:`~evalbridge.results.Provenance`).
     """
 
     spark_version: str
     buckets: int
-    conventions: Conventions
+    settings: Settings
     relevance_level: float
     queries_evaluated: int
     missing_from_run: int
@@ -102,6 +105,8 @@ class SparkProvenance:
     backend: str = "spark"
     evalbridge_version: str = __version__
     warnings: tuple[str, ...] = ()
+    removed_beyond_depth: int = 0
+    removed_unjudged: int = 0
 
     @property
     def backend_version(self) -> str:
@@ -109,7 +114,7 @@ class SparkProvenance:
 
     def summary(self) -> str:
         """One line for the foot of a table (as :meth:`evalbridge.results.Provenance.summary`)."""
-        c = self.conventions
+        c = self.settings
         text = (f"backend {self.backend} {self.backend_version}; {self.queries_evaluated} queries; "
                 f"{self.missing_from_run} missing from run ("
                 f"{'scored 0' if c.missing_queries == 'zero' else 'left out'}); "
@@ -133,7 +138,7 @@ class SparkEvaluation:
             releases it.
         means: label (the user's, else the spelling asked) -> mean over ``per_query``; summed exactly (per
             bucket, then on the driver), so equal to :attr:`evalbridge.results.Results.means` to the last bit.
-        provenance: :class:`SparkProvenance` (Spark version, buckets, conventions, query counts).
+        provenance: :class:`SparkProvenance` (Spark version, buckets, settings, query counts).
         results: :class:`~evalbridge.results.Results` (rows sorted by query id), or ``None`` when
             more than ``collect_limit`` queries would have to come to the driver: see
             :attr:`collected` and :meth:`require_results`.
@@ -158,7 +163,7 @@ class SparkEvaluation:
         if self.results is None:
             p = self.provenance
             rows = p.queries_evaluated + p.ignored_run_only + (
-                p.missing_from_run if p.conventions.missing_queries == "drop" else 0)
+                p.missing_from_run if p.settings.missing_queries == "drop" else 0)
             raise EvalbridgeError(
                 f"the evaluation covers {rows} queries (evaluated, missing from the run or run-only), more than "
                 f"collect_limit={self.collect_limit}, so no Results was collected to the driver. Fix: call "
@@ -234,7 +239,7 @@ def _note_row(n_metrics: int, status: int, query_id: str | None, note: dict[str,
                      "_note": pa.array([json.dumps(note)], pa.string())})
 
 
-def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, names: tuple[str, str, str, str],
+def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Settings, names: tuple[str, str, str, str],
                      qrels: pa.Table, run: pa.Table) -> pa.Table:
     """Every metric of every query of one bucket: one row per query (evaluated, missing from the run,
     run-only) and a summary row (the counts, and the exact sum of each metric as a fraction), or
@@ -254,7 +259,8 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     except TableProblem as problem:
         return _note_row(n_metrics, PROBLEM, problem.query_id,
                          {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
-    values = evaluate_columns(pair.columns, metrics, conventions)
+    columns, removed = _cut(pair.columns, qrels, run, names, conventions)
+    values = evaluate_columns(columns, metrics, conventions)
     n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
     status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
     scored = np.isin(status, _in_mean(conventions))
@@ -271,8 +277,30 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Conventions, name
     query_ids = [*pair.columns.query_ids, *pair.missing_from_run, *pair.run_only]
     rows = pa.table({"query_id": pa.array(query_ids, pa.string()),
                      "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
-    summary = {"counts": list(n), "sums": sums}
+    summary = {"counts": list(n), "sums": sums, "removed": list(removed)}
     return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
+
+
+def _cut(columns: Any, qrels: pa.Table, run: pa.Table, names: tuple[str, str, str, str],
+         settings: Settings) -> tuple[Any, tuple[int, int]]:
+    """The bucket's evaluated queries with ``depth`` and ``judged_only`` applied by the cut every evaluation
+    makes (:func:`evalbridge.cutting.cut_run`, on this bucket's rows), and the counts it removed."""
+    if settings.depth is None and not settings.judged_only:
+        return columns, (0, 0)
+    from .cutting import cut_run
+    from .fast import from_mappings
+    from .model import Qrels, Run
+
+    query, doc, relevance, score = names
+    evaluated = columns.query_ids
+    judged: dict[str, dict[str, Any]] = {q: {} for q in evaluated}
+    for qid, did, grade in zip(*(qrels[c].to_pylist() for c in (query, doc, relevance))):
+        judged.get(str(qid), {})[str(did)] = grade
+    ranked: dict[str, dict[str, Any]] = {q: {} for q in evaluated}
+    for qid, did, value in zip(*(run[c].to_pylist() for c in (query, doc, score))):  # row order: ties="input"
+        ranked.get(str(qid), {})[str(did)] = value
+    cut = cut_run(Qrels(judged, copy=False), Run(ranked, copy=False), settings)
+    return from_mappings(judged, cut.run), (cut.beyond_depth, cut.unjudged)
 
 
 def _nothing_retrieved(metrics: tuple[Metric, ...], qrels: pa.Table, query: str, relevance: str,
@@ -457,11 +485,32 @@ def _default_buckets(session: Any) -> int:  # noqa: ANN401 - SparkSession
     return 4 * (int(setting) if setting.isdigit() else 200)
 
 
+#: What the Spark engine does not apply: (is it asked?, why, the fix), each said in the words of the user's door.
+_REFUSED: tuple[tuple[Callable[[Settings], bool], Callable[[Settings], str], Callable[[Settings], str]], ...] = (
+    (lambda s: s.backend not in ("auto", "spark"),
+     lambda s: f"Spark DataFrames are evaluated by the Spark engine (the fast backend in every bucket); "
+               f"backend={s.backend!r} computes in memory.",
+     lambda s: "leave backend='auto' (or 'spark'), or bring the DataFrames to the driver first (e.g. .toPandas())."),
+    (lambda s: s.no_relevant != "zero",
+     lambda s: f"no_relevant={s.no_relevant!r} is not applied by the Spark engine yet.",
+     lambda s: "leave no_relevant at 'zero' on Spark, or evaluate in memory."),
+    (lambda s: s.duplicates != "error",
+     lambda s: "duplicates='first' keeps a document's first occurrence, and a DataFrame's rows have no order.",
+     lambda s: "drop the repeated (query, doc) rows first, e.g. run.groupBy(query, doc).agg(max(score))."),
+)
+
+
+def _refuse_on_spark(settings: Settings) -> None:
+    """Refuse, with the fix, a setting the Spark engine does not apply (:data:`_REFUSED`)."""
+    for asked, why, fix in _REFUSED:
+        if asked(settings):
+            raise InputError(why(settings), fix=fix(settings))
+
+
 def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
              query: str = "query_id", doc: str = "doc_id", relevance: str = "relevance", score: str = "score",
-             buckets: int | None = None, collect_limit: int = 1_000_000, min_relevance: float | None = None,
-             ties: str = "docid_desc", score_precision: str = "float64",
-             missing_queries: str = "zero") -> SparkEvaluation:
+             buckets: int | None = None, collect_limit: int = 1_000_000, settings: Settings | None = None,
+             **keywords: Unpack[Keywords]) -> SparkEvaluation:
     """Evaluate a run against relevance judgements, both Spark DataFrames, on Spark.
 
     Args:
@@ -476,7 +525,12 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
             million rows.
         collect_limit: build :class:`~evalbridge.results.Results` on the driver only when the
             queries (evaluated, missing from the run, run-only) are at most this many.
-        min_relevance, ties, score_precision, missing_queries: as :func:`evalbridge.evaluate`.
+        settings, **keywords: as :func:`evalbridge.evaluate` (:class:`~evalbridge.settings.Settings`, whole or as
+            keywords). ``depth`` and ``judged_only`` cut each bucket's rankings as :func:`evalbridge.evaluate`
+            cuts them; ``ids="str"`` lets string ids meet integer ids (both are read as ``str()`` writes them).
+            Refused with the fix: a ``backend`` other than ``auto`` / ``spark`` (the buckets are evaluated by
+            the fast backend), ``no_relevant`` other than ``zero`` and ``duplicates="first"`` (no row order
+            to pick a first occurrence by).
 
     While the buckets are evaluated, the session's ``spark.sql.execution.arrow.maxRecordsPerBatch``
     is raised to :data:`ARROW_BATCH_ROWS` (then restored).
@@ -498,7 +552,9 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
             raise InputError(f"evalbridge.spark.evaluate takes two Spark DataFrames; the {side} is a "
                              f"{type(frame).__module__}.{type(frame).__qualname__}.",
                              fix="use evalbridge.evaluate for data in memory, or spark.createDataFrame(...).")
-    conventions = Conventions(ties=ties, score_precision=score_precision, missing_queries=missing_queries)
+    conventions = settings_of(settings, keywords)
+    _refuse_on_spark(conventions)
+    min_relevance, ties = conventions.min_relevance, conventions.ties
     session = qrels.sparkSession
     if buckets is None:
         buckets = _default_buckets(session)
@@ -509,7 +565,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     q_columns, q_kinds = _columns(qrels, "qrels", {"query": query, "doc": doc, "relevance": relevance})
     r_columns, r_kinds = _columns(run, "run", {"query": query, "doc": doc, "score": score})
     for what, q_kind, r_kind in zip(("query", "doc"), q_kinds, r_kinds):
-        if q_kind != r_kind:
+        if q_kind != r_kind and conventions.ids != "str":
             raise InputError(f"{what} ids are {q_kind} in the qrels DataFrame but {r_kind} in the run DataFrame "
                              f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
@@ -555,6 +611,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                          fix=found["fix"])
     summaries = [json.loads(row["_note"]) for row in notes]
     counts = [sum(note["counts"][s] for note in summaries) for s in (EVALUATED, MISSING, RUN_ONLY)]
+    removed = [sum(note["removed"][i] for note in summaries) for i in range(2)]
     if counts[EVALUATED] == 0:
         cached.unpersist()
         raise InputError(f"no query id is in both the qrels ({_examples(qrels, query)}) and the run "
@@ -566,9 +623,10 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
     warned = _warn_unmatched(cached, f"m{column[judged]}", counts[EVALUATED], judged.k, qrels_rows, run_rows,
                              (query, doc, relevance, score))
-    provenance = SparkProvenance(spark_version=session.version, buckets=buckets, conventions=conventions,
+    provenance = SparkProvenance(spark_version=session.version, buckets=buckets, settings=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
-                                 missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY], warnings=warned)
+                                 missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY], warnings=warned,
+                                 removed_beyond_depth=removed[0], removed_unjudged=removed[1])
     per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
         "query_id", *(F.col(f"m{column[r.metric]}").alias(r.label) for r in named))
     if sum(counts) > collect_limit:
@@ -655,17 +713,18 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
     # pyarrow is untyped here (see pyproject.toml): the query ids are strings, the values of the kept rows floats
     ids = cast("list[str]", table.column("query_id").to_pylist())
     status = table.column("_status").to_pylist()
-    scored = _in_mean(provenance.conventions)
+    scored = _in_mean(provenance.settings)
     keep = [i for i, s in enumerate(status) if s in scored]
     values = {}
     for i, metric in enumerate(metrics):
         column = cast("list[float]", table.column(f"m{i}").to_pylist())
         values[metric] = {ids[r]: column[r] for r in keep}
     full = Provenance(
-        backend=provenance.backend, backend_version=provenance.backend_version, conventions=provenance.conventions,
+        backend=provenance.backend, backend_version=provenance.backend_version, settings=provenance.settings,
         relevance_level=provenance.relevance_level, queries_evaluated=provenance.queries_evaluated,
         missing_from_run=tuple(q for q, s in zip(ids, status) if s == MISSING),
         ignored_run_only=tuple(q for q, s in zip(ids, status) if s == RUN_ONLY), evalbridge_version=__version__,
-        warnings=provenance.warnings)
+        warnings=provenance.warnings, removed_beyond_depth=provenance.removed_beyond_depth,
+        removed_unjudged=provenance.removed_unjudged)
     return Results(metrics=metrics, values=values, provenance=full, max_grade=max_grade, requests=requests)
 

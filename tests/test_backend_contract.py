@@ -17,7 +17,8 @@ from evalbridge.backends.base import Backend, Capabilities, Fault, NativeConvent
 from evalbridge.errors import UnsupportedMetricError
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.spec import Metric, parse_metric
-from evalbridge.model import ORDERED_TIES, TIE_POLICIES, Conventions, Qrels, Run
+from evalbridge.model import Qrels, Run
+from evalbridge.settings import ORDERED_TIES, Settings, TIE_POLICIES
 from strategies import metrics, qrels_and_run
 
 
@@ -84,7 +85,7 @@ def test_the_crosscheck_default_libraries_are_one_constant_for_every_door() -> N
 
 # --- a new backend: this module, and one registry line --------------------------------------------------
 
-def _toy_compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+def _toy_compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = Settings(), *,
                  native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """P@k written out here: documents by score, ties by doc id descending (trec_eval's order)."""
     values: dict[Metric, dict[str, float]] = {m: {} for m in metrics}
@@ -165,7 +166,7 @@ GRADE_ONE_IGNORED = Fault("toy_grade_one", "known library fault: toy takes grade
                           qrels=_grade_one_as_zero)
 
 
-def _faulty_compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+def _faulty_compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = Settings(), *,
                     native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """The toy's P@k over qrels whose grade-1 judgements it reads as 0 (the fault it declares)."""
     faulty = Qrels({q: _grade_one_as_zero(dict(grades)) for q, grades in qrels.items()})

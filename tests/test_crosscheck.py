@@ -334,7 +334,7 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
     assert "reference column: fast" in check.to_markdown()
     assert check.to_dict()["reference_backend"] == "fast"
     assert check.ok, check.to_markdown()
-    readable, _ = reference.compute(eb.Qrels(qrels), eb.Run(run), parse_metrics(specs), eb.Conventions())
+    readable, _ = reference.compute(eb.Qrels(qrels), eb.Run(run), parse_metrics(specs), eb.Settings())
     for metric, values in readable.items():
         got = check.values["reference"][metric]
         assert got.keys() == values.keys()

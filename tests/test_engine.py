@@ -23,7 +23,8 @@ from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
 from evalbridge.io.trec import write_qrels, write_run
-from evalbridge.model import Conventions, Qrels, Run
+from evalbridge.model import Qrels, Run
+from evalbridge.settings import Settings
 
 TIES = ("docid_desc", "docid_asc", "input")
 PRECISIONS = ("float64", "float32")
@@ -54,7 +55,7 @@ def any_metric(draw: Any) -> Metric:
     return Metric(name, k, {key: v for key, v in options.items() if v is not None})
 
 
-def assert_same(qrels: dict, run: dict, metrics: list[Metric], conventions: Conventions) -> None:
+def assert_same(qrels: dict, run: dict, metrics: list[Metric], conventions: Settings) -> None:
     """Per query, the fast backend's value is the reference's (atol 1e-12), for the same queries."""
     want, _ = reference.compute(Qrels(qrels), Run(run), metrics, conventions)
     got, _ = fast.compute(Qrels(qrels), Run(run), metrics, conventions)
@@ -73,7 +74,7 @@ def test_fast_equals_reference_per_query_with_ties_and_graded_labels(data: tuple
                                                                       precision: str) -> None:
     """Any metric and option, any tie policy and precision: the fast backend gives the reference's values."""
     qrels, run = data
-    assert_same(qrels, run, metrics, Conventions(ties=ties, score_precision=precision))
+    assert_same(qrels, run, metrics, Settings(ties=ties, score_precision=precision))
 
 
 @settings(max_examples=150)
@@ -85,7 +86,7 @@ def test_fast_equals_reference_with_float_labels_and_unsorted_runs(data: tuple, 
     """Float grades (LLM judges) and runs whose documents are not given in rank order."""
     qrels, run = data
     run = {q: dict(shuffle.sample(list(docs.items()), len(docs))) for q, docs in run.items()}
-    assert_same(qrels, run, metrics, Conventions(ties=ties))
+    assert_same(qrels, run, metrics, Settings(ties=ties))
 
 
 @given(data=qrels_and_run(max_queries=4, run_only=True), picks=st.data())
@@ -125,14 +126,14 @@ def test_every_catalogue_option_matches_the_reference(ties: str, precision: str)
                 metrics.append(Metric(name, k, {**base, "gains": gains, "rel": 1}))
             if "p" in info.options:
                 metrics.append(Metric(name, k, {**base, "p": 0.95}))
-    assert_same(qrels, run, list(dict.fromkeys(metrics)), Conventions(ties=ties, score_precision=precision))
+    assert_same(qrels, run, list(dict.fromkeys(metrics)), Settings(ties=ties, score_precision=precision))
 
 
 @pytest.mark.parametrize(("ties", "expected"), [("docid_desc", 1 / 3), ("docid_asc", 1.0), ("input", 0.5)])
 def test_mixed_tie_group_follows_the_tie_policy(ties: str, expected: float) -> None:
     """Three docs tie; only 'a' is relevant: trec_eval order c, b, a; ascending a, b, c; input order b, a, c."""
     values, _ = fast.compute(Qrels({"q": {"a": 1}}), Run({"q": {"b": 1.0, "a": 1.0, "c": 1.0}}),
-                             [parse_metric("RR")], Conventions(ties=ties))
+                             [parse_metric("RR")], Settings(ties=ties))
     assert values[parse_metric("RR")] == {"q": expected}
 
 
@@ -140,8 +141,8 @@ def test_float32_precision_makes_near_scores_tie() -> None:
     """1 + 1e-9 and 1 are one C float: with float32 they tie and the doc id decides (trec_eval <= 9)."""
     qrels, run = Qrels({"q": {"a": 1}}), Run({"q": {"a": 1.0 + 1e-9, "b": 1.0}})
     rr = parse_metric("RR")
-    assert fast.compute(qrels, run, [rr], Conventions())[0][rr] == {"q": 1.0}
-    assert fast.compute(qrels, run, [rr], Conventions(score_precision="float32"))[0][rr] == {"q": 0.5}
+    assert fast.compute(qrels, run, [rr], Settings())[0][rr] == {"q": 1.0}
+    assert fast.compute(qrels, run, [rr], Settings(score_precision="float32"))[0][rr] == {"q": 0.5}
 
 
 def test_ints_beyond_float64_are_left_to_the_reference() -> None:

@@ -34,7 +34,8 @@ from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.io import _rag_columns as rag_columns
 from evalbridge.io import rag
 from evalbridge.metrics.spec import Metric
-from evalbridge.model import Conventions, Qrels, Run
+from evalbridge.model import Qrels, Run
+from evalbridge.settings import Settings
 
 FILES = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -152,7 +153,7 @@ def test_trec_fast_path_reads_what_the_strict_reader_reads_or_declines(tmp_path:
             assert_same_object(got, want)
     if fast_qrels is None or fast_run is None or not any(q in fast_run for q in fast_qrels):
         return
-    conventions = Conventions(ties=ties)
+    conventions = Settings(ties=ties)
     try:
         got, _ = fast.compute(fast_qrels, fast_run, [metric], conventions)
     except ValueError:  # AP(weights=graded) with grades beyond its max_grade: refused either way
@@ -304,7 +305,7 @@ def test_columnar_inputs_evaluate_as_the_reference_for_every_metric_and_tie_poli
     qrels, run = Qrels(data[0]), Run(data[1])
     got_qrels = columnar(qrels) if sides in ("both", "qrels") else qrels
     got_run = columnar(run) if sides in ("both", "run") else run
-    conventions = Conventions(ties=ties, score_precision=precision)
+    conventions = Settings(ties=ties, score_precision=precision)
     want, _ = reference.compute(qrels, run, metrics, conventions)
     got, _ = fast.compute(got_qrels, got_run, metrics, conventions)
     for metric in metrics:

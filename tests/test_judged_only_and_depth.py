@@ -1,4 +1,4 @@
-"""Conventions applied once, before any backend: judged-only evaluation (trec_eval ``-J``), the depth
+"""Settings applied once, before any backend: judged-only evaluation (trec_eval ``-J``), the depth
 cut (``-M``), and evaluations over an empty run or empty qrels."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_judged_only_removes_unjudged_and_negative_grades_before_every_metric() 
     qrels, run = {"q": {"a": 1, "b": 0, "c": -1}}, {"q": ranked("x", "a", "y", "c", "b")}
     res = eb.evaluate(qrels, run, ["P@2", "RR", "Judged@2", "NumRet"], judged_only=True)
     assert res.means == {"P@2": 0.5, "RR": 1.0, "Judged@2": 1.0, "NumRet": 2.0}
-    assert res.provenance.conventions.judged_only and res.provenance.removed_unjudged == 3
+    assert res.provenance.settings.judged_only and res.provenance.removed_unjudged == 3
     assert "judged only: 3 unjudged documents left out" in res.provenance.summary()
     assert eb.evaluate(qrels, run, "RR").means == {"RR": 0.5}
 
@@ -120,9 +120,9 @@ def test_depth_follows_the_tie_rule() -> None:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"depth": 0}, "depth must be a positive integer"),
-    ({"depth": 2.5}, "depth must be a positive integer"),
-    ({"depth": True}, "depth must be a positive integer"),
+    ({"depth": 0}, "depth must be an integer >= 1"),
+    ({"depth": 2.5}, "depth must be an integer >= 1"),
+    ({"depth": True}, "depth must be an integer >= 1"),
     ({"judged_only": "yes"}, "judged_only must be True or False"),
 ])
 def test_bad_depth_or_judged_only_is_refused_with_a_fix(options: dict, message: str) -> None:
@@ -137,7 +137,7 @@ def test_crosscheck_cuts_the_run_once_for_every_backend() -> None:
     check = eb.crosscheck(qrels, run, ["P@2", "Bpref", "NumRet", "nDCG@3"], backends=["pytrec_eval", "ir_measures"],
                           judged_only=True, depth=4)
     assert check.ok and check.differences.empty
-    assert check.conventions.judged_only and check.conventions.depth == 4
+    assert check.settings.judged_only and check.settings.depth == 4
     assert check.values["pytrec_eval"][eb.parse_metric("NumRet")] == {"q1": 2.0, "q2": 1.0}
 
 

@@ -53,8 +53,8 @@ def assert_same_as_local(got: es.SparkEvaluation, want: eb.Results) -> None:
     p, w = results.provenance, want.provenance
     assert sorted(p.missing_from_run) == sorted(w.missing_from_run)
     assert sorted(p.ignored_run_only) == sorted(w.ignored_run_only)
-    assert (p.queries_evaluated, p.relevance_level, p.conventions) == (w.queries_evaluated, w.relevance_level,
-                                                                       w.conventions)
+    assert (p.queries_evaluated, p.relevance_level, p.settings) == (w.queries_evaluated, w.relevance_level,
+                                                                       w.settings)
     assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
         w.queries_evaluated, len(w.missing_from_run), len(w.ignored_run_only))
     assert p.warnings == got.provenance.warnings == w.warnings  # ids that never meet, said in the same words

@@ -20,7 +20,8 @@ from evalbridge.fast import rows as engine_rows
 from evalbridge.fast.arrow_input import TableProblem, columns_from_arrow, pair_from_arrow
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric
-from evalbridge.model import Conventions, Qrels, Run
+from evalbridge.model import Qrels, Run
+from evalbridge.settings import Settings
 
 
 def rows_of(mapping: dict, shuffle: random.Random | None = None) -> list[tuple[str, str, float]]:
@@ -86,7 +87,7 @@ def test_engine_over_table_columns_equals_the_reference_per_query(data: tuple, m
     """Ties, queries missing from the run, run-only queries, float and negative grades, shuffled rows:
     every metric, tie policy and precision gives the reference's value per query (atol 1e-12)."""
     qrels_rows, run_rows = rows_of(data[0], shuffle), rows_of(data[1], shuffle)
-    conventions = Conventions(ties=ties, score_precision=precision)
+    conventions = Settings(ties=ties, score_precision=precision)
     columns = columns_from_arrow(table_of(qrels_rows, "relevance"), table_of(run_rows, "score"))
     got = evaluate_columns(columns, metrics, conventions)
     want, _ = reference.compute(Qrels(dicts_of(qrels_rows)), Run(dicts_of(run_rows)), metrics, conventions)

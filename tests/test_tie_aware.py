@@ -25,12 +25,13 @@ from evalbridge.metrics import reference, tie_aware
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.resolution import needs_max_grade
 from evalbridge.metrics.spec import Metric, parse_metric
-from evalbridge.model import Conventions, Qrels, Run
+from evalbridge.model import Qrels, Run
+from evalbridge.settings import Settings
 from evalbridge.ranking import rank, rank_groups
 
 #: Most orders a brute-force check enumerates for one query.
 MAX_ORDERS = 720
-AVERAGE = Conventions(ties="average")
+AVERAGE = Settings(ties="average")
 #: The families with a tie-aware function; the others are refused under ties="average".
 TIE_AWARE = tuple(tie_aware.FUNCTIONS)
 
@@ -556,7 +557,7 @@ def test_a_metric_without_a_tie_aware_formula_is_refused_not_approximated(monkey
 def test_backends_that_rank_one_order_refuse_average(backend: str) -> None:
     module = get_backend(backend)
     assert "ties='average'" in unsupported(module, parse_metric("nDCG@10"), conventions=AVERAGE)
-    assert unsupported(module, parse_metric("nDCG@10"), conventions=Conventions()) is None
+    assert unsupported(module, parse_metric("nDCG@10"), conventions=Settings()) is None
     with pytest.raises(UnsupportedMetricError, match=f"backend '{backend}' cannot compute.*ties='average'"):
         eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}, "nDCG@10", ties="average", backend=backend)
 
@@ -577,7 +578,7 @@ def test_auto_chooses_the_reference_under_average_whatever_the_size(monkeypatch:
     assert auto.choose(qrels, run, ties="average") == "reference"
     result = eb.evaluate(qrels, run, "P@1", ties="average")
     assert (result.provenance.backend, result["P@1"]) == ("reference", 0.5)
-    assert result.provenance.conventions.ties == "average"
+    assert result.provenance.settings.ties == "average"
 
 
 @given(data=st.data())
@@ -724,7 +725,7 @@ def test_under_average_every_library_difference_with_both_values_is_explained_as
 def test_every_backend_declares_the_tie_policies_it_follows() -> None:
     """Each backend's ties is a subset of the policies; the reference and auto follow all of them."""
     from evalbridge.backends import BACKENDS
-    from evalbridge.model import ORDERED_TIES, TIE_POLICIES
+    from evalbridge.settings import ORDERED_TIES, TIE_POLICIES
 
     for name in BACKENDS:
         ties = get_backend(name).ties

@@ -187,7 +187,7 @@ CONVENTION_ROWS = {
     "level_scope": ("relevance level (`-l`, `rel`)", {
         "binary": "binary metrics only; nDCG ignores it", "all": "binary metrics, and zeroes lower grades in nDCG"}),
 }
-#: What the reference does for each convention (it follows any ``Conventions`` it is given).
+#: What the reference does for each convention (it follows any ``Settings`` it is given).
 REFERENCE_CONVENTIONS = {
     "ties": "any of the three (`ties=`), or the expected value over every order (`average`); default doc id descending",
     "score_precision": "float64, or float32 on request",

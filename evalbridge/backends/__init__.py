@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..model import Conventions
+from ..settings import Settings
 from .base import Backend, Capabilities
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def tie_problem(backend: Backend, metric: Metric, ties: str) -> str | None:
 
 
 def unsupported(backend: Backend, metric: Metric, qrels: Qrels | None = None, *,
-                conventions: Conventions | None = None) -> str | None:
+                conventions: Settings | None = None) -> str | None:
     """Why ``backend`` cannot compute ``metric`` exactly, or ``None`` when it can.
 
     Reads its :class:`Capabilities` and, when ``qrels`` is given, checks that its grades can be

@@ -7,7 +7,7 @@ make the library's number equal the reference's:
 
 * **rank-derived scores**: a query whose scores tie (at float32 for libraries that store C
   floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.ranking.rank` gives
-  under the requested :class:`~evalbridge.model.Conventions`; these values are exact in float32;
+  under the requested :class:`~evalbridge.settings.Settings`; these values are exact in float32;
 * **binarised grades** for binary metrics whose level is not an integer >= 1, or whose grades
   are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1, and
   a negative grade stays -1 (P, R, RR, AP, Rprec and Success only ask "relevant or not"; bpref
@@ -42,7 +42,8 @@ from ..ranking import float32_collisions, has_ties
 from ..errors import BackendUnavailableError, UnsupportedMetricError
 from ..ranking import rank
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import ORDERED_TIES, Settings
 from .base import NativeConventions, capability_problem, integral_level
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",
@@ -307,7 +308,7 @@ def rank_scores(order: Sequence[str]) -> dict[str, float]:
     return {doc: float(len(order) - i) for i, doc in enumerate(order)}
 
 
-def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, requested: Conventions, native: NativeConventions | None,
+def prepare_run(run: Mapping[str, Mapping[str, float]], queries: list[str], *, requested: Settings, native: NativeConventions | None,
                 cut: int | None = None, placeholders: bool = True) -> tuple[dict[str, dict[str, float]], int]:
     """Plain run dicts for ``queries`` (in that order) and how many queries were re-scored.
 
@@ -423,7 +424,7 @@ class Request:
 
     qrels: Qrels
     run: Run
-    conventions: Conventions
+    conventions: Settings
     native: bool
     queries: list[str]
 
@@ -520,7 +521,7 @@ class Library:
     leading_notes: Callable[[Sequence[Metric]], list[str]] = _no_notes
 
 
-def compute(library: Library, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions, *,
+def compute(library: Library, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings, *,
             native: bool) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` from ``library`` and the notes of every bridge applied: plan, group,
     prepare, call, notes. ``native``: the library's own behaviour (see each backend's ``compute``)."""

@@ -23,11 +23,12 @@ from typing import Any
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import TIE_POLICIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import Settings, TIE_POLICIES
 from .base import Backend, Capabilities
 
 NAME = "auto"
-CONVENTIONS = Conventions()
+CONVENTIONS = Settings()
 
 #: Run rows from which the fast backend is used (see the module docstring for how it was measured).
 THRESHOLD = 15_000
@@ -55,7 +56,7 @@ def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> s
     return "fast" if run.n_rows >= THRESHOLD else "reference"
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = CONVENTIONS, *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """The chosen backend's ``compute`` (see :func:`choose`; ``native`` changes nothing, both follow ``conventions``)."""
     from . import get_backend

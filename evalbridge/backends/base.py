@@ -7,7 +7,7 @@ field here; nothing is probed with ``getattr``/``hasattr``:
 * ``name``, ``version()``, ``library`` (the importable library it needs, for
   :func:`evalbridge.backends.available`);
 * ``conventions``: what the library does on its own (:class:`NativeConventions`), or ``None`` for
-  a backend that follows whatever :class:`~evalbridge.model.Conventions` it is given (the reference,
+  a backend that follows whatever :class:`~evalbridge.settings.Settings` it is given (the reference,
   the fast backend, ``auto``);
 * ``capabilities``: the metrics it computes exactly, as data (:class:`Capabilities`; required: an
   empty table supports nothing, :meth:`Capabilities.every` everything);
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..model import Conventions
+from ..settings import Settings
 
 if TYPE_CHECKING:
     from ..metrics.spec import Metric
@@ -46,7 +46,7 @@ Values = dict["Metric", dict[str, float]]
 class Compute(Protocol):
     """The signature of :attr:`Backend.compute`."""
 
-    def __call__(self, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = ..., *,
+    def __call__(self, qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = ..., *,
                  native: bool = False) -> tuple[Values, list[str]]: ...
 
 
@@ -81,13 +81,13 @@ class NativeConventions:
     notes: tuple[str, ...] = ()
 
     @property
-    def conventions(self) -> Conventions:
-        """The reference's :class:`Conventions` that emulate this library."""
-        return Conventions(ties=self.ties, score_precision=self.score_precision,
+    def conventions(self) -> Settings:
+        """The reference's :class:`Settings` that emulate this library."""
+        return Settings(ties=self.ties, score_precision=self.score_precision,
                            missing_queries=self.missing_queries)
 
     @classmethod
-    def following(cls, conventions: Conventions) -> NativeConventions:
+    def following(cls, conventions: Settings) -> NativeConventions:
         """The conventions of a backend that follows ``conventions`` (evaluates every query, keeps float grades)."""
         return cls(ties=conventions.ties, score_precision=conventions.score_precision,
                    missing_queries=conventions.missing_queries, empty_qrels="keep", grades="float")
@@ -192,7 +192,7 @@ class Backend:
         if self.bridged_grades not in ("int", "truncate", "float"):
             raise ValueError(f"backend {self.name!r}: bridged_grades must be 'int', 'truncate' or 'float'.")
 
-    def native_conventions(self, metric: Metric, requested: Conventions) -> NativeConventions:
+    def native_conventions(self, metric: Metric, requested: Settings) -> NativeConventions:
         """What the backend does on its own for ``metric`` (``requested``, for a backend that follows it)."""
         if self.conventions_for is not None:
             return self.conventions_for(metric)

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import ORDERED_TIES, Settings
 from .base import Backend, Capabilities
 
 NAME = "fast"
-CONVENTIONS = Conventions()
+CONVENTIONS = Settings()
 #: The engine places every document at one rank: ``ties="average"`` is the reference's (``auto`` picks it).
 TIES = ORDERED_TIES
 
@@ -27,7 +28,7 @@ def version() -> str:
     return f"{__version__} (numpy {numpy.__version__})"
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = CONVENTIONS, *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run`` (``native`` changes
     nothing: like the reference, the engine follows ``conventions``).

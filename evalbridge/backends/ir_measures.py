@@ -16,7 +16,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import ORDERED_TIES, Settings
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities
@@ -131,7 +132,7 @@ LIBRARY = _bridge.Library(name=NAME, load=_library, native=conventions_for, plan
                           group=lambda task, native: provider_of(task.metric), leading_notes=_provider_note)
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = Settings(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from ir-measures (see :func:`evalbridge.backends.pytrec_eval.compute` for ``native``)."""
     return _bridge.compute(LIBRARY, qrels, run, metrics, conventions, native=native)

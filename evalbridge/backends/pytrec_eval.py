@@ -17,7 +17,8 @@ from typing import Callable
 
 from ..errors import UnsupportedMetricError
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import ORDERED_TIES, Settings
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities
@@ -118,7 +119,7 @@ LIBRARY = _bridge.Library(
     empty_note="queries with no judgement given one grade-0 placeholder judgement (pytrec_eval drops them)")
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = Settings(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from pytrec_eval.
 

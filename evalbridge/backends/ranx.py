@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 from ..ranking import has_ties
 from ..metrics.spec import Metric
-from ..model import ORDERED_TIES, Conventions, Qrels, Run, rows_of
+from ..model import Qrels, Run, rows_of
+from ..settings import ORDERED_TIES, Settings
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities, Fault
@@ -289,7 +290,7 @@ LIBRARY = _bridge.Library(
     empty_note="empty queries given a placeholder (ranx rejects empty queries)")
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = Conventions(), *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = Settings(), *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values from ranx.
 

@@ -1,6 +1,6 @@
 """The reference backend: :mod:`evalbridge.metrics.reference` driven over every query.
 
-Readable rather than fast; it can follow any :class:`~evalbridge.model.Conventions`,
+Readable rather than fast; it can follow any :class:`~evalbridge.settings.Settings`,
 which is how the cross-check reproduces what another backend does. Under ``ties="average"``
 each query's tie groups (:func:`evalbridge.ranking.rank_groups`) go to the tie-aware functions
 of :mod:`evalbridge.metrics.tie_aware` instead.
@@ -17,11 +17,12 @@ from ..metrics import tie_aware
 from ..metrics.reference import FUNCTIONS
 from ..ranking import rank, rank_groups
 from ..metrics.spec import Metric
-from ..model import TIE_POLICIES, Conventions, Qrels, Run
+from ..model import Qrels, Run
+from ..settings import Settings, TIE_POLICIES
 from .base import Backend, Capabilities
 
 NAME = "reference"
-CONVENTIONS = Conventions()
+CONVENTIONS = Settings()
 
 #: Kernel input (:data:`evalbridge.metrics.catalogue.INPUTS`) -> how it is built from one query's
 #: ranking, its judgements and the pool (every doc judged for some query).
@@ -40,7 +41,7 @@ def pool_of(qrels: Qrels) -> frozenset[str]:
     return frozenset().union(*qrels.values())
 
 
-def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conventions = CONVENTIONS, *,
+def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = CONVENTIONS, *,
             native: bool = False) -> tuple[dict[Metric, dict[str, float]], list[str]]:
     """Per-query values of ``metrics`` over the queries in both ``qrels`` and ``run``.
 
@@ -69,7 +70,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Conv
 
 
 def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
-                      conventions: Conventions) -> dict[Metric, dict[str, float]]:
+                      conventions: Settings) -> dict[Metric, dict[str, float]]:
     """``compute`` under ``ties="average"``: each metric's expected value over every order of each tie group.
 
     A query without tied scores has one order: the reference functions compute it (the tie-aware

@@ -20,6 +20,7 @@ from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..io.registry import BESIDE_QRELS
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
+from ..settings import Settings
 from ..wording import option
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
@@ -238,6 +239,15 @@ class Config:
     tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def settings(self) -> Settings:
+        """Everything that decides a number, as the one :class:`~evalbridge.settings.Settings` every verb takes
+        (the read policies too: the sources were read with them)."""
+        return Settings(backend=self.backend, min_relevance=self.min_relevance, ties=self.ties,
+                        score_precision=self.score_precision, missing_queries=self.missing_queries,
+                        judged_only=self.judged_only, depth=self.depth, no_relevant=self.no_relevant,
+                        ids=self.raw.get("ids"), duplicates=self.raw.get("duplicates", "error"))
 
     @property
     def where(self) -> str:
@@ -872,7 +882,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         default_dir: ``output.dir`` when not given (None: nothing is written unless asked).
     """
     from ..backends import BACKENDS
-    from ..model import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    from ..settings import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     check = _Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")

@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..metrics.catalogue import functions_of
 from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
 from ..metrics.spec import Metric
-from ..model import Conventions
+from ..settings import Settings
 from .columns import Columns
 from .placing import Placed, Ranking, place_hits, prepare_ranking
 
@@ -36,7 +36,7 @@ class Context:
     """What every metric of one evaluation shares: the placed hits and per-query qrels counts."""
 
     def __init__(self, columns: Columns, placed: Placed, ranking: Ranking,
-                 conventions: Conventions = Conventions()) -> None:
+                 conventions: Settings = Settings()) -> None:
         self.columns, self.placed, self.ranking, self.conventions = columns, placed, ranking, conventions
         self.n = columns.n_queries
         self.judged_query = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(columns.judged_offsets))
@@ -475,7 +475,7 @@ KERNELS: dict[str, Callable[..., np.ndarray]] = functions_of(globals())
 
 
 def evaluate_columns(columns: Columns, metrics: Sequence[Metric],
-                     conventions: Conventions = Conventions()) -> dict[Metric, np.ndarray]:
+                     conventions: Settings = Settings()) -> dict[Metric, np.ndarray]:
     """Per-query values (in ``columns.query_ids`` order) of every metric; the ranking is done once.
 
     Example:

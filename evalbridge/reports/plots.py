@@ -215,7 +215,7 @@ def cutoff_curves(qrels: Any, run: Any, metric: str | Metric, ks: Iterable[int],
         qrels, run: anything :func:`evalbridge.evaluate` accepts.
         metric: any spec, see :func:`curve_variant` (its own cutoff is ignored).
         ks: the cutoffs, each >= 1.
-        options: keyword arguments of :func:`evalbridge.evaluate` (``min_relevance``, ``ties``...).
+        options: keyword arguments of :func:`evalbridge.evaluate` (``settings=``, or ``min_relevance``, ``ties``...).
 
     Example:
         >>> cutoff_curves({"q": {"a": 1, "b": 1}}, {"q": {"a": 0.9, "c": 0.5, "b": 0.1}}, "P", [1, 2, 3])

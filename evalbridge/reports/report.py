@@ -380,7 +380,7 @@ def render_html(report: Report) -> str:
                 report.agreement._repr_html_()]
     first = next(iter(report.results.values())).provenance if report.results else None
     notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
-        f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; relevance level "
+        f"backend {first.backend} {first.backend_version}; ties {first.settings.ties}; relevance level "
         f"{first.relevance_level:g}", *queries_lines(report)]
     footnote = "<br>".join(map(escape, notes))
     if report.provenance:
@@ -549,7 +549,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
         except (ImportError, EvalbridgeError):
             versions[name] = "unavailable"
     if first is not None:
-        c = first.conventions
+        c = first.settings
         conventions = {"ties": c.ties, "score_precision": c.score_precision, "missing_queries": c.missing_queries,
                        "no_relevant": c.no_relevant}
     data: dict[str, Any] = {

@@ -46,8 +46,11 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from typing_extensions import Unpack
+
     from ..model import Qrels
     from ..results import Results
+    from ..settings import Keywords, Settings
 
 __all__ = ["agreement", "ranking_agreement", "agree", "JudgeAgreement", "RankingAgreement",
            "MetricRankingAgreement", "PairOutcome", "Agreement", "cohen_kappa", "krippendorff_alpha",
@@ -1058,48 +1061,50 @@ FORMATS: Mapping[str, Callable[[Agreement], str]] = {
 
 def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
           metrics: str | Iterable[str] = DEFAULT_METRICS, *, names: Sequence[str] = ("a", "b"),
-          backend: str = "auto", min_relevance: float | None = None, bins: Sequence[float] | None = None,
-          bins_a: Sequence[float] | None = None, bins_b: Sequence[float] | None = None,
-          alpha_level: str = "ordinal", test: str = "t", alpha: float = 0.05, n_resamples: int = 10_000,
-          seed: int = 0, ties: str = "docid_desc", score_precision: str = "float64",
-          missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None) -> Agreement:
+          bins: Sequence[float] | None = None, bins_a: Sequence[float] | None = None,
+          bins_b: Sequence[float] | None = None, alpha_level: str = "ordinal", test: str = "t", alpha: float = 0.05,
+          n_resamples: int = 10_000, seed: int = 0, settings: Settings | None = None,
+          **keywords: Unpack[Keywords]) -> Agreement:
     """Judge agreement of two sets of judgements and, with runs, the agreement of the system rankings.
 
     Every run is evaluated under both sets of judgements with :func:`evalbridge.evaluate` (same metrics,
-    backend and conventions), then compared with :func:`ranking_agreement`.
+    backend and settings), then compared with :func:`ranking_agreement`.
 
     Args:
         qrels_a, qrels_b: the two sets of judgements (anything :func:`agreement` reads); a is the reference.
         runs: run name -> run (a :class:`~evalbridge.model.Run`, a dict of dicts, a path); none: only
             the judge agreement.
         metrics: the metrics the systems are ranked by.
-        names, min_relevance, bins, bins_a, bins_b, alpha_level: see :func:`agreement`; ``min_relevance``
-            is also the level of binary metrics in both evaluations (default: each qrels' own, else 1).
-        backend, ties, score_precision, missing_queries: see :func:`evalbridge.evaluate`.
+        names, bins, bins_a, bins_b, alpha_level: see :func:`agreement`.
+        settings, **keywords: the settings of both evaluations (:class:`~evalbridge.settings.Settings`, whole or
+            as keywords), as :func:`evalbridge.evaluate`; ``min_relevance`` is also the level of the judges'
+            binary kappa (:func:`agreement`; default: each qrels' own, else 1), ``ids`` and ``duplicates``
+            read the inputs given as files.
         test, alpha, n_resamples, seed: see :func:`ranking_agreement`.
 
     Returns:
         :class:`Agreement`; ``.render("text" | "markdown" | "json")``.
     """
     from ..evaluation import as_qrels, as_run, evaluate
+    from ..settings import settings_of
 
+    chosen = settings_of(settings, keywords)
+    min_relevance = chosen.min_relevance
     names = _check_names(names)
     _check_significance(test, alpha)
     if runs is not None and not isinstance(runs, Mapping):
         raise InputError(f"runs must map a name to each run; got {type(runs).__name__}.",
                          fix='e.g. runs={"bm25": "run.bm25.txt", "splade": splade_run}.')
-    qa, qb = as_qrels(qrels_a), as_qrels(qrels_b)
+    qa, qb = as_qrels(qrels_a, ids=chosen.ids), as_qrels(qrels_b, ids=chosen.ids)
     judges = agreement(qa, qb, names=names, min_relevance=min_relevance, bins=bins, bins_a=bins_a, bins_b=bins_b,
                        alpha_level=alpha_level)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     results_a: dict[str, Any] = {}
     results_b: dict[str, Any] = {}
     for name, run in (runs or {}).items():
-        run = as_run(run)
+        run = as_run(run, ids=chosen.ids, duplicates=chosen.duplicates)
         for qrels, results in ((qa, results_a), (qb, results_b)):
-            results[name] = evaluate(qrels, run, asked, backend=backend, min_relevance=min_relevance, ties=ties,
-                                     score_precision=score_precision, missing_queries=missing_queries,
-                                     judged_only=judged_only, depth=depth)
+            results[name] = evaluate(qrels, run, asked, settings=chosen)
     if results_a:
         ranking = ranking_agreement(results_a, results_b, metrics=asked, names=names, test=test, alpha=alpha,
                                     n_resamples=n_resamples, seed=seed)

@@ -52,6 +52,9 @@ from .resampling import DEFAULT_MEMORY
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+    from typing_extensions import Unpack
+
+    from ..settings import Keywords, Settings
 
 __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
            "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedComparison",
@@ -926,13 +929,12 @@ def _names(first: Any, metrics: Sequence[Any], labels: Sequence[str]) -> tuple[M
 def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
             baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
             alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
-            ci_method: str = "BCa", backend: str = "auto", min_relevance: float | None = None,
-            ties: str = "docid_desc", score_precision: str = "float64", missing_queries: str = "zero") -> Comparison:
+            ci_method: str = "BCa", settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Comparison:
     """Evaluate every run against ``qrels`` and compare them, in one call.
 
     ``runs`` maps system names to runs (anything :func:`evalbridge.evaluate` reads: dicts,
     :class:`~evalbridge.Run`, TREC file paths, DataFrames...), in display order. Each run is
-    evaluated with the same options (``backend`` ... ``missing_queries``, as ``evaluate``), then
+    evaluated with the same settings (``settings=Settings(...)`` or its keywords, as ``evaluate``), then
     :func:`compare_systems` compares them (``baseline`` ... ``ci_method``, see there); each metric
     is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
     :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``).
@@ -946,15 +948,15 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     [('P@1', 1.0, 0.0312), ('RR', 0.5, 0.0312)]
     """
     from ..evaluation import evaluate
+    from ..settings import settings_of
 
-    settings = check_comparison_parameters(test=test, correction=correction, alpha=alpha, confidence=confidence,
+    chosen = settings_of(settings, keywords)
+    parameters = check_comparison_parameters(test=test, correction=correction, alpha=alpha, confidence=confidence,
                                            n_resamples=n_resamples, seed=seed, ci_method=ci_method)
     if not isinstance(runs, Mapping):
         raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                          fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
     _baselines(baseline, _systems(list(runs)))
     wanted = metric_requests(metrics)
-    results = {name: evaluate(qrels, run, wanted, backend=backend, min_relevance=min_relevance, ties=ties,
-                              score_precision=score_precision, missing_queries=missing_queries)
-               for name, run in runs.items()}
-    return compare_systems(results, wanted, baseline=baseline, **settings)
+    results = {name: evaluate(qrels, run, wanted, settings=chosen) for name, run in runs.items()}
+    return compare_systems(results, wanted, baseline=baseline, **parameters)

@@ -28,7 +28,7 @@ from typing import Any, TypedDict, Union
 
 from ..errors import InputError
 
-__all__ = ["Interval", "OneOf", "Text", "Rule", "rule_table", "check_parameters"]
+__all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters"]
 
 #: closed= value -> (low end included, high end included)
 _CLOSED: Mapping[str, tuple[bool, bool]] = {
@@ -153,7 +153,33 @@ class Text:
         return text
 
 
-Rule = Union[Interval, OneOf, Text]
+@dataclass(frozen=True)
+class Boolean:
+    """``True`` or ``False`` (nothing else: not 1, not ``"yes"``).
+
+    >>> Boolean("judged_only").check("yes")
+    Traceback (most recent call last):
+    ...
+    evalbridge.errors.InputError: judged_only must be True or False; got 'yes'.
+    """
+
+    name: str
+    default: Any = False
+    fix: str = ""
+
+    def describe(self) -> str:
+        return "True or False"
+
+    def check(self, value: Any, *, source: str | None = None, line: int | None = None,
+              key: str | None = None) -> Any:
+        """``value`` itself when it is a ``bool``, else :class:`InputError`."""
+        if not isinstance(value, bool):
+            raise InputError(f"{key or self.name} must be {self.describe()}; got {value!r}.", source=source,
+                             line=line, fix=self.fix or None)
+        return value
+
+
+Rule = Union[Interval, OneOf, Text, Boolean]
 
 
 def rule_table(*rules: Rule) -> Mapping[str, Rule]:

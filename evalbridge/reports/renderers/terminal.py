@@ -56,7 +56,7 @@ def _results(report: Report) -> list[str]:
     first = next(iter(report.results.values())).provenance
     if len(report.results) == 1:
         return [*lines, "", first.summary()]
-    return [*lines, "", f"backend {first.backend} {first.backend_version}; ties {first.conventions.ties}; "
+    return [*lines, "", f"backend {first.backend} {first.backend_version}; ties {first.settings.ties}; "
                         f"relevance level {first.relevance_level:g}", *map(one_line, queries_lines(report))]
 
 

@@ -42,11 +42,13 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError
 from .evaluation import as_qrels, as_run, evaluate
 from .metrics.requests import MetricsArg
-from .model import Conventions, Qrels, Run
+from .model import Qrels, Run
+from .settings import Keywords, Settings, settings_of
 from .ranking import rank
 
 if TYPE_CHECKING:
     import pandas as pd
+    from typing_extensions import Unpack
 
     from .results import Results
 
@@ -136,7 +138,7 @@ class RunDiff:
     means: tuple[MeanChange, ...]
     changes: tuple[MetricChanges, ...]
     queries: tuple[QueryDiff, ...]
-    conventions: Conventions
+    conventions: Settings
     provenance: tuple[str, ...] = ()
 
     def query(self, query_id: str) -> QueryDiff | None:
@@ -224,10 +226,8 @@ _FRAMES = {"queries": _query_rows, "documents": _document_rows, "means": _mean_r
 
 
 def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg, *, k: int = 10, queries: int | None = 10,
-         moves: int = 3, names: Sequence[str] | None = None, backend: str = "auto",
-         min_relevance: float | None = None, ties: str = "docid_desc", score_precision: str = "float64",
-         missing_queries: str = "zero", judged_only: bool = False, depth: int | None = None,
-         no_relevant: str = "zero") -> RunDiff:
+         moves: int = 3, names: Sequence[str] | None = None, settings: Settings | None = None,
+         **keywords: Unpack[Keywords]) -> RunDiff:
     """Compare run B with run A query by query (see the module docstring).
 
     Args:
@@ -237,20 +237,20 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg, *, k: int = 10
             None: every query whose metrics or top ``k`` differ.
         moves: how many of the largest rank moves each query shows.
         names: the names of the two runs (default: their own names, else ``A`` and ``B``).
-        backend, min_relevance, ties, score_precision, missing_queries, judged_only, depth, no_relevant:
-            :func:`evalbridge.evaluate`'s options, applied to both runs alike.
+        settings, **keywords: :func:`evalbridge.evaluate`'s settings (:class:`~evalbridge.settings.Settings`, whole
+            or as keywords), applied to both runs alike.
 
     Returns:
         :class:`RunDiff`.
     """
-    _check_options(k=k, queries=queries, moves=moves, ties=ties)
-    run_a, run_b = as_run(run_a, copy=False), as_run(run_b, copy=False)
+    chosen = settings_of(settings, keywords)
+    _check_options(k=k, queries=queries, moves=moves, ties=chosen.ties)
+    run_a = as_run(run_a, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
+    run_b = as_run(run_b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
     columns = run_a.columnar is not None or run_b.columnar is not None
-    qrels = as_qrels(qrels, copy=False, prefer_columns=columns)
-    options = dict(backend=backend, min_relevance=min_relevance, ties=ties, score_precision=score_precision,
-                   missing_queries=missing_queries, judged_only=judged_only, depth=depth, no_relevant=no_relevant)
-    results_a = evaluate(qrels, run_a, metrics, **options)  # type: ignore[arg-type]
-    results_b = evaluate(qrels, run_b, metrics, **options)  # type: ignore[arg-type]
+    qrels = as_qrels(qrels, copy=False, prefer_columns=columns, ids=chosen.ids)
+    results_a = evaluate(qrels, run_a, metrics, settings=chosen)
+    results_b = evaluate(qrels, run_b, metrics, settings=chosen)
     return diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves, names=names)
 
 
@@ -273,9 +273,9 @@ def diff_results(qrels: Qrels, run_a: Run, run_b: Run, results_a: Results, resul
                  queries: int | None = 10, moves: int = 3, names: Sequence[str] | None = None) -> RunDiff:
     """:func:`diff` from results already computed by :func:`evalbridge.evaluate` of ``run_a`` and ``run_b``
     (with the same metrics and conventions): what a config run uses against its baseline."""
-    conventions = results_a.provenance.conventions
+    conventions = results_a.provenance.settings
     _check_options(k=k, queries=queries, moves=moves, ties=conventions.ties)
-    if results_b.provenance.conventions != conventions or results_a.labels != results_b.labels:
+    if results_b.provenance.settings != conventions or results_a.labels != results_b.labels:
         raise InputError("the two results were computed with different metrics or conventions; a diff compares "
                          "like with like.", fix="evaluate both runs with the same metrics and options.")
     systems = _names(names, run_a, run_b)
@@ -346,7 +346,7 @@ def _shown(changes: list[MetricChanges], queries: int | None) -> list[str]:
     return sorted(picked, key=lambda q: first.get(q, len(first)))
 
 
-def _ranks(run: Run, qrels: Qrels, query: str, conventions: Conventions) -> dict[str, int]:
+def _ranks(run: Run, qrels: Qrels, query: str, conventions: Settings) -> dict[str, int]:
     """doc -> 1-based rank in ``run``'s ranking of ``query`` as the metrics saw it (tie rule, precision, then
     ``depth`` and ``judged_only``, as :func:`evalbridge.evaluation.cut_run`)."""
     scores = run.get(query)
@@ -361,7 +361,7 @@ def _ranks(run: Run, qrels: Qrels, query: str, conventions: Conventions) -> dict
     return {doc: i for i, doc in enumerate(order, start=1)}
 
 
-def _top(run: Run, qrels: Qrels, query: str, conventions: Conventions, k: int) -> list[str]:
+def _top(run: Run, qrels: Qrels, query: str, conventions: Settings, k: int) -> list[str]:
     return [doc for doc, r in _ranks(run, qrels, query, conventions).items() if r <= k]
 
 
@@ -376,7 +376,7 @@ def _values(query: str, changes: list[MetricChanges], where: list[dict[str, int]
 
 
 def _query_diff(query: str, qrels: Qrels, run_a: Run, run_b: Run, values: tuple[tuple[str, float, float], ...],
-                conventions: Conventions, k: int, moves: int) -> QueryDiff:
+                conventions: Settings, k: int, moves: int) -> QueryDiff:
     grades = qrels.get(query, {})
     ra, rb = _ranks(run_a, qrels, query, conventions), _ranks(run_b, qrels, query, conventions)
 

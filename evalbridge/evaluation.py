@@ -222,7 +222,7 @@ def drop_queries(values: dict[Metric, dict[str, float]], queries: Iterable[str])
 
 
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | None = None, progress: bool = False,
-             **keywords: Unpack[Keywords]) -> Results:
+             slices: Any = None, **keywords: Unpack[Keywords]) -> Results:
     """Evaluate a run against relevance judgements.
 
     Args:
@@ -242,6 +242,10 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
             ``auto`` and ``fast`` evaluate as they are. A qrels query absent from the run is counted in the
             provenance whatever ``missing_queries`` says; qrels with no query give a result with no query
             (means NaN), and the provenance says so.
+        slices: per-slice means, counts and bootstrap intervals in :attr:`Results.slices`: a mapping query id ->
+            label(s), the name of a field the RAG log kept (read with ``slice=FIELD``), or a pair (query table,
+            column) (:mod:`evalbridge.stats.slices`). Numbers the run logged per question (``latency_ms``,
+            cost) are summarised in :attr:`Results.numbers` in any case.
         progress: show a progress bar on stderr (reading, computing, assembling) when it is a
             terminal; never drawn on a pipe, a file or in a notebook (see :mod:`evalbridge.progress`).
 
@@ -256,11 +260,21 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
     chosen = settings_of(settings, keywords)
     with steps(3, enabled=progress) as bar:
         bar.step("reading the qrels and the run")
-        return _evaluate(qrels, run, metrics, bar, chosen)
+        results = _evaluate(qrels, run, metrics, bar, chosen)
+    if slices is None:
+        return results
+    from dataclasses import replace
+
+    from .stats.slices import slice_labels, slice_table
+
+    labels = slice_labels(slices, [run] if isinstance(run, Run) else [])
+    name = run.name if isinstance(run, Run) and run.name else "run"
+    return replace(results, slices=slice_table({name: {r.label: results.values[r.metric] for r in results.requests}},
+                                               labels))
 
 
 def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: Settings) -> Results:
-    from .results import Provenance, Results
+    from .results import Provenance, Results, summarise_numbers
 
     requests = metric_requests(metrics)
     if settings.backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
@@ -287,7 +301,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
         notes=empty_notes(qrels, run, settings.missing_queries), warnings=warned,
         without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
-                   requests=resolved.requests)
+                   requests=resolved.requests, numbers=summarise_numbers(run.logged))
 
 
 #: Backends that compute the matching probe (``Judged@k``) in the same pass as the metrics asked.

@@ -390,18 +390,34 @@ class Run(_Base):
         source: where the data came from, used in error messages.
         copy: ``False`` wraps plain ``dict`` rows instead of copying them (see :class:`Qrels`).
         allow_empty: accept a run with no query (see :class:`Qrels`).
+        logged: what the input logged of each question beside the ranking (a RAG log's slice labels and
+            numbers such as ``latency_ms``): field -> {query id: labels (a tuple of texts) or a number}; kept as
+            :attr:`logged` (read-only, empty when the input had none); not compared.
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "_logged")
     name: str | None
+    _logged: dict[str, dict[str, Any]]
     _what = "score"
     _compared = ("name",)
-    _state = (*_Base._state, "name")
+    _state = (*_Base._state, "name", "_logged")
 
     def __init__(self, data: object, *, name: str | None = None, source: str | None = None,
-                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False) -> None:
+                 copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False,
+                 logged: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         object.__setattr__(self, "name", name if name is not None else getattr(data, "name", None))
+        if logged is None and isinstance(data, Run):
+            logged = data._logged
+        object.__setattr__(self, "_logged", {str(f): {str(q): v for q, v in values.items()}
+                                             for f, values in (logged or {}).items()})
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
+
+    @property
+    def logged(self) -> Mapping[str, Mapping[str, Any]]:
+        """Field -> {query id: value}: what the input logged of each question beside the ranking (a RAG log's
+        slice labels, as tuples of texts, and numbers such as ``latency_ms``); empty otherwise. Read-only; not
+        part of equality."""
+        return MappingProxyType({f: MappingProxyType(v) for f, v in self._logged.items()})
 
 
 def rows_of(data: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Mapping[str, Any]]:

@@ -16,7 +16,9 @@ from .settings import Settings
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Results", "Provenance", "MetricMeans"]
+    from .stats.slices import Slices
+
+__all__ = ["Results", "Provenance", "MetricMeans", "NumberSummary", "summarise_numbers"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,38 @@ class Provenance:
         return data
 
 
+@dataclass(frozen=True)
+class NumberSummary:
+    """One number a run logged per question (``latency_ms``, tokens, cost), over the questions that logged it:
+    their count, mean, median (p50) and 95th percentile (p95; numpy's linear interpolation between the two
+    nearest values)."""
+
+    field: str
+    n: int
+    mean: float
+    p50: float
+    p95: float
+
+
+def summarise_numbers(logged: Mapping[str, Mapping[str, Any]]) -> tuple[NumberSummary, ...]:
+    """A :class:`NumberSummary` of every field of numbers in ``logged`` (field -> {query id: value}); fields of
+    labels (tuples of texts) are left out.
+
+    >>> summarise_numbers({"latency_ms": {"q1": 10, "q2": 30, "q3": 20}, "topic": {"q1": ("billing",)}})
+    (NumberSummary(field='latency_ms', n=3, mean=20.0, p50=20.0, p95=29.0),)
+    """
+    out = []
+    for name, values in logged.items():
+        numbers = [v for v in values.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not numbers or len(numbers) != len(values):
+            continue
+        import numpy as np
+
+        p50, p95 = (float(x) for x in np.percentile(np.asarray(numbers, dtype=np.float64), [50, 95]))
+        out.append(NumberSummary(name, len(numbers), math.fsum(numbers) / len(numbers), p50, p95))
+    return tuple(out)
+
+
 @dataclass(frozen=True, eq=False)
 class Results:
     """Per-query values and means of a set of metrics, with their provenance.
@@ -109,6 +143,10 @@ class Results:
             :meth:`resolve` needs to find a metric asked in another spelling.
         requests: each metric asked, named (label, spelling asked, metric as evaluated), in the order
             asked; default: one per metric, named by its canonical string.
+        numbers: the numbers the run logged per question (a RAG log's ``latency_ms``, tokens, cost), each
+            summarised (:class:`NumberSummary`); empty when it logged none.
+        slices: per-slice means, counts and intervals (:class:`~evalbridge.stats.slices.Slices`) when
+            ``slices=`` was given, else None.
     """
 
     metrics: tuple[Metric, ...]
@@ -116,6 +154,8 @@ class Results:
     provenance: Provenance
     max_grade: float | None = None
     requests: tuple[MetricRequest, ...] = ()
+    numbers: tuple[NumberSummary, ...] = ()
+    slices: Slices | None = None
 
     def __post_init__(self) -> None:
         # Copied, then shown read-only: nothing the caller keeps can change a Results (or its cached frame).
@@ -132,7 +172,7 @@ class Results:
     def __reduce__(self) -> tuple[type[Results], tuple[Any, ...]]:
         """Pickle and copy as the constructor's arguments (the cached frame is not carried)."""
         return (type(self), (self.metrics, {m: dict(v) for m, v in self.values.items()}, self.provenance,
-                             self.max_grade, self.requests))
+                             self.max_grade, self.requests, self.numbers, self.slices))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Results):

@@ -162,7 +162,8 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
                      doc: str | None = None, score: str | None = None, rank: str | None = None,
                      relevant: str | None = None,
                      min_relevance: float | None = None, name: str | None = None,
-                     large_only: bool = True) -> tuple[Qrels, Run] | None:
+                     large_only: bool = True, slice: str | None = None,
+                     numbers: str | None = None) -> tuple[Qrels, Run] | None:
     """``(qrels, run)`` of a JSON Lines RAG log as columnar objects, or None (see the module docstring).
 
     Takes the options of :func:`evalbridge.io.rag.read_log`; ``large_only`` declines a file too small to
@@ -182,7 +183,7 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
         return None
     try:
         log = _Log(path, query=query, retrieved=retrieved, relevant=relevant, doc=doc, score=score, rank=rank,
-                   min_relevance=min_relevance)
+                   min_relevance=min_relevance, slice=slice, numbers=numbers)
         with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as lines:
             for n, raw in enumerate(lines, 1):
                 if b"\r" in raw and (raw.count(b"\r") != 1 or not raw.endswith(b"\r\n")):
@@ -201,7 +202,8 @@ class _Log:
     notes, and the rows of both sides."""
 
     def __init__(self, path: Path, *, query: str | None, retrieved: str | None, relevant: str | None,
-                 doc: str | None, score: str | None, rank: str | None, min_relevance: float | None) -> None:
+                 doc: str | None, score: str | None, rank: str | None, min_relevance: float | None,
+                 slice: str | None = None, numbers: str | None = None) -> None:
         import orjson
 
         from .ranks import says_rank
@@ -228,15 +230,18 @@ class _Log:
         self.seen: set[Any] = set()
         self.run, self.qrels = _Rows(), _Rows()
         self.loads = orjson.loads
+        self.slice, self.numbers = slice, numbers
+        self.logged: Any = None
 
     def _pick(self, obj: dict[str, Any], where: str) -> None:
-        from ._rag_fields import choose_field as _choose, get_path as _get
+        from ._rag_fields import Logged, choose_field as _choose, get_path as _get
 
         for role, given in self.given.items():
             self.names[role], note = _choose(obj, role, given, where)
             if note:
                 self.picked.append(note)
-        self.top = {field.split(".", 1)[0] for field in self.names.values()}
+        self.logged = Logged(obj, slice=self.slice, numbers=self.numbers, where=where)
+        self.top = {field.split(".", 1)[0] for field in self.names.values()} | self.logged.top
         self.dotted = any("." in field for field in self.names.values())
         self.get_query, self.get_ranked, self.get_gold = (
             itemgetter(field) if "." not in field else (lambda o, f=field: _get(o, f))
@@ -260,6 +265,8 @@ class _Log:
             raise _Decline
         self.seen.add(qid)
         self.qids.append(qid)
+        if self.logged.values:
+            self.logged.take(obj, qid, f"{self.path}:{n}")
         keys += self._ranked(ranked, f"{self.path}:{n}") + self._relevant(gold)
         if not _unique_keys(raw, _keys(obj) if self.dotted else keys):
             raise _Decline  # a key given twice in an object (read_log refuses it), or a string it cannot tell
@@ -349,6 +356,8 @@ class _Log:
             from .ranks import warn_rising
 
             notes.append(warn_rising(str(self.score_field), stacklevel=4))
+        if self.logged.note:
+            notes.append(self.logged.note)
         if self.ignored:
             notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({c} questions)"
                                                                for k, c in self.ignored.items()))
@@ -357,4 +366,5 @@ class _Log:
         where = str(self.path)
         return (Qrels(self.qrels.table(query_ids, ids, query_kind, bool(integral.all()) or integral),
                       min_relevance=self.min_relevance, source=where, notes=tuple(notes)),
-                Run(self.run.table(query_ids, ids, query_kind, False), name=name, source=where, notes=tuple(notes)))
+                Run(self.run.table(query_ids, ids, query_kind, False), name=name, source=where, notes=tuple(notes),
+                    logged=self.logged.result()))

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run, check_level
-from ._rag_fields import DEFAULTS, choose_field as _choose, get_path as _get
+from ._rag_fields import DEFAULTS, Logged, choose_field as _choose, get_path as _get
 from ..values import check_value
 from .ranks import note as ranks_note, rank_value, refuse_as_score, rising_in_lists, scores_from_ranks, warn_rising
 from .policies import as_id, dropped_note, keep_first, policy_options
@@ -51,6 +51,9 @@ FIELDS: Mapping[str, str] = {
     "score": "the score sub-field of retrieved objects (default: 'score' when every object of the log has one)",
     "rank": "the rank sub-field of retrieved objects (1 = best), read as scores max_rank + 1 - rank per question",
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
+    "slice": "the field holding the question's slice label (a text, or a list of texts), kept for slices",
+    "numbers": "the fields holding numbers per question, comma-separated (default: those of latency_ms, latency, "
+               "latency_s, cost, cost_usd, tokens, total_tokens, prompt_tokens, completion_tokens present)",
 }
 OPTIONS: Mapping[str, str] = {
     **FIELDS,
@@ -148,7 +151,8 @@ class _Order:
 def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
              score: str | None = None, rank: str | None = None, relevant: str | None = None,
              min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
-             duplicates: str | None = None) -> tuple[Qrels, Run]:
+             duplicates: str | None = None, slice: str | None = None, numbers: str | None = None
+             ) -> tuple[Qrels, Run]:
     """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
 
     ``ids="str"`` reads every id as a string (an int ``chunk_id`` then meets the string ids of the
@@ -168,13 +172,15 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         from ._rag_columns import read_log_columns
 
         fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, rank=rank,
-                                relevant=relevant, min_relevance=min_relevance, name=name)
+                                relevant=relevant, min_relevance=min_relevance, name=name, slice=slice,
+                                numbers=numbers)
         if fast is not None:
             return fast
     qrels: dict[Any, dict[Any, Any]] = {}
     run: dict[Any, dict[Any, float]] = {}
     seen: dict[Any, str] = {}
     names: dict[str, str] | None = None
+    logged: Logged | None = None
     picked: list[str] = []
     ignored: dict[str, int] = {}
     order = _Order(score, rank)
@@ -190,6 +196,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                 names[role], note = _choose(obj, role, given, where)
                 if note:
                     picked.append(note)
+            logged = Logged(obj, slice=slice, numbers=numbers, where=where)
         values = {}
         for role, field in names.items():
             try:
@@ -198,7 +205,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                 raise InputError(f"the question has no {field!r} field ({role}); it has "
                                  f"{', '.join(map(repr, obj))}.", source=where,
                                  fix="give every question the same fields, e.g. an empty list.") from None
-        top = {field.split(".", 1)[0] for field in names.values()}
+        top = {field.split(".", 1)[0] for field in names.values()} | logged.top  # type: ignore[union-attr]
         for key in obj:
             if key not in top:
                 ignored[key] = ignored.get(key, 0) + 1
@@ -210,6 +217,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
             raise InputError(f"question {qid!r} appears twice ({seen[qid]} and {where}).", source=where,
                              query_id=str(qid), fix="keep one entry per question.")
         seen[qid] = where
+        logged.take(obj, qid, where)  # type: ignore[union-attr]
         ranked = values["retrieved"]
         if not isinstance(ranked, list):
             raise InputError(f"{names['retrieved']!r} must be a list, best first; got {type(ranked).__name__}.",
@@ -273,12 +281,14 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                              f"{type(gold).__name__}.", source=where, query_id=str(qid),
                              fix="use [] for a question without relevant documents.")
         run[qid], qrels[qid] = scores, grades
-    if names is None:
+    if names is None or logged is None:
         raise InputError("the log holds no question.", source=str(source) if isinstance(source, (str, Path)) else None,
                          fix="one object per question.")
     notes: list[str] = []
     if picked:
         notes.append(f"RAG log fields picked by name: {', '.join(picked)}")
+    if logged.note:
+        notes.append(logged.note)
     if order.mode == "rank":
         notes.append(ranks_note(str(rank)))
     elif order.mode == "score" and integers and rising_in_lists(scores.values() for scores in run.values()):
@@ -287,7 +297,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
         notes.append("RAG log fields ignored: " + ", ".join(f"{k} ({n} questions)" for k, n in ignored.items()))
     origin = str(source) if isinstance(source, (str, Path)) else None
     return (Qrels(qrels, min_relevance=min_relevance, source=origin, notes=tuple(notes)),
-            Run(run, name=name, source=origin, notes=(*notes, *dropped_note(dropped))))
+            Run(run, name=name, source=origin, notes=(*notes, *dropped_note(dropped)), logged=logged.result()))
 
 
 def read_logs(logs: Mapping[str, Any], **options: Any) -> tuple[Qrels, dict[str, Run]]:

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 
     from ..settings import Keywords, Settings
 
+    from .slices import Slices
+
 __all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
            "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedComparison",
            "SystemInterval", "Comparison", "compare_systems", "compare", "TESTS", "CORRECTIONS",
@@ -458,6 +460,8 @@ class Comparison:
         provenance: one line per system saying how its values were computed (when known).
         names: each label with the spelling asked and the metric as the first system evaluated it
             (empty when the systems' values were plain mappings keyed by something else than a metric).
+        slices: per-slice means and differences against the baseline (:mod:`evalbridge.stats.slices`)
+            when ``slices=`` was given, else None.
     """
 
     rows: tuple[PairedComparison, ...]
@@ -474,6 +478,7 @@ class Comparison:
     ci_method: str = "BCa"
     provenance: tuple[str, ...] = ()
     names: tuple[MetricRequest, ...] = ()
+    slices: Slices | None = None
 
     @property
     def baseline(self) -> str | None:
@@ -771,7 +776,7 @@ def _provenance(results: Mapping[str, Any]) -> tuple[str, ...]:
 def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, baseline: str | Sequence[str] | None = None,
                     test: str = "t", correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95,
                     n_resamples: int = 10_000, seed: int = 0, ci_method: str = "BCa",
-                    labels: Sequence[str] | None = None) -> Comparison:
+                    labels: Sequence[str] | None = None, slices: Any = None) -> Comparison:
     """Compare systems pair by pair on each metric, paired by query id.
 
     Args:
@@ -791,6 +796,10 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
         seed: seed of every random generator.
         ci_method: ``BCa`` or ``percentile``.
         labels: the name of each metric in the rows, overriding the labels of ``metrics``.
+        slices: per-slice means and differences in :attr:`Comparison.slices`: a mapping query id -> label(s),
+            a field the systems' RAG logs kept, or a (query table, column) pair
+            (:mod:`evalbridge.stats.slices`); each system against the baseline(s) on every slice with
+            ``test``, Benjamini-Hochberg over every (slice, pair, metric) tested.
 
     Every parameter is checked with :data:`COMPARISON_PARAMETERS`. Memory does not grow with
     ``n_resamples`` x queries: the resampling runs in batches
@@ -889,11 +898,22 @@ def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, basel
     adjusted = CORRECTIONS[settings["correction"]].adjust([row[chosen] for row in rows])
     final = tuple(PairedComparison(**row, p_adjusted=p, significant=bool(p <= settings["alpha"]))
                   for row, p in zip(rows, adjusted))
+    sliced = None
+    if slices is not None:
+        from .slices import slice_labels, slice_table
+
+        sliced = slice_table({name: {label: _per_query(results[name], metric) for label, metric in zip(labels, metrics)}
+                              for name in names}, slice_labels(slices), pairs=pairs if baselines else (),
+                             test=settings["test"], pvalue=TESTS[settings["test"]].pvalue,
+                             adjust=CORRECTIONS["bh"].adjust, alpha=settings["alpha"],
+                             confidence=settings["confidence"], n_resamples=settings["n_resamples"],
+                             seed=settings["seed"], ci_method=settings["ci_method"])
     return Comparison(rows=final, intervals=tuple(intervals), systems=names, metrics=tuple(labels),
                       baselines=baselines, test=settings["test"], correction=settings["correction"],
                       alpha=settings["alpha"], confidence=settings["confidence"],
                       n_resamples=settings["n_resamples"], seed=settings["seed"], ci_method=settings["ci_method"],
-                      provenance=_provenance(results), names=_names(results[names[0]], metrics, labels))
+                      provenance=_provenance(results), names=_names(results[names[0]], metrics, labels),
+                      slices=sliced)
 
 
 def _requests(metrics: Any) -> list[Any]:
@@ -929,7 +949,8 @@ def _names(first: Any, metrics: Sequence[Any], labels: Sequence[str]) -> tuple[M
 def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
             baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
             alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
-            ci_method: str = "BCa", settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Comparison:
+            ci_method: str = "BCa", settings: Settings | None = None, slices: Any = None,
+            **keywords: Unpack[Keywords]) -> Comparison:
     """Evaluate every run against ``qrels`` and compare them, in one call.
 
     ``runs`` maps system names to runs (anything :func:`evalbridge.evaluate` reads: dicts,
@@ -937,7 +958,8 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     evaluated with the same settings (``settings=Settings(...)`` or its keywords, as ``evaluate``), then
     :func:`compare_systems` compares them (``baseline`` ... ``ci_method``, see there); each metric
     is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
-    :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``).
+    :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``). ``slices``: per-slice
+    means and differences (see :func:`compare_systems`); a field name reads the labels the runs' RAG logs kept.
 
     >>> import evalbridge as eb
     >>> qrels = {f"q{i}": {"d1": 1, "d2": 1} for i in range(6)}
@@ -959,4 +981,9 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     _baselines(baseline, _systems(list(runs)))
     wanted = metric_requests(metrics)
     results = {name: evaluate(qrels, run, wanted, settings=chosen) for name, run in runs.items()}
-    return compare_systems(results, wanted, baseline=baseline, **parameters)
+    if isinstance(slices, str):
+        from ..model import Run
+        from .slices import slice_labels
+
+        slices = slice_labels(slices, [run for run in runs.values() if isinstance(run, Run)])
+    return compare_systems(results, wanted, baseline=baseline, slices=slices, **parameters)

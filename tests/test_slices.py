@@ -1,0 +1,218 @@
+"""Slices: per-slice means, counts, intervals and differences against the baseline; the numbers RAG logs keep."""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import evalbridge as eb
+from evalbridge.stats.compare import benjamini_hochberg, mean_ci, paired_t_test
+from evalbridge.stats.slices import MIN_QUERIES, slice_labels, slice_table
+
+LABELS = ("billing", "tech", "en", "de")
+
+
+@st.composite
+def values_and_labels(draw: st.DrawFn, *, partition: bool) -> tuple[dict[str, float], dict[str, object]]:
+    """Per-query values and labels: exactly one label per query (``partition``), else zero to three."""
+    n = draw(st.integers(1, 30))
+    values = {f"q{i}": draw(st.floats(0, 1, allow_nan=False)) for i in range(n)}
+    if partition:
+        labels: dict[str, object] = {q: draw(st.sampled_from(LABELS)) for q in values}
+    else:
+        labels = {q: draw(st.lists(st.sampled_from(LABELS), max_size=3, unique=True)) for q in values}
+    return values, labels
+
+
+@settings(max_examples=60, deadline=None)
+@given(values_and_labels(partition=True))
+def test_slices_that_partition_the_queries_weighted_by_their_counts_give_the_overall_mean(case) -> None:
+    values, labels = case
+    table = slice_table({"run": {"m": values}}, slice_labels(labels), n_resamples=50)
+    assert sum(table.counts) == len(values) and table.unsliced == ()
+    weighted = math.fsum(m.mean * m.n for m in table.means) / len(values)
+    assert weighted == pytest.approx(math.fsum(values.values()) / len(values), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values_and_labels(partition=False))
+def test_a_query_in_two_slices_counts_in_both_and_a_query_in_none_is_reported(case) -> None:
+    values, labels = case
+    table = slice_table({"run": {"m": values}}, slice_labels(labels), n_resamples=50)
+    for name, count in zip(table.names, table.counts):
+        assert count == sum(name in labels[q] for q in values)  # type: ignore[operator]
+        members = [values[q] for q in values if name in labels[q]]  # type: ignore[operator]
+        assert table.mean(name, "m").mean == pytest.approx(math.fsum(members) / len(members), abs=1e-12)
+    assert table.unsliced == tuple(q for q in values if not labels[q])
+
+
+def test_a_slice_interval_is_the_bootstrap_interval_of_its_queries() -> None:
+    values = {f"q{i}": (i * 7 % 11) / 10 for i in range(24)}
+    labels = {q: "odd" if int(q[1:]) % 2 else "even" for q in values}
+    table = slice_table({"run": {"m": values}}, slice_labels(labels), n_resamples=999, seed=3)
+    odd = [values[q] for q in sorted(q for q in values if labels[q] == "odd")]
+    row = table.mean("odd", "m")
+    assert (row.ci_low, row.ci_high) == pytest.approx(mean_ci(odd, n_resamples=999, seed=3), abs=1e-12)
+
+
+def test_differences_are_tested_per_slice_and_corrected_by_benjamini_hochberg_over_slices_and_metrics() -> None:
+    n = 30
+    base = {"P": {f"q{i}": (i % 5) / 5 for i in range(n)}, "R": {f"q{i}": (i % 3) / 3 for i in range(n)}}
+    new = {"P": {q: min(1.0, v + (0.2 if int(q[1:]) % 2 else 0.0)) for q, v in base["P"].items()},
+           "R": {q: v * 0.9 for q, v in base["R"].items()}}
+    labels = {f"q{i}": "big" if i < 24 else "small" for i in range(n)}
+    cmp = eb.compare_systems({"base": base, "new": new}, ["P", "R"], baseline="base", slices=labels,
+                             n_resamples=200)
+    sliced = cmp.slices
+    assert sliced is not None and sliced.too_small == ("small",) and MIN_QUERIES > 6
+    tested = [d for d in sliced.differences if d.tested]
+    assert {(d.slice, d.metric) for d in tested} == {("big", "P"), ("big", "R")}
+    qids = sorted(q for q in labels if labels[q] == "big")
+    expected = [paired_t_test([new[m][q] for q in qids], [base[m][q] for q in qids]) for m in ("P", "R")]
+    assert [d.p_value for d in tested] == pytest.approx(expected)
+    assert [d.p_adjusted for d in tested] == pytest.approx(benjamini_hochberg(expected))
+    small = [d for d in sliced.differences if d.slice == "small"]
+    assert all(not d.tested and math.isnan(d.p_value) and not d.significant for d in small)
+    assert small[0].delta == pytest.approx(math.fsum(new["P"][f"q{i}"] - base["P"][f"q{i}"] for i in range(24, 30)) / 6)
+
+
+def test_slice_labels_are_refused_with_the_query_and_the_fix() -> None:
+    with pytest.raises(eb.InputError, match=r"query 'q1'.*not a text.*Fix"):
+        slice_labels({"q1": 3})
+    with pytest.raises(eb.InputError, match="control character"):
+        slice_labels({"q1": "bil\nling"})
+    with pytest.raises(eb.InputError, match=r"slices='topic' names a field of a RAG log.*slice='topic'"):
+        eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], slices="topic")
+    with pytest.raises(eb.InputError, match="slices takes a mapping"):
+        slice_labels(42)
+
+
+def test_results_with_slices_travel() -> None:
+    res = eb.evaluate({"q1": {"a": 1}, "q2": {"a": 1}}, {"q1": {"a": 1.0}, "q2": {"a": 1.0}}, ["P@1"],
+                      slices={"q1": "x", "q2": "x"})
+    again = pickle.loads(pickle.dumps(res))
+    assert again.slices is not None and again.slices.means[0].mean == 1.0 and again.slices.counts == (2,)
+
+
+# ---------------------------------------------------------------- RAG logs: slice labels and numbers
+
+def _log(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _rows(n: int, shift: int = 0) -> list[dict[str, object]]:
+    return [{"question_id": f"q{i}", "category": ["billing", "en"] if i % 3 == 0 else "tech",
+             "latency_ms": 100 + 10 * i + shift, "cost": 0.001 * (i + shift),
+             "retrieved_ids": ["d1", "d2"] if (i + shift) % 2 else ["d2", "d1"], "relevant_ids": ["d1"]}
+            for i in range(n)]
+
+
+def test_a_rag_log_keeps_its_slice_field_and_its_numbers_alike_in_both_readers(tmp_path: Path) -> None:
+    from evalbridge.io._rag_columns import read_log_columns
+
+    path = _log(tmp_path / "log.jsonl", _rows(6))
+    _, strict = eb.read_log(path, slice="category", ids="str")  # ids= makes the strict reader read it
+    fast = read_log_columns(path, slice="category", large_only=False)
+    assert fast is not None
+    for run in (strict, fast[1]):
+        assert dict(run.logged["category"]) == {"q0": ("billing", "en"), "q1": ("tech",), "q2": ("tech",),
+                                                "q3": ("billing", "en"), "q4": ("tech",), "q5": ("tech",)}
+        assert dict(run.logged["latency_ms"]) == {f"q{i}": 100 + 10 * i for i in range(6)}
+        assert "RAG log numbers picked by name: latency_ms, cost" in run.notes
+    _, named = eb.read_log(path, numbers="cost")
+    assert set(named.logged) == {"cost"}
+
+
+@pytest.mark.parametrize("value, says", [("12ms", "not a decimal number"), (True, "boolean"), ("NaN", "NaN")])
+def test_a_bad_number_in_a_log_names_the_line_the_question_the_value_and_the_fix(tmp_path: Path, value: object,
+                                                                                  says: str) -> None:
+    rows = _rows(4)
+    rows[2]["latency_ms"] = value
+    path = _log(tmp_path / "log.jsonl", rows)
+    with pytest.raises(eb.InputError) as caught:
+        eb.read_log(path)
+    text = str(caught.value)
+    assert f"{path}:3" in text and "query 'q2'" in text and "latency_ms" in text and "Fix:" in text
+    assert says.lower() in text.lower()
+
+
+def test_a_bad_slice_label_in_a_log_names_the_line(tmp_path: Path) -> None:
+    rows = _rows(3)
+    rows[1]["category"] = {"a": 1}
+    with pytest.raises(eb.InputError, match=r"log.jsonl:2, query 'q1': the slice field 'category'"):
+        eb.read_log(_log(tmp_path / "log.jsonl", rows), slice="category")
+
+
+def test_evaluate_summarises_the_numbers_a_log_kept_and_slices_by_its_field(tmp_path: Path) -> None:
+    qrels, run = eb.read_log(_log(tmp_path / "log.jsonl", _rows(20)), slice="category")
+    res = eb.evaluate(qrels, run, ["RR"], slices="category")
+    latency = {s.field: s for s in res.numbers}["latency_ms"]
+    values = sorted(100 + 10 * i for i in range(20))
+    # p95 by hand: numpy's linear rule, position 0.95 * 19 = 18.05 between 280 and 290
+    assert (latency.n, latency.mean, latency.p50, latency.p95) == (20, 195.0, 195.0, pytest.approx(280.5))
+    assert values[18] == 280
+    assert res.slices is not None and res.slices.by == "category"
+    assert dict(zip(res.slices.names, res.slices.counts)) == {"billing": 7, "en": 7, "tech": 13}
+
+
+# ---------------------------------------------------------------- TREC DL 2019: golden values by hand
+
+@pytest.fixture(scope="module")
+def dl19(shared: Path) -> Path:
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    return folder
+
+
+def _first_words(dl19: Path) -> dict[str, str]:
+    """Each DL 2019 question's slice by its first word: what / how / other."""
+    out = {}
+    for line in (dl19 / "topics.dl19-passage.txt").read_text(encoding="utf-8").splitlines():
+        qid, text = line.split("\t", 1)
+        word = text.split()[0].lower()
+        out[qid] = word if word in ("what", "how") else "other"
+    return out
+
+
+def test_dl19_slices_by_a_column_of_a_query_table_match_pytrec_eval_grouped_by_hand(dl19: Path,
+                                                                                   tmp_path: Path) -> None:
+    import pytrec_eval
+
+    kinds = _first_words(dl19)
+    table = tmp_path / "queries.csv"
+    table.write_text("query_id,kind\n" + "".join(f"{q},{k}\n" for q, k in kinds.items()), encoding="utf-8")
+    runs = {name: dl19 / f"run.{name}.top100.txt" for name in ("bm25", "splade-pp-ed")}
+    cmp = eb.compare(dl19 / "qrels.dl19-passage.txt", runs, ["ndcg_cut_10"], baseline="bm25",
+                     slices=(str(table), "kind"), n_resamples=500)
+    sliced = cmp.slices
+    assert sliced is not None
+    assert dict(zip(sliced.names, sliced.counts)) == {"other": 26, "what": 13, "how": 4}
+    assert sliced.too_small == ("how",) and sliced.unsliced == ()
+
+    qrels = eb.read_qrels(dl19 / "qrels.dl19-passage.txt").to_dict()
+    oracle = {}
+    for name, path in runs.items():
+        run = eb.read_run(path).to_dict()
+        per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut"}).evaluate(run)
+        oracle[name] = {q: per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in qrels}
+    for kind in ("what", "how", "other"):
+        qids = [q for q in qrels if kinds[q] == kind]
+        for name in runs:
+            by_hand = sum(oracle[name][q] for q in qids) / len(qids)
+            assert sliced.mean(kind, "ndcg_cut_10", name).mean == pytest.approx(by_hand, abs=1e-9)
+        diff = next(d for d in sliced.differences if d.slice == kind)
+        a, b = [oracle["splade-pp-ed"][q] for q in sorted(qids)], [oracle["bm25"][q] for q in sorted(qids)]
+        assert diff.delta == pytest.approx(sum(a) / len(a) - sum(b) / len(b), abs=1e-9)
+        if kind != "how":
+            assert diff.p_value == pytest.approx(paired_t_test(a, b), rel=1e-9)
+    # the slices partition the questions: their means weighted by their counts give the published 0.5058 / 0.7308
+    for name, published in (("bm25", 0.5058), ("splade-pp-ed", 0.7308)):
+        rows = [sliced.mean(k, "ndcg_cut_10", name) for k in sliced.names]
+        assert sum(r.mean * r.n for r in rows) / 43 == pytest.approx(published, abs=5e-5)

@@ -108,7 +108,7 @@ def _write(files: Mapping[str, str | bytes], folder: Path) -> None:
 
 
 def _names(runs: tuple[str, ...]) -> list[str]:
-    from evalbridge.cli import _system_names
+    from evalbridge.cli.shared import system_names as _system_names
 
     return _system_names(runs)
 

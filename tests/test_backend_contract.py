@@ -138,7 +138,7 @@ def test_a_registered_backend_refuses_what_its_table_does_not_list(toy: str) -> 
 def test_a_registered_backend_is_cross_checked_and_listed(toy: str) -> None:
     """crosscheck(backends=['toy']) compares the toy per query (agreeing on P@k), lists what it cannot compute,
     and `evalbridge metrics` shows it as a column."""
-    from evalbridge.cli import metric_capabilities
+    from evalbridge.cli.metrics import metric_capabilities
 
     qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
     run = {"q1": {"a": 2.0, "b": 1.0, "x": 3.0}, "q2": {"c": 1.0, "d": 1.0}}

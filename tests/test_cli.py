@@ -292,16 +292,16 @@ def test_docs_config_describes_every_top_level_key():
 
 
 def test_progress_bar_is_drawn_only_on_a_terminal(files, monkeypatch):
-    """_progress yields a callback only when stderr is a TTY."""
-    from evalbridge import cli as module
+    """progress yields a callback only when stderr is a TTY."""
+    from evalbridge.cli import shared as module
 
-    with module._progress(True) as on_step:
+    with module.progress(True) as on_step:
         assert on_step is None  # pytest's stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    with module._progress(True) as on_step:
+    with module.progress(True) as on_step:
         assert callable(on_step)
         on_step("evaluating", 0, 2)
-    with module._progress(False) as on_step:
+    with module.progress(False) as on_step:
         assert on_step is None
 
 

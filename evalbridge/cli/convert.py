@@ -1,0 +1,79 @@
+"""``evalbridge convert INPUT OUTPUT``: qrels or runs from one supported format to another."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..errors import InputError
+from .shared import EXIT_OK, add_policies, add_quiet, note, policies, source_of, system_names
+
+
+
+def _write(obj: Any, path: str, fmt: str | None) -> str:
+    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
+    saying so."""
+    from ..io.registry import output_format, write
+    from ..model import Qrels
+    from ..reports.writing import atomic_file
+
+    chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
+    with atomic_file(path) as tmp:
+        write(obj, tmp, format=chosen)
+    shown = "standard output" if path == "-" else path
+    return f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)"
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..config import load_qrels, load_run
+    from ..io import get_format
+    from ..io.registry import prefixed
+    from ..reports.writing import check_outputs
+
+    check_outputs([args.input], files=[args.output, args.run_output])
+
+    fmt = args.input_format
+    if fmt is not None and get_format(fmt).paired:
+        if args.run_output is None:
+            raise InputError(f"format {fmt!r} holds qrels and a run; OUTPUT receives the qrels and --run-output "
+                             f"the run.", fix="add --run-output PATH.")
+        source = source_of(args.input, "run", fmt, "INPUT", args.columns, policies(args))
+        qrels, run = load_run(source, system_names([args.input])[0], None, args.min_relevance)
+        note(args, _write(qrels, args.output, args.output_format))
+        note(args, _write(run, args.run_output, args.output_format))
+        return EXIT_OK
+    told = get_format(fmt) if fmt is not None else prefixed(args.input)  # a format that holds one kind says it
+    kind = args.kind if args.kind is not None or told is None or len(told.holds) != 1 else next(iter(told.holds))
+    if kind is None:
+        raise InputError("say whether INPUT holds qrels or a run.", fix="add --kind qrels or --kind run.")
+    source = source_of(args.input, kind, fmt, "INPUT", args.columns, policies(args))
+    if kind == "qrels":
+        obj = load_qrels(source, args.min_relevance)
+    else:
+        obj = load_run(source, system_names([args.input])[0], None, args.min_relevance)[1]
+    note(args, _write(obj, args.output, args.output_format))
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+
+    cv = commands.add_parser("convert", help="convert qrels or runs between formats",
+                             description="Read INPUT and write OUTPUT; formats come from the suffixes unless given. "
+                                         "RAG inputs (labels, pairs, records, judged_list) hold qrels and a run: "
+                                         "OUTPUT gets the qrels and --run-output the run.")
+    cv.add_argument("input", help="the file to read")
+    cv.add_argument("output", help="the file to write (never INPUT); for RAG inputs, the qrels")
+    cv.add_argument("--kind", choices=("qrels", "run"), default=None, help="what INPUT holds (single formats)")
+    cv.add_argument("--from", dest="input_format", default=None, metavar="FMT",
+                    help="input format (default: from the suffix; see `evalbridge formats`)")
+    cv.add_argument("--to", dest="output_format", default=None, metavar="FMT",
+                    help="output format (default: from the suffix, else trec)")
+    cv.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
+                    help="column / field names of the input, e.g. query=qid,doc=docno,score=sim")
+    cv.add_argument("--run-output", default=None, metavar="PATH", help="where the run goes for RAG inputs")
+    cv.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
+                    help="relevance level stored with RAG inputs")
+    add_quiet(cv)
+    add_policies(cv)
+    cv.set_defaults(handler=handle)

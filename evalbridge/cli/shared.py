@@ -1,0 +1,355 @@
+"""What the commands of the command line share: reading its inputs into a config, and writing what it prints."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def progress(enabled: bool) -> Any:
+    """An ``on_step(description, done, total)`` callback drawing a bar on stderr, only on a terminal
+    (:func:`evalbridge.progress.callback`)."""
+    from ..progress import callback
+
+    return callback(enabled)
+
+
+def system_names(paths: Sequence[str]) -> list[str]:
+    """Run names from file names without the last suffix (``bm25`` for ``runs/bm25.txt.gz``), made unique."""
+    names: list[str] = []
+    for path in paths:
+        file = Path(path).name.removesuffix(".gz")
+        base = Path(file).stem or file
+        name, n = base, 2
+        while name in names:
+            name, n = f"{base}-{n}", n + 1
+        names.append(name)
+    return names
+
+
+def columns_of(text: str | None, flag: str = "--columns") -> dict[str, str]:
+    """``--columns query=qid,doc=docno,score=score`` as ``{"query": "qid", ...}``."""
+    from ..config.sources import COLUMN_ROLES
+
+    if not text:
+        return {}
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        role, sep, name = part.partition("=")
+        role, name = role.strip(), name.strip()
+        if not sep or role not in COLUMN_ROLES or not name:
+            raise InputError(f"{flag}: cannot read {part!r}; expected role=name with a role among "
+                             f"{', '.join(COLUMN_ROLES)}.", fix=f"write e.g. {flag} query=qid,doc=docno,score=score.")
+        out[role] = name
+    return out
+
+
+def source_of(path: str, kind: str, fmt: str | None, key: str, columns: str | None = None,
+            policies: Mapping[str, Any] | None = None) -> Any:
+    """A :class:`~evalbridge.config.sources.Source` for ``convert``'s INPUT, through the format registry
+    (every ``--columns`` role goes to it; one its format does not read is refused by the registry;
+    ``policies``: the read policies given, ``--ids`` / ``--duplicates``)."""
+    from ..config.sources import source_from_path
+
+    options: dict[str, Any] = dict(policies or {})
+    wanted = columns_of(columns)
+    if wanted:
+        options["columns"] = wanted
+    return source_from_path(path, kind, fmt, key, options=options)
+
+
+def policies(args: argparse.Namespace) -> dict[str, Any]:
+    """The read policies given on the command line (``--ids``, ``--duplicates``), as config keys."""
+    from ..io.policies import POLICIES
+
+    return {key: getattr(args, key) for key in POLICIES if getattr(args, key, None) is not None}
+
+
+def note(args: argparse.Namespace, text: str) -> None:
+    """A note on stderr (what was written where), left out with ``-q``; failures are never notes."""
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
+def emit(text: str, output: str | None, args: argparse.Namespace) -> None:
+    """``text`` to the file ``output`` (atomically), or to stdout when it is None or ``-``."""
+    from ..reports.writing import STDOUT
+
+    if output is None or output == STDOUT:
+        sys.stdout.write(text)
+    else:
+        from ..reports.writing import write_file_atomic
+
+        write_file_atomic(output, text)
+        note(args, f"wrote {output}")
+
+
+def note_tracked(args: argparse.Namespace, outcome: Any) -> None:
+    for tracked in outcome.tracked:
+        note(args, f"logged to {tracked.tracker}: run {tracked.parent} with {len(tracked.runs)} nested system run(s) "
+                    f"in experiment {tracked.experiment!r} at {tracked.uri}")
+
+
+def tracking_flags() -> dict[tuple[str, ...], str]:
+    """Config key path -> the flag of ``evalbridge run`` that sets it, for every option of every tracker
+    (:mod:`evalbridge.tracking`): the first option is ``--NAME`` (``--mlflow URI``), the others ``--NAME-OPTION``."""
+    from ..tracking import trackers
+
+    flags: dict[tuple[str, ...], str] = {}
+    for name, tracker in trackers().items():
+        for i, key in enumerate(tracker.options):
+            flags[("tracking", name, key)] = f"--{name}" if i == 0 else f"--{name}-{key.replace('_', '-')}"
+    return flags
+
+
+def tracking_given(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The tracking options given on the command line, as the config's ``tracking:`` section."""
+    given: dict[str, dict[str, Any]] = {}
+    for (_, name, key), flag in tracking_flags().items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is not None:
+            given.setdefault(name, {})[key] = value
+    return given
+
+
+def add_tracking(parser: argparse.ArgumentParser) -> None:
+    from ..tracking import trackers
+
+    table = trackers()
+    for (_, name, key), flag in tracking_flags().items():
+        tracker = table[name]
+        meaning = {"uri": f"also log params, means and artifacts to {tracker.title} at this tracking URI "
+                          f"(tracking.{name}.uri), e.g. sqlite:///mlflow.db"}.get(
+            key, f"{tracker.title}'s {key.replace('_', ' ')} (tracking.{name}.{key})")
+        parser.add_argument(flag, default=None, metavar=key.upper(), help=meaning)
+
+
+def shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(Path.cwd()))
+    return str(path)
+
+
+#: config key path -> the command-line flag that sets it (errors name the flag).
+FLAGS = {
+    ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
+    ("min_relevance",): "--min-relevance", ("ids",): "--ids", ("duplicates",): "--duplicates", ("ties",): "--ties",
+    ("score_precision",): "--score-precision",
+    ("missing_queries",): "--missing-queries", ("no_relevant",): "--no-relevant", ("seed",): "--seed", ("bands",): "--bands",
+    ("judged_only",): "--judged-only", ("depth",): "--depth", ("engine",): "--engine",
+    ("spark",): "--spark-master / --spark-buckets", ("spark", "master"): "--spark-master",
+    ("spark", "buckets"): "--spark-buckets",
+    ("comparison", "baseline"): "--baseline", ("comparison", "test"): "--test",
+    ("comparison", "correction"): "--correction", ("comparison", "alpha"): "--alpha",
+    ("comparison", "confidence"): "--confidence", ("comparison", "n_resamples"): "--n-resamples",
+    ("crosscheck", "backends"): "--backends", ("crosscheck", "atol"): "--atol",
+    ("crosscheck", "canonicalise"): "--canonicalise",
+}
+
+
+def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
+    """A command-line input as a config source: ``{path | table, format, columns}``."""
+    source: dict[str, Any] = {"table" if fmt == "spark-table" else "path": path}
+    if fmt is not None:
+        source["format"] = fmt
+    if columns:
+        source["columns"] = columns
+    return source
+
+
+def format_options(path: str, fmt: str | None, kind: str) -> Any:
+    """The options the format of a command-line input takes (None when the format cannot be told yet:
+    the path is checked, and named in the error, when the config is validated)."""
+    from ..io import get_format, resolve
+
+    try:
+        return get_format(fmt, kind=kind).options if fmt is not None else resolve(path, kind=kind).options
+    except (InputError, OSError):
+        return None
+
+
+def side_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None, str, str]]) -> list[dict[str, str]]:
+    """The columns of each input ``(path, format, kind, flag of its side)``: ``--columns`` gives each input the
+    roles its format takes, ``--qrels-columns`` / ``--run-columns`` give every role to their side (checked by the
+    format). A ``--columns`` role no input takes is refused, never dropped."""
+    shared = columns_of(args.columns, "--columns")
+    sides = {"--qrels-columns": columns_of(getattr(args, "qrels_columns", None), "--qrels-columns"),
+             "--run-columns": columns_of(getattr(args, "run_columns", None), "--run-columns")}
+    out: list[dict[str, str]] = []
+    taken: set[str] = set()
+    for path, fmt, kind, flag in inputs:
+        options = format_options(path, fmt, kind)
+        mine = {r: n for r, n in shared.items() if options is None or r in options}
+        taken.update(mine)
+        out.append({**mine, **sides[flag]})
+    unused = [role for role in shared if role not in taken]
+    if unused:
+        from ..io import formats
+
+        takers = sorted({n for n, f in formats().items() if any(r in f.options for r in unused)})
+        raise InputError(f"--columns: no input's format reads the role {', '.join(map(repr, unused))}"
+                         f"{' (formats that do: ' + ', '.join(takers) + ')' if takers else ''}.",
+                         fix="remove it, or name the format with --qrels-format / --run-format.")
+    return out
+
+
+def metric_entries(texts: Sequence[str]) -> list[Any]:
+    """``-m`` values as config entries: ``LABEL=SPEC`` becomes ``{metric: SPEC, label: LABEL}`` (checked by the schema)."""
+    from ..metrics.requests import split_label
+
+    entries: list[Any] = []
+    for text in texts:
+        label, spec = split_label(text)
+        entries.append(spec if label is None else {"metric": spec, "label": label})
+    return entries
+
+
+def conventions(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys every command's convention flags give (a flag left out is a key left out)."""
+    raw: dict[str, Any] = {"backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
+                           "missing_queries": args.missing_queries, "no_relevant": args.no_relevant, "seed": args.seed}
+    if args.min_relevance is not None:
+        raw["min_relevance"] = args.min_relevance
+    if args.judged_only:
+        raw["judged_only"] = True
+    if args.depth is not None:
+        raw["depth"] = args.depth
+    return raw
+
+
+def positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
+    """``(QRELS or None, RUNs)`` of ``eval``'s inputs: ``QRELS RUN...``, or inputs that each hold their own
+    judgements (RAG logs, judged lists, label lists: one system each, read as a config's run without qrels).
+    The first input is the qrels unless its own format (its suffix and first bytes: a RAG log's) holds both, or
+    it is the only input (then ``--run-format`` may name its format); ``--qrels-format`` makes it the qrels."""
+    from ..io import get_format, resolve
+
+    inputs = list(args.inputs)
+    if len(inputs) > 1 and args.qrels_format is not None:
+        return inputs[0], inputs[1:]
+    if len(inputs) == 1 and args.qrels_format is not None:
+        raise InputError(f"--qrels-format is given but {inputs[0]} is the only input: the run is missing.",
+                         fix="give QRELS then RUN..., or one input that holds both (e.g. --run-format rag).")
+    try:
+        first = get_format(args.run_format) if args.run_format is not None and len(inputs) == 1 else \
+            resolve(inputs[0], kind="run" if len(inputs) == 1 else "qrels")
+    except (InputError, OSError):
+        first = None  # a missing file or an unknown format: the config's validation names it
+    if first is not None and first.paired:
+        return None, inputs
+    if len(inputs) == 1:
+        holders = ", ".join(n for n, f in input_formats().items() if f.paired)
+        raise InputError(f"{inputs[0]} is the only input, and it holds no judgements"
+                         f"{f' (format {first.name!r})' if first is not None else ''}.",
+                         fix=f"give QRELS then RUN..., or name the format of an input that holds both with "
+                             f"--run-format ({holders}).")
+    return inputs[0], inputs[1:]
+
+
+def input_formats() -> Any:
+    from ..io import formats
+
+    return formats()
+
+
+def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) -> Any:
+    """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
+    from ..config.schema import FlagLocator, validate
+
+    if qrels is None and getattr(args, "qrels_columns", None):
+        raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",
+                         fix="name their fields with --run-columns (or --columns).")
+    sides = ([(qrels, args.qrels_format, "qrels", "--qrels-columns")] if qrels is not None else []) + \
+        [(path, args.run_format, "run", "--run-columns") for path in runs]
+    columns = side_columns(args, sides)
+    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {Path(qrels or runs[0]).name}"}
+    if qrels is not None:
+        raw["qrels"] = input_source(qrels, args.qrels_format, columns[0])
+    raw["runs"] = {name: input_source(path, args.run_format, wanted)
+                   for name, path, wanted in zip(system_names(runs), runs, columns[len(columns) - len(runs):])}
+    raw.update({"metrics": metric_entries(args.metrics), **conventions(args), **policies(args)})
+    if getattr(args, "baseline", None) is not None:
+        raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
+                             "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
+    if getattr(args, "bands", False):
+        raw["bands"] = True
+    if getattr(args, "engine", None) is not None:
+        raw["engine"] = args.engine
+    spark = {key: value for key, value in (("master", getattr(args, "spark_master", None)),
+                                           ("buckets", getattr(args, "spark_buckets", None))) if value is not None}
+    if spark:
+        raw["spark"] = spark
+    if args.command == "check":
+        raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
+    tracking = tracking_given(args)
+    if tracking:
+        raw["tracking"] = tracking
+    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags()}), folder=Path.cwd(), default_dir=None)
+
+
+def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
+    """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
+    from ..pipeline import input_sources
+    from ..reports.writing import STDOUT, check_outputs
+
+    check_outputs([s.path for s in input_sources(config) if s.path is not None],
+                  files=[args.output or STDOUT, getattr(args, "per_query", None)])
+
+
+def add_conventions(parser: argparse.ArgumentParser) -> None:
+    from ..settings import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+
+    parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
+                        help="relevance level of binary metrics that do not set rel (default: 1)")
+    parser.add_argument("--ties", choices=TIE_POLICIES, default="docid_desc",
+                        help="order of tied scores (default: docid_desc, as trec_eval)")
+    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
+                        help="precision scores are compared at; float32 reproduces trec_eval <= 9")
+    parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
+                        help="qrels queries absent from the run: score 0 (default) or drop")
+    parser.add_argument("--no-relevant", choices=NO_RELEVANT_POLICIES, default="zero",
+                        help="qrels queries with no relevant judgement: score 0 (default), drop, or error")
+    parser.add_argument("--judged-only", action="store_true",
+                        help="remove unjudged documents from every ranking before any metric (trec_eval -J)")
+    parser.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="only the first N documents of every ranking count (trec_eval -M)")
+
+
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``-q`` means the same for every command: a quieter stderr (the report and the failures stay)."""
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="quieter stderr: no progress bar, no note of the files written; the report and every "
+                             "failure are still printed")
+
+
+def add_inputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--qrels-format", default=None, metavar="FMT",
+                        help="input format of the qrels (default: from the suffix, else trec; see `evalbridge formats`)")
+    parser.add_argument("--run-format", default=None, metavar="FMT",
+                        help="input format of the runs (default: from the suffix, else trec)")
+    parser.add_argument("--columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of every input (each takes the roles its format reads), e.g. "
+                             "query=qid,doc=docno,score=sim or, for a RAG log, query=user_input,"
+                             "retrieved=retrieved_contexts,relevant=reference_contexts")
+    parser.add_argument("--qrels-columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of the qrels only (override --columns), e.g. "
+                             "query=query,doc=doc,grade=judge_score")
+    parser.add_argument("--run-columns", default=None, metavar="ROLE=NAME,...",
+                        help="column / field names of the runs only (override --columns), e.g. query=qid,doc=docno")
+    add_policies(parser)
+
+
+def add_policies(parser: argparse.ArgumentParser) -> None:
+    """``--ids`` and ``--duplicates``: the read policies, from their one declaration."""
+    from ..io.policies import POLICIES
+
+    for key, (choices, meaning) in POLICIES.items():
+        parser.add_argument(f"--{key}", choices=choices, default=None, help=meaning.replace("%", "%%"))

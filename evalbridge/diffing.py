@@ -45,6 +45,7 @@ from .metrics.requests import MetricsArg
 from .model import Qrels, Run
 from .settings import Keywords, Settings, settings_of
 from .ranking import rank
+from .stats.parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +53,17 @@ if TYPE_CHECKING:
 
     from .results import Results
 
-__all__ = ["diff", "diff_results", "RunDiff", "MetricChanges", "QueryDiff", "DocChange", "MeanChange"]
+__all__ = ["diff", "diff_results", "RunDiff", "MetricChanges", "QueryDiff", "DocChange", "MeanChange",
+           "DIFF_PARAMETERS"]
+
+#: the diff's own parameters, declared once: the Python API, ``evalbridge diff`` and a config's ``diff:`` check
+#: them with these rules (``queries`` may also be None: every query that changed)
+DIFF_PARAMETERS = rule_table(
+    Interval("k", int, 1, None, closed="left", default=10, fix="the top of the rankings compared, e.g. 10."),
+    Interval("queries", int, 0, None, closed="left", default=10,
+             fix="how many of the largest drops and gains to show, e.g. 10 (None in Python: every changed query)."),
+    Interval("moves", int, 0, None, closed="left", default=3, fix="how many of the largest rank moves, e.g. 3."),
+)
 
 #: the names of the two runs when they carry none
 DEFAULT_NAMES = ("A", "B")
@@ -255,13 +266,7 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg, *, k: int = 10
 
 
 def _check_options(*, k: Any, queries: Any, moves: Any, ties: str) -> None:
-    for name, value, none_ok in (("k", k, False), ("queries", queries, True), ("moves", moves, False)):
-        if value is None and none_ok:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "k" else 0):
-            least = 1 if name == "k" else 0
-            raise InputError(f"{name} must be a whole number >= {least}" + (" or None" if none_ok else "")
-                             + f"; got {value!r}.", fix=f"give e.g. {name}=10.")
+    check_parameters(DIFF_PARAMETERS, {"k": k, "moves": moves, **({} if queries is None else {"queries": queries})})
     if ties == "average":
         raise InputError("ties='average' ranks no single order, so which documents are in the top k is not "
                          "one answer; a diff compares rankings.",

@@ -137,7 +137,8 @@ def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison else 0)
-            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + 1 + len(config.tracking))
+            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
+            + 1 + len(config.tracking))
 
 
 def input_sources(config: Config) -> list[Source]:
@@ -353,6 +354,12 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
                                      correction=c.correction, alpha=c.alpha, confidence=c.confidence,
                                      n_resamples=c.n_resamples, seed=config.seed)
+    standings = None
+    if comparison is not None and len(results) > 1:
+        from .stats.standings import standings as standings_of
+
+        standings = standings_of(results, labels)
+    diffs = _diffs(config, results, pairs, step)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
@@ -365,7 +372,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                  "sha256": hashes[config.path]})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits, agreement=agreement)
+                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:
@@ -389,6 +396,27 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             step(f"logging to {tracker}")
             tracked.append(log(tracker, report, given, where=f"tracking.{tracker}.{{}}".format))
     return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
+
+
+def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]],
+           step: Callable[[str], None]) -> dict[str, Any]:
+    """The ``diff:`` section: every other system against the baseline (the comparison's, else the first run), from
+    the results already computed (:func:`evalbridge.diffing.diff_results`)."""
+    if config.diff is None:
+        return {}
+    from .diffing import diff_results
+
+    names = list(results)
+    baseline = config.comparison.baseline if config.comparison is not None else names[0]
+    found = {}
+    for name in names:
+        if name != baseline:
+            step(f"diff of {name} against {baseline}")
+            qrels, run = pairs[name]
+            found[name] = diff_results(qrels, pairs[baseline][1], run, results[baseline], results[name],
+                                       k=config.diff.k, queries=config.diff.queries, moves=config.diff.moves,
+                                       names=(baseline, name))
+    return found
 
 
 def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> None:

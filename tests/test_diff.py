@@ -92,7 +92,7 @@ def test_refusals() -> None:
     qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
     with pytest.raises(InputError, match="average"):
         diff(qrels, run, run, "P@1", ties="average")
-    with pytest.raises(InputError, match="k must be a whole number >= 1"):
+    with pytest.raises(InputError, match="k must be an integer >= 1"):
         diff(qrels, run, run, "P@1", k=0)
     with pytest.raises(InputError, match="names must be two names"):
         diff(qrels, run, run, "P@1", names=("x",))

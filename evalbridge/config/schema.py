@@ -29,7 +29,7 @@ from .sources import Source, check_source
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
-__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
            "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES", "RULES", "YamlLocator", "FlagLocator", "validate",
            "with_tracking"]
 
@@ -50,6 +50,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "no_relevant": "a query with no relevant judgement: zero (score 0), drop (leave out of every mean) or error",
     "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
+    "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
+            "entered or left the top k)",
     "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system",
     "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
     "output": "{dir, formats, per_query, system_json, plots, digits}",
@@ -90,6 +92,7 @@ def _rules() -> Mapping[str, Any]:
     from ..stats.agreement import ALPHA_LEVELS
     from ..stats.agreement import TESTS as AGREEMENT_TESTS
     from ..stats.compare import COMPARISON_PARAMETERS as P
+    from ..diffing import DIFF_PARAMETERS
     from ..stats.parameters import Interval, OneOf
     from ..tracking import trackers
 
@@ -100,6 +103,7 @@ def _rules() -> Mapping[str, Any]:
         "crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9."),
         "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
         "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
+        **{f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()},
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
         "depth": Interval("depth", int, 1, None, closed="left", fix="e.g. 1000, as trec_eval -M 1000."),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
@@ -151,6 +155,16 @@ class ComparisonSettings:
     alpha: float = 0.05
     confidence: float = 0.95
     n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class DiffSettings:
+    """``diff:``: every other system against the baseline (the comparison's, else the first run), query by query
+    (see :func:`evalbridge.diff`)."""
+
+    k: int = 10
+    queries: int = 10
+    moves: int = 3
 
 
 @dataclass(frozen=True)
@@ -228,6 +242,7 @@ class Config:
     no_relevant: str = "zero"
     crosscheck: CrossCheckSettings | None = None
     comparison: ComparisonSettings | None = None
+    diff: DiffSettings | None = None
     gates: tuple[Any, ...] = ()
     bands: Mapping[str, tuple[float, float, float]] | None = None
     seed: int = 0
@@ -661,6 +676,19 @@ def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> Comp
                                "comparison.n_resamples"))
 
 
+def _diff(check: _Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    spec = check.mapping(value, ("diff",), ("k", "queries", "moves"), "{k: 10, queries: 10, moves: 3}")
+    if len(runs) < 2:
+        raise check.fail(("diff",), "a diff compares a system with the baseline, and needs at least two runs.",
+                         fix="add another run, or remove the diff section.")
+    return DiffSettings(**{key: check.rule(spec.get(key, getattr(DiffSettings, key)), ("diff", key), f"diff.{key}")
+                           for key in ("k", "queries", "moves")})
+
+
 def _gates(check: _Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
     from ..stats.gates import parse_gates
@@ -941,6 +969,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
         depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,
+        diff=_diff(check, spec.get("diff"), runs),
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
@@ -948,6 +977,9 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)
+    if config.diff is not None and engine == "spark":
+        raise check.fail(("diff",), "a diff reads each ranking's documents in memory, and engine: spark keeps the runs "
+                                    "in Spark.", fix="remove diff:, or evaluate with engine: local.")
     if config.tracking and not config.runs:
         raise check.fail(("tracking",), "a tracker logs the systems' means and per-query values, and this config "
                                         "evaluates no system (an agreement alone).",

@@ -107,6 +107,9 @@ class Report:
         agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
             alone has no ``results``.
+        diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
+        standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
+            the hardest queries, ranks per query) when the report compares systems, else None.
     """
 
     results: Mapping[str, Results]
@@ -120,6 +123,8 @@ class Report:
     digits: int = 4
     markers: str = "arrows"
     agreement: Any = None
+    diffs: Mapping[str, Any] = field(default_factory=dict)
+    standings: Any = None
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None:
@@ -430,6 +435,10 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
     if report.agreement is not None:
         data["agreement"] = report.agreement.to_dict()
+    if report.standings is not None:
+        data["standings"] = report.standings.to_dict()
+    if report.diffs:
+        data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
     data["provenance"] = report.provenance
     out: dict[str, Any] = jsonable(data)
     return out

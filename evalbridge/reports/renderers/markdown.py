@@ -9,6 +9,7 @@ from ...names import CONTROL
 from ..formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
     queries_lines
+from ..run_diff import section_tables
 from ..views import Table
 from .terminal import text_table
 
@@ -57,6 +58,7 @@ def render_markdown(report: Report) -> str:
                                               for g in report.gates],
                                              headers=("system", "metric", "gate", "value", "threshold", "result"),
                                              tablefmt="github", disable_numparse=True)]
+    out += section_tables(report, "markdown", lambda title: ["", f"## {title}", ""])
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
     if report.agreement is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...names import one_line
 from ..formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
+from ..run_diff import section_tables
 from ..views import Table
 
 __all__ = ["FORMAT", "render_terminal", "text_table"]
@@ -25,6 +26,7 @@ def render_terminal(report: Report) -> str:
     lines = [one_line(report.title)]
     if report.results:
         lines += _results(report)
+    lines += section_tables(report, "terminal", lambda title: ["", title])
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {crosscheck_line(check)}")
     failed = report.failed_gates

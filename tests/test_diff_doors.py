@@ -1,0 +1,57 @@
+"""The run diff through every door: eb.diff, a config's diff: section (the report against the baseline) and
+``evalbridge diff`` show the same queries, values and documents, and refuse the same bad values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.reports.formats import render
+
+QRELS = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 a 1\nq2 0 d 2\nq3 0 e 1\n"
+BASE = "q1 Q0 a 1 3.0 x\nq1 Q0 x 2 2.0 x\nq1 Q0 b 3 1.0 x\nq2 Q0 d 1 2.0 x\nq2 Q0 y 2 1.0 x\nq3 Q0 e 1 1.0 x\n"
+NEW = "q1 Q0 x 1 3.0 x\nq1 Q0 c 2 2.0 x\nq1 Q0 a 3 1.0 x\nq2 Q0 a 1 2.0 x\nq2 Q0 d 2 1.0 x\nq3 Q0 e 1 1.0 x\n"
+METRICS = ["P@2", "nDCG@3"]
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    for name, text in (("qrels.txt", QRELS), ("base.run", BASE), ("new.run", NEW)):
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _api(folder: Path, **options: object) -> dict:
+    d = eb.diff(folder / "qrels.txt", folder / "base.run", folder / "new.run", METRICS, names=("base", "new"),
+                **options)
+    return d.to_dict()
+
+
+def _config(folder: Path, diff: object) -> dict:
+    (folder / "eval.yaml").write_text(json.dumps({
+        "qrels": "qrels.txt", "runs": {"base": "base.run", "new": "new.run"}, "metrics": METRICS,
+        "comparison": {"baseline": "base", "n_resamples": 100}, "diff": diff}))
+    outcome = eb.run_config(eb.load_config(folder / "eval.yaml"), write=False)
+    return json.loads(render(outcome.report, "json"))["diffs"]["new"]
+
+
+def test_api_and_config_agree(folder: Path) -> None:
+    api = _api(folder, k=2, queries=5)
+    config = _config(folder, {"k": 2, "queries": 5})
+    assert api["queries"] == config["queries"] and api["changes"] == config["changes"]
+    assert api["means"] == config["means"] and api["systems"] == config["systems"] == ["base", "new"]
+    q1 = next(q for q in api["queries"] if q["query"] == "q1")
+    assert [(c["doc"], c["grade"], c["rank_a"], c["rank_b"]) for c in q1["left"]] == [("a", 2.0, 1, 3)]
+    assert [(c["doc"], c["grade"]) for c in q1["entered"]] == [("c", 0.0)]
+    assert [c["doc"] for c in q1["unjudged_entered"]] == [] and [c["doc"] for c in q1["moves"]] == ["x"]
+
+
+def test_bad_values_are_refused_alike(folder: Path) -> None:
+    with pytest.raises(InputError, match="k must be an integer >= 1; got 0"):
+        _api(folder, k=0)
+    with pytest.raises(InputError, match=r"eval.yaml:\d+: diff.k must be an integer >= 1; got 0"):
+        _config(folder, {"k": 0})

@@ -36,6 +36,7 @@ _EXPORTS = {
     "agree": "stats.agreement",
     "compare": "stats.compare",
     "diagnose": "diagnostics",
+    "power": "stats.power",
     "Report": "reports.report",
     "log_mlflow": "tracking",
     "diff": "diffing",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .pipeline import run_config as run_config
     from .stats.compare import compare_systems as compare_systems, compare as compare
     from .stats.gates import parse_gates as parse_gates, check_gates as check_gates
+    from .stats.power import power as power
     from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
     from .reports.report import Report as Report
     from .diagnostics import diagnose as diagnose

@@ -37,6 +37,7 @@ _EXPORTS = {
     "compare": "stats.compare",
     "diagnose": "diagnostics",
     "power": "stats.power",
+    "uncertain": "uncertain",
     "Report": "reports.report",
     "log_mlflow": "tracking",
     "diff": "diffing",
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
     from .reports.report import Report as Report
     from .diagnostics import diagnose as diagnose
+    from .uncertain import uncertain as uncertain
     from .tracking import log_mlflow as log_mlflow
     from .diffing import diff as diff
     from .errors import (

@@ -151,10 +151,11 @@ class Saturation:
 
 @dataclass(frozen=True)
 class JudgedByRank:
-    """``share[r - 1]``: of the documents ranked at rank r by some system for some query, the share judged."""
+    """``share[r - 1]``: of the ``documents[r - 1]`` documents ranked at rank r by some system for some query, the
+    share judged (None when no system ranks that deep)."""
 
     depth: int
-    share: tuple[float, ...]
+    share: tuple[float | None, ...]
     documents: tuple[int, ...]
 
 
@@ -210,11 +211,37 @@ def discriminative_power(values: np.ndarray, *, test: str, correction: str, alph
         p = randomization_pvalues(d, n_resamples=n_resamples, seed=seed)
         p[~d.any(axis=1)] = 1.0
         pvalues = [float(x) for x in p] if values.shape[1] >= 2 else [math.nan] * len(pairs)
+    elif test == "t":
+        pvalues = _t_pvalues(values, pairs)
     else:
         chosen = TESTS[test]
         pvalues = [chosen.pvalue(values[i], values[j], n_resamples, seed) for i, j in pairs]
     adjusted = CORRECTIONS[correction].adjust(pvalues)
     return DiscriminativePower(test, correction, alpha, len(pairs), sum(bool(p <= alpha) for p in adjusted))
+
+
+def _t_pvalues(values: np.ndarray, pairs: list[tuple[int, int]]) -> list[float]:
+    """:func:`~evalbridge.stats.compare.paired_t_test` of every pair, scipy's ``ttest_rel`` over a batch of pairs at
+    a time (the same operations along the query axis): 1 where every difference is 0, nan with fewer than 2."""
+    import warnings as _w
+
+    import numpy as np
+    from scipy.stats import ttest_rel
+
+    n = values.shape[1]
+    if n < 2:
+        return [math.nan] * len(pairs)
+    out: list[float] = []
+    first, second = (np.array(side, dtype=np.int64) for side in zip(*pairs))
+    step = max(1, (64 * 2 ** 20) // (8 * 3 * n))
+    for start in range(0, len(pairs), step):
+        x, y = values[first[start:start + step]], values[second[start:start + step]]
+        with _w.catch_warnings():
+            _w.simplefilter("ignore", RuntimeWarning)  # constant non-zero differences: t = +-inf, p = 0
+            p = np.asarray(ttest_rel(x, y, axis=1).pvalue, dtype=np.float64)
+        p[~(x != y).any(axis=1)] = 1.0
+        out.extend(p.tolist())
+    return out
 
 
 def swap_rate(values: np.ndarray, *, trials: int, seed: int, edges: tuple[float, ...] = SWAP_EDGES) -> SwapRate:
@@ -275,9 +302,18 @@ class _Collection:
     """What every measure reads: the runs' first documents and the judgements matched to them."""
 
     tops: TopLists
-    judged: Any            # the qrels' RowTable
+    qrels: Qrels
+    table: Any             # the qrels' RowTable
+    row_code: np.ndarray   # the query code of each of its rows
+    needed: np.ndarray     # its rows an evaluation of the metric reads (see _needed)
     grades: np.ndarray     # grade of every pair of tops (NaN: unjudged)
     judged_row: np.ndarray  # the qrels row of every pair (-1: unjudged)
+
+    def judgements(self, keep: np.ndarray | None = None) -> Qrels:
+        """The qrels of the rows needed (and in ``keep``), columnar."""
+        mask = self.needed if keep is None else self.needed & keep
+        return self.qrels if mask.all() and self.qrels.columnar is self.table else \
+            _compact(self.table, self.row_code, mask, self.qrels)
 
 
 def _options(settings: Any, keywords: Mapping[str, Any]) -> dict[str, Any]:
@@ -318,19 +354,21 @@ def _within_depth(metric: str, depth: int) -> None:
                          fix=f"diagnose a metric with a cut-off of at most {depth}, e.g. nDCG@10 or AP@{depth}.")
 
 
-def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Mapping[str, Any], *,
+               quiet: bool = False) -> tuple[list[str], np.ndarray]:
     """(the queries every run was evaluated on, in the qrels' order; values systems x queries)."""
     import numpy as np
 
     from .evaluation import evaluate
 
-    maps = [evaluate(qrels, run, metric, **options).query(metric) for run in runs]
+    maps = [_quietly(qrels, run, metric, options) if quiet else evaluate(qrels, run, metric, **options).query(metric)
+            for run in runs]
     common = set(maps[0]).intersection(*maps[1:]) if maps else set()
     ids = [q for q in maps[0] if q in common] if maps else []
     return ids, np.array([[m[q] for q in ids] for m in maps], dtype=np.float64).reshape(len(maps), len(ids))
 
 
-def _saturation(qrels: Qrels, table: Any, ids: list[str], values: np.ndarray, metric: str,
+def _saturation(collection: _Collection, ids: list[str], values: np.ndarray, metric: str,
                 options: Mapping[str, Any]) -> Saturation:
     import numpy as np
 
@@ -340,7 +378,8 @@ def _saturation(qrels: Qrels, table: Any, ids: list[str], values: np.ndarray, me
     if not ids:
         return Saturation(0, (), ())
     # the judged documents ranked by their grade: the ideal ranking (its table is the qrels' own)
-    ideal_map = _quietly(qrels, Run(table, allow_empty=True), metric, options)
+    judged = collection.judgements()
+    ideal_map = _quietly(judged, Run(judged.columnar or collection.table, allow_empty=True), metric, options)
     ideal = np.array([ideal_map.get(q, 0.0) for q in ids])
     tied = np.all(values == values[:1], axis=0)
     perfect = (ideal > 0) & np.all(np.abs(values - ideal) <= 1e-12 * np.maximum(1.0, np.abs(ideal)), axis=0)
@@ -355,9 +394,53 @@ def _judged_by_rank(collection: _Collection, depth: int) -> JudgedByRank:
     present = codes >= 0
     judged = present & ~np.isnan(collection.grades[np.where(present, codes, 0)])
     documents = present.sum(axis=(0, 1))
-    share = np.divide(judged.sum(axis=(0, 1)), documents, out=np.full(codes.shape[2], np.nan),
-                      where=documents > 0)
-    return JudgedByRank(depth, tuple(share.tolist()), tuple(int(x) for x in documents.tolist()))
+    share = [None if n == 0 else j / n for j, n in zip(judged.sum(axis=(0, 1)).tolist(), documents.tolist())]
+    return JudgedByRank(depth, tuple(share), tuple(int(x) for x in documents.tolist()))
+
+
+def _compact(table: Any, row_code: np.ndarray, keep: np.ndarray, qrels: Qrels) -> Qrels:
+    """The qrels of the rows ``keep`` (a mask over ``table``'s rows), columnar, no string rebuilt; every query of
+    ``table`` stays, with no row when none is kept."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .columnar import RowTable
+    from .model import Qrels
+
+    rows = np.flatnonzero(keep)
+    code = row_code[rows]
+    starts = np.r_[0, np.flatnonzero(code[1:] != code[:-1]) + 1].astype(np.int64) if len(rows) else \
+        np.zeros(0, np.int64)
+    integral = np.asarray(table.integral)[rows] if np.ndim(table.integral) else table.integral
+    compact = RowTable(table.query_ids, starts, code[starts], table.docs.take(pa.array(rows)), table.values[rows],
+                       integral, table.hashes[rows], table.query_kind, table.doc_kind)
+    return Qrels(compact, min_relevance=qrels.min_relevance, allow_empty=True)
+
+
+def _needed(table: Any, row_code: np.ndarray, qrels: Qrels, metric: str, options: Mapping[str, Any]) -> np.ndarray:
+    """The rows of ``table`` an evaluation of ``metric`` reads: all, or without the rows of grade 0 when the
+    metric reads no judgement of grade 0 (no ``in_qrels`` / ``in_pool`` input, no gain map, a level above 0,
+    no ``judged_only``), keeping one row of a query that has only such rows (it stays a query of the qrels).
+    R, the ideal ranking and every hit are the same either way."""
+    import numpy as np
+
+    from .metrics.resolution import relevance_level
+    from .metrics.spec import parse_metric
+
+    parsed = parse_metric(metric)
+    every: np.ndarray = np.ones(table.n_rows, dtype=bool)
+    if parsed.inputs or options.get("judged_only") or parsed.settings.get("gains") is not None:
+        return every
+    if parsed.info.binary:
+        level = parsed.settings.get("rel")
+        if (level if level is not None else relevance_level(qrels, options.get("min_relevance"))) <= 0:
+            return every
+    keep: np.ndarray = table.values != 0
+    has_kept = np.zeros(len(table.query_ids), dtype=bool)
+    has_kept[row_code[keep]] = True
+    first = np.r_[True, row_code[1:] != row_code[:-1]] if table.n_rows else np.zeros(0, dtype=bool)
+    keep |= first & ~has_kept[row_code]
+    return keep
 
 
 def _quietly(qrels: Qrels, run: Run, metric: str, options: Mapping[str, Any]) -> dict[str, float]:
@@ -371,39 +454,23 @@ def _quietly(qrels: Qrels, run: Run, metric: str, options: Mapping[str, Any]) ->
         return evaluate(qrels, run, metric, **options).query(metric)
 
 
-def _without(judged: Any, rows_out: np.ndarray, queries: list[str], qrels: Qrels) -> Qrels:
-    """The qrels of ``queries`` only, without the rows ``rows_out`` (columnar, no string rebuilt)."""
+def _without(collection: _Collection, rows_out: np.ndarray, queries: list[str]) -> Qrels:
+    """The qrels of ``queries`` only, without the rows ``rows_out``."""
     import numpy as np
 
-    from .columnar import RowTable
-    from .model import Qrels
-
-    position = {q: i for i, q in enumerate(judged.query_ids)}
-    wanted = np.zeros(len(judged.query_ids), dtype=bool)
+    table = collection.table
+    position = {q: i for i, q in enumerate(table.query_ids)}
+    wanted = np.zeros(len(table.query_ids), dtype=bool)
     wanted[[position[q] for q in queries if q in position]] = True
-    code = judged.codes()
-    keep = wanted[code]
+    keep = wanted[collection.row_code]
     keep[rows_out] = False
-    rows = np.flatnonzero(keep)
-    row_code = code[rows]
-    starts = np.r_[0, np.flatnonzero(row_code[1:] != row_code[:-1]) + 1].astype(np.int64) if len(rows) else \
-        np.zeros(0, np.int64)
-    chosen = [q for q in judged.query_ids if q in set(queries)]
-    index = {q: i for i, q in enumerate(chosen)}
-    block_code = np.array([index[judged.query_ids[c]] for c in row_code[starts].tolist()], dtype=np.int64)
-    import pyarrow as pa
-
-    table = RowTable(tuple(chosen), starts, block_code, judged.docs.take(pa.array(rows)), judged.values[rows],
-                     np.asarray(judged.integral)[rows] if np.ndim(judged.integral) else judged.integral,
-                     judged.hashes[rows], judged.query_kind, judged.doc_kind)
-    return Qrels(table, min_relevance=qrels.min_relevance, allow_empty=True)
+    return collection.judgements(keep)
 
 
-def _pool_bias(collection: _Collection, qrels: Qrels, runs: list[Run] | None, ids: list[str], values: np.ndarray,
+def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], values: np.ndarray,
                metric: str, depth: int, level: float, options: Mapping[str, Any]) -> PoolBias:
     import numpy as np
 
-    from .evaluation import evaluate
     from .model import Run
 
     tops = collection.tops
@@ -424,7 +491,7 @@ def _pool_bias(collection: _Collection, qrels: Qrels, runs: list[Run] | None, id
         without = values[s].copy()
         if touched_ids:
             rows_out = collection.judged_row[codes[s][mine]]
-            small_qrels = _without(collection.judged, rows_out, touched_ids, qrels)
+            small_qrels = _without(collection, rows_out, touched_ids)
             if runs is None:
                 run = tops.run(s, np.array([i for i in touched.tolist() if tops.query_ids[i] in position]))
             else:
@@ -489,10 +556,15 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     if len(tops.systems) < 2:
         raise InputError(f"diagnose needs at least two runs; got {len(tops.systems)}.",
                          fix="give every system the collection is to tell apart.")
-    ids, values = _per_query(judgements, run_objects, label, options)
     table = qrels_table(judgements)
+    row_code = table.codes()
     grades, judged_row = pair_grades(tops, table)
-    collection = _Collection(tops, table, grades, judged_row)
+    collection = _Collection(tops, judgements, table, row_code, _needed(table, row_code, judgements, label, options),
+                             grades, judged_row)
+    if listed is None:  # the runs' first documents: the judgements the metric reads suffice, ids meet by construction
+        ids, values = _per_query(collection.judgements(), run_objects, label, options, quiet=True)
+    else:
+        ids, values = _per_query(judgements, run_objects, label, options)
     agreement = None
     if judgements_b is not None:
         from .stats.agreement import agreement as judge_agreement
@@ -505,7 +577,7 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
                                                   alpha=chosen["alpha"], n_resamples=chosen["n_resamples"],
                                                   seed=chosen["seed"]),
         swap=swap_rate(values, trials=trials, seed=chosen["seed"]),
-        pool_bias=_pool_bias(collection, judgements, listed, ids, values, label, pool_depth,
+        pool_bias=_pool_bias(collection, listed, ids, values, label, pool_depth,
                              _level(judgements, options), options),
-        saturation=_saturation(judgements, table, ids, values, label, options),
+        saturation=_saturation(collection, ids, values, label, options),
         judged=_judged_by_rank(collection, pool_depth), agreement=agreement)

@@ -156,6 +156,7 @@ def test_judged_share_by_rank_counts_judged_documents_at_each_rank() -> None:
     j = diagnose(qrels, runs, "P@1", pool_depth=3, trials=5).judged
     assert j.documents == (2, 2, 1)
     assert j.share == (0.5, 1.0, 0.0)
+    assert diagnose(qrels, runs, "P@1", pool_depth=4, trials=5).judged.share[3] is None
 
 
 def test_agreement_of_a_second_set_of_judgements_is_the_agreement_verb() -> None:
@@ -206,3 +207,12 @@ def test_bad_options_are_refused_with_the_fix() -> None:
     with pytest.raises(InputError, match="one metric"):
         diagnose(qrels, runs, ["P@1", "AP"])
     assert not math.isnan(diagnose(qrels, runs, "P@1", trials=3).swap.rate)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.composite(_collections)(), st.sampled_from(["nDCG@3", "P@2", "P(rel=2)@3", "RR@4", "AP@4", "Judged@3"]),
+       st.sampled_from([None, 2]))
+def test_the_first_documents_as_arrays_diagnose_as_the_runs_do(case: tuple, metric: str, level: int | None) -> None:
+    qrels, runs, _ = case
+    direct = diagnose(qrels, runs, metric, pool_depth=4, trials=20, min_relevance=level)
+    assert diagnose(qrels, from_runs(runs, 4), metric, pool_depth=4, trials=20, min_relevance=level) == direct

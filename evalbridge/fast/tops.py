@@ -205,14 +205,15 @@ def _first_in_order(docs: np.ndarray, scores: np.ndarray, depth: int, doc_order:
     if width < 2:
         return top
     step = scores[:, 1:] - scores[:, :-1]
-    tied = step == 0
-    if ties == "input":
-        bad = step > 0
-    else:
-        rank = doc_order[docs]
-        descending = ties == "docid_desc"
-        wrong = (rank[:, 1:] > rank[:, :-1]) if descending else (rank[:, 1:] < rank[:, :-1])
-        bad = (step > 0) | (tied & wrong)
+    bad = step > 0
+    if ties != "input":
+        tied = np.flatnonzero(step == 0)  # flat indices: only the tied neighbours' doc ids are compared
+        if len(tied):
+            left = docs[:, :-1].ravel()[tied]
+            right = docs[:, 1:].ravel()[tied]
+            out_of_order = doc_order[right] > doc_order[left] if ties == "docid_desc" else \
+                doc_order[right] < doc_order[left]
+            bad.ravel()[tied[out_of_order]] = True
     rows = np.flatnonzero(bad.any(axis=1))
     for r in rows.tolist():
         key = doc_order[docs[r]] if ties != "input" else np.arange(width)

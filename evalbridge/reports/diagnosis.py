@@ -67,11 +67,12 @@ def _saturation(d: Diagnosis) -> str:
 
 def _judged(d: Diagnosis) -> str:
     j = d.judged
-    if not j.share:
+    ranked = [(r, share) for r, share in enumerate(j.share, 1) if share is not None]
+    if not ranked:
         return "No document was ranked, so nothing can be said of the judged share."
-    last = j.share[-1]
-    head = f"{_pct(j.share[0])} of the documents ranked first are judged, {_pct(last)} at rank {j.depth}: "
-    if math.isfinite(last) and last < JUDGED_ENOUGH:
+    (_, first), (deepest, last) = ranked[0], ranked[-1]
+    head = f"{_pct(first)} of the documents ranked first are judged, {_pct(last)} at rank {deepest}: "
+    if last < JUDGED_ENOUGH:
         return head + ("unjudged documents count as not relevant, so a system ranking unjudged documents is "
                        "under-scored; judge deeper, or compare with judged_only or bpref.")
     return head + "the metric reads judged documents almost only, so holes in the judgements barely move it."

@@ -1,0 +1,95 @@
+"""eb.uncertain: expected metrics under probabilities of relevance (against every labelling) and intervals with the labels."""
+
+from __future__ import annotations
+
+from itertools import product
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.uncertain import expected_values, uncertain
+
+METRICS = ["P@3", "R@3", "R@5", "Success@2", "RR", "RR@2", "AP", "AP@3", "nDCG@3", "nDCG"]
+
+
+def _enumerated(probabilities: dict, run: dict, metric: str) -> dict[str, float]:
+    """The metric averaged over every labelling of the judged documents, each weighted by its probability: the
+    reference backend evaluates each labelling."""
+    out = {}
+    for qid, judged in probabilities.items():
+        docs = list(judged)
+        total = 0.0
+        for labels in product((0, 1), repeat=len(docs)):
+            weight = 1.0
+            for doc, label in zip(docs, labels):
+                weight *= judged[doc] if label else 1 - judged[doc]
+            if weight == 0:
+                continue
+            qrels = {qid: dict(zip(docs, labels))}
+            value = eb.evaluate(qrels, {qid: run.get(qid, {})}, metric, backend="reference").query(metric)[qid] \
+                if run.get(qid) else 0.0
+            total += weight * value
+        out[qid] = total
+    return out
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> tuple[dict, dict]:
+    docs = [f"d{i}" for i in range(7)]
+    probabilities, run = {}, {}
+    for q in range(draw(st.integers(1, 2))):
+        judged = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=6, unique=True))
+        probabilities[f"q{q}"] = {d: draw(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.8, 1.0])) for d in judged}
+        ranked = draw(st.lists(st.sampled_from(docs), min_size=0, max_size=5, unique=True))
+        if ranked:
+            run[f"q{q}"] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)}
+    return probabilities, run
+
+
+@settings(max_examples=60, deadline=None)
+@given(_cases(), st.sampled_from(METRICS))
+def test_the_expectation_equals_the_metric_averaged_over_every_labelling(case: tuple, metric: str) -> None:
+    probabilities, run = case
+    got = expected_values(probabilities, run, metric)
+    want = _enumerated(probabilities, run, metric)
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_a_hand_case_of_reciprocal_rank() -> None:
+    # E[RR] = 0.5 * 1 + 0.5 * 0.5 * 1/2 = 0.625
+    assert expected_values({"q": {"a": 0.5, "b": 0.5}}, {"q": {"a": 2.0, "b": 1.0}}, "RR") == {"q": 0.625}
+
+
+def test_certain_labels_give_the_metric_itself_and_no_label_widening() -> None:
+    qrels = {f"q{i}": {"a": 1, "b": i % 2, "c": 0} for i in range(12)}
+    run = {q: {"b": 3.0, "a": 2.0, "x": 1.0} for q in qrels}
+    exact = eb.evaluate(qrels, run, "AP")
+    u = uncertain(run, "AP", probabilities=qrels, draws=5, n_resamples=500)
+    assert u.expected == pytest.approx(exact["AP"])
+    assert (u.ci_low, u.ci_high) == (u.query_ci_low, u.query_ci_high)   # every draw is the same labelling
+
+
+def test_judges_who_disagree_widen_the_interval_beyond_the_queries() -> None:
+    queries = [f"q{i}" for i in range(30)]
+    run = {q: {"a": 2.0, "b": 1.0} for q in queries}
+    strict = {q: {"a": 0, "b": 1} for q in queries}
+    lenient = {q: {"a": 1, "b": 1} for q in queries}
+    u = uncertain(run, "P@1", judges={"strict": strict, "lenient": lenient}, n_resamples=2000, seed=1)
+    assert u.expected == pytest.approx(0.5)
+    assert u.query_ci_low == u.query_ci_high == 0.5     # every query is the same: the queries leave no doubt
+    assert u.ci_low < 0.5 < u.ci_high
+    assert "judges" in str(u)
+
+
+def test_what_cannot_be_computed_is_refused_with_the_fix() -> None:
+    run = {"q": {"a": 1.0}}
+    with pytest.raises(InputError, match="either judges"):
+        uncertain(run, "P@1")
+    with pytest.raises(InputError, match=r"\[0, 1\]"):
+        uncertain(run, "P@1", probabilities={"q": {"a": 3}})
+    with pytest.raises(InputError, match="expected value"):
+        expected_values({"q": {"a": 0.5}}, run, "bpref")
+    with pytest.raises(InputError, match="at least two"):
+        uncertain(run, "P@1", judges={"one": {"q": {"a": 1}}})

@@ -41,6 +41,7 @@ _EXPORTS = {
     "Report": "reports.report",
     "log_mlflow": "tracking",
     "diff": "diffing",
+    "pool": "pooling",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
     "EvalbridgeWarning": "errors",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .uncertain import uncertain as uncertain
     from .tracking import log_mlflow as log_mlflow
     from .diffing import diff as diff
+    from .pooling import pool as pool
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

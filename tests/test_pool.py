@@ -1,0 +1,217 @@
+"""Depth pools (evalbridge.pooling.pool): against trectools' TrecPoolMaker on TREC DL 2019, against a direct
+implementation (sort each run, take its first d, drop the judged pairs) on generated runs with ties, and the
+Judged@k it reports against evalbridge.evaluate before and after the pool is judged."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.pooling import pool
+
+DL19 = "data/real/trec-dl-2019-passage"
+RUN_FILES = ("run.bm25.top100.txt", "run.bm25-rm3.top100.txt", "run.splade-pp-ed.top100.txt")
+
+
+def direct_pool(qrels: dict, runs: dict, depth: int, ties: str = "docid_desc") -> set[tuple[str, str]]:
+    """The pool written independently: each query's documents sorted by (score desc, doc id) in Python,
+    the first ``depth`` kept, the pairs the qrels judge dropped."""
+    out = set()
+    for run in runs.values():
+        for q, docs in run.items():
+            key = (lambda d: (-docs[d], [-ord(c) for c in d])) if ties == "docid_desc" else (lambda d: (-docs[d], d))
+            for doc in sorted(docs, key=key)[:depth]:
+                if doc not in qrels.get(q, {}):
+                    out.add((q, doc))
+    return out
+
+
+# -- against trectools ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dl19(shared: Path) -> tuple[Path, list[Path]]:
+    folder = shared / DL19
+    return folder / "qrels.dl19-passage.txt", [folder / f for f in RUN_FILES]
+
+
+@pytest.mark.parametrize("depth", [1, 10, 50])
+def test_pool_of_the_dl19_runs_is_trectools_pool_without_the_judged_pairs(dl19, depth):
+    """trectools' Depth@K pool (TrecPoolMaker, strategy topX; it sorts by score, then doc id ascending) of the
+    three DL 2019 runs, less the pairs the NIST qrels judge, is our pool with ties='docid_asc'; with nothing
+    judged (queries='runs'), the two pools are equal."""
+    trectools = pytest.importorskip("trectools")
+    qrels_path, run_paths = dl19
+    theirs = trectools.TrecPoolMaker().make_pool([trectools.TrecRun(str(p)) for p in run_paths], strategy="topX",
+                                                topX=depth).pool
+    their_pairs = {(str(q), d) for q, docs in theirs.items() for d in docs}
+    qrels = eb.to_qrels(qrels_path)
+    runs = {p.name: eb.to_run(p) for p in run_paths}
+    ours = pool(qrels, runs, depth=depth, ties="docid_asc", queries="runs")
+    judged = {(q, d) for q, docs in qrels.items() for d in docs}
+    assert {(q, d) for q, d, _ in ours.pairs()} == their_pairs - judged
+    empty = pool({}, runs, depth=depth, ties="docid_asc", queries="runs")
+    assert {(q, d) for q, d, _ in empty.pairs()} == their_pairs
+    assert empty.size() == len(their_pairs) and sum(empty.by_query[:, 0]) == len(their_pairs)
+
+
+def test_dl19_judged_at_k_before_and_after_is_evaluates(dl19):
+    """Half of each query's NIST judgements removed: Judged@10 now is evaluate's Judged@10; once the pool at
+    depth 5 and at depth 10 is judged (any grade), evaluate gives the 'after' values."""
+    qrels_path, run_paths = dl19
+    full = eb.to_qrels(qrels_path)
+    half = {q: {d: g for i, (d, g) in enumerate(sorted(docs.items())) if i % 2} for q, docs in full.items()}
+    runs = {p.name: eb.to_run(p) for p in run_paths}
+    result = pool(half, runs, depth=[5, 10])
+    for name, run in runs.items():
+        assert result.judged_at_k(name) == pytest.approx(eb.evaluate(half, run, "Judged@10")["Judged@10"], abs=1e-12)
+        for d in (5, 10):
+            judged = {q: dict(docs) for q, docs in half.items()}
+            for q, doc, _ in result.pairs(d):
+                judged[q][doc] = 0
+            expected = eb.evaluate(judged, run, "Judged@10")["Judged@10"]
+            assert result.judged_at_k(name, after=d) == pytest.approx(expected, abs=1e-12)
+        assert result.judged_at_k(name, after=10) == 1.0
+        assert result.gain(name, 10) == pytest.approx(1.0 - result.judged_at_k(name))
+
+
+# -- against a direct implementation ------------------------------------------------------------------------
+
+DOCS = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h", "é", "B"])
+SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0])  # few values: many ties
+runs_st = st.dictionaries(st.sampled_from(["x", "y", "z"]), st.dictionaries(
+    st.sampled_from(["q1", "q2", "q3"]), st.dictionaries(DOCS, SCORES, min_size=1, max_size=8), min_size=1,
+    max_size=3), min_size=1, max_size=3)
+qrels_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4"]), st.dictionaries(DOCS, st.integers(0, 2),
+                                                                                       max_size=5), max_size=4)
+
+
+@settings(max_examples=150)
+@given(qrels_st, runs_st, st.integers(1, 9), st.sampled_from(["docid_desc", "docid_asc"]))
+def test_pool_is_the_union_of_each_runs_first_d_less_the_judged(qrels, runs, depth, ties):
+    result = pool(qrels, runs, depth=[depth, depth + 2], ties=ties, queries="runs")
+    assert {(q, d) for q, d, _ in result.pairs(depth)} == direct_pool(qrels, runs, depth, ties)
+    assert {(q, d) for q, d, _ in result.pairs()} == direct_pool(qrels, runs, depth + 2, ties)
+    listed = result.pairs()
+    assert len(listed) == len(set(listed)) == result.size()
+    for name, run in runs.items():
+        own = {(q, d) for q, d in direct_pool(qrels, {name: run}, depth, ties)}
+        assert result.unjudged(name, depth) == len(own)
+    for i, q in enumerate(result.query_ids):  # per query counts
+        assert result.by_query[i, 0] == sum(p[0] == q for p in direct_pool(qrels, runs, depth, ties))
+
+
+@settings(max_examples=60)
+@given(qrels_st, runs_st, st.integers(1, 6))
+def test_best_rank_is_the_best_rank_any_run_gives_the_pair(qrels, runs, depth):
+    result = pool(qrels, runs, depth=depth, queries="runs")
+    for q, doc, best in result.pairs():
+        ranks = [eb_rank(run[q], doc) for run in runs.values() if q in run and doc in run[q]]
+        assert best == min(ranks)
+
+
+def eb_rank(docs: dict, doc: str) -> int:
+    order = sorted(docs, key=lambda d: (-docs[d], [-ord(c) for c in d]))
+    return order.index(doc) + 1
+
+
+@settings(max_examples=60)
+@given(qrels_st.filter(bool), runs_st, st.integers(1, 6))
+def test_judged_at_k_now_is_evaluates_over_the_qrels_queries(qrels, runs, k):
+    for name, run in runs.items():
+        try:
+            result = pool(qrels, {name: run}, depth=k)
+        except InputError:
+            result = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ids that never meet: evaluate warns, the number is still its
+            try:
+                expected = eb.evaluate(qrels, run, f"Judged@{k}")[f"Judged@{k}"]
+            except InputError:  # evaluate refuses a run sharing no query with the qrels; so does pool
+                assert result is None
+                continue
+        assert result.judged_at_k(name) == pytest.approx(expected, abs=1e-12)
+
+
+# -- hand examples --------------------------------------------------------------------------------------------
+
+def test_hand_example_two_runs_two_depths():
+    """x ranks q1: a (judged) b c d; y ranks q1: d c e. Depth 1: x's a is judged, y's d is not: {d}. Depth 2: x adds
+    b, y adds c: {b, c, d}. x's unjudged in its first 2: b only; y's: d, c. Best ranks: d 1 (y), c 2 (y), b 2 (x)."""
+    qrels = {"q1": {"a": 1}}
+    runs = {"x": {"q1": {"a": 4, "b": 3, "c": 2, "d": 1}}, "y": {"q1": {"d": 3, "c": 2, "e": 1}}}
+    result = pool(qrels, runs, depth=[1, 2])
+    assert result.pairs(1) == [("q1", "d", 1)]
+    assert result.pairs(2) == [("q1", "d", 1), ("q1", "b", 2), ("q1", "c", 2)]
+    assert (result.unjudged("x", 1), result.unjudged("x", 2), result.unjudged("y", 2)) == (0, 1, 2)
+    # Judged@2 of x: 1/2 now; after depth 1 (d judged) still 1/2; after depth 2, 2/2.
+    assert (result.judged_at_k("x"), result.judged_at_k("x", after=1), result.judged_at_k("x", after=2)) == \
+        (0.5, 0.5, 1.0)
+    frame = result.pairs_frame()  # each pair is in one run's first 2 only (x has d at rank 4)
+    assert frame["depth"].tolist() == [1, 2, 2] and frame["runs"].tolist() == [1, 1, 1]
+
+
+def test_ties_follow_trec_evals_order_by_default():
+    """Three docs tie at the top: trec_eval orders them by doc id descending (c, b, a), so depth 1 pools c."""
+    result = pool({"q1": {}}, {"x": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}}}, depth=1)
+    assert result.pairs() == [("q1", "c", 1)]
+    assert pool({"q1": {}}, {"x": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}}}, depth=1, ties="docid_asc").pairs() == \
+        [("q1", "a", 1)]
+
+
+def test_queries_only_the_runs_answer_are_counted_not_pooled_by_default():
+    result = pool({"q1": {"a": 1}}, {"x": {"q1": {"b": 1}, "q9": {"c": 1}}}, depth=5)
+    assert result.pairs() == [("q1", "b", 1)] and result.unpooled_queries == 1
+    assert pool({"q1": {"a": 1}}, {"x": {"q1": {"b": 1}, "q9": {"c": 1}}}, queries="runs").size() == 2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"depth": 0}, "positive integer"), ({"depth": [5, "x"]}, "positive integer"), ({"k": 0}, "k \\(the cutoff"),
+    ({"ties": "average"}, "no order"), ({"queries": "all"}, "queries must be one of"),
+])
+def test_bad_options_are_refused_with_the_fix(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        pool({"q1": {"a": 1}}, {"x": {"q1": {"a": 1}}}, **kwargs)
+
+
+def test_an_empty_qrels_with_the_qrels_scope_is_refused_with_the_way_out():
+    with pytest.raises(InputError, match="queries='runs'"):
+        pool({}, {"x": {"q1": {"a": 1}}})
+
+
+def test_pool_depth_larger_than_every_ranking_pools_everything_unjudged():
+    result = pool({"q1": {"a": 0}}, [eb.Run({"q1": {"a": 2, "b": 1}}, name="only")], depth=1000)
+    assert result.pairs() == [("q1", "b", 2)] and result.systems == ("only",)
+    assert math.isclose(result.gain("only"), 0.5)
+
+
+def test_pairs_sharing_a_hash_are_told_apart_on_their_strings():
+    """Every row's 64-bit hash forced to one value: the judged check and the union confirm each match on the
+    (query, doc) strings, so the pool is still the direct one."""
+    import numpy as np
+
+    from evalbridge.fast import pooling
+    from evalbridge.fast.rows import table_from_mapping
+
+    qrels = {"q1": {"a": 1, "c": 0}, "q2": {"b": 2}}
+    runs = {"x": {"q1": {"a": 3, "b": 2, "d": 1}, "q2": {"b": 2, "e": 1}},
+            "y": {"q1": {"d": 3, "e": 2}, "q2": {"a": 2, "e": 1}}}
+
+    def collided(rows):
+        table = table_from_mapping(rows)
+        object.__setattr__(table, "hashes", np.zeros(table.n_rows, dtype=np.uint64))
+        return table
+
+    columns = pooling.pool_tables(collided(qrels), [collided(r) for r in runs.values()], ["q1", "q2"], [1, 3], 3)
+    ids = ["q1", "q2"]
+    got = {(ids[q], d, r) for q, d, r in zip(columns.pair_query.tolist(), columns.pair_docs.to_pylist(),
+                                             columns.pair_rank.tolist())}
+    assert {(q, d) for q, d, _ in got} == direct_pool(qrels, runs, 3)
+    assert got == {(q, d, r) for q, d, r in pool(qrels, runs, depth=[1, 3]).pairs()}
+    assert columns.unjudged.tolist() == [[0, 3], [2, 4]]  # x: q1 b, d and q2 e; y: all four of its rows

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from .settings import Settings
+
 __all__ = ["pool", "Pool", "QUERY_SCOPES", "POOL_TIES"]
 
 #: which queries are pooled: the queries of the qrels (the eval set), or every query any run answers
@@ -185,8 +187,8 @@ def _runs_in_turn(runs: object) -> list[tuple[str | None, Any]]:
 
 
 def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Sequence[int] = 10, *,
-         k: int | None = None, queries: str = "qrels", ties: str = "docid_desc",
-         score_precision: str = "float64", settings: Any = None) -> Pool:
+         k: int | None = None, queries: str = "qrels", settings: Settings | None = None, ties: str | None = None,
+         score_precision: str | None = None, ids: str | None = None, duplicates: str | None = None) -> Pool:
     """The unjudged (query, doc) pairs in the first ``depth`` documents of any run, and what judging them gives.
 
     Args:
@@ -197,20 +199,24 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
         k: the cutoff of ``Judged@k`` reported per run now and after judging each pool (default: the deepest depth).
         queries: ``qrels`` (the eval set's queries) or ``runs`` (every query any run answers); see
             :data:`QUERY_SCOPES`.
-        ties, score_precision: how each run is ranked, as :func:`evalbridge.evaluate` (``average`` puts no order
-            on tied documents, so it cannot say which of them are in the first d: refused).
-        settings: a :class:`~evalbridge.settings.Settings`; its ``ties`` and ``score_precision`` are used.
+        settings: a :class:`~evalbridge.settings.Settings`; of its fields, ``ties`` and ``score_precision`` rank
+            each run (``average`` puts no order on tied documents, so it cannot say which of them are in the first
+            d: refused), ``ids`` and ``duplicates`` read the inputs; the others decide no pool (its ``depth``, the
+            cut of an evaluation, is not the pool's depth).
+        ties, score_precision, ids, duplicates: those settings as keywords (given ones replace ``settings``'
+            fields), as :func:`evalbridge.evaluate` takes them.
 
     Raises:
         InputError: no run, bad depth / k / scope / ties, unreadable inputs.
     """
     from .evaluation import as_qrels, as_run, check_compatible
     from .fast.pooling import pool_tables, table_of
-    from .model import Qrels, SCORE_PRECISIONS
+    from .model import Qrels
+    from .settings import settings_of
 
-    if settings is not None:
-        ties = getattr(settings, "ties", ties)
-        score_precision = getattr(settings, "score_precision", score_precision)
+    given = {"ties": ties, "score_precision": score_precision, "ids": ids, "duplicates": duplicates}
+    chosen = settings_of(settings, {name: value for name, value in given.items() if value is not None})
+    ties, score_precision = chosen.ties, chosen.score_precision
     depths = _depths(depth)
     if k is None:
         k = depths[-1]
@@ -223,19 +229,16 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
         raise InputError(f"a pool needs one order of each run's documents; ties={ties!r} "
                          f"{'puts tied documents in no order' if ties == 'average' else 'is no tie order'}.",
                          fix=f"pass ties= one of {', '.join(map(repr, POOL_TIES))} (docid_desc is trec_eval's order).")
-    if score_precision not in SCORE_PRECISIONS:
-        raise InputError(f"score_precision must be one of {', '.join(map(repr, SCORE_PRECISIONS))}; "
-                         f"got {score_precision!r}.")
     inputs = _runs_in_turn(runs)
     if not inputs:
         raise InputError("no run to pool.", fix="pass one run or more.")
-    judged = qrels if isinstance(qrels, Qrels) else as_qrels(qrels) if qrels is not None else \
+    judged = as_qrels(qrels, ids=chosen.ids) if qrels is not None else \
         Qrels({}, allow_empty=True)
     if queries == "qrels" and not len(judged):
         raise InputError("the qrels hold no query, so there is no eval set to pool for.",
                          fix="pool every query the runs answer: queries='runs' (--queries runs).")
     if queries == "runs":  # the queries are known once every run is read: read them all first
-        inputs = [(name, as_run(run)) for name, run in inputs]
+        inputs = [(name, as_run(run, ids=chosen.ids, duplicates=chosen.duplicates)) for name, run in inputs]
         query_ids = tuple(dict.fromkeys(q for _, run in inputs for q in run))
     else:
         query_ids = tuple(judged)
@@ -244,7 +247,7 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
 
     def tables() -> Iterator[Any]:  # one run read at a time: only its first rows stay (fast.pooling)
         for name, given in inputs:
-            run = as_run(given)
+            run = as_run(given, ids=chosen.ids, duplicates=chosen.duplicates)
             name = name if name is not None else run.name or f"run{len(names) + 1}"
             if name in names:
                 raise InputError(f"two runs are both called {name!r}.", fix="pass a mapping {name: run}.")

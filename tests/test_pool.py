@@ -163,6 +163,8 @@ def test_ties_follow_trec_evals_order_by_default():
     assert result.pairs() == [("q1", "c", 1)]
     assert pool({"q1": {}}, {"x": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}}}, depth=1, ties="docid_asc").pairs() == \
         [("q1", "a", 1)]
+    assert pool({"q1": {}}, {"x": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}}}, depth=1,
+                settings=eb.Settings(ties="docid_asc")).pairs() == [("q1", "a", 1)]
 
 
 def test_queries_only_the_runs_answer_are_counted_not_pooled_by_default():

@@ -360,7 +360,15 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
 
         standings = standings_of(results, labels)
     diffs = _diffs(config, results, pairs, step)
-    gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None)
+    gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
+                        on_inconclusive=config.on_inconclusive)
+    power = None
+    if comparison is not None and config.comparison is not None:
+        from .stats.power import POWER_TESTS, power as power_of
+
+        c = config.comparison   # the Wilcoxon test has no closed-form power: the t-test's is shown, and named
+        power = power_of(results, config.metrics, baseline=c.baseline, alpha=c.alpha,
+                         test=c.test if c.test in POWER_TESTS else "t")
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
@@ -372,7 +380,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                  "sha256": hashes[config.path]})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings)
+                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:

@@ -2,9 +2,10 @@
 
 * ``pytest --evalbridge-config configs/rag.yaml`` runs the config once and adds one test item per
   gate and system (``evalbridge::configs/rag.yaml::rag::hybrid::R@5 >= 0.80``), passing or failing
-  with the gate's line. The items are collected like any others (``--collect-only`` counts them); a
-  config that cannot be read or run (a typo in a key, broken YAML, a missing file) is one failing item
-  with evalbridge's message, and a config without gates one skipped item saying so;
+  with the gate's line (a gate with a level the eval set cannot decide fails, or is skipped with its line when
+  the config says ``on_inconclusive: pass``). The items are collected like any others (``--collect-only``
+  counts them); a config that cannot be read or run (a typo in a key, broken YAML, a missing file) is one
+  failing item with evalbridge's message, and a config without gates one skipped item saying so;
 * the ``assert_retrieval`` fixture is :func:`evalbridge.testing.assert_retrieval`.
 
 Loading the plugin costs nothing: evalbridge is imported only when a config is given or the fixture used.
@@ -38,6 +39,8 @@ class GateItem(pytest.Item):
     def runtest(self) -> None:
         if not self.result.passed:
             raise AssertionError(self.line)
+        if self.result.outcome == "inconclusive":   # let pass by on_inconclusive: pass is a skip that says why
+            pytest.skip(self.line)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:  # noqa: ARG002 - pytest's signature
         return self.line

@@ -79,6 +79,10 @@ def gate_line(result: GateResult, comparison: Any = None) -> str:
     ...                         baseline_value=0.5))
     'FAILED  dense nDCG@10 = 0.4500, needs >= 0.49 (>= baseline - 0.01): short by 0.0400'
     """
+    if result.gate.confidence is not None:   # a gate that knows about noise: its interval against its margin
+        verdict = "passed" if result.passed else "FAILED"
+        status = {"passed": "passed", "failed": "FAILED"}.get(result.outcome, f"INCONCLUSIVE ({verdict})")
+        return f"{status}  {result.system} {result.metric}: {result.noise}"
     shown = f" ({result.gate.text.strip()})" if result.gate.relative else ""
     margin = _MARGINS[result.gate.op](result.value, result.threshold)
     gap = f"{abs(margin):.4f} to spare" if result.passed else f"short by {abs(margin):.4f}"
@@ -105,7 +109,7 @@ def _name_of(run: Any, given: str | None, default: str) -> str:
 
 
 def assert_retrieval(qrels: Any, run: Any, gates: Mapping[str, str | Iterable[str]], *, baseline: Any = None,
-                     name: str | None = None, baseline_name: str | None = None,
+                     name: str | None = None, baseline_name: str | None = None, on_inconclusive: str = "fail",
                      **options: Any) -> list[GateResult]:
     """Evaluate ``run`` (and ``baseline``) and check ``gates``; raise ``AssertionError`` if one fails.
 
@@ -117,6 +121,8 @@ def assert_retrieval(qrels: Any, run: Any, gates: Mapping[str, str | Iterable[st
         baseline: the run relative gates compare with (required when a gate says ``baseline``).
         name, baseline_name: the systems' names in messages (default: a :class:`~evalbridge.model.Run`'s
             own name, else ``system`` / ``baseline``).
+        on_inconclusive: what a gate with a level (``">= baseline - 0.01 at 95%"``) does when the eval set
+            cannot decide it: ``fail`` (default) or ``pass`` (its line still says INCONCLUSIVE).
         options: passed to :func:`evalbridge.evaluate` (``min_relevance=``, ``ties=``...).
 
     Returns:
@@ -147,7 +153,7 @@ def assert_retrieval(qrels: Any, run: Any, gates: Mapping[str, str | Iterable[st
             system, base = SYSTEM, BASELINE
             results = {system: results.popitem()[1]}
         results[base] = evaluate(qrels, baseline, metrics, **options)
-    checked = check_gates(parsed, results, baseline=base)
+    checked = check_gates(parsed, results, baseline=base, on_inconclusive=on_inconclusive)
     failed = [r for r in checked if not r.passed]
     if failed:
         raise AssertionError(f"{len(failed)} of {len(checked)} retrieval gates failed:\n  "
@@ -166,21 +172,26 @@ def _xml(text: str) -> str:
 
 
 def junit_xml(results: Sequence[GateResult], *, suite: str = "evalbridge gates") -> str:
-    """The gate results as a JUnit XML document: one ``testcase`` per (gate, system), failures with their line.
+    """The gate results as a JUnit XML document: one ``testcase`` per (gate, system), failures with their line
+    (``type="GateInconclusive"`` for an inconclusive gate that fails the run; one let pass is ``skipped``).
 
     Every name is data: any text (control characters included) gives a document an XML parser reads.
     """
     failures = sum(not r.passed for r in results)
+    skipped = sum(r.passed and r.inconclusive for r in results)
     root = ElementTree.Element("testsuites")
     node = ElementTree.SubElement(root, "testsuite", name=_xml(suite), tests=str(len(results)),
-                                  failures=str(failures), errors="0", skipped="0")
+                                  failures=str(failures), errors="0", skipped=str(skipped))
     for result in results:
         line = _xml(gate_line(result))
         case = ElementTree.SubElement(node, "testcase", classname=_xml(f"{suite}.{result.system}"),
                                       name=_xml(f"{result.metric} {result.gate.text.strip()}"))
         if not result.passed:
-            failure = ElementTree.SubElement(case, "failure", message=line, type="GateFailed")
+            failure = ElementTree.SubElement(case, "failure", message=line,
+                                             type="GateInconclusive" if result.inconclusive else "GateFailed")
             failure.text = line
+        elif result.inconclusive:   # let pass by on_inconclusive: shown as skipped, the line says why
+            ElementTree.SubElement(case, "skipped", message=line).text = line
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -196,7 +207,8 @@ def _escape_property(text: str) -> str:
 
 
 def github_annotations(results: Sequence[GateResult], *, file: str | None = None) -> str:
-    """One GitHub Actions workflow command per gate: ``::error`` for a failure, ``::notice`` for a pass.
+    """One GitHub Actions workflow command per gate: ``::error`` for a failure, ``::notice`` for a pass,
+    ``::warning`` for an inconclusive gate let pass (``on_inconclusive="pass"``).
 
     Property values (``file``, ``title``) and messages are escaped by GitHub's rules, so a name with
     ``,``, ``::``, ``%`` or a newline stays inside its own annotation.
@@ -209,6 +221,6 @@ def github_annotations(results: Sequence[GateResult], *, file: str | None = None
     for result in results:
         properties = {"file": file, "title": f"evalbridge gate {result.system} {result.metric}"}
         shown = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items() if value)
-        level = "notice" if result.passed else "error"
+        level = "error" if not result.passed else "warning" if result.inconclusive else "notice"
         out.append(f"::{level} {shown}::{_escape_data(gate_line(result))}")
     return "\n".join(out) + ("\n" if out else "")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..stats.gates import ON_INCONCLUSIVE
 from .shared import EXIT_OK, add_quiet, add_tracking, note, note_tracked, progress, shown, tracking_flags, tracking_given
 
 
@@ -23,6 +24,10 @@ def handle(args: argparse.Namespace) -> int:
         from ..config.schema import FlagLocator, with_tracking
 
         configs = [with_tracking(c, given, FlagLocator(tracking_flags())) for c in configs]
+    if args.on_inconclusive is not None:   # the flag over every config's on_inconclusive:
+        from dataclasses import replace
+
+        configs = [replace(c, on_inconclusive=args.on_inconclusive) for c in configs]
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
@@ -77,5 +82,8 @@ def add(commands: Any) -> None:
                      help="also write the gates as a JUnit XML report (one test case per gate and system)")
     run.add_argument("--annotations", choices=("github",), default=None,
                      help="also print one GitHub Actions annotation per gate on stderr (::error for a failure)")
+    run.add_argument("--on-inconclusive", choices=ON_INCONCLUSIVE, default=None,
+                     help="what a gate with a level ('>= baseline - 0.01 at 95%%') does when the eval set cannot "
+                          "decide it: fail the run (exit 1) or pass; default: the config's on_inconclusive, else fail")
     add_tracking(run)
     run.set_defaults(handler=handle)

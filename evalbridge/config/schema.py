@@ -52,7 +52,10 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
     "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
             "entered or left the top k)",
-    "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system",
+    "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system; "
+             "'>= baseline - 0.01 at 95%' gates the interval of the difference (pass, fail or inconclusive)",
+    "on_inconclusive": "fail (default) or pass: what a gate with a level does to the run when the eval set cannot "
+                       "decide it",
     "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
     "output": "{dir, formats, per_query, system_json, plots, digits}",
     "seed": "seed of every random step (randomization test, bootstrap)",
@@ -244,6 +247,7 @@ class Config:
     comparison: ComparisonSettings | None = None
     diff: DiffSettings | None = None
     gates: tuple[Any, ...] = ()
+    on_inconclusive: str = "fail"
     bands: Mapping[str, tuple[float, float, float]] | None = None
     seed: int = 0
     judged_only: bool = False
@@ -956,6 +960,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         min_relevance = check.rule(min_relevance, ("min_relevance",), "min_relevance")
     comparison = _comparison(check, spec.get("comparison"), runs)
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
+    from ..stats.gates import ON_INCONCLUSIVE
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
     config = Config(
         path=path, document=document, title=_name(check, spec.get("title") or stem, ("title",), "report title"),
@@ -971,6 +976,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,
         diff=_diff(check, spec.get("diff"), runs),
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
+        on_inconclusive=check.choice(spec.get("on_inconclusive", "fail"), ("on_inconclusive",), ON_INCONCLUSIVE),
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed, engine=engine, spark=spark, tracking=_tracking(check, spec.get("tracking")),

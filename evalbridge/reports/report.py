@@ -110,6 +110,8 @@ class Report:
         diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
+        power: the comparison's :class:`~evalbridge.stats.power.PowerAnalysis` (the smallest difference each pair
+            and metric can detect, the queries needed for the observed one) when the report compares systems.
     """
 
     results: Mapping[str, Results]
@@ -125,6 +127,7 @@ class Report:
     agreement: Any = None
     diffs: Mapping[str, Any] = field(default_factory=dict)
     standings: Any = None
+    power: Any = None
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None:
@@ -437,6 +440,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["agreement"] = report.agreement.to_dict()
     if report.standings is not None:
         data["standings"] = report.standings.to_dict()
+    if report.power is not None:
+        data["power"] = report.power.to_dict()
     if report.diffs:
         data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
     data["provenance"] = report.provenance

@@ -130,8 +130,8 @@ def render_standings(s: AnyStandings, fmt: str = "terminal") -> str:
 
 
 def section_tables(report: Any, fmt: str, heading: Callable[[str], list[str]]) -> list[str]:
-    """The lines a report in the format called ``fmt`` shows of its standings and its diffs against the baseline
-    (nothing when it holds neither); ``heading``: the lines of a section's heading in that format."""
+    """The lines a report in the format called ``fmt`` shows of its standings, its diffs against the baseline and
+    its power analysis (nothing when it holds none); ``heading``: the lines of a section's heading in that format."""
     written = table_format(fmt)
     lines: list[str] = []
     if report.standings is not None:
@@ -139,4 +139,8 @@ def section_tables(report: Any, fmt: str, heading: Callable[[str], list[str]]) -
     for d in report.diffs.values():
         title = written.escape(f"Diff: {d.systems[0]} -> {d.systems[1]}")
         lines += heading(title) + [show(diff_tables(d, written), fmt).rstrip("\n")]
+    if getattr(report, "power", None) is not None:
+        from .power_view import power_tables
+
+        lines += heading("Power") + [show(power_tables(report.power, written), fmt).rstrip("\n")]
     return lines

@@ -243,6 +243,21 @@ class PowerAnalysis:
 
         return pd.DataFrame([asdict(row) for row in self.rows], columns=list(PowerRow.__dataclass_fields__))
 
+    def __str__(self) -> str:
+        from ..reports.power_view import render_power
+
+        return render_power(self, "terminal")
+
+    def to_markdown(self) -> str:
+        from ..reports.power_view import render_power
+
+        return render_power(self, "markdown")
+
+    def _repr_html_(self) -> str:
+        from ..reports.power_view import render_power
+
+        return render_power(self, "html")
+
     def to_dict(self) -> dict[str, Any]:
         return {"test": self.test, "alpha": self.alpha, "power": self.power, "effect": self.effect,
                 "sides": self.sides, "rows": [asdict(row) for row in self.rows]}

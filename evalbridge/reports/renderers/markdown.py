@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ...names import CONTROL
 from ..formats import ReportFormat
@@ -26,6 +27,15 @@ def markdown_text(text: object) -> str:
     """
     escaped = re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
     return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), escaped)
+
+
+#: a gate's outcome and verdict -> its cell in the Gates table
+_OUTCOMES = {("passed", True): "pass", ("failed", False): "**FAIL**", ("inconclusive", False): "**INCONCLUSIVE** (fails)",
+             ("inconclusive", True): "inconclusive (let pass)"}
+
+
+def _outcome(gate: Any) -> str:
+    return _OUTCOMES[gate.outcome, gate.passed]
 
 
 def render_markdown(report: Report) -> str:
@@ -54,10 +64,12 @@ def render_markdown(report: Report) -> str:
                                           for k, b in (report.bands or {}).items())]
     if report.gates:
         out += ["", "## Gates", "", tabulate([[md(g.system), md(g.metric), md(g.gate.text), number(g.value, 4),
-                                               number(g.threshold, 4), "pass" if g.passed else "**FAIL**"]
+                                               number(g.threshold, 4), _outcome(g)]
                                               for g in report.gates],
                                              headers=("system", "metric", "gate", "value", "threshold", "result"),
                                              tablefmt="github", disable_numparse=True)]
+        out += [""] * any(g.noise for g in report.gates) + [f"- {md(g.system)} {md(g.metric)}: {md(g.noise)}"
+                                                           for g in report.gates if g.noise]
     out += section_tables(report, "markdown", lambda title: ["", f"## {title}", ""])
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]

@@ -31,6 +31,8 @@ def render_terminal(report: Report) -> str:
         lines.append(f"cross-check {system}: {crosscheck_line(check)}")
     failed = report.failed_gates
     lines += [gate.reason for gate in failed]
+    lines += [f"{gate.reason} (let pass: on_inconclusive is pass)" for gate in report.gates
+              if gate.passed and gate.inconclusive]
     if report.gates:
         baseline = report.comparison.baseline if report.comparison is not None else None
         exempt = baseline is not None and baseline not in {g.system for g in report.gates}

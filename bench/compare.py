@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/compare.py            # full: up to 100,000 queries x 10,000 resamples, ~5-10 min
     .venv/bin/python bench/compare.py --quick    # small sizes only, < 1 min
+    .venv/bin/python bench/compare.py --goal     # issue 26's goals: 100,000 x 10,000 on both cores and one; power
 
 Each measurement runs in a fresh worker process (``--worker``): the per-query values of five
 systems on five metrics are generated there with a fixed seed (not timed), then one comparison
@@ -160,13 +161,16 @@ def spawn(spec: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def plan(quick: bool) -> list[dict]:
+def plan(quick: bool, goal: bool = False) -> list[dict]:
     """What to measure: (task, queries, resamples, systems, metrics, reps)."""
     def step(task: str, queries: int, resamples: int, systems: int = SYSTEMS, metrics: int = len(METRICS),
              reps: int = 1) -> dict:
         return {"task": task, "queries": queries, "resamples": resamples, "systems": systems, "metrics": metrics,
                 "reps": reps}
 
+    if goal:   # the issue's goals only: the comparison shared between the cores and on one thread, and power
+        return [step("evalbridge", 100_000, 10_000), step("one thread", 100_000, 10_000),
+                step("power", 100_000, 0, systems=21, reps=3)]
     if quick:
         return [step("evalbridge", 1_000, 1_000, reps=3), step("evalbridge", 1_000, 10_000),
                 step("evalbridge", 10_000, 1_000), step("one thread", 10_000, 1_000), step("before", 1_000, 1_000),
@@ -181,8 +185,8 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
-def render(results: list[tuple[dict, dict]], quick: bool, wall: float) -> str:
-    lines = [f"# Comparison benchmark ({'quick' if quick else 'full'}, {time.strftime('%Y-%m-%d %H:%M')})", "",
+def render(results: list[tuple[dict, dict]], mode: str, wall: float) -> str:
+    lines = [f"# Comparison benchmark ({mode}, {time.strftime('%Y-%m-%d %H:%M')})", "",
              f"Machine: {machine()}.", "",
              "One comparison against the baseline: t, randomization and Wilcoxon p-values of every (system, metric) "
              "pair, BCa bootstrap CIs (evalbridge: of the differences and of every system's mean; before: of the "
@@ -219,6 +223,8 @@ def render(results: list[tuple[dict, dict]], quick: bool, wall: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes only (< 1 minute)")
+    parser.add_argument("--goal", action="store_true", help="only the goals of issue 26: 100,000 queries x 10,000 "
+                                                           "resamples on both cores and on one, and power")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder of the markdown report")
     args = parser.parse_args()
@@ -226,19 +232,21 @@ def main() -> None:
         print(json.dumps(worker(json.loads(args.worker))))
         return
     began = time.perf_counter()
-    print(f"comparison benchmark ({'quick' if args.quick else 'full'}): {machine()}", flush=True)
+    print(f"comparison benchmark ({'goal' if args.goal else 'quick' if args.quick else 'full'}): {machine()}",
+          flush=True)
     results = []
-    for spec in plan(args.quick):
+    for spec in plan(args.quick, args.goal):
         got = spawn(spec)
         results.append((spec, got))
         text = got["error"] if "error" in got else (f"{fmt(got['median'])}, peak +{got['peak_growth'] / 2 ** 20:.0f} "
                                                      f"MiB")
         print(f"  {spec['task']} {spec['systems']}x{spec['metrics']} {spec['queries']:,} queries x "
               f"{spec['resamples']:,} resamples: {text}", flush=True)
-    report = render(results, args.quick, time.perf_counter() - began)
+    mode = "goal" if args.goal else "quick" if args.quick else "full"
+    report = render(results, mode, time.perf_counter() - began)
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"compare-{'quick' if args.quick else 'full'}-{time.strftime('%Y-%m-%d')}.md"
+    path = args.out / f"compare-{mode}-{time.strftime('%Y-%m-%d')}.md"
     path.write_text(report)
     print(f"written to {path}")
 

@@ -190,8 +190,11 @@ def test_every_door_gives_the_same_outcome(tmp_path: Path, case: str, policy: st
                          on_inconclusive=flag or policy or "fail")
     assert (shown["outcome"], shown["passed"]) == (api.outcome, api.passed) == (CASES[case][3], code == 0)
     assert shown["ci_low"] == pytest.approx(api.ci_low) and shown["queries_needed"] == api.queries_needed
-    power = json.loads(out)["power"]
-    assert power["rows"][0]["n"] == CASES[case][0] and power["test"] == "t"
+    power = json.loads(out)["power"]   # the compare report's power section is eb.power's, row for row
+    api_power = eb.power(results, ["P@1"], baseline="bm25")
+    assert power["test"] == api_power.test == "t" and len(power["rows"]) == len(api_power.rows) == 1
+    for key in ("n", "delta", "sd", "mde", "queries_needed"):
+        assert power["rows"][0][key] == pytest.approx(getattr(api_power.rows[0], key)), key
     if code:
         assert "gate" in err and ("INCONCLUSIVE" in err or "FAILED" in err)
 

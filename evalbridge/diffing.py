@@ -45,6 +45,7 @@ from .metrics.requests import MetricsArg
 from .model import Qrels, Run
 from .settings import Keywords, Settings, settings_of
 from .ranking import rank
+from .wording import option
 from .stats.parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
@@ -268,10 +269,10 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg, *, k: int = 10
 def _check_options(*, k: Any, queries: Any, moves: Any, ties: str) -> None:
     check_parameters(DIFF_PARAMETERS, {"k": k, "moves": moves, **({} if queries is None else {"queries": queries})})
     if ties == "average":
-        raise InputError("ties='average' ranks no single order, so which documents are in the top k is not "
-                         "one answer; a diff compares rankings.",
-                         fix="diff with a tie rule (ties='docid_desc', trec_eval's); the metric values of "
-                             "'average' are in evaluate's results.")
+        raise InputError(f"{option('ties', 'average')} ranks no single order, so which documents are in the top k is "
+                         f"not one answer; a diff compares rankings.",
+                         fix=f"diff with a tie rule ({option('ties', 'docid_desc')}, trec_eval's); the metric values "
+                             f"under 'average' are in the evaluation's results.")
 
 
 def diff_results(qrels: Qrels, run_a: Run, run_b: Run, results_a: Results, results_b: Results, *, k: int = 10,

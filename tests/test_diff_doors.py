@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
+from doors import cli
 from evalbridge.errors import InputError
 from evalbridge.reports.formats import render
 
@@ -39,11 +40,21 @@ def _config(folder: Path, diff: object) -> dict:
     return json.loads(render(outcome.report, "json"))["diffs"]["new"]
 
 
-def test_api_and_config_agree(folder: Path) -> None:
+def _cli(folder: Path, *flags: str) -> tuple[int, str, str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        return cli("diff", "qrels.txt", "base.run", "new.run", "-m", *METRICS, "--format", "json", *flags)
+
+
+def test_the_three_doors_agree(folder: Path) -> None:
     api = _api(folder, k=2, queries=5)
     config = _config(folder, {"k": 2, "queries": 5})
-    assert api["queries"] == config["queries"] and api["changes"] == config["changes"]
-    assert api["means"] == config["means"] and api["systems"] == config["systems"] == ["base", "new"]
+    code, out, err = _cli(folder, "-k", "2", "--queries", "5")
+    assert code == 0, err
+    command_line = json.loads(out)
+    for door in (config, command_line):
+        assert api["queries"] == door["queries"] and api["changes"] == door["changes"]
+        assert api["means"] == door["means"] and api["systems"] == door["systems"] == ["base", "new"]
     q1 = next(q for q in api["queries"] if q["query"] == "q1")
     assert [(c["doc"], c["grade"], c["rank_a"], c["rank_b"]) for c in q1["left"]] == [("a", 2.0, 1, 3)]
     assert [(c["doc"], c["grade"]) for c in q1["entered"]] == [("c", 0.0)]
@@ -55,3 +66,7 @@ def test_bad_values_are_refused_alike(folder: Path) -> None:
         _api(folder, k=0)
     with pytest.raises(InputError, match=r"eval.yaml:\d+: diff.k must be an integer >= 1; got 0"):
         _config(folder, {"k": 0})
+    code, _, err = _cli(folder, "-k", "0")
+    assert code == 2 and "-k must be an integer >= 1; got 0" in err and "Traceback" not in err
+    code, _, err = _cli(folder, "--ties", "average")
+    assert code == 2 and "--ties docid_desc" in err

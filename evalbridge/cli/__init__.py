@@ -5,6 +5,7 @@ Commands::
     evalbridge run CONFIG                       the whole configured evaluation (configs/*.yaml)
     evalbridge eval QRELS RUN... -m METRIC...   quick evaluation from files (or LOG...: inputs holding both)
     evalbridge check QRELS RUN -m ... --backends ...   the cross-check report (or check LOG)
+    evalbridge diff QRELS RUN_A RUN_B -m ...    where run B differs from run A, query by query
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
     evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)
@@ -30,7 +31,7 @@ from .shared import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
-COMMANDS = ("run", "eval", "check", "metrics", "convert", "agree", "formats")
+COMMANDS = ("run", "eval", "check", "diff", "metrics", "convert", "agree", "formats")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -154,6 +154,10 @@ FLAGS = {
     ("crosscheck", "canonicalise"): "--canonicalise",
 }
 
+#: ``evalbridge diff``'s section: config key path -> its flag
+DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
+              ("diff",): "RUN_A RUN_B"}
+
 
 def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
     """A command-line input as a config source: ``{path | table, format, columns}``."""
@@ -287,12 +291,15 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
                                            ("buckets", getattr(args, "spark_buckets", None))) if value is not None}
     if spark:
         raw["spark"] = spark
+    if args.command == "diff":
+        raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     tracking = tracking_given(args)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags()}), folder=Path.cwd(), default_dir=None)
+    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags(), **DIFF_FLAGS}), folder=Path.cwd(),
+                    default_dir=None)
 
 
 def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:

@@ -1,0 +1,56 @@
+"""``evalbridge diff QRELS RUN_A RUN_B -m METRIC...``: where run B differs from run A, query by query (a config's ``diff:``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+
+
+def _formats() -> list[str]:
+    """The formats a diff is written in: every output format that writes tables, and json."""
+    from ..reports.formats import output_formats
+
+    return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..pipeline import run_config
+    from ..reports.run_diff import render_diff
+
+    config = config_of(args, args.qrels, [args.run_a, args.run_b])
+    refuse_overwrites(args, config)
+    outcome = run_config(config, write=False)
+    found = next(iter(outcome.report.diffs.values()))
+    emit(render_diff(found, args.format), args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..diffing import DIFF_PARAMETERS
+
+    p = commands.add_parser(
+        "diff", help="where run B differs from run A, query by query",
+        description="Evaluate RUN_A and RUN_B once each, rank every query by the change of each metric, and show for "
+                    "the largest drops and gains the judged documents that entered or left the top k (grade, rank in "
+                    "A and B), the unjudged ones, and the largest rank moves (a config's diff: section).")
+    p.add_argument("qrels", metavar="QRELS", help="the judgements")
+    p.add_argument("run_a", metavar="RUN_A", help="the run compared with (the baseline)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run compared")
+    p.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+                   help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@10' recall@100; LABEL=SPEC names one")
+    for flag, name in (("-k", "k"), ("--queries", "queries"), ("--moves", "moves")):
+        rule = DIFF_PARAMETERS[name]
+        p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",
+                       help=f"{rule.fix.rstrip('.')} (default {rule.default})")
+    p.add_argument("--backend", default="auto", help="who computes the metrics (default auto)")
+    p.add_argument("--format", choices=_formats(), default="terminal", help="output format (default terminal)")
+    p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the diff to this file instead of stdout")
+    p.add_argument("--title", default=None, help="heading of the report")
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_quiet(p)
+    add_inputs(p)
+    add_conventions(p)
+    p.set_defaults(handler=handle)

@@ -31,14 +31,17 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .settings import Settings, settings_of
 from .stats.compare import CORRECTIONS, TESTS, check_comparison_parameters
 from .stats.parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np
+    from typing_extensions import Unpack
 
     from .fast.tops import TopLists
     from .model import Qrels, Run
+    from .settings import Keywords
     from .stats.agreement import JudgeAgreement
 
 __all__ = ["diagnose", "Diagnosis", "DiscriminativePower", "SwapRate", "SwapBin", "RunBias", "PoolBias",
@@ -316,17 +319,8 @@ class _Collection:
             _compact(self.table, self.row_code, mask, self.qrels)
 
 
-def _options(settings: Any, keywords: Mapping[str, Any]) -> dict[str, Any]:
-    """evaluate's keyword options from ``settings`` (a Settings or None) and keywords."""
-    options = dict(keywords)
-    if settings is not None:
-        for name, value in settings.changed().items():
-            options.setdefault(name, value)
-    return options
-
-
-def _level(qrels: Qrels, options: Mapping[str, Any]) -> float:
-    level = options.get("min_relevance")
+def _level(qrels: Qrels, options: Settings) -> float:
+    level = options.min_relevance
     if level is None:
         level = qrels.min_relevance
     return 1.0 if level is None else float(level)
@@ -354,14 +348,14 @@ def _within_depth(metric: str, depth: int) -> None:
                          fix=f"diagnose a metric with a cut-off of at most {depth}, e.g. nDCG@10 or AP@{depth}.")
 
 
-def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Mapping[str, Any], *,
+def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Settings, *,
                quiet: bool = False) -> tuple[list[str], np.ndarray]:
     """(the queries every run was evaluated on, in the qrels' order; values systems x queries)."""
     import numpy as np
 
     from .evaluation import evaluate
 
-    maps = [_quietly(qrels, run, metric, options) if quiet else evaluate(qrels, run, metric, **options).query(metric)
+    maps = [_quietly(qrels, run, metric, options) if quiet else evaluate(qrels, run, metric, settings=options).query(metric)
             for run in runs]
     common = set(maps[0]).intersection(*maps[1:]) if maps else set()
     ids = [q for q in maps[0] if q in common] if maps else []
@@ -369,7 +363,7 @@ def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Mapping[str,
 
 
 def _saturation(collection: _Collection, ids: list[str], values: np.ndarray, metric: str,
-                options: Mapping[str, Any]) -> Saturation:
+                options: Settings) -> Saturation:
     import numpy as np
 
     from .evaluation import evaluate
@@ -417,7 +411,7 @@ def _compact(table: Any, row_code: np.ndarray, keep: np.ndarray, qrels: Qrels) -
     return Qrels(compact, min_relevance=qrels.min_relevance, allow_empty=True)
 
 
-def _needed(table: Any, row_code: np.ndarray, qrels: Qrels, metric: str, options: Mapping[str, Any]) -> np.ndarray:
+def _needed(table: Any, row_code: np.ndarray, qrels: Qrels, metric: str, options: Settings) -> np.ndarray:
     """The rows of ``table`` an evaluation of ``metric`` reads: all, or without the rows of grade 0 when the
     metric reads no judgement of grade 0 (no ``in_qrels`` / ``in_pool`` input, no gain map, a level above 0,
     no ``judged_only``), keeping one row of a query that has only such rows (it stays a query of the qrels).
@@ -429,11 +423,11 @@ def _needed(table: Any, row_code: np.ndarray, qrels: Qrels, metric: str, options
 
     parsed = parse_metric(metric)
     every: np.ndarray = np.ones(table.n_rows, dtype=bool)
-    if parsed.inputs or options.get("judged_only") or parsed.settings.get("gains") is not None:
+    if parsed.inputs or options.judged_only or parsed.settings.get("gains") is not None:
         return every
     if parsed.info.binary:
         level = parsed.settings.get("rel")
-        if (level if level is not None else relevance_level(qrels, options.get("min_relevance"))) <= 0:
+        if (level if level is not None else relevance_level(qrels, options.min_relevance)) <= 0:
             return every
     keep: np.ndarray = table.values != 0
     has_kept = np.zeros(len(table.query_ids), dtype=bool)
@@ -443,7 +437,7 @@ def _needed(table: Any, row_code: np.ndarray, qrels: Qrels, metric: str, options
     return keep
 
 
-def _quietly(qrels: Qrels, run: Run, metric: str, options: Mapping[str, Any]) -> dict[str, float]:
+def _quietly(qrels: Qrels, run: Run, metric: str, options: Settings) -> dict[str, float]:
     """Per-query values of an evaluation the diagnosis makes for itself (the ideal ranking, a run without its
     own relevant documents): what evaluate would warn of there is by construction, not the user's input."""
     from .errors import EvalbridgeWarning
@@ -451,7 +445,7 @@ def _quietly(qrels: Qrels, run: Run, metric: str, options: Mapping[str, Any]) ->
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalbridgeWarning)
-        return evaluate(qrels, run, metric, **options).query(metric)
+        return evaluate(qrels, run, metric, settings=options).query(metric)
 
 
 def _without(collection: _Collection, rows_out: np.ndarray, queries: list[str]) -> Qrels:
@@ -468,7 +462,7 @@ def _without(collection: _Collection, rows_out: np.ndarray, queries: list[str]) 
 
 
 def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], values: np.ndarray,
-               metric: str, depth: int, level: float, options: Mapping[str, Any]) -> PoolBias:
+               metric: str, depth: int, level: float, options: Settings) -> PoolBias:
     import numpy as np
 
     from .model import Run
@@ -482,7 +476,7 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
     position = {q: i for i, q in enumerate(ids)}
     means = values.mean(axis=1) if values.shape[1] else np.full(values.shape[0], np.nan)
     ranks = _ranks(means)
-    reduced = dict(options, no_relevant="zero")  # a query left with nothing relevant scores 0 there
+    reduced = options.replace(no_relevant="zero")  # a query left with nothing relevant scores 0 there
     out = []
     for s, name in enumerate(tops.systems):
         mine = unique[codes[s]]                                   # (queries, depth)
@@ -510,7 +504,7 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
 def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG@10", *,
              judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000, test: str = "t",
              correction: str = "holm", alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
-             settings: Any = None, **evaluate_options: Any) -> Diagnosis:
+             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnosis:
     """Diagnose a test collection: ``qrels`` judged, ``runs`` the systems it is to tell apart.
 
     Args:
@@ -523,8 +517,8 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         trials: random splits into halves for the swap rate.
         test, correction, alpha, n_resamples, seed: as :func:`evalbridge.compare`'s (``seed`` also draws the
             halves).
-        settings: a :class:`~evalbridge.settings.Settings`; ``evaluate_options`` (``min_relevance``, ``ties``...)
-            are evaluate's keywords and replace its fields.
+        settings, keywords: :func:`evalbridge.evaluate`'s settings (a :class:`~evalbridge.settings.Settings`, whole,
+            or its fields as keywords, which replace those of ``settings``); every evaluation takes them.
 
     Raises:
         InputError: fewer than two runs, a bad option, or (TopLists) a metric without a cut-off within the depth.
@@ -539,8 +533,8 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     depth_and_trials = check_parameters(DIAGNOSIS_PARAMETERS, {"pool_depth": pool_depth, "trials": trials})
     pool_depth, trials = depth_and_trials["pool_depth"], depth_and_trials["trials"]
     label = _metric(metric)
-    options = _options(settings, evaluate_options)
-    judgements = as_qrels(qrels)
+    options = settings_of(settings, keywords)
+    judgements = as_qrels(qrels, ids=options.ids)
     if isinstance(runs, TopLists):
         _within_depth(label, runs.depth)
         tops, listed = runs, None
@@ -550,9 +544,9 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         if not isinstance(runs, Mapping):
             raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                              fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
-        run_objects = listed = [as_run(run) for run in runs.values()]
-        tops = from_runs(dict(zip(map(str, runs), run_objects)), pool_depth, ties=options.get("ties", "docid_desc"),
-                         score_precision=options.get("score_precision", "float64"))
+        run_objects = listed = [as_run(run, ids=options.ids, duplicates=options.duplicates) for run in runs.values()]
+        tops = from_runs(dict(zip(map(str, runs), run_objects)), pool_depth, ties=options.ties,
+                         score_precision=options.score_precision)
     if len(tops.systems) < 2:
         raise InputError(f"diagnose needs at least two runs; got {len(tops.systems)}.",
                          fix="give every system the collection is to tell apart.")
@@ -569,7 +563,7 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     if judgements_b is not None:
         from .stats.agreement import agreement as judge_agreement
 
-        agreement = judge_agreement(judgements, judgements_b, min_relevance=options.get("min_relevance"))
+        agreement = judge_agreement(judgements, judgements_b, min_relevance=options.min_relevance)
     means = values.mean(axis=1) if values.shape[1] else np.full(values.shape[0], np.nan)
     return Diagnosis(
         metric=label, systems=tops.systems, means=tuple(float(m) for m in means), queries=len(ids),

@@ -30,12 +30,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .settings import Settings, settings_of
 from .stats.parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np
+    from typing_extensions import Unpack
 
-    from .model import Qrels, Run
+    from .model import Qrels
+    from .settings import Keywords
 
 __all__ = ["uncertain", "Uncertainty", "expected_values", "EXPECTED", "UNCERTAINTY_PARAMETERS"]
 
@@ -223,7 +226,7 @@ def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed:
 
 def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None, probabilities: Any = None,
               system: str = "run", draws: int = 200, n_resamples: int = 10_000, confidence: float = 0.95,
-              seed: int = 0, settings: Any = None, **evaluate_options: Any) -> Uncertainty:
+              seed: int = 0, settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty:
     """``metric`` of ``run`` with the uncertainty of its labels: give ``judges`` (name -> qrels, the same pairs
     graded by each) or ``probabilities`` (one qrels whose grades are probabilities of relevance), not both.
 
@@ -232,7 +235,7 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
         metric: one metric; with probabilities, one of :data:`EXPECTED` (binary, at its default options).
         draws: labellings drawn from the probabilities for the interval.
         n_resamples, confidence, seed: the bootstrap's.
-        settings, evaluate_options: as ``evaluate``'s (``ties``, ``min_relevance``...).
+        settings, keywords: :func:`evalbridge.evaluate`'s settings (a ``Settings`` whole, or its fields as keywords).
     """
     import numpy as np
 
@@ -245,26 +248,25 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
         raise InputError("give either judges (name -> qrels: several judges' grades) or probabilities (one qrels of "
                          "probabilities of relevance), not both and not neither.",
                          fix="e.g. eb.uncertain(run, 'P@10', judges={'ann': qrels_a, 'bob': qrels_b}).")
-    options = dict(evaluate_options)
-    if settings is not None:
-        for name, value in settings.changed().items():
-            options.setdefault(name, value)
-    the_run = as_run(run)
+    options = settings_of(settings, keywords)
+    the_run = as_run(run, ids=options.ids, duplicates=options.duplicates)
     if judges is not None:
         if not isinstance(judges, Mapping) or len(judges) < 2:
             raise InputError("judges must map at least two judge names to their judgements.",
                              fix="e.g. judges={'ann': qrels_a, 'bob': qrels_b}.")
-        per_judge = [evaluate(as_qrels(q), the_run, metric, **options).query(metric) for q in judges.values()]
+        per_judge = [evaluate(as_qrels(q, ids=options.ids), the_run, metric, settings=options).query(metric)
+                     for q in judges.values()]
         ids = [q for q in per_judge[0] if all(q in m for m in per_judge[1:])]
         values = np.array([[m[q] for q in ids] for m in per_judge])
         expected = values.mean(axis=0)
         source, labellings = "judges", tuple(map(str, judges))
     else:
-        qrels = as_qrels(probabilities)
-        exact = expected_values(qrels, the_run, metric, ties=options.get("ties", "docid_desc"))
+        qrels = as_qrels(probabilities, ids=options.ids)
+        exact = expected_values(qrels, the_run, metric, ties=options.ties)
         ids = list(exact)
         expected = np.array([exact[q] for q in ids])
         rng = np.random.default_rng(chosen["seed"])
+        labelled = options.replace(min_relevance=1)   # a drawn label is 1 (relevant) or 0
         pairs = [(q, d, float(p)) for q in ids for d, p in qrels[q].items()]
         p = np.array([x[2] for x in pairs])
         drawn = []
@@ -273,8 +275,7 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
             sample: dict[str, dict[str, int]] = {q: {} for q in ids}
             for (q, d, _), label in zip(pairs, labels):
                 sample[q][d] = label
-            result = evaluate(Qrels(sample, allow_empty=True), the_run, metric, min_relevance=1,
-                              **{k: v for k, v in options.items() if k != "min_relevance"})
+            result = evaluate(Qrels(sample, allow_empty=True), the_run, metric, settings=labelled)
             per_query = result.query(metric)
             drawn.append([per_query.get(q, 0.0) for q in ids])
         values = np.array(drawn)

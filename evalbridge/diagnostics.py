@@ -179,7 +179,7 @@ class Diagnosis:
     agreement: JudgeAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Every number, JSON-ready (the agreement as its own ``to_dict``)."""
+        """Every number, JSON-ready (nan and infinity as None; the agreement as its own ``to_dict``)."""
         out = {name: getattr(self, name) for name in ("metric", "systems", "means", "queries")}
         for name in ("discriminative_power", "swap", "pool_bias", "saturation", "judged"):
             out[name] = asdict(getattr(self, name))
@@ -188,12 +188,24 @@ class Diagnosis:
         for row, section in zip(out["pool_bias"]["runs"], self.pool_bias.runs):
             row["delta"] = section.delta
         out["agreement"] = None if self.agreement is None else self.agreement.to_dict()
-        return out
+        clean: dict[str, Any] = _finite(out)
+        return clean
 
     def __str__(self) -> str:
         from .reports.diagnosis import render_text
 
         return render_text(self)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every nan or infinite float as None (JSON has neither), tuples as lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 # ------------------------------------------------------------------ the measures over a (systems, queries) matrix

@@ -216,3 +216,49 @@ def test_the_first_documents_as_arrays_diagnose_as_the_runs_do(case: tuple, metr
     qrels, runs, _ = case
     direct = diagnose(qrels, runs, metric, pool_depth=4, trials=20, min_relevance=level)
     assert diagnose(qrels, from_runs(runs, 4), metric, pool_depth=4, trials=20, min_relevance=level) == direct
+
+
+QRELS_TXT = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 a 1\nq2 0 d 1\nq3 0 e 1\n"
+RUNS_TXT = {"x.run": "q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq2 Q0 d 1 3 x\nq3 Q0 e 1 1 x\n",
+            "y.run": "q1 Q0 c 1 3 y\nq1 Q0 a 2 2 y\nq2 Q0 a 1 3 y\nq2 Q0 z 2 2 y\nq3 Q0 f 1 1 y\n",
+            "z.run": "q1 Q0 b 1 3 z\nq2 Q0 z 1 3 z\nq3 Q0 e 1 1 z\n"}
+
+
+def test_the_command_line_says_what_the_api_says(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    from evalbridge.cli import main
+
+    (tmp_path / "qrels.txt").write_text(QRELS_TXT)
+    for name, text in RUNS_TXT.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    api = diagnose(eb.read_qrels("qrels.txt"), {n[:-4]: eb.read_run(n) for n in RUNS_TXT}, "P@2", pool_depth=2,
+                   trials=30, judgements_b=eb.read_qrels("qrels.txt"), min_relevance=1)
+    code = main(["diagnose", "qrels.txt", *RUNS_TXT, "-m", "P@2", "--pool-depth", "2", "--trials", "30",
+                 "--judgements-b", "qrels.txt", "--min-relevance", "1", "--format", "json"])
+    shown = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert shown.pop("meanings") == meanings(api)
+    assert shown == json.loads(json.dumps(api.to_dict()))
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["diagnose", "qrels.txt", "x.run"], "at least two runs"),
+    (["diagnose", "qrels.txt", "x.run", "y.run", "-m", "P@"], "cannot parse metric"),
+    (["diagnose", "qrels.txt", "x.run", "missing.run"], "missing.run"),
+    (["diagnose", "qrels.txt", "x.run", "y.run", "--pool-depth", "0"], "pool_depth"),
+    (["diagnose", "qrels.txt", "x.run", "y.run", "-o", "x.run"], "x.run"),
+])
+def test_bad_input_at_the_command_line_is_exit_2_without_a_traceback(tmp_path, monkeypatch, capsys, argv: list,
+                                                                      said: str) -> None:
+    from evalbridge.cli import main
+
+    (tmp_path / "qrels.txt").write_text(QRELS_TXT)
+    for name, text in RUNS_TXT.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert (tmp_path / "x.run").read_text() == RUNS_TXT["x.run"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..names import one_line
+
 if TYPE_CHECKING:
     from ..diagnostics import Diagnosis
 
@@ -41,6 +43,8 @@ def _swap(d: Diagnosis) -> str:
     head = f"Over {s.trials} random splits into halves of {s.half} queries, {_pct(s.rate)} of pair orders swapped: "
     if s.stable_delta is None:
         return head + "even the largest differences swap more than 5% of the time, so no order of these systems is settled."
+    if s.stable_delta == 0:
+        return head + "every difference, however small, kept its sign in at least 95% of the splits."
     return head + (f"differences of {s.stable_delta:g} and more kept their sign in at least 95% of the splits; a "
                    f"smaller difference should not decide which system to ship.")
 
@@ -51,15 +55,17 @@ def _bias(d: Diagnosis) -> str:
     if worst is None or worst.unique_relevant == 0 or worst.delta == 0:
         return (f"No run found a relevant document (grade >= {b.level:g}) in its first {b.depth} that no other run "
                 f"found: a new run like these is judged as fairly as they are.")
-    return (f"Without the {worst.unique_relevant} relevant documents only it found (first {b.depth}), {worst.system} "
+    return (f"Without the {worst.unique_relevant} relevant documents only it found (first {b.depth}), {one_line(worst.system)} "
             f"falls from {worst.score:.4f} to {worst.score_without:.4f} (rank {worst.rank} -> {worst.rank_without}): "
             f"a new system unlike the pooled ones may be under-scored by about that much until its documents are judged.")
 
 
 def _saturation(d: Diagnosis) -> str:
     s = d.saturation
-    head = (f"{len(s.perfect)} of {s.queries} queries every system answers perfectly and {len(s.tied)} are scored "
-            f"the same by every system: ")
+    if not s.tied:
+        return f"No query of {s.queries} is scored alike by every system: every query helps tell the systems apart."
+    head = (f"Of {s.queries} queries, every system answers {len(s.perfect)} perfectly and scores {len(s.tied)} "
+            f"alike: ")
     if s.queries and len(s.tied) / s.queries > SATURATED:
         return head + "too many queries tell no system apart; add harder queries before comparing close systems."
     return head + "those queries do not count in any comparison; the others carry every decision."
@@ -101,10 +107,11 @@ def meanings(d: Diagnosis) -> dict[str, str]:
 
 def render_text(d: Diagnosis) -> str:
     """The diagnosis as plain text: the systems' means, each run's pool bias, then the meaning of each finding."""
-    width = max(len(name) for name in d.systems)
+    names = [one_line(name) for name in d.systems]
+    width = max(len("system"), *map(len, names))
     lines = [f"Diagnosis of {d.queries} queries, {len(d.systems)} systems, {d.metric}", ""]
     lines.append(f"{'system':<{width}}  {'mean':>8}  {'unique rel':>10}  {'without':>8}  {'rank':>9}")
-    for name, mean, bias in zip(d.systems, d.means, d.pool_bias.runs):
+    for name, mean, bias in zip(names, d.means, d.pool_bias.runs):
         lines.append(f"{name:<{width}}  {mean:8.4f}  {bias.unique_relevant:>10}  {bias.score_without:8.4f}  "
                      f"{f'{bias.rank} -> {bias.rank_without}':>9}")
     lines.append("")

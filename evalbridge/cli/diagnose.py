@@ -1,0 +1,83 @@
+"""``evalbridge diagnose QRELS RUN RUN... -m METRIC``: can this test collection tell these systems apart, and is it biased?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..errors import InputError
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+    """(qrels, name -> run, settings) read as ``evalbridge eval`` reads them (the config's schema and sources)."""
+    from ..config.sources import load_qrels, load_run
+
+    if len(args.inputs) < 3:
+        raise InputError(f"diagnose needs QRELS and at least two runs; got {len(args.inputs)} input"
+                         f"{'s' if len(args.inputs) != 1 else ''}.", fix="evalbridge diagnose qrels.txt a.run b.run")
+    config = config_of(args, args.inputs[0], args.inputs[1:])
+    refuse_overwrites(args, config)
+    level = config.min_relevance
+    qrels = load_qrels(config.qrels, level)
+    runs = {name: load_run(source, name, qrels, level)[1] for name, source in config.runs.items()}
+    return qrels, runs, config.settings
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..diagnostics import diagnose
+    from ..reports.diagnosis import meanings
+
+    qrels, runs, settings = _inputs(args)
+    other = None
+    if args.judgements_b is not None:
+        from ..config.sources import load_qrels, source_from_path
+
+        other = load_qrels(source_from_path(args.judgements_b, "qrels", args.qrels_format, "judgements_b"),
+                           settings.min_relevance)
+    found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
+                     test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
+                     seed=args.seed, settings=settings)
+    if args.format == "json":
+        text = json.dumps({**found.to_dict(), "meanings": meanings(found)}, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = str(found) + "\n"
+    emit(text, args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..diagnostics import DIAGNOSIS_PARAMETERS
+    from ..stats.compare import CORRECTIONS, TESTS
+
+    di = commands.add_parser("diagnose", help="diagnostics of a test collection: can it tell these systems apart?",
+                             description="Discriminative power, swap rate between random halves of the queries, "
+                                         "leave-one-run-out pool bias, saturated queries, judged share by rank and, "
+                                         "with --judgements-b, the agreement of two sets of judgements; each with "
+                                         "what it means for a decision.")
+    di.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS then two or more RUNs")
+    di.add_argument("-m", "--metrics", nargs=1, default=["nDCG@10"], metavar="METRIC",
+                    help="the one metric the systems are compared on (default nDCG@10)")
+    di.add_argument("--judgements-b", default=None, metavar="QRELS_B",
+                    help="a second set of judgements of the same pairs (another judge): their agreement")
+    di.add_argument("--pool-depth", type=int, default=DIAGNOSIS_PARAMETERS["pool_depth"].default, metavar="N",
+                    help="depth of the pool: a run's own documents are those in its first N that no other run has "
+                         "there (default 100)")
+    di.add_argument("--trials", type=int, default=DIAGNOSIS_PARAMETERS["trials"].default, metavar="N",
+                    help="random splits of the queries into halves for the swap rate (default 1000)")
+    di.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
+    di.add_argument("--correction", default="holm", metavar="NAME",
+                    help=f"multiple-comparison correction: {', '.join(CORRECTIONS)} (default holm)")
+    di.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
+    di.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
+    di.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    di.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
+    di.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    di.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    di.add_argument("--title", default=None, help=argparse.SUPPRESS)
+    add_quiet(di)
+    add_inputs(di)
+    add_conventions(di)
+    di.set_defaults(handler=handle)

@@ -136,7 +136,7 @@ def _origin(source: Source, hashes: _Hashes) -> dict[str, Any]:
 def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
-    return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison else 0)
+    return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
             + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
             + 1 + len(config.tracking))
 
@@ -327,7 +327,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                 results[name] = engine.evaluate(source, shared)
             continue
         with _reading(config, source):
-            qrels, run = load_run(source, name, shared, level)
+            qrels, run = load_run(source, name, shared, level,
+                                  config.slices.by if config.slices and config.slices.file is None else None)
         pairs[name] = (qrels, run)
         results[name] = evaluate(qrels, run, config.metrics, settings=settings)
     _same_judgements(config, pairs)
@@ -347,13 +348,21 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
         agreement = _agree(config, config.agreement, loaded, inputs, hashes)
     labels = [r.label for r in config.metrics]
-    comparison = None
+    comparison = sliced = None
+    groups = _slice_labels(config, pairs)
     if config.comparison is not None:
         step("comparing with the baseline")
         c = config.comparison
         comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
                                      correction=c.correction, alpha=c.alpha, confidence=c.confidence,
-                                     n_resamples=c.n_resamples, seed=config.seed)
+                                     n_resamples=c.n_resamples, seed=config.seed, slices=groups)
+        sliced = comparison.slices
+    elif groups is not None:
+        from .stats.slices import slice_table
+
+        step("slicing the queries")
+        sliced = slice_table({name: {r.label: res.query(r) for r in config.metrics} for name, res in results.items()},
+                             groups, seed=config.seed)
     standings = None
     if comparison is not None and len(results) > 1:
         from .stats.standings import standings as standings_of
@@ -380,7 +389,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                  "sha256": hashes[config.path]})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power)
+                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power,
+                    slices=sliced)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:
@@ -425,6 +435,21 @@ def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple
                                        k=config.diff.k, queries=config.diff.queries, moves=config.diff.moves,
                                        names=(baseline, name))
     return found
+
+
+def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:
+    """The labels of ``slices:`` (a field the RAG logs kept, or a column of a query table), or None; an error names
+    the config's key."""
+    if config.slices is None:
+        return None
+    from .stats.slices import slice_labels
+
+    try:
+        return slice_labels(config.slices.source, [run for _, run in pairs.values()])
+    except InputError as error:
+        if config.path is None:
+            raise
+        raise InputError(f"slices: {error}", source=config.where) from None
 
 
 def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> None:

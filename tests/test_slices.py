@@ -216,3 +216,74 @@ def test_dl19_slices_by_a_column_of_a_query_table_match_pytrec_eval_grouped_by_h
     for name, published in (("bm25", 0.5058), ("splade-pp-ed", 0.7308)):
         rows = [sliced.mean(k, "ndcg_cut_10", name) for k in sliced.names]
         assert sum(r.mean * r.n for r in rows) / 43 == pytest.approx(published, abs=5e-5)
+
+
+# ---------------------------------------------------------------- the doors: config runs, reports
+
+def _two_logs(folder: Path) -> dict[str, Path]:
+    logs = {"bm25": _log(folder / "bm25.jsonl", _rows(30)), "dense": _log(folder / "dense.jsonl", _rows(30, 1))}
+    return logs
+
+
+def _config_report(folder: Path, config: str) -> dict[str, object]:
+    from doors import cli
+
+    (folder / "eval.yaml").write_text(config, encoding="utf-8")
+    code, out, err = cli("run", str(folder / "eval.yaml"), "--no-write", "--format", "json")
+    assert code == 0, err
+    report: dict[str, object] = json.loads(out)
+    return report
+
+
+def test_a_config_slices_by_a_field_of_the_logs_as_the_python_api_does(tmp_path: Path) -> None:
+    logs = _two_logs(tmp_path)
+    report = _config_report(tmp_path, "runs: {bm25: bm25.jsonl, dense: dense.jsonl}\nmetrics: [RR, P@1]\n"
+                                      "comparison: {baseline: bm25, n_resamples: 300}\nslices: category\n")
+    qrels, runs = eb.read_logs({k: str(v) for k, v in logs.items()}, slice="category")
+    cmp = eb.compare(qrels, runs, ["RR", "P@1"], baseline="bm25", n_resamples=300, slices="category")
+    assert cmp.slices is not None
+    assert report["slices"] == json.loads(json.dumps(cmp.slices.to_dict()))
+    systems = report["systems"]
+    # 100, 110, ..., 390: p95 at position 0.95 * 29 = 27.55, between 370 and 380 (numpy's linear rule)
+    assert systems["bm25"]["numbers"]["latency_ms"] == {"n": 30, "mean": 245.0, "p50": 245.0,  # type: ignore[index]
+                                                        "p95": pytest.approx(375.5)}
+    rr = {s: systems[s]["metrics"]["RR"] for s in ("bm25", "dense")}  # type: ignore[index]
+    cost = {s: systems[s]["numbers"]["cost"]["mean"] for s in ("bm25", "dense")}  # type: ignore[index]
+    assert cost["dense"] > cost["bm25"]
+    expected = ["bm25", "dense"] if rr["dense"] > rr["bm25"] else ["bm25"]
+    assert report["quality_vs_cost"]["cost"]["RR"] == expected  # type: ignore[index]
+
+
+def test_a_config_slices_by_a_column_of_a_query_table_without_a_comparison(tmp_path: Path) -> None:
+    _two_logs(tmp_path)
+    (tmp_path / "queries.tsv").write_text("qid\tlang\n" + "".join(f"q{i}\t{'de' if i < 12 else 'en'}\n"
+                                                                  for i in range(28)), encoding="utf-8")
+    report = _config_report(tmp_path, "runs: {bm25: bm25.jsonl, dense: dense.jsonl}\nmetrics: [RR]\n"
+                                      "slices: {by: lang, file: queries.tsv}\n")
+    sliced = report["slices"]
+    assert sliced["counts"] == {"de": 12, "en": 16} and sliced["differences"] == []  # type: ignore[index]
+    assert sliced["unsliced"] == {"count": 2, "queries": ["q28", "q29"]}  # type: ignore[index]
+
+
+def test_pareto_front_marks_the_systems_no_other_beats_on_quality_and_cost() -> None:
+    from evalbridge.results import pareto_front
+
+    assert pareto_front({"a": (0.5, 1.0), "b": (0.5, 1.0)}) == ("a", "b")  # equal: neither beats the other
+    assert pareto_front({"a": (0.5, 1.0), "b": (0.6, 1.0), "c": (0.7, 0.5)}) == ("c",)
+    assert pareto_front({"a": (float("nan"), 1.0), "b": (0.1, 9.0)}) == ("b",)
+
+
+def test_reports_show_slices_and_logged_numbers_in_text_and_markdown(tmp_path: Path) -> None:
+    logs = _two_logs(tmp_path)
+    qrels, runs = eb.read_logs({k: str(v) for k, v in logs.items()}, slice="category")
+    results = {name: eb.evaluate(qrels, run, ["RR"]) for name, run in runs.items()}
+    cmp = eb.compare_systems(results, ["RR"], baseline="bm25", n_resamples=200,
+                             slices=dict(runs["bm25"].logged["category"]))
+    report = eb.Report(results=results, comparison=cmp, slices=cmp.slices)
+    from evalbridge.reports.report import render
+
+    text, md = render(report, "terminal"), render(report, "markdown")
+    for shown in (text, md):
+        assert "Quality vs latency_ms" in shown and "Slices by a mapping" in shown and "not tested" not in shown
+        assert "Pareto front" in shown and "Benjamini-Hochberg" in shown
+    assert "## Slices: differences against the baseline" in md

@@ -29,7 +29,7 @@ from .sources import Source, check_source
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
-__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "SliceSettings", "AgreementSettings", "PlotSettings", "OutputSettings",
            "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES", "RULES", "YamlLocator", "FlagLocator", "validate",
            "with_tracking"]
 
@@ -66,6 +66,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
     "spark": "{master, buckets}: the session started when none is active (default local[*]), query buckets",
     "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
+    "slices": "a field of the RAG logs (slices: category), or {by: COLUMN, file: QUERY TABLE}: per-slice means, "
+              "intervals and differences against the baseline",
 })
 
 #: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
@@ -171,6 +173,20 @@ class DiffSettings:
 
 
 @dataclass(frozen=True)
+class SliceSettings:
+    """``slices:``: the queries grouped by a field of the RAG logs (``by``), or by the column ``by`` of the query
+    table ``file`` (see :mod:`evalbridge.stats.slices`)."""
+
+    by: str
+    file: Path | None = None
+
+    @property
+    def source(self) -> Any:
+        """What :func:`evalbridge.stats.slices.slice_labels` takes: the field, or (file, column)."""
+        return self.by if self.file is None else (str(self.file), self.by)
+
+
+@dataclass(frozen=True)
 class AgreementSettings:
     """``agreement:``: two sets of judgements compared, and the system rankings they induce (see
     :func:`evalbridge.agree`). The conventions (backend, ``min_relevance``, ties, ``seed``...) are the config's."""
@@ -256,6 +272,7 @@ class Config:
     engine: str = "local"
     spark: SparkSettings | None = None
     tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    slices: SliceSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -852,6 +869,22 @@ def _on_spark(check: _Checker, config: Config) -> None:
                              fix=f"evaluate this metric with {option('engine', 'local')}.")
 
 
+def _slices(check: _Checker, value: Any, folder: Path) -> SliceSettings | None:
+    """``slices:``: a field of the RAG logs, or ``{by: column, file: query table}``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return SliceSettings(by=check.string(value, ("slices",)))
+    spec = check.mapping(value, ("slices",), ["by", "file"], "{by: category, file: queries.csv}")
+    if "by" not in spec:
+        raise check.fail(("slices",), "slices: names no field or column.",
+                         fix="write slices: category (a field of the RAG logs) or slices: {by: category, "
+                             "file: queries.csv}.")
+    by = check.string(spec["by"], ("slices", "by"))
+    file = check.existing_file(spec["file"], ("slices", "file"), folder) if spec.get("file") is not None else None
+    return SliceSettings(by=by, file=file)
+
+
 def _tracking(check: _Checker, value: Any) -> Mapping[str, Mapping[str, Any]]:
     """``tracking:``: tracker -> its options, each checked by its rule in :data:`RULES` (declared by the tracker,
     :mod:`evalbridge.tracking`); the tracker's library is checked installed here, before anything runs."""
@@ -980,7 +1013,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed, engine=engine, spark=spark, tracking=_tracking(check, spec.get("tracking")),
-        raw=MappingProxyType(dict(spec)))
+        slices=_slices(check, spec.get("slices"), folder), raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)
     if config.diff is not None and engine == "spark":

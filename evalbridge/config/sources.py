@@ -150,11 +150,16 @@ def load_qrels(source: Source, level: float | None, *, prefer_columns: bool = Fa
                     **_with_level(source.format, source.options, level))
 
 
-def load_run(source: Source, name: str, qrels: Any, level: float | None) -> tuple[Any, Any]:
-    """(qrels, run) of one system: its own judgements for formats that hold them, else the shared ``qrels``."""
-    from ..io import read_pair, to_run
+def load_run(source: Source, name: str, qrels: Any, level: float | None,
+             slice: str | None = None) -> tuple[Any, Any]:
+    """(qrels, run) of one system: its own judgements for formats that hold them, else the shared ``qrels``.
+    ``slice``: the field of slice labels (``slices:``), read by a format that takes it unless the source names
+    its own."""
+    from ..io import get_format, read_pair, to_run
 
     options = _with_level(source.format, source.options, level)
+    if slice is not None and "slice" in get_format(source.format).options:
+        options.setdefault("slice", slice)
     if source.carries_qrels:
         return read_pair(source.origin, format=source.format, name=name, **options)
     return qrels, to_run(source.origin, format=source.format, name=name, **options)

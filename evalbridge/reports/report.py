@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ..results import Results
     from ..stats.compare import Comparison
     from ..stats.gates import GateResult
+    from ..stats.slices import Slices
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "csv_text", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
@@ -112,6 +113,8 @@ class Report:
             the hardest queries, ranks per query) when the report compares systems, else None.
         power: the comparison's :class:`~evalbridge.stats.power.PowerAnalysis` (the smallest difference each pair
             and metric can detect, the queries needed for the observed one) when the report compares systems.
+        slices: per-slice means, intervals and differences against the baseline
+            (:class:`~evalbridge.stats.slices.Slices`, ``slices:`` of a config), or None.
     """
 
     results: Mapping[str, Results]
@@ -128,6 +131,7 @@ class Report:
     diffs: Mapping[str, Any] = field(default_factory=dict)
     standings: Any = None
     power: Any = None
+    slices: Slices | None = None
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None:
@@ -444,6 +448,15 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["power"] = report.power.to_dict()
     if report.diffs:
         data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
+    if any(r.numbers for r in report.results.values()):
+        from .slices import fronts
+
+        for s, r in report.results.items():
+            data["systems"][s]["numbers"] = {n.field: {"n": n.n, "mean": n.mean, "p50": n.p50, "p95": n.p95}
+                                             for n in r.numbers}
+        data["quality_vs_cost"] = fronts(report.results, labels)
+    if report.slices is not None:
+        data["slices"] = report.slices.to_dict()
     data["provenance"] = report.provenance
     out: dict[str, Any] = jsonable(data)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from ...names import CONTROL
@@ -75,6 +76,10 @@ def render_markdown(report: Report) -> str:
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
     if report.agreement is not None:
         out += ["", report.agreement.to_markdown().strip()]
+    from ..slices import report_tables
+
+    for table in report_tables(report, FORMAT):
+        out += ["", markdown_table(replace(table, title=f"## {table.title}" if table.title else "")).rstrip("\n")]
     queries = [f"- {md(line)}" for line in queries_lines(report)]
     out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]

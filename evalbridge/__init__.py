@@ -42,6 +42,8 @@ _EXPORTS = {
     "log_mlflow": "tracking",
     "diff": "diffing",
     "pool": "pooling",
+    "merge_judgements": "merging",
+    "what_changed": "stats.changes",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors",
     "EvalbridgeWarning": "errors",
@@ -78,6 +80,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .tracking import log_mlflow as log_mlflow
     from .diffing import diff as diff
     from .pooling import pool as pool
+    from .merging import merge_judgements as merge_judgements
+    from .stats.changes import what_changed as what_changed
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

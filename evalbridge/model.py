@@ -311,6 +311,9 @@ class Qrels(_Base):
             in the provenance); by default an empty input is refused as a likely mistake.
         topics: the text of each query, where the input holds it (a LlamaIndex dataset's ``queries``):
             kept as :attr:`topics` (read-only, empty when the input had none); not compared.
+        judged_by: who gave each grade, ``{query id: {doc id: source}}`` (``human``, a judge's name), where the
+            input says it (a file of graded pairs with a judge field, :func:`evalbridge.merge_judgements`): kept as
+            :attr:`judged_by` (read-only, empty when unknown); not compared.
 
     Example:
         >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}})
@@ -318,26 +321,38 @@ class Qrels(_Base):
         (2, 2)
     """
 
-    __slots__ = ("min_relevance", "_grades", "_topics")
+    __slots__ = ("min_relevance", "_grades", "_topics", "_judged_by")
     min_relevance: float | None
     _grades: frozenset[float]
     _topics: dict[str, str]
+    _judged_by: dict[str, dict[str, str]]
     _what = "grade"
     _compared = ("min_relevance",)
-    _state = (*_Base._state, "min_relevance", "_topics")
+    _state = (*_Base._state, "min_relevance", "_topics", "_judged_by")
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
                  copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False,
-                 topics: Mapping[str, str] | None = None) -> None:
+                 topics: Mapping[str, str] | None = None,
+                 judged_by: Mapping[str, Mapping[str, str]] | None = None) -> None:
         if min_relevance is None and isinstance(data, Qrels):
             min_relevance = data.min_relevance
         if topics is None and isinstance(data, Qrels):
             topics = data._topics
+        if judged_by is None and isinstance(data, Qrels):
+            judged_by = data._judged_by
         if min_relevance is not None:
             check_level(min_relevance)
         object.__setattr__(self, "min_relevance", min_relevance)
         object.__setattr__(self, "_topics", {str(q): str(t) for q, t in (topics or {}).items()})
+        object.__setattr__(self, "_judged_by", {str(q): {str(d): str(who) for d, who in docs.items()}
+                                                for q, docs in (judged_by or {}).items()})
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
+
+    @property
+    def judged_by(self) -> Mapping[str, Mapping[str, str]]:
+        """Query id -> doc id -> who gave the grade (``human``, a judge's name), where the input said it; empty
+        otherwise. Read-only; not part of equality."""
+        return MappingProxyType({q: MappingProxyType(docs) for q, docs in self._judged_by.items()})
 
     @property
     def topics(self) -> Mapping[str, str]:

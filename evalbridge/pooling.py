@@ -159,6 +159,24 @@ class Pool:
         data = {f"pool@{d}": self.by_query[:, j] for j, d in enumerate(self.depths)}
         return pd.DataFrame(data, index=pd.Index(list(self.query_ids), name="query_id"))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The counts, JSON-ready (sizes, per run unjudged and Judged@k now and after); the pairs: :meth:`pairs_frame`."""
+        from .reports.eval_sets import pool_dict
+
+        return pool_dict(self)
+
+    def render(self, fmt: str = "terminal") -> str:
+        """The pool's tables in any format that writes tables (``terminal``, ``markdown``, ``html``...), or ``json``."""
+        from .reports.eval_sets import render_pool
+
+        return render_pool(self, fmt)
+
+    def __str__(self) -> str:
+        return self.render("terminal")
+
+    def _repr_html_(self) -> str:
+        return self.render("html")
+
     def __repr__(self) -> str:
         sizes = ", ".join(f"{self.size(d)} at depth {d}" for d in self.depths)
         return f"Pool({len(self.systems)} runs, {len(self.query_ids)} queries; unjudged pairs: {sizes})"

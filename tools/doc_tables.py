@@ -43,6 +43,7 @@ FILES = {
     "judged.txt": "q1 Q0 d3 1\nq1 Q0 d1 2\nq1 Q0 d2 0\n",
     "run.json": '{"q1": {"d3": 12.5, "d1": 11.0}, "q2": {"d5": 9.1}}\n',
     "run.jsonl": '{"query_id": "q1", "doc_id": "d3", "score": 12.5}\n{"query_id": "q1", "doc_id": "d1", "score": 11.0}\n',
+    "graded.jsonl": '{"query_id": "q1", "doc_id": "d3", "grade": 2, "judge": "umbrela"}\n',
     "rag_log.jsonl": '{"id": "q1", "question": "annual leave?", "contexts": [{"doc_id": "d3", "score": 0.8}, '
                      '{"doc_id": "d1", "score": 0.7}], "ground_truth": {"d1": 2}}\n',
     "run.csv": "qid,docno,score\nq1,d3,12.5\nq1,d1,11.0\n",

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .settings import Settings, settings_of
-from .stats.compare import CORRECTIONS, TESTS, check_comparison_parameters
+from .stats.paired_tests import CORRECTIONS, TESTS, check_comparison_parameters
 from .stats.parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:

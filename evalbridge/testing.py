@@ -47,7 +47,7 @@ _MARGINS = {">=": lambda v, t: v - t, ">": lambda v, t: v - t, "<=": lambda v, t
 def gate_noise(result: GateResult, comparison: Any = None) -> str:
     """Whether a gate's gap is within noise, when the report's statistics know it; ``""`` when they do not.
 
-    ``comparison`` is the report's :class:`~evalbridge.stats.compare.Comparison` (a config with
+    ``comparison`` is the report's :class:`~evalbridge.stats.comparison.Comparison` (a config with
     ``comparison:``). A relative gate is read against the paired test of the system and its baseline
     (significant or not, after the correction); an absolute one against the system's bootstrap interval
     (the threshold inside it: the gap is within noise). Without a comparison there is nothing to say.

@@ -15,9 +15,10 @@ from hypothesis import strategies as hs
 from strategies import qrels_and_run
 
 import evalbridge as eb
-from evalbridge.stats.compare import (
+from evalbridge.stats.compare import compare_systems
+from evalbridge.stats.paired_tests import (
     COMPARISON_PARAMETERS, MAX_RESAMPLES, benjamini_hochberg, bonferroni, bootstrap_ci, check_comparison_parameters,
-    compare_systems, effect_size, holm, mean_ci, paired_t_test, randomization_test, wilcoxon_test, win_tie_loss,
+    effect_size, holm, mean_ci, paired_t_test, randomization_test, wilcoxon_test, win_tie_loss,
 )
 from evalbridge.stats.resampling import (
     bootstrap_intervals, bootstrap_means, jackknife_acceleration, randomization_pvalues,

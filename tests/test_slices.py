@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import evalbridge as eb
-from evalbridge.stats.compare import benjamini_hochberg, mean_ci, paired_t_test
+from evalbridge.stats.paired_tests import benjamini_hochberg, mean_ci, paired_t_test
 from evalbridge.stats.slices import MIN_QUERIES, slice_labels, slice_table
 
 LABELS = ("billing", "tech", "en", "de")

@@ -160,7 +160,7 @@ def test_comparisons_refuse_values_that_are_not_finite(bad: dict[str, float]) ->
 
 
 def test_the_paired_tests_refuse_values_that_are_not_finite() -> None:
-    from evalbridge.stats.compare import paired_t_test, randomization_test, wilcoxon_test
+    from evalbridge.stats.paired_tests import paired_t_test, randomization_test, wilcoxon_test
 
     for test in (paired_t_test, randomization_test, wilcoxon_test):
         with pytest.raises(InputError, match=r"not a finite number \(value 1: inf\)"):

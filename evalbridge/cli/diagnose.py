@@ -50,7 +50,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..diagnostics import DIAGNOSIS_PARAMETERS
-    from ..stats.compare import CORRECTIONS, TESTS
+    from ..stats.paired_tests import CORRECTIONS, TESTS
 
     di = commands.add_parser("diagnose", help="diagnostics of a test collection: can it tell these systems apart?",
                              description="Discriminative power, swap rate between random halves of the queries, "

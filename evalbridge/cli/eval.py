@@ -34,7 +34,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..reports.formats import report_formats
-    from ..stats.compare import CORRECTIONS, TESTS
+    from ..stats.paired_tests import CORRECTIONS, TESTS
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",
                              description="Evaluate one or more runs against QRELS; each run is named after its file. "

@@ -90,13 +90,13 @@ AGREEMENT_KEYS: Mapping[str, str] = MappingProxyType({
 
 
 def _rules() -> Mapping[str, Any]:
-    """Config key -> its rule: the comparison's are :data:`evalbridge.stats.compare.COMPARISON_PARAMETERS`
+    """Config key -> its rule: the comparison's are :data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS`
     themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
     from ..reports.formats import report_formats
     from ..reports.report import PER_QUERY_FORMATS
     from ..stats.agreement import ALPHA_LEVELS
     from ..stats.agreement import TESTS as AGREEMENT_TESTS
-    from ..stats.compare import COMPARISON_PARAMETERS as P
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
     from ..diffing import DIFF_PARAMETERS
     from ..stats.parameters import Interval, OneOf
     from ..tracking import trackers
@@ -672,7 +672,7 @@ def _crosscheck(check: _Checker, value: Any) -> CrossCheckSettings | None:
 
 
 def _comparison(check: _Checker, value: Any, runs: Mapping[str, Source]) -> ComparisonSettings | None:
-    from ..stats.compare import CORRECTIONS, TESTS
+    from ..stats.paired_tests import CORRECTIONS, TESTS
 
     if value is None:
         return None

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from ..cross_check import CrossCheck
     from ..results import Results
-    from ..stats.compare import Comparison
+    from ..stats.comparison import Comparison
     from ..stats.gates import GateResult
     from ..stats.slices import Slices
 
@@ -95,7 +95,7 @@ class Report:
         metrics: the metrics to show, by any name the first system's results know (a label, the spelling
             asked, any spelling); default: every metric the first system was asked.
         title: a heading.
-        comparison: a :class:`~evalbridge.stats.compare.Comparison` against the baseline, or None.
+        comparison: a :class:`~evalbridge.stats.comparison.Comparison` against the baseline, or None.
         gates: :class:`~evalbridge.stats.gates.GateResult` list.
         crosscheck: system name -> cross-check report (``.ok``, ``.differences``, ``.unexplained``,
             ``to_markdown()``, ``to_dict()``).

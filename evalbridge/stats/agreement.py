@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..metrics.spec import parse_metric
-from .compare import holm, paired_t_test, randomization_test
+from .paired_tests import holm, paired_t_test, randomization_test
 from .system_order import kendall_tau as _kendall_tau, tau_ap
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 A rule knows its parameter's name, what it accepts, its default, and the fix to suggest; the
 Python API, the command line and the config file all call :meth:`Interval.check` /
 :meth:`OneOf.check` (through a table such as
-:data:`evalbridge.stats.compare.COMPARISON_PARAMETERS`), so a value is refused with the same
+:data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS`), so a value is refused with the same
 message wherever it comes from. Only the standard library is imported.
 
 Example:

@@ -346,7 +346,8 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
         >>> row.n, round(row.mde, 3), row.queries_needed
         (40, 0.318, 1540)
     """
-    from .compare import _baselines, _check_finite, _pairs, _per_query, _requests, _systems
+    from .compare import _baselines, _pairs, _per_query, _requests, _systems
+    from .paired_tests import check_finite
 
     if test == "wilcoxon":
         raise InputError("the Wilcoxon signed-rank test's power has no closed form here.",
@@ -377,7 +378,7 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
             if not len(d):
                 raise InputError(f"{system!r} and {base!r} have no query in common for {label}.",
                                  fix="evaluate both systems on the same qrels.")
-            _check_finite(d, f"per-query differences of {system!r} and {base!r} for {label}",
+            check_finite(d, f"per-query differences of {system!r} and {base!r} for {label}",
                           lambda i: f"difference {i}")
             keys.append((label, system, base))
             differences.append(d)

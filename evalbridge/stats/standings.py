@@ -4,7 +4,7 @@
 {query: value}}}``) and, for each metric, on the queries every system was evaluated on:
 
 * win / tie / loss counts of every pair of systems (each unordered pair once, in the order given; as ranx's
-  ``Report`` shows them), by :func:`evalbridge.stats.compare.win_tie_loss`;
+  ``Report`` shows them), by :func:`evalbridge.stats.paired_tests.win_tie_loss`;
 * the hardest queries: the lowest mean over the systems (ties by query id), with each system's value;
 * each system's rank on every query (1 = best; systems with equal values share the mean of their places,
   as :func:`scipy.stats.rankdata` ``method="average"``, so the ranks of a query always sum to
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .compare import win_tie_loss
+from .paired_tests import win_tie_loss
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,7 +13,7 @@ same options) and compares them query by query:
 
 The metric values are evaluate's own per-query values, never recomputed; the rankings follow the same rules as
 the evaluation (:func:`evalbridge.ranking.rank` with the tie rule and score precision asked, then ``depth`` and
-``judged_only`` as :func:`evalbridge.evaluation.cut_run` applies them). ``ties="average"`` ranks no single order
+``judged_only`` as :func:`evalbridge.cutting.cut_run` applies them). ``ties="average"`` ranks no single order
 (a tie group across rank ``k`` is in the top ``k`` in some orders only), so a diff refuses it.
 
 A :class:`RunDiff` is data: :mod:`evalbridge.reports.run_diff` declares its tables, which every output format
@@ -293,12 +293,14 @@ def diff_results(qrels: Qrels, run_a: Run, run_b: Run, results_a: Results, resul
         means.append(mean)
     shown = _shown(changes, queries)
     if queries is None:
-        ranked = {q for c in changes for q in c.queries}
-        shown += [q for q in sorted(ranked - set(shown))
-                  if _top(run_a, qrels, q, conventions, k) != _top(run_b, qrels, q, conventions, k)]
+        ranked = [q for q in dict.fromkeys(q for c in changes for q in c.queries) if q not in set(shown)]
+        rows = _Rows(qrels, run_a, run_b, [*shown, *ranked])
+        shown += [q for q in sorted(ranked) if _top(rows.a[q], rows.grades[q], conventions, k)
+                  != _top(rows.b[q], rows.grades[q], conventions, k)]
+    else:
+        rows = _Rows(qrels, run_a, run_b, shown)
     where = [{q: i for i, q in enumerate(c.queries)} for c in changes] if shown else []
-    details = tuple(_query_diff(q, qrels, run_a, run_b, _values(q, changes, where), conventions, k, moves)
-                    for q in shown)
+    details = tuple(_query_diff(q, rows, _values(q, changes, where), conventions, k, moves) for q in shown)
     if queries is None:
         details = tuple(d for d in details if any(a != b for _, a, b in d.values) or _moved(d))
     return RunDiff(systems=systems, k=k, metrics=results_a.labels, means=tuple(means), changes=tuple(changes),
@@ -352,23 +354,55 @@ def _shown(changes: list[MetricChanges], queries: int | None) -> list[str]:
     return sorted(picked, key=lambda q: first.get(q, len(first)))
 
 
-def _ranks(run: Run, qrels: Qrels, query: str, conventions: Settings) -> dict[str, int]:
-    """doc -> 1-based rank in ``run``'s ranking of ``query`` as the metrics saw it (tie rule, precision, then
-    ``depth`` and ``judged_only``, as :func:`evalbridge.evaluation.cut_run`)."""
-    scores = run.get(query)
+@dataclass(frozen=True)
+class _Rows:
+    """The rows of the queries a diff details, and only those: a columnar qrels or run (a large file) gives them
+    without building the dict rows of every query."""
+
+    grades: dict[str, Mapping[str, float]]
+    a: dict[str, Mapping[str, float]]
+    b: dict[str, Mapping[str, float]]
+
+    def __init__(self, qrels: Qrels, run_a: Run, run_b: Run, queries: Sequence[str]) -> None:
+        for name, data in (("grades", qrels), ("a", run_a), ("b", run_b)):
+            object.__setattr__(self, name, _rows_of(data, queries))
+
+
+def _rows_of(data: Qrels | Run, queries: Sequence[str]) -> dict[str, Mapping[str, float]]:
+    """query -> its rows (an empty mapping when it has none), for ``queries`` only."""
+    table = data.columnar
+    if table is None or not queries:
+        return {q: data.get(q) or {} for q in queries}
+    import numpy as np
+    import pyarrow as pa
+
+    index = {q: i for i, q in enumerate(table.query_ids)}
+    blocks = np.flatnonzero(np.isin(table.block_code, [index[q] for q in queries if q in index]))
+    starts, lengths = table.block_start[blocks], table.block_lengths[blocks]
+    rows = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    found: dict[str, dict[str, float]] = {q: {} for q in queries}
+    ids = table.query_ids
+    for code, doc, value in zip(np.repeat(table.block_code[blocks], lengths).tolist(),
+                                table.docs.take(pa.array(rows)).to_pylist(), table.values[rows].tolist()):
+        found[ids[code]][doc] = value
+    return dict(found)
+
+
+def _ranks(scores: Mapping[str, float], grades: Mapping[str, float], conventions: Settings) -> dict[str, int]:
+    """doc -> 1-based rank in one query's ranking as the metrics saw it (tie rule, precision, then ``depth`` and
+    ``judged_only``, as :func:`evalbridge.cutting.cut_run`)."""
     if not scores:
         return {}
     order = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
     if conventions.depth is not None:
         order = order[:conventions.depth]
     if conventions.judged_only:
-        grades = qrels.get(query, {})
         order = [doc for doc in order if grades.get(doc, -1) >= 0]
     return {doc: i for i, doc in enumerate(order, start=1)}
 
 
-def _top(run: Run, qrels: Qrels, query: str, conventions: Settings, k: int) -> list[str]:
-    return [doc for doc, r in _ranks(run, qrels, query, conventions).items() if r <= k]
+def _top(scores: Mapping[str, float], grades: Mapping[str, float], conventions: Settings, k: int) -> list[str]:
+    return [doc for doc, r in _ranks(scores, grades, conventions).items() if r <= k]
 
 
 def _values(query: str, changes: list[MetricChanges], where: list[dict[str, int]]
@@ -381,10 +415,10 @@ def _values(query: str, changes: list[MetricChanges], where: list[dict[str, int]
     return tuple(found)
 
 
-def _query_diff(query: str, qrels: Qrels, run_a: Run, run_b: Run, values: tuple[tuple[str, float, float], ...],
-                conventions: Settings, k: int, moves: int) -> QueryDiff:
-    grades = qrels.get(query, {})
-    ra, rb = _ranks(run_a, qrels, query, conventions), _ranks(run_b, qrels, query, conventions)
+def _query_diff(query: str, rows: _Rows, values: tuple[tuple[str, float, float], ...], conventions: Settings,
+                k: int, moves: int) -> QueryDiff:
+    grades = rows.grades[query]
+    ra, rb = _ranks(rows.a[query], grades, conventions), _ranks(rows.b[query], grades, conventions)
 
     def doc(d: str) -> DocChange:
         a, b = ra.get(d), rb.get(d)

@@ -149,3 +149,24 @@ def test_entered_and_left_match_the_two_top_k_lists(case, ties) -> None:  # noqa
         moved = {d_ for d_ in set(top_a) & set(top_b) if top_a.index(d_) != top_b.index(d_)}
         assert moved == {c.doc for c in q.moves}
         assert [abs(c.move or 0) for c in q.moves] == sorted((abs(c.move or 0) for c in q.moves), reverse=True)
+
+
+def test_columnar_inputs_give_the_same_diff(dl19) -> None:  # noqa: ANN001
+    """Runs and qrels held as columns (what large files and tables are read into) give the diff of dict rows."""
+    import pyarrow as pa
+
+    def table(path, value):  # noqa: ANN001, ANN202
+        rows = [line.split() for line in path.read_text().splitlines()]
+        column = 3 if value == "grade" else 4
+        return pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
+                         value: [float(r[column]) for r in rows]})
+
+    qrels_path, a_path, b_path = (dl19 / "qrels.dl19-passage.txt", dl19 / "run.bm25.top100.txt",
+                                  dl19 / "run.splade-pp-ed.top100.txt")
+    qrels, a, b = eb.to_qrels(table(qrels_path, "grade")), eb.to_run(table(a_path, "score")), \
+        eb.to_run(table(b_path, "score"))
+    assert qrels.columnar is not None and a.columnar is not None
+    from_columns = diff(qrels, a, b, ["P(rel=2)@10", "ndcg@10"], queries=None)
+    from_dicts = diff(qrels.to_dict(), a.to_dict(), b.to_dict(), ["P(rel=2)@10", "ndcg@10"], queries=None)
+    assert from_columns.queries == from_dicts.queries and from_columns.changes == from_dicts.changes
+    assert len(from_columns.queries) == 43

@@ -38,14 +38,16 @@ def test_t_power_is_statsmodels_ttestpower(effect, n, alpha, sides):
 def test_minimum_detectable_effect_has_the_power_asked_and_is_statsmodels_solution(n, alpha, target, sides, sd):
     """Property: statsmodels' power at the MDE is the power asked (to 1e-9), and the MDE is statsmodels'
     solve_power for the effect size (times sd) to that solver's tolerance (brentq's, about 1e-4 relative at
-    thousands of queries; our bisection runs to 1e-12)."""
+    thousands of queries; our bisection runs to 1e-12) wherever that solver reached the power it was asked."""
     mde = detectable_effect(sd=sd, n=n, alpha=alpha, power=target, sides=sides)
     oracle = TTestPower().power(mde / sd, n, alpha, alternative=ALTERNATIVE[sides])
     if math.isfinite(oracle):
         assert oracle == pytest.approx(target, abs=1e-9)
     assert power_at(mde, sd=sd, n=n, alpha=alpha, sides=sides) == pytest.approx(target, abs=1e-9)
     expected = TTestPower().solve_power(nobs=n, alpha=alpha, power=target, alternative=ALTERNATIVE[sides])
-    assert mde / sd == pytest.approx(expected, rel=1e-3)
+    solved = TTestPower().power(expected, n, alpha, alternative=ALTERNATIVE[sides])
+    if abs(solved - target) < 1e-6:   # statsmodels' solver converged (at n = 3 it can stop at power 0.40 for 0.5)
+        assert mde / sd == pytest.approx(expected, rel=1e-3)
 
 
 @settings(max_examples=40, deadline=None)

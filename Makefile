@@ -11,7 +11,7 @@ CACHE  := .cache
 WHEEL  := $(CACHE)/capreolus-0.2.6-py3-none-any.whl
 ROBUST := $(CACHE)/robust04
 
-.PHONY: install install-run run test bench bench-quick bench-doors demo-data clean
+.PHONY: install install-run run test bench bench-quick bench-doors demo-data chromium report-picture clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,15 @@ demo-data: $(ROBUST)/rob04_yang19_rm3.run
 run: install-run demo-data
 	$(BIN)/evalbridge run configs/demo.yaml
 
+# Headless Chromium for the tests that open report.html in a browser (tests/test_html_report.py): Debian's
+# chromium package, installed as root where it is missing (Playwright drives it; no browser is downloaded).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium is missing and could not be installed (root and apt-get needed): the browser tests will skip"
+
 # mypy --strict on the package first (settings in pyproject.toml's [tool.mypy]): a type error fails `make test`.
-test: install
+test: install chromium
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
@@ -60,6 +67,11 @@ bench-quick: install
 # on a quiet machine; `make bench` measures them too, with everything else.
 bench-doors: install
 	$(BIN)/python bench/run.py --doors
+
+# docs/img/report.png, the picture of report.html in README.md: the TREC DL 2019 runs of examples/ (configs/dl19.yaml)
+# rendered as report.html and photographed in headless Chromium.
+report-picture: install chromium
+	$(BIN)/python tools/report_picture.py
 
 clean:
 	rm -rf $(VENV) $(CACHE) reports configs/reports

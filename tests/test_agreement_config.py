@@ -232,7 +232,7 @@ def test_every_report_format_carries_the_agreement_section(tmp_path: Path) -> No
     measures = (out / "agreement.csv").read_text().splitlines()
     assert measures[0].startswith("judges,shared_pairs") and measures[1].startswith("llm vs human,5,1,1,")
     assert (out / "agreement_ranking.csv").read_text().splitlines()[1].startswith("P@1,2,")
-    assert agreement._repr_html_() in outcome.report.to_html()
+    assert agreement._repr_html_() in outcome.report._repr_html_()
     per_query = pd.read_csv(out / "agreement_per_query.csv", dtype={"query_id": str}).set_index("query_id")
     pd.testing.assert_frame_equal(per_query, agreement.judges.per_query(), check_dtype=False)
     assert (out / "report.csv").read_text() == (out / "agreement.csv").read_text()  # no systems table: the measures

@@ -114,7 +114,7 @@ def test_terminal_is_short_and_lists_failed_gates(report):
 def test_unknown_format_is_refused(report):
     """An unknown renderer name is an InputError listing the formats."""
     with pytest.raises(eb.InputError, match="markdown"):
-        render(report, "html")
+        render(report, "docx")
 
 
 def test_per_query_frame_is_tidy(results):

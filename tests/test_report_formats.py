@@ -87,7 +87,7 @@ def test_every_registered_format_is_reachable_from_the_cli_a_config_and_python(f
     evaluation, ``evalbridge run --format`` prints that same text, and ``evalbridge eval --format`` prints it too
     (once the door's name in the provenance is set aside)."""
     names = list(report_formats())
-    assert names == ["terminal", "markdown", "csv", "json", "latex"]
+    assert names == ["terminal", "markdown", "csv", "json", "latex", "html"]
     config = load_config(_config(folder, names))
     outcome = run_config(config)
     written = {path.name for path in outcome.files}
@@ -134,16 +134,15 @@ def test_a_new_format_is_one_new_module_and_every_door_offers_it(folder: Path, t
 
 def test_an_unknown_format_is_refused_at_every_door_naming_the_registered_ones(folder: Path,
                                                                               capsys: pytest.CaptureFixture) -> None:
-    """Python, a config and the command line refuse ``html`` (a view, not a registered file format) with the
-    list of choices."""
-    with pytest.raises(InputError, match="unknown report format 'html'; choose one of terminal, markdown, csv"):
-        report_format("html")
-    with pytest.raises(InputError, match=r"output\.formats.*'html'"):
-        load_config(_config(folder, ["html"]))
+    """Python, a config and the command line refuse ``docx`` (no registered format) with the list of choices."""
+    with pytest.raises(InputError, match="unknown report format 'docx'; choose one of terminal, markdown, csv"):
+        report_format("docx")
+    with pytest.raises(InputError, match=r"output\.formats.*'docx'"):
+        load_config(_config(folder, ["docx"]))
     capsys.readouterr()
     with pytest.raises(SystemExit):
-        main(["eval", "qrels.txt", "a.run", "-m", "P@2", "--format", "html"])
-    assert "invalid choice: 'html'" in capsys.readouterr().err
+        main(["eval", "qrels.txt", "a.run", "-m", "P@2", "--format", "docx"])
+    assert "invalid choice: 'docx'" in capsys.readouterr().err
 
 
 def test_per_query_files_take_their_suffix_and_writer_from_one_table(folder: Path) -> None:

@@ -94,7 +94,9 @@ def test_log_mlflow_nests_one_run_per_system_with_the_means_params_and_artifacts
     assert params["backend_versions.reference"] and params["conventions.ties"] == "docid_desc"
     assert params["relevance_level"] == "1.0" and params["settings.min_relevance"] == "1.0"
     assert params["input.qrels.sha256"] == report.provenance["inputs"]["qrels"]["sha256"]
-    assert got["parent"]["files"] == ["provenance.json"]
+    assert got["parent"]["files"] == ["provenance.json", "report.html"]
+    page = Path(got["client"].download_artifacts(tracked.parent, "report.html", str(tmp_path)))
+    assert page.read_text(encoding="utf-8") == report.render("html")
     provenance = Path(got["client"].download_artifacts(tracked.parent, "provenance.json", str(tmp_path)))
     assert json.loads(provenance.read_text())["inputs"] == json.loads(json.dumps(report.provenance["inputs"]))
     # the artifacts sit beside the database, not in the working directory

@@ -11,11 +11,11 @@ format's extra files). Adding a format means adding one module to ``reports/rend
 
 Example:
     >>> [(f.name, f.suffix) for f in report_formats().values()]  # doctest: +NORMALIZE_WHITESPACE
-    [('terminal', '.txt'), ('markdown', '.md'), ('csv', '.csv'), ('json', '.json'), ('latex', '.tex')]
-    >>> report_format("html")
+    [('terminal', '.txt'), ('markdown', '.md'), ('csv', '.csv'), ('json', '.json'), ('latex', '.tex'), ('html', '.html')]
+    >>> report_format("docx")
     Traceback (most recent call last):
     ...
-    evalbridge.errors.InputError: unknown report format 'html'; choose one of terminal, markdown, csv, json, latex.
+    evalbridge.errors.InputError: unknown report format 'docx'; choose one of terminal, markdown, csv, json, latex, html.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ opens no window. Each function writes one figure per requested format (``png``, 
 * :func:`plot_cutoff_curves`: the mean of one metric variant (``nDCG(gain=exp)``, ``P(rel=2)``)
   at each cutoff k, one line per system; :func:`cutoff_curves` computes the points and
   :func:`curve_variant` checks a spec and resolves it as an evaluation did;
-* :func:`plot_differences`: per-query difference system - baseline, sorted, one panel per system.
+* :func:`plot_differences`: per-query difference system - baseline, sorted, one panel per system (a bar
+  per query up to :data:`MAX_BARS` queries, the filled curve of the sorted values beyond).
 
 Every mark has a legend entry (mean, median, box, whiskers, outliers; better / worse / equal).
 ``distribution_figure``, ``cutoff_curves_figure`` and ``differences_figure`` return the figure
@@ -33,11 +34,23 @@ from .writing import slug
 
 __all__ = ["plot_distribution", "plot_cutoff_curves", "plot_differences", "distribution_figure",
            "cutoff_curves_figure", "differences_figure", "cutoff_curves", "curve_variant", "curve_label", "is_binary",
-           "FORMATS", "slug"]
+           "FORMATS", "MAX_BARS", "plain", "slug"]
 
 FORMATS = ("png", "svg", "pdf")
 #: colours of the differences plot: better than, worse than, equal to the baseline
 _BETTER, _WORSE, _EQUAL = "tab:green", "tab:red", "tab:gray"
+#: a differences panel of more queries than this draws its sorted curve through this many of them, not one bar each
+MAX_BARS = 500
+
+
+def plain(text: object) -> str:
+    r"""A name as matplotlib shows it literally: a ``$`` escaped, so ``$x$`` in a system or metric name is not
+    read as mathtext (which would typeset it, or fail to parse it).
+
+    >>> plain("cost $5 / $6")
+    'cost \\$5 / \\$6'
+    """
+    return str(text).replace("$", r"\$")
 
 
 def _figure(width: float, height: float) -> Any:
@@ -82,7 +95,7 @@ def is_binary(values: Mapping[str, Mapping[str, float]]) -> bool:
 
 def _tick_labels(axes: Any, names: Sequence[str]) -> None:
     crowded = len(names) > 4 or max(map(len, names), default=0) > 14
-    axes.set_xticks(range(1, len(names) + 1), names, rotation=20 if crowded else 0, ha="right" if crowded else "center")
+    axes.set_xticks(range(1, len(names) + 1), [plain(name) for name in names], rotation=20 if crowded else 0, ha="right" if crowded else "center")
 
 
 def plot_distribution(values: Mapping[str, Mapping[str, float]], metric: str, stem: str | os.PathLike[str], *,
@@ -122,12 +135,12 @@ def distribution_figure(values: Mapping[str, Mapping[str, float]], metric: str) 
     figure = _figure(3.2 + 1.25 * len(names), 3.8)
     axes = figure.add_subplot()
     mean_style: _MeanStyle = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 6}
-    axes.boxplot(data, showmeans=True, meanprops=mean_style, medianprops={"color": "tab:orange"},
-                 flierprops={"marker": "o", "markersize": 3, "alpha": 0.6})
+    axes.bxp(_box_stats(data), showmeans=True, meanprops=mean_style, medianprops={"color": "tab:orange"},
+             flierprops={"marker": "o", "markersize": 3, "alpha": 0.6})
     _tick_labels(axes, names)
-    axes.set_ylabel(metric)
+    axes.set_ylabel(plain(metric))
     counts = sorted({len(d) for d in data})
-    axes.set_title(f"per-query {metric} ({'/'.join(map(str, counts))} queries)")
+    axes.set_title(f"per-query {plain(metric)} ({'/'.join(map(str, counts))} queries)")
     axes.grid(axis="y", alpha=0.3)
     handles = [Line2D([], [], linestyle="none", label="mean", **mean_style),
                Line2D([], [], color="tab:orange", label="median"),
@@ -137,6 +150,23 @@ def distribution_figure(values: Mapping[str, Mapping[str, float]], metric: str) 
                       label="queries beyond the whiskers")]
     figure.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False)
     return figure
+
+
+def _box_stats(data: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
+    """matplotlib's box statistics of each system's values, each outlier drawn once per place it lands: outliers
+    closer than 1/1000 of the axis's span share one marker (at 100,000 queries, thousands of markers at the same
+    height would be drawn, and written into an SVG, as one dot)."""
+    import numpy as np
+    from matplotlib.cbook import boxplot_stats
+
+    stats: list[dict[str, Any]] = boxplot_stats([np.asarray(d, dtype=np.float64) for d in data])
+    finite = [v for d in data for v in (min(d, default=0.0), max(d, default=0.0)) if math.isfinite(v)]
+    step = (max(finite) - min(finite)) / 1000 if finite and max(finite) > min(finite) else 1.0
+    for box in stats:
+        fliers = np.asarray(box["fliers"], dtype=np.float64)
+        _, first = np.unique(np.floor(fliers / step), return_index=True)
+        box["fliers"] = fliers[np.sort(first)]
+    return stats
 
 
 def _hit_share_figure(values: Mapping[str, Mapping[str, float]], metric: str) -> Any:
@@ -154,8 +184,8 @@ def _hit_share_figure(values: Mapping[str, Mapping[str, float]], metric: str) ->
     _tick_labels(axes, names)
     axes.set_ylim(0, 1.18)
     axes.set_yticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-    axes.set_ylabel(f"queries with {metric} = 1")
-    axes.set_title(f"{metric}: share of queries with a hit")
+    axes.set_ylabel(f"queries with {plain(metric)} = 1")
+    axes.set_title(f"{plain(metric)}: share of queries with a hit")
     axes.grid(axis="y", alpha=0.3)
     return figure
 
@@ -252,15 +282,15 @@ def cutoff_curves_figure(curves: Mapping[str, Mapping[int, float]], metric: str 
     axes = figure.add_subplot()
     for name, points in curves.items():
         ks = sorted(points)
-        axes.plot(ks, [points[k] for k in ks], marker="o", markersize=4, label=name)
+        axes.plot(ks, [points[k] for k in ks], marker="o", markersize=4, label=plain(name))
     ks = sorted({k for points in curves.values() for k in points})
     if ks and ks[-1] / max(ks[0], 1) >= 20:
         axes.set_xscale("log")
         axes.minorticks_off()
     axes.set_xticks(ks, [str(k) for k in ks])
     axes.set_xlabel("cutoff k" + (" (log scale)" if axes.get_xscale() == "log" else ""))
-    axes.set_ylabel(f"mean {label}")
-    axes.set_title(f"{label}: mean over queries at each cutoff")
+    axes.set_ylabel(f"mean {plain(label)}")
+    axes.set_title(f"{plain(label)}: mean over queries at each cutoff")
     axes.grid(alpha=0.3)
     figure.legend(loc="outside right center", fontsize=8, frameon=False, title="system", title_fontsize=8)
     return figure
@@ -297,19 +327,45 @@ def differences_figure(values: Mapping[str, Mapping[str, float]], baseline: str,
     base = values[baseline]
     panels = figure.subplots(len(others), 1, sharey=True, squeeze=False)[:, 0]  # one scale: panels compare
     for axes, name in zip(panels, others):
-        diffs = sorted((values[name][q] - base[q] for q in base if q in values[name]), reverse=True)
-        colours = [_BETTER if d > 0 else _WORSE if d < 0 else _EQUAL for d in diffs]
-        axes.bar(range(len(diffs)), diffs, color=colours, width=1.0)
+        diffs = _differences(values[name], base)
+        _sorted_differences(axes, diffs)
         axes.axhline(0, color="black", linewidth=0.6)
-        mean = math.fsum(diffs) / len(diffs) if diffs else 0.0
+        mean = math.fsum(diffs) / len(diffs) if len(diffs) else 0.0
         mean_line = axes.axhline(mean, color="black", linestyle="--", linewidth=0.8, label=f"mean Δ {mean:+.4f}")
-        axes.set_title(f"{name} - {baseline}: {metric} per query ({len(diffs)} queries, sorted)", fontsize=9)
+        axes.set_title(f"{plain(name)} - {plain(baseline)}: {plain(metric)} per query ({len(diffs)} queries, sorted)",
+                       fontsize=9)
         axes.set_xticks([])
         axes.set_xlabel("queries, sorted by Δ", fontsize=8)
         axes.set_xlim(-0.5, max(len(diffs), 1) - 0.5)
-        axes.set_ylabel(f"Δ {metric}")
-        better, worse = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+        axes.set_ylabel(f"Δ {plain(metric)}")
+        better, worse = int((diffs > 0).sum()), int((diffs < 0).sum())
         handles = [Patch(color=_BETTER, label=f"better: {better}"), Patch(color=_WORSE, label=f"worse: {worse}"),
                    Patch(color=_EQUAL, label=f"equal: {len(diffs) - better - worse}"), mean_line]
         axes.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     return figure
+
+
+def _differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> Any:
+    """The per-query differences system - baseline over the queries both have, sorted from the largest (numpy)."""
+    import numpy as np
+
+    shared = [q for q in baseline if q in system]
+    diffs = (np.fromiter(map(system.__getitem__, shared), dtype=np.float64, count=len(shared))
+             - np.fromiter(map(baseline.__getitem__, shared), dtype=np.float64, count=len(shared)))
+    return -np.sort(-diffs)
+
+
+def _sorted_differences(axes: Any, diffs: Any) -> None:
+    """The sorted differences of one panel: a bar per query up to :data:`MAX_BARS` queries; beyond, the curve of
+    the sorted values through :data:`MAX_BARS` evenly spaced ranks (first and last included), filled green above 0
+    and red below (one bar per query would be drawn for minutes and read as one shape anyway)."""
+    if len(diffs) <= MAX_BARS:
+        colours = [_BETTER if d > 0 else _WORSE if d < 0 else _EQUAL for d in diffs]
+        axes.bar(range(len(diffs)), diffs, color=colours, width=1.0)
+        return
+    import numpy as np
+
+    ranks = np.unique(np.linspace(0, len(diffs) - 1, MAX_BARS).round().astype(np.int64))
+    shown = diffs[ranks]
+    axes.fill_between(ranks, shown, 0, where=shown > 0, color=_BETTER, interpolate=True, linewidth=0)
+    axes.fill_between(ranks, shown, 0, where=shown < 0, color=_WORSE, interpolate=True, linewidth=0)

@@ -38,7 +38,7 @@ from ..errors import EvalbridgeError, InputError
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from .formats import report_format
-from .writing import atomic_file, write_file_atomic
+from .writing import atomic_file, output_file, write_file_atomic
 from .markers import MARKER_STYLES
 
 if TYPE_CHECKING:
@@ -194,10 +194,14 @@ class Report:
         """The full report in GitHub Markdown."""
         return render(self, "markdown")
 
-    def to_html(self) -> str:
-        """The report as an HTML fragment (what Jupyter shows): table with significance markers, comparison,
-        gates, cross-checks, and the provenance as a footnote."""
-        return render_html(self)
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the report to ``path`` as one self-contained HTML page (the ``html`` format: it works offline,
+        its tables sort, its plots are inline); returns ``path``. A path that is an input-like non-regular file
+        (a FIFO, a device, a folder) or read-only is refused before anything is rendered.
+
+        The notebook view (``_repr_html_``) is a fragment, not this page."""
+        output_file(path)
+        return write_file_atomic(path, render(self, "html"))
 
     def __str__(self) -> str:
         return self.to_text()
@@ -218,7 +222,9 @@ class Report:
         return text + ")"
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        """Jupyter's view, an HTML fragment: table with significance markers, comparison, gates, cross-checks,
+        and the provenance as a footnote."""
+        return render_html(self)
 
 
 def means_frame(report: Report) -> pd.DataFrame:

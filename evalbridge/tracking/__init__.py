@@ -36,7 +36,7 @@ __all__ = ["Tracker", "RunLog", "Tracked", "trackers", "get_tracker", "tracked_r
 MODULES = ("mlflow",)
 
 #: report formats logged beside ``provenance.json`` as ``report`` + their suffix, when the format registry has them
-#: (an ``html`` format is logged as ``report.html`` from the day it is registered; none of these exists yet)
+#: (the ``html`` page: ``report.html``)
 REPORT_ARTIFACTS = ("html",)
 
 
@@ -222,7 +222,7 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
     Python, each backend's library), the conventions and settings that decide the numbers, the sha256 of every
     input (``input.<key>.sha256``, as the provenance records it); a system's run adds its own ``system``, input
     and query counts. Metrics: a system's means, keyed by :func:`tracking_key` of the label. Artifacts: the
-    parent holds ``provenance.json`` (and ``report.html`` once that format exists); a system's run holds its
+    parent holds ``provenance.json`` and ``report.html``; a system's run holds its
     ``per_query.csv`` (query_id, one column per metric label).
     """
     from ..reports.formats import report_formats

@@ -1,17 +1,55 @@
-"""The ``html`` format: a result's tables as an HTML fragment (what a notebook shows)."""
+"""The ``html`` format: a report as one self-contained page (styles, plots as inline SVG, a sorting script; no
+network), and a result's tables as an HTML fragment (what a notebook shows: :func:`html_table`).
+
+The page holds what the other formats hold, for a reader in a browser: the systems x metrics table with the
+significance markers and each mean's confidence interval, the comparison with the baseline, the gates and their
+outcome, the quality bands, per metric the distribution of the per-query values and the per-query differences
+with the baseline (the plots of :mod:`evalbridge.reports.plots`, as inline SVG) with summary statistics and the
+queries that moved most, the cross-check, the agreement of judges and the provenance. Every table sorts by a
+click on its heading. Nothing grows with the number of queries but the plots' fixed number of marks and the
+top-:data:`TOP` lists: a page of 100,000 queries is as long as one of 40.
+
+Offline by construction: the page's Content-Security-Policy allows no source but itself (``default-src 'none'``),
+its one script by its sha256, and images only as ``data:``; so a browser fetches nothing even if a name were
+ever written unescaped. Every name (system, metric label, query id, title) is escaped with :func:`html.escape`.
+
+The page's sections are :data:`SECTIONS`, in order: a new section (a run diff, slices) is one function
+``(report) -> HTML`` and one entry there.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
+import io
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from ..formats import ReportFormat, tables_only
+from ..formats import ReportFormat
+from ..report import UP, DOWN, Report, band_rows, crosscheck_line, jsonable, legend, number, p_value, queries_lines
 from ..views import Marks, Table
 
-__all__ = ["FORMAT", "html_table"]
+__all__ = ["FORMAT", "render_page", "html_table", "SECTIONS", "Section", "TOP"]
 
 #: how HTML writes ▲, ▼ and superscript letters
 HTML_MARKS = Marks("▲", "▼", lambda s: f"<sup>{s}</sup>" if s else "")
 
+#: queries listed per (system, metric) in a top list: the largest gains and losses against the baseline
+TOP = 10
+#: rows of a cross-check's differences shown (the rest are in report.json)
+DIFFERENCES_SHOWN = 50
+
+
+def _e(text: object) -> str:
+    """Any name or text as HTML text (quotes too: safe in an attribute)."""
+    return html.escape(str(text), quote=True)
+
+
+# ---------------------------------------------------------------- a result's table (the notebook view)
 
 def html_table(table: Table) -> str:
     """One table as an HTML fragment: the title in bold, the table (a right-aligned column's cells styled so),
@@ -25,11 +63,370 @@ def html_table(table: Table) -> str:
     return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}\n"
 
 
+# ---------------------------------------------------------------- the page's cells and tables
+
+def _value(value: Any) -> str:
+    """A number's sort key as an attribute: its shortest exact spelling; '' for nan / inf / None."""
+    return repr(float(value)) if value is not None and math.isfinite(float(value)) else ""
+
+
+def num(value: Any, text: str, *, extra: str = "", cls: str = "num") -> str:
+    """A table cell holding a number: ``text`` shown, the exact value in ``data-value`` (what sorting reads)."""
+    return f'<td class="{cls}" data-value="{_value(value)}">{text}{extra}</td>'
+
+
+def cell(text: object) -> str:
+    """A table cell holding text (escaped)."""
+    return f"<td>{_e(text)}</td>"
+
+
+def table(headers: Sequence[str], rows: Iterable[Iterable[str]], *, cls: str = "", caption: str = "") -> str:
+    """A sortable table: ``headers`` are text (escaped here), ``rows`` are cells made by :func:`num` / :func:`cell`."""
+    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
+    body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows)
+    caption = f"<caption>{caption}</caption>" if caption else ""
+    return (f'<table class="sortable {cls}">{caption}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
+
+
+def _frame_table(frame: Any, *, limit: int | None = None, digits: int = 4) -> str:
+    """A pandas DataFrame's first ``limit`` rows as a sortable table (numbers with their exact values)."""
+    import numbers
+
+    shown = frame if limit is None else frame.head(limit)
+    rows = []
+    for record in shown.itertuples(index=False):
+        rows.append([num(v, number(float(v), digits) if isinstance(v, float) else _e(v))
+                     if isinstance(v, numbers.Real) and not isinstance(v, bool) else cell("" if v is None else v)
+                     for v in record])
+    return table([str(c) for c in frame.columns], rows)
+
+
+# ---------------------------------------------------------------- sections
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the page: its anchor, its heading, and its body (HTML; '' when the report has nothing
+    for it, and the section is then left out)."""
+
+    anchor: str
+    title: str
+    body: Callable[[Report], str]
+
+
+def _summary(report: Report) -> str:
+    """Systems x metrics: each mean with its significance marker and, with a comparison, its interval."""
+    if not report.results:
+        return ""
+    comparison = report.comparison
+    letters = comparison.letters if comparison is not None and report.markers == "letters" else {}
+    means = {s: [res[m] for m in report.metrics] for s, res in report.results.items()}
+    finite = [[v for v in column if v is not None and math.isfinite(v)] for column in zip(*means.values())]
+    best = [max(column) if column and len(means) > 1 else None for column in finite]
+    up = f'<span class="up" title="significantly above the baseline">{UP}</span>'
+    down = f'<span class="down" title="significantly below the baseline">{DOWN}</span>'
+    rows = []
+    for system, values in means.items():
+        letter = f' <span class="letter">({_e(letters[system])})</span>' if system in letters else ""
+        row = [f'<th scope="row"><span class="name">{_e(system)}</span>{letter}</th>']
+        for label, value, top in zip(report.labels, values, best):
+            marker = report.marker(system, label, up=up, down=down, fmt="html")
+            interval = comparison.interval(system, label) if comparison is not None else None
+            ci = (f' <span class="ci">[{number(interval.ci_low, report.digits)}, '
+                  f'{number(interval.ci_high, report.digits)}]</span>') if interval is not None else ""
+            row.append(num(value, f'<span class="mean">{number(value, report.digits)}</span>', extra=marker + ci,
+                           cls="num best" if top is not None and value == top else "num"))
+        first = report.results[system].provenance
+        row.append(num(first.queries_evaluated, str(first.queries_evaluated)))
+        rows.append(row)
+    notes = [_e(legend(report))] if comparison is not None else []
+    if comparison is not None:
+        notes.append(f"[low, high]: each mean's {comparison.confidence:.0%} {_e(comparison.ci_method)} bootstrap "
+                     "confidence interval.")
+    notes.append("The best mean of each metric is in bold. Click a heading to sort.")
+    return (table(["system", *report.labels, "queries"], rows, cls="summary")
+            + "".join(f'<p class="note">{n}</p>' for n in notes))
+
+
+def _comparison(report: Report) -> str:
+    """Each system against the baseline, per metric: Δ, its interval, effect size, W/T/L and the p-values."""
+    comparison = report.comparison
+    if comparison is None:
+        return ""
+    d = report.digits
+    rows = [[cell(r.metric), cell(r.system), cell(r.baseline), num(r.delta, f"{r.delta:+.{d}f}"),
+             f"<td>[{number(r.ci_low, d)}, {number(r.ci_high, d)}]</td>", num(r.effect_size, number(r.effect_size, 2)),
+             cell(f"{r.wins}/{r.ties}/{r.losses}"), num(r.p_t, p_value(r.p_t)),
+             num(r.p_randomization, p_value(r.p_randomization)), num(r.p_adjusted, p_value(r.p_adjusted)),
+             f'<td class="{"sig" if r.significant else ""}">{"yes" if r.significant else "no"}</td>']
+            for r in comparison.rows]
+    return (table(["metric", "system", "baseline", "Δ", "CI of Δ", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.",
+                   "significant"], rows, cls="comparison")
+            + f'<p class="note">{_e(comparison.describe())}. Δ = system - baseline; d_z = mean(Δ) / sd(Δ); '
+              "W/T/L = queries above / equal to / below the baseline.</p>")
+
+
+def _gates(report: Report) -> str:
+    """Every gate with its value, threshold and outcome."""
+    if not report.gates:
+        return ""
+    failed = len(report.failed_gates)
+    rows = [[cell(g.system), cell(g.metric), cell(g.gate.text), num(g.value, number(g.value, report.digits)),
+             num(g.threshold, number(g.threshold, 6)),
+             f'<td class="{"pass" if g.passed else "fail"}">{"pass" if g.passed else "FAIL"}</td>']
+            for g in report.gates]
+    verdict = (f'<p class="verdict {"fail" if failed else "pass"}">{len(report.gates) - failed}/{len(report.gates)} '
+               f"gates passed</p>")
+    return verdict + table(["system", "metric", "gate", "value", "threshold", "outcome"], rows, cls="gates")
+
+
+def _bands(report: Report) -> str:
+    """The quality band of each mean (poor / fair / good / excellent)."""
+    bands = band_rows(report) if report.bands else []
+    if not bands:
+        return ""
+    rows = [[cell(row[0]), *[f'<td class="band-{_e(b)}">{_e(b)}</td>' for b in row[1:]]] for row in bands[1:]]
+    thresholds = "; ".join(f"{k}: fair >= {b[0]:g}, good >= {b[1]:g}, excellent >= {b[2]:g}"
+                           for k, b in (report.bands or {}).items())
+    return table([str(h) for h in bands[0]], rows, cls="bands") + f'<p class="note">{_e(thresholds)}</p>'
+
+
+def _svg(figure: Any) -> str:
+    """A matplotlib figure as an inline ``<svg>`` element (the same every time: fixed ids, no date)."""
+    from matplotlib import rc_context
+
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": "evalbridge", "svg.fonttype": "path"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    start, end = text.index("<metadata>"), text.index("</metadata>") + len("</metadata>")
+    return text[text.index("<svg"):start] + text[end:]  # the metadata: matplotlib's name, address and RDF terms
+
+
+def _quantiles(values: Any) -> list[float]:
+    """mean, median, 10th and 90th percentile, min, max of a numpy array (nan when empty)."""
+    import numpy as np
+
+    if not len(values):
+        return [math.nan] * 6
+    p10, median, p90 = np.percentile(values, [10, 50, 90])
+    return [math.fsum(values) / len(values), float(median), float(p10), float(p90), float(values.min()),
+            float(values.max())]
+
+
+def _per_metric(report: Report) -> str:
+    """Per metric: statistics of each system's per-query values, their distribution, the per-query differences
+    with the baseline, and the queries that moved most."""
+    import numpy as np
+
+    from ..plots import differences_figure, distribution_figure
+
+    if not report.results:
+        return ""
+    baseline = report.comparison.baseline if report.comparison is not None else None
+    if baseline not in report.results:
+        baseline = None
+    parts = []
+    for request, label in zip(report.names, report.labels):
+        values = {s: res.values[res.request(label).metric] for s, res in report.results.items()}
+        arrays = {s: np.fromiter(v.values(), dtype=np.float64, count=len(v)) for s, v in values.items()}
+        rows = [[f'<th scope="row">{_e(s)}</th>', num(len(a), str(len(a))),
+                 *[num(q, number(q, report.digits)) for q in _quantiles(a)],
+                 num(float((a == 0).mean()) if len(a) else math.nan,
+                     f"{(a == 0).mean():.1%}" if len(a) else "nan")] for s, a in arrays.items()]
+        evaluated = f'<p class="note">as evaluated: {_e(request.metric)}</p>' if str(request.metric) != label else ""
+        parts.append(f'<section class="metric"><h3>{_e(label)}</h3>{evaluated}'
+                     + table(["system", "queries", "mean", "median", "10th pct", "90th pct", "min", "max", "= 0"],
+                             rows, cls="stats"))
+        figures = [distribution_figure(values, label)]
+        if baseline is not None and len(values) > 1:
+            figures.append(differences_figure(values, baseline, label))
+        parts.append('<div class="plots">' + "".join(f"<figure>{_svg(f)}</figure>" for f in figures) + "</div>")
+        if baseline is not None:
+            parts.append(_moved(values, baseline, label, report.digits))
+        parts.append("</section>")
+    return "".join(parts)
+
+
+def _moved(values: Mapping[str, Mapping[str, float]], baseline: str, label: str, digits: int) -> str:
+    """Per other system: the :data:`TOP` queries it gains most on against the baseline, and the :data:`TOP` it
+    loses most on (ties by query id)."""
+    base = values[baseline]
+    blocks = []
+    for system, own in values.items():
+        if system == baseline:
+            continue
+        deltas = sorted(((own[q] - base[q], q) for q in base if q in own), key=lambda d: (-d[0], d[1]))
+        for title, chosen in (("largest gains", [d for d in deltas[:TOP] if d[0] > 0]),
+                              ("largest losses", [d for d in reversed(deltas[-TOP:]) if d[0] < 0])):
+            rows = [[cell(q), num(base[q], number(base[q], digits)), num(own[q], number(own[q], digits)),
+                     num(d, f"{d:+.{digits}f}")] for d, q in chosen]
+            caption = f"{_e(system)} vs {_e(baseline)}: {title} ({len(rows)} of {len(deltas)} queries)"
+            blocks.append(table(["query", baseline, system, "Δ"], rows, cls="moved", caption=caption))
+    if not blocks:
+        return ""
+    return (f"<details><summary>queries that moved most on {_e(label)} (top {TOP} each way)</summary>"
+            + "".join(blocks) + "</details>")
+
+
+def _crosscheck(report: Report) -> str:
+    """Per system: the verdict, the agreement per backend and metric, unsupported pairs, the first differences."""
+    parts = []
+    for system, check in report.crosscheck.items():
+        parts.append(f'<h3>{_e(system)}</h3><p class="verdict {"pass" if check.ok else "fail"}">'
+                     f"{_e(crosscheck_line(check))}</p>")
+        if getattr(check, "agreement", None) is not None and not check.agreement.empty:
+            parts.append(_frame_table(check.agreement, digits=report.digits))
+        if check.unsupported:
+            parts.append(table(["backend", "metric", "unsupported because"],
+                               [[cell(b), cell(m), cell(r)] for (b, m), r in check.unsupported.items()]))
+        if not check.differences.empty:
+            more = len(check.differences) - DIFFERENCES_SHOWN
+            parts.append(_frame_table(check.differences, limit=DIFFERENCES_SHOWN, digits=report.digits))
+            if more > 0:
+                parts.append(f'<p class="note">{more} more differences in report.json.</p>')
+    return "".join(parts)
+
+
+def _agreement(report: Report) -> str:
+    """The agreement of two sets of judgements (and of the rankings they induce)."""
+    if report.agreement is None:
+        return ""
+    return str(report.agreement._repr_html_())
+
+
+def _provenance(report: Report) -> str:
+    """Query counts and warnings per system, then the whole provenance as JSON."""
+    lines = "".join(f"<li>{_e(line)}</li>" for line in queries_lines(report))
+    data = json.dumps(jsonable(report.provenance), indent=2, sort_keys=False)
+    return ((f"<ul>{lines}</ul>" if lines else "")
+            + f"<details open><summary>provenance (JSON)</summary><pre>{_e(data)}</pre></details>")
+
+
+#: The page's sections, in order. A new one (a run diff, slices: when their results are part of a Report) is a
+#: function (report) -> HTML ('' when the report has nothing for it) and one entry here.
+SECTIONS: tuple[Section, ...] = (
+    Section("summary", "Systems x metrics", _summary),
+    Section("comparison", "Comparison with the baseline", _comparison),
+    Section("gates", "Gates", _gates),
+    Section("bands", "Quality bands", _bands),
+    Section("metrics", "Per metric: distributions, differences, queries", _per_metric),
+    Section("crosscheck", "Cross-check", _crosscheck),
+    Section("agreement", "Agreement of judgements", _agreement),
+    Section("provenance", "Provenance", _provenance),
+)
+
+
+# ---------------------------------------------------------------- the page
+
+_STYLE = """
+:root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --up: #1a7f37; --down: #cf222e; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1f2328;
+       margin: 0 auto; max-width: 1200px; padding: 0 24px 48px; background: #fff; }
+header { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
+h1 { font-size: 24px; margin: 24px 0 4px; overflow-wrap: anywhere; }
+h2 { font-size: 19px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 16px; margin: 20px 0 6px; overflow-wrap: anywhere; }
+nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
+.note, .meta { color: var(--muted); font-size: 13px; margin: 4px 0; }
+table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding: 6px 0 4px; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; max-width: 28em; }
+thead th { background: #f6f8fa; cursor: pointer; user-select: none; white-space: nowrap; }
+thead th::after { content: " \\2195"; color: #8c959f; font-size: 11px; }
+thead th[aria-sort="ascending"]::after { content: " \\25B2"; color: #1f2328; }
+thead th[aria-sort="descending"]::after { content: " \\25BC"; color: #1f2328; }
+td.num { text-align: right; white-space: nowrap; }
+td.best .mean { font-weight: 700; }
+.ci { color: var(--muted); font-size: 12px; }
+.up { color: var(--up); } .down { color: var(--down); }
+.pass { color: var(--up); font-weight: 600; } .fail { color: var(--down); font-weight: 700; }
+.sig { font-weight: 600; }
+.plots { display: flex; flex-wrap: wrap; gap: 12px; }
+figure { margin: 8px 0; }
+figure svg { max-width: 100%; height: auto; }
+details { margin: 8px 0; } summary { cursor: pointer; color: #0969da; }
+pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
+"""
+
+#: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value,
+#: text by its content; a second click reverses; empty values last
+_SCRIPT = """
+(function () {
+  function key(cell) {
+    var value = cell.getAttribute("data-value");
+    if (value !== null) { return value === "" ? null : parseFloat(value); }
+    return cell.textContent.trim();
+  }
+  function compare(a, b) {
+    if (a === null || b === null) { return a === b ? 0 : a === null ? 1 : -1; }
+    if (typeof a === "number" && typeof b === "number") { return a - b; }
+    return String(a).localeCompare(String(b));
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var headings = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(headings, function (heading, column) {
+      heading.tabIndex = 0;
+      function sort() {
+        var ascending = heading.getAttribute("aria-sort") !== "ascending";
+        Array.prototype.forEach.call(headings, function (h) { h.removeAttribute("aria-sort"); });
+        heading.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.map.call(body.rows, function (row, index) {
+          return { row: row, key: key(row.cells[column]), index: index };
+        });
+        rows.sort(function (a, b) {
+          var order = compare(a.key, b.key);
+          if (a.key === null || b.key === null) { return order || a.index - b.index; }
+          return (ascending ? order : -order) || a.index - b.index;
+        });
+        rows.forEach(function (r) { body.appendChild(r.row); });
+      }
+      heading.addEventListener("click", sort);
+      heading.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sort(); }
+      });
+    });
+  });
+})();
+"""
+
+
+def _policy() -> str:
+    """The page's Content-Security-Policy: nothing from anywhere, its own styles, its one script by hash."""
+    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'; "
+            "base-uri 'none'; form-action 'none'")
+
+
+def render_page(report: Report) -> str:
+    """The whole report as one self-contained HTML page (see the module docstring)."""
+    from ..._version import __version__
+
+    shown = [(s, body) for s in SECTIONS for body in [s.body(report)] if body]
+    nav = "".join(f'<a href="#{s.anchor}">{_e(s.title)}</a>' for s, _ in shown)
+    first = next(iter(report.results.values()), None)
+    what = (f"{len(report.results)} system{'s' if len(report.results) != 1 else ''} x {len(report.labels)} "
+            f"metric{'s' if len(report.labels) != 1 else ''}, {first.provenance.queries_evaluated} queries evaluated"
+            if first is not None else "an agreement of judgements")
+    sections = "".join(f'<section id="{s.anchor}"><h2>{_e(s.title)}</h2>{body}</section>' for s, body in shown)
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{_policy()}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="generator" content="evalbridge {_e(__version__)}">'
+            f"<title>{_e(report.title)}</title><style>{_STYLE}</style></head>\n"
+            f'<body><header><h1>{_e(report.title)}</h1><p class="meta">{_e(what)}; evalbridge {_e(__version__)}</p>'
+            f"<nav>{nav}</nav></header>\n<main>{sections}</main>\n<script>{_SCRIPT}</script></body></html>\n")
+
+
 FORMAT = ReportFormat(
     name="html",
     suffix=".html",
-    title="HTML",
-    render=tables_only,
+    title="one self-contained HTML page (works offline): sortable tables, plots as inline SVG, gates, cross-check, "
+          "provenance",
+    render=render_page,
     order=60,
     table=html_table,
     marks=HTML_MARKS,

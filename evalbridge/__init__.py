@@ -32,7 +32,7 @@ _EXPORTS = {
     "load_config": "config", "load_configs": "config", "run_config": "pipeline",
     "compare_systems": "stats.compare", "parse_gates": "stats.gates", "check_gates": "stats.gates",
     "agreement": "stats.agreement",
-    "ranking_agreement": "stats.agreement",
+    "ranking_agreement": "stats.ranking_agreement",
     "agree": "stats.agreement",
     "compare": "stats.compare",
     "diagnose": "diagnostics",
@@ -73,7 +73,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.compare import compare_systems as compare_systems, compare as compare
     from .stats.gates import parse_gates as parse_gates, check_gates as check_gates
     from .stats.power import power as power
-    from .stats.agreement import agreement as agreement, ranking_agreement as ranking_agreement, agree as agree
+    from .stats.agreement import agreement as agreement, agree as agree
+    from .stats.ranking_agreement import ranking_agreement as ranking_agreement
     from .reports.report import Report as Report
     from .diagnostics import diagnose as diagnose
     from .uncertain import uncertain as uncertain

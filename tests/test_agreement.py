@@ -22,10 +22,9 @@ from strategies import DOCS, grades, two_judges
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.stats.agreement import (
-    ALPHA_LEVELS, FORMATS, OUTCOMES, JudgeAgreement, agree, agreement, cohen_kappa, krippendorff_alpha,
-    ranking_agreement,
-)
+from evalbridge.stats.agreement import FORMATS, JudgeAgreement, agree, agreement
+from evalbridge.stats.kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
+from evalbridge.stats.ranking_agreement import OUTCOMES, ranking_agreement
 
 
 # -- helpers ------------------------------------------------------------------------------------------

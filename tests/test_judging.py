@@ -17,7 +17,7 @@ from evalbridge.errors import InputError
 from evalbridge.io.judging import BATCH_FIELDS, write_batch
 from evalbridge.io.texts import read_texts
 from evalbridge.merging import RULES
-from evalbridge.stats.agreement import ranking_agreement
+from evalbridge.stats.ranking_agreement import ranking_agreement
 from evalbridge.stats.system_order import kendall_tau, tau_ap
 
 DL19 = "data/real/trec-dl-2019-passage"

@@ -74,8 +74,9 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..reports.formats import report_formats
-    from ..stats.agreement import ALPHA_LEVELS, DEFAULT_METRICS
-    from ..stats.agreement import TESTS as AGREEMENT_TESTS
+    from ..stats.agreement import DEFAULT_METRICS
+    from ..stats.kappa import ALPHA_LEVELS
+    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
 
     ag = commands.add_parser("agree", help="agreement between two sets of judgements (e.g. human vs LLM judge)",
                              description="Compare two qrels over the (query, doc) pairs both judged: confusion, "

@@ -94,8 +94,8 @@ def _rules() -> Mapping[str, Any]:
     themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
     from ..reports.formats import report_formats
     from ..reports.report import PER_QUERY_FORMATS
-    from ..stats.agreement import ALPHA_LEVELS
-    from ..stats.agreement import TESTS as AGREEMENT_TESTS
+    from ..stats.kappa import ALPHA_LEVELS
+    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
     from ..diffing import DIFF_PARAMETERS
     from ..stats.parameters import Interval, OneOf

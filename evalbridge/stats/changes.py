@@ -3,7 +3,7 @@
 The same runs are evaluated with the judgements before and after (new grades merged in, judgements removed), with
 the same metrics and settings. Per metric: each system's mean before and after, Kendall's tau and tau_ap between
 the two orderings (:mod:`evalbridge.stats.system_order`), and every pair of systems tested under each side
-(:func:`evalbridge.stats.agreement.ranking_agreement`: the paired tests of :mod:`evalbridge.stats.compare`, Holm
+(:func:`evalbridge.stats.ranking_agreement.ranking_agreement`: the paired tests of :mod:`evalbridge.stats.paired_tests`, Holm
 over the pairs of a metric) with what happened to it (``agree``, ``reversed``, ``lost``, ``gained``, ``neither``).
 Then the question the team asks, answered in a line: would we ship the same system? (The best system by the first
 metric before and after.)
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..settings import Keywords, Settings
-    from .agreement import RankingAgreement
+    from .ranking_agreement import RankingAgreement
 
 __all__ = ["what_changed", "JudgementChange"]
 
@@ -43,7 +43,7 @@ class JudgementChange:
         metric: the metric the ship decision is taken on (the first asked).
         systems: the systems, in the order given.
         ranking: per metric, the means before and after, tau, tau_ap, and every pair's significance under each
-            side (:class:`~evalbridge.stats.agreement.RankingAgreement`, sides named ``before`` / ``after``).
+            side (:class:`~evalbridge.stats.ranking_agreement.RankingAgreement`, sides named ``before`` / ``after``).
         judgements: the number of (query, doc) judgements before and after, and how many grades changed, were
             added or were removed.
         ship_before, ship_after: the best system by ``metric`` under each side (None when the best two tie).
@@ -137,7 +137,7 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
         runs: system name -> run (two systems or more).
         metrics: the metrics; the first decides which system to ship.
         test, alpha, n_resamples, seed: the significance test of every pair (``t`` or ``randomization``), Holm
-            over the pairs of each metric under each side, as :func:`evalbridge.stats.agreement.ranking_agreement`.
+            over the pairs of each metric under each side, as :func:`evalbridge.stats.ranking_agreement.ranking_agreement`.
         settings, keywords: how the runs are evaluated, as :func:`evalbridge.evaluate` (the same on both sides).
 
     Raises:
@@ -145,7 +145,7 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
     """
     from ..evaluation import as_qrels, as_run, evaluate
     from ..settings import settings_of
-    from .agreement import ranking_agreement
+    from .ranking_agreement import ranking_agreement
 
     chosen = settings_of(settings, keywords)
     if not isinstance(runs, Mapping) or len(runs) < 2:

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Union
 
 from ..errors import InputError
 
-__all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters"]
+__all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters", "check_choice"]
 
 #: closed= value -> (low end included, high end included)
 _CLOSED: Mapping[str, tuple[bool, bool]] = {
@@ -201,3 +201,10 @@ def check_parameters(table: Mapping[str, Rule], values: Mapping[str, Any]) -> di
     if unknown:
         raise InputError(f"unknown parameter {unknown[0]!r}; expected one of {', '.join(table)}.")
     return {name: table[name].check(value) for name, value in values.items()}
+
+
+def check_choice(value: object, allowed: Iterable[str], what: str) -> None:
+    """Refuse a value that is not one of the names of a table (a test, a level, a format), naming them."""
+    names = list(allowed)
+    if value not in names:
+        raise InputError(f"unknown {what} {value!r}; choose one of {', '.join(map(repr, names))}.")

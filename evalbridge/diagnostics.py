@@ -473,8 +473,37 @@ def _without(collection: _Collection, rows_out: np.ndarray, queries: list[str]) 
     return collection.judgements(keep)
 
 
+def _direct(collection: _Collection, label: str, options: Settings) -> tuple[Any, Any, int] | None:
+    """(the metric as evaluate resolves it, the qrels grouped for the kernels, the depth) when a TopLists' runs
+    can go to the kernels directly, with no Run built and no hash matching (the grades of every pair are known):
+    settings whose effect the kernels' columns carry alone (missing queries and no-relevant ones scored 0, no
+    judged_only, the fast backend or auto) and a metric that reads no judgement beyond the grades; else None."""
+    from .fast.tops import Judged
+    from .metrics.requests import metric_requests
+    from .metrics.resolution import resolve_metrics
+
+    if (options.missing_queries, options.no_relevant, options.judged_only) != ("zero", "zero", False) or \
+            options.backend not in ("auto", "fast"):
+        return None
+    metric = resolve_metrics(collection.qrels, metric_requests([label]), min_relevance=options.min_relevance).metrics[0]
+    if metric.inputs:
+        return None
+    depth = collection.tops.depth if options.depth is None else min(options.depth, collection.tops.depth)
+    return metric, Judged(collection.tops, collection.table, collection.row_code, collection.grades), depth
+
+
+def _direct_values(direct: tuple[Any, Any, int], system: int, queries: np.ndarray, options: Settings,
+                   **changes: Any) -> np.ndarray:
+    from .fast.kernels import evaluate_columns
+
+    metric, judged, depth = direct
+    values: np.ndarray = evaluate_columns(judged.columns(system, queries, depth, **changes), [metric], options)[metric]
+    return values
+
+
 def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], values: np.ndarray,
-               metric: str, depth: int, level: float, options: Settings) -> PoolBias:
+               metric: str, depth: int, level: float, options: Settings,
+               direct: tuple[Any, Any, int] | None) -> PoolBias:
     import numpy as np
 
     from .model import Run
@@ -495,7 +524,17 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
         touched = np.flatnonzero(mine.any(axis=1))
         touched_ids = [tops.query_ids[i] for i in touched.tolist() if tops.query_ids[i] in position]
         without = values[s].copy()
-        if touched_ids:
+        if touched_ids and direct is not None:
+            pairs = codes[s][mine]
+            unjudged = np.zeros(tops.pairs.n_rows, dtype=bool)
+            unjudged[pairs] = True
+            table_index = {q: i for i, q in enumerate(collection.table.query_ids)}
+            chosen = np.array([table_index[q] for q in touched_ids], dtype=np.int64)
+            again_values = _direct_values(direct, s, chosen, options, unjudged=unjudged,
+                                          removed_rows=collection.judged_row[pairs])
+            for q, value in zip(touched_ids, again_values.tolist()):
+                without[position[q]] = value
+        elif touched_ids:
             rows_out = collection.judged_row[codes[s][mine]]
             small_qrels = _without(collection, rows_out, touched_ids)
             if runs is None:
@@ -551,7 +590,7 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         _within_depth(label, runs.depth)
         tops, listed = runs, None
         pool_depth = min(pool_depth, runs.depth)
-        run_objects = [runs.run(s) for s in range(len(runs.systems))]
+        run_objects = []  # built only when the kernels cannot take the codes directly
     else:
         if not isinstance(runs, Mapping):
             raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
@@ -567,8 +606,14 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     grades, judged_row = pair_grades(tops, table)
     collection = _Collection(tops, judgements, table, row_code, _needed(table, row_code, judgements, label, options),
                              grades, judged_row)
-    if listed is None:  # the runs' first documents: the judgements the metric reads suffice, ids meet by construction
-        ids, values = _per_query(collection.judgements(), run_objects, label, options, quiet=True)
+    direct = _direct(collection, label, options) if listed is None else None
+    if direct is not None:  # the kernels over the TopLists' codes: no Run built, no matching
+        every = np.arange(len(table.query_ids), dtype=np.int64)
+        ids = list(table.query_ids)
+        values = np.array([_direct_values(direct, s, every, options) for s in range(len(tops.systems))])
+    elif listed is None:  # the runs' first documents: the judgements the metric reads suffice, ids meet by construction
+        ids, values = _per_query(collection.judgements(), [tops.run(s) for s in range(len(tops.systems))], label,
+                                 options, quiet=True)
     else:
         ids, values = _per_query(judgements, run_objects, label, options)
     agreement = None
@@ -584,6 +629,6 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
                                                   seed=chosen["seed"]),
         swap=swap_rate(values, trials=trials, seed=chosen["seed"]),
         pool_bias=_pool_bias(collection, listed, ids, values, label, pool_depth,
-                             _level(judgements, options), options),
+                             _level(judgements, options), options, direct),
         saturation=_saturation(collection, ids, values, label, options),
         judged=_judged_by_rank(collection, pool_depth), agreement=agreement)

@@ -262,3 +262,24 @@ def test_bad_input_at_the_command_line_is_exit_2_without_a_traceback(tmp_path, m
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
     assert (tmp_path / "x.run").read_text() == RUNS_TXT["x.run"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 5), st.data())
+def test_runs_read_as_arrays_keep_what_ranking_the_runs_keeps(n_systems: int, n_queries: int, depth: int,
+                                                              data: st.DataObject) -> None:
+    doc_ids = pa.array([f"d{i}" for i in range(9)])
+    arrays, dicts = [], {}
+    for s in range(n_systems):
+        width = data.draw(st.integers(1, 6))
+        docs = np.array([data.draw(st.permutations(range(9)))[:width] for _ in range(n_queries)])
+        scores = np.array(data.draw(st.lists(st.lists(st.integers(0, 3).map(float), min_size=width, max_size=width),
+                                             min_size=n_queries, max_size=n_queries)))
+        arrays.append((f"s{s}", docs, scores))
+        dicts[f"s{s}"] = {f"q{q}": {f"d{d}": sc for d, sc in zip(docs[q], scores[q])} for q in range(n_queries)}
+    tops = from_ranked(arrays, query_ids=[f"q{q}" for q in range(n_queries)], doc_ids=doc_ids, depth=depth)
+    for name, run in dicts.items():
+        assert {q: list(tops[name][q]) for q in run} == {q: rank(scores)[:depth] for q, scores in run.items()}
+    same = from_runs(dicts, depth)
+    assert sorted(zip(tops.pairs.codes().tolist(), tops.pairs.docs.to_pylist())) == \
+        sorted(zip(same.pairs.codes().tolist(), same.pairs.docs.to_pylist()))

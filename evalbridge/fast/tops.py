@@ -29,6 +29,7 @@ import numpy as np
 
 from ..columnar import RowTable
 from ..errors import InputError
+from .columns import Columns
 from .rows import pair, table_from_blocks, table_from_mapping
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
     from ..model import Qrels, Run
 
-__all__ = ["TopLists", "from_runs", "from_ranked", "pair_grades", "qrels_table"]
+__all__ = ["TopLists", "Judged", "from_runs", "from_ranked", "pair_grades", "qrels_table"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +49,7 @@ class TopLists(Mapping[str, "Run"]):
         systems: the system names, in the order of :attr:`codes`' first axis.
         pairs: every (query, doc) some system ranks within :attr:`depth`, once; its ``query_ids`` are the
             queries (second axis of :attr:`codes`), its values 0.
-        codes: int64 (systems, queries, depth): the row of :attr:`pairs` at each rank, ``-1`` past the end
+        codes: integers (systems, queries, depth): the row of :attr:`pairs` at each rank, ``-1`` past the end
             of a list (a system that ranked fewer documents, or none, for that query).
     """
 
@@ -201,7 +202,8 @@ def _first_in_order(docs: np.ndarray, scores: np.ndarray, depth: int, doc_order:
     """The first ``depth`` doc codes of each row (score descending, ties by doc id as ``doc_order`` ranks the
     codes): the rows already so are sliced; only the others are sorted."""
     width = docs.shape[1]
-    top = docs[:, :depth].copy()
+    top = np.full((docs.shape[0], depth), -1, dtype=np.int64)
+    top[:, :min(width, depth)] = docs[:, :depth]
     if width < 2:
         return top
     step = scores[:, 1:] - scores[:, :-1]
@@ -218,7 +220,7 @@ def _first_in_order(docs: np.ndarray, scores: np.ndarray, depth: int, doc_order:
     for r in rows.tolist():
         key = doc_order[docs[r]] if ties != "input" else np.arange(width)
         key = -key if ties == "docid_desc" else key
-        top[r] = docs[r][np.lexsort((key, -scores[r]))][:depth]
+        top[r, :min(width, depth)] = docs[r][np.lexsort((key, -scores[r]))][:depth]
     return top
 
 
@@ -253,12 +255,88 @@ def from_ranked(ranked: Iterable[tuple[str, np.ndarray, np.ndarray]], *, query_i
         names.append(str(name))
         kept.append(_first_in_order(docs, scores, depth, doc_order, ties).astype(np.int64))
     n_queries = len(query_ids)
-    keys = np.stack(kept) if kept else np.zeros((0, n_queries, depth), np.int64)
-    valid = keys >= 0
-    flat = np.where(valid, keys + np.arange(n_queries, dtype=np.int64)[None, :, None] * (n_docs + 1), -1)
-    unique, inverse = np.unique(flat[valid], return_inverse=True)
-    codes = np.full(keys.shape, -1, dtype=np.int64)
-    codes[valid] = inverse
-    docs_of_pair = doc_ids.take(pa.array(unique % (n_docs + 1)))
-    return TopLists(tuple(names), _pairs_table(tuple(map(str, query_ids)), unique // (n_docs + 1), docs_of_pair),
-                    _frozen(codes))
+    query_of_pair, doc_of_pair, codes = _pair_codes(kept, n_queries, depth)
+    return TopLists(tuple(names), _pairs_table(tuple(map(str, query_ids)), query_of_pair,
+                                               doc_ids.take(pa.array(doc_of_pair))), _frozen(codes))
+
+
+def _pair_codes(kept: list[np.ndarray], n_queries: int, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query and doc code of every distinct pair, ordered by query then doc code; the pair of every kept rank,
+    (systems, queries, depth), -1 where none) of each run's kept doc codes (queries, depth).
+
+    One sort per query of its systems x depth entries, each entry's doc code and position packed into one
+    int64 (a row of 10,000 sorts in cache; one sort of all 50M entries would not)."""
+    n_systems = len(kept)
+    width = n_systems * depth
+    if n_systems == 0 or n_queries == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.full((n_systems, n_queries, depth), -1, np.int64)
+    bits = max(1, width.bit_length())
+    packed = np.empty((n_queries, width), dtype=np.int64)
+    for s, docs in enumerate(kept):  # (queries, depth) into the row segment of system s
+        block = packed[:, s * depth:(s + 1) * depth]
+        block[:] = (docs.astype(np.int64) << bits) | np.arange(s * depth, (s + 1) * depth, dtype=np.int64)
+        block[docs < 0] = np.iinfo(np.int64).max
+    packed.sort(axis=1)
+    valid = packed != np.iinfo(np.int64).max
+    doc = packed >> bits
+    new = valid.copy()
+    new[:, 1:] &= doc[:, 1:] != doc[:, :-1]
+    pair = np.cumsum(new, axis=None).reshape(n_queries, width) - 1
+    flat = np.full((n_queries, width), -1, dtype=np.int64 if pair.size and pair[-1, -1] >= 2 ** 31 - 1 else np.int32)
+    position = packed & ((1 << bits) - 1)
+    rows = np.broadcast_to(np.arange(n_queries)[:, None], (n_queries, width))
+    flat[rows[valid], position[valid]] = pair[valid]
+    codes = np.ascontiguousarray(flat.reshape(n_queries, n_systems, depth).transpose(1, 0, 2))
+    query_of_pair = np.repeat(np.arange(n_queries, dtype=np.int64), new.sum(axis=1))
+    return query_of_pair, doc[new], codes
+
+
+class Judged:
+    """The qrels' rows grouped by query, for the kernels: each query's grades (R, the ideal ranking) and the
+    grade of every pair of a :class:`TopLists` (its hits), matched once."""
+
+    def __init__(self, tops: TopLists, table: RowTable, row_code: np.ndarray, grades: np.ndarray) -> None:
+        self.tops, self.table, self.grades = tops, table, grades
+        self.order = np.argsort(row_code, kind="stable")            # rows, query by query (qrels order)
+        counts = np.bincount(row_code, minlength=len(table.query_ids))
+        self.starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        position = {q: i for i, q in enumerate(tops.query_ids)}
+        self.in_tops = np.array([position.get(q, -1) for q in table.query_ids], dtype=np.int64)
+
+    def columns(self, system: int, queries: np.ndarray, depth: int, *, unjudged: np.ndarray | None = None,
+                removed_rows: np.ndarray | None = None) -> Columns:
+        """The kernels' :class:`Columns` of system ``system``'s first ``depth`` documents over the qrels queries
+        ``queries`` (indices into the table's queries, in that order); ``unjudged``: pairs taken as unjudged and
+        ``removed_rows``: qrels rows left out (one run's own relevant documents, for leave-one-run-out)."""
+        n = len(queries)
+        where = self.in_tops[queries]
+        lists = np.full((n, depth), -1, dtype=np.int64)
+        lists[where >= 0] = self.tops.codes[system][where[where >= 0], :depth]
+        valid = lists >= 0
+        lengths = valid.sum(axis=1)
+        row, rank = np.nonzero(valid)
+        scores = -(rank + 1).astype(np.float64)
+        grade = self.grades[lists[valid]]
+        if unjudged is not None:
+            grade = np.where(unjudged[lists[valid]], np.nan, grade)
+        judged = ~np.isnan(grade)
+        hits, zeros = np.flatnonzero(judged & (grade != 0)), np.flatnonzero(judged & (grade == 0))
+        width = self.starts[queries + 1] - self.starts[queries]
+        first = np.repeat(self.starts[queries] - np.r_[0, np.cumsum(width)[:-1]], width)
+        rows = self.order[first + np.arange(int(width.sum()))]
+        keep = np.ones(len(rows), dtype=bool) if removed_rows is None else ~np.isin(rows, removed_rows)
+        judged_counts = np.bincount(np.repeat(np.arange(n), width)[keep], minlength=n)
+        docs = self.tops.pairs.docs
+        pair_of = lists[valid]
+
+        def doc_ids(index: np.ndarray) -> list[str]:
+            found: list[str] = docs.take(pair_of[np.asarray(index, dtype=np.int64)]).to_pylist()
+            return found
+
+        return Columns(
+            query_ids=[self.table.query_ids[i] for i in queries.tolist()],
+            offsets=np.r_[0, np.cumsum(lengths)].astype(np.int64), scores=scores,
+            judged_offsets=np.r_[0, np.cumsum(judged_counts)].astype(np.int64), judged=self.table.values[rows[keep]],
+            hit_query=row[hits], hit_score=scores[hits], hit_grade=grade[hits], doc_ids=doc_ids,
+            hit_doc_ids=lambda h: doc_ids(hits[h]), zero_query=row[zeros], zero_score=scores[zeros],
+            zero_doc_ids=lambda z: doc_ids(zeros[z]))

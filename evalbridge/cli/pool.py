@@ -1,0 +1,92 @@
+"""``evalbridge pool QRELS RUN... --depth 10``: the unjudged pairs in any run's first d documents, and a judging batch."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..errors import InputError
+from .shared import EXIT_OK, add_policies, add_quiet, emit, note, policies, system_names
+
+
+class _Runs(Mapping[str, Any]):
+    """The runs of the command line by name, each read when the pool asks for it (one at a time)."""
+
+    def __init__(self, paths: list[str], fmt: str | None, options: Mapping[str, Any]) -> None:
+        self.paths = dict(zip(system_names(paths), paths))
+        self.fmt, self.options = fmt, options
+
+    def __getitem__(self, name: str) -> Any:
+        from ..config.sources import source_from_path
+        from ..io import to_run
+
+        source = source_from_path(self.paths[name], "run", self.fmt, "RUN")
+        return to_run(source.origin, format=source.format, name=name, **{**source.options, **self.options})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..config.sources import load_qrels, source_from_path
+    from ..io.judging import write_batch
+    from ..pooling import pool
+    from ..reports.writing import STDOUT, check_outputs
+
+    if not args.runs:
+        raise InputError("pool needs QRELS and at least one run.", fix="evalbridge pool qrels.txt a.run b.run --depth 10")
+    inputs = [args.qrels, *args.runs, *(p for p in (args.topics, args.corpus) if p is not None)]
+    check_outputs(inputs, files=[args.output or STDOUT, args.batch])
+    if (args.topics is not None or args.corpus is not None) and args.batch is None:
+        raise InputError("--topics / --corpus give the texts of a judging batch, and no --batch file is named.",
+                         fix="add --batch batch.jsonl (the pairs to judge, with their texts).")
+    read = policies(args)
+    ids = {"ids": read["ids"]} if "ids" in read else {}
+    qrels = load_qrels(source_from_path(args.qrels, "qrels", args.qrels_format, "QRELS", options=ids), None)
+    found = pool(qrels, _Runs(args.runs, args.run_format, read), depth=args.depth, k=args.k, queries=args.queries,
+                 ties=args.ties, score_precision=args.score_precision)
+    if args.batch is not None:
+        write_batch(found, args.batch, queries=args.topics, documents=args.corpus)
+        note(args, f"wrote {args.batch}: {found.size()} pairs to judge (depth {found.depths[-1]})")
+    emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..pooling import QUERY_SCOPES, POOL_TIES
+    from ..settings import SCORE_PRECISIONS
+
+    po = commands.add_parser("pool", help="the unjudged pairs in any run's first d documents (depth pooling)",
+                             description="Depth pooling: the (query, doc) pairs in the first d documents of any run "
+                                         "that the qrels do not judge yet, per run and per query, with each run's "
+                                         "Judged@k now and once the pool is judged; --batch writes them as a judging "
+                                         "batch (JSON Lines: query_id, query, doc_id, passage).")
+    po.add_argument("qrels", metavar="QRELS", help="the judgements so far")
+    po.add_argument("runs", nargs="*", metavar="RUN", help="the runs to pool (one or more)")
+    po.add_argument("--depth", type=int, nargs="+", default=[10], metavar="N",
+                    help="pool depth, or several (nested pools), e.g. --depth 10 20 50 (default 10)")
+    po.add_argument("-k", type=int, default=None, metavar="K", help="cutoff of Judged@k (default: the deepest depth)")
+    po.add_argument("--queries", choices=list(QUERY_SCOPES), default="qrels",
+                    help="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items()))
+    po.add_argument("--ties", choices=POOL_TIES, default="docid_desc",
+                    help="order of tied scores (default: docid_desc, as trec_eval)")
+    po.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
+                    help="precision scores are compared at; float32 reproduces trec_eval <= 9")
+    po.add_argument("--batch", default=None, metavar="PATH",
+                    help="write the pool (at the deepest depth) as a judging batch, JSON Lines")
+    po.add_argument("--topics", default=None, metavar="PATH",
+                    help="the queries' texts for the batch: TREC topics, BEIR queries.jsonl, a RAG log")
+    po.add_argument("--corpus", default=None, metavar="PATH",
+                    help="the documents' texts for the batch: BEIR corpus.jsonl, a RAG log")
+    po.add_argument("--qrels-format", default=None, metavar="FMT", help="input format of the qrels")
+    po.add_argument("--run-format", default=None, metavar="FMT", help="input format of the runs")
+    po.add_argument("--format", choices=["text", "markdown", "json"], default="text", help="output format")
+    po.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    add_quiet(po)
+    add_policies(po)
+    po.set_defaults(handler=handle)

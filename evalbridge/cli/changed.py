@@ -30,7 +30,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..stats.agreement import TESTS
+    from ..stats.ranking_agreement import TESTS
 
     ch = commands.add_parser("changed", help="what new judgements changed: means, orderings, significance, ship",
                              description="Evaluate the runs with the judgements BEFORE and AFTER (e.g. merged with a "

@@ -24,9 +24,10 @@ from demo_data import fetch_robust04
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-#: the notebooks, in reading order (01-04 from issue 6; 05 on judge agreement; 06 from numbers to decisions)
+#: the notebooks, in reading order (01-04 from issue 6; 05 on judge agreement; 06 from numbers to decisions;
+#: 07 pool, judge, merge, what changed)
 EXPECTED = ("01_quickstart_rag.ipynb", "02_llm_graded_relevance.ipynb", "03_library_cross_validation.ipynb",
-            "04_config_runs_and_comparison.ipynb", "05_llm_judges.ipynb", "06_decisions.ipynb")
+            "04_config_runs_and_comparison.ipynb", "05_llm_judges.ipynb", "06_decisions.ipynb", "07_eval_sets.ipynb")
 #: seconds any one cell may take (the first ranx import compiles numba code)
 CELL_TIMEOUT = 600
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -312,6 +314,13 @@ class Results:
         if len(means) > _REPR_METRICS:
             shown += f", ... (+{len(means) - _REPR_METRICS} metrics)"
         return f"Results({shown}; {self.provenance.queries_evaluated} queries, backend={self.provenance.backend})"
+
+    def to_html(self, path: str | os.PathLike[str], *, system: str = "system", title: str | None = None) -> Path:
+        """Write these results to ``path`` as one self-contained HTML page (the ``html`` report format of a
+        :class:`~evalbridge.reports.report.Report` of one system called ``system``); returns ``path``."""
+        from .reports.report import Report
+
+        return Report(results={system: self}, title=title or f"evalbridge: {system}").to_html(path)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""

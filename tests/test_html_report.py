@@ -122,10 +122,14 @@ def test_the_numbers_of_the_page_are_those_of_report_json(report: Report) -> Non
 
 
 def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Report.to_html(path), ``evalbridge eval --format html -o`` and a config's ``formats: [html]`` write the
-    renderer's page; to_html refuses a folder (not a regular file) before rendering."""
+    """Report.to_html(path), Results.to_html(path), ``evalbridge eval --format html -o`` and a config's
+    ``formats: [html]`` write the renderer's page; to_html refuses a folder (not a regular file) before rendering."""
     written = report.to_html(tmp_path / "page.html")
     assert written.read_text(encoding="utf-8") == render(report, "html")
+    one = next(iter(report.results.values()))
+    alone = one.to_html(tmp_path / "one.html", system="<bm25>")
+    assert alone.read_text(encoding="utf-8") == render(Report(results={"<bm25>": one}, title="evalbridge: <bm25>"),
+                                                       "html")
     with pytest.raises(eb.InputError, match="folder"):
         report.to_html(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -134,11 +138,20 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
         (tmp_path / f"{list(RUNS).index(name)}.json").write_text(json.dumps(run))
     assert main(["eval", "qrels.json", "1.json", "2.json", "-m", "P@1", "--format", "html", "-o", "cli.html"]) == 0
     config = tmp_path / "eval.yaml"
+    (tmp_path / "queries.csv").write_text("query_id,kind\n" + "".join(f"{q},<k{int(q[1:]) % 2}>\n" for q in QRELS))
     config.write_text(json.dumps({"qrels": "qrels.json", "runs": {"1": "1.json", "2": "2.json"}, "metrics": ["P@1"],
+                                  "comparison": {"baseline": "1", "n_resamples": 200}, "diff": True,
+                                  "slices": {"by": "kind", "file": "queries.csv"},
                                   "output": {"dir": "out", "formats": ["html"]}}))
     outcome = eb.run_config(eb.load_config(config))
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == render(outcome.report, "html")
+    # the sections of the decisions (run diff, standings) and of the slices, their tables sortable, names escaped
+    assert outcome.report.diffs and outcome.report.slices is not None
+    for anchor in ("decisions", "slices"):
+        section = page.split(f'<section id="{anchor}">')[1].split("</section>")[0]
+        assert '<table class="sortable">' in section and "<table>" not in section
+    assert "&lt;k0&gt;" in page and "<k0>" not in page
     assert _parse((tmp_path / "cli.html").read_text(encoding="utf-8")).tables[0][0] == ["system", "P@1", "queries"]
 
 

@@ -166,18 +166,53 @@ def _comparison(report: Report) -> str:
               "W/T/L = queries above / equal to / below the baseline.</p>")
 
 
+#: a gate's outcome and verdict -> (its cell's class, its text)
+_OUTCOMES = {("passed", True): ("pass", "pass"), ("failed", False): ("fail", "FAIL"),
+             ("inconclusive", False): ("fail", "INCONCLUSIVE (fails)"),
+             ("inconclusive", True): ("inconclusive", "inconclusive (let pass)")}
+
+
 def _gates(report: Report) -> str:
-    """Every gate with its value, threshold and outcome."""
+    """Every gate with its value, threshold and outcome (and, for a gate that knows about noise, what the noise
+    says)."""
     if not report.gates:
         return ""
     failed = len(report.failed_gates)
-    rows = [[cell(g.system), cell(g.metric), cell(g.gate.text), num(g.value, number(g.value, report.digits)),
-             num(g.threshold, number(g.threshold, 6)),
-             f'<td class="{"pass" if g.passed else "fail"}">{"pass" if g.passed else "FAIL"}</td>']
-            for g in report.gates]
+    noisy = any(g.noise for g in report.gates)
+    rows = []
+    for g in report.gates:
+        kind, text = _OUTCOMES[g.outcome, g.passed]
+        rows.append([cell(g.system), cell(g.metric), cell(g.gate.text), num(g.value, number(g.value, report.digits)),
+                     num(g.threshold, number(g.threshold, 6)), f'<td class="{kind}">{text}</td>',
+                     *([cell(g.noise)] if noisy else [])])
     verdict = (f'<p class="verdict {"fail" if failed else "pass"}">{len(report.gates) - failed}/{len(report.gates)} '
                f"gates passed</p>")
-    return verdict + table(["system", "metric", "gate", "value", "threshold", "outcome"], rows, cls="gates")
+    return verdict + table(["system", "metric", "gate", "value", "threshold", "outcome", *(["noise"] * noisy)], rows,
+                           cls="gates")
+
+
+def _tables(tables: Iterable[Table]) -> str:
+    """Tables a result declares (:mod:`evalbridge.reports.views`), written by :func:`html_table`, sortable, each
+    title a heading."""
+    from dataclasses import replace
+
+    return "".join((f"<h3>{t.title}</h3>" if t.title else "")
+                   + html_table(replace(t, title="")).replace("<table>", '<table class="sortable">', 1) for t in tables)
+
+
+def _decisions(report: Report) -> str:
+    """Across the systems (standings), each run diff against the baseline, and the power analysis."""
+    from ..run_diff import section_tables
+
+    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"])
+    return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)
+
+
+def _slices(report: Report) -> str:
+    """The numbers the runs logged (latency, cost) and the per-slice means and differences."""
+    from ..slices import report_tables
+
+    return _tables(report_tables(report, FORMAT))
 
 
 def _bands(report: Report) -> str:
@@ -303,14 +338,16 @@ def _provenance(report: Report) -> str:
             + f"<details open><summary>provenance (JSON)</summary><pre>{_e(data)}</pre></details>")
 
 
-#: The page's sections, in order. A new one (a run diff, slices: when their results are part of a Report) is a
-#: function (report) -> HTML ('' when the report has nothing for it) and one entry here.
+#: The page's sections, in order. A new one is a function (report) -> HTML ('' when the report has nothing for it)
+#: and one entry here.
 SECTIONS: tuple[Section, ...] = (
     Section("summary", "Systems x metrics", _summary),
     Section("comparison", "Comparison with the baseline", _comparison),
     Section("gates", "Gates", _gates),
     Section("bands", "Quality bands", _bands),
     Section("metrics", "Per metric: distributions, differences, queries", _per_metric),
+    Section("decisions", "Across the systems, run diffs, power", _decisions),
+    Section("slices", "Slices and logged numbers", _slices),
     Section("crosscheck", "Cross-check", _crosscheck),
     Section("agreement", "Agreement of judgements", _agreement),
     Section("provenance", "Provenance", _provenance),
@@ -342,6 +379,7 @@ td.best .mean { font-weight: 700; }
 .ci { color: var(--muted); font-size: 12px; }
 .up { color: var(--up); } .down { color: var(--down); }
 .pass { color: var(--up); font-weight: 600; } .fail { color: var(--down); font-weight: 700; }
+.inconclusive { color: #9a6700; font-weight: 600; }
 .sig { font-weight: 600; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
 figure { margin: 8px 0; }
@@ -350,19 +388,21 @@ details { margin: 8px 0; } summary { cursor: pointer; color: #0969da; }
 pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
 """
 
-#: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value,
-#: text by its content; a second click reverses; empty values last
+#: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value (or
+#: their text, when a cell is a plain number), then text by its content; a second click reverses; empty values last
 _SCRIPT = """
 (function () {
   function key(cell) {
     var value = cell.getAttribute("data-value");
     if (value !== null) { return value === "" ? null : parseFloat(value); }
-    return cell.textContent.trim();
+    var text = cell.textContent.trim();
+    return /^[-+]?(\d|\.\d)[\d.]*(e[-+]?\d+)?$/i.test(text) ? parseFloat(text) : text;
   }
   function compare(a, b) {
     if (a === null || b === null) { return a === b ? 0 : a === null ? 1 : -1; }
-    if (typeof a === "number" && typeof b === "number") { return a - b; }
-    return String(a).localeCompare(String(b));
+    if (typeof a !== typeof b) { return typeof a === "number" ? -1 : 1; }
+    if (typeof a === "number") { return a - b; }
+    return a.localeCompare(b);
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var headings = table.tHead.rows[0].cells;

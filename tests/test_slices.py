@@ -287,3 +287,74 @@ def test_reports_show_slices_and_logged_numbers_in_text_and_markdown(tmp_path: P
         assert "Quality vs latency_ms" in shown and "Slices by a mapping" in shown and "not tested" not in shown
         assert "Pareto front" in shown and "Benjamini-Hochberg" in shown
     assert "## Slices: differences against the baseline" in md
+
+
+def test_the_three_doors_give_the_same_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from doors import cli
+
+    logs = _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    qrels, runs = eb.read_logs({k: v.name for k, v in logs.items()}, slice="category")
+    api = eb.compare(qrels, runs, ["RR"], baseline="bm25", n_resamples=300, slices="category").slices
+    assert api is not None
+    code, out, err = cli("eval", "bm25.jsonl", "dense.jsonl", "-m", "RR", "--baseline", "bm25", "--n-resamples", "300",
+                         "--slice-by", "category", "--format", "json")
+    assert code == 0, err
+    (tmp_path / "eval.yaml").write_text("runs: {bm25: bm25.jsonl, dense: dense.jsonl}\nmetrics: [RR]\n"
+                                        "comparison: {baseline: bm25, n_resamples: 300}\nslices: category\n")
+    code, config, err = cli("run", "eval.yaml", "--no-write", "--format", "json")
+    assert code == 0, err
+    expected = json.loads(json.dumps(api.to_dict()))
+    assert json.loads(out)["slices"] == expected == json.loads(config)["slices"]
+
+
+def test_a_bad_slice_source_is_refused_alike_at_the_doors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from doors import cli
+
+    _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("eval", "bm25.jsonl", "-m", "RR", "--slices-file", "queries.csv")
+    assert code == 2 and "--slices-file is given without --slice-by" in err and "Traceback" not in err
+    (tmp_path / "queries.csv").write_text("id_of_query,kind\nq1,a\n")
+    code, _, err = cli("eval", "bm25.jsonl", "-m", "RR", "--slice-by", "kind", "--slices-file", "queries.csv")
+    assert code == 2 and "look like the query id" in err and "Traceback" not in err
+    with pytest.raises(eb.InputError, match="look like the query id"):
+        eb.evaluate({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, ["RR"], slices=("queries.csv", "kind"))
+
+
+def test_a_bad_number_in_a_log_is_refused_alike_at_the_three_doors(tmp_path: Path) -> None:
+    from doors import Case, assert_same, through_doors
+
+    rows = _rows(4)
+    rows[3]["cost"] = "0,5"
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    doors = through_doors(Case(files={"log.jsonl": text}, qrels=None, runs=("log.jsonl",), metrics=("RR",)),
+                          tmp_path)
+    assert_same(doors, says=("log.jsonl:4", "'q3'", "'cost'", "'0,5'"))
+
+
+def test_per_slice_means_and_logged_numbers_are_mlflow_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mlflow", reason="the mlflow extra is not installed (make test installs it)")
+    from mlflow.tracking import MlflowClient
+
+    from doors import cli
+
+    logs = _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    code, _, err = cli("eval", "bm25.jsonl", "dense.jsonl", "-m", "RR", "--baseline", "bm25", "--n-resamples", "200",
+                       "--slice-by", "category", "--mlflow", uri, "--mlflow-experiment", "sliced", "-q")
+    assert code == 0, err
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("sliced").experiment_id
+    children = client.search_runs([experiment], filter_string="tags.mlflow.parentRunId IS NOT NULL")
+    logged = {run.info.run_name: run.data.metrics for run in children}
+    qrels, runs = eb.read_logs({k: v.name for k, v in logs.items()}, slice="category")
+    for name, run in runs.items():
+        res = eb.evaluate(qrels, run, ["RR"], slices="category")
+        assert res.slices is not None
+        expected = {f"slice.{m.slice}.RR": m.mean for m in res.slices.means}
+        assert {k: v for k, v in logged[name].items() if k.startswith("slice.")} == pytest.approx(expected)
+        latency = next(n for n in res.numbers if n.field == "latency_ms")
+        assert logged[name]["logged.latency_ms.p95"] == pytest.approx(latency.p95)
+        assert logged[name]["RR"] == pytest.approx(res["RR"])

@@ -61,6 +61,12 @@ def add(commands: Any) -> None:
     ev.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test and the "
                                                                     "bootstrap (default 10000)")
     ev.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    ev.add_argument("--slice-by", default=None, metavar="FIELD",
+                    help="per-slice means, intervals and differences against the baseline (slices:): a field of "
+                         "the RAG logs holding each question's label(s), or with --slices-file a column of a table")
+    ev.add_argument("--slices-file", default=None, metavar="TABLE",
+                    help="a query table (CSV, TSV, Parquet, JSON Lines; a query-id column) whose --slice-by column "
+                         "holds each query's slice")
     ev.add_argument("--bands", action="store_true",
                     help="add the RAG quality bands (poor / fair / good / excellent per metric; docs/config.md)")
     ev.add_argument("--title", default=None, help="heading of the report")

@@ -152,6 +152,7 @@ FLAGS = {
     ("comparison", "confidence"): "--confidence", ("comparison", "n_resamples"): "--n-resamples",
     ("crosscheck", "backends"): "--backends", ("crosscheck", "atol"): "--atol",
     ("crosscheck", "canonicalise"): "--canonicalise",
+    ("slices",): "--slice-by", ("slices", "by"): "--slice-by", ("slices", "file"): "--slices-file",
 }
 
 #: ``evalbridge diff``'s section: config key path -> its flag
@@ -283,6 +284,11 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if getattr(args, "baseline", None) is not None:
         raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
+    if getattr(args, "slice_by", None) is not None:
+        raw["slices"] = {"by": args.slice_by, **({"file": args.slices_file} if args.slices_file else {})}
+    elif getattr(args, "slices_file", None) is not None:
+        raise InputError("--slices-file is given without --slice-by: which column holds the slices?",
+                         fix="add --slice-by COLUMN (the column of the query table holding each query's label).")
     if getattr(args, "bands", False):
         raw["bands"] = True
     if getattr(args, "engine", None) is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -221,8 +222,9 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
     Params (every run): the metrics as evaluated (``metric.<key>``: label -> metric), the versions (evalbridge,
     Python, each backend's library), the conventions and settings that decide the numbers, the sha256 of every
     input (``input.<key>.sha256``, as the provenance records it); a system's run adds its own ``system``, input
-    and query counts. Metrics: a system's means, keyed by :func:`tracking_key` of the label. Artifacts: the
-    parent holds ``provenance.json`` and ``report.html``; a system's run holds its
+    and query counts. Metrics: a system's means, keyed by :func:`tracking_key` of the label; with slices its
+    per-slice means (``slice.<slice>.<label>``); each number its run logged (``logged.<field>.mean`` / ``p50`` /
+    ``p95``). Artifacts: the parent holds ``provenance.json`` and ``report.html``; a system's run holds its
     ``per_query.csv`` (query_id, one column per metric label).
     """
     from ..reports.formats import report_formats
@@ -269,9 +271,29 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
         if isinstance(source, Mapping) and source.get("sha256") is not None:
             own["input.sha256"] = str(source["sha256"])
         means = {keys[label]: float(mean) for label, mean in results.means.items() if label in keys}
+        means.update(_slice_means(report, system, keys))
+        means.update((f"logged.{tracking_key(n.field)}.{stat}", float(getattr(n, stat)))
+                     for n in results.numbers for stat in ("mean", "p50", "p95"))
         systems[system] = RunLog(name=system, params=MappingProxyType(own), metrics=MappingProxyType(means),
                                  files=MappingProxyType({"per_query.csv": _per_query_writer(results)}))
     return parent, systems
+
+
+def _slice_means(report: Report, system: str, keys: Mapping[str, str]) -> dict[str, float]:
+    """A system's per-slice means (``slice.<slice>.<metric>``) when the report has slices; two slices that would
+    log under one name are refused."""
+    if report.slices is None:
+        return {}
+    names: dict[str, str] = {}
+    for name in report.slices.names:
+        key = tracking_key(name)
+        if key in names.values():
+            other = next(k for k, v in names.items() if v == key)
+            raise InputError(f"the slices {other!r} and {name!r} would both be logged as {key!r}.",
+                             fix="give the slices labels that differ in letters or digits.")
+        names[name] = key
+    return {f"slice.{names[m.slice]}.{keys[m.metric]}": m.mean for m in report.slices.means
+            if m.system == system and m.metric in keys and math.isfinite(m.mean)}
 
 
 def _report_writer(render: Callable[[Report], str], report: Report) -> Callable[[Path], None]:

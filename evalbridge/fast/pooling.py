@@ -246,21 +246,25 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     docs = pa.chunked_array([c.docs for c in kept], type=pa.string()).combine_chunks()
     del kept  # each run's doc ids now live in ``docs`` alone
     member = rank <= deepest  # the pool's pairs come from these rows; the others (deeper than the pool) look them up
-    by_hash = np.argsort(hashes, kind="stable")  # stable: within a hash, rows stay in run order
+    by_hash = np.argsort(hashes)  # one sort; each hash group's first row, best rank and runs come by reduceat
     sorted_hashes = hashes[by_hash]
+    starts = np.flatnonzero(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) if len(hashes) else by_hash
     group = np.cumsum(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) - 1 if len(hashes) else by_hash
     in_pool = member[by_hash]
-    pooled = np.zeros(int(group[-1]) + 1 if len(group) else 0, dtype=bool)
-    pooled[group[in_pool]] = True  # a hash some row within the pool depth has
+    beyond = np.int64(len(hashes))
+    if len(hashes):
+        lead = np.minimum.reduceat(np.where(in_pool, by_hash, beyond), starts)  # first member row of each group
+        group_best = np.minimum.reduceat(np.where(in_pool, rank[by_hash], np.iinfo(np.int64).max), starts)
+        group_runs = np.add.reduceat(in_pool.astype(np.int64), starts)
+    else:
+        lead = group_best = group_runs = np.zeros(0, dtype=np.int64)
+    pooled = lead < beyond  # a hash some row within the pool depth has
     number = np.cumsum(pooled) - 1
     inverse = np.empty(len(hashes), dtype=np.int64)
     inverse[by_hash] = np.where(pooled[group], number[group], -1)
     found = inverse >= 0
     n_pairs = int(pooled.sum())
-    # the first row of each pair within the pool depth: the first member of its hash group (stable order)
-    members = np.flatnonzero(in_pool)
-    leads = members[np.r_[True, group[members][1:] != group[members][:-1]]] if len(members) else members
-    first = by_hash[leads]
+    first, best, n_runs = lead[pooled], group_best[pooled], group_runs[pooled]
     # every row of one hash must be one (query, doc) pair: compare each with its neighbour in hash order
     sorted_docs = docs.take(pa.array(by_hash))
     neighbour = group[1:] == group[:-1] if len(group) else np.zeros(0, dtype=bool)
@@ -270,7 +274,7 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     same[by_hash[1:][neighbour & differ]] = False
     same = same[found]
     rows = np.flatnonzero(found)
-    if not same.all():  # two (query, doc) pairs share a 64-bit hash: split them apart
+    if not same.all():  # two (query, doc) pairs share a 64-bit hash: split them apart, then count again
         suspects = rows[np.isin(inverse[rows], np.unique(inverse[rows[~same]]))]
         inverse, n_pairs = _split_collisions(inverse, code, docs.take(pa.array(suspects)).to_pylist(), suspects,
                                              n_pairs)
@@ -284,11 +288,9 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
         renumber[keep_ids] = np.arange(len(keep_ids))
         inverse = np.where(inverse >= 0, renumber[np.maximum(inverse, 0)], -1)
         first, n_pairs = first[keep_ids], len(keep_ids)
-    member_rows = np.flatnonzero(member)
-    by_pair = member_rows[np.argsort(inverse[member_rows], kind="stable")]
-    cuts = np.flatnonzero(np.r_[True, np.diff(inverse[by_pair]) != 0]) if len(by_pair) else by_pair
-    best = np.minimum.reduceat(rank[by_pair], cuts) if len(by_pair) else np.zeros(0, dtype=np.int64)
-    n_runs = np.bincount(inverse[member], minlength=n_pairs).astype(np.int64)
+        best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(best, inverse[member], rank[member])
+        n_runs = np.bincount(inverse[member], minlength=n_pairs).astype(np.int64)
     pair_code = code[first]
     pair_docs = docs.take(pa.array(first))
     order = np.lexsort((first, best, pair_code))  # by query, best rank, then the first run (and rank) to give it

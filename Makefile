@@ -58,10 +58,12 @@ test: install chromium
 bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/diff.py
 
 bench-quick: install
 	$(BIN)/python bench/run.py --quick
 	$(BIN)/python bench/compare.py --quick
+	$(BIN)/python bench/diff.py --queries 10000 --repeat 1
 
 # Only the doors (every way in: paths, read_*, tables, the command line, a config, a RAG log) at 7M rows, ~10 min
 # on a quiet machine; `make bench` measures them too, with everything else.

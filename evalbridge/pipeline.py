@@ -165,7 +165,7 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
     from .config.sources import load_qrels, load_run
     from .stats.agreement import agree
 
-    level = config.min_relevance
+    level = config.settings.min_relevance
     judges = []
     for source in settings.judges.values():
         with _reading(config, source):
@@ -221,7 +221,7 @@ class _SparkDoor:
     def qrels(self, source: Source) -> Any:
         from .config.sources import load_frame
 
-        frame, self.shared = load_frame(source, "qrels", self.session, self.config.min_relevance)
+        frame, self.shared = load_frame(source, "qrels", self.session, self.config.settings.min_relevance)
         return frame
 
     def evaluate(self, source: Source, shared: Any) -> Any:
@@ -229,11 +229,13 @@ class _SparkDoor:
         from .config.sources import load_frames
 
         c = self.config
-        qrels, run, own = load_frames(source, shared, self.session, c.min_relevance)
+        qrels, run, own = load_frames(source, shared, self.session, c.settings.min_relevance)
         read_here = own if own is not None else self.shared
-        level = c.min_relevance if c.min_relevance is not None or read_here is None else read_here.min_relevance
+        given = c.settings.min_relevance
+        level = given if given is not None or read_here is None else read_here.min_relevance
+        # the read policies were the readers' (duplicates); ids='str' also lets Spark's str and int ids meet
         evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets,
-                                    settings=c.settings.replace(min_relevance=level, ids=None, duplicates="error"))
+                                    settings=c.settings.replace(min_relevance=level, duplicates="error"))
         self.used_buckets = evaluation.provenance.buckets
         try:
             results = evaluation.require_results()
@@ -309,7 +311,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             on_step(text, done, total)
         done += 1
 
-    level = config.min_relevance
+    level = config.settings.min_relevance
     step("reading the qrels")
     shared = None
     engine = _SparkDoor(config) if config.engine == "spark" else None
@@ -379,7 +381,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         power = power_of(results, config.metrics, baseline=c.baseline, alpha=c.alpha,
                          test=c.test if c.test in POWER_TESTS else "t")
     provenance = make_provenance(
-        results, inputs=inputs, backends=[config.backend, *(config.crosscheck.backends if config.crosscheck else ())],
+        results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
     provenance["engine"] = engine.provenance() if engine is not None else {"name": "local"}
     if engine is not None:  # not a backend of evalbridge.backends: its version is the Spark engine's own
@@ -470,8 +472,9 @@ def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> No
 
 
 def _conventions(config: Config) -> dict[str, Any]:
-    return {"ties": config.ties, "score_precision": config.score_precision, "missing_queries": config.missing_queries,
-            "no_relevant": config.no_relevant}
+    s = config.settings
+    return {"ties": s.ties, "score_precision": s.score_precision, "missing_queries": s.missing_queries,
+            "no_relevant": s.no_relevant}
 
 
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:

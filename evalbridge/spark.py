@@ -259,7 +259,11 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Settings, names: 
     except TableProblem as problem:
         return _note_row(n_metrics, PROBLEM, problem.query_id,
                          {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
-    columns, removed = _cut(pair.columns, qrels, run, names, conventions)
+    try:
+        columns, removed = _cut(pair.columns, qrels, run, names, conventions)
+    except InputError as error:  # a depth that cuts a group of tied documents under ties="average"
+        detail = str(error).removeprefix(f"query {error.query_id!r}: ").removesuffix(f" Fix: {error.fix}")
+        return _note_row(n_metrics, PROBLEM, error.query_id, {"side": "run", "detail": detail, "fix": error.fix})
     values = evaluate_columns(columns, metrics, conventions)
     n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
     status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)

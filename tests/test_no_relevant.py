@@ -69,16 +69,24 @@ def test_dropping_is_the_mean_over_the_queries_with_a_relevant_judgement(data, m
         assert math.isclose(drop[metric], sum(drop.query(metric).values()) / len(drop.query(metric)))
 
 
-def test_a_cross_check_with_another_policy_is_refused_rather_than_ignored(tmp_path):
-    """`evalbridge check --no-relevant drop` and a config with crosscheck: and no_relevant: drop: the cross-check
-    compares every query, so the policy would not apply: refused, naming the flag / key."""
+def test_a_cross_check_applies_the_policy_to_every_column(tmp_path):
+    """The cross-check takes no_relevant as evaluate does: with drop, q2 (nothing relevant) leaves the reference
+    column and every library's; with error it is refused, naming it; at every door (keyword, --no-relevant, key)."""
     from doors import cli
 
     (tmp_path / "qrels.txt").write_text(QRELS)
     (tmp_path / "a.run").write_text(RUN)
-    code, _, err = cli("check", tmp_path / "qrels.txt", tmp_path / "a.run", "-m", "P@1", "--no-relevant", "drop")
-    assert code == 2 and "--no-relevant" in err and "would not apply to it" in err
-    (tmp_path / "eval.yaml").write_text("qrels: qrels.txt\nruns: {a: a.run}\nmetrics: [P@1]\nno_relevant: drop\n"
+    qrels, run = eb.read_qrels(tmp_path / "qrels.txt"), eb.read_run(tmp_path / "a.run")
+    dropped = eb.crosscheck(qrels, run, ["P@1"], backends=["pytrec_eval"], no_relevant="drop")
+    kept = eb.crosscheck(qrels, run, ["P@1"], backends=["pytrec_eval"])
+    assert set(kept.query("P@1")) == {"q1", "q2", "q3"} and set(dropped.query("P@1")) == {"q1", "q3"}
+    assert set(dropped.query("P@1", backend="pytrec_eval")) == {"q1", "q3"} and dropped.ok
+    with pytest.raises(eb.InputError, match="'q2'"):
+        eb.crosscheck(qrels, run, ["P@1"], backends=["pytrec_eval"], settings=eb.Settings(no_relevant="error"))
+    code, out, _ = cli("check", tmp_path / "qrels.txt", tmp_path / "a.run", "-m", "P@1", "--backends", "pytrec_eval",
+                       "--no-relevant", "drop")
+    assert code == 0
+    (tmp_path / "eval.yaml").write_text("qrels: qrels.txt\nruns: {a: a.run}\nmetrics: [P@1]\nno_relevant: error\n"
                                         "crosscheck: {backends: [pytrec_eval]}\n")
     code, _, err = cli("run", tmp_path / "eval.yaml", "--no-write")
-    assert code == 2 and "eval.yaml:4" in err and "would not apply to it" in err
+    assert code == 2 and "'q2'" in err and "no_relevant: drop" in err

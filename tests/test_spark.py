@@ -53,11 +53,13 @@ def assert_same_as_local(got: es.SparkEvaluation, want: eb.Results) -> None:
     p, w = results.provenance, want.provenance
     assert sorted(p.missing_from_run) == sorted(w.missing_from_run)
     assert sorted(p.ignored_run_only) == sorted(w.ignored_run_only)
-    assert (p.queries_evaluated, p.relevance_level, p.settings) == (w.queries_evaluated, w.relevance_level,
-                                                                       w.settings)
+    assert (p.queries_evaluated, p.relevance_level) == (w.queries_evaluated, w.relevance_level)
+    assert p.settings.replace(backend="auto") == w.settings.replace(backend="auto")  # (the local one names its backend)
     assert (got.provenance.queries_evaluated, got.provenance.missing_from_run, got.provenance.ignored_run_only) == (
         w.queries_evaluated, len(w.missing_from_run), len(w.ignored_run_only))
     assert p.warnings == got.provenance.warnings == w.warnings  # ids that never meet, said in the same words
+    assert (p.removed_beyond_depth, p.removed_unjudged) == (w.removed_beyond_depth, w.removed_unjudged) == (
+        got.provenance.removed_beyond_depth, got.provenance.removed_unjudged)
 
 
 # --------------------------------------------------------------------------- no Spark needed
@@ -176,13 +178,14 @@ def test_spark_connect_dataframes_give_the_local_engines_values_per_query(shared
        metrics=st.lists(any_metric().filter(lambda m: "in_pool" not in m.inputs), min_size=1, max_size=5),
        ties=st.sampled_from(TIES),
        precision=st.sampled_from(("float64", "float32")), missing=st.sampled_from(("zero", "drop")),
-       level=st.sampled_from((None, 2, 0.5)), buckets=st.integers(1, 7), shuffle=st.randoms(use_true_random=False))
+       level=st.sampled_from((None, 2, 0.5)), buckets=st.integers(1, 7), shuffle=st.randoms(use_true_random=False),
+       judged_only=st.booleans(), depth=st.sampled_from((None, 1, 3)))
 def test_generated_sets_give_the_local_engines_values_per_query(
         spark: Any, cases: list[tuple[dict, dict]], metrics: list[Metric], ties: str, precision: str, missing: str,
-        level: float | None, buckets: int, shuffle: random.Random) -> None:
+        level: float | None, buckets: int, shuffle: random.Random, judged_only: bool, depth: int | None) -> None:
     """Ties, qrels queries missing from the run, run-only queries, float and negative grades, rows in any
-    order, any metric and option, tie policy, precision, missing-query policy and relevance level:
-    the same values per query, means and counts as the local engine (many cases per Spark evaluation)."""
+    order, any metric and option, tie policy, precision, missing-query policy, relevance level, judged only
+    and depth: the same values per query, means and counts as the local engine (many cases per Spark evaluation)."""
     qrels: dict[str, dict] = {}
     run: dict[str, dict] = {}
     for i, (case_qrels, case_run) in enumerate(cases):
@@ -190,7 +193,8 @@ def test_generated_sets_give_the_local_engines_values_per_query(
         run.update({f"c{i}:{q}": docs for q, docs in case_run.items()})
     if ties == "input":  # the input order is the row order: keep each query's rows in dict order
         shuffle = None
-    options = {"ties": ties, "score_precision": precision, "missing_queries": missing, "min_relevance": level}
+    options = {"ties": ties, "score_precision": precision, "missing_queries": missing, "min_relevance": level,
+               "judged_only": judged_only, "depth": depth}
     try:
         want = eb.evaluate(qrels, run, metrics, backend="reference", **options)
     except InputError as error:  # e.g. a grade above AP's max_grade: the same error from Spark

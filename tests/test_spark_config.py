@@ -204,7 +204,7 @@ def test_engine_spark_without_pyspark_is_refused_at_the_engine_line(files: Path,
 
 
 @pytest.mark.parametrize("key, value", [
-    (("judged_only",), True), (("depth",), 10), (("backend",), "reference"), (("ties",), "average"),
+    (("backend",), "reference"), (("ties",), "average"), (("no_relevant",), "drop"),
     (("crosscheck",), True), (("output", "plots"), {"curves": ["nDCG"]}),
 ])
 def test_what_the_spark_engine_does_not_compute_is_refused_at_its_key(files: Path, key: tuple, value: Any) -> None:

@@ -102,7 +102,6 @@ def add(commands: Any) -> None:
     ag.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     ag.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     ag.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    ag.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
     ag.add_argument("--format", choices=["text", *report_formats()], default="text",
                     help="a report format (text = terminal): the report `evalbridge run` writes")
     ag.add_argument("-o", "--output", default=None, metavar="PATH",

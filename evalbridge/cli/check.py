@@ -57,7 +57,6 @@ def add(commands: Any) -> None:
                     help="json: the whole report (as `eval --format json`), with the cross-check")
     ck.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="write the report to this file instead of stdout")
-    ck.add_argument("--backend", default="auto", help="backend of the reference column and the evaluation")
     ck.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ck.add_argument("--title", default=None, help="heading of the report")
     add_quiet(ck)

@@ -73,7 +73,6 @@ def add(commands: Any) -> None:
     di.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     di.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     di.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    di.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
     di.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     di.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     di.add_argument("--title", default=None, help=argparse.SUPPRESS)

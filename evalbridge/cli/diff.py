@@ -45,7 +45,6 @@ def add(commands: Any) -> None:
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",
                        help=f"{rule.fix.rstrip('.')} (default {rule.default})")
-    p.add_argument("--backend", default="auto", help="who computes the metrics (default auto)")
     p.add_argument("--format", choices=_formats(), default="terminal", help="output format (default terminal)")
     p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the diff to this file instead of stdout")
     p.add_argument("--title", default=None, help="heading of the report")

@@ -46,8 +46,6 @@ def add(commands: Any) -> None:
     ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
                     help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC names "
                          "the metric's column and JSON key, e.g. precision@5=P@5")
-    ev.add_argument("--backend", default="auto",
-                    help="auto (default: reference on small inputs, fast on big ones), reference, fast, ranx, ...")
     ev.add_argument("--format", choices=list(report_formats()), default="terminal", help="output format")
     ev.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="write the report to this file instead of stdout")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..settings import ROWS
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -68,9 +69,14 @@ def source_of(path: str, kind: str, fmt: str | None, key: str, columns: str | No
 
 def policies(args: argparse.Namespace) -> dict[str, Any]:
     """The read policies given on the command line (``--ids``, ``--duplicates``), as config keys."""
-    from ..io.policies import POLICIES
+    return settings_given(args, reads=True)
 
-    return {key: getattr(args, key) for key in POLICIES if getattr(args, key, None) is not None}
+
+def settings_given(args: argparse.Namespace, *, reads: bool) -> dict[str, Any]:
+    """The settings whose flags were given (:func:`add_settings`), as config keys: a flag left out is a key left
+    out; ``reads``: the read policies, else the others."""
+    return {name: getattr(args, name) for name, row in ROWS.items()
+            if row.reads == reads and getattr(args, name, None) is not None}
 
 
 def note(args: argparse.Namespace, text: str) -> None:
@@ -139,12 +145,10 @@ def shown(path: Path) -> str:
 
 
 #: config key path -> the command-line flag that sets it (errors name the flag).
-FLAGS = {
-    ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics", ("backend",): "--backend",
-    ("min_relevance",): "--min-relevance", ("ids",): "--ids", ("duplicates",): "--duplicates", ("ties",): "--ties",
-    ("score_precision",): "--score-precision",
-    ("missing_queries",): "--missing-queries", ("no_relevant",): "--no-relevant", ("seed",): "--seed", ("bands",): "--bands",
-    ("judged_only",): "--judged-only", ("depth",): "--depth", ("engine",): "--engine",
+FLAGS: dict[tuple[str, ...], str] = {
+    ("title",): "--title", ("qrels",): "QRELS", ("runs",): "RUN", ("metrics",): "--metrics",
+    **{(name,): row.flag for name, row in ROWS.items()},  # every setting's flag, generated from its row
+    ("seed",): "--seed", ("bands",): "--bands", ("engine",): "--engine",
     ("spark",): "--spark-master / --spark-buckets", ("spark", "master"): "--spark-master",
     ("spark", "buckets"): "--spark-buckets",
     ("comparison", "baseline"): "--baseline", ("comparison", "test"): "--test",
@@ -218,16 +222,8 @@ def metric_entries(texts: Sequence[str]) -> list[Any]:
 
 
 def conventions(args: argparse.Namespace) -> dict[str, Any]:
-    """The config keys every command's convention flags give (a flag left out is a key left out)."""
-    raw: dict[str, Any] = {"backend": args.backend, "ties": args.ties, "score_precision": args.score_precision,
-                           "missing_queries": args.missing_queries, "no_relevant": args.no_relevant, "seed": args.seed}
-    if args.min_relevance is not None:
-        raw["min_relevance"] = args.min_relevance
-    if args.judged_only:
-        raw["judged_only"] = True
-    if args.depth is not None:
-        raw["depth"] = args.depth
-    return raw
+    """The config keys every command's setting flags give (a flag left out is a key left out), and ``--seed``."""
+    return {**settings_given(args, reads=False), "seed": args.seed}
 
 
 def positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
@@ -318,22 +314,27 @@ def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
 
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
-    from ..settings import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
+    """Every setting's flag but the read policies (:func:`add_policies`)."""
+    add_settings(parser, reads=False)
 
-    parser.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
-                        help="relevance level of binary metrics that do not set rel (default: 1)")
-    parser.add_argument("--ties", choices=TIE_POLICIES, default="docid_desc",
-                        help="order of tied scores (default: docid_desc, as trec_eval)")
-    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
-                        help="precision scores are compared at; float32 reproduces trec_eval <= 9")
-    parser.add_argument("--missing-queries", choices=MISSING_QUERY_POLICIES, default="zero",
-                        help="qrels queries absent from the run: score 0 (default) or drop")
-    parser.add_argument("--no-relevant", choices=NO_RELEVANT_POLICIES, default="zero",
-                        help="qrels queries with no relevant judgement: score 0 (default), drop, or error")
-    parser.add_argument("--judged-only", action="store_true",
-                        help="remove unjudged documents from every ranking before any metric (trec_eval -J)")
-    parser.add_argument("--depth", type=int, default=None, metavar="N",
-                        help="only the first N documents of every ranking count (trec_eval -M)")
+
+def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
+    """One flag per setting of :data:`evalbridge.settings.ROWS` (``reads``: the read policies, else the others),
+    generated from its row: ``--judged-only`` for a True/False setting, the choices of a set of words, the type of a
+    number. Every flag defaults to None: left out, the config's default decides (:func:`settings_given`)."""
+    from ..stats.parameters import Boolean, Interval, OneOf
+
+    for row in ROWS.values():
+        if row.reads != reads:
+            continue
+        rule, shown = row.rule, row.help.replace("%", "%%")
+        if isinstance(rule, Boolean):
+            parser.add_argument(row.flag, action="store_const", const=True, default=None, help=shown)
+        elif isinstance(rule, OneOf):
+            parser.add_argument(row.flag, choices=rule.choices, default=None, help=shown)
+        else:
+            kind = rule.kind if isinstance(rule, Interval) else str
+            parser.add_argument(row.flag, type=kind, default=None, metavar=row.metavar or row.name.upper(), help=shown)
 
 
 def add_quiet(parser: argparse.ArgumentParser) -> None:
@@ -361,8 +362,5 @@ def add_inputs(parser: argparse.ArgumentParser) -> None:
 
 
 def add_policies(parser: argparse.ArgumentParser) -> None:
-    """``--ids`` and ``--duplicates``: the read policies, from their one declaration."""
-    from ..io.policies import POLICIES
-
-    for key, (choices, meaning) in POLICIES.items():
-        parser.add_argument(f"--{key}", choices=choices, default=None, help=meaning.replace("%", "%%"))
+    """``--ids`` and ``--duplicates``: the read policies, from their one declaration (the settings' rows)."""
+    add_settings(parser, reads=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -20,7 +20,8 @@ from ..backends import CROSSCHECK_BACKENDS
 from ..errors import EvalbridgeError, InputError
 from ..io.registry import BESIDE_QRELS
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
-from ..settings import Settings
+from ..settings import ROWS, Row, Settings
+from ..stats.parameters import Boolean, Interval, OneOf, Text
 from ..wording import option
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
@@ -39,15 +40,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
     "metrics": "metric specs, any spelling; an entry {metric: P@5, label: precision@5} names its outputs",
-    "backend": "who computes the numbers (auto, reference, fast, or a library: every backend `evalbridge metrics` lists)",
-    "min_relevance": "relevance level of binary metrics that do not set rel (float grades allowed, e.g. 7)",
-    "ids": "str: read every query and doc id of every input as a string (int 1 meets '1'); a source may set it too",
-    "duplicates": "first: keep the first occurrence of a document repeated in a run or ranked list (counted in the "
-                  "notes); default error. A run source may set it too",
-    "ties": "docid_desc (trec_eval), docid_asc or input",
-    "score_precision": "float64, or float32 as trec_eval <= 9",
-    "missing_queries": "zero (score 0) or drop (leave out of the mean)",
-    "no_relevant": "a query with no relevant judgement: zero (score 0), drop (leave out of every mean) or error",
+    # every setting of evalbridge.Settings is a key (a read policy, ids / duplicates, may be set by a source too)
+    **{name: row.help for name, row in ROWS.items()},
     "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
     "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
@@ -59,8 +53,6 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
     "output": "{dir, formats, per_query, system_json, plots, digits}",
     "seed": "seed of every random step (randomization test, bootstrap)",
-    "judged_only": "true: remove unjudged documents from every ranking before any metric (trec_eval -J)",
-    "depth": "only the first N documents of every ranking count (trec_eval -M)",
     "agreement": "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
                  "compared, and the system rankings they induce",
     "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
@@ -102,15 +94,13 @@ def _rules() -> Mapping[str, Any]:
     from ..tracking import trackers
 
     return MappingProxyType({
-        "min_relevance": Interval("min_relevance", float, None, None, closed="neither",
-                                  fix="a relevance level such as 1, 2 or 7.5."),
+        **{name: row.rule for name, row in ROWS.items()},
         "seed": P["seed"],
         "crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9."),
         "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
         "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
         **{f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()},
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
-        "depth": Interval("depth", int, 1, None, closed="left", fix="e.g. 1000, as trec_eval -M 1000."),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
         "output.formats": OneOf("formats", tuple(report_formats())),
         "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS)),
@@ -253,12 +243,7 @@ class Config:
     metrics: tuple[MetricRequest, ...]
     output: OutputSettings
     qrels: Source | None = None
-    backend: str = "auto"
-    min_relevance: float | None = None
-    ties: str = "docid_desc"
-    score_precision: str = "float64"
-    missing_queries: str = "zero"
-    no_relevant: str = "zero"
+    settings: Settings = Settings()
     crosscheck: CrossCheckSettings | None = None
     comparison: ComparisonSettings | None = None
     diff: DiffSettings | None = None
@@ -266,8 +251,6 @@ class Config:
     on_inconclusive: str = "fail"
     bands: Mapping[str, tuple[float, float, float]] | None = None
     seed: int = 0
-    judged_only: bool = False
-    depth: int | None = None
     agreement: AgreementSettings | None = None
     engine: str = "local"
     spark: SparkSettings | None = None
@@ -275,15 +258,6 @@ class Config:
     slices: SliceSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def settings(self) -> Settings:
-        """Everything that decides a number, as the one :class:`~evalbridge.settings.Settings` every verb takes
-        (the read policies too: the sources were read with them)."""
-        return Settings(backend=self.backend, min_relevance=self.min_relevance, ties=self.ties,
-                        score_precision=self.score_precision, missing_queries=self.missing_queries,
-                        judged_only=self.judged_only, depth=self.depth, no_relevant=self.no_relevant,
-                        ids=self.raw.get("ids"), duplicates=self.raw.get("duplicates", "error"))
 
     @property
     def where(self) -> str:
@@ -438,12 +412,42 @@ class _Checker:
 
 # ---------------------------------------------------------------- sections
 
-def _policies(check: _Checker, spec: Mapping[str, Any]) -> dict[str, str]:
-    """The top-level read policies (``ids:``, ``duplicates:``), checked against their one declaration
-    (:data:`evalbridge.io.policies.POLICIES`); every source takes them unless it sets its own."""
-    from ..io.policies import POLICIES
+def _settings(check: _Checker, spec: Mapping[str, Any]) -> Settings:
+    """The settings (:class:`~evalbridge.settings.Settings`, one top-level key each, :data:`~evalbridge.settings.ROWS`),
+    each value checked by its row's rule and named by its key and line; a key left out keeps its default."""
+    values = {name: _SETTING_CHECKS[type(row.rule)](check, row, spec[name]) for name, row in ROWS.items()
+              if name in spec and not (row.optional and spec[name] is None)}
+    return Settings(**values)
 
-    return {key: check.choice(spec[key], (key,), list(POLICIES[key][0])) for key in POLICIES if key in spec}
+
+def _one_of(check: _Checker, row: Row, value: Any) -> Any:
+    return check.choice(value, (row.name,), row.rule.choices)  # type: ignore[union-attr]  # (a OneOf row)
+
+
+def _registered(check: _Checker, row: Row, value: Any) -> Any:
+    """A name of a registry (``backend``: :data:`evalbridge.backends.BACKENDS`), or the rule's own check."""
+    from ..backends import BACKENDS
+
+    return check.choice(value, (row.name,), list(BACKENDS)) if row.registry else _ruled(check, row, value)
+
+
+def _ruled(check: _Checker, row: Row, value: Any) -> Any:
+    path = (row.name,)
+    return row.rule.check(value, source=check.locator.source, line=check.locator.line(path),
+                          key=check.locator.label(path))
+
+
+#: How a setting's value is checked in a config, by the kind of its rule (a choice is told the closest one).
+_SETTING_CHECKS: Mapping[type, Callable[[_Checker, Row, Any], Any]] = MappingProxyType({
+    OneOf: _one_of, Text: _registered, Interval: _ruled,
+    Boolean: lambda check, row, value: check.boolean(value, (row.name,)),
+})
+
+
+def _policies(settings: Settings) -> dict[str, str]:
+    """The read policies set at the top level (``ids:``, ``duplicates:``): every source takes them unless it sets
+    its own."""
+    return {name: value for name, value in settings.read_options().items()}
 
 
 def _source(check: _Checker, value: Any, path: KeyPath, folder: Path, kind: str, engine: str,
@@ -839,13 +843,11 @@ def _spark(check: _Checker, value: Any, engine: str) -> SparkSettings | None:
 #: What ``engine: spark`` does not compute: (key path, is it asked for?, why). evalbridge.spark evaluates
 #: each bucket of queries alone, from the qrels and run rows of its own queries, in the fast backend.
 _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
-    (("backend",), lambda c: c.backend != "auto",
+    (("backend",), lambda c: c.settings.backend != "auto",
      "the Spark engine computes with evalbridge's fast backend in every bucket; backend: chooses a local backend"),
-    (("judged_only",), lambda c: c.judged_only, "the Spark engine does not remove unjudged documents (-J)"),
-    (("depth",), lambda c: c.depth is not None, "the Spark engine does not cut rankings at a depth (-M)"),
-    (("no_relevant",), lambda c: c.no_relevant != "zero",
+    (("no_relevant",), lambda c: c.settings.no_relevant != "zero",
      "the Spark engine scores queries without a relevant judgement 0 (no_relevant: zero)"),
-    (("ties",), lambda c: c.ties == "average",
+    (("ties",), lambda c: c.settings.ties == "average",
      "ties: average is computed by the reference implementation, in memory"),
     (("crosscheck",), lambda c: c.crosscheck is not None,
      "the cross-check runs ranx, ir-measures and pytrec_eval on data in memory, and the inputs stay in Spark"),
@@ -947,7 +949,6 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         default_dir: ``output.dir`` when not given (None: nothing is written unless asked).
     """
     from ..backends import BACKENDS
-    from ..settings import MISSING_QUERY_POLICIES, NO_RELEVANT_POLICIES, SCORE_PRECISIONS, TIE_POLICIES
 
     check = _Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
@@ -966,7 +967,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
     spark = _spark(check, spec.get("spark"), engine)
-    policies = _policies(check, spec)
+    settings = _settings(check, spec)
+    policies = _policies(settings)
     runs = {_name(check, name, ("runs", name), "system"): _source(check, value, ("runs", name), folder, "run", engine,
                                                                   policies)
             for name, value in runs_spec.items()}
@@ -983,14 +985,11 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
     metrics = _metrics(check, spec["metrics"]) if "metrics" in spec else ()
-    backend = check.choice(spec.get("backend", "auto"), ("backend",), list(BACKENDS))
+    backend = settings.backend
     _supported(check, [r.metric for r in metrics], backend, ("metrics",))
     agreement = _agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics), policies)
     if agreement is not None:
         _supported(check, agreement.metrics, backend, ("agreement", "metrics"))
-    min_relevance = spec.get("min_relevance")
-    if min_relevance is not None:
-        min_relevance = check.rule(min_relevance, ("min_relevance",), "min_relevance")
     comparison = _comparison(check, spec.get("comparison"), runs)
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
     from ..stats.gates import ON_INCONCLUSIVE
@@ -998,16 +997,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     config = Config(
         path=path, document=document, title=_name(check, spec.get("title") or stem, ("title",), "report title"),
         runs=MappingProxyType(runs),
-        metrics=metrics, qrels=qrels, backend=backend, min_relevance=min_relevance,
-        ties=check.choice(spec.get("ties", "docid_desc"), ("ties",), TIE_POLICIES),
-        score_precision=check.choice(spec.get("score_precision", "float64"), ("score_precision",), SCORE_PRECISIONS),
-        missing_queries=check.choice(spec.get("missing_queries", "zero"), ("missing_queries",),
-                                     MISSING_QUERY_POLICIES),
-        no_relevant=check.choice(spec.get("no_relevant", "zero"), ("no_relevant",), NO_RELEVANT_POLICIES),
-        judged_only=check.boolean(spec.get("judged_only", False), ("judged_only",)),
-        depth=None if spec.get("depth") is None else check.rule(spec["depth"], ("depth",), "depth"),
-        crosscheck=_crosscheck(check, spec.get("crosscheck")), comparison=comparison, agreement=agreement,
-        diff=_diff(check, spec.get("diff"), runs),
+        metrics=metrics, qrels=qrels, settings=settings, crosscheck=_crosscheck(check, spec.get("crosscheck")),
+        comparison=comparison, agreement=agreement, diff=_diff(check, spec.get("diff"), runs),
         gates=_gates(check, spec.get("gates"), metrics, runs, comparison),
         on_inconclusive=check.choice(spec.get("on_inconclusive", "fail"), ("on_inconclusive",), ON_INCONCLUSIVE),
         bands=_bands(check, spec.get("bands"), [r.label for r in metrics]),
@@ -1023,11 +1014,6 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         raise check.fail(("tracking",), "a tracker logs the systems' means and per-query values, and this config "
                                         "evaluates no system (an agreement alone).",
                          fix="add runs:, or remove tracking:.")
-    if config.crosscheck is not None and config.no_relevant != "zero":
-        raise check.fail(("no_relevant",), f"the cross-check compares every qrels query with the libraries, so "
-                                           f"no_relevant {config.no_relevant!r} would not apply to it.",
-                         fix=f"leave no_relevant at 'zero' for a cross-check ({option('no_relevant', 'zero')}), or "
-                             f"evaluate without one.")
     return config
 
 

@@ -1,6 +1,7 @@
 """The read policies every door takes alike: ids read as strings, a repeated document kept at its first place.
 
-Declared once (:data:`POLICIES`: each option's choices and meaning); the registry checks the values
+Declared once, as settings (:data:`evalbridge.settings.ROWS`, read into :data:`POLICIES`: each option's choices
+and meaning); the registry checks the values
 (:func:`evalbridge.io.registry.check_options`) and the Python API (``to_run(..., duplicates="first")``),
 the command line (``--ids str``, ``--duplicates first``) and configs (``ids: str``, ``duplicates: first``)
 pass them to the format as options.
@@ -20,14 +21,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ..settings import ROWS
+from ..stats.parameters import OneOf
+
 __all__ = ["POLICIES", "EVERY_FORMAT", "policy_options", "as_id", "dropped_note", "keep_first"]
 
-#: option -> (its choices, what it does)
+#: option -> (its choices, what it does): the read settings of :class:`evalbridge.settings.Settings`, declared there
 POLICIES: Mapping[str, tuple[tuple[str, ...], str]] = MappingProxyType({
-    "ids": (("str",), "'str': read every query and doc id as a string (an int 1 then meets the str '1')"),
-    "duplicates": (("error", "first"), "a document repeated in a ranked list or run: 'error' (default) or "
-                                       "'first' (keep its first occurrence; the dropped ones are counted in the notes)"),
-})
+    name: (row.rule.choices, row.help) for name, row in ROWS.items() if row.reads and isinstance(row.rule, OneOf)})
 #: the policies every format takes
 EVERY_FORMAT = ("ids",)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config.schema import AgreementSettings, Config
+from .config.layout import AgreementSettings, Config
 from .config.sources import Source
 from .errors import InputError
 from .settings import ROWS

@@ -260,7 +260,7 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Settings, names: 
         return _note_row(n_metrics, PROBLEM, problem.query_id,
                          {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
     try:
-        columns, removed = _cut(pair.columns, qrels, run, names, conventions)
+        columns, removed, emptied = _cut(pair.columns, qrels, run, names, conventions)
     except InputError as error:  # a depth that cuts a group of tied documents under ties="average"
         detail = str(error).removeprefix(f"query {error.query_id!r}: ").removesuffix(f" Fix: {error.fix}")
         return _note_row(n_metrics, PROBLEM, error.query_id, {"side": "run", "detail": detail, "fix": error.fix})
@@ -281,16 +281,17 @@ def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Settings, names: 
     query_ids = [*pair.columns.query_ids, *pair.missing_from_run, *pair.run_only]
     rows = pa.table({"query_id": pa.array(query_ids, pa.string()),
                      "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
-    summary = {"counts": list(n), "sums": sums, "removed": list(removed)}
+    summary = {"counts": list(n), "sums": sums, "removed": list(removed), "emptied": emptied}
     return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
 
 
 def _cut(columns: Any, qrels: pa.Table, run: pa.Table, names: tuple[str, str, str, str],
-         settings: Settings) -> tuple[Any, tuple[int, int]]:
+         settings: Settings) -> tuple[Any, tuple[int, int], list[str]]:
     """The bucket's evaluated queries with ``depth`` and ``judged_only`` applied by the cut every evaluation
-    makes (:func:`evalbridge.cutting.cut_run`, on this bucket's rows), and the counts it removed."""
+    makes (:func:`evalbridge.cutting.cut_run`, on this bucket's rows), the counts it removed, and the queries
+    it left with nothing retrieved (no warning of ids that never meet is about them, as locally)."""
     if settings.depth is None and not settings.judged_only:
-        return columns, (0, 0)
+        return columns, (0, 0), []
     from .cutting import cut_run
     from .fast import from_mappings
     from .model import Qrels, Run
@@ -304,7 +305,8 @@ def _cut(columns: Any, qrels: pa.Table, run: pa.Table, names: tuple[str, str, st
     for qid, did, value in zip(*(run[c].to_pylist() for c in (query, doc, score))):  # row order: ties="input"
         ranked.get(str(qid), {})[str(did)] = value
     cut = cut_run(Qrels(judged, copy=False), Run(ranked, copy=False), settings)
-    return from_mappings(judged, cut.run), (cut.beyond_depth, cut.unjudged)
+    emptied = [q for q in evaluated if not cut.run[q]]
+    return from_mappings(judged, cut.run), (cut.beyond_depth, cut.unjudged), emptied
 
 
 def _nothing_retrieved(metrics: tuple[Metric, ...], qrels: pa.Table, query: str, relevance: str,
@@ -569,7 +571,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     q_columns, q_kinds = _columns(qrels, "qrels", {"query": query, "doc": doc, "relevance": relevance})
     r_columns, r_kinds = _columns(run, "run", {"query": query, "doc": doc, "score": score})
     for what, q_kind, r_kind in zip(("query", "doc"), q_kinds, r_kinds):
-        if q_kind != r_kind and conventions.ids != "str":
+        if q_kind != r_kind and conventions.ids != "str":  # (read as str() writes them either way)
             raise InputError(f"{what} ids are {q_kind} in the qrels DataFrame but {r_kind} in the run DataFrame "
                              f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
@@ -625,8 +627,9 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(computed))]
     column = {m: i for i, m in enumerate(computed)}
     means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
+    emptied = sorted({q for note in summaries for q in note["emptied"]})
     warned = _warn_unmatched(cached, f"m{column[judged]}", counts[EVALUATED], judged.k, qrels_rows, run_rows,
-                             (query, doc, relevance, score))
+                             (query, doc, relevance, score), conventions, emptied)
     provenance = SparkProvenance(spark_version=session.version, buckets=buckets, settings=conventions,
                                  relevance_level=level, queries_evaluated=in_mean,
                                  missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY], warnings=warned,
@@ -647,15 +650,21 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
 
 
 def _warn_unmatched(cached: DataFrame, probed: str, evaluated: int, k: int | None, qrels: DataFrame,
-                    run: DataFrame, names: tuple[str, str, str, str]) -> tuple[str, ...]:
+                    run: DataFrame, names: tuple[str, str, str, str], settings: Settings,
+                    emptied: list[str]) -> tuple[str, ...]:
     """Warn (:class:`~evalbridge.errors.EvalbridgeWarning`) as :func:`evalbridge.evaluate` does when evaluated
-    queries have nothing judged in their first ``k`` (the probe column ``probed`` is 0): one count over the
-    cached output, and the rows of at most :data:`~evalbridge.matching.SAMPLE` such queries brought to the driver."""
+    queries have nothing judged in their first ``k`` (the probe column ``probed`` is 0; not those the cut left
+    with nothing retrieved, ``emptied``): one count over the cached output, and the rows of at most
+    :data:`~evalbridge.matching.SAMPLE` such queries brought to the driver (their rankings cut as the buckets cut
+    them, so the words are the local evaluation's)."""
     from pyspark.sql import functions as F
 
     from .errors import EvalbridgeWarning
 
-    empty = cached.filter((F.col("_status") == EVALUATED) & (F.col(probed) == 0)).select("query_id")
+    found = (F.col("_status") == EVALUATED) & (F.col(probed) == 0)
+    if emptied:
+        found = found & ~F.col("query_id").isin(emptied)
+    empty = cached.filter(found).select("query_id")
     n_empty = empty.count()
     if n_empty == 0:
         return ()
@@ -663,12 +672,19 @@ def _warn_unmatched(cached: DataFrame, probed: str, evaluated: int, k: int | Non
     query, doc, relevance, score = names
     sides = []
     for frame, value in ((qrels, relevance), (run, score)):
-        rows = frame.filter(F.col(query).cast("string").isin(sample)).select(
-            F.col(query).cast("string"), F.col(doc).cast("string"), F.col(value).cast("double")).collect()
+        rows = frame.filter(F.col(query).cast("string").isin(sample))
+        rows = rows.orderBy(ORDER) if ORDER in frame.columns else rows  # ties="input": the rows' order
         docs: dict[str, dict[str, float]] = {}
-        for qid, did, number in rows:
+        for qid, did, number in rows.select(F.col(query).cast("string"), F.col(doc).cast("string"),
+                                            F.col(value).cast("double")).collect():
             docs.setdefault(qid, {})[did] = number
         sides.append(docs)
+    if settings.depth is not None or settings.judged_only:
+        from .cutting import cut_run
+        from .model import Qrels, Run
+
+        cut = cut_run(Qrels(sides[0], allow_empty=True), Run(sides[1], allow_empty=True), settings).run
+        sides[1] = {q: dict(cut[q]) for q in cut}
     text = describe(sample, n_empty, evaluated, k, sides[0], sides[1], None)
     warnings.warn(text, EvalbridgeWarning, stacklevel=3)  # evaluate's caller
     return (text,)

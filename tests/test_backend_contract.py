@@ -76,7 +76,7 @@ def test_the_crosscheck_default_libraries_are_one_constant_for_every_door() -> N
     """Python, the command line and config files compare with the same libraries, in the same order."""
     from evalbridge.backends import CROSSCHECK_BACKENDS
     from evalbridge.cli import build_parser
-    from evalbridge.config.schema import CrossCheckSettings
+    from evalbridge.config.layout import CrossCheckSettings
 
     python = inspect.signature(eb.crosscheck).parameters["backends"].default
     command_line = build_parser().parse_args(["check", "q", "r", "-m", "P@5"]).backends

@@ -207,3 +207,38 @@ def test_keywords_beside_a_settings_value_replace_its_fields_and_unknown_ones_ar
 def test_a_bad_value_is_refused_by_its_rule_saying_expected_and_got(name: str, bad: Any, says: str) -> None:
     with pytest.raises(eb.InputError, match=says.replace("(", r"\(").replace("[", r"\[")):
         Settings(**{name: bad})
+
+
+#: What Spark refuses, with the fix (a DataFrame's rows have no order; the buckets use the fast backend)
+SPARK_REFUSES = {"backend": "computes in memory", "no_relevant": "not applied by the Spark engine",
+                 "duplicates": "rows have no order"}
+
+
+def _frames(spark: Any, case: SettingCase) -> tuple[Any, Any]:
+    """The case's qrels and run a as Spark DataFrames, ids as the files hold them (ints stay ints)."""
+    qrels_rows = [(q, d, g) for q, docs in eb.to_qrels(case.qrels).items() for d, g in docs.items()]
+    if case.name == "ids":  # the JSON qrels hold int ids: keep them ints, against the run's str ids
+        qrels_rows = [(int(q), int(d), g) for q, d, g in qrels_rows]
+    run = eb.to_run(case.runs[0], **({"duplicates": "first"} if case.name == "duplicates" else {}))
+    run_rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
+    return (spark.createDataFrame(qrels_rows, ["query_id", "doc_id", "relevance"]),
+            spark.createDataFrame(run_rows, ["query_id", "doc_id", "score"]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_a_setting_reaches_the_spark_engines_numbers_or_is_refused_with_the_fix(
+        case: SettingCase, folder: Path, spark: Any) -> None:
+    """evalbridge.spark.evaluate takes every setting evaluate takes (keywords or a Settings value): the same means,
+    or a refusal that says why and the fix for what the engine does not apply."""
+    import evalbridge.spark as es
+
+    _write(case, folder)
+    qrels, run = _frames(spark, case)
+    for options in (case.keywords, {"settings": Settings(**case.keywords)}):
+        if case.name in SPARK_REFUSES:
+            with pytest.raises(eb.InputError, match=SPARK_REFUSES[case.name]):
+                es.evaluate(qrels, run, METRICS, **options)  # type: ignore[arg-type]
+            continue
+        with es.evaluate(qrels, run, METRICS, **options) as got:  # type: ignore[arg-type]
+            assert _close(got.means, _expected(case)), (options, got.means)

@@ -23,7 +23,8 @@ AGREE_FLAGS: dict[tuple[str, ...], str] = {
 def _agreement_config(args: argparse.Namespace) -> Any:
     """``evalbridge agree`` as a :class:`~evalbridge.config.schema.Config` with an ``agreement:`` section,
     checked by the config's own schema (the same keys and rules as a config file's)."""
-    from ..config.schema import FlagLocator, validate
+    from ..config.checking import FlagLocator
+    from ..config.schema import validate
 
     stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
     names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])

@@ -18,7 +18,7 @@ def handle(args: argparse.Namespace) -> int:
                          f"{'s' if len(args.runs) != 1 else ''}.", fix="evalbridge changed before.txt after.jsonl a.run b.run")
     config = config_of(args, args.before, args.runs)
     refuse_overwrites(args, config)
-    level = config.min_relevance
+    level = config.settings.min_relevance
     before = load_qrels(config.qrels, level)
     after = load_qrels(source_from_path(args.after, "qrels", args.after_format, "AFTER"), level)
     runs = {name: load_run(source, name, before, level)[1] for name, source in config.runs.items()}
@@ -47,7 +47,6 @@ def add(commands: Any) -> None:
     ch.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     ch.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     ch.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    ch.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
     ch.add_argument("--format", choices=["text", "markdown", "json"], default="text", help="output format")
     ch.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     ch.add_argument("--title", default=None, help=argparse.SUPPRESS)

@@ -19,7 +19,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
                          f"{'s' if len(args.inputs) != 1 else ''}.", fix="evalbridge diagnose qrels.txt a.run b.run")
     config = config_of(args, args.inputs[0], args.inputs[1:])
     refuse_overwrites(args, config)
-    level = config.min_relevance
+    level = config.settings.min_relevance
     qrels = load_qrels(config.qrels, level)
     runs = {name: load_run(source, name, qrels, level)[1] for name, source in config.runs.items()}
     return qrels, runs, config.settings

@@ -21,7 +21,8 @@ def handle(args: argparse.Namespace) -> int:
     configs = load_configs(args.config)
     given = tracking_given(args)
     if given:
-        from ..config.schema import FlagLocator, with_tracking
+        from ..config.checking import FlagLocator
+        from ..config.schema import with_tracking
 
         configs = [with_tracking(c, given, FlagLocator(tracking_flags())) for c in configs]
     if args.on_inconclusive is not None:   # the flag over every config's on_inconclusive:

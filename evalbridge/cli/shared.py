@@ -263,7 +263,8 @@ def input_formats() -> Any:
 
 def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) -> Any:
     """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
-    from ..config.schema import FlagLocator, validate
+    from ..config.checking import FlagLocator
+    from ..config.schema import validate
 
     if qrels is None and getattr(args, "qrels_columns", None):
         raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",

@@ -34,8 +34,10 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
-from .schema import (TOP_KEYS, AgreementSettings, ComparisonSettings, Config, CrossCheckSettings, OutputSettings,
-                     PlotSettings, YamlLocator, validate)
+from .checking import YamlLocator
+from .layout import (TOP_KEYS, AgreementSettings, ComparisonSettings, Config, CrossCheckSettings, OutputSettings,
+                     PlotSettings)
+from .schema import validate
 from .sources import Source, load_qrels, load_run
 
 __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "AgreementSettings", "PlotSettings",

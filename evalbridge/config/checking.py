@@ -1,0 +1,212 @@
+"""How a config value is checked: each key's declared rule (:data:`RULES`), and where the value was given, named in
+its message (``file:line`` and the key path of a YAML document, :class:`YamlLocator`; the flag of a command line,
+:class:`FlagLocator`), so a value has one rule and one message wherever it is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import InputError
+from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
+from ..settings import ROWS
+
+if TYPE_CHECKING:
+    from ..io.yamldata import KeyPath
+
+__all__ = ["RULES", "YamlLocator", "FlagLocator", "Locator", "Checker", "dotted", "suggest"]
+
+
+def _rules() -> Mapping[str, Any]:
+    """Config key -> its rule: the comparison's are :data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS`
+    themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
+    from ..reports.formats import report_formats
+    from ..reports.report import PER_QUERY_FORMATS
+    from ..stats.kappa import ALPHA_LEVELS
+    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+    from ..diffing import DIFF_PARAMETERS
+    from ..stats.parameters import Interval, OneOf
+    from ..tracking import trackers
+
+    return MappingProxyType({
+        **{name: row.rule for name, row in ROWS.items()},
+        "seed": P["seed"],
+        "crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9."),
+        "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
+        "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
+        **{f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()},
+        "output.digits": Interval("digits", int, 0, 12, closed="both"),
+        "output.plots.k": Interval("k", int, 1, None, closed="left"),
+        "output.formats": OneOf("formats", tuple(report_formats())),
+        "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS)),
+        "agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
+        "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
+        "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"],
+        "spark.buckets": Interval("buckets", int, 1, None, closed="left",
+                                  fix="e.g. 4 x spark.sql.shuffle.partitions (the default)."),
+        **{f"tracking.{name}.{key}": rule for name, tracker in trackers().items()
+           for key, rule in tracker.options.items()},
+    })
+
+
+class _LazyRules(Mapping[str, Any]):
+    """:func:`_rules`, built on first use (the comparison module imports scipy lazily, but not for free)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _rules()[key]
+
+    def __iter__(self) -> Any:
+        return iter(_rules())
+
+    def __len__(self) -> int:
+        return len(_rules())
+
+
+#: Config key -> the rule its values follow (each declared once; the CLI's flags map onto these keys).
+RULES: Mapping[str, Any] = _LazyRules()
+
+
+def dotted(path: KeyPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+class YamlLocator:
+    """Where a key of a YAML document is: the file, the line, the key path (``comparison.alpha``)."""
+
+    def __init__(self, source: str, lines: Mapping[KeyPath, int], document: int = 0) -> None:
+        self.source, self.lines, self.document = source, lines, document
+
+    def line(self, path: KeyPath) -> int | None:
+        line, probe = None, path
+        while line is None and probe:
+            line, probe = self.lines.get(probe), probe[:-1]
+        return line if line is not None else self.lines.get(())
+
+    def label(self, path: KeyPath) -> str:
+        prefix = f"document {self.document + 1}: " if self.document else ""
+        return f"{prefix}{dotted(path)}"
+
+
+class FlagLocator:
+    """Where a setting of a command line is: its flag (``--alpha``), or the key path it fills."""
+
+    source = None
+
+    def __init__(self, flags: Mapping[KeyPath, str]) -> None:
+        self.flags = flags
+
+    def line(self, path: KeyPath) -> int | None:
+        return None
+
+    def label(self, path: KeyPath) -> str:
+        probe = path
+        while probe:
+            if probe in self.flags:
+                return self.flags[probe]
+            probe = probe[:-1]
+        return dotted(path)
+
+
+class Locator(Protocol):
+    """What :class:`YamlLocator` and :class:`FlagLocator` both tell about a key path."""
+
+    @property
+    def source(self) -> str | None: ...
+
+    def line(self, path: KeyPath) -> int | None: ...
+
+    def label(self, path: KeyPath) -> str: ...
+
+
+class Checker:
+    """Type and value checks that raise :class:`InputError` naming where the value was given: file:line and
+    key path for a config, the flag for a command line."""
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+
+    def fail(self, path: KeyPath, message: str, fix: str | None = None) -> InputError:
+        return InputError(f"{self.locator.label(path)}: {message}", source=self.locator.source,
+                          line=self.locator.line(path), fix=fix)
+
+    def rule(self, value: Any, path: KeyPath, key: str) -> Any:
+        """``value`` checked against the declared rule :data:`RULES` ``[key]`` (converted to its type)."""
+        return RULES[key].check(value, source=self.locator.source, line=self.locator.line(path),
+                                key=self.locator.label(path))
+
+    def mapping(self, value: Any, path: KeyPath, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
+        """``value`` as a mapping whose keys are all in ``allowed`` (any key when None)."""
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected a mapping; got {type(value).__name__} {value!r:.60}.",
+                            fix=f"write e.g. {example}.")
+        if allowed is not None:
+            for key in value:
+                if key not in allowed:
+                    raise self.fail(path + (key,), f"unknown key {key!r}.",
+                                    fix=f"{suggest(key, allowed)}Allowed keys: {', '.join(allowed)}.")
+        return value
+
+    def choice(self, value: Any, path: KeyPath, allowed: Sequence[str]) -> str:
+        if value not in allowed:
+            raise self.fail(path, f"must be one of {', '.join(map(repr, allowed))}; got {value!r}.",
+                            fix=f"{suggest(str(value), allowed)}".strip() or None)
+        chosen: str = value  # one of the allowed strings
+        return chosen
+
+    def choices(self, value: Any, path: KeyPath, allowed: Sequence[str]) -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise self.fail(path, f"expected a list of {', '.join(allowed)}; got {value!r}.")
+        return tuple(self.choice(item, path + (i,), allowed) for i, item in enumerate(items))
+
+    def number(self, value: Any, path: KeyPath, *, low: float | None = None, high: float | None = None,
+               integer: bool = False, strict_low: bool = False) -> float:
+        from ..stats.parameters import Interval
+
+        closed = ("neither" if strict_low else "left") if high is None else ("right" if strict_low else "both")
+        rule = Interval(dotted(path), int if integer else float, low, high, closed=closed)
+        number: float = rule.check(value, source=self.locator.source, line=self.locator.line(path),
+                                   key=self.locator.label(path))
+        return number
+
+    def boolean(self, value: Any, path: KeyPath) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(path, f"must be true or false; got {value!r}.")
+        return value
+
+    def string(self, value: Any, path: KeyPath) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(path, f"must be a non-empty string; got {value!r}.")
+        return value
+
+    def existing_file(self, value: Any, path: KeyPath, folder: Path, *, folders: bool = False) -> Path:
+        """The file ``value`` names (relative to ``folder``); a folder too when ``folders``."""
+        text = self.string(value, path)
+        target = (folder / Path(text).expanduser()).resolve()
+        fault = not_a_file(target)
+        if fault is not None and not (folders and fault == "folder"):
+            hint = (f"{NOT_A_FILE_FIX[fault]}; paths are relative to the config file's folder."
+                    if self.locator.source else f"{NOT_A_FILE_FIX[fault]} (relative to the working directory).")
+            parent = target.parent
+            if fault == "missing" and parent.is_dir():
+                names = sorted(p.name for p in parent.iterdir())
+                close = difflib.get_close_matches(target.name, names, n=1, cutoff=0.6)
+                if close:
+                    hint = f"did you mean {str(Path(text).parent / close[0])!r}? " + hint
+            elif "robust04" in text:
+                hint = "run `make demo-data` first (it extracts the Robust04 files into .cache/robust04). " + hint
+            raise self.fail(path, f"{text}: {NOT_A_FILE[fault]} (looked for {target}).", fix=hint)
+        return target

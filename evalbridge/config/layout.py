@@ -1,0 +1,205 @@
+"""What a validated config holds: its keys, and ``Config`` with its sections as frozen dataclasses.
+
+A config file (YAML) and a command line (``evalbridge eval`` / ``check``) describe the same thing, a :class:`Config`
+(checked by :func:`evalbridge.config.schema.validate`); ``docs/config.md`` documents every key. The settings that
+decide a number are one :class:`~evalbridge.settings.Settings` (``Config.settings``), their keys its rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..backends import CROSSCHECK_BACKENDS
+from ..metrics.requests import MetricRequest
+from ..metrics.spec import Metric
+from ..settings import ROWS, Settings
+from .sources import Source
+
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "SliceSettings", "AgreementSettings",
+           "PlotSettings", "OutputSettings", "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES"]
+
+#: top-level key -> what it sets (docs/config.md has the full reference)
+TOP_KEYS: Mapping[str, str] = MappingProxyType({
+    "title": "heading of the reports",
+    "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
+    "runs": "system name -> run (a path, or {path|data, format, ...})",
+    "metrics": "metric specs, any spelling; an entry {metric: P@5, label: precision@5} names its outputs",
+    # every setting of evalbridge.Settings is a key (a read policy, ids / duplicates, may be set by a source too)
+    **{name: row.help for name, row in ROWS.items()},
+    "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
+    "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
+    "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
+            "entered or left the top k)",
+    "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system; "
+             "'>= baseline - 0.01 at 95%' gates the interval of the difference (pass, fail or inconclusive)",
+    "on_inconclusive": "fail (default) or pass: what a gate with a level does to the run when the eval set cannot "
+                       "decide it",
+    "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
+    "output": "{dir, formats, per_query, system_json, plots, digits}",
+    "seed": "seed of every random step (randomization test, bootstrap)",
+    "agreement": "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
+                 "compared, and the system rankings they induce",
+    "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
+    "spark": "{master, buckets}: the session started when none is active (default local[*]), query buckets",
+    "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
+    "slices": "a field of the RAG logs (slices: category), or {by: COLUMN, file: QUERY TABLE}: per-slice means, "
+              "intervals and differences against the baseline",
+})
+
+#: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
+ENGINES: Mapping[str, str] = MappingProxyType({
+    "local": "this process reads the inputs and computes every metric (the backend decides how)",
+    "spark": "every input becomes a Spark DataFrame, evaluated by evalbridge.spark.evaluate on a Spark session",
+})
+
+#: ``agreement:`` key -> what it sets (docs/config.md has the full reference)
+AGREEMENT_KEYS: Mapping[str, str] = MappingProxyType({
+    "judges": "name -> qrels (a path, or {path|data, format, ...}): exactly two; the first is the reference",
+    "runs": "the systems ranked under both: names of the config's runs, or name -> run (default: none)",
+    "metrics": "the metrics the systems are ranked by (default: the config's metrics, else nDCG@10, P@10, AP)",
+    "bins": "thresholds grouping grades into categories: a list (both judges) or judge -> list",
+    "alpha_level": "level of measurement of Krippendorff's alpha: ordinal, interval or nominal",
+    "test": "paired test deciding the significant differences: t or randomization",
+    "alpha": "significance level of the Holm-adjusted p-values",
+    "n_resamples": "resamples of the randomization test",
+})
+
+
+@dataclass(frozen=True)
+class CrossCheckSettings:
+    """``crosscheck:``: the libraries every value is compared with (see :func:`evalbridge.crosscheck`)."""
+
+    backends: tuple[str, ...] = CROSSCHECK_BACKENDS
+    atol: float = 1e-9
+    canonicalise: bool = False
+
+
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.stats.compare`)."""
+
+    baseline: str
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class DiffSettings:
+    """``diff:``: every other system against the baseline (the comparison's, else the first run), query by query
+    (see :func:`evalbridge.diff`)."""
+
+    k: int = 10
+    queries: int = 10
+    moves: int = 3
+
+
+@dataclass(frozen=True)
+class SliceSettings:
+    """``slices:``: the queries grouped by a field of the RAG logs (``by``), or by the column ``by`` of the query
+    table ``file`` (see :mod:`evalbridge.stats.slices`)."""
+
+    by: str
+    file: Path | None = None
+
+    @property
+    def source(self) -> Any:
+        """What :func:`evalbridge.stats.slices.slice_labels` takes: the field, or (file, column)."""
+        return self.by if self.file is None else (str(self.file), self.by)
+
+
+@dataclass(frozen=True)
+class AgreementSettings:
+    """``agreement:``: two sets of judgements compared, and the system rankings they induce (see
+    :func:`evalbridge.agree`). The conventions (backend, ``min_relevance``, ties, ``seed``...) are the config's."""
+
+    judges: Mapping[str, Source]
+    metrics: tuple[Metric, ...]
+    runs: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
+    bins: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    alpha_level: str = "ordinal"
+    test: str = "t"
+    alpha: float = 0.05
+    n_resamples: int = 10_000
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The two judges' names, the reference first."""
+        first, second = self.judges
+        return first, second
+
+
+@dataclass(frozen=True)
+class PlotSettings:
+    """``output.plots:``: which figures, in which formats."""
+
+    formats: tuple[str, ...] = ("png",)
+    distribution: bool = True
+    differences: bool = True
+    curves: tuple[str, ...] = ()
+    k: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """``spark:`` (with ``engine: spark``): the session evalbridge starts when none is active, and the buckets.
+
+    Attributes:
+        master: the master of that session (``local[*]``: every core of this machine).
+        buckets: queries are hashed into this many buckets (None: :func:`evalbridge.spark.evaluate`'s default).
+    """
+
+    master: str = "local[*]"
+    buckets: int | None = None
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """``output:``: where the reports go and in which formats."""
+
+    dir: Path | None
+    formats: tuple[str, ...] = ("markdown", "json", "csv")
+    per_query: tuple[str, ...] = ("csv",)
+    system_json: bool = True
+    plots: PlotSettings | None = None
+    digits: int = 4
+
+
+@dataclass(frozen=True)
+class Config:
+    """One validated evaluation (one YAML document). Every field is documented in ``docs/config.md``."""
+
+    path: Path | None
+    title: str
+    runs: Mapping[str, Source]
+    metrics: tuple[MetricRequest, ...]
+    output: OutputSettings
+    qrels: Source | None = None
+    settings: Settings = Settings()
+    crosscheck: CrossCheckSettings | None = None
+    comparison: ComparisonSettings | None = None
+    diff: DiffSettings | None = None
+    gates: tuple[Any, ...] = ()
+    on_inconclusive: str = "fail"
+    bands: Mapping[str, tuple[float, float, float]] | None = None
+    seed: int = 0
+    agreement: AgreementSettings | None = None
+    engine: str = "local"
+    spark: SparkSettings | None = None
+    tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    slices: SliceSettings | None = None
+    document: int = 0
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def where(self) -> str:
+        """``path`` or ``path (document n)`` for messages."""
+        if self.path is None:
+            return "command line"
+        return f"{self.path} (document {self.document + 1})" if self.document else str(self.path)

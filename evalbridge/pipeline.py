@@ -479,11 +479,12 @@ def _conventions(config: Config) -> dict[str, Any]:
 
 def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
-    (:class:`~evalbridge.reports.writing.ReportFolder`); system and metric file names checked unique first."""
+    (:class:`~evalbridge.reports.report_folder.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
     from .reports.formats import report_format
     from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_frame, write_per_query
-    from .reports.writing import ReportFolder, unique_file_names
+    from .reports.report_folder import ReportFolder
+    from .reports.writing import unique_file_names
 
     systems = unique_file_names(report.results, suffix=".json")
     stems = unique_file_names(dict.fromkeys([*report.labels, *curves]), what="metric label")

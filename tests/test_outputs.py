@@ -18,7 +18,8 @@ import pytest
 
 from evalbridge.cli import main
 from evalbridge.errors import InputError, OutputError
-from evalbridge.reports.writing import ReportFolder, check_outputs, output_file, write_file_atomic
+from evalbridge.reports.report_folder import ReportFolder
+from evalbridge.reports.writing import check_outputs, output_file, write_file_atomic
 
 QRELS = "q1 0 d1 1\nq2 0 d2 1\n"
 RUN = "q1 Q0 d1 1 0.9 bm25\nq1 Q0 d3 2 0.5 bm25\nq2 Q0 d3 1 0.8 bm25\nq2 Q0 d2 2 0.2 bm25\n"

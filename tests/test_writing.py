@@ -23,12 +23,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalbridge.errors import InputError
-from evalbridge.reports import writing
+from evalbridge.reports import report_folder
 from evalbridge.reports.report import atomic_path, write_atomic
-from evalbridge.reports.writing import (
-    MARKER, ReportFolder, check_report_folder, guard_outputs, resolve_output_dir, slug, unique_file_names,
-    write_file_atomic,
-)
+from evalbridge.reports.report_folder import ReportFolder, check_report_folder
+from evalbridge.reports.writing import MARKER, guard_outputs, resolve_output_dir, slug, unique_file_names, write_file_atomic
 
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="SIGKILL, umask and symlinks as on POSIX")
 
@@ -37,8 +35,8 @@ POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="SIGKILL, umask and s
 def swap(request, monkeypatch) -> str:
     """Run a test with the atomic exchange (Linux) and with the portable two-rename swap."""
     if request.param == "rename":
-        monkeypatch.setattr(writing, "_exchange", lambda a, b: False)
-    elif writing._renameat2() is None:
+        monkeypatch.setattr(report_folder, "_exchange", lambda a, b: False)
+    elif report_folder._renameat2() is None:
         pytest.skip("no renameat2 on this system: the two-rename swap is the one in use")
     return request.param
 
@@ -463,8 +461,8 @@ def test_leftovers_of_a_killed_run_are_recovered_by_the_next_run(tmp_path):
     target = tmp_path / "demo"
     _write_run(target, {"report.md": "generation 1"})
     real = target.resolve()
-    os.rename(real, writing._sibling(real, "old"))  # the first rename of the swap, then SIGKILL
-    half = writing._sibling(real, "tmp")
+    os.rename(real, report_folder._sibling(real, "old"))  # the first rename of the swap, then SIGKILL
+    half = report_folder._sibling(real, "tmp")
     half.mkdir()
     (half / "report.md").write_text("generation 2, half writ")
     with pytest.raises(InputError, match=r"'.*demo' is missing: a run was interrupted while replacing it; the "
@@ -506,12 +504,12 @@ def test_a_symlinked_report_folder_is_replaced_where_it_points(tmp_path, swap):
     assert folder.files == (tmp_path / "demo" / "new.md",)
 
 
-@pytest.mark.skipif(writing._renameat2() is None, reason="no renameat2 here")
+@pytest.mark.skipif(report_folder._renameat2() is None, reason="no renameat2 here")
 def test_the_exchange_swaps_two_folders_in_one_step(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "from_a").write_text("a")
-    assert writing._exchange(tmp_path / "a", tmp_path / "b")
+    assert report_folder._exchange(tmp_path / "a", tmp_path / "b")
     assert os.listdir(tmp_path / "b") == ["from_a"] and os.listdir(tmp_path / "a") == []
 
 
@@ -521,7 +519,8 @@ UMASK_SCRIPT = r"""
 import json, os, stat, sys
 os.umask(int(sys.argv[2], 8))
 from evalbridge.reports.report import atomic_path
-from evalbridge.reports.writing import ReportFolder, write_file_atomic
+from evalbridge.reports.report_folder import ReportFolder
+from evalbridge.reports.writing import write_file_atomic
 root = sys.argv[1]
 with ReportFolder(os.path.join(root, "reports", "demo")) as folder:
     folder.write_text("report.md", "x")
@@ -557,14 +556,14 @@ def test_files_and_folders_get_their_permissions_from_the_umask(tmp_path, umask)
 
 WRITER = r"""
 import json, sys
-from evalbridge.reports import writing
+from evalbridge.reports import report_folder
 target, swap, tag, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 if swap == "rename":
-    writing._exchange = lambda a, b: False
+    report_folder._exchange = lambda a, b: False
 names = [f"file{i}.txt" for i in range(5)] + ["sub/a.txt", "sub/deeper/b.txt"]
 print("ready", flush=True)
 for _ in range(count):
-    with writing.ReportFolder(target, wait=None) as folder:
+    with report_folder.ReportFolder(target, wait=None) as folder:
         manifest = folder.path / "manifest.json"   # the current folder (restored if needed): stable under the lock
         generation = json.loads(manifest.read_text())["generation"] + 1 if manifest.exists() else 1
         for name in names:
@@ -602,7 +601,7 @@ def test_a_run_killed_at_random_points_leaves_the_old_folder_or_the_new_one(tmp_
                    capture_output=True, timeout=60)
     committed, rng = 1, random.Random(20240607)
     for kill in range(20):
-        swap = "exchange" if kill < 10 or writing._renameat2() is None else "rename"
+        swap = "exchange" if kill < 10 or report_folder._renameat2() is None else "rename"
         writer = _writer(target, swap, "w", 10_000)
         assert writer.stdout.readline() == "ready\n"
         time.sleep(rng.uniform(0.0, 0.25))
@@ -616,7 +615,7 @@ def test_a_run_killed_at_random_points_leaves_the_old_folder_or_the_new_one(tmp_
             assert swap == "rename"
             with pytest.raises(InputError, match="was interrupted while replacing it"):
                 check_report_folder(target)
-            backups = writing._siblings(target, "old")
+            backups = report_folder._siblings(target, "old")
             assert len(backups) == 1
             generation, _ = _consistent(backups[0])
         assert generation in (committed, committed + 1), (kill, swap, generation, committed)

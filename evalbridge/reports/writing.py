@@ -1,4 +1,4 @@
-"""Writing outputs without ever destroying data: guards, unique file names, atomic files and folders.
+"""Writing outputs without ever destroying data: guards, unique file names, checks of what is there, atomic files.
 
 * :func:`guard_outputs` refuses an output that is an input (same path, ``..``, a symlink or a
   hard link to it), a folder output that contains an input, and two outputs that overlap.
@@ -11,81 +11,50 @@
 * :func:`write_file_atomic` / :func:`atomic_file` write one file: a temporary file in the same
   folder, ``fsync``, then ``os.replace``; a reader sees the old file or the new one. A failure
   (disk full, permissions) is an :class:`~evalbridge.errors.OutputError` naming the path and the fix.
-* :class:`ReportFolder` writes a whole report folder as one transaction: every file goes into a
-  hidden sibling folder, which then replaces the target whole. A reader, or a crash at any point,
-  sees the complete old folder or the complete new one, never a mix, and nothing a previous run
-  left stays inside. A lock file beside the target serialises two runs into one folder.
 * :func:`resolve_output_dir`: where a config's ``output.dir`` points (relative paths stay inside
   the config's folder; an absolute path is taken as is).
 
 Files and folders get their permissions from the umask (``0o666`` / ``0o777`` minus the umask, as
 any program's files), and every error names the user's path, never a temporary one.
 
-Where the files of a report folder ``reports/demo`` live, and what is left beside it:
-
-* ``reports/demo/``: the reports, plus ``.evalbridge-report.json`` listing every file written
-  (evalbridge replaces a folder only when every file in it is listed there, or it is empty, or an
-  earlier version wrote it: it never deletes a file someone else put there);
-* ``reports/.demo.lock``: the lock file (empty; it stays, as lock files do);
-* ``reports/.demo.tmp-<pid>-<token>`` and ``reports/.demo.old-<pid>-<token>`` exist only while a
-  run writes, or after a run was killed; the next run into the same folder removes them (and
-  restores the old folder if a kill struck between the two renames of the portable swap).
-
-Example:
-    >>> import pathlib, tempfile
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "reports"
-    >>> with ReportFolder(target) as folder:
-    ...     _ = folder.write_text("report.md", "# first run\\n")
-    ...     _ = folder.write_text("systems/bm25.json", "{}\\n")
-    >>> with ReportFolder(target) as folder:
-    ...     _ = folder.write_text("report.md", "# second run\\n")
-    >>> [p.name for p in folder.files], (target / "systems").exists()
-    (['report.md'], False)
+A whole report folder is written by :class:`evalbridge.reports.report_folder.ReportFolder`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import json
 import os
 import re
 import secrets
-import shutil
 import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 from ..errors import InputError, OutputError
 
-if TYPE_CHECKING:
-    from filelock import BaseFileLock
-
-__all__ = ["guard_outputs", "unique_file_names", "slug", "ReportFolder", "write_file_atomic", "atomic_file",
-           "resolve_output_dir", "check_report_folder", "output_file", "check_output_folder", "check_outputs",
-           "MARKER", "DEFAULT_WAIT", "STDOUT"]
+__all__ = ["guard_outputs", "unique_file_names", "slug", "write_file_atomic", "atomic_file", "resolve_output_dir",
+           "output_file", "check_output_folder", "check_outputs", "STDOUT", "StrPath", "real_path", "shown_path",
+           "output_error", "in_user_terms", "make_dirs", "create_file", "write_new", "fsync", "MARKER", "foreign_files"]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
-#: The file a :class:`ReportFolder` writes last: it lists every file, and marks the folder as evalbridge's.
-MARKER = ".evalbridge-report.json"
-#: Seconds a run waits for another run writing into the same folder before giving up.
-DEFAULT_WAIT = 60.0
 #: The longest file name most file systems accept (bytes).
 NAME_MAX = 255
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows only: no newline translation
 #: The output path that means standard output (single-file outputs only).
 STDOUT = "-"
+#: The file a report folder holds last: it lists every file, and marks the folder as evalbridge's.
+MARKER = ".evalbridge-report.json"
 
 
 # ---------------------------------------------------------------- guards
 
-def _real(path: StrPath) -> Path:
+def real_path(path: StrPath) -> Path:
     """The absolute path with symlinks and ``..`` resolved (as far as the path exists)."""
     return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
 
@@ -98,7 +67,7 @@ def _same_file(a: StrPath, b: StrPath) -> bool:
         return False
 
 
-def _shown(given: StrPath, real: Path) -> str:
+def shown_path(given: StrPath, real: Path) -> str:
     """``'run.txt'``, or ``'out/../run.txt' (that is /data/run.txt)`` when the path resolves elsewhere."""
     text = os.fspath(given)
     return repr(text) if os.path.join(os.getcwd(), text) == str(real) else f"{text!r} (that is {str(real)!r})"
@@ -124,27 +93,27 @@ def guard_outputs(inputs: Iterable[StrPath], outputs: Iterable[StrPath]) -> None
     evalbridge.errors.InputError: the output 'run.txt'... is the input 'run.txt'...: writing it would destroy the input. \
 Fix: write the output to another path (e.g. -o report.md).
     """
-    ins = [(p, _real(p)) for p in inputs]
-    outs = [(p, _real(p)) for p in outputs]
+    ins = [(p, real_path(p)) for p in inputs]
+    outs = [(p, real_path(p)) for p in outputs]
     for n, (out, real_out) in enumerate(outs):
         for given, real_in in ins:
             if real_in == real_out or _same_file(out, given):
-                raise InputError(f"the output {_shown(out, real_out)} is the input {_shown(given, real_in)}: "
+                raise InputError(f"the output {shown_path(out, real_out)} is the input {shown_path(given, real_in)}: "
                                  "writing it would destroy the input.",
                                  fix="write the output to another path (e.g. -o report.md).")
             if real_out in real_in.parents:
-                raise InputError(f"the output folder {_shown(out, real_out)} contains the input "
-                                 f"{_shown(given, real_in)}: the folder is replaced whole, which would delete it.",
+                raise InputError(f"the output folder {shown_path(out, real_out)} contains the input "
+                                 f"{shown_path(given, real_in)}: the folder is replaced whole, which would delete it.",
                                  fix="write the reports to a folder of their own (e.g. output.dir: reports/demo).")
         for other, real_other in outs[:n]:
             if real_other == real_out or _same_file(out, other):
-                raise InputError(f"two outputs are the same file: {_shown(other, real_other)} and "
-                                 f"{_shown(out, real_out)}; one would overwrite the other.",
+                raise InputError(f"two outputs are the same file: {shown_path(other, real_other)} and "
+                                 f"{shown_path(out, real_out)}; one would overwrite the other.",
                                  fix="give each output its own path.")
             if real_other in real_out.parents or real_out in real_other.parents:
                 outer, inner = (other, out) if real_other in real_out.parents else (out, other)
-                raise InputError(f"the output {_shown(inner, _real(inner))} lies inside the output folder "
-                                 f"{_shown(outer, _real(outer))}, which is replaced whole.",
+                raise InputError(f"the output {shown_path(inner, real_path(inner))} lies inside the output folder "
+                                 f"{shown_path(outer, real_path(outer))}, which is replaced whole.",
                                  fix="write that output outside the report folder.")
 
 
@@ -332,6 +301,28 @@ files (it replaces the file whole). Fix: write to a regular file (e.g. -o report
     return target
 
 
+def foreign_files(folder: Path) -> list[str]:
+    """Files in ``folder`` that evalbridge did not write (relative paths); ``[]`` when it may be replaced.
+
+    A folder may be replaced when it is empty, when every file in it is listed in its marker, or
+    when it is a report an earlier version wrote (a ``provenance.json`` of evalbridge, no marker).
+    """
+    found = sorted(Path(root, name).relative_to(folder).as_posix()
+                   for root, _, files in os.walk(folder) for name in files)
+    try:
+        listed = json.loads((folder / MARKER).read_text(encoding="utf-8"))["files"]
+        return [name for name in found if name not in {*listed, MARKER}]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:  # reports written before the marker existed
+        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        if isinstance(provenance, dict) and "evalbridge_version" in provenance:
+            return []
+    except (OSError, ValueError):
+        pass
+    return found
+
+
 def check_output_folder(target: StrPath) -> None:
     """Refuse, before any work, a report folder that :class:`ReportFolder` would not replace.
 
@@ -342,7 +333,7 @@ def check_output_folder(target: StrPath) -> None:
         InputError: ``target`` is ``-``, a file, a FIFO, a device or a socket; it is read-only (or its
             parent is); it holds files evalbridge did not write. Each with the fix.
     """
-    shown, real = os.fspath(target), _real(target)
+    shown, real = os.fspath(target), real_path(target)
     if shown == STDOUT:
         raise InputError("a report folder cannot go to standard output ('-').",
                          fix="name a folder (e.g. --output-dir reports/demo), or print one report with --format "
@@ -362,7 +353,7 @@ def check_output_folder(target: StrPath) -> None:
             raise InputError(f"the report folder {shown!r} is read-only; it is replaced whole at each run.",
                              fix=f"make it writable (chmod u+w {shown!r}), or write the reports to another folder "
                                  "(output.dir, --output-dir).")
-        foreign = _foreign_files(real)
+        foreign = foreign_files(real)
         if foreign:
             raise InputError(f"the folder {shown!r} holds files that evalbridge did not write ({', '.join(foreign[:3])}"
                              f"{', ...' if len(foreign) > 3 else ''}); a report folder is replaced whole, which would "
@@ -405,7 +396,7 @@ _FAILURES = {
 }
 
 
-def _output_error(error: OSError, shown: str) -> OutputError:
+def output_error(error: OSError, shown: str) -> OutputError:
     """``error`` (already in the user's terms) as an :class:`OutputError` naming ``shown`` and the fix."""
     if isinstance(error, OutputError):
         return error
@@ -421,7 +412,7 @@ def _output_error(error: OSError, shown: str) -> OutputError:
 
 # ---------------------------------------------------------------- low-level helpers
 
-def _in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
+def in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
     """``error`` with every temporary path replaced by the user's path (same errno, same traceback);
     an :class:`OutputError` already is."""
     if isinstance(error, OutputError):
@@ -442,23 +433,23 @@ def _in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
     return mapped.with_traceback(error.__traceback__)
 
 
-def _makedirs(path: Path) -> None:
+def make_dirs(path: Path) -> None:
     """``mkdir -p`` with the umask's permissions (``0o777`` minus the umask)."""
     os.makedirs(path, mode=0o777, exist_ok=True)
 
 
-def _create_file(path: Path) -> None:
+def create_file(path: Path) -> None:
     """Create an empty file that must not exist yet, with the umask's permissions (``0o666`` minus the umask)."""
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666))
 
 
-def _write_new(path: Path, data: bytes) -> None:
+def write_new(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 
 
-def _fsync(path: Path, *, directory: bool = False) -> None:
+def fsync(path: Path, *, directory: bool = False) -> None:
     """Flush a file (or a folder's entries) to disk. Folders cannot be opened on Windows: skipped there."""
     if directory and os.name != "posix":
         return
@@ -467,51 +458,6 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _fsync_tree(root: Path) -> None:
-    for folder, _, files in os.walk(root, topdown=False):
-        for name in files:
-            _fsync(Path(folder, name))
-        _fsync(Path(folder), directory=True)
-
-
-_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
-
-
-@functools.lru_cache(maxsize=1)
-def _renameat2() -> Callable[..., int] | None:
-    """glibc's ``renameat2`` (Linux 3.15+, glibc 2.28+), or None where it does not exist."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        function = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    function.restype = ctypes.c_int
-    return function
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two existing paths in one atomic step (Linux ``RENAME_EXCHANGE``).
-
-    Returns False where the system or the file system cannot; :class:`ReportFolder` then swaps
-    with two renames and recovers from a crash between them.
-    """
-    function = _renameat2()
-    if function is None:
-        return False
-    import ctypes
-
-    if function(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), os.fspath(a), None, os.fspath(b))
 
 
 # ---------------------------------------------------------------- single files
@@ -546,19 +492,19 @@ def atomic_file(path: StrPath) -> Iterator[Path]:
     temporary = target.parent / f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}"
     names = {str(temporary): shown, str(target): shown}
     try:
-        _makedirs(target.parent)
-        _create_file(temporary)
+        make_dirs(target.parent)
+        create_file(temporary)
         try:
             yield temporary
-            _fsync(temporary)
+            fsync(temporary)
             output_file(path)  # again, just before: nothing that is not a regular file took its place meanwhile
             os.replace(temporary, target)
-            _fsync(target.parent, directory=True)
+            fsync(target.parent, directory=True)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
     except OSError as error:
-        raise _output_error(_in_user_terms(error, names), shown) from None
+        raise output_error(in_user_terms(error, names), shown) from None
 
 
 def write_file_atomic(path: StrPath, data: str | bytes) -> Path:
@@ -572,315 +518,3 @@ def write_file_atomic(path: StrPath, data: str | bytes) -> Path:
     with atomic_file(path) as temporary:
         temporary.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     return Path(path)
-
-
-# ---------------------------------------------------------------- report folders
-
-def _siblings(real: Path, kind: str) -> list[Path]:
-    """The temporary (``tmp``) or backup (``old``) siblings of a report folder, oldest first."""
-    pattern = re.compile(rf"\.{re.escape(real.name)}\.{kind}-(\d+)-[0-9a-f]{{8}}")
-    found = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(real.parent):
-            if pattern.fullmatch(entry.name):
-                with contextlib.suppress(FileNotFoundError):  # removed meanwhile by the run that made it
-                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, Path(entry.path)))
-    return [path for _, path in sorted(found)]
-
-
-def _sibling(real: Path, kind: str) -> Path:
-    return real.parent / f".{real.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
-
-
-def _holder(real: Path) -> str:
-    """``' (process 1234)'`` for the run whose temporary folder is beside ``real``, else ``''``."""
-    pids = [p.name.rsplit("-", 2)[-2] for p in _siblings(real, "tmp")]
-    return f" (process {pids[-1]})" if pids else ""
-
-
-def _foreign_files(folder: Path) -> list[str]:
-    """Files in ``folder`` that evalbridge did not write (relative paths); ``[]`` when it may be replaced.
-
-    A folder may be replaced when it is empty, when every file in it is listed in its marker, or
-    when it is a report an earlier version wrote (a ``provenance.json`` of evalbridge, no marker).
-    """
-    found = sorted(Path(root, name).relative_to(folder).as_posix()
-                   for root, _, files in os.walk(folder) for name in files)
-    try:
-        listed = json.loads((folder / MARKER).read_text(encoding="utf-8"))["files"]
-        return [name for name in found if name not in {*listed, MARKER}]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:  # reports written before the marker existed
-        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
-        if isinstance(provenance, dict) and "evalbridge_version" in provenance:
-            return []
-    except (OSError, ValueError):
-        pass
-    return found
-
-
-def check_report_folder(target: StrPath) -> Path:
-    """The report folder to read: ``target`` when it is complete, else an error that says why.
-
-    Readers call this instead of opening ``target`` blindly: if a run was killed between the two
-    renames of the portable swap, ``target`` is missing and the complete previous folder waits
-    in a hidden sibling; the message names it.
-
-    Raises:
-        InputError: ``target`` is missing (with where the previous reports are, if anywhere), or
-            a file listed in its ``.evalbridge-report.json`` is missing.
-    """
-    shown, real = Path(target), _real(target)
-    if real.is_dir():
-        try:
-            listed = json.loads((real / MARKER).read_text(encoding="utf-8"))["files"]
-        except FileNotFoundError:
-            return shown  # written by an earlier version, or not by evalbridge: nothing to check
-        except (OSError, ValueError, KeyError, TypeError):
-            raise InputError(f"the report folder {str(shown)!r} has an unreadable {MARKER}.",
-                             fix="run the evaluation again to rewrite the folder.") from None
-        missing = [name for name in listed if not (real / name).is_file()]
-        if missing:
-            raise InputError(f"the report folder {str(shown)!r} is incomplete: {', '.join(missing[:5])} "
-                             f"{'is' if len(missing) == 1 else 'are'} missing (deleted after it was written).",
-                             fix="run the evaluation again to rewrite the folder.")
-        return shown
-    backups = _siblings(real, "old")
-    if backups:
-        raise InputError(f"the report folder {str(shown)!r} is missing: a run was interrupted while replacing it; "
-                         f"the previous reports are complete in {str(backups[-1])!r}.",
-                         fix="run the evaluation again (it restores or replaces the folder), or rename that "
-                             "folder back.")
-    raise InputError(f"there is no report folder at {str(shown)!r}.", fix="run the evaluation first.")
-
-
-class ReportFolder:
-    """Write a report folder as one transaction; see the module docstring.
-
-    Usage::
-
-        with ReportFolder("reports/demo") as folder:
-            folder.write_text("report.md", markdown)
-            folder.write_bytes("report.json", data)
-            figure.savefig(folder.path_for("plots/ndcg.png"))   # for writers that need a path
-            plot_distribution(values, label, folder.dir_for("plots") / "distribution_P-at-5")
-        folder.files   # the files written, as paths under reports/demo
-
-    Entering takes the lock (``.demo.lock`` beside the folder), cleans what killed runs left
-    (restoring the previous folder if a kill left only its backup), checks that the target may be
-    replaced (missing, empty, or a report folder evalbridge wrote) and creates the hidden
-    temporary sibling. Leaving without an exception writes ``.evalbridge-report.json`` (every
-    file written), flushes every file and folder to disk and swaps the temporary folder in:
-    one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux, else two renames (target -> backup,
-    temporary -> target) with recovery by the next run. Leaving with an exception removes the
-    temporary folder and leaves the target untouched. It is not reentrant.
-
-    Args:
-        target: the report folder (the user's path; errors name it). A symlink to a folder is
-            followed: the folder it points to is replaced and the link kept.
-        wait: seconds to wait for another run writing into the same folder; ``0`` fails at
-            once, ``None`` waits as long as it takes.
-
-    Raises:
-        InputError: another run holds the folder longer than ``wait``; the target is a file, or
-            a folder of files evalbridge did not write; a relative name is absolute, climbs out
-            with ``..``, or is written twice.
-        OSError: the file system refused (full disk, permissions), naming the user's path.
-    """
-
-    def __init__(self, target: StrPath, *, wait: float | None = DEFAULT_WAIT) -> None:
-        self._shown = Path(target)
-        self._real = _real(target)
-        if self._real.name in ("", ".", ".."):
-            raise InputError(f"{str(self._shown)!r} cannot be a report folder (it is {str(self._real)!r}).",
-                             fix="write the reports to a folder of their own, e.g. reports/demo.")
-        self._wait = wait
-        self._lock: BaseFileLock | None = None
-        self._temporary: Path | None = None
-        self._taken: dict[str, str] = {}  # casefolded relative name -> relative name
-        self._files: tuple[Path, ...] = ()
-        self._recovered: tuple[str, ...] = ()
-
-    @property
-    def path(self) -> Path:
-        """The report folder, as the user wrote it."""
-        return self._shown
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        """Every file written (under :attr:`path`, sorted), once the folder is in place; ``()`` before."""
-        return self._files
-
-    @property
-    def recovered(self) -> tuple[str, ...]:
-        """What entering cleaned up after killed runs, one sentence each (for a log line)."""
-        return self._recovered
-
-    # ------------------------------------------------------------ the transaction
-
-    def __enter__(self) -> ReportFolder:
-        if self._lock is not None:
-            raise InputError(f"the report folder {str(self._shown)!r} is already being written by this object.",
-                             fix="use one `with ReportFolder(...)` block at a time.")
-        names = {str(self._real): str(self._shown)}
-        self._check_replaceable()  # refuse before leaving anything (a lock file, a parent folder) behind
-        try:
-            _makedirs(self._real.parent)
-            self._lock = self._acquire()
-        except OSError as error:
-            raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
-        try:
-            self._recovered = self._recover()
-            self._check_replaceable()
-            temporary = _sibling(self._real, "tmp")
-            os.mkdir(temporary, 0o777)
-            self._temporary = temporary
-        except BaseException as error:
-            self._release()
-            if isinstance(error, OSError):
-                raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        temporary = self._temporary
-        if temporary is None:  # __enter__ failed, or the block ran twice: nothing to commit or clean
-            return
-        names = {str(temporary): str(self._shown), str(self._real): str(self._shown)}
-        try:
-            if error is None:
-                self._commit(temporary)
-        except OSError as failure:
-            raise _output_error(_in_user_terms(failure, names), str(self._shown)) from None
-        finally:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(temporary)
-            self._temporary = None
-            self._release()
-        if isinstance(error, OSError):
-            raise _output_error(_in_user_terms(error, names), str(self._shown)) from None
-
-    def _acquire(self) -> BaseFileLock:
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(self._real.parent / f".{self._real.name}.lock")
-        try:
-            lock.acquire(timeout=-1 if self._wait is None else self._wait)
-        except Timeout:
-            waited = "" if not self._wait else f"; waited {self._wait:g} s"
-            raise InputError(f"another evalbridge run{_holder(self._real)} is writing the report folder "
-                             f"{str(self._shown)!r}{waited}.",
-                             fix="wait for it to finish, or write the reports to another folder "
-                                 "(output.dir, --output-dir).") from None
-        return lock
-
-    def _release(self) -> None:
-        lock, self._lock = self._lock, None
-        if lock is not None:
-            lock.release()
-
-    def _recover(self) -> tuple[str, ...]:
-        """Under the lock: restore the previous folder if only its backup is left, remove other leftovers."""
-        done = []
-        backups = _siblings(self._real, "old")
-        if backups and not os.path.lexists(self._real):
-            os.rename(backups[-1], self._real)
-            _fsync(self._real.parent, directory=True)
-            done.append(f"restored {str(self._shown)!r} from the backup an interrupted run left")
-            backups = backups[:-1]
-        leftovers = [*backups, *_siblings(self._real, "tmp")]
-        for leftover in leftovers:
-            shutil.rmtree(leftover)
-        if leftovers:
-            done.append(f"removed {len(leftovers)} temporary folder(s) that interrupted runs left beside "
-                        f"{str(self._shown)!r}")
-        return tuple(done)
-
-    def _check_replaceable(self) -> None:
-        check_output_folder(self._shown)
-
-    def _commit(self, temporary: Path) -> None:
-        relative = sorted(Path(folder, name).relative_to(temporary).as_posix()
-                          for folder, _, files in os.walk(temporary) for name in files)
-        from .._version import __version__
-
-        _write_new(temporary / MARKER, (json.dumps({"written_by": f"evalbridge {__version__}", "files": relative},
-                                                   indent=1) + "\n").encode("utf-8"))
-        _fsync_tree(temporary)
-        self._check_replaceable()
-        if not os.path.lexists(self._real):
-            os.rename(temporary, self._real)
-        elif not _exchange(temporary, self._real):
-            backup = _sibling(self._real, "old")
-            os.rename(self._real, backup)
-            try:
-                os.rename(temporary, self._real)
-            except OSError:
-                os.rename(backup, self._real)
-                raise
-            _fsync(self._real.parent, directory=True)
-            shutil.rmtree(backup)
-        # after an exchange, `temporary` holds the previous folder; __exit__ removes it
-        _fsync(self._real.parent, directory=True)
-        self._files = tuple(self._shown / name for name in relative)
-
-    # ------------------------------------------------------------ writing into it
-
-    def _inside(self, relative: StrPath) -> tuple[Path, str]:
-        """(temporary folder, relative posix path) after checking ``relative`` stays inside the folder."""
-        temporary = self._temporary
-        if temporary is None:
-            raise InputError(f"the report folder {str(self._shown)!r} is not open for writing.",
-                             fix="write inside `with ReportFolder(...) as folder:`.")
-        path = Path(relative)
-        if not path.parts or path.is_absolute() or path.drive or ".." in path.parts or path.as_posix() == MARKER:
-            raise InputError(f"a report file name must be a relative path inside the report folder; got "
-                             f"{os.fspath(relative)!r}.", fix="write e.g. 'report.md' or 'plots/ndcg.png'.")
-        return temporary, path.as_posix()
-
-    def _make(self, temporary: Path, folder: Path) -> None:
-        try:
-            _makedirs(folder)
-        except OSError as error:
-            raise _in_user_terms(error, {str(temporary): str(self._shown)}) from None
-
-    def path_for(self, relative: StrPath) -> Path:
-        """A path (in the temporary folder) for a writer that needs one; parent folders are created.
-
-        ``relative`` is relative to the report folder, e.g. ``plots/ndcg.png``; each name is given
-        out once (also ignoring case). The path is temporary: show users ``folder.path / relative``,
-        or :attr:`files` after the block.
-        """
-        temporary, text = self._inside(relative)
-        key = text.casefold()
-        if key in self._taken:
-            raise InputError(f"two outputs would both be written to {str(self._shown / text)!r}"
-                             + ("" if self._taken[key] == text else f" (as {self._taken[key]!r} and {text!r}, one "
-                                "file on case-insensitive file systems)") + ".",
-                             fix="give each output its own file name.")
-        self._taken[key] = text
-        self._make(temporary, (temporary / text).parent)
-        return temporary / text
-
-    def dir_for(self, relative: StrPath) -> Path:
-        """A sub-folder (in the temporary folder, created) for writers that name their own files,
-        e.g. ``plot_distribution(values, label, folder.dir_for("plots") / "distribution_nDCG-at-10")``.
-        Every file written in it is in the marker and in :attr:`files` like the others."""
-        temporary, text = self._inside(relative)
-        self._make(temporary, temporary / text)
-        return temporary / text
-
-    def write_bytes(self, relative: StrPath, data: bytes) -> Path:
-        """Write ``data`` to ``relative`` in the report folder; returns its final path (under :attr:`path`)."""
-        path = self.path_for(relative)
-        try:
-            _write_new(path, data)
-        except OSError as error:
-            raise _in_user_terms(error, {str(self._temporary): str(self._shown)}) from None
-        return self._shown / Path(relative).as_posix()
-
-    def write_text(self, relative: StrPath, text: str, *, encoding: str = "utf-8") -> Path:
-        """Write ``text`` (no newline translation) to ``relative``; returns its final path."""
-        return self.write_bytes(relative, text.encode(encoding))

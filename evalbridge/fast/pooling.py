@@ -213,8 +213,8 @@ def _keep(run: RowTable, judged_of: _Judged, keep: int, k: int, code_of: Mapping
     judged_k = np.bincount(code[judged & (rank <= k)], minlength=n_queries).astype(np.float64)
     open_rows = np.flatnonzero(~judged)
     docs = run.docs.take(pa.array(rows[open_rows]))
-    return _Kept(code[open_rows], rank[open_rows], run.hashes[rows[open_rows]],
-                 docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs, judged_k, lengths)
+    return _Kept(code[open_rows].astype(np.int32), rank[open_rows].astype(np.int32), run.hashes[rows[open_rows]], docs,
+                 judged_k, lengths)
 
 
 def _mean_share(found: np.ndarray, shown: np.ndarray) -> float:
@@ -243,13 +243,15 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     code = np.concatenate([c.code for c in kept]) if kept else np.zeros(0, np.int64)
     rank = np.concatenate([c.rank for c in kept]) if kept else np.zeros(0, np.int64)
     hashes = np.concatenate([c.hashes for c in kept]) if kept else np.zeros(0, np.uint64)
-    docs = pa.chunked_array([c.docs for c in kept], type=pa.string()).combine_chunks()
+    docs = pa.chunked_array([chunk for c in kept for chunk in (c.docs.chunks if isinstance(c.docs, pa.ChunkedArray)
+                                                              else [c.docs])], type=pa.string())
     del kept  # each run's doc ids now live in ``docs`` alone
     member = rank <= deepest  # the pool's pairs come from these rows; the others (deeper than the pool) look them up
     by_hash = np.argsort(hashes)  # one sort; each hash group's first row, best rank and runs come by reduceat
     sorted_hashes = hashes[by_hash]
     starts = np.flatnonzero(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) if len(hashes) else by_hash
     group = np.cumsum(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) - 1 if len(hashes) else by_hash
+    del sorted_hashes
     in_pool = member[by_hash]
     beyond = np.int64(len(hashes))
     if len(hashes):
@@ -265,13 +267,14 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     found = inverse >= 0
     n_pairs = int(pooled.sum())
     first, best, n_runs = lead[pooled], group_best[pooled], group_runs[pooled]
-    # every row of one hash must be one (query, doc) pair: compare each with its neighbour in hash order
-    sorted_docs = docs.take(pa.array(by_hash))
-    neighbour = group[1:] == group[:-1] if len(group) else np.zeros(0, dtype=bool)
-    differ = ~pc.equal(sorted_docs.slice(1), sorted_docs.slice(0, max(len(by_hash) - 1, 0))).to_numpy(
-        zero_copy_only=False) | (code[by_hash[1:]] != code[by_hash[:-1]])
+    # every row of one hash must be one (query, doc) pair: compare each with its neighbour in hash order (only rows
+    # that share their hash with another are compared, and only they are taken)
+    at = np.flatnonzero(group[1:] == group[:-1]) if len(group) else np.zeros(0, dtype=np.int64)
+    later, earlier = by_hash[at + 1], by_hash[at]
+    differ = ~pc.equal(docs.take(pa.array(later)), docs.take(pa.array(earlier))).to_numpy(zero_copy_only=False) \
+        | (code[later] != code[earlier]) if len(at) else np.zeros(0, dtype=bool)
     same = np.ones(len(hashes), dtype=bool)
-    same[by_hash[1:][neighbour & differ]] = False
+    same[later[differ]] = False
     same = same[found]
     rows = np.flatnonzero(found)
     if not same.all():  # two (query, doc) pairs share a 64-bit hash: split them apart, then count again
@@ -313,6 +316,9 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     by_query = np.zeros((n_queries, n_depths), dtype=np.int64)
     for j, d in enumerate(depths):
         by_query[:, j] = np.bincount(pair_code[best <= d], minlength=n_queries)
-    return PoolColumns(pair_query=pair_code[order], pair_docs=pair_docs.take(pa.array(order)), pair_rank=best[order],
+    pair_code, best = pair_code.astype(np.int64), best.astype(np.int64)
+    taken = pair_docs.take(pa.array(order))
+    return PoolColumns(pair_query=pair_code[order],
+                       pair_docs=taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken, pair_rank=best[order],
                        pair_runs=n_runs[order], unjudged=unjudged, by_query=by_query, judged_before=judged_before,
                        judged_after=judged_after)

@@ -142,16 +142,17 @@ def worker(spec: dict) -> dict:
     import evalbridge.stats.compare  # noqa: F401
 
     data = values(spec["queries"], spec["systems"], spec["metrics"])
-    times, growth = [], []
+    times, growth, cpu = [], [], []
     for _ in range(spec["reps"]):
         _reset_peak()
         before = _status("VmRSS")
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         rows = TASKS[spec["task"]](data, spec["resamples"])
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - used)   # every thread's CPU time: the wall time on idle cores x cores busy
         growth.append(_status("VmHWM") - before)
     return {"median": statistics.median(times), "times": times, "peak_growth": max(growth), "rows": rows,
-            "input_rss": before}
+            "input_rss": before, "cpu": statistics.median(cpu)}
 
 
 def spawn(spec: dict) -> dict:
@@ -192,16 +193,16 @@ def render(results: list[tuple[dict, dict]], mode: str, wall: float) -> str:
              "pair, BCa bootstrap CIs (evalbridge: of the differences and of every system's mean; before: of the "
              "differences). Peak memory = growth of the peak RSS during the call (the input is built before).", "",
              "| contender | systems x metrics | queries | resamples | time | time per query x resample x pair "
-             "| peak memory growth |", "|---|---|---|---|---|---|---|"]
+             "| peak memory growth | CPU time (all threads) |", "|---|---|---|---|---|---|---|---|"]
     for spec, got in results:
         size = f"{spec['systems']} x {spec['metrics']}"
         if "error" in got:
             lines.append(f"| {spec['task']} | {size} | {spec['queries']:,} | {spec['resamples']:,} | "
-                         f"error: {got['error']} | | |")
+                         f"error: {got['error']} | | | |")
             continue
         unit = got["median"] / (spec["queries"] * max(1, spec["resamples"]) * got["rows"]) * 1e9
         lines.append(f"| {spec['task']} | {size} | {spec['queries']:,} | {spec['resamples']:,} | {fmt(got['median'])} "
-                     f"| {unit:.1f} ns | {got['peak_growth'] / 2 ** 20:.0f} MiB |")
+                     f"| {unit:.1f} ns | {got['peak_growth'] / 2 ** 20:.0f} MiB | {fmt(got.get('cpu', math.nan))} |")
     lines += ["", "Growth (evalbridge, same systems x metrics):", ""]
     ours = {(s["queries"], s["resamples"]): g for s, g in results if s["task"] == "evalbridge" and "error" not in g}
     timed = {(s["task"], s["queries"], s["resamples"]): g["median"] for s, g in results if "error" not in g}

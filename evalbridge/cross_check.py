@@ -404,19 +404,9 @@ class CrossCheck:
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """The agreement table, then the differences, as GitHub markdown."""
-        from tabulate import tabulate
+        from .reports.result_tables import crosscheck_markdown
 
-        mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
-        parts = [f"## Cross-check ({mode}, atol={self.atol:g}, reference column: {self.reference_backend}): "
-                 f"{'OK' if self.ok else 'UNEXPLAINED differences'}",
-                 tabulate(self.agreement.values.tolist(), headers=list(self.agreement.columns), tablefmt="github")]
-        if self.unsupported:
-            parts.append(tabulate([(b, m, r) for (b, m), r in self.unsupported.items()],
-                                  headers=("backend", "metric", "unsupported because"), tablefmt="github"))
-        if not self.differences.empty:
-            parts.append(tabulate(self.differences.values.tolist(), headers=list(COLUMNS), tablefmt="github",
-                                  floatfmt=f".{digits}f"))
-        return "\n\n".join(parts) + "\n"
+        return crosscheck_markdown(self, digits=digits)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ok, agreement, differences, unsupported, bridges."""
@@ -431,12 +421,9 @@ class CrossCheck:
                 "bridges": {b: list(n) for b, n in self.bridges.items()}}
 
     def __str__(self) -> str:
-        text = "\n".join(self.summary_lines())
-        if not self.differences.empty:
-            from tabulate import tabulate
+        from .reports.result_tables import crosscheck_text
 
-            text += "\n" + tabulate(self.differences.values.tolist(), headers=list(COLUMNS), floatfmt=".4f")
-        return text
+        return crosscheck_text(self)
 
     def __repr__(self) -> str:
         return (f"CrossCheck(ok={self.ok}, differences={len(self.differences)}, "
@@ -455,30 +442,9 @@ class CrossCheck:
 
     def _repr_html_(self, *, max_rows: int = 20) -> str:
         """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
-        from html import escape
+        from .reports.result_tables import crosscheck_html
 
-        mode = "canonicalised inputs" if self.canonicalised else "each library's own conventions"
-        verdict = "OK: every difference explained" if self.ok else f"{len(self.unexplained)} UNEXPLAINED differences"
-        parts = [f"<p><strong>Cross-check: {escape(verdict)}</strong></p>",
-                 self.agreement.to_html(index=False, border=0)]
-        if self.unsupported:
-            rows = "".join(f"<tr><td>{escape(b)}</td><td>{escape(m)}</td><td>{escape(r)}</td></tr>"
-                           for (b, m), r in self.unsupported.items())
-            parts.append(f"<table><thead><tr><th>backend</th><th>metric</th><th>unsupported because</th></tr>"
-                         f"</thead><tbody>{rows}</tbody></table>")
-        if not self.differences.empty:
-            more = len(self.differences) - max_rows
-            parts.append(self.differences.head(max_rows).to_html(index=False, border=0, float_format="{:.4f}".format,
-                                                                 na_rep="none"))
-            if more > 0:
-                parts.append(f"<p>... {more} more differences in <code>.differences</code></p>")
-        c = self.settings
-        notes = [f"{mode}; atol {self.atol:g}; reference column: {self.reference_backend}; ties {c.ties}; "
-                 f"scores as {c.score_precision}; missing queries {c.missing_queries}"]
-        notes += [f"{backend} bridges: {'; '.join(applied)}" for backend, applied in self.bridges.items() if applied]
-        footnote = "<br>".join(map(escape, notes))
-        return (f'<div class="evalbridge-crosscheck">{"".join(parts)}'
-                f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
+        return crosscheck_html(self, max_rows=max_rows)
 
 
 #: The backends that may compute a cross-check's reference column: evalbridge's own (the same numbers).

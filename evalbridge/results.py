@@ -300,13 +300,14 @@ class Results:
 
     def table(self, *, digits: int = 4, fmt: str = "simple") -> str:
         """The means as a text table (any ``tabulate`` format, e.g. ``github``)."""
-        from tabulate import tabulate
+        from .reports.result_tables import results_table
 
-        rows = [(r.label, _what(r), round(self.mean(r.metric), digits)) for r in self.requests]
-        return tabulate(rows, headers=("metric", "what", "mean"), tablefmt=fmt, floatfmt=f".{digits}f")
+        return results_table(self, digits=digits, fmt=fmt)
 
     def __str__(self) -> str:
-        return f"{self.table()}\n{self.provenance.summary()}"
+        from .reports.result_tables import results_text
+
+        return results_text(self)
 
     def __repr__(self) -> str:
         means = list(self.means.items())
@@ -324,13 +325,9 @@ class Results:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
-        from html import escape
+        from .reports.result_tables import results_html
 
-        rows = "".join(f"<tr><td>{escape(r.label)}</td><td>{escape(_what(r))}</td>"
-                       f'<td style="text-align: right">{self.mean(r.metric):.4f}</td></tr>' for r in self.requests)
-        return (f'<div class="evalbridge-results"><table><thead><tr><th>metric</th><th>what</th><th>mean</th></tr>'
-                f'</thead><tbody>{rows}</tbody></table><p class="evalbridge-provenance" style="font-size: smaller">'
-                f'{escape(self.provenance.summary())}</p></div>')
+        return results_html(self)
 
 
 #: metrics shown by ``repr(results)`` before "+N metrics"
@@ -360,12 +357,6 @@ class MetricMeans(dict[str, float]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (dict(self), self._results))
-
-
-def _what(request: MetricRequest) -> str:
-    """The metric's title, and the metric as evaluated when its label says something else."""
-    title = request.metric.info.title
-    return title if request.label == str(request.metric) else f"{title}: {request.metric}"
 
 
 def _per_query_frame(requests: tuple[MetricRequest, ...], values: Mapping[Metric, Mapping[str, float]]) -> pd.DataFrame:

@@ -40,6 +40,7 @@ from ..metrics.spec import Metric, parse_metric
 from .formats import report_format
 from .writing import atomic_file, output_file, write_file_atomic
 from .markers import MARKER_STYLES
+from .views import number, p_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -261,16 +262,6 @@ def render(report: Report, fmt: str) -> str:
 
 
 # The parts of a report that the formats (evalbridge.reports.renderers) show, each computed here once.
-
-def number(value: float, digits: int) -> str:
-    return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def p_value(value: float) -> str:
-    if value is None or not math.isfinite(value):
-        return "nan"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
 
 def _means(report: Report) -> dict[str, list[float]]:
     """System -> its mean of each metric (in :attr:`Report.labels` order): what the text, Markdown and

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats import ReportFormat
-from ..report import UP, DOWN, Report, band_rows, crosscheck_line, jsonable, legend, number, p_value, queries_lines
-from ..views import Marks, Table
+from ..report import UP, DOWN, Report, band_rows, crosscheck_line, jsonable, legend, queries_lines
+from ..views import Marks, Table, number, p_value
 
 __all__ = ["FORMAT", "render_page", "html_table", "SECTIONS", "Section", "TOP"]
 

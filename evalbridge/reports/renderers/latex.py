@@ -9,8 +9,8 @@ from ..formats import ReportFormat
 from ...escaping import latex_escape as _latex
 from ...names import one_line
 from ..markers import MARKER_STYLES
-from ..report import Report, cells, jsonable, number
-from ..views import Marks, Table
+from ..report import Report, cells, jsonable
+from ..views import Marks, Table, number
 
 __all__ = ["FORMAT", "render_latex", "latex_table"]
 

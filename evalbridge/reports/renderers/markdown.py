@@ -9,10 +9,10 @@ from typing import Any
 
 from ...names import CONTROL
 from ..formats import ReportFormat
-from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, number, \
+from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, \
     queries_lines
 from ..run_diff import section_tables
-from ..views import Table
+from ..views import Table, number
 from .terminal import text_table
 
 __all__ = ["FORMAT", "render_markdown", "markdown_text", "markdown_table"]

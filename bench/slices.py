@@ -1,0 +1,115 @@
+"""Benchmark slices: issue 26's size, 100,000 queries x 5 systems x 5 metrics, against evaluating the runs.
+
+Usage::
+
+    .venv/bin/python bench/slices.py                              # 100,000 queries x depth 100, 1,000 resamples
+    .venv/bin/python bench/slices.py --resamples 10000            # the comparison's default resamples
+    .venv/bin/python bench/slices.py --queries 10000              # smaller, on a busy machine
+
+Goal (issue 26): slices <= 2 x the time of evaluating the runs, peak memory <= 1.5 x; ratios in one run.
+
+The qrels and the five columnar runs are ``bench/diff.py``'s (``bench/data.py``, fixed seed). The queries are
+in 8 slices of unequal sizes (one label each), and one query in ten in none. Each row runs in a fresh worker
+process: the inputs are built there (not timed), then
+
+* ``evaluate``: ``eb.evaluate`` of the five runs (the results kept, as a report keeps them);
+* ``slices``: the same, then what a config's ``slices:`` section adds to a comparison
+  (:func:`evalbridge.stats.slices.slice_table`: every slice's means and bootstrap intervals for every system and
+  metric, every other system against the baseline with the t-test and its interval, Benjamini-Hochberg).
+
+Wall time (median of ``--repeat`` workers) and peak memory growth (``VmHWM`` reset, minus the RSS before the
+call, as ``bench/run.py``). Results go to ``bench/results/slices-<date>.md``; speed is never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from diff import METRICS, SYSTEMS, inputs  # noqa: E402 - bench/ is on the path
+from run import _reset_peak, _status, machine  # noqa: E402
+
+MODES = ("evaluate", "slices")
+SLICES = 8
+
+
+def work(mode: str, queries: int, depth: int, resamples: int) -> dict[str, float]:
+    import warnings
+
+    import evalbridge as eb
+    from evalbridge.stats.compare import CORRECTIONS, TESTS
+    from evalbridge.stats.slices import SliceLabels, slice_table
+
+    warnings.simplefilter("ignore")
+    qrels, runs = inputs(queries, depth)
+    # slice k holds the queries whose number modulo 36 falls in [k(k+1)/2, (k+1)(k+2)/2): sizes 1..8 of 36,
+    # the rest (modulo 36 >= 36 - ... none) spread; one in ten in no slice
+    labels = {}
+    for i, qid in enumerate(qrels):
+        if i % 10 == 9:
+            continue
+        r = i % 36
+        labels[qid] = (f"slice{next(k for k in range(SLICES) if r < (k + 1) * (k + 2) // 2 or k == SLICES - 1)}",)
+    groups = SliceLabels(labels, "bench")
+    eb.evaluate(qrels, runs[0], METRICS)  # warm-up: imports, first allocations
+    _reset_peak()
+    before = _status("VmRSS")
+    start = time.perf_counter()
+    results = [eb.evaluate(qrels, run, METRICS) for run in runs]
+    kept: object = results
+    if mode == "slices":
+        values = {f"s{s}": {r.label: res.values[r.metric] for r in res.requests} for s, res in enumerate(results)}
+        kept = slice_table(values, groups, pairs=[(f"s{s}", "s0") for s in range(1, SYSTEMS)], test="t",
+                           pvalue=TESTS["t"].pvalue, adjust=CORRECTIONS["bh"].adjust, n_resamples=resamples)
+    seconds = time.perf_counter() - start
+    peak = max(0, _status("VmHWM") - before) / 2 ** 20
+    del kept
+    return {"seconds": seconds, "peak_mib": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=2, help="workers per row (median)")
+    parser.add_argument("--worker", choices=MODES, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(work(args.worker, args.queries, args.depth, args.resamples)))
+        return
+    measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
+        for mode in MODES:
+            out = subprocess.run([sys.executable, __file__, "--worker", mode, "--queries", str(args.queries),
+                                  "--depth", str(args.depth), "--resamples", str(args.resamples)],
+                                 capture_output=True, text=True, check=True)
+            measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
+    peak = {m: statistics.median(r["peak_mib"] for r in rows) for m, rows in measured.items()}
+    base_s, base_m = seconds["evaluate"], peak["evaluate"]
+    lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
+    for mode in MODES:
+        lines.append(f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | "
+                     + (f"{peak[mode] / base_m:.2f} |" if base_m else "- |"))
+    size = (f"{args.queries:,} queries x depth {args.depth} x {SYSTEMS} systems x {len(METRICS)} metrics, "
+            f"{SLICES} slices, {args.resamples:,} bootstrap resamples; goal: slices <= 2.0 x evaluate, peak <= 1.5 x")
+    text = (f"# slices bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
+            + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
+    print(text)
+    out = HERE / "results" / f"slices-{args.queries}-{args.resamples}-{datetime.date.today().isoformat()}.md"
+    out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 from html import escape
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..stats.parameters import check_choice
 from .views import number
 
 __all__ = ["judges_text", "judges_markdown", "judges_html", "ranking_text", "ranking_markdown", "ranking_html",
-           "agreement_text", "agreement_markdown", "agreement_html"]
+           "agreement_text", "agreement_markdown", "agreement_html", "FORMATS", "render_agreement"]
 
 #: A JudgeAgreement, a RankingAgreement, an Agreement, as the functions here read them.
 AnyAgreement = Any
@@ -148,3 +150,15 @@ def agreement_markdown(agreement: AnyAgreement) -> str:
 
 def agreement_html(agreement: AnyAgreement) -> str:
     return f"{judges_html(agreement.judges)}\n{ranking_html(agreement.ranking)}"
+
+
+#: output format -> an :class:`~evalbridge.stats.agreement.Agreement` in it (``Agreement.render(fmt)``)
+FORMATS: Mapping[str, Callable[[AnyAgreement], str]] = {
+    "text": agreement_text, "markdown": agreement_markdown, "json": lambda agreement: str(agreement.to_json()),
+}
+
+
+def render_agreement(agreement: AnyAgreement, fmt: str) -> str:
+    """``agreement`` as ``text``, ``markdown`` or ``json``."""
+    check_choice(fmt, FORMATS, "format")
+    return FORMATS[fmt](agreement)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..results import Results
     from ..settings import Keywords, Settings
 
-__all__ = ["agreement", "agree", "JudgeAgreement", "Agreement", "check_thresholds", "FORMATS", "DEFAULT_METRICS",
+__all__ = ["agreement", "agree", "JudgeAgreement", "Agreement", "check_thresholds", "DEFAULT_METRICS",
            "MAX_CATEGORIES"]
 
 #: the most categories a grade scale may have (integer grades 0-100 fit); beyond, group grades with ``bins``
@@ -502,15 +502,11 @@ class Agreement:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def render(self, fmt: str = "text") -> str:
-        """The whole agreement as ``text``, ``markdown`` or ``json`` (see :data:`FORMATS`)."""
-        check_choice(fmt, FORMATS, "format")
-        return FORMATS[fmt](self)
+        """The whole agreement as ``text``, ``markdown`` or ``json`` (see
+        :data:`evalbridge.reports.agreement_tables.FORMATS`)."""
+        from ..reports.agreement_tables import render_agreement
 
-
-#: output format -> renderer of an :class:`Agreement` (what ``evalbridge agree --format`` offers)
-FORMATS: Mapping[str, Callable[[Agreement], str]] = {
-    "text": Agreement.__str__, "markdown": Agreement.to_markdown, "json": Agreement.to_json,
-}
+        return render_agreement(self, fmt)
 
 
 def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,

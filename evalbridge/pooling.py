@@ -22,7 +22,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
@@ -194,14 +195,16 @@ def _depths(depth: object) -> tuple[int, ...]:
     return tuple(sorted({int(d) for d in values}))
 
 
-def _runs_in_turn(runs: object) -> list[tuple[str | None, Any]]:
-    """``(name or None, input)`` of each run, none read yet (a list of runs is named by each run's tag once read)."""
+def _runs_in_turn(runs: object) -> list[tuple[str | None, Callable[[], Any]]]:
+    """``(name or None, how to get it)`` of each run, none taken yet: a mapping or a sequence whose items are made
+    when asked for (runs read from files, a ``TopLists``) gives one at a time (a list of runs is named by each
+    run's tag once read)."""
     if isinstance(runs, Mapping):
-        return [(str(name), run) for name, run in runs.items()]
+        return [(str(name), partial(runs.__getitem__, name)) for name in runs]
     if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence):
         raise InputError(f"runs must map a name to each run, or be a list of runs; got {type(runs).__name__}.",
                          fix='e.g. runs={"bm25": "run.bm25.txt", "splade": splade_run}.')
-    return [(None, run) for run in runs]
+    return [(None, partial(runs.__getitem__, i)) for i in range(len(runs))]
 
 
 def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Sequence[int] = 10, *,
@@ -255,17 +258,17 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
     if queries == "qrels" and not len(judged):
         raise InputError("the qrels hold no query, so there is no eval set to pool for.",
                          fix="pool every query the runs answer: queries='runs' (--queries runs).")
-    if queries == "runs":  # the queries are known once every run is read: read them all first
-        inputs = [(name, as_run(run, ids=chosen.ids, duplicates=chosen.duplicates)) for name, run in inputs]
-        query_ids = tuple(dict.fromkeys(q for _, run in inputs for q in run))
+    if queries == "runs":  # the queries are known once every run is read: a first pass reads only them
+        query_ids = tuple(dict.fromkeys(q for _, get in inputs
+                                        for q in as_run(get(), ids=chosen.ids, duplicates=chosen.duplicates)))
     else:
         query_ids = tuple(judged)
     names: list[str] = []
     unpooled: dict[str, None] = {}
 
     def tables() -> Iterator[Any]:  # one run read at a time: only its first rows stay (fast.pooling)
-        for name, given in inputs:
-            run = as_run(given, ids=chosen.ids, duplicates=chosen.duplicates)
+        for name, get in inputs:
+            run = as_run(get(), ids=chosen.ids, duplicates=chosen.duplicates)
             name = name if name is not None else run.name or f"run{len(names) + 1}"
             if name in names:
                 raise InputError(f"two runs are both called {name!r}.", fix="pass a mapping {name: run}.")
@@ -273,7 +276,9 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
             if queries == "qrels":
                 check_compatible(judged, run)  # ids that never meet are refused as evaluate refuses them
                 unpooled.update(dict.fromkeys(q for q in run if q not in judged))
-            yield table_of(run)
+            table = table_of(run)
+            del run  # the run is let go before the next one is read
+            yield table
 
     columns = pool_tables(table_of(judged), tables(), query_ids, depths, int(k), ties=ties,
                           score_precision=score_precision)

@@ -217,3 +217,27 @@ def test_pairs_sharing_a_hash_are_told_apart_on_their_strings():
     assert {(q, d) for q, d, _ in got} == direct_pool(qrels, runs, 3)
     assert got == {(q, d, r) for q, d, r in pool(qrels, runs, depth=[1, 3]).pairs()}
     assert columns.unjudged.tolist() == [[0, 3], [2, 4]]  # x: q1 b, d and q2 e; y: all four of its rows
+
+
+def test_runs_are_taken_one_at_a_time():
+    """A mapping whose runs are made when asked for (files read in turn, a TopLists): when a run is asked for, no
+    earlier run is still held, so 100 runs of 5M rows never sit in memory side by side."""
+    import gc
+    from collections.abc import Mapping
+
+    alive_when_asked: list[int] = []
+
+    class Lazy(Mapping):
+        def __getitem__(self, name):
+            gc.collect()
+            alive_when_asked.append(sum(isinstance(o, eb.Run) and o.name in "abcd" for o in gc.get_objects()))
+            return eb.Run({"q1": {f"{name}-{i}": float(-i) for i in range(20)}}, name=name)
+
+        def __iter__(self):
+            return iter(["a", "b", "c", "d"])
+
+        def __len__(self):
+            return 4
+
+    result = pool({"q1": {"a-0": 1}}, Lazy(), depth=3)
+    assert alive_when_asked == [0, 0, 0, 0] and result.size() == 11

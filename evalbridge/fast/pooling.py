@@ -237,7 +237,10 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     code_of = {q: i for i, q in enumerate(query_ids)}
     n_queries, n_depths, deepest = len(query_ids), len(depths), max(depths)
     judged_of = _Judged(qrels, code_of)
-    kept = [_keep(run, judged_of, max(deepest, k), k, code_of, n_queries, ties, score_precision) for run in runs]
+    kept = []
+    for run in runs:
+        kept.append(_keep(run, judged_of, max(deepest, k), k, code_of, n_queries, ties, score_precision))
+        del run  # let go of its table before the next run is read
     sizes = [len(c.code) for c in kept]
     kept_judged, kept_lengths = [c.judged_k for c in kept], [c.lengths for c in kept]
     code = np.concatenate([c.code for c in kept]) if kept else np.zeros(0, np.int64)

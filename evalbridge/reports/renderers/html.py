@@ -285,18 +285,24 @@ def _per_metric(report: Report) -> str:
 
 def _moved(values: Mapping[str, Mapping[str, float]], baseline: str, label: str, digits: int) -> str:
     """Per other system: the :data:`TOP` queries it gains most on against the baseline, and the :data:`TOP` it
-    loses most on (ties by query id)."""
+    loses most on (equal differences in the order the queries were evaluated)."""
+    import numpy as np
+
+    from ..plots import differences
+
     base = values[baseline]
     blocks = []
     for system, own in values.items():
         if system == baseline:
             continue
-        deltas = sorted(((own[q] - base[q], q) for q in base if q in own), key=lambda d: (-d[0], d[1]))
-        for title, chosen in (("largest gains", [d for d in deltas[:TOP] if d[0] > 0]),
-                              ("largest losses", [d for d in reversed(deltas[-TOP:]) if d[0] < 0])):
-            rows = [[cell(q), num(base[q], number(base[q], digits)), num(own[q], number(own[q], digits)),
-                     num(d, f"{d:+.{digits}f}")] for d, q in chosen]
-            caption = f"{_e(system)} vs {_e(baseline)}: {title} ({len(rows)} of {len(deltas)} queries)"
+        shared, deltas = differences(own, base)
+        gains = [i for i in np.argsort(-deltas, kind="stable")[:TOP] if deltas[i] > 0]
+        losses = [i for i in np.argsort(deltas, kind="stable")[:TOP] if deltas[i] < 0]
+        for title, chosen in (("largest gains", gains), ("largest losses", losses)):
+            rows = [[cell(shared[i]), num(base[shared[i]], number(base[shared[i]], digits)),
+                     num(own[shared[i]], number(own[shared[i]], digits)),
+                     num(float(deltas[i]), f"{deltas[i]:+.{digits}f}")] for i in chosen]
+            caption = f"{_e(system)} vs {_e(baseline)}: {title} ({len(rows)} of {len(shared)} queries)"
             blocks.append(table(["query", baseline, system, "Δ"], rows, cls="moved", caption=caption))
     if not blocks:
         return ""

@@ -170,3 +170,29 @@ def test_columnar_inputs_give_the_same_diff(dl19) -> None:  # noqa: ANN001
     from_dicts = diff(qrels.to_dict(), a.to_dict(), b.to_dict(), ["P(rel=2)@10", "ndcg@10"], queries=None)
     assert from_columns.queries == from_dicts.queries and from_columns.changes == from_dicts.changes
     assert len(from_columns.queries) == 43
+
+
+@given(cases(), st.sampled_from(["docid_desc", "input"]), st.one_of(st.none(), st.integers(1, 4)), st.booleans(),
+       st.sampled_from(["float64", "float32"]))
+def test_the_top_k_is_the_one_the_metrics_saw(case, ties, depth, judged_only, precision) -> None:  # noqa: ANN001
+    """With depth, judged_only and the score precision, each run's top k is cut_run's run ranked by the tie rule:
+    the documents the evaluation scored."""
+    from evalbridge.cutting import cut_run
+    from evalbridge.model import Qrels, Run
+    from evalbridge.settings import Settings
+
+    qrels, run_a, run_b, k = case
+    settings = Settings(ties=ties, depth=depth, judged_only=judged_only, score_precision=precision)
+    d = _quiet_diff(qrels, run_a, run_b, ["P@2"], k=k, queries=None, settings=settings)
+    shown = {q.query: q for q in d.queries}
+    cut_a = cut_run(Qrels(qrels), Run(run_a, allow_empty=True), settings).run
+    cut_b = cut_run(Qrels(qrels), Run(run_b, allow_empty=True), settings).run
+    for query in qrels:
+        top_a = rank(cut_a.get(query, {}), ties=ties, score_precision=precision)[:k]
+        top_b = rank(cut_b.get(query, {}), ties=ties, score_precision=precision)[:k]
+        q = shown.get(query)
+        if q is None:
+            assert set(top_a) == set(top_b)
+            continue
+        assert {c.doc for c in (*q.entered, *q.unjudged_entered)} == set(top_b) - set(top_a)
+        assert {c.doc for c in (*q.left, *q.unjudged_left)} == set(top_a) - set(top_b)

@@ -66,3 +66,31 @@ def test_refusals() -> None:
         standings({"a": {"m": {"q": 1.0}}})
     with pytest.raises(InputError, match="no per-query values"):
         standings({"a": {"m": {"q": 1.0}}, "b": {"x": {"q": 1.0}}})
+
+
+def test_the_doors_show_the_same_standings(shared, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """eb.evaluate + standings, a config's comparison report and `evalbridge eval --baseline` agree."""
+    import json
+
+    from doors import cli
+    from evalbridge.reports.formats import render
+
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    qrels, runs = folder / "qrels.dl19-passage.txt", {name: folder / f"run.{name}.top100.txt" for name in RUNS}
+    metrics = ["ndcg@10", "P(rel=2)@10"]
+    api = standings({n: eb.evaluate(qrels, p, metrics) for n, p in runs.items()}).to_dict()
+    (tmp_path / "eval.yaml").write_text(json.dumps({
+        "qrels": str(qrels), "runs": {n: str(p) for n, p in runs.items()}, "metrics": metrics,
+        "comparison": {"baseline": "bm25", "n_resamples": 100}}))
+    config = json.loads(render(eb.run_config(eb.load_config(tmp_path / "eval.yaml"), write=False).report, "json"))
+    monkeypatch.chdir(folder)
+    code, out, err = cli("eval", qrels.name, *(p.name for p in runs.values()), "-m", *metrics, "--baseline",
+                         "run.bm25.top100", "--n-resamples", "100", "--format", "json")
+    assert code == 0, err
+    command_line = json.loads(out)["standings"]
+    assert config["standings"] == api
+    assert command_line["pairs"] == [{**p, "system": f"run.{p['system']}.top100", "other": f"run.{p['other']}.top100"}
+                                     for p in api["pairs"]]
+    assert command_line["hardest"][0]["query"] == api["hardest"][0]["query"]

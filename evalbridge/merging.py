@@ -99,6 +99,7 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
             grades[qid] = dict(docs)
             source[qid] = {doc: known.get(doc, label) for doc in docs}
     settled, added, agreed = 0, 0, 0
+    added_by: dict[str, int] = {}
     conflicts: dict[str, list[tuple[str, Any, Any, str, str]]] = {}
     wins = RULES[prefer][1] if prefer is not None else None
     for qid, docs in sides[1].items():
@@ -109,6 +110,7 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
             if doc not in row:
                 row[doc], row_source[doc] = grade, by
                 added += 1
+                added_by[by] = added_by.get(by, 0) + 1
             elif row[doc] == grade:
                 agreed += 1
             elif wins is None:
@@ -126,7 +128,8 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
                          f"has grade {a!r} from {by_a} and grade {b!r} from {by_b}{more}.", query_id=qid,
                          fix=_rules_fix())
     rule = f", {settled} conflicts settled by prefer={prefer!r} ({RULES[prefer][0]})" if prefer is not None else ""
-    note = (f"judgements merged: {added} grades from {labels[1]} added to {sides[0].n_rows} from {labels[0]}, "
+    sources = ", ".join(f"{n} from {who}" for who, n in sorted(added_by.items())) or "none"
+    note = (f"judgements merged: {added} grades added ({sources}) to the {sides[0].n_rows} of {labels[0]}, "
             f"{agreed} pairs graded alike{rule}")
     topics = {**sides[1].topics, **sides[0].topics}
     return Qrels(grades, min_relevance=next(iter(levels), None), source=sides[0].source, topics=topics,

@@ -91,6 +91,9 @@ def standings_tables(s: AnyStandings, fmt: ReportFormat) -> tuple[Table, ...]:
     """Every table of ``s`` (win / tie / loss, hardest queries, mean ranks), as text of ``fmt``."""
     e = fmt.escape
     systems = tuple(map(e, s.systems))
+    hard = {h.query for h in s.hardest}
+    placed = {r.metric: {q: {system: ranks[i] for system, ranks in r.ranks} for i, q in enumerate(r.queries)
+                         if q in hard} for r in s.ranks}
     return (
         Table(headers=(fmt.heading("metric"), fmt.heading("system"), fmt.heading("against"), "wins", "ties",
                        "losses"),
@@ -100,9 +103,11 @@ def standings_tables(s: AnyStandings, fmt: ReportFormat) -> tuple[Table, ...]:
               title=e("win / tie / loss of every pair: the queries where the system is above, equal to, below the "
                       "other")),
         Table(headers=(fmt.heading("metric"), fmt.heading("query"), "mean", *systems),
-              rows=tuple((e(h.metric), e(h.query), number(h.mean), *(number(v) for _, v in h.values))
+              rows=tuple((e(h.metric), e(h.query), number(h.mean),
+                          *(f"{number(v)} ({placed[h.metric][h.query][system]:g})" for system, v in h.values))
                          for h in s.hardest),
-              align=_right(fmt, 2, 1 + len(systems)), title=e("the hardest queries: the lowest mean over the systems")),
+              align=_right(fmt, 2, 1 + len(systems)),
+              title=e("the hardest queries: the lowest mean over the systems (each system's value and rank)")),
         Table(headers=(fmt.heading("metric"), *systems),
               rows=tuple((e(r.metric), *(number(m, 2) for _, m in r.mean_ranks)) for r in s.ranks),
               align=_right(fmt, 1, len(systems)),

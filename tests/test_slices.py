@@ -358,3 +358,16 @@ def test_per_slice_means_and_logged_numbers_are_mlflow_metrics(tmp_path: Path, m
         latency = next(n for n in res.numbers if n.field == "latency_ms")
         assert logged[name]["logged.latency_ms.p95"] == pytest.approx(latency.p95)
         assert logged[name]["RR"] == pytest.approx(res["RR"])
+
+
+def test_slices_show_themselves_in_every_table_format() -> None:
+    values = {"base": {"RR": {f"q{i}": (i % 4) / 4 for i in range(24)}},
+              "new": {"RR": {f"q{i}": ((i + 1) % 4) / 4 for i in range(24)}}}
+    labels = {f"q{i}": "a|b" if i < 12 else "tiny" for i in range(16)}
+    cmp = eb.compare_systems(values, ["RR"], baseline="base", slices=labels, n_resamples=100)
+    sliced = cmp.slices
+    assert sliced is not None
+    text, md, html = str(sliced), sliced.to_markdown(), sliced._repr_html_()
+    assert "Slices by a mapping" in text and "not tested" in text and "8 queries are in no slice" in text
+    assert "a\\|b" in md and "a|b" not in md.replace("a\\|b", "")  # a name never splits a Markdown row
+    assert "<table" in html and json.loads(sliced.table("json"))["counts"] == {"a|b": 12, "tiny": 4}

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .formats import ReportFormat
+from .formats import ReportFormat, show, table_format
 from .views import Table, number, p_value
 
-__all__ = ["slice_tables", "number_tables", "report_tables", "fronts", "FRONT"]
+__all__ = ["slice_tables", "number_tables", "report_tables", "fronts", "render_slices", "FRONT"]
 
 #: the mark of a system on the quality-vs-cost front
 FRONT = "*"
@@ -105,3 +105,12 @@ def report_tables(report: Any, fmt: ReportFormat) -> tuple[Table, ...]:
     """The tables a report adds for its logged numbers and its slices (none when it has neither)."""
     tables = number_tables(report.results, report.labels, fmt, report.digits)
     return tables + (slice_tables(report.slices, fmt, report.digits) if report.slices is not None else ())
+
+
+def render_slices(s: Any, fmt: str = "terminal") -> str:
+    """A :class:`~evalbridge.stats.slices.Slices` as text: ``json``, or any format that writes tables."""
+    if fmt == "json":
+        import json
+
+        return json.dumps(s.to_dict(), indent=2, allow_nan=False) + "\n"
+    return show(slice_tables(s, table_format(fmt)), fmt)

@@ -145,6 +145,21 @@ class Slices:
         fields = SliceMean.__dataclass_fields__ if table == "means" else SliceDifference.__dataclass_fields__
         return pd.DataFrame([vars(r) for r in rows], columns=list(fields))
 
+    def table(self, fmt: str = "terminal") -> str:
+        """The slices as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.slices`)."""
+        from ..reports.slices import render_slices
+
+        return render_slices(self, fmt)
+
+    def to_markdown(self) -> str:
+        return self.table("markdown")
+
+    def _repr_html_(self) -> str:
+        return self.table("html")
+
+    def __str__(self) -> str:
+        return self.table()
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (nan as None)."""
         def clean(value: Any) -> Any:

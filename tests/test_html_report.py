@@ -122,8 +122,9 @@ def test_the_numbers_of_the_page_are_those_of_report_json(report: Report) -> Non
 
 
 def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Report.to_html(path), Results.to_html(path), ``evalbridge eval --format html -o`` and a config's
-    ``formats: [html]`` write the renderer's page; to_html refuses a folder (not a regular file) before rendering."""
+    """Report.to_html(path), Results.to_html(path), Comparison.to_html(path), ``evalbridge eval --format html -o``
+    and a config's ``formats: [html]`` write the renderer's page; to_html refuses a folder (not a regular file)
+    before rendering."""
     written = report.to_html(tmp_path / "page.html")
     assert written.read_text(encoding="utf-8") == render(report, "html")
     one = next(iter(report.results.values()))
@@ -132,6 +133,15 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
                                                        "html")
     with pytest.raises(eb.InputError, match="folder"):
         report.to_html(tmp_path)
+    # a comparison alone: its means, markers and intervals, and its pairs; the fragment without a path
+    comparison = report.comparison
+    assert comparison is not None and comparison.to_html().startswith("<table>")
+    page = comparison.to_html(tmp_path / "comparison.html").read_text(encoding="utf-8")
+    parsed = _parse(page)
+    assert [row[0] for row in parsed.tables[0][1:]] == list(RUNS) and parsed.tables[0][0][1] == HOSTILE[3]
+    for interval in comparison.intervals:
+        assert f'data-value="{interval.mean!r}"><span class="mean">' in page
+    assert page.count("▲") + page.count("▼") >= sum(r.significant and r.delta != 0 for r in comparison.rows)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "qrels.json").write_text(json.dumps(QRELS))
     for name, run in list(RUNS.items())[1:]:

@@ -108,7 +108,7 @@ class Report:
             baseline) or ``letters`` (ranx's superscript letters).
         agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
-            alone has no ``results``.
+            alone, or of a comparison alone (``Comparison.to_html(path)``), has no ``results``.
         diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
@@ -135,8 +135,8 @@ class Report:
     slices: Slices | None = None
 
     def __post_init__(self) -> None:
-        if not self.results and self.agreement is None:
-            raise InputError("a report needs at least one system's results, or an agreement.")
+        if not self.results and self.agreement is None and self.comparison is None:
+            raise InputError("a report needs at least one system's results, a comparison, or an agreement.")
         if self.markers not in MARKER_STYLES:
             raise InputError(f"unknown marker style {self.markers!r}; choose one of "
                              f"{', '.join(map(repr, MARKER_STYLES))}.")

@@ -115,36 +115,52 @@ class Section:
 
 
 def _summary(report: Report) -> str:
-    """Systems x metrics: each mean with its significance marker and, with a comparison, its interval."""
-    if not report.results:
-        return ""
+    """Systems x metrics: each mean with its significance marker and, with a comparison, its interval (a page of a
+    comparison alone: the comparison's means)."""
     comparison = report.comparison
-    letters = comparison.letters if comparison is not None and report.markers == "letters" else {}
-    means = {s: [res[m] for m in report.metrics] for s, res in report.results.items()}
-    finite = [[v for v in column if v is not None and math.isfinite(v)] for column in zip(*means.values())]
-    best = [max(column) if column and len(means) > 1 else None for column in finite]
     up = f'<span class="up" title="significantly above the baseline">{UP}</span>'
     down = f'<span class="down" title="significantly below the baseline">{DOWN}</span>'
+    if report.results:
+        labels = report.labels
+        means = {s: [res[m] for m in report.metrics] for s, res in report.results.items()}
+        counts = {s: res.provenance.queries_evaluated for s, res in report.results.items()}
+
+        def marker(system: str, label: str) -> str:
+            return report.marker(system, label, up=up, down=down, fmt="html")
+    elif comparison is not None:
+        labels = list(comparison.metrics)
+        intervals = {(i.system, i.metric): i for i in comparison.intervals}
+        means = {s: [intervals[s, m].mean if (s, m) in intervals else math.nan for m in labels]
+                 for s in comparison.systems}
+        counts = {s: max((i.n for i in comparison.intervals if i.system == s), default=0) for s in comparison.systems}
+
+        def marker(system: str, label: str) -> str:
+            text = comparison.marker(system, label, style=comparison.marker_style(report.markers), fmt="html")
+            return text.replace(UP, up).replace(DOWN, down)
+    else:
+        return ""
+    letters = comparison.letters if comparison is not None and report.markers == "letters" else {}
+    finite = [[v for v in column if v is not None and math.isfinite(v)] for column in zip(*means.values())]
+    best = [max(column) if column and len(means) > 1 else None for column in finite]
     rows = []
     for system, values in means.items():
         letter = f' <span class="letter">({_e(letters[system])})</span>' if system in letters else ""
         row = [f'<th scope="row"><span class="name">{_e(system)}</span>{letter}</th>']
-        for label, value, top in zip(report.labels, values, best):
-            marker = report.marker(system, label, up=up, down=down, fmt="html")
+        for label, value, top in zip(labels, values, best):
             interval = comparison.interval(system, label) if comparison is not None else None
             ci = (f' <span class="ci">[{number(interval.ci_low, report.digits)}, '
                   f'{number(interval.ci_high, report.digits)}]</span>') if interval is not None else ""
-            row.append(num(value, f'<span class="mean">{number(value, report.digits)}</span>', extra=marker + ci,
+            row.append(num(value, f'<span class="mean">{number(value, report.digits)}</span>',
+                           extra=marker(system, label) + ci,
                            cls="num best" if top is not None and value == top else "num"))
-        first = report.results[system].provenance
-        row.append(num(first.queries_evaluated, str(first.queries_evaluated)))
+        row.append(num(counts[system], str(counts[system])))
         rows.append(row)
     notes = [_e(legend(report))] if comparison is not None else []
     if comparison is not None:
         notes.append(f"[low, high]: each mean's {comparison.confidence:.0%} {_e(comparison.ci_method)} bootstrap "
                      "confidence interval.")
     notes.append("The best mean of each metric is in bold. Click a heading to sort.")
-    return (table(["system", *report.labels, "queries"], rows, cls="summary")
+    return (table(["system", *labels, "queries"], rows, cls="summary")
             + "".join(f'<p class="note">{n}</p>' for n in notes))
 
 
@@ -455,7 +471,9 @@ def render_page(report: Report) -> str:
     first = next(iter(report.results.values()), None)
     what = (f"{len(report.results)} system{'s' if len(report.results) != 1 else ''} x {len(report.labels)} "
             f"metric{'s' if len(report.labels) != 1 else ''}, {first.provenance.queries_evaluated} queries evaluated"
-            if first is not None else "an agreement of judgements")
+            if first is not None else
+            f"{len(report.comparison.systems)} systems x {len(report.comparison.metrics)} metrics compared"
+            if report.comparison is not None else "an agreement of judgements")
     sections = "".join(f'<section id="{s.anchor}"><h2>{_e(s.title)}</h2>{body}</section>' for s, body in shown)
     return ("<!DOCTYPE html>\n"
             f'<html lang="en"><head><meta charset="utf-8">'

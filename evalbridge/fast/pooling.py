@@ -298,8 +298,12 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
         np.minimum.at(best, inverse[member], rank[member])
         n_runs = np.bincount(inverse[member], minlength=n_pairs).astype(np.int64)
     pair_code = code[first]
-    pair_docs = docs.take(pa.array(first))
-    order = np.lexsort((first, best, pair_code))  # by query, best rank, then the first run (and rank) to give it
+    # the pairs by query, best rank, then the first run (and row) to rank them so: one key when it fits in 63 bits
+    span_rank, span_row = int(best.max(initial=0)) + 1, len(hashes) + 1
+    if n_queries * span_rank * span_row < 2 ** 62:
+        order = np.argsort((pair_code.astype(np.int64) * span_rank + best) * span_row + first)
+    else:
+        order = np.lexsort((first, best, pair_code))
     # per run: unjudged pairs in its first d; Judged@k now and once the pool at depth d is judged
     depth_arr = np.asarray(depths, dtype=np.int64)
     row_best = np.where(inverse >= 0, best[np.maximum(inverse, 0)], np.iinfo(np.int64).max)
@@ -320,7 +324,7 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
     for j, d in enumerate(depths):
         by_query[:, j] = np.bincount(pair_code[best <= d], minlength=n_queries)
     pair_code, best = pair_code.astype(np.int64), best.astype(np.int64)
-    taken = pair_docs.take(pa.array(order))
+    taken = docs.take(pa.array(first[order]))
     return PoolColumns(pair_query=pair_code[order],
                        pair_docs=taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken, pair_rank=best[order],
                        pair_runs=n_runs[order], unjudged=unjudged, by_query=by_query, judged_before=judged_before,

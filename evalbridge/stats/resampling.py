@@ -202,8 +202,8 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
 
     Linked groups are independent: on several cores (``threads``: default, as many as the cores allow;
     1: none) each batch's groups are shared between threads while the next batch's resamples are drawn,
-    each group with its own buffers (c becomes the sum of the groups' sizes). Every mean is the same
-    operations on the same draws, so the numbers do not change.
+    two batches in flight, each group with its own buffers per batch in flight (c becomes twice the sum of
+    the groups' sizes). Every mean is the same operations on the same draws, so the numbers do not change.
     """
     import numpy as np
 
@@ -214,19 +214,23 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     linked = [[(r, i, j) for r, (i, j) in enumerate(differences, start=k) if i in members] for members in components]
     work = n_resamples * n * (k + len(differences))
     with workers(len(components), threads if threads is not None or work >= _PARALLEL_WORK else 1) as pool:
-        # one set of buffers per thread, or per component when the components are shared between threads
-        sets = len(components) if pool is not None else 1
-        width = [len(members) for members in components] if pool is not None else [max(map(len, components))]
-        per_cell = 8 * (sum(width) + 2 * sets + 2 * (pool is not None))    # + the index of the next batch
+        # one set of buffers, or, when the components are shared between threads, one per component and per batch
+        # in flight (two: the threads take the next batch's components while the last of this one's finish, so a
+        # number of components that is no multiple of the threads does not leave a thread idle at every batch)
+        flight = 2 if pool is not None else 1
+        sets = len(components) * flight if pool is not None else 1
+        width = [len(members) for members in components] * flight if pool is not None else [max(map(len, components))]
+        per_cell = 8 * (sum(width) + 2 * sets + (flight - 1) * 3)    # + the indices of the batches in flight
         rows = max(1, min(batch_rows(n, per_cell, memory), batch_rows(n, per_cell // sets, _CACHE), n_resamples))
         gathered = [np.empty((w, rows, n)) for w in width]
         scratch = [np.empty((rows, n)) for _ in width]
         rng = np.random.default_rng(seed)
         theta = np.empty((k + len(differences), n_resamples))
 
-        def means(c: int, index: Any, start: int, b: int) -> None:
-            """The bootstrap means of component c's columns and differences over one batch of resamples."""
-            own, spare = gathered[c if pool is not None else 0], scratch[c if pool is not None else 0]
+        def means(c: int, index: Any, start: int, b: int, buffers: int) -> None:
+            """The bootstrap means of component c's columns and differences over one batch of resamples, in the
+            buffers numbered ``buffers``."""
+            own, spare = gathered[buffers], scratch[buffers]
             for i in components[c]:
                 row = own[slot[i], :b]
                 np.take(x[i], index, out=row, mode="wrap")  # "raise" would copy ``out``; indices are in range
@@ -235,19 +239,22 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
                 np.subtract(own[slot[i], :b], own[slot[j], :b], out=spare[:b])
                 theta[r, start:start + b] = np.add.reduce(spare[:b], axis=-1) / n
 
-        pending: list[Any] = []
-        for start in range(0, n_resamples, rows):
+        in_flight: list[list[Any]] = []
+        for turn, start in enumerate(range(0, n_resamples, rows)):
             b = min(rows, n_resamples - start)
-            index = rng.integers(0, n, (b, n))   # (while the threads reduce the last batch)
+            index = rng.integers(0, n, (b, n))   # (while the threads reduce the batches in flight)
             if pool is None:
                 for c in range(len(components)):
-                    means(c, index, start, b)
+                    means(c, index, start, b, 0)
                 continue
-            for job in pending:
+            if len(in_flight) == flight:   # this batch reuses the buffers of the oldest one: wait for it
+                for job in in_flight.pop(0):
+                    job.result()
+            first = (turn % flight) * len(components)
+            in_flight.append([pool.submit(means, c, index, start, b, first + c) for c in range(len(components))])
+        for jobs in in_flight:
+            for job in jobs:
                 job.result()
-            pending = [pool.submit(means, c, index, start, b) for c in range(len(components))]
-        for job in pending:
-            job.result()
     return theta
 
 

@@ -11,7 +11,7 @@ CACHE  := .cache
 WHEEL  := $(CACHE)/capreolus-0.2.6-py3-none-any.whl
 ROBUST := $(CACHE)/robust04
 
-.PHONY: install install-run run test bench bench-quick bench-doors demo-data chromium report-picture clean
+.PHONY: install install-run run test bench bench-quick bench-doors bench-diagnose demo-data chromium report-picture clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/diff.py
+	$(BIN)/python bench/diagnose.py
+
+# 100 runs x 5,000 queries x depth 1,000 pooled at depth 100 and diagnosed in one process (issue 27: 120 s, 4 GiB)
+bench-diagnose: install
+	$(BIN)/python bench/diagnose.py
 
 bench-quick: install
 	$(BIN)/python bench/run.py --quick

@@ -93,3 +93,22 @@ def test_what_cannot_be_computed_is_refused_with_the_fix() -> None:
         expected_values({"q": {"a": 0.5}}, run, "bpref")
     with pytest.raises(InputError, match="at least two"):
         uncertain(run, "P@1", judges={"one": {"q": {"a": 1}}})
+
+
+def test_the_command_line_says_what_the_api_says(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    from evalbridge.cli import main
+
+    (tmp_path / "p.txt").write_text("q1 0 a 0.9\nq1 0 b 0.2\nq2 0 a 0.5\nq2 0 d 0.7\nq3 0 e 0.4\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq2 Q0 a 1 3 x\nq3 Q0 e 1 1 x\n")
+    monkeypatch.chdir(tmp_path)
+    api = uncertain(eb.read_run("r.run"), "RR", probabilities=eb.read_qrels("p.txt"), system="r", draws=30,
+                    n_resamples=500)
+    assert main(["uncertain", "r.run", "-m", "RR", "--probabilities", "p.txt", "--draws", "30", "--n-resamples", "500",
+                 "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["expected"], shown["ci_low"], shown["ci_high"]) == (api.expected, api.ci_low, api.ci_high)
+    assert shown["per_query"] == dict(api.per_query)
+    assert main(["uncertain", "r.run", "-m", "RR"]) == 2
+    assert "either --judges" in capsys.readouterr().err

@@ -13,6 +13,7 @@ Commands::
     evalbridge pool QRELS RUN... --depth 10     the unjudged pairs of the runs' first documents; --batch to judge
     evalbridge merge BASE NEW -o MERGED         a judge's graded pairs merged into qrels, each grade's source kept
     evalbridge changed BEFORE AFTER RUN...      what new judgements changed: means, order, significance, ship
+    evalbridge uncertain RUN -m M --judges ...  a metric with its labels' uncertainty (eb.uncertain)
 
 A command is one module of this package with ``add(commands)`` (its parser, whose ``handler`` returns the exit
 code) and one line in :data:`COMMANDS`. Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained
@@ -35,8 +36,8 @@ from .shared import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
-COMMANDS = ("run", "eval", "check", "diff", "metrics", "convert", "agree", "diagnose", "pool", "merge", "changed",
-            "formats")
+COMMANDS = ("run", "eval", "check", "diff", "metrics", "convert", "agree", "diagnose", "uncertain", "pool", "merge",
+            "changed", "formats")
 
 
 def build_parser() -> argparse.ArgumentParser:

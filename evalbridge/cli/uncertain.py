@@ -1,0 +1,78 @@
+"""``evalbridge uncertain RUN -m METRIC --judges QRELS... | --probabilities QRELS``: a metric with its labels' uncertainty."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..config.sources import load_qrels, load_run, source_from_path
+    from ..reports.uncertainty import meaning
+    from ..uncertain import uncertain
+
+    if (not args.judges) == (args.probabilities is None):
+        raise InputError("give either --judges QRELS QRELS... (several judges' grades) or --probabilities QRELS "
+                         "(probabilities of relevance), not both and not neither.",
+                         fix="evalbridge uncertain run.txt -m P@10 --judges ann.qrels bob.qrels")
+    first = args.probabilities if args.probabilities is not None else args.judges[0]
+    config = config_of(args, first, [args.run])
+    refuse_overwrites(args, config)
+    level = config.min_relevance
+    (name, source), = config.runs.items()
+    run = load_run(source, name, None, level)[1]
+    options = dict(system=name, draws=args.draws, n_resamples=args.n_resamples, confidence=args.confidence,
+                   seed=args.seed, settings=config.settings)
+    if args.judges:
+        names = [Path(p).name for p in args.judges]
+        if len(set(names)) != len(names):
+            names = [f"judge{i + 1}" for i in range(len(names))]
+        judges = {n: load_qrels(source_from_path(p, "qrels", args.qrels_format, f"judges.{n}"), level)
+                  for n, p in zip(names, args.judges)}
+        found = uncertain(run, args.metrics[0], judges=judges, **options)
+    else:
+        found = uncertain(run, args.metrics[0], probabilities=load_qrels(config.qrels, level), **options)
+    if args.format == "json":
+        data = {key: getattr(found, key) for key in ("metric", "system", "source", "labellings", "queries", "expected",
+                                                     "ci_low", "ci_high", "query_ci_low", "query_ci_high",
+                                                     "confidence", "n_resamples", "seed")}
+        text = json.dumps({**data, "per_query": dict(found.per_query), "meaning": meaning(found)}, indent=2,
+                          ensure_ascii=False) + "\n"
+    else:
+        text = str(found) + "\n"
+    emit(text, args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..uncertain import UNCERTAINTY_PARAMETERS
+
+    un = commands.add_parser("uncertain", help="a metric with the uncertainty of its labels (several judges, or "
+                                               "probabilities of relevance)",
+                             description="The expected value of the metric and an interval bootstrapped over queries "
+                                         "and labels (one judge, or one labelling drawn from the probabilities, per "
+                                         "query), beside the interval of the queries alone.")
+    un.add_argument("run", metavar="RUN", help="the run")
+    un.add_argument("-m", "--metrics", nargs=1, required=True, metavar="METRIC", help="the one metric")
+    un.add_argument("--judges", nargs="+", default=[], metavar="QRELS", help="two or more judges' qrels of the same pairs")
+    un.add_argument("--probabilities", default=None, metavar="QRELS",
+                    help="one qrels whose grades are probabilities of relevance, in [0, 1]")
+    un.add_argument("--draws", type=int, default=UNCERTAINTY_PARAMETERS["draws"].default,
+                    help="labellings drawn from the probabilities (default 200)")
+    un.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    un.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
+    un.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    un.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
+    un.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    un.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    un.add_argument("--title", default=None, help=argparse.SUPPRESS)
+    add_quiet(un)
+    add_inputs(un)
+    add_conventions(un)
+    un.set_defaults(handler=handle)

@@ -37,7 +37,7 @@ _EXPORTS = {
     "compare": "stats.compare",
     "diagnose": "diagnostics",
     "power": "stats.power",
-    "uncertain": "uncertain",
+    "uncertain": "uncertainty",
     "Report": "reports.report",
     "log_mlflow": "tracking",
     "diff": "diffing",
@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .stats.ranking_agreement import ranking_agreement as ranking_agreement
     from .reports.report import Report as Report
     from .diagnostics import diagnose as diagnose
-    from .uncertain import uncertain as uncertain
+    from .uncertainty import uncertain as uncertain
     from .tracking import log_mlflow as log_mlflow
     from .diffing import diff as diff
     from .pooling import pool as pool

@@ -14,7 +14,7 @@ from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, load_run, source_from_path
     from ..reports.uncertainty import meaning
-    from ..uncertain import uncertain
+    from ..uncertainty import uncertain
 
     if (not args.judges) == (args.probabilities is None):
         raise InputError("give either --judges QRELS QRELS... (several judges' grades) or --probabilities QRELS "
@@ -23,7 +23,7 @@ def handle(args: argparse.Namespace) -> int:
     first = args.probabilities if args.probabilities is not None else args.judges[0]
     config = config_of(args, first, [args.run])
     refuse_overwrites(args, config)
-    level = config.min_relevance
+    level = config.settings.min_relevance
     (name, source), = config.runs.items()
     run = load_run(source, name, None, level)[1]
     options = dict(system=name, draws=args.draws, n_resamples=args.n_resamples, confidence=args.confidence,
@@ -51,7 +51,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..uncertain import UNCERTAINTY_PARAMETERS
+    from ..uncertainty import UNCERTAINTY_PARAMETERS
 
     un = commands.add_parser("uncertain", help="a metric with the uncertainty of its labels (several judges, or "
                                                "probabilities of relevance)",
@@ -68,7 +68,6 @@ def add(commands: Any) -> None:
     un.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     un.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
     un.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    un.add_argument("--backend", default="auto", help="backend of the evaluations (as for eval)")
     un.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     un.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     un.add_argument("--title", default=None, help=argparse.SUPPRESS)

@@ -1,4 +1,4 @@
-"""What an :class:`~evalbridge.uncertain.Uncertainty` shows: the expected value, both intervals, and what the labels add."""
+"""What an :class:`~evalbridge.uncertainty.Uncertainty` shows: the expected value, both intervals, and what the labels add."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..names import one_line
 
 if TYPE_CHECKING:
-    from ..uncertain import Uncertainty
+    from ..uncertainty import Uncertainty
 
 __all__ = ["meaning", "render_text"]
 

@@ -1,4 +1,4 @@
-"""The cut every evaluation makes before any backend sees the run: ``depth`` and ``judged_only`` (trec_eval ``-M``, ``-J``).
+"""The cut every evaluation makes before a backend sees the run: ``depth`` and ``judged_only`` (trec_eval -M, -J).
 
 :func:`evalbridge.evaluation.prepare` applies it to the run in memory, and the Spark engine to each bucket's rows
 (:mod:`evalbridge.spark`), so both cut the same documents.
@@ -37,7 +37,8 @@ def cut_run(qrels: Qrels, run: Run, conventions: Settings) -> Cut:
 
     Example:
         >>> qrels = Qrels({"q": {"a": 1, "b": -1, "c": 0}})
-        >>> cut = cut_run(qrels, Run({"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}}), Settings(judged_only=True, depth=3))
+        >>> run = Run({"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}})
+        >>> cut = cut_run(qrels, run, Settings(judged_only=True, depth=3))
         >>> dict(cut.run["q"]), cut.beyond_depth, cut.unjudged
         ({'a': 4.0}, 1, 2)
     """

@@ -131,7 +131,8 @@ class Settings:
                            "who computes the numbers: auto (reference on small inputs, fast on big ones), reference, "
                            "fast, or a library (every backend `evalbridge metrics` lists)", registry=True)
     min_relevance: float | None = setting(
-        None, Interval("min_relevance", float, None, None, closed="neither", fix="a relevance level such as 1, 2 or 7.5."),
+        None, Interval("min_relevance", float, None, None, closed="neither",
+                       fix="a relevance level such as 1, 2 or 7.5."),
         "relevance level of binary metrics that do not set rel (default: the qrels' own, else 1; float grades "
         "allowed, e.g. 7)", optional=True, metavar="LEVEL")
     ties: str = setting("docid_desc", OneOf("ties", TIE_POLICIES),

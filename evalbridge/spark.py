@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -38,41 +38,27 @@ from .metrics.requests import MetricRequest, MetricsArg, metric_requests
 from .matching import SAMPLE, describe, probe
 from .metrics.spec import Metric
 from .settings import Keywords, Settings, settings_of
+from .spark_buckets import (EVALUATED, MISSING, ORDER, PROBLEM, RUN_ONLY, evaluate_bucket, output_schema,
+                            scored_statuses)
 
 if TYPE_CHECKING:
-    import numpy as np
-    import pyarrow as pa
     from pyspark.sql import Column, DataFrame
     from typing_extensions import Unpack
 
     from .results import Results
 
-__all__ = ["evaluate", "SparkEvaluation", "SparkProvenance", "MIN_PYSPARK", "INSTALL_HINT", "exact_sum", "session",
+__all__ = ["evaluate", "SparkEvaluation", "SparkProvenance", "MIN_PYSPARK", "INSTALL_HINT", "session",
            "DEFAULT_MASTER"]
 
 #: ``cogroup(...).applyInArrow`` appeared in Spark 4.0.
 MIN_PYSPARK = (4, 0)
 INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or 21 on the machine)"
 
-#: What a row of the bucket output is (``_status``): a query evaluated, a qrels query absent from
-#: the run, a run query absent from the qrels, a problem with the input, a bucket's summary.
-EVALUATED, MISSING, RUN_ONLY, PROBLEM, SUMMARY = 0, 1, 2, 3, 4
-
-
-def _in_mean(conventions: Settings) -> tuple[int, ...]:
-    """The statuses of the rows in the mean: missing queries too when they score 0."""
-    return (EVALUATED, MISSING) if conventions.missing_queries == "zero" else (EVALUATED,)
-
-
 #: Rows per Arrow batch handed to the Python workers while the buckets are evaluated: Spark's default
 #: (10,000) made that hand-off 1.6-1.9 times slower on 1M rows (bench/README.md). A bucket arrives whole
 #: in its worker anyway, so larger batches add little memory there.
 ARROW_BATCH_ROWS = 1_000_000
 _ARROW_BATCH_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
-
-#: Name of the input-order column added to the run when ``ties="input"``.
-ORDER = "__evalbridge_order"
-
 
 # --------------------------------------------------------------------------- results
 
@@ -185,144 +171,6 @@ class SparkEvaluation:
     def __str__(self) -> str:
         means = "\n".join(f"{name:<24} {value:.4f}" for name, value in self.means.items())
         return f"{means}\n{self.provenance.summary()}"
-
-
-# --------------------------------------------------------------------------- exact means
-
-def exact_sum(values: np.ndarray) -> Fraction:
-    """The exact sum of float64 ``values`` (``float()`` of it is :func:`math.fsum` of them).
-
-    Each value is ``m * 2**(e - 53)`` with an integer ``m`` (``frexp``); the ``m`` of equal ``e``
-    are added as int64 in two 26-bit halves (exact for up to 2**36 values), the groups as Python
-    ints. Vectorised: a Python step per distinct exponent, not per value.
-
-    Example:
-        >>> import math
-        >>> import numpy as np
-        >>> values = np.array([0.1, 0.2, 0.3, 1e-20])
-        >>> float(exact_sum(values)) == math.fsum(values.tolist()), sum(values.tolist()) == math.fsum(values.tolist())
-        (True, False)
-    """
-    import numpy as np
-
-    values = values[values != 0]
-    if len(values) == 0:
-        return Fraction(0)
-    mantissa, exponent = np.frexp(values)
-    ints = (mantissa * 2.0 ** 53).astype(np.int64)
-    order = np.argsort(exponent, kind="stable")
-    exponent, ints = exponent[order], ints[order]
-    starts = np.flatnonzero(np.r_[True, exponent[1:] != exponent[:-1]])
-    high = np.add.reduceat(ints >> 26, starts).tolist()
-    low = np.add.reduceat(ints & ((1 << 26) - 1), starts).tolist()
-    exponents = exponent[starts].tolist()
-    base: int = exponents[0]
-    total = sum(((h << 26) + lo) << (e - base) for h, lo, e in zip(high, low, exponents))
-    return Fraction(total) * Fraction(2) ** (base - 53)
-
-
-# --------------------------------------------------------------------------- inside the workers
-
-def _output_schema(n_metrics: int) -> Any:  # noqa: ANN401 - pyspark StructType
-    from pyspark.sql.types import ByteType, DoubleType, StringType, StructField, StructType
-
-    return StructType([StructField("query_id", StringType()), StructField("_status", ByteType()),
-                       *(StructField(f"m{i}", DoubleType()) for i in range(n_metrics)),
-                       StructField("_note", StringType())])
-
-
-def _note_row(n_metrics: int, status: int, query_id: str | None, note: dict[str, Any]) -> pa.Table:
-    import pyarrow as pa
-
-    return pa.table({"query_id": pa.array([query_id], pa.string()), "_status": pa.array([status], pa.int8()),
-                     **{f"m{i}": pa.array([None], pa.float64()) for i in range(n_metrics)},
-                     "_note": pa.array([json.dumps(note)], pa.string())})
-
-
-def _evaluate_bucket(metrics: tuple[Metric, ...], conventions: Settings, names: tuple[str, str, str, str],
-                     qrels: pa.Table, run: pa.Table) -> pa.Table:
-    """Every metric of every query of one bucket: one row per query (evaluated, missing from the run,
-    run-only) and a summary row (the counts, and the exact sum of each metric as a fraction), or
-    one problem row when the bucket's input is bad. Notes travel as JSON in ``_note``."""
-    import numpy as np
-    import pyarrow as pa
-
-    from .fast import evaluate_columns
-    from .fast.arrow_input import TableProblem, pair_from_arrow
-
-    query, doc, relevance, score = names
-    if ORDER in run.column_names:
-        run = run.sort_by(ORDER)
-    n_metrics = len(metrics)
-    try:
-        pair = pair_from_arrow(qrels, run, query=query, doc=doc, relevance=relevance, score=score)
-    except TableProblem as problem:
-        return _note_row(n_metrics, PROBLEM, problem.query_id,
-                         {"side": problem.side, "detail": problem.detail, "fix": problem.fix})
-    try:
-        columns, removed, emptied = _cut(pair.columns, qrels, run, names, conventions)
-    except InputError as error:  # a depth that cuts a group of tied documents under ties="average"
-        detail = str(error).removeprefix(f"query {error.query_id!r}: ").removesuffix(f" Fix: {error.fix}")
-        return _note_row(n_metrics, PROBLEM, error.query_id, {"side": "run", "detail": detail, "fix": error.fix})
-    values = evaluate_columns(columns, metrics, conventions)
-    n = (pair.columns.n_queries, len(pair.missing_from_run), len(pair.run_only))
-    status = np.repeat(np.array([EVALUATED, MISSING, RUN_ONLY], dtype=np.int8), n)
-    scored = np.isin(status, _in_mean(conventions))
-    missing = (_nothing_retrieved(metrics, qrels, query, relevance, pair.missing_from_run)
-               if n[1] and conventions.missing_queries == "zero" else {})
-    columns, sums = {}, []
-    for i, metric in enumerate(metrics):
-        filled = np.zeros(len(status), dtype=np.float64)
-        filled[:n[0]] = values[metric]
-        if missing:
-            filled[n[0]:n[0] + n[1]] = missing[metric]
-        columns[f"m{i}"] = pa.array(filled, mask=~scored)
-        sums.append(str(exact_sum(filled[scored])))
-    query_ids = [*pair.columns.query_ids, *pair.missing_from_run, *pair.run_only]
-    rows = pa.table({"query_id": pa.array(query_ids, pa.string()),
-                     "_status": pa.array(status), **columns, "_note": pa.nulls(len(status), pa.string())})
-    summary = {"counts": list(n), "sums": sums, "removed": list(removed), "emptied": emptied}
-    return pa.concat_tables([rows, _note_row(n_metrics, SUMMARY, None, summary)])
-
-
-def _cut(columns: Any, qrels: pa.Table, run: pa.Table, names: tuple[str, str, str, str],
-         settings: Settings) -> tuple[Any, tuple[int, int], list[str]]:
-    """The bucket's evaluated queries with ``depth`` and ``judged_only`` applied by the cut every evaluation
-    makes (:func:`evalbridge.cutting.cut_run`, on this bucket's rows), the counts it removed, and the queries
-    it left with nothing retrieved (no warning of ids that never meet is about them, as locally)."""
-    if settings.depth is None and not settings.judged_only:
-        return columns, (0, 0), []
-    from .cutting import cut_run
-    from .fast import from_mappings
-    from .model import Qrels, Run
-
-    query, doc, relevance, score = names
-    evaluated = columns.query_ids
-    judged: dict[str, dict[str, Any]] = {q: {} for q in evaluated}
-    for qid, did, grade in zip(*(qrels[c].to_pylist() for c in (query, doc, relevance))):
-        judged.get(str(qid), {})[str(did)] = grade
-    ranked: dict[str, dict[str, Any]] = {q: {} for q in evaluated}
-    for qid, did, value in zip(*(run[c].to_pylist() for c in (query, doc, score))):  # row order: ties="input"
-        ranked.get(str(qid), {})[str(did)] = value
-    cut = cut_run(Qrels(judged, copy=False), Run(ranked, copy=False), settings)
-    emptied = [q for q in evaluated if not cut.run[q]]
-    return from_mappings(judged, cut.run), (cut.beyond_depth, cut.unjudged), emptied
-
-
-def _nothing_retrieved(metrics: tuple[Metric, ...], qrels: pa.Table, query: str, relevance: str,
-                       missing: list[str]) -> dict[Metric, list[float]]:
-    """Each metric of the bucket's qrels queries absent from the run, as :func:`evalbridge.evaluate` scores
-    them (:func:`evalbridge.metrics.reference.nothing_retrieved`: 0, and R for ``NumRel``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .metrics.reference import nothing_retrieved
-
-    rows = qrels.filter(pc.is_in(qrels[query], value_set=pa.array(missing, pa.string())))
-    grades: dict[str, list[float]] = {q: [] for q in missing}
-    for qid, grade in zip(rows[query].to_pylist(), rows[relevance].to_pylist()):
-        grades[qid].append(grade)
-    return {m: [nothing_retrieved(m.name, m.arguments, m.inputs, grades[q]) for q in missing] for m in metrics}
 
 
 # --------------------------------------------------------------------------- on the driver
@@ -592,10 +440,10 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
     qrels_rows = qrels.select(*q_columns)
     run_rows = run.select(*r_columns, *([F.monotonically_increasing_id().alias(ORDER)] if ties == "input" else []))
     bucket = F.pmod(F.xxhash64(F.col(query)), F.lit(buckets)).alias("__evalbridge_bucket")
-    function = partial(_evaluate_bucket, computed, conventions, (query, doc, relevance, score))
+    function = partial(evaluate_bucket, computed, conventions, (query, doc, relevance, score))
     with _no_pandas_version_warning():
         output = (qrels_rows.groupBy(bucket).cogroup(run_rows.groupBy(bucket))
-                  .applyInArrow(function, _output_schema(len(computed))))
+                  .applyInArrow(function, output_schema(len(computed))))
         # this call's own plan (a literal no other call has), so Spark never answers it from the cache of an
         # earlier call over the same inputs, whose tables may have changed since
         cached = output.select("*", F.lit(uuid.uuid4().hex).alias("_call")).persist()
@@ -623,7 +471,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
         raise InputError(f"no query id is in both the qrels ({_examples(qrels, query)}) and the run "
                          f"({_examples(run, query)}).",
                          fix="check that both DataFrames describe the same topics, with the same id spelling.")
-    in_mean = sum(counts[s] for s in _in_mean(conventions))
+    in_mean = sum(counts[s] for s in scored_statuses(conventions))
     totals = [sum((Fraction(note["sums"][i]) for note in summaries), Fraction(0)) for i in range(len(computed))]
     column = {m: i for i, m in enumerate(computed)}
     means = {r.label: float(totals[column[r.metric]]) / in_mean for r in named}
@@ -634,7 +482,7 @@ def evaluate(qrels: DataFrame, run: DataFrame, metrics: MetricsArg, *,
                                  relevance_level=level, queries_evaluated=in_mean,
                                  missing_from_run=counts[MISSING], ignored_run_only=counts[RUN_ONLY], warnings=warned,
                                  removed_beyond_depth=removed[0], removed_unjudged=removed[1])
-    per_query = cached.filter(F.col("_status").isin(list(_in_mean(conventions)))).select(
+    per_query = cached.filter(F.col("_status").isin(list(scored_statuses(conventions)))).select(
         "query_id", *(F.col(f"m{column[r.metric]}").alias(r.label) for r in named))
     if sum(counts) > collect_limit:
         return SparkEvaluation(metrics=wanted, per_query=per_query, means=means, provenance=provenance, results=None,
@@ -733,7 +581,7 @@ def _collect(cached: DataFrame, metrics: tuple[Metric, ...], provenance: SparkPr
     # pyarrow is untyped here (see pyproject.toml): the query ids are strings, the values of the kept rows floats
     ids = cast("list[str]", table.column("query_id").to_pylist())
     status = table.column("_status").to_pylist()
-    scored = _in_mean(provenance.settings)
+    scored = scored_statuses(provenance.settings)
     keep = [i for i, s in enumerate(status) if s in scored]
     values = {}
     for i, metric in enumerate(metrics):

@@ -23,6 +23,7 @@ from test_engine import TIES, any_metric
 
 import evalbridge as eb
 from evalbridge import spark as es
+from evalbridge.spark_buckets import exact_sum
 from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from evalbridge.metrics.spec import Metric
 
@@ -67,7 +68,7 @@ def assert_same_as_local(got: es.SparkEvaluation, want: eb.Results) -> None:
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), max_size=60))
 def test_exact_sum_rounds_to_what_fsum_gives(values: list[float]) -> None:
     """The exact sum of any finite floats (tiny, huge, negative, subnormal), rounded once, is math.fsum's."""
-    total = es.exact_sum(np.array(values, dtype=np.float64))
+    total = exact_sum(np.array(values, dtype=np.float64))
     try:
         expected = math.fsum(values)
     except OverflowError:  # the exact sum is beyond float64: fsum refuses it, the fraction holds it

@@ -124,7 +124,7 @@ def main() -> None:
     q_index = pairs.codes()
     code = pc.cast(pc.utf8_slice_codeunits(pairs.docs, 1), pa.int64()).to_numpy()
     grades = grade_of(q_index, local_index(q_index, code), relevant)
-    qrels = eb.to_qrels(pa.table({"query_id": pa.array(query_ids).take(pa.array(q_index)), "doc_id": pairs.docs,
+    qrels = eb.read_qrels(pa.table({"query_id": pa.array(query_ids).take(pa.array(q_index)), "doc_id": pairs.docs,
                                   "relevance": pa.array(grades)}))
     timings["judge the pool (synthetic grades -> columnar Qrels)"] = time.perf_counter() - start
 

@@ -173,19 +173,19 @@ def read_then_evaluate(qrels_path: str, run_path: str) -> dict[str, float]:
 
 def ids_as_strings(qrels: object, run: object) -> dict[str, float]:
     """The Arrow door with int doc ids read as strings (``ids="str"``, what a ``chunk_id`` column beside string
-    ids needs): ``to_qrels`` / ``to_run`` with the option, then ``evaluate``."""
+    ids needs): ``read_qrels`` / ``read_run`` with the option, then ``evaluate``."""
     import evalbridge
 
-    return evalbridge.evaluate(evalbridge.to_qrels(qrels, ids="str"), evalbridge.to_run(run, ids="str"),
+    return evalbridge.evaluate(evalbridge.read_qrels(qrels, ids="str"), evalbridge.read_run(run, ids="str"),
                                METRICS).means
 
 
 def ranks_door(qrels: object, run: object) -> dict[str, float]:
-    """The Arrow door with a run of ranks (``rank`` column, 1 = best, no score): ``to_run(run, rank="rank")``,
+    """The Arrow door with a run of ranks (``rank`` column, 1 = best, no score): ``read_run(run, rank="rank")``,
     which turns them into scores ``max_rank + 1 - rank`` per query, then ``evaluate``."""
     import evalbridge
 
-    return evalbridge.evaluate(qrels, evalbridge.to_run(run, rank="rank"), METRICS).means
+    return evalbridge.evaluate(qrels, evalbridge.read_run(run, rank="rank"), METRICS).means
 
 
 def cli_eval(qrels_path: str, run_path: str) -> dict:

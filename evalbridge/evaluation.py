@@ -38,7 +38,7 @@ __all__ = ["evaluate", "prepare", "Prepared", "as_qrels", "as_run", "check_compa
 
 def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False, ids: str | None = None) -> Qrels:
     """``obj`` as :class:`Qrels`: a Qrels, a dict of dicts, or anything the format registry reads
-    (:func:`evalbridge.io.to_qrels`, with ``prefer_columns``). ``copy=False``: a dict of dicts is wrapped,
+    (:func:`evalbridge.io.read_qrels`, with ``prefer_columns``). ``copy=False``: a dict of dicts is wrapped,
     not copied (for use within one call). An empty mapping is accepted (an evaluation over nothing,
     which its provenance says). ``ids="str"``: the read policy (:class:`~evalbridge.settings.Settings`),
     given to the reader, or applied to qrels already read (:func:`~evalbridge.model.with_str_ids`)."""
@@ -47,14 +47,14 @@ def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False, ids: 
     if isinstance(obj, Mapping) and not isinstance(obj, Run):
         qrels = Qrels(obj, copy=copy, allow_empty=True)
         return qrels if ids is None else with_str_ids(qrels)
-    from .io import to_qrels
+    from .io import read_qrels
 
-    return to_qrels(obj, prefer_columns=prefer_columns, **({} if ids is None else {"ids": ids}))
+    return read_qrels(obj, prefer_columns=prefer_columns, **({} if ids is None else {"ids": ids}))
 
 
 def as_run(obj: Any, *, copy: bool = True, ids: str | None = None, duplicates: str = "error") -> Run:
     """``obj`` as :class:`Run`: a Run, a dict of dicts, or anything the format registry reads
-    (:func:`evalbridge.io.to_run`). ``copy=False``: a dict of dicts is wrapped, not copied. An empty
+    (:func:`evalbridge.io.read_run`). ``copy=False``: a dict of dicts is wrapped, not copied. An empty
     mapping is accepted: a run that retrieved nothing, every qrels query missing from it. ``ids``,
     ``duplicates``: the read policies (:class:`~evalbridge.settings.Settings`), given to the reader of an
     input the registry reads (a mapping holds each document once: ``duplicates`` has nothing to do there)."""
@@ -63,10 +63,10 @@ def as_run(obj: Any, *, copy: bool = True, ids: str | None = None, duplicates: s
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
         run = Run(obj, copy=copy, allow_empty=True)
         return run if ids is None else with_str_ids(run)
-    from .io import to_run
+    from .io import read_run
 
     policies = {k: v for k, v in (("ids", ids), ("duplicates", duplicates)) if v not in (None, "error")}
-    return to_run(obj, **policies)
+    return read_run(obj, **policies)
 
 
 def _examples(ids: Iterable[str], n: int = 3) -> str:
@@ -227,8 +227,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
 
     Args:
         qrels: :class:`Qrels`, ``{query_id: {doc_id: grade}}`` or any input
-            :func:`evalbridge.io.objects.to_qrels` reads (DataFrame, file path, ranx...).
-        run: :class:`Run`, ``{query_id: {doc_id: score}}`` or any input ``to_run`` reads.
+            :func:`evalbridge.io.read_qrels` reads (DataFrame, file path, ranx...).
+        run: :class:`Run`, ``{query_id: {doc_id: score}}`` or any input ``read_run`` reads.
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``), or a
             mapping label -> spec (``{"precision@5": "P@5", "ndcg": "nDCG(gain=exp)@10"}``): the results,
             reports and JSON are keyed by each label, else by the spelling asked

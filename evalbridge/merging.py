@@ -58,7 +58,7 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
     """``base`` with the judgements of ``new`` added; the source of every grade in ``judged_by``.
 
     Args:
-        base: the judgements so far (anything :func:`evalbridge.to_qrels` reads: a TREC qrels file, graded pairs).
+        base: the judgements so far (anything :func:`evalbridge.read_qrels` reads: a TREC qrels file, graded pairs).
         new: the new judgements (graded pairs from a judge, :mod:`evalbridge.io.judging`; any qrels).
         prefer: how a pair graded differently on the two sides is settled (:data:`RULES`); None: refused.
         names: the source of each side's grades where the input does not say it (e.g. ``("human", "umbrela")``).

@@ -213,9 +213,9 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
     """The unjudged (query, doc) pairs in the first ``depth`` documents of any run, and what judging them gives.
 
     Args:
-        qrels: the judgements so far (anything :func:`evalbridge.to_qrels` reads; may hold no query when
+        qrels: the judgements so far (anything :func:`evalbridge.read_qrels` reads; may hold no query when
             nothing is judged yet, with ``queries="runs"``).
-        runs: name -> run, or a list of runs (named by their tag); any input :func:`evalbridge.to_run` reads.
+        runs: name -> run, or a list of runs (named by their tag); any input :func:`evalbridge.read_run` reads.
         depth: the pool depth, or several (nested pools, each pair tagged with the best rank any run gives it).
         k: the cutoff of ``Judged@k`` reported per run now and after judging each pool (default: the deepest depth).
         queries: ``qrels`` (the eval set's queries) or ``runs`` (every query any run answers); see

@@ -42,8 +42,8 @@ _SIDE: ContextVar[str | None] = ContextVar("evalbridge_side", default=None)
 
 #: where a file of each kind goes, per door (the fix of a qrels read as a run, or the other way round)
 _PLACES = {
-    "python": {"qrels": "read it with read_qrels() / to_qrels(): the qrels are evaluate()'s first argument",
-               "run": "read it with read_run() / to_run(): the run is evaluate()'s second argument"},
+    "python": {"qrels": "read it with read_qrels(): the qrels are evaluate()'s first argument",
+               "run": "read it with read_run(): the run is evaluate()'s second argument"},
     "command line": {"qrels": "give it first, as QRELS (were QRELS and RUN swapped?)",
                      "run": "give it after QRELS, as a RUN (were QRELS and RUN swapped?)"},
     "config": {"qrels": "give it as qrels:", "run": "give it under runs:"},

@@ -22,7 +22,7 @@ Every door is the same door: a table-driven test writes one case and asserts the
     settings: ``evaluate()``'s keyword options (``min_relevance``, ``ties``, ``depth``, ``judged_only``...).
 
 How each door gets them:
-    api: ``to_qrels(path, **qrels_options)`` / ``to_run(path, name=, **run_options)`` (without qrels:
+    api: ``read_qrels(path, **qrels_options)`` / ``read_run(path, name=, **run_options)`` (without qrels:
         ``read_pair`` of the one input, ``read_logs`` of several), then ``evaluate(qrels, run, metrics, **settings)``
         per system.
     cli: ``evalbridge eval [QRELS] RUN... -m ... --format json`` in-process; ``format`` becomes
@@ -144,14 +144,14 @@ def _api(case: Case) -> tuple[int, str, dict[str, dict[str, float | None]] | Non
 
     names = _names(case.runs)
     try:
-        qrels = None if case.qrels is None else eb.to_qrels(case.qrels, **case.qrels_options)
+        qrels = None if case.qrels is None else eb.read_qrels(case.qrels, **case.qrels_options)
         if qrels is None and len(case.runs) > 1:  # several logs of the same questions: one qrels, a run each
             options = {k: v for k, v in case.run_options.items() if k != "format"}
             qrels, runs = eb.read_logs(dict(zip(names, case.runs)), **options)
             pairs = [(qrels, runs[name]) for name in names]
         else:
             pairs = [eb.read_pair(path, name=name, **case.run_options) if qrels is None else
-                     (qrels, eb.to_run(path, name=name, **case.run_options)) for name, path in zip(names, case.runs)]
+                     (qrels, eb.read_run(path, name=name, **case.run_options)) for name, path in zip(names, case.runs)]
         means = {name: _nan_free(eb.evaluate(own, run, list(case.metrics), **case.settings).means)
                  for name, (own, run) in zip(names, pairs)}
     except eb.EvalbridgeError as error:

@@ -40,7 +40,7 @@ def load(case: Case, folder: Path, backend: str) -> tuple[dict, eb.Qrels, eb.Run
         run = eb.Run(top(run, case.max_docs))
     module = get_backend(backend)
     specs = {m: spec for m, _ in expected if (spec := trec_to_spec(m)) is not None
-             and unsupported(module, eb.parse_metric(spec)) is None}
+             and unsupported(module, eb.Metric.parse(spec)) is None}
     return expected, qrels, run, specs
 
 
@@ -80,7 +80,7 @@ def test_native_pytrec_eval_reproduces_trec_eval_per_topic(case: Case, trec_dir:
     """pytrec_eval on its own (float32, missing topics dropped) gives trec_eval's per-topic values."""
     expected, qrels, run, specs = load(case, trec_dir, "pytrec_eval")
     module = get_backend("pytrec_eval")
-    wanted = {spec: eb.parse_metric(spec) for spec in set(specs.values())}
+    wanted = {spec: eb.Metric.parse(spec) for spec in set(specs.values())}
     resolved = {s: m.replace(rel=case.level) if m.info.binary and case.level != 1 else m for s, m in wanted.items()}
     values, _ = module.compute(qrels, run, list(resolved.values()), native=True)
     per_topic = {(m, q): v for (m, q), v in expected.items() if q != "all" and m in specs}

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
+from evalbridge.cross_check import CrossCheck
 from evalbridge.cross_check import COLUMNS
 from strategies import metrics, qrels_and_run
 
@@ -27,7 +28,7 @@ def ranx_ready() -> None:
     eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1", "nDCG@2"], backend="ranx")
 
 
-def causes(check: eb.CrossCheck, backend: str) -> set[str]:
+def causes(check: CrossCheck, backend: str) -> set[str]:
     """The cause names (text before the colon) of one backend's differences."""
     rows = check.differences[check.differences.backend == backend]
     return {cause.split(":")[0] for cause in rows.cause}
@@ -125,7 +126,7 @@ def test_ranx_level_applied_to_ndcg_is_explained(ranx_ready: None) -> None:
     assert (rows.reference.iloc[0], rows.value.iloc[0]) == (pytest.approx(0.8597, abs=1e-4),
                                                              pytest.approx(0.6309, abs=1e-4))
     assert rows.cause.iloc[0].startswith("relevance threshold applied to nDCG") and check.ok
-    means = {b: check.values[b][eb.parse_metric("P(rel=2)@2")]["q1"] for b in ("ranx", "ir_measures", "pytrec_eval")}
+    means = {b: check.values[b][eb.Metric.parse("P(rel=2)@2")]["q1"] for b in ("ranx", "ir_measures", "pytrec_eval")}
     assert set(means.values()) == {0.5}
 
 
@@ -157,8 +158,8 @@ def test_ranx_bpref_batch_fault_is_a_verified_known_library_fault(ranx_ready: No
     qrels = {"A": {"n": 0}, "B": {"b": 1, "m": 0}, "C": {"c": 1, "m": 0}}
     run = {q: {doc: 2.0 - i for i, doc in enumerate(docs)} for q, docs in qrels.items()}
     check = eb.crosscheck(qrels, run, ["Bpref"], backends=["ranx", "pytrec_eval"])
-    assert check.values["ranx"][eb.parse_metric("Bpref")] == {"A": 0.0, "B": 0.0, "C": 0.0}
-    assert check.values["pytrec_eval"][eb.parse_metric("Bpref")] == {"A": 0.0, "B": 1.0, "C": 1.0}
+    assert check.values["ranx"][eb.Metric.parse("Bpref")] == {"A": 0.0, "B": 0.0, "C": 0.0}
+    assert check.values["pytrec_eval"][eb.Metric.parse("Bpref")] == {"A": 0.0, "B": 1.0, "C": 1.0}
     rows = check.differences
     assert list(rows.query_id) == ["B", "C"]
     assert all(c.startswith("known library fault: ranx's bpref is 0 for a query at or after one") for c in rows.cause)

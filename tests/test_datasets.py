@@ -55,13 +55,13 @@ def _fresh(code: str, home: Path, cwd: Path) -> dict:
 
 
 def test_dl19_judged_read_by_name_equals_the_file_and_ir_datasets_published_counts(tmp_path: Path, dl19: Path) -> None:
-    """``to_qrels("irds:msmarco-passage/trec-dl-2019/judged")`` through ir_datasets' own loader gives the qrels
+    """``read_qrels("irds:msmarco-passage/trec-dl-2019/judged")`` through ir_datasets' own loader gives the qrels
     of the file (same queries, documents and grades), and the counts ir_datasets publishes for the dataset
     (its metadata: 9260 judgements, by grade 5158 / 1601 / 1804 / 697, 43 judged queries)."""
     code = f"""
 import json, collections, ir_datasets, evalbridge as eb
-by_name = eb.to_qrels("irds:{DATASET}")
-from_file = eb.to_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
+by_name = eb.read_qrels("irds:{DATASET}")
+from_file = eb.read_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
 dataset = ir_datasets.load("{DATASET}")
 grades = collections.Counter(str(g) for docs in by_name.values() for g in docs.values())
 print(json.dumps({{"same": {{q: dict(d) for q, d in by_name.items()}} == {{q: dict(d) for q, d in from_file.items()}},
@@ -134,7 +134,7 @@ def test_an_unknown_dataset_id_gets_the_close_names(tmp_path: Path) -> None:
     code = f"""
 import json, evalbridge as eb
 try:
-    eb.to_qrels("irds:msmarco-passage/trec-dl-2019/judgd")
+    eb.read_qrels("irds:msmarco-passage/trec-dl-2019/judgd")
 except eb.InputError as error:
     print(json.dumps({{"message": str(error)}}))
 """
@@ -150,14 +150,14 @@ def test_without_ir_datasets_the_error_gives_the_install_command(monkeypatch: py
 
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # `import ir_datasets` now raises ImportError
     with pytest.raises(EvalbridgeError, match=r"pip install 'evalbridge\[datasets\]'"):
-        eb.to_qrels(f"irds:{DATASET}")
+        eb.read_qrels(f"irds:{DATASET}")
 
 
 def test_a_dataset_by_name_is_qrels_not_a_run() -> None:
     import evalbridge as eb
 
     with pytest.raises(eb.InputError, match="holds qrels, not run"):
-        eb.to_run(f"irds:{DATASET}")
+        eb.read_run(f"irds:{DATASET}")
 
 
 def test_naming_a_dataset_imports_nothing_until_it_is_read(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ import json, subprocess, sys
 import evalbridge as eb
 done = subprocess.run([sys.executable, "-m", "evalbridge", "convert", "irds:{DATASET}", "out.txt"],
                       capture_output=True, text=True)
-same = done.returncode == 0 and eb.to_qrels("out.txt") == eb.to_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
+same = done.returncode == 0 and eb.read_qrels("out.txt") == eb.read_qrels({str(dl19 / "qrels.dl19-passage.txt")!r})
 print(json.dumps({{"code": done.returncode, "err": done.stderr, "same": same}}))
 """
     got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)

@@ -164,7 +164,7 @@ def test_agreement_of_a_second_set_of_judgements_is_the_agreement_verb() -> None
     other = {"q1": {"c": 1, "u1": 0, "n": 0}, "q2": {"c": 1, "u2": 1, "u3": 0}, "q3": {"c": 0}}
     d = diagnose(qrels, runs, "P@1", judgements_b=other, trials=5)
     assert d.agreement is not None
-    assert d.agreement.cohen_kappa == eb.agreement(qrels, other).cohen_kappa
+    assert d.agreement.cohen_kappa == eb.agree(qrels, other).judges.cohen_kappa
     assert "agreement" in meanings(d) and "kappa" in meanings(d)["agreement"]
 
 

@@ -163,8 +163,8 @@ def test_columnar_inputs_give_the_same_diff(dl19) -> None:  # noqa: ANN001
 
     qrels_path, a_path, b_path = (dl19 / "qrels.dl19-passage.txt", dl19 / "run.bm25.top100.txt",
                                   dl19 / "run.splade-pp-ed.top100.txt")
-    qrels, a, b = eb.to_qrels(table(qrels_path, "grade")), eb.to_run(table(a_path, "score")), \
-        eb.to_run(table(b_path, "score"))
+    qrels, a, b = eb.read_qrels(table(qrels_path, "grade")), eb.read_run(table(a_path, "score")), \
+        eb.read_run(table(b_path, "score"))
     assert qrels.columnar is not None and a.columnar is not None
     from_columns = diff(qrels, a, b, ["P(rel=2)@10", "ndcg@10"], queries=None)
     from_dicts = diff(qrels.to_dict(), a.to_dict(), b.to_dict(), ["P(rel=2)@10", "ndcg@10"], queries=None)

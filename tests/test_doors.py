@@ -128,9 +128,9 @@ def test_convert_reads_a_ragas_log_with_rag_roles(tmp_path):
     assert code == 0, err
     import evalbridge as eb
 
-    assert eb.to_qrels(tmp_path / "qrels.json").to_dict() == {
+    assert eb.read_qrels(tmp_path / "qrels.json").to_dict() == {
         row["user_input"]: {row["reference_contexts"][0]: 1} for row in RAGAS}
-    assert eb.to_run(tmp_path / "run.json")["Capital of Peru?"] == {"Rome has the Colosseum.": 1.0}
+    assert eb.read_run(tmp_path / "run.json")["Capital of Peru?"] == {"Rome has the Colosseum.": 1.0}
 
 
 # ---------------------------------------------------------------- one message per fault, exit 2, at every door
@@ -193,7 +193,7 @@ def test_metrics_that_are_no_metric_are_a_clear_error_at_every_verb(metrics):
     qrels, run = {"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}
     results = eb.evaluate(qrels, run, "P@1")
     for call in (lambda: eb.evaluate(qrels, run, metrics), lambda: eb.crosscheck(qrels, run, metrics),
-                 lambda: eb.compare_systems({"a": results, "b": results}, metrics)):
+                 lambda: eb.compare(None, {"a": results, "b": results}, metrics)):
         with pytest.raises(eb.MetricSpecError, match="metrics must be a metric like 'nDCG@10', a list of them"):
             call()
 
@@ -206,7 +206,7 @@ def test_rows_of_mixed_types_are_an_input_error():
 
     for other in [("q1", "d2", 0.3), {"query_id": "q1"}, "q1 d2 0.3"]:
         with pytest.raises(eb.InputError, match="the rows mix ScoredDoc and"):
-            eb.to_run([ir_measures.ScoredDoc("q1", "d1", 0.9), other])
+            eb.read_run([ir_measures.ScoredDoc("q1", "d1", 0.9), other])
 
 
 def test_a_comparison_names_a_missing_metric_by_its_label_not_its_repr():
@@ -215,7 +215,7 @@ def test_a_comparison_names_a_missing_metric_by_its_label_not_its_repr():
 
     results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, "P@1")
     with pytest.raises(eb.InputError) as info:
-        eb.compare_systems({"a": results, "b": results}, {"precision": "P@5"})
+        eb.compare(None, {"a": results, "b": results}, {"precision": "P@5"})
     assert "'precision'" in str(info.value) and "MetricRequest" not in str(info.value)
 
 
@@ -227,7 +227,7 @@ def test_a_400_digit_number_in_a_dataframe_is_an_input_error():
 
     frame = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "score": [int(BIG), 1]})
     with pytest.raises(eb.InputError, match="too large"):
-        eb.to_run(frame)
+        eb.read_run(frame)
     with pytest.raises(eb.InputError, match=r"\(401 digits\) is too large"):
         eb.Run({"q1": {"d1": int(BIG)}})
 
@@ -268,7 +268,7 @@ def test_the_fix_is_spelled_as_the_user_writes_it_at_their_door(tmp_path, name):
 
 def test_a_qrels_beside_a_log_is_refused_at_every_door_in_its_words(tmp_path):
     """A RAG log holds its own judgements: beside qrels, whose judgements count would be a guess, so every door
-    refuses it (exit 2) with its own way out: Python read_pair / to_run, the command line the log alone (never
+    refuses it (exit 2) with its own way out: Python read_pair / read_run, the command line the log alone (never
     `remove qrels:`, a config's words), a config `remove qrels:`."""
     log = jsonl([{"query_id": "q1", "retrieved": ["d1"], "relevant": ["d1"]}])
     case = Case(files={"qrels.txt": QRELS, "log.jsonl": log}, qrels="qrels.txt", runs=("log.jsonl",),
@@ -286,7 +286,7 @@ def test_a_qrels_beside_a_log_is_refused_at_every_door_in_its_words(tmp_path):
     assert "evaluate(*read_pair(path), metrics)" in messages["api"]
     assert "evaluate it alone, without QRELS" in messages["cli"] and "qrels:" not in messages["cli"]
     assert "remove qrels:" in messages["config"]
-    # the ranking alone, asked for explicitly (what tests/doors.py's API door does with to_run)
+    # the ranking alone, asked for explicitly (what tests/doors.py's API door does with read_run)
     assert doors["api"].means == {"log": {"P@2": 0.25}}  # q1: 1 of 2; q2 missing from the log: 0
 
 
@@ -325,11 +325,11 @@ def test_check_cross_checks_a_log_alone(tmp_path):
 
 
 @pytest.mark.parametrize("call", [
-    "eb.compare_systems(None, ['P@1'])", "eb.compare_systems({'a': 5, 'b': 6}, ['P@1'])",
+    "eb.compare(None, None, ['P@1'])", "eb.compare(None, {'a': 5, 'b': 6}, ['P@1'])",
     "eb.crosscheck(QRELS_DICT, RUN_DICT, 'P@1', backends=5)", "eb.crosscheck(QRELS_DICT, RUN_DICT, 'P@1', backends='ranx')",
-    "eb.parse_gates(None)", "eb.check_gates(None, {})", "eb.check_gates(eb.parse_gates({'P@1': '>= 0'}), None)",
-    "eb.write(eb.Qrels(QRELS_DICT), None)", "eb.write(5, 'x.txt')", "eb.parse_metrics(None)",
-    "eb.load_config(None)", "eb.run_config(None)", "eb.read_logs(None)",
+    "eb.check_gates(None, {})", "eb.check_gates({'P@1': '>= 0'}, None)",
+    "eb.write(eb.Qrels(QRELS_DICT), None)", "eb.write(5, 'x.txt')", "eb.Metric.parse(None)",
+    "eb.load_config(None)", "eb.run_config(None)", "eb.read_pair(None, format='rag')",
 ])
 def test_a_wrong_argument_at_the_api_is_an_evalbridge_error_saying_what_is_expected(call):
     """Arguments of the wrong kind at the Python door: an EvalbridgeError naming what was expected and what was got,

@@ -35,7 +35,7 @@ def test_pool_at_both_doors_gives_the_same_counts_and_the_same_batch(loop, tmp_p
     code, out, err = cli("pool", loop["qrels"], *runs, "--depth", "10", "20", "--format", "json",
                          "--batch", tmp_path / "cli.jsonl", "--topics", loop["topics"])
     assert code == 0, err
-    names = {Path(r).name.removesuffix(".txt"): eb.to_run(r) for r in runs}
+    names = {Path(r).name.removesuffix(".txt"): eb.read_run(r) for r in runs}
     api = eb.pool(loop["qrels"], names, depth=[10, 20])
     assert json.loads(out) == json.loads(json.dumps(api.to_dict()))
     write_batch(api, tmp_path / "api.jsonl", queries=loop["topics"])
@@ -43,15 +43,15 @@ def test_pool_at_both_doors_gives_the_same_counts_and_the_same_batch(loop, tmp_p
 
 
 def test_merge_and_changed_at_both_doors_agree(loop, tmp_path):
-    full = eb.to_qrels(loop["full"])
-    api_pool = eb.pool(loop["qrels"], {f"r{i}": eb.to_run(loop[f"run{i}"]) for i in range(3)}, depth=10)
+    full = eb.read_qrels(loop["full"])
+    api_pool = eb.pool(loop["qrels"], {f"r{i}": eb.read_run(loop[f"run{i}"]) for i in range(3)}, depth=10)
     graded = tmp_path / "graded.jsonl"
     graded.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "grade": full[q].get(d, 0), "judge": "replay"})
                               + "\n" for q, d, _ in api_pool.pairs()))
     code, _, err = cli("merge", loop["qrels"], graded, "-o", tmp_path / "merged.jsonl", "--names", "nist", "x")
     assert code == 0, err
     api = eb.merge_judgements(loop["qrels"], graded, names=("nist", "x"))
-    from_cli = eb.to_qrels(tmp_path / "merged.jsonl")
+    from_cli = eb.read_qrels(tmp_path / "merged.jsonl")
     assert from_cli == api
     assert {q: dict(d) for q, d in from_cli.judged_by.items()} == {q: dict(d) for q, d in api.judged_by.items()}
     assert set(v for d in api.judged_by.values() for v in d.values()) == {"nist", "replay"}

@@ -82,13 +82,13 @@ def test_graded_metrics_and_metrics_with_their_own_level_need_no_level(tmp_path,
 
 
 def test_the_level_is_a_read_option_of_every_format_that_reads_judgements(tmp_path):
-    """to_qrels(..., min_relevance=7) for CSV / TSV / Parquet / JSON Lines / JSON / a table / a mapping, and
+    """read_qrels(..., min_relevance=7) for CSV / TSV / Parquet / JSON Lines / JSON / a table / a mapping, and
     a config source's own min_relevance: stored on the qrels, so evaluate needs nothing more."""
     frame = pd.DataFrame([(q, d, g) for q, docs in GRADES.items() for d, g in docs.items()],
                          columns=["query_id", "doc_id", "relevance"])
     inputs = [qrels_file(tmp_path, fmt) for fmt in ("csv", "tsv", "parquet", "jsonl", "json")] + [frame, GRADES]
     for obj in inputs:
-        qrels = eb.to_qrels(obj, min_relevance=7)
+        qrels = eb.read_qrels(obj, min_relevance=7)
         assert qrels.min_relevance == 7, obj
         assert eb.evaluate(qrels, RANKING, "P@5")["P@5"] == pytest.approx(AT_7)
     judge = qrels_file(tmp_path, "csv").name
@@ -100,7 +100,7 @@ def test_the_level_is_a_read_option_of_every_format_that_reads_judgements(tmp_pa
 
 def test_the_level_is_not_an_option_of_a_run(tmp_path):
     with pytest.raises(eb.InputError, match="a level of judgements, and a run is being read"):
-        eb.to_run(RANKING, min_relevance=7)
+        eb.read_run(RANKING, min_relevance=7)
 
 
 def test_the_formats_table_lists_the_level_wherever_judgements_are_read():
@@ -145,7 +145,7 @@ def test_an_agreement_with_one_side_empty_is_an_input_error_with_the_fix(tmp_pat
     (tmp_path / "b.json").write_text(json.dumps(empty))
     if door == "api":
         with pytest.raises(eb.InputError) as info:
-            eb.agreement(judged, empty)
+            eb.agree(judged, empty).judges
         code, message = 2, str(info.value).replace("'b'", "'b.json'")
     elif door == "cli":
         code = main(["agree", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--names", "a", "b.json"])
@@ -161,4 +161,4 @@ def test_an_agreement_with_one_side_empty_is_an_input_error_with_the_fix(tmp_pat
 
 def test_an_agreement_with_nothing_on_one_side_in_python_says_so():
     with pytest.raises(eb.InputError, match="the judgements 'a' hold no .query, doc, grade.: no query"):
-        eb.agreement({}, {"q1": {"d1": 1}})
+        eb.agree({}, {"q1": {"d1": 1}}).judges

@@ -66,7 +66,7 @@ def test_common_qrels_column_names_are_picked_and_said(tmp_path: Path, header: s
     """Every usual spelling of the three roles is picked, and the notes say which column took each role."""
     path = tmp_path / "judge.csv"
     path.write_text(header + "\nq1,d1,1\nq1,d2,2\nq2,d4,1\n", encoding="utf-8")
-    qrels = eb.to_qrels(path)
+    qrels = eb.read_qrels(path)
     assert qrels == eb.Qrels({"q1": {"d1": 1, "d2": 2}, "q2": {"d4": 1}})
     assert qrels.notes == (f"columns picked by name: {picked}",)
 
@@ -78,7 +78,7 @@ def test_two_usual_names_for_one_role_is_an_error_listing_both(tmp_path: Path, h
     path = tmp_path / "judge.csv"
     path.write_text(header + "\n" + ",".join(["x", "y", "1", "1"]) + "\n", encoding="utf-8")
     with pytest.raises(eb.InputError, match=f"several columns could be the {role}"):
-        eb.to_qrels(path)
+        eb.read_qrels(path)
 
 
 def test_judge_csv_beside_a_run_csv_gives_one_value_at_every_door(tmp_path: Path, capsys: Any) -> None:
@@ -100,7 +100,7 @@ def test_a_beir_qrels_file_without_its_header_is_told_so_at_every_door(tmp_path:
     (tmp_path / "test.tsv").write_text("q1\td1\t1\nq2\td4\t1\n", encoding="utf-8")
     (tmp_path / "run.txt").write_text(RUN)
     with pytest.raises(eb.InputError) as api:
-        eb.to_qrels(tmp_path / "test.tsv")
+        eb.read_qrels(tmp_path / "test.tsv")
     assert "has no header line" in str(api.value) and "query-id<TAB>corpus-id<TAB>score" in str(api.value)
     assert str(api.value).startswith(f"{tmp_path / 'test.tsv'}:1: ")
     code, cli = cli_door(capsys, tmp_path / "test.tsv", tmp_path / "run.txt")
@@ -108,7 +108,7 @@ def test_a_beir_qrels_file_without_its_header_is_told_so_at_every_door(tmp_path:
     code, config = config_door(capsys, tmp_path, "qrels: test.tsv\nruns: {bm25: run.txt}\n")
     assert code == 2 and _message(str(api.value)) in config
     with pytest.raises(eb.InputError, match="has no header line"):
-        eb.to_qrels(tmp_path / "test.tsv", format="beir")
+        eb.read_qrels(tmp_path / "test.tsv", format="beir")
 
 
 def test_a_header_of_names_is_not_mistaken_for_a_missing_one(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_a_header_of_names_is_not_mistaken_for_a_missing_one(tmp_path: Path) -> 
     'no header'."""
     (tmp_path / "t.tsv").write_text("a\tb\tc\nq1\td1\t1\n", encoding="utf-8")
     with pytest.raises(eb.InputError, match="no column looks like the query"):
-        eb.to_qrels(tmp_path / "t.tsv", format="tsv")
+        eb.read_qrels(tmp_path / "t.tsv", format="tsv")
 
 
 # ---------------------------------------------------------------- relevant-id lists and LlamaIndex
@@ -126,14 +126,14 @@ def test_relevant_id_lists_are_binary_qrels_in_memory_in_json_and_in_yaml(tmp_pa
     expected = {"q1": {"d1": 1, "d2": 1}, "q2": {"d4": 1}, "q3": {}}
     (tmp_path / "rel.json").write_text(json.dumps(lists), encoding="utf-8")
     (tmp_path / "rel.yaml").write_text("q1: [d1, d2]\nq2: [d4]\nq3: []\n", encoding="utf-8")
-    for qrels in (eb.to_qrels(lists), eb.to_qrels(lists, format="relevant"), eb.to_qrels(tmp_path / "rel.json"),
-                  eb.to_qrels(tmp_path / "rel.yaml")):
+    for qrels in (eb.read_qrels(lists), eb.read_qrels(lists, format="relevant"), eb.read_qrels(tmp_path / "rel.json"),
+                  eb.read_qrels(tmp_path / "rel.yaml")):
         assert qrels.to_dict() == expected
-    assert eb.to_qrels(tmp_path / "rel.json").notes == ("lists read as relevant doc ids (grade 1 each)",)
+    assert eb.read_qrels(tmp_path / "rel.json").notes == ("lists read as relevant doc ids (grade 1 each)",)
 
 
 def test_id_lists_read_as_a_run_are_a_ranking() -> None:
-    run = eb.to_run({"q1": ["d3", "d1"]})
+    run = eb.read_run({"q1": ["d3", "d1"]})
     assert dict(run["q1"]) == {"d3": 2.0, "d1": 1.0}
 
 
@@ -148,7 +148,7 @@ def llamaindex(folder: Path) -> Path:
 
 
 def test_a_llamaindex_dataset_is_qrels_with_its_queries_as_topics(tmp_path: Path) -> None:
-    qrels = eb.to_qrels(llamaindex(tmp_path))
+    qrels = eb.read_qrels(llamaindex(tmp_path))
     assert qrels.to_dict() == {"q1": {"d1": 1, "d2": 1}, "q2": {"d4": 1}}
     assert dict(qrels.topics) == {"q1": "How long is annual leave?", "q2": "Where do I park?", "q3": "Who signs?"}
     assert qrels.notes == ("LlamaIndex dataset: relevant_docs read as qrels (grade 1 each), the 3 queries' texts "
@@ -159,7 +159,7 @@ def test_a_llamaindex_dataset_is_qrels_with_its_queries_as_topics(tmp_path: Path
 def test_a_llamaindex_dataset_gives_one_value_at_every_door(tmp_path: Path, capsys: Any) -> None:
     path = llamaindex(tmp_path)
     (tmp_path / "run.txt").write_text(RUN)
-    api = eb.evaluate(eb.to_qrels(path), str(tmp_path / "run.txt"), METRIC)[METRIC]
+    api = eb.evaluate(eb.read_qrels(path), str(tmp_path / "run.txt"), METRIC)[METRIC]
     assert api == eb.evaluate(QRELS_AS_LISTS, eb.read_run(tmp_path / "run.txt"), METRIC)[METRIC]
     assert cli_door(capsys, path, tmp_path / "run.txt") == (0, api)
     assert config_door(capsys, tmp_path, "qrels: dataset.json\nruns: {bm25: run.txt}\n") == (0, api)
@@ -172,7 +172,7 @@ def test_a_llamaindex_dataset_with_an_unknown_key_is_refused(tmp_path: Path) -> 
     path = tmp_path / "dataset.json"
     path.write_text(json.dumps({"queries": {"q1": "x"}, "relevant_docs": {"q1": ["d1"]}, "answers": {}}))
     with pytest.raises(eb.InputError, match="unknown key 'answers' in a LlamaIndex dataset"):
-        eb.to_qrels(path)
+        eb.read_qrels(path)
 
 
 # ---------------------------------------------------------------- duplicates="first"
@@ -186,7 +186,7 @@ def test_first_occurrence_kept_equals_deduplicating_by_hand(lists: dict[str, lis
     pairs = {qid: (docs, ["d0"]) for qid, docs in lists.items()}
     _, run = eb.from_pairs(pairs, duplicates="first")
     assert run == eb.from_pairs({qid: (docs, ["d0"]) for qid, docs in by_hand.items()})[1]
-    assert eb.to_run(lists, duplicates="first") == eb.to_run(by_hand)
+    assert eb.read_run(lists, duplicates="first") == eb.read_run(by_hand)
     dropped = sum(len(docs) for docs in lists.values()) - sum(len(docs) for docs in by_hand.values())
     assert any(f"{dropped} repeated document" in note for note in run.notes) == bool(dropped)
 
@@ -195,17 +195,17 @@ def test_first_occurrence_kept_equals_deduplicating_by_hand(lists: dict[str, lis
                 max_size=30))
 def test_first_row_kept_in_a_table_equals_pandas_drop_duplicates(rows: list[tuple[str, int, float]]) -> None:
     frame = pd.DataFrame(rows, columns=["qid", "doc_id", "score"]).astype({"doc_id": str})
-    kept = eb.to_run(frame, duplicates="first")
-    assert kept == eb.to_run(frame.drop_duplicates(["qid", "doc_id"], keep="first"))
+    kept = eb.read_run(frame, duplicates="first")
+    assert kept == eb.read_run(frame.drop_duplicates(["qid", "doc_id"], keep="first"))
     assert kept.columnar is not None
 
 
 def test_first_line_kept_in_trec_jsonl_and_rag_logs(tmp_path: Path) -> None:
     (tmp_path / "run.txt").write_text(RUN_REPEATED)
-    assert dict(eb.to_run(tmp_path / "run.txt", duplicates="first")["q1"]) == {"d3": 3.0, "d1": 2.0, "d2": 1.0}
+    assert dict(eb.read_run(tmp_path / "run.txt", duplicates="first")["q1"]) == {"d3": 3.0, "d1": 2.0, "d2": 1.0}
     lines = [{"query_id": "q1", "doc_id": d, "score": s} for d, s in (("d3", 3), ("d1", 2), ("d3", 1))]
     (tmp_path / "run.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert dict(eb.to_run(tmp_path / "run.jsonl", duplicates="first")["q1"]) == {"d3": 3, "d1": 2}
+    assert dict(eb.read_run(tmp_path / "run.jsonl", duplicates="first")["q1"]) == {"d3": 3, "d1": 2}
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"query_id": "q1", "retrieved": ["d3", "d1", "d3", "d2"], "relevant": ["d1"]}) + "\n")
     qrels, run = eb.read_pair(log, duplicates="first")
@@ -220,7 +220,7 @@ def test_duplicates_first_at_every_door_and_refused_by_default_alike(tmp_path: P
     (tmp_path / "run.txt").write_text(RUN_REPEATED)
     (tmp_path / "clean.txt").write_text(RUN)
     expected = eb.evaluate(str(tmp_path / "qrels.txt"), str(tmp_path / "clean.txt"), METRIC)[METRIC]
-    run = eb.to_run(tmp_path / "run.txt", duplicates="first")
+    run = eb.read_run(tmp_path / "run.txt", duplicates="first")
     assert eb.evaluate(str(tmp_path / "qrels.txt"), run, METRIC)[METRIC] == expected
     assert cli_door(capsys, tmp_path / "qrels.txt", tmp_path / "run.txt", "--duplicates", "first") == (0, expected)
     base = "qrels: qrels.txt\nruns: {bm25: run.txt}\n"
@@ -228,7 +228,7 @@ def test_duplicates_first_at_every_door_and_refused_by_default_alike(tmp_path: P
     assert config_door(capsys, tmp_path, "qrels: qrels.txt\nruns: {bm25: {path: run.txt, duplicates: first}}\n") \
         == (0, expected)
     with pytest.raises(eb.InputError) as api:
-        eb.to_run(tmp_path / "run.txt")
+        eb.read_run(tmp_path / "run.txt")
     message = _message(str(api.value))
     assert "appears twice" in message
     for code, text in (cli_door(capsys, tmp_path / "qrels.txt", tmp_path / "run.txt"),
@@ -248,9 +248,9 @@ def test_duplicates_first_is_noted_in_the_report_provenance(tmp_path: Path, caps
 
 def test_duplicates_is_refused_for_qrels_and_for_an_unknown_choice(tmp_path: Path) -> None:
     with pytest.raises(eb.InputError, match="applies to runs and ranked lists, not to qrels"):
-        eb.to_qrels({"q1": {"d1": 1}}, duplicates="first")
+        eb.read_qrels({"q1": {"d1": 1}}, duplicates="first")
     with pytest.raises(eb.InputError, match="duplicates='last' is not one of 'error', 'first'"):
-        eb.to_run({"q1": ["d1"]}, duplicates="last")
+        eb.read_run({"q1": ["d1"]}, duplicates="last")
 
 
 # ---------------------------------------------------------------- ids="str"
@@ -259,11 +259,11 @@ def test_duplicates_is_refused_for_qrels_and_for_an_unknown_choice(tmp_path: Pat
                 unique_by=lambda row: row[:2]))
 def test_ids_read_as_strings_equal_reading_stringified_data(rows: list[tuple[int, int, int]]) -> None:
     frame = pd.DataFrame(rows, columns=["qid", "doc_id", "score"])
-    as_str = eb.to_run(frame, ids="str")
-    assert as_str == eb.to_run(frame.astype({"qid": str, "doc_id": str}))
+    as_str = eb.read_run(frame, ids="str")
+    assert as_str == eb.read_run(frame.astype({"qid": str, "doc_id": str}))
     assert as_str.query_id_kind == as_str.doc_id_kind == ("str",)
     data = {q: {d: s for qq, d, s in rows if qq == q} for q, _, _ in rows}
-    assert eb.to_run(data, ids="str") == eb.to_run({str(q): {str(d): s for d, s in docs.items()}
+    assert eb.read_run(data, ids="str") == eb.read_run({str(q): {str(d): s for d, s in docs.items()}
                                                    for q, docs in data.items()})
 
 
@@ -274,7 +274,7 @@ def test_an_int_chunk_id_beside_string_ids_meets_them_with_ids_str(tmp_path: Pat
         eb.evaluate(*eb.read_pair(log, format="rag", doc="chunk_id"), METRIC)
     qrels, run = eb.read_pair(log, format="rag", doc="chunk_id", ids="str")
     assert eb.evaluate(qrels, run, METRIC)[METRIC] == 0.5
-    assert eb.to_qrels({"q1": ["3", 4]}, ids="str").to_dict() == {"q1": {"3": 1, "4": 1}}
+    assert eb.read_qrels({"q1": ["3", 4]}, ids="str").to_dict() == {"q1": {"3": 1, "4": 1}}
     with pytest.raises(eb.InputError, match="judged twice"):
         eb.from_graded({"q1": {3: 1.0, "3": 2.0}}, {"q1": ["3"]}, min_relevance=1, ids="str")
 
@@ -288,8 +288,8 @@ def test_ids_str_at_every_door(tmp_path: Path, capsys: Any) -> None:
     with pytest.raises(eb.InputError) as refused:
         eb.evaluate(str(tmp_path / "qrels.txt"), str(tmp_path / "run.parquet"), METRIC)
     message = _message(str(refused.value))
-    api = eb.evaluate(eb.to_qrels(tmp_path / "qrels.txt", ids="str"),
-                      eb.to_run(tmp_path / "run.parquet", ids="str"), METRIC)[METRIC]
+    api = eb.evaluate(eb.read_qrels(tmp_path / "qrels.txt", ids="str"),
+                      eb.read_run(tmp_path / "run.parquet", ids="str"), METRIC)[METRIC]
     assert api == 0.75
     config = "qrels: qrels.txt\nruns: {bm25: run.parquet}\n"
     assert cli_door(capsys, tmp_path / "qrels.txt", tmp_path / "run.parquet", "--ids", "str") == (0, api)

@@ -225,7 +225,7 @@ def test_read_qrels_and_read_run_give_columnar_objects_for_large_files(tmp_path:
     monkeypatch.setattr(arrow_io, "LARGE_BYTES", 0)
     qrels, run = eb.read_qrels(qrels_path), eb.read_run(run_path, name="bm25")
     assert qrels.columnar is not None and run.columnar is not None and run.name == "bm25"
-    assert eb.to_run(str(run_path)).name == "sys"
+    assert eb.read_run(str(run_path)).name == "sys"
     want = eb.evaluate(qrels.to_dict(), run.to_dict(), ["P@1", "nDCG"], backend="reference").values
     for backend in ("auto", "fast", "reference"):  # (auto picks by size: the reference for these three rows)
         assert eb.evaluate(str(qrels_path), str(run_path), ["P@1", "nDCG"], backend=backend).values == want
@@ -375,9 +375,9 @@ def test_tables_read_into_columns_what_a_row_by_row_reading_gives(rows: tuple, k
     data, duplicate = rows_oracle(queries, docs, values)
     if duplicate is not None:
         with pytest.raises(InputError, match=rf"\(rows {duplicate[0]} and {duplicate[1]}\)"):
-            eb.to_qrels(table) if kind == "qrels" else eb.to_run(table)
+            eb.read_qrels(table) if kind == "qrels" else eb.read_run(table)
         return
-    got = eb.to_qrels(table) if kind == "qrels" else eb.to_run(table)
+    got = eb.read_qrels(table) if kind == "qrels" else eb.read_run(table)
     want = Qrels(data) if kind == "qrels" else Run(data)
     assert got.columnar is not None
     assert typed(got) == typed(want)
@@ -389,12 +389,12 @@ def test_table_errors_name_the_row_and_integers_beyond_float64_are_kept_exactly(
     import pandas as pd
 
     with pytest.raises(InputError, match="column 'doc_id' is empty in row 1"):
-        eb.to_qrels(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", None], "relevance": [1, 2]}))
+        eb.read_qrels(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", None], "relevance": [1, 2]}))
     with pytest.raises(InputError, match=r"holds floats \(e.g. 1.0 in row 0\)"):
-        eb.to_run(pd.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": [1, 2]}))
+        eb.read_run(pd.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": [1, 2]}))
     with pytest.raises(InputError, match="score inf in row 1 is not a finite number"):
-        eb.to_run(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, math.inf]}))
-    big = eb.to_qrels(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [2 ** 60 + 1, 1]}))
+        eb.read_run(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, math.inf]}))
+    big = eb.read_qrels(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [2 ** 60 + 1, 1]}))
     assert big["q"]["a"] == 2 ** 60 + 1 and big.columnar is None
 
 
@@ -407,11 +407,11 @@ def test_table_files_are_read_into_columns(tmp_path: Path) -> None:
     frame.to_csv(tmp_path / "q.tsv", index=False, sep="\t")
     frame.to_parquet(tmp_path / "q.parquet")
     for name in ("q.csv", "q.tsv", "q.parquet"):
-        qrels = eb.to_qrels(tmp_path / name)
+        qrels = eb.read_qrels(tmp_path / name)
         assert qrels.columnar is not None and qrels.to_dict() == {"q1": {"a": 1, "b": 0}, "q2": {"a": 2}}
     (tmp_path / "d.csv").write_text("qid,docno,rel\nq1,a,1\nq1,b,0\nq1,a,2\n")
     with pytest.raises(InputError, match=r"d.csv:4, query 'q1': doc 'a' appears twice for query 'q1' \(lines 2 and 4\)"):
-        eb.to_qrels(tmp_path / "d.csv")
+        eb.read_qrels(tmp_path / "d.csv")
 
 
 # ---------------------------------------------------------------- RAG logs
@@ -616,7 +616,7 @@ def test_qrels_evaluated_against_a_large_run_are_read_into_columns_at_every_door
     qrels_path, run_path = trec_pair(tmp_path)
     monkeypatch.setattr(arrow_io, "LARGE_BYTES", qrels_path.stat().st_size + 1)
     assert run_path.stat().st_size >= arrow_io.LARGE_BYTES
-    assert eb.to_qrels(qrels_path).columnar is None and eb.to_qrels(qrels_path, prefer_columns=True).columnar is not None
+    assert eb.read_qrels(qrels_path).columnar is None and eb.read_qrels(qrels_path, prefer_columns=True).columnar is not None
     tabled: list = []
     monkeypatch.setattr(engine_rows, "table_from_mapping", lambda *a, **k: tabled.append(a) or pytest.fail("dict rows"))
     metrics = ["nDCG@10", "AP"]

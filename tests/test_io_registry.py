@@ -43,8 +43,8 @@ def write_pair(kind: str, folder: Path) -> tuple[str | None, str | None, dict]:
     """Files holding QRELS and RUN in format ``kind``: (qrels path, run path, format options)."""
     q, r = folder / "qrels", folder / "run"
     if kind == "trec":
-        eb.write_qrels(QRELS, q.with_suffix(".txt"))
-        eb.write_run(RUN, r.with_suffix(".txt"), tag="sys")
+        eb.write(eb.Qrels(QRELS), q.with_suffix(".txt"))
+        eb.write(eb.Run(RUN), r.with_suffix(".txt"), tag="sys")
         return str(q.with_suffix(".txt")), str(r.with_suffix(".txt")), {}
     if kind == "json":
         q.with_suffix(".json").write_text(json.dumps(QRELS))
@@ -97,8 +97,8 @@ def test_every_file_format_reads_the_same_data_at_every_door(kind: str, named: b
     the format comes from the suffix or is named."""
     qrels_path, run_path, options = write_pair(kind, tmp_path)
     fmt = kind if named else None
-    qrels = eb.to_qrels(qrels_path, format=fmt, **{k: v for k, v in options.items() if k != "score"})
-    run = eb.to_run(run_path, format=fmt, **{k: v for k, v in options.items() if k != "grade"})
+    qrels = eb.read_qrels(qrels_path, format=fmt, **{k: v for k, v in options.items() if k != "score"})
+    run = eb.read_run(run_path, format=fmt, **{k: v for k, v in options.items() if k != "grade"})
     assert qrels.to_dict() == QRELS and run.to_dict() == RUN
     api = eb.evaluate(qrels, run, METRICS).means
     direct = eb.evaluate(qrels_path, run_path, METRICS).means if not options and not named else api
@@ -127,7 +127,7 @@ def test_a_rag_log_reads_the_same_at_every_door(kind: str, builder, tmp_path: Pa
     qrels, run = eb.read_pair(path)
     assert qrels.to_dict() == QRELS and run.to_dict() == RUN
     api = eb.evaluate(qrels, run, METRICS).means
-    assert eb.evaluate(eb.to_qrels(path), eb.to_run(path), METRICS).means == api
+    assert eb.evaluate(eb.read_qrels(path), eb.read_run(path), METRICS).means == api
     config = tmp_path / "eval.yaml"
     config.write_text(json.dumps({"runs": {"sys": path}, "metrics": METRICS}))
     assert run_config(load_config(config), write=False).report.results["sys"].means == api
@@ -158,13 +158,13 @@ def test_inline_rag_shapes_read_the_same_in_python_and_in_a_config(fmt: str, dat
 ], ids=["pandas", "arrow", "tuples", "dict"])
 def test_in_memory_tables_and_rows_read_as_the_same_run(make) -> None:
     """pandas, Arrow, plain tuples and dicts of dicts hold the same run."""
-    assert eb.to_run(make()).to_dict() == RUN
+    assert eb.read_run(make()).to_dict() == RUN
 
 
 def test_polars_tables_read_through_arrow() -> None:
     """A Polars DataFrame is read through Arrow like the others (when Polars is installed)."""
     pl = pytest.importorskip("polars", reason="polars is an optional dependency")
-    assert eb.to_run(pl.DataFrame(_rows(RUN, "score"))).to_dict() == RUN
+    assert eb.read_run(pl.DataFrame(_rows(RUN, "score"))).to_dict() == RUN
 
 
 def test_msmarco_and_beir_files_are_recognised_by_their_first_line(tmp_path: Path) -> None:
@@ -175,10 +175,10 @@ def test_msmarco_and_beir_files_are_recognised_by_their_first_line(tmp_path: Pat
     marco.write_text("".join(f"{q}\t{d}\t{i}\n" for q, docs in RUN.items() for i, d in enumerate(docs, 1)))
     trec = tmp_path / "qrels.dev.tsv"
     trec.write_text("".join(f"{q}\t0\t{d}\t{g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
-    assert resolve(beir, kind="qrels").name == "tsv" and eb.to_qrels(beir).to_dict() == QRELS
-    assert resolve(marco, kind="run").name == "msmarco" and eb.to_run(marco).to_dict() == RUN
-    assert resolve(trec, kind="qrels").name == "trec" and eb.to_qrels(trec).to_dict() == QRELS
-    assert eb.to_qrels(beir, format="beir").to_dict() == QRELS
+    assert resolve(beir, kind="qrels").name == "tsv" and eb.read_qrels(beir).to_dict() == QRELS
+    assert resolve(marco, kind="run").name == "msmarco" and eb.read_run(marco).to_dict() == RUN
+    assert resolve(trec, kind="qrels").name == "trec" and eb.read_qrels(trec).to_dict() == QRELS
+    assert eb.read_qrels(beir, format="beir").to_dict() == QRELS
 
 
 # ---------------------------------------------------------------- strictness, with the messages
@@ -222,7 +222,7 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str, str]]:
 def test_broken_files_raise_an_input_error_naming_the_file(case: str, tmp_path: Path) -> None:
     """Each broken file gives an InputError with its path and what is wrong, never a dependency's traceback."""
     path, kind, message = _bad_files(tmp_path)[case]
-    read = eb.to_qrels if kind == "qrels" else eb.to_run
+    read = eb.read_qrels if kind == "qrels" else eb.read_run
     with pytest.raises(InputError) as raised:
         read(path)
     assert message in str(raised.value)
@@ -251,7 +251,7 @@ def test_a_byte_order_mark_is_removed_and_noted_never_part_of_an_id(suffix: str,
     changed P@1 from 1.0 to 0.5), and the removal is noted."""
     path = tmp_path / f"run{suffix}"
     path.write_text(text, encoding="utf-8")
-    run = eb.to_run(path)
+    run = eb.read_run(path)
     assert list(run) == ["q1", "q2"]
     assert any("byte order mark" in note for note in run.notes)
     results = eb.evaluate({"q1": {"d1": 1}, "q2": {"d1": 1}}, run, ["P@1"])
@@ -265,7 +265,7 @@ def test_ids_that_only_look_alike_are_refused_with_the_fix() -> None:
         eb.evaluate({1: {"d1": 1}}, {"1": {"d1": 1.0}}, ["P@1"])
     frame = pd.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
     with pytest.raises(InputError, match="holds floats .* only looks like 1"):
-        eb.to_run(frame)
+        eb.read_run(frame)
 
 
 def test_an_unknown_option_lists_the_formats_that_take_it(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_an_unknown_option_lists_the_formats_that_take_it(tmp_path: Path) -> Non
     path = tmp_path / "run.txt"
     path.write_text("q1 Q0 d1 1 1.0 sys\n")
     with pytest.raises(InputError, match="option 'retrieved' does not apply to format 'trec' \\(it applies to rag\\)"):
-        eb.to_run(path, retrieved="contexts")
+        eb.read_run(path, retrieved="contexts")
 
 
 def test_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ def test_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "grades.yaml"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match="alias bomb"):
-        eb.to_qrels(path)
+        eb.read_qrels(path)
 
 
 # ---------------------------------------------------------------- round trips
@@ -324,7 +324,7 @@ def test_writing_then_reading_gives_back_the_same_qrels_and_runs(fmt: str, data:
         obj = eb.Qrels(raw) if kind == "qrels" else eb.Run(raw)
         path = folder / f"{kind}{suffix}"
         eb.write(obj, path, format=fmt)
-        back = (eb.to_qrels if kind == "qrels" else eb.to_run)(path, format=fmt)
+        back = (eb.read_qrels if kind == "qrels" else eb.read_run)(path, format=fmt)
         assert back.to_dict() == obj.to_dict()
 
 

@@ -138,7 +138,7 @@ def test_crosscheck_cuts_the_run_once_for_every_backend() -> None:
                           judged_only=True, depth=4)
     assert check.ok and check.differences.empty
     assert check.settings.judged_only and check.settings.depth == 4
-    assert check.values["pytrec_eval"][eb.parse_metric("NumRet")] == {"q1": 2.0, "q2": 1.0}
+    assert check.values["pytrec_eval"][eb.Metric.parse("NumRet")] == {"q1": 2.0, "q2": 1.0}
 
 
 # ---------------------------------------------------------------- empty inputs

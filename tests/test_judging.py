@@ -92,14 +92,14 @@ def test_graded_pairs_come_back_through_the_registry_with_their_judge(tmp_path):
     path = tmp_path / "graded.jsonl"
     path.write_text('{"query_id": "q1", "doc_id": "e", "passage": "E.", "grade": 2, "judge": "umbrela"}\n'
                     '{"query_id": "q1", "doc_id": "b", "passage": "B.", "grade": 0}\n', encoding="utf-8")
-    qrels = eb.to_qrels(path)  # recognised by its judge / passage fields
+    qrels = eb.read_qrels(path)  # recognised by its judge / passage fields
     assert qrels == {"q1": {"e": 2, "b": 0}}
     assert dict(qrels.judged_by["q1"]) == {"e": "umbrela", "b": "judge"}
-    named = eb.to_qrels(path, format="judgements", judge_name="gpt-judge")
+    named = eb.read_qrels(path, format="judgements", judge_name="gpt-judge")
     assert named.judged_by["q1"]["b"] == "gpt-judge"
     out = tmp_path / "back.jsonl"
     eb.write(qrels, out, format="judgements")
-    again = eb.to_qrels(out)
+    again = eb.read_qrels(out)
     assert again == qrels and dict(again.judged_by["q1"]) == dict(qrels.judged_by["q1"])
 
 
@@ -114,7 +114,7 @@ def test_bad_graded_pairs_are_refused_with_file_and_line(tmp_path, text, message
     path = tmp_path / "graded.jsonl"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=message):
-        eb.to_qrels(path, format="judgements")
+        eb.read_qrels(path, format="judgements")
 
 
 # -- merging ------------------------------------------------------------------------------------------------
@@ -196,11 +196,11 @@ def test_the_loop_on_dl19_restores_the_nist_numbers(shared, tmp_path):
     every pair the batch asks for is unjudged, the merged qrels are the NIST qrels on every pair the runs rank in
     their first 10, so DCG@10 and P@10 equal evaluate's with the full qrels, and what changed counts the pairs added."""
     folder = shared / DL19
-    full = eb.to_qrels(folder / "qrels.dl19-passage.txt")
+    full = eb.read_qrels(folder / "qrels.dl19-passage.txt")
     rng = random.Random(2019)
     removed = {(q, d) for q, docs in full.items() for d in docs if rng.random() < 1 / 3}
     partial = eb.Qrels({q: {d: g for d, g in docs.items() if (q, d) not in removed} for q, docs in full.items()})
-    runs = {name: eb.to_run(folder / f) for name, f in RUN_FILES.items()}
+    runs = {name: eb.read_run(folder / f) for name, f in RUN_FILES.items()}
     pool = eb.pool(partial, runs, depth=10)
     batch = write_batch(pool, tmp_path / "batch.jsonl", queries=folder / "topics.dl19-passage.txt")
     items = lines(batch)
@@ -210,7 +210,7 @@ def test_the_loop_on_dl19_restores_the_nist_numbers(shared, tmp_path):
     graded = tmp_path / "graded.jsonl"
     graded.write_text("".join(json.dumps({**i, "grade": full[i["query_id"]].get(i["doc_id"], 0),
                                           "judge": "nist-replay"}) + "\n" for i in items), encoding="utf-8")
-    new = eb.to_qrels(graded)
+    new = eb.read_qrels(graded)
     merged = eb.merge_judgements(partial, new, names=("nist", None))
     assert set(merged.judged_by["1037798"].values()) <= {"nist", "nist-replay"}
     for name, run in runs.items():

@@ -145,7 +145,7 @@ def test_crosscheck_finds_a_metric_by_label_spelling_and_canonical_string():
 
 @pytest.mark.parametrize("metrics, message", [
     ({"a": "P@5", "P@5": "P@10"}, "is the name of another metric asked"),
-    ([eb.parse_metric("P@10"), "P@5"], None),
+    ([eb.Metric.parse("P@10"), "P@5"], None),
     ({"": "P@5"}, "non-empty string"),
 ])
 def test_labels_that_would_make_a_name_ambiguous_are_refused(metrics, message):

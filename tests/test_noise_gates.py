@@ -184,7 +184,7 @@ def test_every_door_gives_the_same_outcome(tmp_path: Path, case: str, policy: st
     got, out, err = cli(*argv)
     assert got == code, err
     (shown,) = json.loads(out)["gates"]
-    results = {name: eb.evaluate(eb.to_qrels(str(tmp_path / "qrels.txt")), eb.to_run(str(tmp_path / f"{name}.run")),
+    results = {name: eb.evaluate(eb.read_qrels(str(tmp_path / "qrels.txt")), eb.read_run(str(tmp_path / f"{name}.run")),
                                  ["P@1"]) for name in ("bm25", "dense")}
     (api,) = check_gates(parse_gates({"P@1": NON_INFERIOR}), results, baseline="bm25",
                          on_inconclusive=flag or policy or "fail")

@@ -51,8 +51,8 @@ def test_pool_of_the_dl19_runs_is_trectools_pool_without_the_judged_pairs(dl19, 
     theirs = trectools.TrecPoolMaker().make_pool([trectools.TrecRun(str(p)) for p in run_paths], strategy="topX",
                                                 topX=depth).pool
     their_pairs = {(str(q), d) for q, docs in theirs.items() for d in docs}
-    qrels = eb.to_qrels(qrels_path)
-    runs = {p.name: eb.to_run(p) for p in run_paths}
+    qrels = eb.read_qrels(qrels_path)
+    runs = {p.name: eb.read_run(p) for p in run_paths}
     ours = pool(qrels, runs, depth=depth, ties="docid_asc", queries="runs")
     judged = {(q, d) for q, docs in qrels.items() for d in docs}
     assert {(q, d) for q, d, _ in ours.pairs()} == their_pairs - judged
@@ -65,9 +65,9 @@ def test_dl19_judged_at_k_before_and_after_is_evaluates(dl19):
     """Half of each query's NIST judgements removed: Judged@10 now is evaluate's Judged@10; once the pool at
     depth 5 and at depth 10 is judged (any grade), evaluate gives the 'after' values."""
     qrels_path, run_paths = dl19
-    full = eb.to_qrels(qrels_path)
+    full = eb.read_qrels(qrels_path)
     half = {q: {d: g for i, (d, g) in enumerate(sorted(docs.items())) if i % 2} for q, docs in full.items()}
-    runs = {p.name: eb.to_run(p) for p in run_paths}
+    runs = {p.name: eb.read_run(p) for p in run_paths}
     result = pool(half, runs, depth=[5, 10])
     for name, run in runs.items():
         assert result.judged_at_k(name) == pytest.approx(eb.evaluate(half, run, "Judged@10")["Judged@10"], abs=1e-12)

@@ -49,7 +49,7 @@ def _read(rows: list[tuple[str, str, int]], holder: str, folder: Path, value: st
         obj = pl.from_pandas(frame)
     else:
         obj = frame
-    return eb.to_run(obj, query="qid", doc="docno", **options)
+    return eb.read_run(obj, query="qid", doc="docno", **options)
 
 
 @st.composite
@@ -128,31 +128,31 @@ def test_ranks_are_whole_numbers_from_1_given_once_per_query(tmp_path: Path, hol
 def test_a_fractional_rank_is_refused() -> None:
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["a", "b"], "position": [1.0, 1.5]})
     with pytest.raises(InputError, match=r"position 1.5 in row 1 is not a whole number >= 1"):
-        eb.to_run(frame, query="qid", doc="docno", rank="position")
-    assert dict(eb.to_run(frame.iloc[:1], query="qid", doc="docno", rank="position")["q1"]) == {"a": 1.0}
+        eb.read_run(frame, query="qid", doc="docno", rank="position")
+    assert dict(eb.read_run(frame.iloc[:1], query="qid", doc="docno", rank="position")["q1"]) == {"a": 1.0}
 
 
 def test_rank_and_score_together_or_rank_for_qrels_are_refused() -> None:
     frame = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "position": [1], "sim": [0.5], "rel": [1]})
     with pytest.raises(InputError, match="give either score= or rank="):
-        eb.to_run(frame, query="qid", doc="docno", score="sim", rank="position")
+        eb.read_run(frame, query="qid", doc="docno", score="sim", rank="position")
     with pytest.raises(InputError, match="option 'rank' names the rank column of runs"):
-        eb.to_qrels(frame, query="qid", doc="docno", rank="position")
+        eb.read_qrels(frame, query="qid", doc="docno", rank="position")
 
 
 def test_a_mapping_of_ranks_takes_rank_true() -> None:
-    run = eb.to_run({"q1": {"a": 2, "b": 1, "c": 3}}, rank=True)
+    run = eb.read_run({"q1": {"a": 2, "b": 1, "c": 3}}, rank=True)
     assert dict(run["q1"]) == {"a": 2.0, "b": 3.0, "c": 1.0}
     with pytest.raises(InputError, match="rank 1 is given twice"):
-        eb.to_run({"q1": {"a": 1, "b": 1}}, rank=True)
+        eb.read_run({"q1": {"a": 1, "b": 1}}, rank=True)
     with pytest.raises(InputError, match="rank=True applies to runs"):
-        eb.to_qrels({"q1": {"a": 1}}, rank=True)
+        eb.read_qrels({"q1": {"a": 1}}, rank=True)
 
 
 def test_msmarco_ranks_give_the_same_scores_as_a_rank_column(tmp_path: Path) -> None:
     (tmp_path / "run.tsv").write_text("q1\ta\t2\nq1\tb\t1\nq2\tc\t1\n")
     rows = [("q1", "a", 2), ("q1", "b", 1), ("q2", "c", 1)]
-    assert eb.to_run(tmp_path / "run.tsv") == _read(rows, "parquet", tmp_path, "rank", rank="rank")
+    assert eb.read_run(tmp_path / "run.tsv") == _read(rows, "parquet", tmp_path, "rank", rank="rank")
 
 
 # ---------------------------------------------------------------- RAG logs
@@ -249,8 +249,8 @@ def test_the_mrr_of_a_ranked_parquet_run_is_the_same_at_every_door(tmp_path: Pat
         assert doors["cli"].code == 2
     else:
         assert round(doors["api"].means["run"]["mrr"], 4) == means  # type: ignore[index]
-        reversed_ = eb.to_run(RANKS.assign(position=6 - RANKS.position), query="qid", doc="docno", rank="position")
-        assert round(eb.evaluate(eb.to_qrels(tmp_path / "qrels.txt"), reversed_, "mrr")["mrr"], 4) == 0.2167
+        reversed_ = eb.read_run(RANKS.assign(position=6 - RANKS.position), query="qid", doc="docno", rank="position")
+        assert round(eb.evaluate(eb.read_qrels(tmp_path / "qrels.txt"), reversed_, "mrr")["mrr"], 4) == 0.2167
 
 
 def test_rising_whole_scores_are_warned_about_at_every_door(tmp_path: Path) -> None:

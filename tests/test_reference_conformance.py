@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
-from evalbridge import Metric, UnsupportedMetricError, parse_metric
+from evalbridge import Metric, UnsupportedMetricError
+from evalbridge.metrics.spec import parse_metric
 from strategies import ranked_from_scores
 
 #: counts: trec_eval's ``all`` line is their sum

@@ -216,10 +216,10 @@ SPARK_REFUSES = {"backend": "computes in memory", "no_relevant": "not applied by
 
 def _frames(spark: Any, case: SettingCase) -> tuple[Any, Any]:
     """The case's qrels and run a as Spark DataFrames, ids as the files hold them (ints stay ints)."""
-    qrels_rows = [(q, d, g) for q, docs in eb.to_qrels(case.qrels).items() for d, g in docs.items()]
+    qrels_rows = [(q, d, g) for q, docs in eb.read_qrels(case.qrels).items() for d, g in docs.items()]
     if case.name == "ids":  # the JSON qrels hold int ids: keep them ints, against the run's str ids
         qrels_rows = [(int(q), int(d), g) for q, d, g in qrels_rows]
-    run = eb.to_run(case.runs[0], **({"duplicates": "first"} if case.name == "duplicates" else {}))
+    run = eb.read_run(case.runs[0], **({"duplicates": "first"} if case.name == "duplicates" else {}))
     run_rows = [(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
     return (spark.createDataFrame(qrels_rows, ["query_id", "doc_id", "relevance"]),
             spark.createDataFrame(run_rows, ["query_id", "doc_id", "score"]))

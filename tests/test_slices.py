@@ -66,7 +66,7 @@ def test_differences_are_tested_per_slice_and_corrected_by_benjamini_hochberg_ov
     new = {"P": {q: min(1.0, v + (0.2 if int(q[1:]) % 2 else 0.0)) for q, v in base["P"].items()},
            "R": {q: v * 0.9 for q, v in base["R"].items()}}
     labels = {f"q{i}": "big" if i < 24 else "small" for i in range(n)}
-    cmp = eb.compare_systems({"base": base, "new": new}, ["P", "R"], baseline="base", slices=labels,
+    cmp = eb.compare(None, {"base": base, "new": new}, ["P", "R"], baseline="base", slices=labels,
                              n_resamples=200)
     sliced = cmp.slices
     assert sliced is not None and sliced.too_small == ("small",) and MIN_QUERIES > 6
@@ -117,7 +117,7 @@ def test_a_rag_log_keeps_its_slice_field_and_its_numbers_alike_in_both_readers(t
     from evalbridge.io._rag_columns import read_log_columns
 
     path = _log(tmp_path / "log.jsonl", _rows(6))
-    _, strict = eb.read_log(path, slice="category", ids="str")  # ids= makes the strict reader read it
+    _, strict = eb.read_pair(path, slice="category", ids="str", format="rag")  # ids= makes the strict reader read it
     fast = read_log_columns(path, slice="category", large_only=False)
     assert fast is not None
     for run in (strict, fast[1]):
@@ -125,7 +125,7 @@ def test_a_rag_log_keeps_its_slice_field_and_its_numbers_alike_in_both_readers(t
                                                 "q3": ("billing", "en"), "q4": ("tech",), "q5": ("tech",)}
         assert dict(run.logged["latency_ms"]) == {f"q{i}": 100 + 10 * i for i in range(6)}
         assert "RAG log numbers picked by name: latency_ms, cost" in run.notes
-    _, named = eb.read_log(path, numbers="cost")
+    _, named = eb.read_pair(path, numbers="cost", format="rag")
     assert set(named.logged) == {"cost"}
 
 
@@ -136,7 +136,7 @@ def test_a_bad_number_in_a_log_names_the_line_the_question_the_value_and_the_fix
     rows[2]["latency_ms"] = value
     path = _log(tmp_path / "log.jsonl", rows)
     with pytest.raises(eb.InputError) as caught:
-        eb.read_log(path)
+        eb.read_pair(path, format="rag")
     text = str(caught.value)
     assert f"{path}:3" in text and "query 'q2'" in text and "latency_ms" in text and "Fix:" in text
     assert says.lower() in text.lower()
@@ -146,11 +146,11 @@ def test_a_bad_slice_label_in_a_log_names_the_line(tmp_path: Path) -> None:
     rows = _rows(3)
     rows[1]["category"] = {"a": 1}
     with pytest.raises(eb.InputError, match=r"log.jsonl:2, query 'q1': the slice field 'category'"):
-        eb.read_log(_log(tmp_path / "log.jsonl", rows), slice="category")
+        eb.read_pair(_log(tmp_path / "log.jsonl", rows), slice="category", format="rag")
 
 
 def test_evaluate_summarises_the_numbers_a_log_kept_and_slices_by_its_field(tmp_path: Path) -> None:
-    qrels, run = eb.read_log(_log(tmp_path / "log.jsonl", _rows(20)), slice="category")
+    qrels, run = eb.read_pair(_log(tmp_path / "log.jsonl", _rows(20)), slice="category", format="rag")
     res = eb.evaluate(qrels, run, ["RR"], slices="category")
     latency = {s.field: s for s in res.numbers}["latency_ms"]
     values = sorted(100 + 10 * i for i in range(20))
@@ -277,7 +277,7 @@ def test_reports_show_slices_and_logged_numbers_in_text_and_markdown(tmp_path: P
     logs = _two_logs(tmp_path)
     qrels, runs = eb.read_logs({k: str(v) for k, v in logs.items()}, slice="category")
     results = {name: eb.evaluate(qrels, run, ["RR"]) for name, run in runs.items()}
-    cmp = eb.compare_systems(results, ["RR"], baseline="bm25", n_resamples=200,
+    cmp = eb.compare(None, results, ["RR"], baseline="bm25", n_resamples=200,
                              slices=dict(runs["bm25"].logged["category"]))
     report = eb.Report(results=results, comparison=cmp, slices=cmp.slices)
     from evalbridge.reports.report import render

@@ -158,11 +158,11 @@ def test_an_unknown_table_names_the_config_line_and_the_closest_table(spark: Any
 
 
 def test_a_spark_table_read_in_python_is_collected_from_the_active_session(spark: Any) -> None:
-    """Outside engine: spark, eb.to_run(name, format="spark-table") reads the table of the active session
+    """Outside engine: spark, eb.read_run(name, format="spark-table") reads the table of the active session
     into memory, as any table."""
     spark.createDataFrame([("q1", "d1", 0.5), ("q1", "d2", 0.25)], "qid string, docno string, sim double") \
         .createOrReplaceTempView("small_run")
-    assert eb.to_run("small_run", format="spark-table") == eb.Run({"q1": {"d1": 0.5, "d2": 0.25}})
+    assert eb.read_run("small_run", format="spark-table") == eb.Run({"q1": {"d1": 0.5, "d2": 0.25}})
 
 
 # --------------------------------------------------------------------------- the configuration, no Spark

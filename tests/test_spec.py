@@ -7,12 +7,13 @@ import io
 import tokenize
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from evalbridge import Metric, MetricSpecError, UnsupportedMetricError, parse_metric, parse_metrics
+from evalbridge import Metric, MetricSpecError, UnsupportedMetricError
+from evalbridge.metrics.spec import parse_metric, parse_metrics
 from evalbridge.metrics import spec as spec_module
-from evalbridge.metrics.catalogue import ALIASES, METRICS
+from evalbridge.metrics.catalogue import ALIASES, METRICS, TREC_MEASURES
 from evalbridge.metrics.spec import GainMap
 from strategies import gain_maps, metrics
 
@@ -143,8 +144,12 @@ def test_canonical_string_is_a_fixed_point(metric: Metric) -> None:
 
 @given(st.sampled_from(sorted(ALIAS_CASES)), st.randoms(use_true_random=False))
 def test_random_casing_of_any_spelling_parses_the_same(spelling: str, rnd) -> None:  # noqa: ANN001
-    """Flipping the case of any letter of a spelling changes nothing, and the result is a fixed point."""
+    """Flipping the case of any letter of a spelling changes nothing, and the result is a fixed point. Except
+    where the flip makes trec_eval's name of a measure with fixed options (``RBP(p=0.8)`` -> ``rbp(p=0.8)``:
+    ``rbp`` is trec_eval's RBP(p=0.9), matched exactly, and p=0.8 contradicts it: refused)."""
     flipped = "".join(c.upper() if rnd.random() < 0.5 else c.lower() for c in spelling)
+    head = flipped.split("(")[0].split("@")[0]
+    assume(head not in TREC_MEASURES or spelling.startswith(head))
     metric = parse_metric(flipped)
     assert metric == parse_metric(spelling)
     assert str(parse_metric(str(metric))) == str(metric)

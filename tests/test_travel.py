@@ -198,7 +198,7 @@ def test_a_spawned_pool_evaluates_chunks_whose_merged_values_equal_one_evaluatio
 @pytest.mark.parametrize("how", ROUND_TRIPS)
 def test_a_metric_with_a_gain_map_survives_pickle_copy_and_deepcopy(how: str) -> None:
     """Spark ships metrics to its workers by pickle: a GainMap (immutable) must rebuild, equal and hashable."""
-    metric = eb.parse_metric("nDCG(gains={0:0,1:1,2:3.5})@5")
+    metric = eb.Metric.parse("nDCG(gains={0:0,1:1,2:3.5})@5")
     travelled = ROUND_TRIPS[how](metric)
     assert travelled == metric and hash(travelled) == hash(metric) and str(travelled) == str(metric)
     assert travelled.arguments["gains"][2] == 3.5

@@ -174,7 +174,7 @@ def test_a_judged_list_file_gives_the_courses_map_mrr_and_ndcg(tmp_path) -> None
     path = tmp_path / "qrels.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = generate_tweetid_gain(str(path))
-    qrels, run = eb.read_judged_list(path)
+    qrels, run = eb.read_pair(path, format="judged_list")
     res = eb.evaluate(qrels, run, ["AP(norm=retrieved)", "RR", "nDCG(discount=jk,ideal=run)"])
     assert res["AP(norm=retrieved)"] == pytest.approx(MAP_eval(data))
     assert res["RR"] == pytest.approx(MRR_eval(data))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import evalbridge as eb
+
 SNIPPET = '''\
 import evalbridge as eb
 
@@ -54,11 +56,34 @@ def test_a_strict_user_script_may_use_every_public_name(tmp_path: Path) -> None:
     exports, not errors: the TYPE_CHECKING imports of `evalbridge/__init__.py` re-export them ("X as X")."""
     api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
     snippet = tmp_path / "strict_user.py"
-    snippet.write_text('import evalbridge as eb\n\n'
+    snippet.write_text('import evalbridge as eb\nfrom evalbridge.cross_check import CrossCheck\n\n'
                        'results: eb.Results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])\n'
-                       'check: eb.CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")\n'
+                       'check: CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")\n'
                        'qrels: eb.Qrels = eb.read_qrels("qrels.txt")\n'
                        'means: dict[str, float] = results.means\n')
     out, err, status = api.run([str(snippet), "--strict", "--follow-imports=silent", "--cache-dir",
                                 str(tmp_path / ".mypy_cache"), "--no-error-summary"])
     assert status == 0, out + err
+
+
+def test_the_public_api_is_one_name_per_job_and_at_most_forty_names() -> None:
+    """`evalbridge.__all__` stays small (ranx has 8 names): every name resolves, and the names that other
+    libraries spell two ways (compare_systems, agreement, to_qrels, write_run...) are not public twice."""
+    names = [n for n in eb.__all__ if n != "__version__"]
+    assert len(names) <= 40 and len(set(names)) == len(names)
+    assert all(getattr(eb, n) is not None for n in names)
+    retired = {"compare_systems", "agreement", "ranking_agreement", "to_qrels", "to_run", "as_qrels", "as_run",
+               "write_qrels", "write_run", "write_json", "write_jsonl", "parse_metric", "parse_metrics", "parse_gates",
+               "load_configs", "read_log", "read_judged_list", "Conventions"}
+    assert sorted(retired & set(eb.__all__)) == []
+
+
+def test_every_public_name_is_the_function_even_after_its_module_is_imported() -> None:
+    """A public name whose module has the same name would be shadowed by the submodule once imported
+    (``import evalbridge.x`` binds ``evalbridge.x`` to the module): no public name is a module."""
+    import importlib
+    import types
+
+    for name, module in eb._EXPORTS.items():
+        importlib.import_module(f"evalbridge.{module}")
+        assert not isinstance(getattr(eb, name), types.ModuleType), name

@@ -67,7 +67,7 @@ def test_every_text_format_refuses_the_same_tokens_naming_the_line_and_the_value
     path = tmp_path / name
     path.write_text(TEXT_FORMATS[name](token), encoding="utf-8")  # type: ignore[operator]
     with pytest.raises(InputError) as raised:
-        eb.to_run(path)
+        eb.read_run(path)
     text = str(raised.value)
     line = 1 if name == "run.txt" else 2
     assert text.startswith(f"{path}:{line}:") and says in text and "Fix: " in text
@@ -86,7 +86,7 @@ def test_text_columns_of_parquet_and_dataframes_follow_the_same_rule(tmp_path: P
     elif holder == "pandas":
         obj = table.to_pandas()
     with pytest.raises(InputError, match=re.escape(says)) as raised:
-        eb.to_run(obj)
+        eb.read_run(obj)
     assert ("row 1" in str(raised.value)) == (holder != "parquet")
     assert (f"{obj}:3:" in str(raised.value)) == (holder == "parquet")
 
@@ -104,7 +104,7 @@ def test_json_values_follow_the_same_rule(tmp_path: Path, shape: str, value: str
     path = tmp_path / "run.jsonl"
     if shape == "jsonl":
         path.write_text(f'{{"query_id": "q1", "doc_id": "d1", "score": {value}}}\n')
-        read = eb.to_run
+        read = eb.read_run
     else:
         path.write_text(f'{{"query_id": "q1", "retrieved": [{{"doc_id": "d1", "score": {value}}}], '
                         f'"relevant": ["d1"]}}\n')
@@ -126,8 +126,8 @@ def test_mappings_follow_the_same_rule(value: object, says: str) -> None:
 def test_a_boolean_column_is_refused_with_the_cast_that_fixes_it() -> None:
     frame = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [True]})
     with pytest.raises(InputError, match=r"holds booleans.*astype\(int\)"):
-        eb.to_qrels(frame)
-    assert dict(eb.to_qrels(frame.astype({"relevance": int}))["q1"]) == {"d1": 1}
+        eb.read_qrels(frame)
+    assert dict(eb.read_qrels(frame.astype({"relevance": int}))["q1"]) == {"d1": 1}
 
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
@@ -156,7 +156,7 @@ def test_comparisons_refuse_values_that_are_not_finite(bad: dict[str, float]) ->
     base = {"P@1": {"q1": 0.0, "q2": 1.0, "q3": 0.0}}
     with pytest.raises(InputError, match=r"per-query values of 'new' for P@1 include .* not a finite number "
                                          r"\(query 'q\d'"):
-        eb.compare_systems({"base": base, "new": {"P@1": bad}}, ["P@1"], baseline="base")
+        eb.compare(None, {"base": base, "new": {"P@1": bad}}, ["P@1"], baseline="base")
 
 
 def test_the_paired_tests_refuse_values_that_are_not_finite() -> None:
@@ -181,7 +181,7 @@ def test_msmarco_ranks_follow_the_same_rule(tmp_path: Path, token: str, says: st
     path = tmp_path / "run.tsv"
     path.write_text(f"q1\ta\t1\nq1\tb\t{token}\n", encoding="utf-8")
     with pytest.raises(InputError, match=re.escape(says)) as raised:
-        eb.to_run(path, format="msmarco")
+        eb.read_run(path, format="msmarco")
     assert str(raised.value).startswith(f"{path}:2")
 
 
@@ -217,7 +217,7 @@ def test_yaml_data_files_follow_the_one_number_rule(tmp_path: Path, token: str, 
     path = tmp_path / "grades.yaml"
     path.write_text(f"q1:\n  d1: {token}\n  d2: 0\n", encoding="utf-8")
     with pytest.raises(InputError, match=re.escape(says)):
-        eb.to_qrels(path)
+        eb.read_qrels(path)
 
 
 def test_a_yaml_number_with_a_leading_zero_is_decimal() -> None:

@@ -89,7 +89,7 @@ def test_ids_that_meet_below_the_first_k_are_not_blamed_on_their_spelling():
 @given(qrels_and_run(max_queries=3, missing=True, run_only=True), st.sampled_from(["AP", "P@3", "nDCG@5"]))
 def test_the_warning_fires_exactly_when_some_query_has_no_judgement_in_its_first_k(data, metric):
     qrels, run = data
-    k = eb.parse_metric(metric).k
+    k = eb.Metric.parse(metric).k
     evaluated = [q for q in qrels if q in run]
 
     def met(qid: str) -> bool:

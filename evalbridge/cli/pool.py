@@ -19,10 +19,10 @@ class _Runs(Mapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         from ..config.sources import source_from_path
-        from ..io import to_run
+        from ..io import read_run
 
         source = source_from_path(self.paths[name], "run", self.fmt, "RUN")
-        return to_run(source.origin, format=source.format, name=name, **{**source.options, **self.options})
+        return read_run(source.origin, format=source.format, name=name, **{**source.options, **self.options})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.paths)

@@ -143,10 +143,10 @@ def _with_level(fmt_name: str, options: Mapping[str, Any], level: float | None) 
 
 def load_qrels(source: Source, level: float | None, *, prefer_columns: bool = False) -> Any:
     """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on graded qrels;
-    ``prefer_columns``: as :func:`evalbridge.io.to_qrels`, for qrels evaluated against large runs)."""
-    from ..io import to_qrels
+    ``prefer_columns``: as :func:`evalbridge.io.read_qrels`, for qrels evaluated against large runs)."""
+    from ..io import read_qrels
 
-    return to_qrels(source.origin, format=source.format, prefer_columns=prefer_columns,
+    return read_qrels(source.origin, format=source.format, prefer_columns=prefer_columns,
                     **_with_level(source.format, source.options, level))
 
 
@@ -155,14 +155,14 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None,
     """(qrels, run) of one system: its own judgements for formats that hold them, else the shared ``qrels``.
     ``slice``: the field of slice labels (``slices:``), read by a format that takes it unless the source names
     its own."""
-    from ..io import get_format, read_pair, to_run
+    from ..io import get_format, read_pair, read_run
 
     options = _with_level(source.format, source.options, level)
     if slice is not None and "slice" in get_format(source.format).options:
         options.setdefault("slice", slice)
     if source.carries_qrels:
         return read_pair(source.origin, format=source.format, name=name, **options)
-    return qrels, to_run(source.origin, format=source.format, name=name, **options)
+    return qrels, read_run(source.origin, format=source.format, name=name, **options)
 
 
 
@@ -185,10 +185,10 @@ def load_frame(source: Source, kind: str, session: Any, level: float | None) -> 
     if kind == "qrels":
         qrels = load_qrels(source, level)
         return local_frame(session, qrels), qrels
-    from ..io import to_run
+    from ..io import read_run
 
     options = _with_level(source.format, source.options, level)
-    return local_frame(session, to_run(source.origin, format=source.format, **options)), None
+    return local_frame(session, read_run(source.origin, format=source.format, **options)), None
 
 
 def load_frames(source: Source, qrels: Any, session: Any, level: float | None) -> tuple[Any, Any, Any]:

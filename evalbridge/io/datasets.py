@@ -1,6 +1,6 @@
 """Datasets by name: ``irds:<dataset id>`` reads a benchmark's qrels through ir_datasets, as ir-measures' CLI does.
 
-``eb.to_qrels("irds:msmarco-passage/trec-dl-2019/judged")``, ``evalbridge eval irds:msmarco-passage/trec-dl-2019/judged
+``eb.read_qrels("irds:msmarco-passage/trec-dl-2019/judged")``, ``evalbridge eval irds:msmarco-passage/trec-dl-2019/judged
 run.txt`` and ``qrels: irds:msmarco-passage/trec-dl-2019/judged`` in a config read the same qrels: the registry gives
 any string starting with :data:`PREFIX` to the format declared here (:attr:`~evalbridge.io.registry.Format.prefix`).
 
@@ -154,7 +154,7 @@ def _formats() -> tuple[Any, ...]:
     return (
         Format("irds", "the qrels of a dataset of ir_datasets, named irds:ID", frozenset({"qrels"}), read_dataset,
                named=True, prefix=PREFIX,
-               example='eb.to_qrels("irds:msmarco-passage/trec-dl-2019/judged")'),
+               example='eb.read_qrels("irds:msmarco-passage/trec-dl-2019/judged")'),
     )
 
 

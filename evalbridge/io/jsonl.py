@@ -240,15 +240,15 @@ def _formats() -> tuple[Any, ...]:
         Format("json", "JSON object {query_id: {doc_id: value}} or {query_id: [doc_id, ...]}", both,
                _read(read_json), suffixes=(".json",), options=policies,
                write=lambda obj, path, options: write_json(obj, path), sniff=_sniff_object,
-               example='eb.to_run("run.json")'),
+               example='eb.read_run("run.json")'),
         Format("llamaindex", "LlamaIndex dataset JSON {queries, corpus, relevant_docs}: qrels, queries as topics",
                frozenset({"qrels"}), lambda source, kind, options: Parsed(qrels=read_llamaindex(source, options)),
                suffixes=(".json",), options=policy_options("ids"), sniff=_sniff_llamaindex, inline=True,
-               example='eb.to_qrels("llamaindex_dataset.json")'),
+               example='eb.read_qrels("llamaindex_dataset.json")'),
         Format("jsonl", "JSON Lines, one {query_id, doc_id, value} per line", both, _read(read_jsonl),
                suffixes=(".jsonl", ".ndjson"), options={**fields.ROLE_OPTIONS, **policies},
                write=lambda obj, path, options: write_jsonl(obj, path), sniff=_sniff_rows,
-               example='eb.to_run("run.jsonl")'),
+               example='eb.read_run("run.jsonl")'),
     )
 
 

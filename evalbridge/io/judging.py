@@ -10,7 +10,7 @@ or null when none was given. The judge answers with the same objects and a grade
 
     {"query_id": "1037798", "doc_id": "7067032", "grade": 2, "judge": "umbrela-gpt4o"}
 
-Those graded pairs are the ``judgements`` format of the registry: ``eb.to_qrels("graded.jsonl")`` (recognised by
+Those graded pairs are the ``judgements`` format of the registry: ``eb.read_qrels("graded.jsonl")`` (recognised by
 its ``judge`` or ``passage`` field, or named: ``format="judgements"``) gives qrels whose
 :attr:`~evalbridge.model.Qrels.judged_by` says who gave each grade (the ``judge`` field, else the ``judge_name``
 option, else ``judge``); other fields (the texts) are ignored. Writing qrels in this format writes the source of
@@ -161,7 +161,7 @@ def _formats() -> tuple[Any, ...]:
                         "judge_name": "who gave the grades of pairs without a judge field (default: judge)",
                         **policy_options("ids")},
                write=lambda obj, path, options: write_judgements(obj, path), sniff=_sniff,
-               example='eb.to_qrels("graded.jsonl", format="judgements")'),
+               example='eb.read_qrels("graded.jsonl", format="judgements")'),
     )
 
 

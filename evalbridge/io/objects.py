@@ -169,12 +169,12 @@ def _formats() -> tuple[Any, ...]:
                accepts=lambda obj: isinstance(obj, Mapping), inline=True,
                options={**policies, "rank": "runs: True when the values are ranks (1 = best), read as scores "
                                               "max_rank + 1 - rank"},
-               example='eb.to_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
+               example='eb.read_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
         Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
                accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),
-               example='eb.to_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
+               example='eb.read_qrels(ranx.Qrels({"q1": {"d1": 1}}))'),
         Format("rows", "ir-measures / ir_datasets rows, or (query_id, doc_id, value) tuples", both, _read_rows,
-               accepts=_is_rows, options=policies, example='eb.to_run([("q1", "d1", 0.9), ("q1", "d2", 0.4)])'),
+               accepts=_is_rows, options=policies, example='eb.read_run([("q1", "d1", 0.9), ("q1", "d2", 0.4)])'),
     )
 
 
@@ -189,7 +189,7 @@ def _kind_of(obj: object, action: str) -> _Kind:
     if isinstance(obj, Run):
         return _RUN
     raise InputError(f"{action} needs a Qrels or a Run; got {type(obj).__name__}.",
-                     fix="convert first with to_qrels(...) or to_run(...).")
+                     fix="convert first with read_qrels(...) or read_run(...).")
 
 
 def _rows(obj: Qrels | Run) -> tuple[list[str], list[str], list[Any]]:

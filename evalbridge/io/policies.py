@@ -2,7 +2,7 @@
 
 Declared once, as settings (:data:`evalbridge.settings.ROWS`, read into :data:`POLICIES`: each option's choices
 and meaning); the registry checks the values
-(:func:`evalbridge.io.registry.check_options`) and the Python API (``to_run(..., duplicates="first")``),
+(:func:`evalbridge.io.registry.check_options`) and the Python API (``read_run(..., duplicates="first")``),
 the command line (``--ids str``, ``--duplicates first``) and configs (``ids: str``, ``duplicates: first``)
 pass them to the format as options.
 

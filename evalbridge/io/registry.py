@@ -7,7 +7,7 @@ Each format module of :mod:`evalbridge.io` declares its formats in a ``FORMATS``
 :data:`MODULES` lists those modules, and :func:`formats` gathers them.
 
 Every door resolves an input through :func:`resolve` and reads it with :func:`load`: the Python
-API (``to_qrels``, ``to_run``, ``read_pair``, ``evaluate(path, ...)``), the command line and
+API (``read_qrels``, ``read_run``, ``read_pair``, ``evaluate(path, ...)``), the command line and
 config files. So one path means one thing everywhere:
 
 * an explicit ``format=`` wins;
@@ -45,8 +45,8 @@ from .policies import EVERY_FORMAT, POLICIES, policy_options
 if TYPE_CHECKING:
     from ..model import Qrels, Run
 
-__all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "to_qrels",
-           "to_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
+__all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "read_qrels",
+           "read_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
            "check_same_judgements", "POLICIES", "policy_options", "prefixed", "check_prefixed"]
 
 Kind = Literal["qrels", "run", "pair"]
@@ -287,7 +287,7 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     parsed = columnar if columnar is not None else fmt.read(obj, kind, MappingProxyType(passed))
     if kind == "pair" and (parsed.qrels is None or parsed.run is None):
         raise InputError(f"format {fmt.name!r} holds {fmt.describes}, not both qrels and a run.",
-                         fix="read the qrels and the run separately (to_qrels, to_run).")
+                         fix="read the qrels and the run separately (read_qrels, read_run).")
     if level is not None and parsed.qrels is not None:
         from ..model import Qrels
 
@@ -300,7 +300,7 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     return parsed
 
 
-def to_qrels(obj: Any, *, format: str | None = None, prefer_columns: bool = False, **options: Any) -> Qrels:
+def read_qrels(obj: Any, *, format: str | None = None, prefer_columns: bool = False, **options: Any) -> Qrels:
     """Read :class:`~evalbridge.model.Qrels` from a path or an object, in any registered format.
 
     Args:
@@ -317,26 +317,28 @@ def to_qrels(obj: Any, *, format: str | None = None, prefer_columns: bool = Fals
         InputError: an unknown format or option, an unreadable input (with file:line), bad values.
 
     Example:
-        >>> to_qrels({"q1": {"d1": 1}})
+        >>> read_qrels({"q1": {"d1": 1}})
         Qrels(1 queries, 1 rows)
     """
+    obj = os.fspath(obj) if isinstance(obj, os.PathLike) else obj
     qrels = load(obj, "qrels", format=format, prefer_columns=prefer_columns, **options).qrels
     if qrels is None:
         raise InputError(f"{obj!r:.60} holds no qrels.", fix="pass the qrels here.")
     return qrels
 
 
-def to_run(obj: Any, *, format: str | None = None, name: str | None = None, **options: Any) -> Run:
+def read_run(obj: Any, *, format: str | None = None, name: str | None = None, **options: Any) -> Run:
     """Read a :class:`~evalbridge.model.Run` from a path or an object, in any registered format.
 
     Args:
-        obj: as :func:`to_qrels` (a run instead of qrels).
+        obj: as :func:`read_qrels` (a run instead of qrels).
         format: a registered format name, to override the detection.
         name: the system's name (default: what the input says, e.g. a TREC run's tag).
         options: the format's options, e.g. ``query=``, ``doc=``, ``score=``.
     """
     from ..model import Run
 
+    obj = os.fspath(obj) if isinstance(obj, os.PathLike) else obj
     run = load(obj, "run", format=format, **options).run
     if run is None:
         raise InputError(f"{obj!r:.60} holds no run.", fix="pass the run here.")
@@ -367,7 +369,7 @@ BESIDE_QRELS = "holds its own judgements, and qrels are given too"
 
 def check_not_beside_qrels(run: Any) -> None:
     """Refuse, as the run of an evaluation with qrels, a path whose format holds its own judgements (a RAG log,
-    a judged list): whose judgements count would be a guess. ``to_run(path)`` still reads its ranking alone.
+    a judged list): whose judgements count would be a guess. ``read_run(path)`` still reads its ranking alone.
 
     Raises:
         InputError: naming the file and both ways out.
@@ -381,7 +383,7 @@ def check_not_beside_qrels(run: Any) -> None:
     if fmt.paired:
         raise InputError(f"format {fmt.name!r} {BESIDE_QRELS}; evalbridge does not choose which judge.",
                          source=os.fspath(run), fix="evaluate it alone: evaluate(*read_pair(path), metrics); or judge its "
-                                                    "ranking by these qrels: evaluate(qrels, to_run(path), metrics).")
+                                                    "ranking by these qrels: evaluate(qrels, read_run(path), metrics).")
 
 
 def check_same_judgements(judged: Mapping[str, Qrels]) -> None:
@@ -411,7 +413,7 @@ def check_same_judgements(judged: Mapping[str, Qrels]) -> None:
 def read_into_columns(obj: Any) -> bool:
     """True when ``obj``, an input about to be read (or already read), is or will be columnar: a
     columnar Qrels / Run, or a file large enough for the columnar readers. The qrels evaluated against
-    such a run are worth reading into columns too (``to_qrels(prefer_columns=True)``): pyarrow is
+    such a run are worth reading into columns too (``read_qrels(prefer_columns=True)``): pyarrow is
     imported for the run anyway, and two tables pair without turning dict rows into one (a 950 KB
     qrels file beside a 7M-row run: 50 ms less).
 
@@ -441,7 +443,7 @@ def write(obj: Qrels | Run, path: str | os.PathLike[str], *, format: str | None 
 
     if not isinstance(obj, (Qrels, Run)):
         raise InputError(f"write() writes Qrels or a Run; got {type(obj).__name__} {obj!r:.60}.",
-                         fix="read it first: eb.to_qrels(obj) or eb.to_run(obj).")
+                         fix="read it first: eb.read_qrels(obj) or eb.read_run(obj).")
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"write() needs a path to write to; got {type(path).__name__} {path!r:.60}.",
                          fix="pass a file path such as 'run.txt'.")

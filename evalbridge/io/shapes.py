@@ -551,9 +551,9 @@ def _formats() -> tuple[Any, ...]:
                example='eb.from_graded({"q1": {"d1": 7.5}}, {"q1": ["d1"]}, min_relevance=7)'),
         Format("relevant", "relevant doc id lists {query: [doc, ...]}, grade 1 each", frozenset({"qrels"}),
                _read_relevant, options=policy_options("ids"), inline=True,
-               example='eb.to_qrels({"q1": ["d1", "d4"]}, format="relevant")'),
+               example='eb.read_qrels({"q1": ["d1", "d4"]}, format="relevant")'),
         Format("ranked", "ranked doc id lists {query: [doc, ...]}, best first", frozenset({"run"}), _read_ranked,
-               suffixes=data, options=lists, inline=True, example='eb.to_run({"q1": ["d3", "d1"]}, format="ranked")'),
+               suffixes=data, options=lists, inline=True, example='eb.read_run({"q1": ["d3", "d1"]}, format="ranked")'),
     )
 
 

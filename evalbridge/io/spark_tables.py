@@ -11,7 +11,7 @@ evaluation becomes a Spark DataFrame with the columns ``query_id, doc_id, releva
   one), and handed to Spark (``session.createDataFrame`` of an Arrow table).
 
 Columns are picked as for any table (:func:`evalbridge.io.fields.pick`: ``query=``, ``doc=``,
-``grade=`` / ``score=``, else the usual names). Outside ``engine: spark``, ``eb.to_run(name,
+``grade=`` / ``score=``, else the usual names). Outside ``engine: spark``, ``eb.read_run(name,
 format="spark-table")`` reads a table of the active session into memory (it is collected).
 
 pyspark is imported only inside the functions here.
@@ -132,7 +132,7 @@ def _formats() -> tuple[Any, ...]:
     return (
         Format("spark-table", "table of the Spark session's catalog (`engine: spark` evaluates it on Spark)",
                frozenset({"qrels", "run"}), _read_collected, options=fields.ROLE_OPTIONS,
-               spark=read_spark_table, named=True, example='eb.to_run("bm25_run", format="spark-table")'),
+               spark=read_spark_table, named=True, example='eb.read_run("bm25_run", format="spark-table")'),
     )
 
 

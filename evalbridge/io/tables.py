@@ -456,27 +456,27 @@ def _formats() -> tuple[Any, ...]:
     return (
         Format("csv", "CSV with a header, one row per (query, doc)", both,
                _reader(lambda p, k, o: read_delimited(Path(p), k, o, delimiter=",")), suffixes=(".csv",),
-               options=roles, write=_writer("csv"), example='eb.to_run("run.csv", query="qid", doc="docno")'),
+               options=roles, write=_writer("csv"), example='eb.read_run("run.csv", query="qid", doc="docno")'),
         Format("tsv", "TSV with a header, one row per (query, doc)", both,
                _reader(lambda p, k, o: read_delimited(Path(p), k, o, delimiter="\t")), suffixes=(".tsv",),
                options=roles, write=_writer("tsv"), sniff=_sniff_header,
-               example='eb.to_qrels("qrels.tsv")'),
+               example='eb.read_qrels("qrels.tsv")'),
         Format("beir", "BEIR qrels TSV `query-id corpus-id score` with its header", frozenset({"qrels"}),
                _reader(lambda p, k, o: read_delimited(Path(p), k, {"query": "query-id", "doc": "corpus-id",
                                                                    "grade": "score", **o}, delimiter="\t")),
                options={k: v for k, v in roles.items() if k != "rank"},  # (qrels only)
-               example='eb.to_qrels("qrels.tsv", format="beir")'),
+               example='eb.read_qrels("qrels.tsv", format="beir")'),
         Format("msmarco", "MS MARCO run TSV `qid docid rank`, no header (scores from ranks)", frozenset({"run"}),
                _reader(lambda p, k, o: read_msmarco(Path(p), k, o)), suffixes=(".tsv",),
                write=lambda obj, path, options: write_msmarco(obj, path), sniff=_sniff_msmarco,
-               example='eb.to_run("run.dev.tsv")'),
+               example='eb.read_run("run.dev.tsv")'),
         Format("parquet", "Parquet table, one row per (query, doc)", both,
                _reader(lambda p, k, o: read_parquet(Path(p), k, o)), suffixes=(".parquet", ".pq"), options=roles,
-               write=_writer("parquet"), example='eb.to_qrels("qrels.parquet")', spark=_parquet_on_spark),
+               write=_writer("parquet"), example='eb.read_qrels("qrels.parquet")', spark=_parquet_on_spark),
         Format("table", "pandas / Polars DataFrame or Arrow table, one row per (query, doc)", both,
                _reader(lambda obj, k, o: read_table(to_arrow(obj), k, o, source=None, header=False)),
                options=roles, accepts=_is_table,
-               example='eb.to_run(pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d1", "d2"], "sim": [0.9, 0.4]}), query="qid", doc="docno", score="sim")'),
+               example='eb.read_run(pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d1", "d2"], "sim": [0.9, 0.4]}), query="qid", doc="docno", score="sim")'),
     )
 
 

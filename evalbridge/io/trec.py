@@ -341,7 +341,7 @@ def _formats() -> tuple[Any, ...]:
                         "duplicates": "runs: " + POLICIES["duplicates"][1]},
                write=_write, sniff=_sniff, example='eb.read_run("run.txt")', read_columns=_read_columns),
         Format("judged_list", "judged ranked list `qid Q0 docid rel`, lines in rank order", frozenset(),
-               _read_judged, paired=True, example='eb.read_judged_list("judged.txt")'),
+               _read_judged, paired=True, example='eb.read_pair("judged.txt", format="judged_list")'),
     )
 
 

@@ -266,6 +266,11 @@ class Metric:
                  for name in names]
         return tuple(dict.fromkeys([*self.info.inputs, *extra]))
 
+    @classmethod
+    def parse(cls, spec: str | Metric) -> Metric:
+        """The metric a spec names, in any spelling (:func:`parse_metric`): ``Metric.parse("ndcg@10")``."""
+        return parse_metric(spec)
+
     def replace(self, *, k: Any = ..., **options: Any) -> Metric:
         """A copy with a new cutoff and/or options (``None`` resets an option to its default)."""
         merged = dict(self.options)

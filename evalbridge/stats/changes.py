@@ -133,7 +133,7 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
     """What ``after`` (e.g. :func:`evalbridge.merge_judgements`' output) changed against ``before`` for these runs.
 
     Args:
-        before, after: two sets of judgements of the same eval set (anything :func:`evalbridge.to_qrels` reads).
+        before, after: two sets of judgements of the same eval set (anything :func:`evalbridge.read_qrels` reads).
         runs: system name -> run (two systems or more).
         metrics: the metrics; the first decides which system to ship.
         test, alpha, n_resamples, seed: the significance test of every pair (``t`` or ``randomization``), Holm

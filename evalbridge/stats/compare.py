@@ -177,9 +177,10 @@ def _provenance(results: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(f"{', '.join(names)}: {summary}" for summary, names in systems.items())
 
 
-def compare_systems(results: Mapping[str, Any], metrics: Sequence[Any], *, baseline: str | Sequence[str] | None = None,
-                    test: str = "t", correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95,
-                    n_resamples: int = 10_000, seed: int = 0, ci_method: str = "BCa",
+def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[Any], *,
+                    baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
+                    alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
+                    ci_method: str = "BCa",
                     labels: Sequence[str] | None = None, slices: Any = None) -> Comparison:
     """Compare systems pair by pair on each metric, paired by query id.
 
@@ -358,7 +359,9 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     """Evaluate every run against ``qrels`` and compare them, in one call.
 
     ``runs`` maps system names to runs (anything :func:`evalbridge.evaluate` reads: dicts,
-    :class:`~evalbridge.Run`, TREC file paths, DataFrames...), in display order. Each run is
+    :class:`~evalbridge.Run`, TREC file paths, DataFrames...) or to their evaluated
+    :class:`~evalbridge.Results`, in display order; with ``qrels=None`` every value is taken as evaluated
+    (Results, or ``{metric: {query id: value}}``). Each run is
     evaluated with the same settings (``settings=Settings(...)`` or its keywords, as ``evaluate``), then
     :func:`compare_systems` compares them (``baseline`` ... ``ci_method``, see there); each metric
     is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
@@ -374,6 +377,7 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     [('P@1', 1.0, 0.0312), ('RR', 0.5, 0.0312)]
     """
     from ..evaluation import evaluate
+    from ..results import Results
     from ..settings import settings_of
 
     chosen = settings_of(settings, keywords)
@@ -383,8 +387,11 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
         raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                          fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
     _baselines(baseline, _systems(list(runs)))
+    if qrels is None:  # every value already evaluated (Results, or {metric: {query id: value}}): compared as it is
+        return compare_systems(runs, metrics, baseline=baseline, slices=slices, **parameters)
     wanted = metric_requests(metrics)
-    results = {name: evaluate(qrels, run, wanted, settings=chosen) for name, run in runs.items()}
+    results = {name: run if isinstance(run, Results) else evaluate(qrels, run, wanted, settings=chosen)
+               for name, run in runs.items()}
     if isinstance(slices, str):
         from ..model import Run
         from .slices import slice_labels

@@ -339,12 +339,13 @@ def _mean(results: Any, metric: Metric | str) -> float:
                          fix=f"add {metric} to the metrics.") from None
 
 
-def check_gates(gates: Iterable[Gate], results: Mapping[str, Any], *, baseline: str | None = None,
-                on_inconclusive: str = "fail") -> list[GateResult]:
+def check_gates(gates: Iterable[Gate] | Mapping[str, str | Iterable[str]], results: Mapping[str, Any], *,
+                baseline: str | None = None, on_inconclusive: str = "fail") -> list[GateResult]:
     """Apply every gate to the systems it covers.
 
     Args:
-        gates: parsed gates (:func:`parse_gates`).
+        gates: ``{metric: expression or [expressions]}`` as a config's ``gates:`` (read by :func:`parse_gates`),
+            or gates already parsed.
         results: system name -> :class:`~evalbridge.results.Results` or ``{metric: mean}`` (a gate with a
             level, ``at 95%``, needs the per-query values of Results).
         baseline: the baseline system: relative gates compare with it, and gates without a
@@ -355,13 +356,15 @@ def check_gates(gates: Iterable[Gate], results: Mapping[str, Any], *, baseline: 
         One :class:`GateResult` per (gate, system), in order.
 
     Example:
-        >>> out = check_gates(parse_gates({"P@5": ">= 0.5"}), {"a": {"P@5": 0.6}, "b": {"P@5": 0.4}})
+        >>> out = check_gates({"P@5": ">= 0.5"}, {"a": {"P@5": 0.6}, "b": {"P@5": 0.4}})
         >>> [r.passed for r in out]
         [True, False]
     """
-    if isinstance(gates, (str, Mapping)) or not isinstance(gates, Iterable):
-        raise InputError(f"gates must be parsed gates; got {type(gates).__name__} {gates!r:.60}.",
-                         fix="parse them first: check_gates(parse_gates({'recall@5': '>= 0.8'}), results).")
+    if isinstance(gates, Mapping):
+        gates = parse_gates(gates)
+    if isinstance(gates, str) or not isinstance(gates, Iterable):
+        raise InputError(f"gates must be a mapping of metrics to expressions; got {type(gates).__name__} {gates!r:.60}.",
+                         fix="pass e.g. check_gates({'recall@5': '>= 0.8'}, results).")
     if not isinstance(results, Mapping):
         raise InputError(f"results must be a mapping of system names to their results; got "
                          f"{type(results).__name__} {results!r:.60}.", fix="pass e.g. {'bm25': results}.")

@@ -62,7 +62,7 @@ def cut_run(qrels: Qrels, run: Run, conventions: Settings) -> Cut:
             kept = {doc: score for doc, score in kept.items() if grades.get(doc, -1) >= 0}
             unjudged += before - len(kept)
         rows[qid] = kept
-    return Cut(Run(rows, name=run.name, source=run.source, allow_empty=True), beyond, unjudged)
+    return Cut(Run(rows, name=run.name, source=run.source, allow_empty=True, logged=run.logged), beyond, unjudged)
 
 
 def _top(scores: Mapping[str, float], depth: int, conventions: Settings, qid: str) -> set[str]:

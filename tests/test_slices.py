@@ -371,3 +371,11 @@ def test_slices_show_themselves_in_every_table_format() -> None:
     assert "Slices by a mapping" in text and "not tested" in text and "8 queries are in no slice" in text
     assert "a\\|b" in md and "a|b" not in md.replace("a\\|b", "")  # a name never splits a Markdown row
     assert "<table" in html and json.loads(sliced.table("json"))["counts"] == {"a|b": 12, "tiny": 4}
+
+
+def test_the_logged_numbers_and_labels_survive_the_cut_of_depth_and_judged_only(tmp_path: Path) -> None:
+    qrels, run = eb.read_log(_log(tmp_path / "log.jsonl", _rows(12)), slice="category")
+    plain = eb.evaluate(qrels, run, ["RR"], slices="category")
+    cut = eb.evaluate(qrels, run, ["RR"], depth=1, judged_only=True, ids="str", slices="category")
+    assert cut.numbers == plain.numbers and len(cut.numbers) == 2
+    assert cut.slices is not None and plain.slices is not None and cut.slices.counts == plain.slices.counts

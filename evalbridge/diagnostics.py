@@ -489,7 +489,8 @@ def _direct(collection: _Collection, label: str, options: Settings) -> tuple[Any
     if metric.inputs:
         return None
     depth = collection.tops.depth if options.depth is None else min(options.depth, collection.tops.depth)
-    return metric, Judged(collection.tops, collection.table, collection.row_code, collection.grades), depth
+    return metric, Judged(collection.tops, collection.table, collection.row_code, collection.grades,
+                          collection.needed), depth
 
 
 def _direct_values(direct: tuple[Any, Any, int], system: int, queries: np.ndarray, options: Settings,

@@ -293,12 +293,15 @@ def _pair_codes(kept: list[np.ndarray], n_queries: int, depth: int) -> tuple[np.
 
 class Judged:
     """The qrels' rows grouped by query, for the kernels: each query's grades (R, the ideal ranking) and the
-    grade of every pair of a :class:`TopLists` (its hits), matched once."""
+    grade of every pair of a :class:`TopLists` (its hits), matched once. ``rows``: a mask of the qrels rows the
+    metric reads (all when None; the rows of grade 0 are left out of R and the ideal ranking alike)."""
 
-    def __init__(self, tops: TopLists, table: RowTable, row_code: np.ndarray, grades: np.ndarray) -> None:
+    def __init__(self, tops: TopLists, table: RowTable, row_code: np.ndarray, grades: np.ndarray,
+                 rows: np.ndarray | None = None) -> None:
         self.tops, self.table, self.grades = tops, table, grades
-        self.order = np.argsort(row_code, kind="stable")            # rows, query by query (qrels order)
-        counts = np.bincount(row_code, minlength=len(table.query_ids))
+        chosen = np.arange(table.n_rows) if rows is None else np.flatnonzero(rows)  # the rows the kernels read
+        self.order = chosen[np.argsort(row_code[chosen], kind="stable")]          # query by query (qrels order)
+        counts = np.bincount(row_code[chosen], minlength=len(table.query_ids))
         self.starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
         position = {q: i for i, q in enumerate(tops.query_ids)}
         self.in_tops = np.array([position.get(q, -1) for q in table.query_ids], dtype=np.int64)

@@ -43,6 +43,7 @@ from .errors import InputError
 from .evaluation import as_qrels, as_run, evaluate
 from .metrics.requests import MetricsArg
 from .model import Qrels, Run
+from .results import CONVENTIONS
 from .settings import Keywords, Settings, settings_of
 from .ranking import rank
 from .wording import option
@@ -197,7 +198,7 @@ class RunDiff:
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""
         data = asdict(self)
-        data["conventions"] = asdict(self.conventions)
+        data["conventions"] = {key: getattr(self.conventions, key) for key in CONVENTIONS}
         cleaned: dict[str, Any] = _clean(data)
         return cleaned
 

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 __all__ = ["Results", "Provenance", "MetricMeans", "NumberSummary", "summarise_numbers", "pareto_front"]
 
 
+#: The settings a results file records under ``conventions`` (how rankings and means were formed).
+CONVENTIONS = ("ties", "score_precision", "missing_queries", "judged_only", "depth", "no_relevant")
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where the numbers come from, and which queries they cover.
@@ -84,7 +88,10 @@ class Provenance:
             f"; warning: {w}" for w in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """JSON-ready; the settings of the ranking and the mean under ``conventions``, as results files have them."""
+        data = {("conventions" if name == "settings" else name):
+                ({key: getattr(self.settings, key) for key in CONVENTIONS} if name == "settings" else value)
+                for name, value in asdict(self).items()}
         for name in ("missing_from_run", "ignored_run_only", "bridges", "notes", "warnings", "without_relevant"):
             data[name] = list(getattr(self, name))
         return data

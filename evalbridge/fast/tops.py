@@ -247,13 +247,14 @@ def from_ranked(ranked: Iterable[tuple[str, np.ndarray, np.ndarray]], *, query_i
     doc_order[np.asarray(pc.sort_indices(doc_ids))] = np.arange(n_docs)
     doc_order[-1] = -1
     names, kept = [], []
+    code_type = np.int32 if n_docs < 2 ** 31 else np.int64
     for name, docs, scores in ranked:
         docs, scores = np.asarray(docs), np.asarray(scores)
         if docs.shape != scores.shape or docs.ndim != 2 or docs.shape[0] != len(query_ids):
             raise InputError(f"run {name!r}: doc codes and scores must both be (queries, documents) arrays with "
                              f"{len(query_ids)} rows; got {docs.shape} and {scores.shape}.")
         names.append(str(name))
-        kept.append(_first_in_order(docs, scores, depth, doc_order, ties).astype(np.int64))
+        kept.append(_first_in_order(docs, scores, depth, doc_order, ties).astype(code_type))
     n_queries = len(query_ids)
     query_of_pair, doc_of_pair, codes = _pair_codes(kept, n_queries, depth)
     return TopLists(tuple(names), _pairs_table(tuple(map(str, query_ids)), query_of_pair,
@@ -265,30 +266,40 @@ def _pair_codes(kept: list[np.ndarray], n_queries: int, depth: int) -> tuple[np.
     (systems, queries, depth), -1 where none) of each run's kept doc codes (queries, depth).
 
     One sort per query of its systems x depth entries, each entry's doc code and position packed into one
-    int64 (a row of 10,000 sorts in cache; one sort of all 50M entries would not)."""
+    int64 (a row of 10,000 sorts in cache; one sort of all 50M entries would not), a block of queries at a time
+    (the block's arrays about 64 MiB, whatever the number of queries)."""
     n_systems = len(kept)
     width = n_systems * depth
     if n_systems == 0 or n_queries == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.full((n_systems, n_queries, depth), -1, np.int64)
     bits = max(1, width.bit_length())
-    packed = np.empty((n_queries, width), dtype=np.int64)
-    for s, docs in enumerate(kept):  # (queries, depth) into the row segment of system s
-        block = packed[:, s * depth:(s + 1) * depth]
-        block[:] = (docs.astype(np.int64) << bits) | np.arange(s * depth, (s + 1) * depth, dtype=np.int64)
-        block[docs < 0] = np.iinfo(np.int64).max
-    packed.sort(axis=1)
-    valid = packed != np.iinfo(np.int64).max
-    doc = packed >> bits
-    new = valid.copy()
-    new[:, 1:] &= doc[:, 1:] != doc[:, :-1]
-    pair = np.cumsum(new, axis=None).reshape(n_queries, width) - 1
-    flat = np.full((n_queries, width), -1, dtype=np.int64 if pair.size and pair[-1, -1] >= 2 ** 31 - 1 else np.int32)
-    position = packed & ((1 << bits) - 1)
-    rows = np.broadcast_to(np.arange(n_queries)[:, None], (n_queries, width))
-    flat[rows[valid], position[valid]] = pair[valid]
-    codes = np.ascontiguousarray(flat.reshape(n_queries, n_systems, depth).transpose(1, 0, 2))
-    query_of_pair = np.repeat(np.arange(n_queries, dtype=np.int64), new.sum(axis=1))
-    return query_of_pair, doc[new], codes
+    mask = (1 << bits) - 1
+    empty = np.iinfo(np.int64).max
+    codes = np.full((n_systems, n_queries, depth), -1, dtype=np.int32 if n_systems * n_queries * depth < 2 ** 31
+                    else np.int64)
+    queries, docs_of_pairs, first = [], [], 0
+    step = max(1, (64 * 2 ** 20) // (8 * width))  # queries per block: each block's arrays stay near 64 MiB
+    for start in range(0, n_queries, step):
+        stop = min(n_queries, start + step)
+        packed = np.empty((stop - start, width), dtype=np.int64)
+        for s, docs in enumerate(kept):  # (queries, depth) into the row segment of system s
+            block = packed[:, s * depth:(s + 1) * depth]
+            part = docs[start:stop]
+            block[:] = (part.astype(np.int64) << bits) | np.arange(s * depth, (s + 1) * depth, dtype=np.int64)
+            block[part < 0] = empty
+        packed.sort(axis=1)
+        valid = packed != empty
+        doc = packed >> bits
+        new = valid.copy()
+        new[:, 1:] &= doc[:, 1:] != doc[:, :-1]
+        pair = np.cumsum(new, axis=None).reshape(new.shape) - 1 + first
+        row, col = np.nonzero(valid)
+        position = packed[row, col] & mask
+        codes[position // depth, start + row, position % depth] = pair[row, col]
+        queries.append(np.repeat(np.arange(start, stop, dtype=np.int64), new.sum(axis=1)))
+        docs_of_pairs.append(doc[new])
+        first += int(new.sum())
+    return np.concatenate(queries), np.concatenate(docs_of_pairs), codes
 
 
 class Judged:

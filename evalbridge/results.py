@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +18,7 @@ if TYPE_CHECKING:
 
     from .stats.slices import Slices
 
-__all__ = ["Results", "Provenance", "MetricMeans", "NumberSummary", "summarise_numbers", "pareto_front"]
+__all__ = ["Results", "Provenance", "MetricMeans", "NumberSummary", "summarise_numbers"]
 
 
 #: The settings a results file records under ``conventions`` (how rankings and means were formed).
@@ -127,19 +125,6 @@ def summarise_numbers(logged: Mapping[str, Mapping[str, Any]]) -> tuple[NumberSu
         p50, p95 = (float(x) for x in np.percentile(np.asarray(numbers, dtype=np.float64), [50, 95]))
         out.append(NumberSummary(name, len(numbers), math.fsum(numbers) / len(numbers), p50, p95))
     return tuple(out)
-
-
-def pareto_front(points: Mapping[str, tuple[float, float]]) -> tuple[str, ...]:
-    """The systems no other system beats on both: ``points`` maps a system to (quality, cost), quality higher is
-    better, cost lower is better; a system is on the front unless another has quality >= and cost <= with one of
-    them strictly. Systems with a nan are left out. In the order given.
-
-    >>> pareto_front({"bm25": (0.50, 10.0), "dense": (0.70, 40.0), "hybrid": (0.68, 55.0), "tiny": (0.40, 10.0)})
-    ('bm25', 'dense')
-    """
-    finite = {s: p for s, p in points.items() if all(map(math.isfinite, p))}
-    return tuple(s for s, (q, c) in finite.items()
-                 if not any(q2 >= q and c2 <= c and (q2 > q or c2 < c) for t, (q2, c2) in finite.items() if t != s))
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,13 +307,6 @@ class Results:
         if len(means) > _REPR_METRICS:
             shown += f", ... (+{len(means) - _REPR_METRICS} metrics)"
         return f"Results({shown}; {self.provenance.queries_evaluated} queries, backend={self.provenance.backend})"
-
-    def to_html(self, path: str | os.PathLike[str], *, system: str = "system", title: str | None = None) -> Path:
-        """Write these results to ``path`` as one self-contained HTML page (the ``html`` report format of a
-        :class:`~evalbridge.reports.report.Report` of one system called ``system``); returns ``path``."""
-        from .reports.report import Report
-
-        return Report(results={system: self}, title=title or f"evalbridge: {system}").to_html(path)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""

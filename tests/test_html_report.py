@@ -122,13 +122,13 @@ def test_the_numbers_of_the_page_are_those_of_report_json(report: Report) -> Non
 
 
 def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Report.to_html(path), Results.to_html(path), Comparison.to_html(path), ``evalbridge eval --format html -o``
-    and a config's ``formats: [html]`` write the renderer's page; to_html refuses a folder (not a regular file)
-    before rendering."""
+    """Report.to_html(path) (also of one system's results, or of a comparison alone), ``evalbridge eval --format
+    html -o`` and a config's ``formats: [html]`` write the renderer's page; to_html refuses a folder (not a regular
+    file) before rendering."""
     written = report.to_html(tmp_path / "page.html")
     assert written.read_text(encoding="utf-8") == render(report, "html")
     one = next(iter(report.results.values()))
-    alone = one.to_html(tmp_path / "one.html", system="<bm25>")
+    alone = Report(results={"<bm25>": one}, title="evalbridge: <bm25>").to_html(tmp_path / "one.html")
     assert alone.read_text(encoding="utf-8") == render(Report(results={"<bm25>": one}, title="evalbridge: <bm25>"),
                                                        "html")
     with pytest.raises(eb.InputError, match="folder"):
@@ -136,7 +136,8 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
     # a comparison alone: its means, markers and intervals, and its pairs; the fragment without a path
     comparison = report.comparison
     assert comparison is not None and comparison.to_html().startswith("<table>")
-    page = comparison.to_html(tmp_path / "comparison.html").read_text(encoding="utf-8")
+    page = Report(results={}, comparison=comparison, title="evalbridge comparison").to_html(
+        tmp_path / "comparison.html").read_text(encoding="utf-8")
     parsed = _parse(page)
     assert [row[0] for row in parsed.tables[0][1:]] == list(RUNS) and parsed.tables[0][0][1] == HOSTILE[3]
     for interval in comparison.intervals:

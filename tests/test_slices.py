@@ -266,7 +266,7 @@ def test_a_config_slices_by_a_column_of_a_query_table_without_a_comparison(tmp_p
 
 
 def test_pareto_front_marks_the_systems_no_other_beats_on_quality_and_cost() -> None:
-    from evalbridge.results import pareto_front
+    from evalbridge.stats.pareto import pareto_front
 
     assert pareto_front({"a": (0.5, 1.0), "b": (0.5, 1.0)}) == ("a", "b")  # equal: neither beats the other
     assert pareto_front({"a": (0.5, 1.0), "b": (0.6, 1.0), "c": (0.7, 0.5)}) == ("c",)
@@ -364,7 +364,7 @@ def test_slices_show_themselves_in_every_table_format() -> None:
     values = {"base": {"RR": {f"q{i}": (i % 4) / 4 for i in range(24)}},
               "new": {"RR": {f"q{i}": ((i + 1) % 4) / 4 for i in range(24)}}}
     labels = {f"q{i}": "a|b" if i < 12 else "tiny" for i in range(16)}
-    cmp = eb.compare_systems(values, ["RR"], baseline="base", slices=labels, n_resamples=100)
+    cmp = eb.compare(None, values, ["RR"], baseline="base", slices=labels, n_resamples=100)
     sliced = cmp.slices
     assert sliced is not None
     text, md, html = str(sliced), sliced.to_markdown(), sliced._repr_html_()
@@ -374,7 +374,7 @@ def test_slices_show_themselves_in_every_table_format() -> None:
 
 
 def test_the_logged_numbers_and_labels_survive_the_cut_of_depth_and_judged_only(tmp_path: Path) -> None:
-    qrels, run = eb.read_log(_log(tmp_path / "log.jsonl", _rows(12)), slice="category")
+    qrels, run = eb.read_pair(_log(tmp_path / "log.jsonl", _rows(12)), slice="category", format="rag")
     plain = eb.evaluate(qrels, run, ["RR"], slices="category")
     cut = eb.evaluate(qrels, run, ["RR"], depth=1, judged_only=True, ids="str", slices="category")
     assert cut.numbers == plain.numbers and len(cut.numbers) == 2

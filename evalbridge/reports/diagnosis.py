@@ -7,12 +7,9 @@ the user should do with it; :func:`render_text` lays the numbers and those sente
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..names import one_line
-
-if TYPE_CHECKING:
-    from ..diagnostics import Diagnosis
 
 __all__ = ["meanings", "render_text", "SECTIONS"]
 
@@ -28,7 +25,7 @@ def _pct(value: float) -> str:
     return "nan" if not math.isfinite(value) else f"{100 * value:.1f}%"
 
 
-def _power(d: Diagnosis) -> str:
+def _power(d: Any) -> str:
     p = d.discriminative_power
     head = (f"{p.significant} of {p.pairs} system pairs ({_pct(p.share)}) differ significantly on {d.metric} "
             f"({p.test} test, {p.correction} correction, alpha {p.alpha:g}): ")
@@ -38,7 +35,7 @@ def _power(d: Diagnosis) -> str:
                    "of close systems.")
 
 
-def _swap(d: Diagnosis) -> str:
+def _swap(d: Any) -> str:
     s = d.swap
     head = f"Over {s.trials} random splits into halves of {s.half} queries, {_pct(s.rate)} of pair orders swapped: "
     if s.stable_delta is None:
@@ -49,7 +46,7 @@ def _swap(d: Diagnosis) -> str:
                    f"smaller difference should not decide which system to ship.")
 
 
-def _bias(d: Diagnosis) -> str:
+def _bias(d: Any) -> str:
     b = d.pool_bias
     worst = b.largest
     if worst is None or worst.unique_relevant == 0 or worst.delta == 0:
@@ -60,7 +57,7 @@ def _bias(d: Diagnosis) -> str:
             f"a new system unlike the pooled ones may be under-scored by about that much until its documents are judged.")
 
 
-def _saturation(d: Diagnosis) -> str:
+def _saturation(d: Any) -> str:
     s = d.saturation
     if not s.tied:
         return f"No query of {s.queries} is scored alike by every system: every query helps tell the systems apart."
@@ -71,7 +68,7 @@ def _saturation(d: Diagnosis) -> str:
     return head + "those queries do not count in any comparison; the others carry every decision."
 
 
-def _judged(d: Diagnosis) -> str:
+def _judged(d: Any) -> str:
     j = d.judged
     ranked = [(r, share) for r, share in enumerate(j.share, 1) if share is not None]
     if not ranked:
@@ -84,7 +81,7 @@ def _judged(d: Diagnosis) -> str:
     return head + "the metric reads judged documents almost only, so holes in the judgements barely move it."
 
 
-def _agreement(d: Diagnosis) -> str:
+def _agreement(d: Any) -> str:
     a = d.agreement
     if a is None:
         return ""
@@ -99,13 +96,13 @@ _SENTENCES = {"discriminative_power": _power, "swap": _swap, "pool_bias": _bias,
               "judged": _judged, "agreement": _agreement}
 
 
-def meanings(d: Diagnosis) -> dict[str, str]:
+def meanings(d: Any) -> dict[str, str]:
     """Finding -> one sentence of what it means for the user's decision (the agreement only when given)."""
     out = {name: _SENTENCES[name](d) for name in SECTIONS}
     return {name: text for name, text in out.items() if text}
 
 
-def render_text(d: Diagnosis) -> str:
+def render_text(d: Any) -> str:
     """The diagnosis as plain text: the systems' means, each run's pool bias, then the meaning of each finding."""
     names = [one_line(name) for name in d.systems]
     width = max(len("system"), *map(len, names))

@@ -108,7 +108,7 @@ class Report:
             baseline) or ``letters`` (ranx's superscript letters).
         agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
-            alone, or of a comparison alone (``Comparison.to_html(path)``), has no ``results``.
+            alone, or of a comparison alone (``Report(results={}, comparison=cmp)``), has no ``results``.
         diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.

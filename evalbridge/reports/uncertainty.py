@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..names import one_line
-
-if TYPE_CHECKING:
-    from ..uncertainty import Uncertainty
 
 __all__ = ["meaning", "render_text"]
 
 
-def meaning(u: Uncertainty) -> str:
+def meaning(u: Any) -> str:
     """One sentence: how much the uncertainty of the labels adds to that of the queries, for a decision."""
     widening = u.widening
     labels = f"{len(u.labellings)} judges" if isinstance(u.labellings, tuple) else f"{u.labellings} labellings drawn"
@@ -27,7 +24,7 @@ def meaning(u: Uncertainty) -> str:
             f"limit what this measurement can decide.")
 
 
-def render_text(u: Uncertainty) -> str:
+def render_text(u: Any) -> str:
     """The measurement as plain text."""
     level = f"{100 * u.confidence:g}%"
     return "\n".join([

@@ -5,11 +5,9 @@ its tables, shown by :mod:`evalbridge.reports` in any output format."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
 from ..metrics.requests import MetricRequest, find_request
@@ -249,24 +247,10 @@ class Comparison:
         """:meth:`table` as a booktabs LaTeX table, the footnote in the caption."""
         return self.table(fmt="latex", markers=markers, digits=digits)
 
-    @overload
-    def to_html(self, path: None = None, *, markers: str | None = None, digits: int = 4) -> str: ...
-
-    @overload
-    def to_html(self, path: str | os.PathLike[str], *, markers: str | None = None, digits: int = 4) -> Path: ...
-
-    def to_html(self, path: str | os.PathLike[str] | None = None, *, markers: str | None = None,
-                digits: int = 4) -> str | Path:
-        """Without ``path``: :meth:`table` as an HTML table, the footnote below it (the notebook view). With
-        ``path``: the comparison written there as one self-contained HTML page (the ``html`` report format of a
-        report of this comparison: the means with markers and intervals, every pair's differences and p-values);
-        returns ``path``."""
-        if path is None:
-            return self.table(fmt="html", markers=markers, digits=digits)
-        from ..reports.report import Report
-
-        return Report(results={}, comparison=self, title="evalbridge comparison", digits=digits,
-                      markers=self.marker_style(markers)).to_html(path)
+    def to_html(self, *, markers: str | None = None, digits: int = 4) -> str:
+        """:meth:`table` as an HTML table, the footnote below it (the notebook view). The whole page of a
+        comparison is its report's: ``Report(results={}, comparison=cmp).to_html(path)``."""
+        return self.table(fmt="html", markers=markers, digits=digits)
 
     def _repr_html_(self) -> str:
         return self.table(fmt="html")

@@ -9,7 +9,7 @@ Each setting is one field of :class:`Settings`, declared with :func:`setting`: i
 (:mod:`evalbridge.stats.parameters`: allowed values, errors saying expected vs got, checked once when the value is
 built) and its help. :data:`ROWS` is that table; the command line's flags (``--min-relevance``,
 ``--judged-only``...) and the config's keys (``min_relevance:``, ``judged_only:``) are generated from it
-(:func:`evalbridge.cli_settings.add_settings`, :func:`evalbridge.config.schema.validate`), so a new setting is one
+(:func:`evalbridge.cli.shared.add_settings`, :func:`evalbridge.config.schema.validate`), so a new setting is one
 field here (and its line in :class:`Keywords`, which type checkers read).
 
 Two settings are *read* policies (``ROWS[name].reads``): ``ids`` and ``duplicates`` decide which ids meet and

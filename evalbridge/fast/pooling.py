@@ -217,6 +217,18 @@ def _keep(run: RowTable, judged_of: _Judged, keep: int, k: int, code_of: Mapping
                  judged_k, lengths)
 
 
+def _joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """The parts end to end, each let go once copied (``parts`` is emptied): the peak is one copy, not two."""
+    out = np.empty(sum(map(len, parts)), dtype=dtype)
+    at = 0
+    while parts:
+        part = parts.pop(0)
+        out[at:at + len(part)] = part
+        at += len(part)
+        del part
+    return out
+
+
 def _mean_share(found: np.ndarray, shown: np.ndarray) -> float:
     """Mean over the queries of found / shown (0 where nothing is shown); nan over no query."""
     if not len(shown):
@@ -243,12 +255,11 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
         del run  # let go of its table before the next run is read
     sizes = [len(c.code) for c in kept]
     kept_judged, kept_lengths = [c.judged_k for c in kept], [c.lengths for c in kept]
-    code = np.concatenate([c.code for c in kept]) if kept else np.zeros(0, np.int64)
-    rank = np.concatenate([c.rank for c in kept]) if kept else np.zeros(0, np.int64)
-    hashes = np.concatenate([c.hashes for c in kept]) if kept else np.zeros(0, np.uint64)
+    codes, ranks, hash_parts = [c.code for c in kept], [c.rank for c in kept], [c.hashes for c in kept]
     docs = pa.chunked_array([chunk for c in kept for chunk in (c.docs.chunks if isinstance(c.docs, pa.ChunkedArray)
                                                               else [c.docs])], type=pa.string())
-    del kept  # each run's doc ids now live in ``docs`` alone
+    del kept  # each run's doc ids now live in ``docs`` alone; its other columns in the lists, joined below
+    code, rank, hashes = _joined(codes, np.int32), _joined(ranks, np.int32), _joined(hash_parts, np.uint64)
     member = rank <= deepest  # the pool's pairs come from these rows; the others (deeper than the pool) look them up
     by_hash = np.argsort(hashes)  # one sort; each hash group's first row, best rank and runs come by reduceat
     sorted_hashes = hashes[by_hash]

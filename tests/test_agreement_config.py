@@ -75,7 +75,7 @@ def test_config_cli_and_python_give_the_same_report_on_dl19_against_a_noisy_judg
     rng = random.Random(2019)
     noisy = {q: {d: rng.choice([x for x in range(4) if x != g]) if rng.random() < 0.15 else int(g)
                  for d, g in nist[q].items()} for q in nist}
-    eb.write(noisy, tmp_path / "noisy.txt")
+    eb.write(eb.Qrels(noisy), tmp_path / "noisy.txt")
     runs = {f"run.{name}.top100": str(folder / f"run.{name}.top100.txt") for name in DL19_RUNS}
     config = yaml_config(tmp_path, f"""\
         title: NIST vs noisy
@@ -122,10 +122,10 @@ def test_config_cli_and_python_agree_on_any_two_judges_and_runs(judges: tuple[di
     runs = _runs(data.draw, sorted(qrels_a))
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        eb.write(qrels_a, folder / "human.txt")
-        eb.write(qrels_b, folder / "llm.txt")
+        eb.write(eb.Qrels(qrels_a), folder / "human.txt")
+        eb.write(eb.Qrels(qrels_b), folder / "llm.txt")
         for run_name, run in runs.items():
-            eb.write(run, folder / f"{run_name}.run")
+            eb.write(eb.Run(run), folder / f"{run_name}.run")
         config = yaml_config(folder, f"""\
             title: human vs llm
             agreement:

@@ -91,7 +91,7 @@ def test_paths_are_relative_to_the_config_not_the_working_directory(folder, tmp_
     (BASE + "gates: {'c: P@2': '>= 0.1'}\n", ["system 'c' is not one of the runs"]),
     (BASE + "gates: {P@2: 0.5}\n", ["gates.P@2: cannot read gate 0.5"]),
     (BASE + "bands: {nDCG: [0.7, 0.5, 0.9]}\n", ["bands.nDCG: the bounds must increase"]),
-    (BASE + "output: {formats: [markdown, html]}\n", ["output.formats[1]: must be one of"]),
+    (BASE + "output: {formats: [markdown, docx]}\n", ["output.formats[1]: must be one of"]),
     (BASE + "output: {plots: {curves: [nDGC]}}\n", ["output.plots.curves[0]", "did you mean 'ndcg'?"]),
     (BASE + "crosscheck: {backends: [trec_eval]}\n", ["crosscheck.backends[0]: must be one of"]),
     (BASE + "seed: -1\n", ["seed must be an integer >= 0; got -1"]),

@@ -160,7 +160,7 @@ def _formats() -> tuple[Any, ...]:
                         "judge": "the field naming who gave the grade (default: judge)",
                         "judge_name": "who gave the grades of pairs without a judge field (default: judge)",
                         **policy_options("ids")},
-               write=lambda obj, path, options: write_judgements(obj, path), sniff=_sniff,
+               write=lambda obj, path, options: write_judgements(obj, path), sniff=_sniff, sniffed_only=True,
                example='eb.read_qrels("graded.jsonl", format="judgements")'),
     )
 

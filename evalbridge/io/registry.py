@@ -105,6 +105,9 @@ class Format:
             RAG log's relevant list, pairs, records), so several inputs over the same questions must judge
             each alike (:func:`check_same_judgements`); label lists and judged lists judge only what they
             retrieved.
+        sniffed_only: the format reads a file of its suffixes only when its ``sniff`` recognises it (graded
+            pairs among JSON Lines), never as the suffix's reader of last resort, whose errors then say what
+            is wrong.
     """
 
     name: str
@@ -124,6 +127,7 @@ class Format:
     prefix: str = ""
     read_columns: Callable[[Any, str], Parsed | None] | None = None
     whole_judgements: bool = False
+    sniffed_only: bool = False
 
     @property
     def takes(self) -> Mapping[str, str]:
@@ -225,7 +229,8 @@ def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
         if fmt.sniff is not None and fmt.sniff(first):
             return fmt
     # Nothing matched: the format whose own suffix this is reads the file, and its errors say what is wrong.
-    return next((f for f in candidates if f.suffixes[0] == suffix), candidates[0])
+    usual = [f for f in candidates if not f.sniffed_only] or candidates
+    return next((f for f in usual if f.suffixes[0] == suffix), usual[0])
 
 
 def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:

@@ -404,7 +404,7 @@ class CrossCheck:
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """The agreement table, then the differences, as GitHub markdown."""
-        from .reports.result_tables import crosscheck_markdown
+        from .views.result_tables import crosscheck_markdown
 
         return crosscheck_markdown(self, digits=digits)
 
@@ -421,7 +421,7 @@ class CrossCheck:
                 "bridges": {b: list(n) for b, n in self.bridges.items()}}
 
     def __str__(self) -> str:
-        from .reports.result_tables import crosscheck_text
+        from .views.result_tables import crosscheck_text
 
         return crosscheck_text(self)
 
@@ -442,7 +442,7 @@ class CrossCheck:
 
     def _repr_html_(self, *, max_rows: int = 20) -> str:
         """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
-        from .reports.result_tables import crosscheck_html
+        from .views.result_tables import crosscheck_html
 
         return crosscheck_html(self, max_rows=max_rows)
 

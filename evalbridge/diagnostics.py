@@ -1,7 +1,7 @@
 """Diagnostics of a test collection: can these judgements tell these systems apart, and do they favour some?
 
 ``eb.diagnose(qrels, runs, "nDCG@10")`` evaluates every run once and returns a :class:`Diagnosis`, data only
-(:mod:`evalbridge.reports.diagnosis` says what each number means for a decision):
+(:mod:`evalbridge.views.diagnosis` says what each number means for a decision):
 
 * **discriminative power** (Sakai 2006): the share of system pairs whose difference is significant under
   the chosen paired test and correction (:mod:`evalbridge.stats.compare`'s tests and corrections);
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError
 from .settings import Settings, settings_of
 from .stats.paired_tests import CORRECTIONS, TESTS, check_comparison_parameters
-from .stats.parameters import Interval, check_parameters, rule_table
+from .parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -192,7 +192,7 @@ class Diagnosis:
         return clean
 
     def __str__(self) -> str:
-        from .reports.diagnosis import render_text
+        from .views.diagnosis import render_text
 
         return render_text(self)
 

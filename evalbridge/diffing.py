@@ -16,7 +16,7 @@ the evaluation (:func:`evalbridge.ranking.rank` with the tie rule and score prec
 ``judged_only`` as :func:`evalbridge.cutting.cut_run` applies them). ``ties="average"`` ranks no single order
 (a tie group across rank ``k`` is in the top ``k`` in some orders only), so a diff refuses it.
 
-A :class:`RunDiff` is data: :mod:`evalbridge.reports.run_diff` declares its tables, which every output format
+A :class:`RunDiff` is data: :mod:`evalbridge.views.run_diff` declares its tables, which every output format
 writes (``print(d)``, ``d.to_markdown()``, ``d.table("json")``, the notebook view); :meth:`RunDiff.to_frame`
 gives them to pandas.
 
@@ -47,7 +47,7 @@ from .results import CONVENTIONS
 from .settings import Keywords, Settings, settings_of
 from .ranking import rank
 from .wording import option
-from .stats.parameters import Interval, check_parameters, rule_table
+from .parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,8 +181,8 @@ class RunDiff:
         return pd.DataFrame(_FRAMES[table](self), columns=_COLUMNS[table])
 
     def table(self, fmt: str = "terminal") -> str:
-        """The diff as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.run_diff`)."""
-        from .reports.run_diff import render_diff
+        """The diff as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.run_diff`)."""
+        from .views.run_diff import render_diff
 
         return render_diff(self, fmt)
 

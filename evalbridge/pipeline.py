@@ -481,7 +481,7 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
     (:class:`~evalbridge.reports.report_folder.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
-    from .reports.formats import report_format
+    from .views.formats import report_format
     from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_frame, write_per_query
     from .reports.report_folder import ReportFolder
     from .reports.writing import unique_file_names

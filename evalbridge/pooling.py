@@ -162,13 +162,13 @@ class Pool:
 
     def to_dict(self) -> dict[str, Any]:
         """The counts, JSON-ready (sizes, per run unjudged and Judged@k now and after); the pairs: :meth:`pairs_frame`."""
-        from .reports.eval_sets import pool_dict
+        from .views.eval_sets import pool_dict
 
         return pool_dict(self)
 
     def render(self, fmt: str = "terminal") -> str:
         """The pool's tables in any format that writes tables (``terminal``, ``markdown``, ``html``...), or ``json``."""
-        from .reports.eval_sets import render_pool
+        from .views.eval_sets import render_pool
 
         return render_pool(self, fmt)
 

@@ -16,8 +16,6 @@ from .settings import Settings
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .stats.slices import Slices
-
 __all__ = ["Results", "Provenance", "MetricMeans", "NumberSummary", "summarise_numbers"]
 
 
@@ -162,7 +160,7 @@ class Results:
     max_grade: float | None = None
     requests: tuple[MetricRequest, ...] = ()
     numbers: tuple[NumberSummary, ...] = ()
-    slices: Slices | None = None
+    slices: Any = None  # a stats.slices.Slices (not imported: results stand below the statistics)
 
     def __post_init__(self) -> None:
         # Copied, then shown read-only: nothing the caller keeps can change a Results (or its cached frame).
@@ -292,12 +290,12 @@ class Results:
 
     def table(self, *, digits: int = 4, fmt: str = "simple") -> str:
         """The means as a text table (any ``tabulate`` format, e.g. ``github``)."""
-        from .reports.result_tables import results_table
+        from .views.result_tables import results_table
 
         return results_table(self, digits=digits, fmt=fmt)
 
     def __str__(self) -> str:
-        from .reports.result_tables import results_text
+        from .views.result_tables import results_text
 
         return results_text(self)
 
@@ -310,7 +308,7 @@ class Results:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
-        from .reports.result_tables import results_html
+        from .views.result_tables import results_html
 
         return results_html(self)
 

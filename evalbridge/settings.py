@@ -6,7 +6,7 @@ or as keywords of the same names (``ties="docid_asc"``), built into one ``Settin
 (:func:`settings_of`); keywords given beside ``settings=`` replace its fields.
 
 Each setting is one field of :class:`Settings`, declared with :func:`setting`: its default, its rule
-(:mod:`evalbridge.stats.parameters`: allowed values, errors saying expected vs got, checked once when the value is
+(:mod:`evalbridge.parameters`: allowed values, errors saying expected vs got, checked once when the value is
 built) and its help. :data:`ROWS` is that table; the command line's flags (``--min-relevance``,
 ``--judged-only``...) and the config's keys (``min_relevance:``, ``judged_only:``) are generated from it
 (:func:`evalbridge.cli.shared.add_settings`, :func:`evalbridge.config.schema.validate`), so a new setting is one
@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .errors import InputError
-from .stats.parameters import Boolean, Interval, OneOf, Rule, Text
+from .parameters import Boolean, Interval, OneOf, Rule, Text
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .settings import Settings, settings_of
-from .stats.parameters import Interval, check_parameters, rule_table
+from .parameters import Interval, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -199,7 +199,7 @@ class Uncertainty:
         return (self.ci_high - self.ci_low) / narrow if narrow > 0 else math.inf
 
     def __str__(self) -> str:
-        from .reports.uncertainty import render_text
+        from .views.uncertainty import render_text
 
         text: str = render_text(self)
         return text

@@ -22,7 +22,7 @@ from strategies import DOCS, grades, two_judges
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.reports.agreement_tables import FORMATS
+from evalbridge.views.agreement_tables import FORMATS
 from evalbridge.stats.agreement import JudgeAgreement, agree, agreement
 from evalbridge.stats.kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
 from evalbridge.stats.ranking_agreement import OUTCOMES, ranking_agreement

@@ -15,7 +15,7 @@ from evalbridge.diagnostics import diagnose, discriminative_power, swap_rate
 from evalbridge.errors import InputError
 from evalbridge.fast.tops import from_ranked, from_runs
 from evalbridge.ranking import rank
-from evalbridge.reports.diagnosis import meanings
+from evalbridge.views.diagnosis import meanings
 from evalbridge.stats.compare import compare_systems
 
 

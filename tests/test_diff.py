@@ -13,7 +13,7 @@ import evalbridge as eb
 from evalbridge.diffing import diff
 from evalbridge.errors import EvalbridgeWarning, InputError
 from evalbridge.ranking import rank
-from evalbridge.reports.run_diff import render_diff
+from evalbridge.views.run_diff import render_diff
 
 DL19 = ("data", "real", "trec-dl-2019-passage")
 

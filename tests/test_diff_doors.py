@@ -11,7 +11,7 @@ import pytest
 import evalbridge as eb
 from doors import cli
 from evalbridge.errors import InputError
-from evalbridge.reports.formats import render
+from evalbridge.views.formats import render
 
 QRELS = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 a 1\nq2 0 d 2\nq3 0 e 1\n"
 BASE = "q1 Q0 a 1 3.0 x\nq1 Q0 x 2 2.0 x\nq1 Q0 b 3 1.0 x\nq2 Q0 d 1 2.0 x\nq2 Q0 y 2 1.0 x\nq3 Q0 e 1 1.0 x\n"

@@ -17,7 +17,7 @@ from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.metrics.requests import metric_requests, split_label
 from evalbridge.pipeline import run_config
-from evalbridge.reports.formats import report_formats
+from evalbridge.views.formats import report_formats
 from evalbridge.reports.report import Report, render, report_dict
 from evalbridge.stats.compare import compare_systems
 from evalbridge.stats.gates import check_gates, parse_gates

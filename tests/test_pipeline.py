@@ -10,7 +10,7 @@ import pytest
 from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.pipeline import run_config
-from evalbridge.reports.formats import render
+from evalbridge.views.formats import render
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"

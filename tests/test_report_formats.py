@@ -1,4 +1,4 @@
-"""Report formats in one table (evalbridge.reports.formats): every door offers every registered format, and a new
+"""Report formats in one table (evalbridge.views.formats): every door offers every registered format, and a new
 format is one new module in evalbridge/reports/renderers/ with no other edit."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.errors import InputError
 from evalbridge.pipeline import run_config
-from evalbridge.reports import formats
-from evalbridge.reports.formats import output_formats, report_format, report_formats
+from evalbridge.views import formats
+from evalbridge.views.formats import output_formats, report_format, report_formats
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"
@@ -26,7 +26,7 @@ METRICS = ["P@2", "nDCG@3", "RR"]
 
 TOY = '''"""A toy report format: one line per system, its means."""
 
-from evalbridge.reports.formats import ReportFormat
+from evalbridge.views.formats import ReportFormat
 
 
 def render_toy(report):

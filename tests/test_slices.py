@@ -266,7 +266,7 @@ def test_a_config_slices_by_a_column_of_a_query_table_without_a_comparison(tmp_p
 
 
 def test_pareto_front_marks_the_systems_no_other_beats_on_quality_and_cost() -> None:
-    from evalbridge.stats.pareto import pareto_front
+    from evalbridge.pareto import pareto_front
 
     assert pareto_front({"a": (0.5, 1.0), "b": (0.5, 1.0)}) == ("a", "b")  # equal: neither beats the other
     assert pareto_front({"a": (0.5, 1.0), "b": (0.6, 1.0), "c": (0.7, 0.5)}) == ("c",)

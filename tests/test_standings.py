@@ -73,7 +73,7 @@ def test_the_doors_show_the_same_standings(shared, tmp_path, monkeypatch) -> Non
     import json
 
     from doors import cli
-    from evalbridge.reports.formats import render
+    from evalbridge.views.formats import render
 
     folder = shared / "data" / "real" / "trec-dl-2019-passage"
     if not folder.is_dir():

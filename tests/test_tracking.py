@@ -253,8 +253,8 @@ def test_two_labels_that_would_log_under_one_name_are_refused() -> None:
 
 def test_a_registered_html_report_format_is_logged_as_report_html(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hook for report.html: once the format registry has ``html``, the parent run carries its rendering."""
-    from evalbridge.reports import formats
-    from evalbridge.reports.formats import ReportFormat
+    from evalbridge.views import formats
+    from evalbridge.views.formats import ReportFormat
 
     table = dict(formats.report_formats())
     table["html"] = ReportFormat("html", ".html", "a page", lambda report: f"<h1>{report.title}</h1>", order=99)

@@ -3,7 +3,7 @@
 * ``metrics``: every metric family of :data:`evalbridge.metrics.catalogue.METRICS` with its formula,
   options, aliases and which backend computes which options (each backend is asked through
   :func:`evalbridge.backends.unsupported`, i.e. its ``CAPABILITIES`` table);
-* ``reports``: every report format (:func:`evalbridge.reports.formats.report_formats`): its file in a
+* ``reports``: every report format (:func:`evalbridge.views.formats.report_formats`): its file in a
   report folder, what it holds, and whether ``evalbridge check --format`` offers it;
 * ``inputs``: every registered input/output format (:func:`evalbridge.io.formats`) with a one-line
   example; ``tests/test_docs.py`` runs each example in a folder holding the small files of :data:`FILES`;
@@ -74,7 +74,7 @@ def inputs_table() -> str:
 
 def reports_table() -> str:
     """The report formats table (Markdown), from the report format registry."""
-    from evalbridge.reports.formats import report_formats
+    from evalbridge.views.formats import report_formats
 
     rows = ["| format | file in a report folder | what | `check --format` |", "|---|---|---|---|"]
     for f in report_formats().values():

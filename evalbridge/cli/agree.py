@@ -74,7 +74,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..reports.formats import report_formats
+    from ..views.formats import report_formats
     from ..stats.agreement import DEFAULT_METRICS
     from ..stats.kappa import ALPHA_LEVELS
     from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS

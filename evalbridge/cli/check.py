@@ -14,7 +14,7 @@ from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_quie
 
 def handle(args: argparse.Namespace) -> int:
     from ..pipeline import run_config
-    from ..reports.formats import check_formats, report_format
+    from ..views.formats import check_formats, report_format
 
     qrels, runs = positionals(args)
     if len(runs) != 1:
@@ -39,7 +39,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..backends import CROSSCHECK_BACKENDS
-    from ..reports.formats import check_formats
+    from ..views.formats import check_formats
 
     ck = commands.add_parser("check", help="cross-check every value against other libraries",
                              description="Compute every metric per query on the reference and on each backend; "

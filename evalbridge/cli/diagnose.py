@@ -27,7 +27,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from ..diagnostics import diagnose
-    from ..reports.diagnosis import meanings
+    from ..views.diagnosis import meanings
 
     qrels, runs, settings = _inputs(args)
     other = None

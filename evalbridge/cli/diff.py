@@ -10,14 +10,14 @@ from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, 
 
 def _formats() -> list[str]:
     """The formats a diff is written in: every output format that writes tables, and json."""
-    from ..reports.formats import output_formats
+    from ..views.formats import output_formats
 
     return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..pipeline import run_config
-    from ..reports.run_diff import render_diff
+    from ..views.run_diff import render_diff
 
     config = config_of(args, args.qrels, [args.run_a, args.run_b])
     refuse_overwrites(args, config)

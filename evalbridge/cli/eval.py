@@ -12,7 +12,7 @@ from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_tracki
 
 def handle(args: argparse.Namespace) -> int:
     from ..pipeline import run_config
-    from ..reports.formats import render
+    from ..views.formats import render
 
     qrels, runs = positionals(args)
     config = config_of(args, qrels, runs)
@@ -33,7 +33,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..reports.formats import report_formats
+    from ..views.formats import report_formats
     from ..stats.paired_tests import CORRECTIONS, TESTS
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",

@@ -16,7 +16,7 @@ from .shared import EXIT_OK, add_quiet, add_tracking, note, note_tracked, progre
 def handle(args: argparse.Namespace) -> int:
     from ..config import load_configs
     from ..pipeline import run_config
-    from ..reports.formats import render
+    from ..views.formats import render
 
     configs = load_configs(args.config)
     given = tracking_given(args)
@@ -69,7 +69,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..reports.formats import report_formats
+    from ..views.formats import report_formats
 
     run = commands.add_parser("run", help="run the evaluation(s) a YAML config describes",
                               description="Run every evaluation in a config file; reports go to output.dir.")

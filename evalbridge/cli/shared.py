@@ -323,7 +323,7 @@ def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
     """One flag per setting of :data:`evalbridge.settings.ROWS` (``reads``: the read policies, else the others),
     generated from its row: ``--judged-only`` for a True/False setting, the choices of a set of words, the type of a
     number. Every flag defaults to None: left out, the config's default decides (:func:`settings_given`)."""
-    from ..stats.parameters import Boolean, Interval, OneOf
+    from ..parameters import Boolean, Interval, OneOf
 
     for row in ROWS.values():
         if row.reads != reads:

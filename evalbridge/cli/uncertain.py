@@ -13,7 +13,7 @@ from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, load_run, source_from_path
-    from ..reports.uncertainty import meaning
+    from ..views.uncertainty import meaning
     from ..uncertainty import uncertain
 
     if (not args.judges) == (args.probabilities is None):

@@ -24,13 +24,13 @@ __all__ = ["RULES", "YamlLocator", "FlagLocator", "Locator", "Checker", "dotted"
 def _rules() -> Mapping[str, Any]:
     """Config key -> its rule: the comparison's are :data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS`
     themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
-    from ..reports.formats import report_formats
+    from ..views.formats import report_formats
     from ..reports.report import PER_QUERY_FORMATS
     from ..stats.kappa import ALPHA_LEVELS
     from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
     from ..diffing import DIFF_PARAMETERS
-    from ..stats.parameters import Interval, OneOf
+    from ..parameters import Interval, OneOf
     from ..tracking import trackers
 
     return MappingProxyType({
@@ -174,7 +174,7 @@ class Checker:
 
     def number(self, value: Any, path: KeyPath, *, low: float | None = None, high: float | None = None,
                integer: bool = False, strict_low: bool = False) -> float:
-        from ..stats.parameters import Interval
+        from ..parameters import Interval
 
         closed = ("neither" if strict_low else "left") if high is None else ("right" if strict_low else "both")
         rule = Interval(dotted(path), int if integer else float, low, high, closed=closed)

@@ -14,7 +14,7 @@ from ..errors import EvalbridgeError, InputError
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
 from ..settings import ROWS, Row, Settings
-from ..stats.parameters import Boolean, Interval, OneOf, Text
+from ..parameters import Boolean, Interval, OneOf, Text
 from ..wording import option
 from .checking import RULES, Checker, dotted, suggest
 from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, DiffSettings,

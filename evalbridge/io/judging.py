@@ -31,7 +31,6 @@ from .text import Lines, open_text
 
 if TYPE_CHECKING:
     from ..model import Qrels
-    from ..pooling import Pool
 
 __all__ = ["write_batch", "read_judgements", "write_judgements", "BATCH_FIELDS", "GRADE_FIELDS", "FORMATS"]
 
@@ -53,7 +52,7 @@ def _texts_for(ids: list[str], texts: Mapping[str, str] | None, what: str, optio
     return [texts[i] for i in ids]
 
 
-def write_batch(pool: Pool, path: str | Path, *, depth: int | None = None, queries: Any = None,
+def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, queries: Any = None,
                 documents: Any = None) -> Path:
     """Write the pool at ``depth`` (default: the deepest) as a judging batch (see the module docstring).
 

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..settings import ROWS
-from ..stats.parameters import OneOf
+from ..parameters import OneOf
 
 __all__ = ["POLICIES", "EVERY_FORMAT", "policy_options", "as_id", "dropped_note", "keep_first"]
 

@@ -2,7 +2,7 @@
 
 A :class:`Report` gathers what one evaluation produced (each system's
 :class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
-provenance); the report formats (:mod:`evalbridge.reports.formats`, one module each in
+provenance); the report formats (:mod:`evalbridge.views.formats`, one module each in
 :mod:`evalbridge.reports.renderers`: ``terminal``, ``markdown``, ``csv``, ``json``, ``latex``) turn it
 into text from the parts defined here (the cells with their markers, the comparison rows, the bands).
 In the tables a mean is followed by ``▲`` (``\\uparrow`` in LaTeX) when it is significantly above the
@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import EvalbridgeError, InputError
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
-from .formats import report_format
+from ..views.formats import report_format
 from .writing import atomic_file, output_file, write_file_atomic
-from .markers import MARKER_STYLES
-from .views import number, p_value
+from ..views.markers import MARKER_STYLES
+from ..views.table import number, p_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,7 +104,7 @@ class Report:
         provenance: JSON-ready provenance (versions, conventions, config, input sha256, query counts).
         digits: decimals shown in text tables.
         markers: significance markers in the tables, a key of
-            :data:`~evalbridge.reports.markers.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
+            :data:`~evalbridge.views.markers.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
         agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
@@ -183,7 +183,7 @@ class Report:
         return all(check.ok for check in self.crosscheck.values())
 
     def render(self, fmt: str) -> str:
-        """The report in a registered format (:func:`evalbridge.reports.formats.report_formats`: ``terminal``,
+        """The report in a registered format (:func:`evalbridge.views.formats.report_formats`: ``terminal``,
         ``markdown``, ``csv``, ``json``, ``latex``)."""
         return render(self, fmt)
 
@@ -257,7 +257,7 @@ def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> di
 
 
 def render(report: Report, fmt: str) -> str:
-    """``report`` in the registered format ``fmt`` (:func:`evalbridge.reports.formats.render`)."""
+    """``report`` in the registered format ``fmt`` (:func:`evalbridge.views.formats.render`)."""
     return report_format(fmt).render(report)
 
 
@@ -446,7 +446,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     if report.diffs:
         data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
     if any(r.numbers for r in report.results.values()):
-        from .slices import fronts
+        from ..views.slices import fronts
 
         for s, r in report.results.items():
             data["systems"][s]["numbers"] = {n.field: {"n": n.n, "mean": n.mean, "p50": n.p50, "p95": n.p95}

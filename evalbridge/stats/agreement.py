@@ -13,7 +13,7 @@ Two questions, two functions:
 
 :func:`agree` does both from two qrels and some runs; it is what ``evalbridge agree`` prints. The measures over
 a confusion table (kappa, Krippendorff's alpha) are in :mod:`evalbridge.stats.kappa`; the tables are shown by
-:mod:`evalbridge.reports.agreement_tables`.
+:mod:`evalbridge.views.agreement_tables`.
 
 Example:
     >>> human = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d4": 1, "d5": 0}}
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..json_data import json_ready
-from ..reports.views import number
+from ..views.table import number
 from .kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
-from .parameters import check_choice
+from ..parameters import check_choice
 from .ranking_agreement import RankingAgreement, check_names, check_significance, ranking_agreement
 
 if TYPE_CHECKING:
@@ -289,17 +289,17 @@ class JudgeAgreement:
 
     def to_markdown(self) -> str:
         """A Markdown section: the summary, the confusion table, the per-category table, the notes."""
-        from ..reports.agreement_tables import judges_markdown
+        from ..views.agreement_tables import judges_markdown
 
         return judges_markdown(self)
 
     def __str__(self) -> str:
-        from ..reports.agreement_tables import judges_text
+        from ..views.agreement_tables import judges_text
 
         return judges_text(self)
 
     def _repr_html_(self) -> str:
-        from ..reports.agreement_tables import judges_html
+        from ..views.agreement_tables import judges_html
 
         return judges_html(self)
 
@@ -474,7 +474,7 @@ class Agreement:
     results_b: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __str__(self) -> str:
-        from ..reports.agreement_tables import agreement_text
+        from ..views.agreement_tables import agreement_text
 
         return agreement_text(self)
 
@@ -482,12 +482,12 @@ class Agreement:
         return f"Agreement({self.judges!r}, {self.ranking!r})"
 
     def to_markdown(self) -> str:
-        from ..reports.agreement_tables import agreement_markdown
+        from ..views.agreement_tables import agreement_markdown
 
         return agreement_markdown(self)
 
     def _repr_html_(self) -> str:
-        from ..reports.agreement_tables import agreement_html
+        from ..views.agreement_tables import agreement_html
 
         return agreement_html(self)
 
@@ -503,8 +503,8 @@ class Agreement:
 
     def render(self, fmt: str = "text") -> str:
         """The whole agreement as ``text``, ``markdown`` or ``json`` (see
-        :data:`evalbridge.reports.agreement_tables.FORMATS`)."""
-        from ..reports.agreement_tables import render_agreement
+        :data:`evalbridge.views.agreement_tables.FORMATS`)."""
+        from ..views.agreement_tables import render_agreement
 
         return render_agreement(self, fmt)
 

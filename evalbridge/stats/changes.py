@@ -89,7 +89,7 @@ class JudgementChange:
 
     def render(self, fmt: str = "terminal") -> str:
         """The section in any format that writes tables (``terminal``, ``markdown``, ``html``...), or ``json``."""
-        from ..reports.eval_sets import render_change
+        from ..views.eval_sets import render_change
 
         return render_change(self, fmt)
 

@@ -159,20 +159,20 @@ class Comparison:
         return tuple(s for s in self.systems if s in beaten)
 
     def marker(self, system: str, metric: str | Metric | MetricRequest, *, style: str = "arrows", fmt: str = "terminal") -> str:
-        """A cell's significance marker in a style of :data:`~evalbridge.reports.markers.MARKER_STYLES` and an
+        """A cell's significance marker in a style of :data:`~evalbridge.views.markers.MARKER_STYLES` and an
         output format.
 
         ``arrows``: ▲ / ▼ when significantly above / below the baseline; ``letters``: the letters of
         the systems it is significantly better than, as a superscript.
         """
-        from ..reports.markers import marker
-        from ..reports.formats import table_format
+        from ..views.markers import marker
+        from ..views.formats import table_format
 
         return marker(self, system, metric, self.marker_style(style), table_format(fmt).marks)
 
     def marker_style(self, markers: str | None) -> str:
         """The marker style ``markers`` names (default: ``arrows`` with one baseline, else ``letters``)."""
-        from ..reports.markers import MARKER_STYLES
+        from ..views.markers import MARKER_STYLES
 
         style = markers or ("arrows" if len(self.baselines) == 1 else "letters")
         if style not in MARKER_STYLES:
@@ -224,7 +224,7 @@ class Comparison:
 
     def footnote(self, *, markers: str | None = None) -> list[str]:
         """The lines under a table: what the markers mean, :meth:`describe`, the provenance."""
-        from ..reports.markers import MARKER_STYLES
+        from ..views.markers import MARKER_STYLES
 
         return [MARKER_STYLES[self.marker_style(markers)].legend, self.describe(), *self.provenance]
 
@@ -232,10 +232,10 @@ class Comparison:
         """The systems x metrics table of means with significance markers, and its footnote.
 
         ``fmt``: an output format that writes tables (``terminal``, ``markdown``, ``latex``, ``html``);
-        ``markers``: a key of :data:`~evalbridge.reports.markers.MARKER_STYLES` (default: ``arrows`` with
+        ``markers``: a key of :data:`~evalbridge.views.markers.MARKER_STYLES` (default: ``arrows`` with
         one baseline, else ``letters``).
         """
-        from ..reports.comparison_table import comparison_table
+        from ..views.comparison_table import comparison_table
 
         return comparison_table(self, fmt, markers, digits)
 

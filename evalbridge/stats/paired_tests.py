@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .parameters import Interval, OneOf, Rule, check_parameters, rule_table
+from ..parameters import Interval, OneOf, Rule, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np

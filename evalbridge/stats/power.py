@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .parameters import Interval, OneOf, Rule, check_parameters, rule_table
+from ..parameters import Interval, OneOf, Rule, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,17 +244,17 @@ class PowerAnalysis:
         return pd.DataFrame([asdict(row) for row in self.rows], columns=list(PowerRow.__dataclass_fields__))
 
     def __str__(self) -> str:
-        from ..reports.power_view import render_power
+        from ..views.power_view import render_power
 
         return render_power(self, "terminal")
 
     def to_markdown(self) -> str:
-        from ..reports.power_view import render_power
+        from ..views.power_view import render_power
 
         return render_power(self, "markdown")
 
     def _repr_html_(self) -> str:
-        from ..reports.power_view import render_power
+        from ..views.power_view import render_power
 
         return render_power(self, "html")
 

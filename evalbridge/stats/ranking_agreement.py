@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..json_data import json_ready
 from ..metrics.spec import parse_metric
-from ..reports.views import number
+from ..views.table import number
 from .paired_tests import holm, paired_t_test, randomization_test
-from .parameters import check_choice
+from ..parameters import check_choice
 from .system_order import kendall_tau as _kendall_tau, tau_ap
 
 if TYPE_CHECKING:
@@ -206,17 +206,17 @@ class RankingAgreement:
 
     def to_markdown(self) -> str:
         """A Markdown section: one row per metric, then how significance was decided."""
-        from ..reports.agreement_tables import ranking_markdown
+        from ..views.agreement_tables import ranking_markdown
 
         return ranking_markdown(self)
 
     def __str__(self) -> str:
-        from ..reports.agreement_tables import ranking_text
+        from ..views.agreement_tables import ranking_text
 
         return ranking_text(self)
 
     def _repr_html_(self) -> str:
-        from ..reports.agreement_tables import ranking_html
+        from ..views.agreement_tables import ranking_html
 
         return ranking_html(self)
 

@@ -146,8 +146,8 @@ class Slices:
         return pd.DataFrame([vars(r) for r in rows], columns=list(fields))
 
     def table(self, fmt: str = "terminal") -> str:
-        """The slices as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.slices`)."""
-        from ..reports.slices import render_slices
+        """The slices as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.slices`)."""
+        from ..views.slices import render_slices
 
         return render_slices(self, fmt)
 

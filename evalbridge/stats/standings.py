@@ -10,7 +10,7 @@
   as :func:`scipy.stats.rankdata` ``method="average"``, so the ranks of a query always sum to
   n(n + 1) / 2), and each system's mean rank (the statistic of Friedman's test).
 
-A :class:`Standings` is data; :mod:`evalbridge.reports.run_diff` declares its tables, every output format writes them.
+A :class:`Standings` is data; :mod:`evalbridge.views.run_diff` declares its tables, every output format writes them.
 
 Example:
     >>> s = standings({"bm25": {"ndcg": {"q1": 0.2, "q2": 0.5, "q3": 0.1}},
@@ -104,8 +104,8 @@ class Standings:
         return pd.DataFrame(_FRAMES[table](self))
 
     def table(self, fmt: str = "terminal") -> str:
-        """The standings as text: ``json`` or any output format that writes tables (:mod:`evalbridge.reports.run_diff`)."""
-        from ..reports.run_diff import render_standings
+        """The standings as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.run_diff`)."""
+        from ..views.run_diff import render_standings
 
         return render_standings(self, fmt)
 

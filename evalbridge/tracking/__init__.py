@@ -28,7 +28,7 @@ from ..errors import BackendUnavailableError, InputError
 if TYPE_CHECKING:
     from ..reports.report import Report
     from ..results import Results
-    from ..stats.parameters import Rule
+    from ..parameters import Rule
 
 __all__ = ["Tracker", "RunLog", "Tracked", "trackers", "get_tracker", "tracked_runs", "log", "log_mlflow",
            "tracking_key", "REPORT_ARTIFACTS", "MODULES"]
@@ -78,7 +78,7 @@ class Tracker:
         title: one line saying what it is.
         module: the library it imports (checked installed before anything is computed).
         extra: the pip extra of evalbridge that installs it (``pip install 'evalbridge[EXTRA]'``).
-        options: option -> its rule (:mod:`evalbridge.stats.parameters`); the first is the one ``--NAME`` sets,
+        options: option -> its rule (:mod:`evalbridge.parameters`); the first is the one ``--NAME`` sets,
             the others ``--NAME-OPTION``.
         required: the options that must be given.
         send: logs a parent run and its nested runs with the options given, and says where.
@@ -227,7 +227,7 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
     ``p95``). Artifacts: the parent holds ``provenance.json`` and ``report.html``; a system's run holds its
     ``per_query.csv`` (query_id, one column per metric label).
     """
-    from ..reports.formats import report_formats
+    from ..views.formats import report_formats
     from ..reports.report import report_dict
 
     report = _report(evaluation, title)

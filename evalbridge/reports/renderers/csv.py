@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ..report import Report, csv_text, means_frame
 
 __all__ = ["FORMAT", "render_csv"]

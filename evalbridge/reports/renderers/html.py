@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ..report import UP, DOWN, Report, band_rows, crosscheck_line, jsonable, legend, queries_lines
-from ..views import Marks, Table, number, p_value
+from ...views.table import Marks, Table, number, p_value
 
 __all__ = ["FORMAT", "render_page", "html_table", "SECTIONS", "Section", "TOP"]
 
@@ -208,7 +208,7 @@ def _gates(report: Report) -> str:
 
 
 def _tables(tables: Iterable[Table]) -> str:
-    """Tables a result declares (:mod:`evalbridge.reports.views`), written by :func:`html_table`, sortable, each
+    """Tables a result declares (:mod:`evalbridge.views.table`), written by :func:`html_table`, sortable, each
     title a heading."""
     from dataclasses import replace
 
@@ -218,7 +218,7 @@ def _tables(tables: Iterable[Table]) -> str:
 
 def _decisions(report: Report) -> str:
     """Across the systems (standings), each run diff against the baseline, and the power analysis."""
-    from ..run_diff import section_tables
+    from ...views.run_diff import section_tables
 
     lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"])
     return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)
@@ -226,7 +226,7 @@ def _decisions(report: Report) -> str:
 
 def _slices(report: Report) -> str:
     """The numbers the runs logged (latency, cost) and the per-slice means and differences."""
-    from ..slices import report_tables
+    from ...views.slices import report_tables
 
     return _tables(report_tables(report, FORMAT))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ..report import Report, report_dict
 
 __all__ = ["FORMAT", "render_json"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ...escaping import latex_escape as _latex
 from ...names import one_line
-from ..markers import MARKER_STYLES
+from ...views.markers import MARKER_STYLES
 from ..report import Report, cells, jsonable
-from ..views import Marks, Table, number
+from ...views.table import Marks, Table, number
 
 __all__ = ["FORMAT", "render_latex", "latex_table"]
 

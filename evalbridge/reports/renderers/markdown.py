@@ -8,11 +8,11 @@ from dataclasses import replace
 from typing import Any
 
 from ...names import CONTROL
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, \
     queries_lines
-from ..run_diff import section_tables
-from ..views import Table, number
+from ...views.run_diff import section_tables
+from ...views.table import Table, number
 from .terminal import text_table
 
 __all__ = ["FORMAT", "render_markdown", "markdown_text", "markdown_table"]
@@ -76,7 +76,7 @@ def render_markdown(report: Report) -> str:
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
     if report.agreement is not None:
         out += ["", report.agreement.to_markdown().strip()]
-    from ..slices import report_tables
+    from ...views.slices import report_tables
 
     for table in report_tables(report, FORMAT):
         out += ["", markdown_table(replace(table, title=f"## {table.title}" if table.title else "")).rstrip("\n")]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...names import one_line
-from ..formats import ReportFormat
+from ...views.formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
-from ..run_diff import section_tables
-from ..views import Table
+from ...views.run_diff import section_tables
+from ...views.table import Table
 
 __all__ = ["FORMAT", "render_terminal", "text_table"]
 
@@ -42,7 +42,7 @@ def render_terminal(report: Report) -> str:
                         if exempt else ""))
     if report.agreement is not None:
         lines += ["", str(report.agreement)]
-    from ..slices import report_tables
+    from ...views.slices import report_tables
 
     for table in report_tables(report, FORMAT):
         lines += ["", text_table(table).rstrip("\n")]

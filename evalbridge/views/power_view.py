@@ -1,5 +1,5 @@
 """The table of a power analysis (:class:`~evalbridge.stats.power.PowerAnalysis`), written by every output format
-that writes tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.reports.formats.show`); JSON is its
+that writes tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.views.formats.show`); JSON is its
 ``to_dict()``. Names (systems, metrics) are escaped by the format."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
-from .views import Table, number
+from .table import Table, number
 
 __all__ = ["power_tables", "render_power", "TEST_TITLES"]
 

@@ -1,6 +1,6 @@
 """The tables of a pool (:class:`~evalbridge.pooling.Pool`) and of what new judgements changed
 (:class:`~evalbridge.stats.changes.JudgementChange`), declared once and written by every output format that writes
-tables (:func:`evalbridge.reports.formats.show`); ``json`` is their ``to_dict()``.
+tables (:func:`evalbridge.views.formats.show`); ``json`` is their ``to_dict()``.
 
 A pool shows its size at each depth, then per run its unjudged pairs in its first d and its Judged@k now and
 once each pool is judged. What changed shows the one-line answer (would we ship the same system?), the judgements
@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
-from .views import Table, number
+from .table import Table, number
 
 __all__ = ["pool_tables", "change_tables", "render_pool", "render_change", "pool_dict"]
 

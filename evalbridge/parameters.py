@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Union
 
-from ..errors import InputError
+from .errors import InputError
 
 __all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters", "check_choice"]
 

@@ -1,6 +1,6 @@
 """The tables of a run diff (:class:`~evalbridge.diffing.RunDiff`) and of many systems' standings
 (:class:`~evalbridge.stats.standings.Standings`), declared once and written by every output format that writes
-tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.reports.formats.show`); JSON is their ``to_dict()``.
+tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.views.formats.show`); JSON is their ``to_dict()``.
 
 A diff shows, in this order: the means and how many queries rose, fell or stayed; for each metric the
 :data:`ROWS` largest drops and gains; each query shown in detail with the documents that entered or left the
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
-from .views import Table, number
+from .table import Table, number
 
 __all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "section_tables", "ROWS"]
 

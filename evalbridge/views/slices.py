@@ -5,7 +5,7 @@ Slices show, in this order: each slice's queries and each system's mean with its
 metric; the differences against the baseline with their interval, p-value and Benjamini-Hochberg adjusted
 p-value (a slice too small to test says so); a footnote with the queries in no slice. The numbers show each
 system's mean, p50 and p95 of every logged number, then one quality-vs-cost table per number marking the
-systems no other system beats on both (:func:`evalbridge.stats.pareto.pareto_front`).
+systems no other system beats on both (:func:`evalbridge.pareto.pareto_front`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
-from .views import Table, number, p_value
+from .table import Table, number, p_value
 
 __all__ = ["slice_tables", "number_tables", "report_tables", "fronts", "render_slices", "FRONT"]
 
@@ -90,7 +90,7 @@ def number_tables(results: Mapping[str, Any], labels: Sequence[str], fmt: Report
 
 def fronts(results: Mapping[str, Any], labels: Sequence[str]) -> dict[str, dict[str, list[str]]]:
     """Each logged number -> each metric -> the systems on the quality-vs-mean-cost front (JSON-ready)."""
-    from ..stats.pareto import pareto_front
+    from ..pareto import pareto_front
 
     fields = list(dict.fromkeys(n.field for r in results.values() for n in r.numbers))
     out: dict[str, dict[str, list[str]]] = {}

@@ -13,8 +13,8 @@ from html import escape
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..stats.parameters import check_choice
-from .views import number
+from ..parameters import check_choice
+from .table import number
 
 __all__ = ["judges_text", "judges_markdown", "judges_html", "ranking_text", "ranking_markdown", "ranking_html",
            "agreement_text", "agreement_markdown", "agreement_html", "FORMATS", "render_agreement"]

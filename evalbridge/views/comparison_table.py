@@ -10,7 +10,7 @@ from typing import Any
 
 from .formats import ReportFormat, show, table_format
 from .markers import MARKER_STYLES, marker
-from .views import Table, number
+from .table import Table, number
 
 __all__ = ["comparison_table", "comparison_view"]
 

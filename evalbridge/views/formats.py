@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from ..errors import EvalbridgeError, InputError
-from .views import TEXT_MARKS, Marks, Table
+from .table import TEXT_MARKS, Marks, Table
 
 __all__ = ["ReportFormat", "report_formats", "report_format", "output_formats", "output_format", "table_format",
            "render", "show", "check_formats", "no_extra_files", "tables_only"]
@@ -65,7 +65,7 @@ class ReportFormat:
             when ``check`` does not offer this format.
         extra_files: file name -> text of the other files this format adds to a report folder
             (``csv`` adds ``comparison.csv`` when there is a comparison).
-        table: one :class:`~evalbridge.reports.views.Table` (title, rows, footnotes) as text in this format, or
+        table: one :class:`~evalbridge.views.table.Table` (title, rows, footnotes) as text in this format, or
             None when results are not shown in it.
         marks: how it writes ▲ / ▼ and superscript letters in a cell.
         escape: a name (system, metric label) as text of this format, safe in a cell.

@@ -1,7 +1,7 @@
 """What a result shows, as data: its tables (headers, rows, alignment, title, footnotes), the one number formatter.
 
 A result type (``Comparison``, the agreements, ``Results``, ``CrossCheck``, ``Report``) never writes a format: it
-declares :class:`Table` values, and each output format of :mod:`evalbridge.reports.formats` writes them
+declares :class:`Table` values, and each output format of :mod:`evalbridge.views.formats` writes them
 (``FORMAT.table``). The cells are text in the format they are written in: a name escaped by the format
 (``FORMAT.escape``), a significance marker in its marks (``FORMAT.marks``), a number through :func:`number`.
 This module imports nothing of evalbridge, so every layer may declare its tables with it.

@@ -3,10 +3,10 @@
 ``arrows``: ▲ / ▼ when a system is significantly above / below the baseline; ``letters`` (ranx's style): each
 system has a letter, and a mean carries as a superscript the letters of the systems it is significantly better
 than. How a format writes ▲, ▼ and a superscript is the format's (``FORMAT.marks``,
-:class:`evalbridge.reports.views.Marks`); a style only decides which mark a cell gets.
+:class:`evalbridge.views.table.Marks`); a style only decides which mark a cell gets.
 
 Example:
-    >>> from evalbridge.reports.views import TEXT_MARKS
+    >>> from evalbridge.views.table import TEXT_MARKS
     >>> list(MARKER_STYLES), MARKER_STYLES["arrows"].legend
     (['arrows', 'letters'], '▲/▼ significantly above/below the baseline')
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .views import Marks
+from .table import Marks
 
 __all__ = ["MarkerStyle", "MARKER_STYLES", "marker"]
 

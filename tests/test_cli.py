@@ -343,3 +343,13 @@ def test_eval_imports_pandas_only_for_a_table_file(files, fmt, pandas_imported):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == str(pandas_imported)
     assert "P@2" in (files / "report.out").read_text()
+
+
+def test_a_command_line_builds_the_parser_of_its_command_alone_and_help_builds_every_one() -> None:
+    """`evalbridge eval ...` imports and builds only eval's parser; no command, an unknown one, or --help before
+    it builds them all (so --help lists every command and an unknown one is told the choices)."""
+    from evalbridge.cli import COMMANDS, build_parser, commands as command_parsers
+
+    assert list(command_parsers(build_parser(["--debug", "eval", "q", "r", "-m", "P@1"]))) == ["eval"]
+    for argv in (None, [], ["--help", "eval"], ["nosuch"], ["--debug"]):
+        assert list(command_parsers(build_parser(argv))) == list(COMMANDS)

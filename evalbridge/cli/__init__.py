@@ -40,8 +40,10 @@ COMMANDS = ("run", "eval", "check", "diff", "metrics", "convert", "agree", "diag
             "changed", "formats")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of every command in :data:`COMMANDS`."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argparse parser of the commands in :data:`COMMANDS`: with ``argv`` naming a command, of that command
+    alone (the others' modules are not imported); otherwise of every command (``--help``, an unknown command,
+    the docs)."""
     parser = argparse.ArgumentParser(
         prog="evalbridge", description="Retrieval evaluation (MAP, MRR, nDCG, P@k, R@k, hit rate) that bridges RAG "
                                        "inputs and ranx / ir-measures / pytrec_eval.",
@@ -50,9 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalbridge {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    chosen = _command_of(argv)
+    for name in COMMANDS if chosen is None else (chosen,):
         importlib.import_module(f".{name}", __name__).add(subparsers)
     return parser
+
+
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), or None: none, an unknown one, or help
+    asked before it (the top-level options take no value)."""
+    for token in argv or ():
+        if token in ("-h", "--help"):
+            return None
+        if not token.startswith("-"):
+            return token if token in COMMANDS else None
+    return None
 
 
 def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -91,8 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     naming file:line / key / value and the fix); 3 an internal error (one line, "please report"; the
     traceback only with ``--debug``). No exception of a dependency reaches the user unwrapped.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments).parse_args(arguments)
     from ..wording import door
 
     try:

@@ -230,7 +230,8 @@ def test_runs_are_taken_one_at_a_time():
     class Lazy(Mapping):
         def __getitem__(self, name):
             gc.collect()
-            alive_when_asked.append(sum(isinstance(o, eb.Run) and o.name in "abcd" for o in gc.get_objects()))
+            # type(), not isinstance(): gc.get_objects() may hold a dead weak proxy, which isinstance dereferences
+            alive_when_asked.append(sum(type(o) is eb.Run and o.name in "abcd" for o in gc.get_objects()))
             return eb.Run({"q1": {f"{name}-{i}": float(-i) for i in range(20)}}, name=name)
 
         def __iter__(self):

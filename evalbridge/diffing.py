@@ -48,6 +48,7 @@ from .settings import Keywords, Settings, settings_of
 from .ranking import rank
 from .wording import option
 from .parameters import Interval, check_parameters, rule_table
+from .views.table import Shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -131,7 +132,7 @@ class QueryDiff:
 
 
 @dataclass(frozen=True)
-class RunDiff:
+class RunDiff(Shown):
     """Two runs compared query by query (see the module docstring).
 
     Attributes:
@@ -185,15 +186,6 @@ class RunDiff:
         from .views.run_diff import render_diff
 
         return render_diff(self, fmt)
-
-    def to_markdown(self) -> str:
-        return self.table("markdown")
-
-    def _repr_html_(self) -> str:
-        return self.table("html")
-
-    def __str__(self) -> str:
-        return self.table()
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..names import name_problem
+from ..views.table import Shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,7 +91,7 @@ class SliceDifference:
 
 
 @dataclass(frozen=True)
-class Slices:
+class Slices(Shown):
     """Per-slice results of one evaluation or comparison (data; :mod:`evalbridge.reports` renders it).
 
     Attributes:
@@ -150,15 +151,6 @@ class Slices:
         from ..views.slices import render_slices
 
         return render_slices(self, fmt)
-
-    def to_markdown(self) -> str:
-        return self.table("markdown")
-
-    def _repr_html_(self) -> str:
-        return self.table("html")
-
-    def __str__(self) -> str:
-        return self.table()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (nan as None)."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .paired_tests import win_tie_loss
+from ..views.table import Shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,7 +75,7 @@ class QueryRanks:
 
 
 @dataclass(frozen=True)
-class Standings:
+class Standings(Shown):
     """Systems side by side (see the module docstring).
 
     Attributes:
@@ -108,15 +109,6 @@ class Standings:
         from ..views.run_diff import render_standings
 
         return render_standings(self, fmt)
-
-    def to_markdown(self) -> str:
-        return self.table("markdown")
-
-    def _repr_html_(self) -> str:
-        return self.table("html")
-
-    def __str__(self) -> str:
-        return self.table()
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""

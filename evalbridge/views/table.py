@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Table", "Marks", "number", "p_value", "unicode_superscript", "TEXT_MARKS"]
+__all__ = ["Table", "Marks", "Shown", "number", "p_value", "unicode_superscript", "TEXT_MARKS"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,20 @@ class Marks:
 
 #: the marks of plain text and Markdown
 TEXT_MARKS = Marks("▲", "▼", unicode_superscript)
+
+
+class Shown:
+    """A result that shows itself through its ``table(fmt)`` (text in any format that writes tables, or json):
+    printed, in Markdown and in a notebook alike."""
+
+    def table(self, fmt: str = "terminal") -> str:
+        raise NotImplementedError
+
+    def to_markdown(self) -> str:
+        return self.table("markdown")
+
+    def _repr_html_(self) -> str:
+        return self.table("html")
+
+    def __str__(self) -> str:
+        return self.table()

@@ -49,6 +49,7 @@ from .ranking import rank
 from .wording import option
 from .parameters import Interval, check_parameters, rule_table
 from .views.table import Shown
+from .json_data import json_ready
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,18 +192,7 @@ class RunDiff(Shown):
         """Everything, JSON-ready (NaN becomes None)."""
         data = asdict(self)
         data["conventions"] = {key: getattr(self.conventions, key) for key in CONVENTIONS}
-        cleaned: dict[str, Any] = _clean(data)
-        return cleaned
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+        return json_ready(data)
 
 
 _KINDS = ("entered", "left", "unjudged_entered", "unjudged_left", "moves")

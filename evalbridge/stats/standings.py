@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from .paired_tests import win_tie_loss
 from ..views.table import Shown
+from ..json_data import json_ready
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,18 +113,7 @@ class Standings(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready (NaN becomes None)."""
-        cleaned: dict[str, Any] = _clean(asdict(self))
-        return cleaned
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+        return json_ready(asdict(self))
 
 
 def _pair_rows(s: Standings) -> list[dict[str, Any]]:

@@ -11,11 +11,11 @@ decision that moved.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
 from .table import Table, number
+from ..json_data import json_ready
 
 __all__ = ["pool_tables", "change_tables", "render_pool", "render_change", "pool_dict"]
 
@@ -98,14 +98,5 @@ def change_tables(c: AnyChange, fmt: ReportFormat) -> tuple[Table, ...]:
 
 def render_change(c: AnyChange, fmt: str) -> str:
     if fmt == "json":
-        def clean(value: Any) -> Any:
-            if isinstance(value, float) and not math.isfinite(value):
-                return None
-            if isinstance(value, dict):
-                return {k: clean(v) for k, v in value.items()}
-            if isinstance(value, (list, tuple)):
-                return [clean(v) for v in value]
-            return value
-
-        return json.dumps(clean(c.to_dict()), indent=2)
+        return json.dumps(json_ready(c.to_dict()), indent=2)
     return show(change_tables(c, table_format(fmt)), fmt)

@@ -6,22 +6,8 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_policies, add_quiet, note, policies, source_of, system_names
+from .shared import EXIT_OK, add_policies, add_quiet, note, policies, source_of, system_names, write_output
 
-
-
-def _write(obj: Any, path: str, fmt: str | None) -> str:
-    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
-    saying so."""
-    from ..io.registry import output_format, write
-    from ..model import Qrels
-    from ..reports.writing import atomic_file
-
-    chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
-    with atomic_file(path) as tmp:
-        write(obj, tmp, format=chosen)
-    shown = "standard output" if path == "-" else path
-    return f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)"
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -39,8 +25,8 @@ def handle(args: argparse.Namespace) -> int:
                              f"the run.", fix="add --run-output PATH.")
         source = source_of(args.input, "run", fmt, "INPUT", args.columns, policies(args))
         qrels, run = load_run(source, system_names([args.input])[0], None, args.min_relevance)
-        note(args, _write(qrels, args.output, args.output_format))
-        note(args, _write(run, args.run_output, args.output_format))
+        note(args, write_output(qrels, args.output, args.output_format))
+        note(args, write_output(run, args.run_output, args.output_format))
         return EXIT_OK
     told = get_format(fmt) if fmt is not None else prefixed(args.input)  # a format that holds one kind says it
     kind = args.kind if args.kind is not None or told is None or len(told.holds) != 1 else next(iter(told.holds))
@@ -51,7 +37,7 @@ def handle(args: argparse.Namespace) -> int:
         obj = load_qrels(source, args.min_relevance)
     else:
         obj = load_run(source, system_names([args.input])[0], None, args.min_relevance)[1]
-    note(args, _write(obj, args.output, args.output_format))
+    note(args, write_output(obj, args.output, args.output_format))
     return EXIT_OK
 
 

@@ -6,12 +6,11 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_quiet, note
+from .shared import EXIT_OK, add_quiet, note, write_output
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, source_from_path
-    from ..io import write
     from ..merging import merge_judgements
     from ..reports.writing import check_outputs
 
@@ -22,7 +21,7 @@ def handle(args: argparse.Namespace) -> int:
     sides = [load_qrels(source_from_path(path, "qrels", fmt, key), None)
              for path, fmt, key in ((args.base, args.base_format, "BASE"), (args.new, args.new_format, "NEW"))]
     merged = merge_judgements(*sides, prefer=args.prefer, names=tuple(args.names) if args.names else (None, None))
-    write(merged, args.output, format=args.to)
+    write_output(merged, args.output, args.to)
     note(args, f"wrote {args.output}: {merged.notes[-1]}")
     return EXIT_OK
 

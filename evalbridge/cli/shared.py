@@ -79,6 +79,20 @@ def settings_given(args: argparse.Namespace, *, reads: bool) -> dict[str, Any]:
             if row.reads == reads and getattr(args, name, None) is not None}
 
 
+def write_output(obj: Any, path: str, fmt: str | None) -> str:
+    """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
+    saying so."""
+    from ..io.registry import output_format, write
+    from ..model import Qrels
+    from ..reports.writing import atomic_file
+
+    chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
+    with atomic_file(path) as tmp:
+        write(obj, tmp, format=chosen)
+    shown = "standard output" if path == "-" else path
+    return f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)"
+
+
 def note(args: argparse.Namespace, text: str) -> None:
     """A note on stderr (what was written where), left out with ``-q``; failures are never notes."""
     if not args.quiet:

@@ -16,7 +16,7 @@ Contenders:
 
 * ``evalbridge``: ``compare_systems(..., baseline="s0", test="randomization", n_resamples=R)``:
   t, randomization and Wilcoxon p-values of the 20 pairs, BCa CIs of the 20 differences and of
-  the 25 system means, batched (``evalbridge.stats.resampling``).
+  the 25 system means, batched (``evalbridge.resampling``).
 * ``one thread``: the same call with :data:`evalbridge._parallel.MAX_THREADS` = 1 (the resampling's
   columns on one core, as before they were shared between the cores): the same numbers, the time
   the cores save.

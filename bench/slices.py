@@ -14,7 +14,7 @@ process: the inputs are built there (not timed), then
 
 * ``evaluate``: ``eb.evaluate`` of the five runs (the results kept, as a report keeps them);
 * ``slices``: the same, then what a config's ``slices:`` section adds to a comparison
-  (:func:`evalbridge.stats.slices.slice_table`: every slice's means and bootstrap intervals for every system and
+  (:func:`evalbridge.slices.slice_table`: every slice's means and bootstrap intervals for every system and
   metric, every other system against the baseline with the t-test and its interval, Benjamini-Hochberg).
 
 Wall time (median of ``--repeat`` workers) and peak memory growth (``VmHWM`` reset, minus the RSS before the
@@ -48,7 +48,7 @@ def work(mode: str, queries: int, depth: int, resamples: int) -> dict[str, float
 
     import evalbridge as eb
     from evalbridge.stats.compare import CORRECTIONS, TESTS
-    from evalbridge.stats.slices import SliceLabels, slice_table
+    from evalbridge.slices import SliceLabels, slice_table
 
     warnings.simplefilter("ignore")
     qrels, runs = inputs(queries, depth)

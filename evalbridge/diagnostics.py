@@ -220,7 +220,7 @@ def discriminative_power(values: np.ndarray, *, test: str, correction: str, alph
     if not pairs:
         return DiscriminativePower(test, correction, alpha, 0, 0)
     if test == "randomization":  # every pair at once, as compare does (same signs for every pair)
-        from .stats.resampling import randomization_pvalues
+        from .resampling import randomization_pvalues
 
         d = np.stack([values[i] - values[j] for i, j in pairs])
         p = randomization_pvalues(d, n_resamples=n_resamples, seed=seed)

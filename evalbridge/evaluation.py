@@ -244,7 +244,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
             (means NaN), and the provenance says so.
         slices: per-slice means, counts and bootstrap intervals in :attr:`Results.slices`: a mapping query id ->
             label(s), the name of a field the RAG log kept (read with ``slice=FIELD``), or a pair (query table,
-            column) (:mod:`evalbridge.stats.slices`). Numbers the run logged per question (``latency_ms``,
+            column) (:mod:`evalbridge.slices`). Numbers the run logged per question (``latency_ms``,
             cost) are summarised in :attr:`Results.numbers` in any case.
         progress: show a progress bar on stderr (reading, computing, assembling) when it is a
             terminal; never drawn on a pipe, a file or in a notebook (see :mod:`evalbridge.progress`).
@@ -265,7 +265,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
         return results
     from dataclasses import replace
 
-    from .stats.slices import slice_labels, slice_table
+    from .slices import slice_labels, slice_table
 
     labels = slice_labels(slices, [run] if isinstance(run, Run) else [])
     name = run.name if isinstance(run, Run) and run.name else "run"

@@ -360,7 +360,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                      n_resamples=c.n_resamples, seed=config.seed, slices=groups)
         sliced = comparison.slices
     elif groups is not None:
-        from .stats.slices import slice_table
+        from .slices import slice_table
 
         step("slicing the queries")
         sliced = slice_table({name: {r.label: res.query(r) for r in config.metrics} for name, res in results.items()},
@@ -444,7 +444,7 @@ def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:
     the config's key."""
     if config.slices is None:
         return None
-    from .stats.slices import slice_labels
+    from .slices import slice_labels
 
     try:
         return slice_labels(config.slices.source, [run for _, run in pairs.values()])

@@ -150,7 +150,7 @@ class Results:
             asked; default: one per metric, named by its canonical string.
         numbers: the numbers the run logged per question (a RAG log's ``latency_ms``, tokens, cost), each
             summarised (:class:`NumberSummary`); empty when it logged none.
-        slices: per-slice means, counts and intervals (:class:`~evalbridge.stats.slices.Slices`) when
+        slices: per-slice means, counts and intervals (:class:`~evalbridge.slices.Slices`) when
             ``slices=`` was given, else None.
     """
 
@@ -160,7 +160,7 @@ class Results:
     max_grade: float | None = None
     requests: tuple[MetricRequest, ...] = ()
     numbers: tuple[NumberSummary, ...] = ()
-    slices: Any = None  # a stats.slices.Slices (not imported: results stand below the statistics)
+    slices: Any = None  # a slices.Slices (not imported: results stand below it, it reads query tables through io)
 
     def __post_init__(self) -> None:
         # Copied, then shown read-only: nothing the caller keeps can change a Results (or its cached frame).

@@ -20,7 +20,7 @@ from evalbridge.stats.paired_tests import (
     COMPARISON_PARAMETERS, MAX_RESAMPLES, benjamini_hochberg, bonferroni, bootstrap_ci, check_comparison_parameters,
     effect_size, holm, mean_ci, paired_t_test, randomization_test, wilcoxon_test, win_tie_loss,
 )
-from evalbridge.stats.resampling import (
+from evalbridge.resampling import (
     bootstrap_intervals, bootstrap_means, jackknife_acceleration, randomization_pvalues,
 )
 

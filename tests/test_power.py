@@ -13,7 +13,7 @@ from hypothesis import strategies as hs
 import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.stats.power import detectable_effect, power_at, queries_needed
-from evalbridge.stats.resampling import randomization_pvalues
+from evalbridge.resampling import randomization_pvalues
 
 TTestPower = pytest.importorskip("statsmodels.stats.power", reason="statsmodels is the test oracle "
                                  "(pip install 'evalbridge[test]')").TTestPower

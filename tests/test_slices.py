@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import evalbridge as eb
 from evalbridge.stats.paired_tests import benjamini_hochberg, mean_ci, paired_t_test
-from evalbridge.stats.slices import MIN_QUERIES, slice_labels, slice_table
+from evalbridge.slices import MIN_QUERIES, slice_labels, slice_table
 
 LABELS = ("billing", "tech", "en", "de")
 

@@ -103,14 +103,14 @@ class DiffSettings:
 @dataclass(frozen=True)
 class SliceSettings:
     """``slices:``: the queries grouped by a field of the RAG logs (``by``), or by the column ``by`` of the query
-    table ``file`` (see :mod:`evalbridge.stats.slices`)."""
+    table ``file`` (see :mod:`evalbridge.slices`)."""
 
     by: str
     file: Path | None = None
 
     @property
     def source(self) -> Any:
-        """What :func:`evalbridge.stats.slices.slice_labels` takes: the field, or (file, column)."""
+        """What :func:`evalbridge.slices.slice_labels` takes: the field, or (file, column)."""
         return self.by if self.file is None else (str(self.file), self.by)
 
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..results import Results
     from ..stats.comparison import Comparison
     from ..stats.gates import GateResult
-    from ..stats.slices import Slices
+    from ..slices import Slices
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "csv_text", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
@@ -115,7 +115,7 @@ class Report:
         power: the comparison's :class:`~evalbridge.stats.power.PowerAnalysis` (the smallest difference each pair
             and metric can detect, the queries needed for the observed one) when the report compares systems.
         slices: per-slice means, intervals and differences against the baseline
-            (:class:`~evalbridge.stats.slices.Slices`, ``slices:`` of a config), or None.
+            (:class:`~evalbridge.slices.Slices`, ``slices:`` of a config), or None.
     """
 
     results: Mapping[str, Results]

@@ -13,7 +13,7 @@ For each pair (system, baseline) and metric, on the queries both were evaluated 
 * ``delta`` = mean(system) - mean(baseline) = mean(d), with d_q = system_q - baseline_q;
 * two-sided p-values of the paired t-test (:func:`scipy.stats.ttest_rel`,
   t = mean(d) / (sd(d) / sqrt(n))), of Fisher's randomization test (each d_q's sign flipped at
-  random; scipy's ``permutation_test``, batched in :mod:`evalbridge.stats.resampling`) and of
+  random; scipy's ``permutation_test``, batched in :mod:`evalbridge.resampling`) and of
   the Wilcoxon signed-rank test (:func:`scipy.stats.wilcoxon`, zero differences left out);
 * a bootstrap confidence interval of ``delta`` (BCa or percentile, batched);
 * the effect size d_z = mean(d) / sd(d) (Cohen's d for paired samples);
@@ -43,7 +43,7 @@ from ..metrics.spec import Metric
 from .comparison import Comparison, PairedComparison, SystemInterval
 from .paired_tests import CORRECTIONS, TESTS, check_comparison_parameters, check_finite, effect_size, \
     paired_t_test, win_tie_loss, wilcoxon_test
-from .resampling import DEFAULT_MEMORY
+from ..resampling import DEFAULT_MEMORY
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,7 +140,7 @@ def _resample(group: _Group, *, confidence: float, n_resamples: int, seed: int, 
     """
     import numpy as np
 
-    from .resampling import bootstrap_intervals, randomization_pvalues
+    from ..resampling import bootstrap_intervals, randomization_pvalues
 
     columns: dict[int, tuple[float, float]] = {}
     differences: dict[tuple[int, int], tuple[float, float]] = {}
@@ -203,12 +203,12 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
         labels: the name of each metric in the rows, overriding the labels of ``metrics``.
         slices: per-slice means and differences in :attr:`Comparison.slices`: a mapping query id -> label(s),
             a field the systems' RAG logs kept, or a (query table, column) pair
-            (:mod:`evalbridge.stats.slices`); each system against the baseline(s) on every slice with
+            (:mod:`evalbridge.slices`); each system against the baseline(s) on every slice with
             ``test``, Benjamini-Hochberg over every (slice, pair, metric) tested.
 
     Every parameter is checked with :data:`COMPARISON_PARAMETERS`. Memory does not grow with
     ``n_resamples`` x queries: the resampling runs in batches
-    (:mod:`evalbridge.stats.resampling`); the randomization p-values and bootstrap intervals
+    (:mod:`evalbridge.resampling`); the randomization p-values and bootstrap intervals
     are scipy's for the same seed, over the queries in the order of their ids (so the order in which
     ``results`` list them changes nothing).
 
@@ -305,7 +305,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
                   for row, p in zip(rows, adjusted))
     sliced = None
     if slices is not None:
-        from .slices import slice_labels, slice_table
+        from ..slices import slice_labels, slice_table
 
         sliced = slice_table({name: {label: _per_query(results[name], metric) for label, metric in zip(labels, metrics)}
                               for name in names}, slice_labels(slices), pairs=pairs if baselines else (),
@@ -394,7 +394,7 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
                for name, run in runs.items()}
     if isinstance(slices, str):
         from ..model import Run
-        from .slices import slice_labels
+        from ..slices import slice_labels
 
         slices = slice_labels(slices, [run for run in runs.values() if isinstance(run, Run)])
     return compare_systems(results, wanted, baseline=baseline, slices=slices, **parameters)

@@ -17,7 +17,7 @@ from .paired_tests import CORRECTIONS, TESTS
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .slices import Slices
+    from ..slices import Slices
 
 __all__ = ["PairedComparison", "SystemInterval", "Comparison"]
 
@@ -90,7 +90,7 @@ class Comparison:
         provenance: one line per system saying how its values were computed (when known).
         names: each label with the spelling asked and the metric as the first system evaluated it
             (empty when the systems' values were plain mappings keyed by something else than a metric).
-        slices: per-slice means and differences against the baseline (:mod:`evalbridge.stats.slices`)
+        slices: per-slice means and differences against the baseline (:mod:`evalbridge.slices`)
             when ``slices=`` was given, else None.
     """
 

@@ -1,4 +1,4 @@
-"""The tables of slices (:class:`~evalbridge.stats.slices.Slices`) and of the numbers runs logged (latency, cost)
+"""The tables of slices (:class:`~evalbridge.slices.Slices`) and of the numbers runs logged (latency, cost)
 beside quality, declared once and written by every format that writes tables; JSON is their ``to_dict()``.
 
 Slices show, in this order: each slice's queries and each system's mean with its bootstrap interval, per
@@ -27,7 +27,7 @@ def _right(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
 
 
 def slice_tables(s: Any, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...]:
-    """The tables of a :class:`~evalbridge.stats.slices.Slices`, as text of ``fmt``."""
+    """The tables of a :class:`~evalbridge.slices.Slices`, as text of ``fmt``."""
     e = fmt.escape
     systems = list(dict.fromkeys(m.system for m in s.means))
     metrics = list(dict.fromkeys(m.metric for m in s.means))
@@ -108,7 +108,7 @@ def report_tables(report: Any, fmt: ReportFormat) -> tuple[Table, ...]:
 
 
 def render_slices(s: Any, fmt: str = "terminal") -> str:
-    """A :class:`~evalbridge.stats.slices.Slices` as text: ``json``, or any format that writes tables."""
+    """A :class:`~evalbridge.slices.Slices` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
         import json
 

@@ -43,8 +43,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .._parallel import workers
-from ..errors import InputError
+from ._parallel import workers
+from .errors import InputError
 
 __all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "bootstrap_intervals",
            "jackknife_acceleration", "batch_rows"]

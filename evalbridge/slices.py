@@ -34,9 +34,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..names import name_problem
-from ..views.table import Shown
+from .errors import InputError
+from .names import name_problem
+from .views.table import Shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,7 +148,7 @@ class Slices(Shown):
 
     def table(self, fmt: str = "terminal") -> str:
         """The slices as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.slices`)."""
-        from ..views.slices import render_slices
+        from .views.slices import render_slices
 
         return render_slices(self, fmt)
 
@@ -210,7 +210,7 @@ def _from_table(table: Any, column: str) -> tuple[dict[str, tuple[str, ...]], st
     """The labels of a column of a query table (a file or an in-memory table)."""
     import pyarrow as pa
 
-    from ..io.fields import CANDIDATES
+    from .io.fields import CANDIDATES
 
     where = str(table) if isinstance(table, (str, Path)) else None
     if isinstance(table, (str, Path)):
@@ -242,7 +242,7 @@ def _from_table(table: Any, column: str) -> tuple[dict[str, tuple[str, ...]], st
             raise InputError(f"the query table {path.name!r} is not a .csv, .tsv, .parquet or .jsonl file.",
                              source=where, fix="give the queries as a table with a header.")
     else:
-        from ..io.tables import to_arrow
+        from .io.tables import to_arrow
 
         try:
             data = to_arrow(table)

@@ -22,10 +22,8 @@ declares (``in_qrels``, ``in_pool``: see :mod:`evalbridge.metrics.reference`) co
 Sums over a group's members are exactly rounded (``math.fsum``) or read counts only, and ERR sorts
 a group's stopping probabilities first, so the order the members are given in never changes a bit.
 
-Notation for one group: it holds ``n`` documents, ``r`` of them relevant (``grade >= rel``), and
-follows ``s`` documents ranked before it, so it occupies ranks ``s+1 .. s+n``; ``c`` of those ranks
-lie within the cutoff ``k`` (``c = n`` without a cutoff, ``0 <= c <= n``). ``A`` is the number of
-relevant documents in the groups before it. At most one group *straddles* the cutoff (``0 < c < n``).
+The notation for one group (``s``, ``n``, ``r``, ``c``, ``A``, the group that *straddles* the cutoff) and
+the distributions within it are :mod:`evalbridge.metrics.tie_groups`'s.
 
 Three kinds of formula cover the catalogue: order-free metrics (NumRet, NumRel, SetP, SetR) are
 the reference's value; metrics linear in per-rank indicators or weights (P, R, Rprec, Hits, F1,
@@ -44,16 +42,14 @@ group that would take more than
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from fractions import Fraction
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ..errors import InputError, UnsupportedMetricError
 from . import reference as _reference
 from .catalogue import functions_of
-from .reference import (INFAP_EPSILON, discounted, dcg_overflow, discount_of, err_probability, exp_shift,
-                        gain_of, rbp_weight)
+from .reference import discounted, dcg_overflow, discount_of, err_probability, exp_shift, gain_of, rbp_weight
+from .tie_groups import (MAX_GROUP_STEPS, GroupFlags, Groups, err_group, expected_hits, expected_marked, flagged,
+                         hypergeometric, infap_group, infap_single, layout, some_in_top)
 
 if TYPE_CHECKING:
     from .spec import Metric
@@ -63,48 +59,6 @@ __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg"
            "rank_biased_precision", "rbp_residual", "f1", "capped_recall", "hits", "num_ret", "num_rel",
            "set_precision", "set_recall", "hypergeometric", "FUNCTIONS", "MAX_GROUP_STEPS", "unsupported"]
 
-Groups = Sequence[Sequence[float]]
-#: Per-document flags (``in_qrels``, ``in_pool``) in the shape of the tie groups.
-GroupFlags = Sequence[Sequence[bool]]
-_Item = TypeVar("_Item")
-
-
-def _layout(groups: Sequence[Sequence[_Item]], k: int | None) -> Iterator[tuple[int, int, int, Sequence[_Item]]]:
-    """``(s, n, c, group)`` for each non-empty group (of grades, flags or both), in rank order (see the
-    module docstring)."""
-    s = 0
-    for group in groups:
-        n = len(group)
-        if n == 0:
-            continue
-        yield s, n, n if k is None else max(0, min(n, k - s)), group
-        s += n
-
-
-def _expected_marked(marks: Sequence[Sequence[bool]], k: int | None) -> Fraction:
-    """E[|marked documents in the top k|] = sum over groups of c * m / n, exactly (``m`` marked in a group).
-
-    The ``c`` ranks of a group within the cutoff receive a uniformly random ``c``-subset of its
-    ``n`` documents, so the marked ones among them are hypergeometric with mean ``c * m / n``
-    (``m`` itself for a group wholly inside the cutoff). Every count that is a sum over the top k
-    (hits, judged, unpooled documents) is linear in these indicators.
-    """
-    whole, straddling = 0, Fraction(0)
-    for _, n, c, group in _layout(marks, k):
-        if c == 0:
-            break
-        m = sum(map(bool, group))
-        if c == n:
-            whole += m
-        else:
-            straddling = Fraction(c * m, n)
-    return whole + straddling
-
-
-def _expected_hits(groups: Groups, k: int | None, rel: float) -> Fraction:
-    """E[|relevant in the top k|] = sum over groups of c * r / n (:func:`_expected_marked`)."""
-    return _expected_marked([[g >= rel for g in group] for group in groups], k)
-
 
 def precision(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
     """E[P@k] = (1/k) * sum over groups of c * r / n (hypergeometric mean; exact rational).
@@ -112,7 +66,7 @@ def precision(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1
     >>> precision([[1], [0, 1, 0]], [1, 1], k=2)  # (1 + 1 * 1/3) / 2
     0.6666666666666666
     """
-    return float(_expected_hits(groups, k, rel) / k)
+    return float(expected_hits(groups, k, rel) / k)
 
 
 def recall(groups: Groups, judged: Sequence[float], *, k: int | None, rel: float = 1) -> float:
@@ -122,7 +76,7 @@ def recall(groups: Groups, judged: Sequence[float], *, k: int | None, rel: float
     0.16666666666666666
     """
     n_relevant = sum(g >= rel for g in judged)
-    return float(_expected_hits(groups, k, rel) / n_relevant) if n_relevant else 0.0
+    return float(expected_hits(groups, k, rel) / n_relevant) if n_relevant else 0.0
 
 
 def r_precision(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> float:
@@ -132,7 +86,7 @@ def r_precision(groups: Groups, judged: Sequence[float], *, rel: float = 1) -> f
     0.5
     """
     n_relevant = sum(g >= rel for g in judged)
-    return float(_expected_hits(groups, n_relevant, rel) / n_relevant) if n_relevant else 0.0
+    return float(expected_hits(groups, n_relevant, rel) / n_relevant) if n_relevant else 0.0
 
 
 def success(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
@@ -151,31 +105,7 @@ def success(groups: Groups, judged: Sequence[float], *, k: int | None = None, re
     >>> success([[0, 0, 1]], [1], k=1)  # 1 - 2/3
     0.3333333333333333
     """
-    return _some_in_top([[g >= rel for g in group] for group in groups], k)
-
-
-def _some_drawn(n: int, r: int, c: int) -> float:
-    """P(at least one of ``r`` marked documents among ``c`` drawn from ``n``), correctly rounded
-    (see :func:`success`)."""
-    if r == 0:
-        return 0.0
-    if c == n or c > n - r:
-        return 1.0
-    drawn, other = (c, r) if c <= r else (r, c)
-    every = math.perm(n, drawn)
-    return (every - math.perm(n - other, drawn)) / every
-
-
-def _some_in_top(marks: Sequence[Sequence[bool]], k: int | None) -> float:
-    """P(some marked document in the top k): 1 once a group wholly inside holds one, else the
-    straddling group's :func:`_some_drawn`."""
-    for _, n, c, group in _layout(marks, k):
-        if c == 0:
-            break
-        r = sum(map(bool, group))
-        if r:
-            return _some_drawn(n, r, c)
-    return 0.0
+    return some_in_top([[g >= rel for g in group] for group in groups], k)
 
 
 def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
@@ -194,7 +124,7 @@ def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = 
     >>> reciprocal_rank([[0, 1]], [1])  # (1/2) / 1 + (1/2) / 2
     0.75
     """
-    for s, n, c, group in _layout(groups, k):
+    for s, n, c, group in layout(groups, k):
         if c == 0:
             return 0.0
         r = sum(g >= rel for g in group)
@@ -210,21 +140,11 @@ def reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = 
     return 0.0
 
 
-def _flagged(groups: Groups, flags: GroupFlags | None, name: str) -> list[list[tuple[float, bool]]]:
-    """Each document as ``(grade, flag)``, in the groups' shape; every flag True when ``flags`` is None
-    (the reference's rule for ``in_qrels=None``: every retrieved document is judged)."""
-    if flags is None:
-        return [[(g, True) for g in group] for group in groups]
-    if [len(f) for f in flags] != [len(g) for g in groups]:
-        raise ValueError(f"{name} must hold one flag per document, in the tie groups' shape")
-    return [list(zip(group, flag)) for group, flag in zip(groups, flags)]
-
-
 def _scaled_dcg(items: Sequence[Sequence[tuple[float, bool]]], k: int | None, gain: str, discount: str,
                 rel: float | None, gains: Mapping[float, float] | None, shift: int) -> float:
     """E[DCG@k] / 2^shift (see :func:`evalbridge.metrics.reference.exp_shift`); unjudged documents gain 0."""
     total = 0.0
-    for s, n, c, group in _layout(items, k):
+    for s, n, c, group in layout(items, k):
         if c == 0:
             break
         # exactly rounded: any order of the group gives the same bits
@@ -250,7 +170,7 @@ def dcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain: 
     0.8154648767857288
     """
     shift = exp_shift(judged) if gain == "exp" else 0
-    total = _scaled_dcg(_flagged(groups, in_qrels, "in_qrels"), k, gain, discount, rel, gains, shift)
+    total = _scaled_dcg(flagged(groups, in_qrels, "in_qrels"), k, gain, discount, rel, gains, shift)
     try:
         return math.ldexp(total, shift)
     except OverflowError:
@@ -271,7 +191,7 @@ def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain:
     0.815465
     """
     shift = exp_shift(judged) if gain == "exp" else 0
-    items = _flagged(groups, in_qrels, "in_qrels")
+    items = flagged(groups, in_qrels, "in_qrels")
     if ideal == "run":
         pool = [gain_of(g, gain, rel, gains=gains, shift=shift) if flag else 0.0
                 for group in items for g, flag in group]
@@ -283,31 +203,6 @@ def ndcg(groups: Groups, judged: Sequence[float], *, k: int | None = None, gain:
     if idcg == 0:
         return 0.0
     return _scaled_dcg(items, k, gain, discount, rel, gains, shift) / idcg
-
-
-def hypergeometric(n: int, r: int, c: int) -> list[tuple[int, float]]:
-    """``(h, P(H = h))`` for H = the relevant documents among ``c`` drawn from ``n`` holding ``r``.
-
-    P(H = h) = C(r, h) C(n - r, c - h) / C(n, c), h = max(0, c - n + r) .. min(r, c), computed
-    without a binomial coefficient: unnormalised weights start at 1 on the mode and follow the
-    ratio of consecutive terms,
-
-        P(h + 1) / P(h) = (r - h)(c - h) / ((h + 1)(n - r - c + h + 1)),
-
-    outwards (so far tails underflow to 0 harmlessly), then are divided by their sum.
-
-    >>> [(h, round(p, 4)) for h, p in hypergeometric(4, 2, 2)]
-    [(0, 0.1667), (1, 0.6667), (2, 0.1667)]
-    """
-    low, high = max(0, c - n + r), min(r, c)
-    mode = min(max((c + 1) * (r + 1) // (n + 2), low), high)
-    weights = {mode: 1.0}
-    for h in range(mode, high):
-        weights[h + 1] = weights[h] * (r - h) * (c - h) / ((h + 1) * (n - r - c + h + 1))
-    for h in range(mode, low, -1):
-        weights[h - 1] = weights[h] * h * (n - r - c + h) / ((r - h + 1) * (c - h + 1))
-    total = math.fsum(weights.values())
-    return [(h, weights[h] / total) for h in range(low, high + 1)]
 
 
 def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1,
@@ -342,7 +237,7 @@ def average_precision(groups: Groups, judged: Sequence[float], *, k: int | None 
         raise ValueError("weights=graded needs max_grade > 0")
     inside, before = 0.0, 0  # E[X] of the groups wholly within the cutoff; A
     straddling: tuple[int, int, int, int, float] | None = None
-    for s, n, c, group in _layout(groups, k):
+    for s, n, c, group in layout(groups, k):
         if c == 0:
             break
         relevant = [g for g in group if g >= rel]
@@ -383,25 +278,26 @@ def judged_share(groups: Groups, judged: Sequence[float], *, k: int | None = Non
     ``L`` the number retrieved; 0 when nothing is retrieved.
 
     The denominator does not depend on the order, and the count is linear in each document's
-    indicator "judged and within the top k" (:func:`_expected_marked`); an exact rational.
+    indicator "judged and within the top k" (:func:`~evalbridge.metrics.tie_groups.expected_marked`); an exact rational.
 
     >>> judged_share([[1], [0, 0]], [1, 0], k=2, in_qrels=[[True], [True, False]])  # (1 + 1/2) / 2
     0.75
     """
     length = sum(map(len, in_qrels))
     shown = length if k is None else min(k, length)
-    return float(_expected_marked(in_qrels, k) / shown) if shown else 0.0
+    return float(expected_marked(in_qrels, k) / shown) if shown else 0.0
 
 
 def hole(groups: Groups, judged: Sequence[float], *, k: int, in_pool: GroupFlags) -> float:
     """E[Hole@k] = (1/k) * sum over groups of c * u / n, ``u`` the group's documents judged for no query.
 
-    Linear in each document's indicator "unpooled and within the top k" (:func:`_expected_marked`).
+    Linear in each document's indicator "unpooled and within the top k"
+    (:func:`~evalbridge.metrics.tie_groups.expected_marked`).
 
     >>> hole([[0, 0]], [1], k=1, in_pool=[[True, False]])  # one unpooled doc of 2 takes rank 1 half the time
     0.5
     """
-    return float(_expected_marked([[not pooled for pooled in group] for group in in_pool], k) / k)
+    return float(expected_marked([[not pooled for pooled in group] for group in in_pool], k) / k)
 
 
 def hits(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
@@ -410,7 +306,7 @@ def hits(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: 
     >>> hits([[1, 0, 0]], [1], k=1)
     0.3333333333333333
     """
-    return float(_expected_hits(groups, k, rel))
+    return float(expected_hits(groups, k, rel))
 
 
 def capped_recall(groups: Groups, judged: Sequence[float], *, k: int, rel: float = 1) -> float:
@@ -420,7 +316,7 @@ def capped_recall(groups: Groups, judged: Sequence[float], *, k: int, rel: float
     0.5
     """
     n_relevant = sum(g >= rel for g in judged)
-    return float(_expected_hits(groups, k, rel) / min(k, n_relevant)) if n_relevant else 0.0
+    return float(expected_hits(groups, k, rel) / min(k, n_relevant)) if n_relevant else 0.0
 
 
 def f1(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: float = 1) -> float:
@@ -432,7 +328,7 @@ def f1(groups: Groups, judged: Sequence[float], *, k: int | None = None, rel: fl
     >>> f1([[1, 0]], [1], k=1)  # 2 * (1/2) / (1 + 1)
     0.5
     """
-    expected = _expected_hits(groups, k, rel)
+    expected = expected_hits(groups, k, rel)
     if not expected:
         return 0.0
     return float(2 * expected / ((k if k is not None else sum(map(len, groups))) + sum(g >= rel for g in judged)))
@@ -492,7 +388,7 @@ def rank_biased_precision(groups: Groups, judged: Sequence[float], *, k: int | N
     """
     top = max(judged, default=0)
     total = 0.0
-    for s, n, c, group in _layout(groups, k):
+    for s, n, c, group in layout(groups, k):
         if c == 0:
             break
         weight = math.fsum(rbp_weight(g, rel=rel, weights=weights, top=top) for g in group)
@@ -515,12 +411,12 @@ def rbp_residual(groups: Groups, judged: Sequence[float], *, k: int | None = Non
     >>> rbp_residual([[1, 0]], [1], p=0.5, in_qrels=[[True, False]])  # 0.25 + 0.5 * (1 + 0.5) / 2
     0.625
     """
-    unjudged = [[not flag or g < 0 for g, flag in group] for group in _flagged(groups, in_qrels, "in_qrels")]
-    some = _some_in_top(unjudged, k)
+    unjudged = [[not flag or g < 0 for g, flag in group] for group in flagged(groups, in_qrels, "in_qrels")]
+    some = some_in_top(unjudged, k)
     if not some:
         return 0.0
     total: float = 0  # an int 0 as the reference's sum() starts from: the same bits without ties
-    for s, n, c, group in _layout(unjudged, k):
+    for s, n, c, group in layout(unjudged, k):
         if c == 0:
             break
         u = sum(group)
@@ -560,7 +456,7 @@ def bpref(groups: Groups, judged: Sequence[float], *, rel: float = 1, in_qrels: 
         return 1.0 - min(above, n_relevant) / min(n_nonrelevant, n_relevant) if above else 1.0
 
     total, above = 0.0, 0
-    for group in _flagged(groups, in_qrels, "in_qrels"):
+    for group in flagged(groups, in_qrels, "in_qrels"):
         kept = [g for g, flag in group if flag and g >= 0]
         r = sum(g >= rel for g in kept)
         m = len(kept) - r
@@ -568,52 +464,6 @@ def bpref(groups: Groups, judged: Sequence[float], *, rel: float = 1, in_qrels: 
             total += r * math.fsum(term(above + x) for x in range(m + 1)) / (m + 1)
         above += m
     return total / n_relevant
-
-
-#: Most elementary steps :func:`expected_reciprocal_rank` and :func:`inferred_ap` spend on one tie
-#: group (a few seconds of pure Python); a larger group is refused with an InputError saying why.
-MAX_GROUP_STEPS = 4_000_000
-
-
-def _too_large(name: str, steps: int, group: str, fix: str) -> InputError:
-    return InputError(f"the exact tie-aware {name} of a tie group of {group} takes about {steps:,} steps, above "
-                      f"the bound of {MAX_GROUP_STEPS:,} (tie_aware.MAX_GROUP_STEPS) evalbridge spends on one "
-                      f"group under ties='average'.", fix=fix)
-
-
-def _err_group(stops: Sequence[float], n: int, s: int, c: int) -> float:
-    """E[sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)] over the orders of one group of ``n``
-    documents, ``stops`` the stopping probabilities of its documents that have one (the others have
-    R = 0); see :func:`expected_reciprocal_rank`."""
-    q = len(stops)
-    top = min(q - 1, c - 1)  # the most stopping documents that can precede one within the cutoff
-    values = Counter(stops)
-    steps = (len(values) * (top + 1) + c) * (top + 1)
-    if steps > MAX_GROUP_STEPS:
-        raise _too_large("ERR", steps, f"{n} documents, {q} of them with a stopping probability ({len(values)} "
-                                       f"distinct), {c} within the cutoff",
-                         "give ERR a cutoff (ERR@20), or break the ties with ties='docid_desc', 'docid_asc' or "
-                         "'input'.")
-    # p[h]: the mean of prod (1 - R) over the h-subsets of the documents merged so far; g[h]: the mean
-    # over one of them, x, and an h-subset of the others of R_x * prod (1 - R); h = 0 .. top
-    p, g, size = [1.0] + [0.0] * top, [0.0] * (top + 1), 0
-    for r, count in sorted(values.items()):  # merge `count` documents of probability r at once
-        a, merged = 1.0 - r, size + count
-        power = [a ** i for i in range(top + 1)]
-        new_p, new_g = [0.0] * (top + 1), [0.0] * (top + 1)
-        for h in range(min(merged, top) + 1):
-            new_p[h] = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged, size, h))
-            if h < merged:
-                earlier = math.fsum(w * g[i] * power[h - i] for i, w in hypergeometric(merged - 1, size - 1, h)) \
-                    if size else 0.0
-                these = math.fsum(w * p[i] * power[h - i] for i, w in hypergeometric(merged - 1, size, h))
-                new_g[h] = (size * earlier + count * r * these) / merged
-        p, g, size = new_p, new_g, merged
-    terms = []
-    for j in range(1, c + 1):
-        at_j = math.fsum(probability * g[h] for h, probability in hypergeometric(n - 1, q - 1, j - 1))
-        terms.append(at_j / (s + j))
-    return q / n * math.fsum(terms)
 
 
 def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int | None = None,
@@ -629,24 +479,8 @@ def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int 
     ``T = sum_{j=1}^{c} R_(j) prod_{m<j} (1 - R_(m)) / (s + j)`` the group's own part, ``(j)`` its
     j-th document in a uniformly random order.
 
-    E[R_(j) prod_{m<j} (1 - R_(m))]: the j-th document has a stopping probability with chance q/n
-    (``q`` of the group's ``n`` documents have one; R = 0 makes the term 0), and is then uniform among
-    those ``q``; the ``j - 1`` documents before it hold ``h`` of the other ``q - 1``, hypergeometric
-    (n - 1, q - 1, j - 1) (:func:`hypergeometric`; documents with R = 0 contribute factors of 1), and
-    those ``h`` are a uniform h-subset of them. So the term is (q/n) sum_h P(h) * g_h with
-    ``g_h`` = the mean over a stopping document x and an h-subset S of the others of
-    R_x prod_S (1 - R). With ``p_h`` = the mean over h-subsets of prod (1 - R) (the elementary
-    symmetric polynomials of the ``1 - R``, divided by their number of terms), merging a set T of
-    ``N_T`` documents of one probability R (a = 1 - R, so p_i(T) = a^i) into the set S of ``N_S``
-    merged so far splits an h-subset of the union into i from S and h - i from T, i hypergeometric:
-
-        p_h(S + T) = sum_i Hyp(N, N_S, h)(i) p_i(S) a^(h-i)
-        g_h(S + T) = (N_S / N) sum_i Hyp(N - 1, N_S - 1, h)(i) g_i(S) a^(h-i)
-                     + (N_T / N) R sum_i Hyp(N - 1, N_S, h)(i) p_i(S) a^(h-i),   N = N_S + N_T
-
-    (x in S, or x in T), sums of non-negative terms with no cancellation: about
-    (D * min(q, c) + c) * min(q, c) steps for D distinct probabilities; a group needing more than
-    :data:`MAX_GROUP_STEPS` is refused with an InputError (a cutoff bounds it). A group of one
+    The group's own E[T] is :func:`~evalbridge.metrics.tie_groups.err_group`'s, exactly (above
+    :data:`MAX_GROUP_STEPS` steps an InputError; a cutoff bounds it). A group of one
     document is the reference's own arithmetic.
 
     Grades 2 and 0 tied, max_grade 2 (R = 3/4 and 0): (3/4) / 1 or (3/4) / 2, so E = 9/16:
@@ -657,7 +491,7 @@ def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int 
     if not max_grade:
         raise ValueError("ERR needs max_grade > 0")
     total, decay = 0.0, 1.0
-    for s, n, c, group in _layout(_flagged(groups, in_qrels, "in_qrels"), k):
+    for s, n, c, group in layout(flagged(groups, in_qrels, "in_qrels"), k):
         if c == 0:
             break
         stops = sorted(r for r in (err_probability(g, max_grade=max_grade, rel=rel, gains=gains)
@@ -669,95 +503,15 @@ def expected_reciprocal_rank(groups: Groups, judged: Sequence[float], *, k: int 
             total += r * decay / (s + 1)
             decay *= 1.0 - r
             continue
-        total += decay * _err_group(stops, n, s, c)
+        total += decay * err_group(stops, n, s, c)
         decay *= math.prod(1.0 - r for r in stops)
     return total
 
 
-def _infap_single(j: int, relevant: int, nonrelevant: int, pooled: int) -> float:
-    """trec_eval's term of a judged relevant document at 0-based rank ``j``, with ``relevant``,
-    ``nonrelevant`` and ``pooled`` judged documents above it, in the reference's arithmetic."""
-    if j == 0:
-        return 1.0
-    fj = float(j)
-    return (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((relevant + nonrelevant + pooled) / fj)
-            * ((relevant + INFAP_EPSILON) / (relevant + nonrelevant + 2 * INFAP_EPSILON)))
-
-
-#: From how many steps (positions times support) :func:`_infap_group` follows its chain with numpy:
+#: From how many steps (positions times support) :func:`inferred_ap` follows a group's chain with numpy
+#: (:func:`~evalbridge.metrics.tie_groups.infap_group`):
 #: about 3x faster on large groups, 3x slower on small ones (measured on Robust04-sized groups).
 NUMPY_CHAIN_STEPS = 2_000
-
-
-def _chain_python(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
-    """The terms ``sum_t P(t | P) [plain(t) + share (P - 1 - t) ratio(t)] / (s + P)``, P = 1 .. b + f, with
-    P(t | P) (t judged documents among the P - 1 above one judged document of its group) followed as a
-    chain over its support: one more document above it is a filler or judged."""
-    n, others, judged_others = b + f, b + f - 1, b - 1
-    low, chance = 0, [1.0]  # P(t | P) for t = low .. low + len - 1
-    terms = []
-    for position in range(1, n + 1):
-        drawn, left = position - 1, others - position + 1
-        parts, step = [], [0.0] * (len(chance) + 1)
-        for i, q in enumerate(chance):
-            t = low + i
-            parts.append(q * (plain[t] + share * (drawn - t) * ratio[t]))
-            if left:
-                step[i] += q * (f - drawn + t) / left
-                step[i + 1] += q * (judged_others - t) / left
-        terms.append(math.fsum(parts) / (s + position))
-        if step[0] == 0.0 and len(step) > 1:  # no filler left once t = low: the support moves up
-            step, low = step[1:], low + 1
-        if step[-1] == 0.0 and len(step) > 1:  # every judged document already above it
-            step.pop()
-        chance = step
-    return terms
-
-
-def _chain_numpy(plain: list[float], ratio: list[float], share: float, s: int, b: int, f: int) -> list[float]:
-    """:func:`_chain_python` with each step of the chain one numpy vector operation."""
-    import numpy as np
-
-    n, others, judged_others = b + f, b + f - 1, b - 1
-    plains, ratios, ts = np.array(plain), np.array(ratio), np.arange(b)
-    chance = np.zeros(b)  # P(t | P), t = 0 .. b - 1
-    chance[0] = 1.0
-    terms = []
-    for position in range(1, n + 1):
-        drawn, left = position - 1, others - position + 1
-        low, high = max(0, drawn - f), min(judged_others, drawn) + 1  # the support of t
-        q, t = chance[low:high], ts[low:high]
-        terms.append(float(q @ (plains[low:high] + share * (drawn - t) * ratios[low:high])) / (s + position))
-        if left:
-            moved = q * (judged_others - t) / left
-            chance[low:high] = q * (f - drawn + t) / left
-            end = min(high + 1, b)
-            chance[low + 1:end] += moved[:end - low - 1]
-    return terms
-
-
-def _infap_group(s: int, before: tuple[int, int, int], r: int, m: int, u: int, z: int) -> float:
-    """E[the term of one relevant document] of a group of ``r`` relevant, ``m`` non-relevant, ``u``
-    pooled (negative grade) and ``z`` unjudged documents after ``s`` others, ``before`` = the
-    (relevant, non-relevant, pooled) ones among those; see :func:`inferred_ap`."""
-    b, f = r + m, u + z
-    n = b + f
-    steps = n * min(b, f + 1) + 3 * b * min(r, m + 1)  # a (t, h) pair costs about three steps of the chain
-    if steps > MAX_GROUP_STEPS:
-        raise _too_large("infAP", steps, f"{n} documents ({r} relevant, {m} non-relevant, {f} pooled or unjudged)",
-                         "break the ties with ties='docid_desc', 'docid_asc' or 'input', or use AP or bpref.")
-    above_r, above_n, above_u = before
-    above = above_r + above_n + above_u
-    plain, ratio = [], []  # sum_h P(h | t) (1 + (A + t) rho_h) and sum_h P(h | t) rho_h, t = 0 .. b - 1
-    for t in range(b):
-        rhos = [(probability, (above_r + h + INFAP_EPSILON) / (above_r + above_n + t + 2 * INFAP_EPSILON))
-                for h, probability in hypergeometric(b - 1, r - 1, t)]
-        plain.append(math.fsum(probability * (1 + (above + t) * rho) for probability, rho in rhos))
-        ratio.append(math.fsum(probability * rho for probability, rho in rhos))
-    share = u / f if f else 0.0  # the pooled share of the fillers above it, in expectation
-    chain = _chain_numpy if n * min(b, f + 1) > NUMPY_CHAIN_STEPS else _chain_python
-    terms = chain(plain, ratio, share, s, b, f)
-    return math.fsum(terms) / n
 
 
 def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
@@ -801,14 +555,15 @@ def inferred_ap(groups: Groups, judged: Sequence[float], *, rel: float = 1,
     if not n_relevant:
         return 0.0
     total, s, relevant, nonrelevant, pooled = 0.0, 0, 0, 0, 0
-    for group in _flagged(groups, in_qrels, "in_qrels"):
+    for group in flagged(groups, in_qrels, "in_qrels"):
         r = sum(flag and g >= 0 and g >= rel for g, flag in group)
         m = sum(flag and 0 <= g < rel for g, flag in group)
         u = sum(flag and g < 0 for g, flag in group)
         if r and len(group) == 1:
-            total += _infap_single(s, relevant, nonrelevant, pooled)
+            total += infap_single(s, relevant, nonrelevant, pooled)
         elif r:
-            total += r * _infap_group(s, (relevant, nonrelevant, pooled), r, m, u, len(group) - r - m - u)
+            total += r * infap_group(s, (relevant, nonrelevant, pooled), r, m, u, len(group) - r - m - u,
+                                   numpy_from=NUMPY_CHAIN_STEPS)
         s, relevant, nonrelevant, pooled = s + len(group), relevant + r, nonrelevant + m, pooled + u
     return total / n_relevant
 

@@ -482,7 +482,8 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
     (:class:`~evalbridge.reports.report_folder.ReportFolder`); system and metric file names checked unique first."""
     from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
     from .views.formats import report_format
-    from .reports.report import PER_QUERY_FORMATS, jsonable, report_dict, system_json, write_frame, write_per_query
+    from .json_data import json_value
+    from .reports.report import PER_QUERY_FORMATS, report_dict, system_json, write_frame, write_per_query
     from .reports.report_folder import ReportFolder
     from .reports.writing import unique_file_names
 
@@ -507,7 +508,7 @@ def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any])
         if config.output.system_json:
             for name, res in report.results.items():
                 data = system_json(res, {**report.provenance, "system": name})
-                out.write_text(f"systems/{systems[name]}", json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
+                out.write_text(f"systems/{systems[name]}", json.dumps(json_value(data), indent=2, allow_nan=False) + "\n")
         plots = config.output.plots
         if plots is not None:
             plots_dir = out.dir_for("plots")

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .json_data import json_ready
 from .names import name_problem
 from .views.table import Shown
 
@@ -153,17 +154,13 @@ class Slices(Shown):
         return render_slices(self, fmt)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (nan as None)."""
-        def clean(value: Any) -> Any:
-            return None if isinstance(value, float) and not math.isfinite(value) else value
-
-        out = {k: v for k, v in asdict(self).items() if k not in ("means", "differences")}
-        out["counts"] = dict(zip(self.names, self.counts))
-        out["unsliced"] = {"count": len(self.unsliced), "queries": list(self.unsliced[:20])}
-        del out["names"]
-        out["means"] = [{k: clean(v) for k, v in asdict(r).items()} for r in self.means]
-        out["differences"] = [{k: clean(v) for k, v in asdict(r).items()} for r in self.differences]
-        return out
+        """JSON-ready (:func:`~evalbridge.json_data.json_ready`: nan as None)."""
+        apart = {"by", "names", "counts", "unsliced", "means", "differences"}
+        return json_ready({"by": self.by, "counts": dict(zip(self.names, self.counts)),
+                           "unsliced": {"count": len(self.unsliced), "queries": list(self.unsliced[:20])},
+                           **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in apart},
+                           "means": [asdict(r) for r in self.means],
+                           "differences": [asdict(r) for r in self.differences]})
 
 
 # ---------------------------------------------------------------- where the labels come from

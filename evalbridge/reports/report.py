@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EvalbridgeError, InputError
+from ..json_data import json_value
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from ..views.formats import report_format
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
            "per_query_frame", "system_json", "csv_text", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
-           "PerQueryFormat", "per_query_format_of", "jsonable", "report_dict", "make_provenance", "write_frame"]
+           "PerQueryFormat", "per_query_format_of", "report_dict", "make_provenance", "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -394,24 +395,9 @@ def render_html(report: Report) -> str:
     footnote = "<br>".join(map(escape, notes))
     if report.provenance:
         footnote += ("<details><summary>provenance</summary><pre>"
-                     + escape(json.dumps(jsonable(report.provenance), indent=2)) + "</pre></details>")
+                     + escape(json.dumps(json_value(report.provenance), indent=2)) + "</pre></details>")
     out.append(f'<div class="evalbridge-provenance" style="font-size: smaller">{footnote}</div>')
     return '<div class="evalbridge-report">' + "".join(out) + "</div>"
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as strict JSON data: nan/inf -> None, numpy scalars -> numbers, paths -> str."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return jsonable(value.item())
-    return value
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -455,7 +441,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     if report.slices is not None:
         data["slices"] = report.slices.to_dict()
     data["provenance"] = report.provenance
-    out: dict[str, Any] = jsonable(data)
+    out: dict[str, Any] = json_value(data)
     return out
 
 
@@ -497,7 +483,7 @@ def _per_query_parquet(frame: Any, path: str | os.PathLike[str], provenance: Map
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
-    meta[b"evalbridge.provenance"] = json.dumps(jsonable(dict(provenance))).encode()
+    meta[b"evalbridge.provenance"] = json.dumps(json_value(dict(provenance))).encode()
     with atomic_path(path) as tmp:
         pq.write_table(table.replace_schema_metadata(meta), tmp)
     return Path(path)

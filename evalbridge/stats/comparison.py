@@ -4,12 +4,12 @@ its tables, shown by :mod:`evalbridge.reports` in any output format."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
+from ..json_data import json_ready
 from ..metrics.requests import MetricRequest, find_request
 from ..metrics.spec import Metric, parse_metric
 from .paired_tests import CORRECTIONS, TESTS
@@ -194,15 +194,10 @@ class Comparison:
                 "n_resamples": self.n_resamples, "seed": self.seed, "ci_method": self.ci_method}
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"settings", "rows", "intervals", "provenance"}``, JSON-ready (nan and inf become None)."""
-        def clean(value: Any) -> Any:
-            return None if isinstance(value, float) and not math.isfinite(value) else value
-
-        return {"settings": self.settings(),
-                "rows": [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows],
-                "intervals": [{k: clean(v) for k, v in asdict(r).items()} for r in self.intervals],
-                "names": [r.to_dict() for r in self.names],
-                "provenance": list(self.provenance)}
+        """``{"settings", "rows", "intervals", "provenance"}``, JSON-ready (:func:`~evalbridge.json_data.json_ready`)."""
+        return json_ready({"settings": self.settings(), "rows": [asdict(r) for r in self.rows],
+                           "intervals": [asdict(r) for r in self.intervals],
+                           "names": [r.to_dict() for r in self.names], "provenance": list(self.provenance)})
 
     def describe(self) -> str:
         """One sentence saying how significance was decided, and over which family."""

@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...json_data import json_value
 from ...views.formats import ReportFormat
-from ..report import UP, DOWN, Report, band_rows, crosscheck_line, jsonable, legend, queries_lines
+from ..report import UP, DOWN, Report, band_rows, crosscheck_line, legend, queries_lines
 from ...views.table import Marks, Table, number, p_value
 
 __all__ = ["FORMAT", "render_page", "html_table", "SECTIONS", "Section", "TOP"]
@@ -355,7 +356,7 @@ def _agreement(report: Report) -> str:
 def _provenance(report: Report) -> str:
     """Query counts and warnings per system, then the whole provenance as JSON."""
     lines = "".join(f"<li>{_e(line)}</li>" for line in queries_lines(report))
-    data = json.dumps(jsonable(report.provenance), indent=2, sort_keys=False)
+    data = json.dumps(json_value(report.provenance), indent=2, sort_keys=False)
     return ((f"<ul>{lines}</ul>" if lines else "")
             + f"<details open><summary>provenance (JSON)</summary><pre>{_e(data)}</pre></details>")
 

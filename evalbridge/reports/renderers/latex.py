@@ -9,7 +9,8 @@ from ...views.formats import ReportFormat
 from ...escaping import latex_escape as _latex
 from ...names import one_line
 from ...views.markers import MARKER_STYLES
-from ..report import Report, cells, jsonable
+from ...json_data import json_value
+from ..report import Report, cells
 from ...views.table import Marks, Table, number
 
 __all__ = ["FORMAT", "render_latex", "latex_table"]
@@ -41,7 +42,7 @@ def render_latex(report: Report) -> str:
     """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
     a table of the judge agreement and one of the ranking agreement."""
     lines = [f"% {one_line(report.title)}"]  # a line break in the title must not end the comment
-    lines += [f"% {line}" for line in json.dumps(jsonable(report.provenance), sort_keys=False).splitlines()]
+    lines += [f"% {line}" for line in json.dumps(json_value(report.provenance), sort_keys=False).splitlines()]
     if report.results:
         lines += _results(report)
     if report.agreement is not None:

@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from ...names import CONTROL
+from ...json_data import json_value
 from ...views.formats import ReportFormat
-from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, jsonable, legend, \
+from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
     queries_lines
 from ...views.run_diff import section_tables
 from ...views.table import Table, number
@@ -82,7 +83,7 @@ def render_markdown(report: Report) -> str:
         out += ["", markdown_table(replace(table, title=f"## {table.title}" if table.title else "")).rstrip("\n")]
     queries = [f"- {md(line)}" for line in queries_lines(report)]
     out += ["", "## Provenance", "", *(queries + [""] if queries else []),
-            "```json", json.dumps(jsonable(report.provenance), indent=2, sort_keys=False), "```"]
+            "```json", json.dumps(json_value(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
 
 

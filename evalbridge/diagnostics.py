@@ -1,13 +1,10 @@
-"""Diagnostics of a test collection: can these judgements tell these systems apart, and do they favour some?
+"""``eb.diagnose``: evaluates the runs of a test collection once and gathers its diagnosis (:class:`Diagnosis`).
 
-``eb.diagnose(qrels, runs, "nDCG@10")`` evaluates every run once and returns a :class:`Diagnosis`, data only
-(:mod:`evalbridge.views.diagnosis` says what each number means for a decision):
+``eb.diagnose(qrels, runs, "nDCG@10")`` returns data only (:mod:`evalbridge.views.diagnosis` says what each
+number means for a decision):
 
-* **discriminative power** (Sakai 2006): the share of system pairs whose difference is significant under
-  the chosen paired test and correction (:mod:`evalbridge.stats.compare`'s tests and corrections);
-* **swap rate** (Voorhees and Buckley 2002): the queries are split at random into two disjoint halves,
-  ``trials`` times; a swap is a pair of systems ordered one way by one half and the other way by the other;
-  the rate by the size of the difference says how large a difference this many queries can be trusted on;
+* **discriminative power** and **swap rate** over the runs' per-query values
+  (:mod:`evalbridge.stats.discrimination`);
 * **pool bias**, leave one run out (Zobel 1998; Buckley et al. 2007): each run scored with the relevant
   documents only it contributed to the pool (within ``pool_depth``, relevant at the level) removed from the
   judgements, against its score with them. Only that run, on only the queries where it contributed such a
@@ -15,7 +12,9 @@
 * **saturation**: the queries every system answers perfectly (each reaches the metric's value for the ideal
   ranking of the judged documents) and those on which every system scores the same: they tell nothing apart;
 * **judged share by rank**: of the documents the systems rank at 1, 2, ... ``pool_depth``, the share judged;
-* **agreement** of two sets of judgements, where a second is given (:func:`evalbridge.stats.agreement.agreement`).
+* where a second set of judgements is given: their **agreement** (:func:`evalbridge.stats.agreement.agreement`)
+  and the **order of the systems** under each, Kendall's tau and tau_AP between the two
+  (:mod:`evalbridge.stats.system_order`).
 
 Runs come as a mapping name -> run (anything ``evaluate`` reads) or as
 :class:`~evalbridge.fast.tops.TopLists` (many runs' first documents as arrays: the 100-run bench), whose
@@ -31,9 +30,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .settings import Settings, settings_of
-from .stats.paired_tests import CORRECTIONS, TESTS, check_comparison_parameters
+from .json_data import json_ready
 from .parameters import Interval, check_parameters, rule_table
+from .settings import Settings, settings_of
+from .stats.discrimination import (SWAP_EDGES, DiscriminativePower, SwapBin, SwapRate, discriminative_power, ranks,
+                                   swap_rate)
+from .stats.paired_tests import check_comparison_parameters
+from .views.table import Shown
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,12 +48,8 @@ if TYPE_CHECKING:
     from .stats.agreement import JudgeAgreement
 
 __all__ = ["diagnose", "Diagnosis", "DiscriminativePower", "SwapRate", "SwapBin", "RunBias", "PoolBias",
-           "Saturation", "JudgedByRank", "SWAP_EDGES", "DIAGNOSIS_PARAMETERS"]
-
-#: edges of the bins of |difference in one half| the swap rate is reported by
-SWAP_EDGES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
-#: the largest swap rate a difference is called stable at
-STABLE_SWAP_RATE = 0.05
+           "Saturation", "JudgedByRank", "SystemOrder", "SWAP_EDGES", "DIAGNOSIS_PARAMETERS", "discriminative_power",
+           "swap_rate"]
 
 DIAGNOSIS_PARAMETERS = rule_table(
     Interval("pool_depth", int, 1, None, closed="left", default=100,
@@ -58,56 +57,6 @@ DIAGNOSIS_PARAMETERS = rule_table(
     Interval("trials", int, 1, 100_000, closed="both", default=1000,
              fix="the random splits of the queries into halves, e.g. 1000."),
 )
-
-
-@dataclass(frozen=True)
-class DiscriminativePower:
-    """Of ``pairs`` system pairs, ``significant`` differ at ``alpha`` under ``test`` with ``correction``."""
-
-    test: str
-    correction: str
-    alpha: float
-    pairs: int
-    significant: int
-
-    @property
-    def share(self) -> float:
-        return self.significant / self.pairs if self.pairs else math.nan
-
-
-@dataclass(frozen=True)
-class SwapBin:
-    """Comparisons whose difference in the first half is in [low, high), and how many of them swapped."""
-
-    low: float
-    high: float
-    comparisons: int
-    swaps: int
-
-    @property
-    def rate(self) -> float:
-        return self.swaps / self.comparisons if self.comparisons else math.nan
-
-
-@dataclass(frozen=True)
-class SwapRate:
-    """Over ``trials`` random splits into two halves of ``half`` queries, ``swaps`` of ``comparisons``
-    (pair, trial) ordered the pair one way in one half and the other way in the other.
-
-    ``stable_delta``: the smallest bin edge from which on every bin swapped in at most 5% of its
-    comparisons (None: not even the largest differences did)."""
-
-    trials: int
-    seed: int
-    half: int
-    comparisons: int
-    swaps: int
-    bins: tuple[SwapBin, ...]
-    stable_delta: float | None
-
-    @property
-    def rate(self) -> float:
-        return self.swaps / self.comparisons if self.comparisons else math.nan
 
 
 @dataclass(frozen=True)
@@ -163,9 +112,23 @@ class JudgedByRank:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class SystemOrder:
+    """The systems ordered by their means under each set of judgements: ``means_b`` (in the diagnosis' ``systems``
+    order) under the second set, Kendall's tau-b between the two orders with its p-value (scipy), and tau_AP
+    (Yilmaz et al. 2008) with the first set as the truth (:mod:`evalbridge.stats.system_order`)."""
+
+    means_b: tuple[float, ...]
+    queries_b: int
+    kendall_tau: float
+    kendall_p: float
+    tau_ap: float
+
+
+@dataclass(frozen=True)
+class Diagnosis(Shown):
     """What :func:`diagnose` found (see the module docstring). ``means``: each system's mean, in
-    ``systems`` order, over the ``queries`` queries every system was evaluated on."""
+    ``systems`` order, over the ``queries`` queries every system was evaluated on; ``agreement`` and ``order``
+    only where a second set of judgements was given."""
 
     metric: str
     systems: tuple[str, ...]
@@ -177,6 +140,7 @@ class Diagnosis:
     saturation: Saturation
     judged: JudgedByRank
     agreement: JudgeAgreement | None = None
+    order: SystemOrder | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (nan and infinity as None; the agreement as its own ``to_dict``)."""
@@ -188,126 +152,15 @@ class Diagnosis:
         for row, section in zip(out["pool_bias"]["runs"], self.pool_bias.runs):
             row["delta"] = section.delta
         out["agreement"] = None if self.agreement is None else self.agreement.to_dict()
-        clean: dict[str, Any] = _finite(out)
-        return clean
+        out["order"] = None if self.order is None else asdict(self.order)
+        return json_ready(out)
 
-    def __str__(self) -> str:
-        from .views.diagnosis import render_text
+    def table(self, fmt: str = "terminal") -> str:
+        """The diagnosis as text: ``json`` (every number and each finding's meaning) or any output format that
+        writes tables (:mod:`evalbridge.views.diagnosis`)."""
+        from .views.diagnosis import render_diagnosis
 
-        return render_text(self)
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every nan or infinite float as None (JSON has neither), tuples as lists."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-# ------------------------------------------------------------------ the measures over a (systems, queries) matrix
-
-def discriminative_power(values: np.ndarray, *, test: str, correction: str, alpha: float, n_resamples: int,
-                         seed: int) -> DiscriminativePower:
-    """Sakai's discriminative power of the rows of ``values`` (systems x queries)."""
-    import numpy as np
-
-    n = values.shape[0]
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    if not pairs:
-        return DiscriminativePower(test, correction, alpha, 0, 0)
-    if test == "randomization":  # every pair at once, as compare does (same signs for every pair)
-        from .resampling import randomization_pvalues
-
-        d = np.stack([values[i] - values[j] for i, j in pairs])
-        p = randomization_pvalues(d, n_resamples=n_resamples, seed=seed)
-        p[~d.any(axis=1)] = 1.0
-        pvalues = [float(x) for x in p] if values.shape[1] >= 2 else [math.nan] * len(pairs)
-    elif test == "t":
-        pvalues = _t_pvalues(values, pairs)
-    else:
-        chosen = TESTS[test]
-        pvalues = [chosen.pvalue(values[i], values[j], n_resamples, seed) for i, j in pairs]
-    adjusted = CORRECTIONS[correction].adjust(pvalues)
-    return DiscriminativePower(test, correction, alpha, len(pairs), sum(bool(p <= alpha) for p in adjusted))
-
-
-def _t_pvalues(values: np.ndarray, pairs: list[tuple[int, int]]) -> list[float]:
-    """:func:`~evalbridge.stats.compare.paired_t_test` of every pair, scipy's ``ttest_rel`` over a batch of pairs at
-    a time (the same operations along the query axis): 1 where every difference is 0, nan with fewer than 2."""
-    import warnings as _w
-
-    import numpy as np
-    from scipy.stats import ttest_rel
-
-    n = values.shape[1]
-    if n < 2:
-        return [math.nan] * len(pairs)
-    out: list[float] = []
-    first, second = (np.array(side, dtype=np.int64) for side in zip(*pairs))
-    step = max(1, (64 * 2 ** 20) // (8 * 3 * n))
-    for start in range(0, len(pairs), step):
-        x, y = values[first[start:start + step]], values[second[start:start + step]]
-        with _w.catch_warnings():
-            _w.simplefilter("ignore", RuntimeWarning)  # constant non-zero differences: t = +-inf, p = 0
-            p = np.asarray(ttest_rel(x, y, axis=1).pvalue, dtype=np.float64)
-        p[~(x != y).any(axis=1)] = 1.0
-        out.extend(p.tolist())
-    return out
-
-
-def swap_rate(values: np.ndarray, *, trials: int, seed: int, edges: tuple[float, ...] = SWAP_EDGES) -> SwapRate:
-    """Voorhees and Buckley's swap rate of the rows of ``values`` (systems x queries) over random halves."""
-    import numpy as np
-
-    n_systems, n = values.shape
-    half = n // 2
-    first, second = np.triu_indices(n_systems, k=1)
-    if half == 0 or len(first) == 0:
-        return SwapRate(trials, seed, half, 0, 0, (), None)
-    rng = np.random.default_rng(seed)
-    counts, swaps = np.zeros(len(edges), np.int64), np.zeros(len(edges), np.int64)
-    columns = np.ascontiguousarray(values.T)
-    scale = max(1.0, float(np.abs(values).max()))
-    step = max(1, (32 * 2 ** 20) // (8 * n))  # trials per batch: a (batch, queries) split matrix in 32 MiB
-    for start in range(0, trials, step):
-        batch = min(step, trials - start)
-        order = rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
-        split = np.zeros((batch, n))
-        np.put_along_axis(split, order[:, :half], 1.0, axis=1)
-        other = np.zeros((batch, n))
-        np.put_along_axis(other, order[:, half:2 * half], 1.0, axis=1)
-        mean_a, mean_b = split @ columns / half, other @ columns / half
-        d_a, d_b = (_settled(m[:, first] - m[:, second], scale) for m in (mean_a, mean_b))
-        swapped = d_a * d_b < 0
-        where = np.searchsorted(edges, np.abs(d_a), side="right") - 1
-        counts += np.bincount(where.ravel(), minlength=len(edges))
-        swaps += np.bincount(where[swapped], minlength=len(edges))
-    bins = tuple(SwapBin(low, high, int(c), int(s))
-                 for low, high, c, s in zip(edges, (*edges[1:], math.inf), counts.tolist(), swaps.tolist()))
-    rates = [(edge, s / c) for edge, c, s in zip(edges, counts.tolist(), swaps.tolist()) if c]
-    stable = [edge for k, (edge, _) in enumerate(rates) if all(r <= STABLE_SWAP_RATE for _, r in rates[k:])]
-    return SwapRate(trials, seed, half, int(counts.sum()), int(swaps.sum()), bins, stable[0] if stable else None)
-
-
-def _settled(differences: np.ndarray, scale: float) -> np.ndarray:
-    """Differences of means with the rounding of the summation order taken out: within 1e-12 of the values'
-    scale is a tie (two systems whose per-query values sum alike are not ordered by the last bit)."""
-    import numpy as np
-
-    return np.where(np.abs(differences) <= 1e-12 * scale, 0.0, differences)
-
-
-def _ranks(means: np.ndarray) -> np.ndarray:
-    """Rank of each system by its mean, 1 = best (ties, rounding aside, share the best rank)."""
-    import numpy as np
-
-    scale = max(1.0, float(np.abs(means).max())) if len(means) else 1.0
-    return np.array([1 + int(np.count_nonzero(_settled(means - m, scale) > 0)) for m in means.tolist()],
-                    dtype=np.int64)
+        return render_diagnosis(self, fmt)
 
 
 # ------------------------------------------------------------------ the driver
@@ -372,6 +225,20 @@ def _per_query(qrels: Qrels, runs: list[Run], metric: str, options: Settings, *,
     common = set(maps[0]).intersection(*maps[1:]) if maps else set()
     ids = [q for q in maps[0] if q in common] if maps else []
     return ids, np.array([[m[q] for q in ids] for m in maps], dtype=np.float64).reshape(len(maps), len(ids))
+
+
+def _order(means: np.ndarray, evaluated_b: tuple[list[str], np.ndarray]) -> SystemOrder:
+    """The systems' order under the second set of judgements against their order under the first."""
+    import numpy as np
+
+    from .stats.system_order import kendall_tau, tau_ap
+
+    ids_b, values_b = evaluated_b
+    means_b = values_b.mean(axis=1) if values_b.shape[1] else np.full(values_b.shape[0], np.nan)
+    finite = bool(np.isfinite(means).all() and np.isfinite(means_b).all())
+    tau, p = kendall_tau(means.tolist(), means_b.tolist())
+    return SystemOrder(tuple(float(m) for m in means_b), len(ids_b), tau, p,
+                       tau_ap(means.tolist(), means_b.tolist()) if finite else math.nan)
 
 
 def _saturation(collection: _Collection, ids: list[str], values: np.ndarray, metric: str,
@@ -517,7 +384,7 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
     unique[:-1] = held_once & relevant & (collection.judged_row >= 0)
     position = {q: i for i, q in enumerate(ids)}
     means = values.mean(axis=1) if values.shape[1] else np.full(values.shape[0], np.nan)
-    ranks = _ranks(means)
+    placed = ranks(means)
     reduced = options.replace(no_relevant="zero")  # a query left with nothing relevant scores 0 there
     out = []
     for s, name in enumerate(tops.systems):
@@ -549,7 +416,7 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
         others = means.copy()
         others[s] = score_without
         out.append(RunBias(name, int(np.count_nonzero(mine)), len(touched_ids), float(means[s]), score_without,
-                           int(ranks[s]), int(_ranks(others)[s])))
+                           int(placed[s]), int(ranks(others)[s])))
     return PoolBias(depth, level, tuple(out))
 
 
@@ -617,12 +484,15 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
                                  options, quiet=True)
     else:
         ids, values = _per_query(judgements, run_objects, label, options)
-    agreement = None
+    means = values.mean(axis=1) if values.shape[1] else np.full(values.shape[0], np.nan)
+    agreement = order = None
     if judgements_b is not None:
         from .stats.agreement import agreement as judge_agreement
 
-        agreement = judge_agreement(judgements, judgements_b, min_relevance=options.min_relevance)
-    means = values.mean(axis=1) if values.shape[1] else np.full(values.shape[0], np.nan)
+        other = as_qrels(judgements_b, ids=options.ids)
+        agreement = judge_agreement(judgements, other, min_relevance=options.min_relevance)
+        order = _order(means, _per_query(other, run_objects or [tops.run(s) for s in range(len(tops.systems))], label,
+                                         options))
     return Diagnosis(
         metric=label, systems=tops.systems, means=tuple(float(m) for m in means), queries=len(ids),
         discriminative_power=discriminative_power(values, test=chosen["test"], correction=chosen["correction"],
@@ -632,4 +502,4 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         pool_bias=_pool_bias(collection, listed, ids, values, label, pool_depth,
                              _level(judgements, options), options, direct),
         saturation=_saturation(collection, ids, values, label, options),
-        judged=_judged_by_rank(collection, pool_depth), agreement=agreement)
+        judged=_judged_by_rank(collection, pool_depth), agreement=agreement, order=order)

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .json_data import json_ready
 from .settings import Settings, settings_of
 from .parameters import Interval, check_parameters, rule_table
+from .views.table import Shown
 
 if TYPE_CHECKING:
     import numpy as np
@@ -163,7 +165,7 @@ def expected_values(probabilities: Any, run: Any, metric: str, *, ties: str = "d
 
 
 @dataclass(frozen=True)
-class Uncertainty:
+class Uncertainty(Shown):
     """A metric's value and interval with the labels' uncertainty (see the module docstring).
 
     Attributes:
@@ -198,11 +200,16 @@ class Uncertainty:
         narrow = self.query_ci_high - self.query_ci_low
         return (self.ci_high - self.ci_low) / narrow if narrow > 0 else math.inf
 
-    def __str__(self) -> str:
-        from .views.uncertainty import render_text
+    def to_dict(self) -> dict[str, Any]:
+        """Every number and each query's expected value, JSON-ready (nan and infinity as None)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "per_query"}
+        return json_ready({**data, "per_query": dict(self.per_query)})
 
-        text: str = render_text(self)
-        return text
+    def table(self, fmt: str = "terminal") -> str:
+        """The measurement as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.uncertainty`)."""
+        from .views.uncertainty import render_uncertainty
+
+        return render_uncertainty(self, fmt)
 
 
 def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed: int) -> tuple[float, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -9,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
+from scipy.stats import kendalltau
+from test_system_order import yilmaz  # tau_AP as Yilmaz et al. write it, for lists without ties
 
 import evalbridge as eb
 from evalbridge.diagnostics import diagnose, discriminative_power, swap_rate
@@ -168,11 +171,67 @@ def test_agreement_of_a_second_set_of_judgements_is_the_agreement_verb() -> None
     assert "agreement" in meanings(d) and "kappa" in meanings(d)["agreement"]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.composite(_collections)(), st.sampled_from(["AP", "nDCG@3", "P@2", "RR"]), st.data())
+def test_the_order_of_the_systems_under_two_judgement_sets_is_kendall_tau_and_tau_ap(case: tuple, metric: str,
+                                                                                     data: st.DataObject) -> None:
+    """Each system's mean under the second judgements is evaluate's; tau is scipy's kendalltau between the two
+    lists of means and, without ties, tau_AP is Yilmaz et al.'s formula with the first judgements as the truth."""
+    qrels, runs, depth = case
+    judgements_b = {q: {doc: data.draw(st.integers(0, 2)) for doc in judged} for q, judged in qrels.items()}
+    d = diagnose(qrels, runs, metric, judgements_b=judgements_b, pool_depth=depth, trials=5)
+    assert d.order is not None
+    means_a = [eb.evaluate(qrels, run, metric)[metric] for run in runs.values()]
+    means_b = [eb.evaluate(judgements_b, run, metric)[metric] for run in runs.values()]
+    assert list(d.means) == pytest.approx(means_a, abs=1e-12)
+    assert list(d.order.means_b) == pytest.approx(means_b, abs=1e-12)
+    expected = kendalltau(means_a, means_b).statistic
+    assert (math.isnan(d.order.kendall_tau) and math.isnan(expected)) or d.order.kendall_tau == pytest.approx(expected)
+    if len(set(means_a)) == len(means_a) and len(set(means_b)) == len(means_b):
+        assert d.order.tau_ap == pytest.approx(yilmaz(means_a, means_b), abs=1e-12)
+    tops = diagnose(qrels, from_runs(runs, 4), metric if "@" in metric else f"{metric}@4", judgements_b=judgements_b,
+                    pool_depth=depth, trials=5)
+    cut = [eb.evaluate(judgements_b, run, tops.metric)[tops.metric] for run in runs.values()]
+    assert tops.order is not None and list(tops.order.means_b) == pytest.approx(cut, abs=1e-12)
+
+
+def test_the_order_under_two_judgement_sets_says_whether_the_ship_decision_depends_on_the_judge() -> None:
+    qrels, runs = _known_bias()
+    same = meanings(diagnose(qrels, runs, "P@1", judgements_b=qrels, trials=5))["order"]
+    assert "tau 1.000" in same and "order the systems alike" in same
+    flipped = {q: {doc: (1 if g == 0 else 0) for doc, g in judged.items()} for q, judged in qrels.items()}
+    d = diagnose(qrels, runs, "P@1", judgements_b=flipped, trials=5)
+    assert d.order is not None and d.order.kendall_tau < 0.9
+    assert "best system differs" in meanings(d)["order"]
+
+
+def test_the_diagnosis_shows_itself_in_every_table_format_with_names_escaped() -> None:
+    from evalbridge.views.formats import output_formats
+
+    qrels, runs = _known_bias()
+    name = "<b>|x\n%"
+    runs = {name if n == "explorer" else n: run for n, run in runs.items()}
+    d = diagnose(qrels, runs, "AP", pool_depth=3, judgements_b=qrels, trials=10)
+    formats = [f for f, shown in output_formats().items() if shown.table is not None]
+    assert {"terminal", "markdown", "latex", "html"} <= set(formats)
+    for fmt in formats:
+        text = d.table(fmt)
+        assert name not in text and "Kendall" in text and "pool bias" in text, fmt
+        assert output_formats()[fmt].escape(name) in text, fmt
+    assert "&lt;b&gt;|x" in d.table("html") and "<b>|x" not in d.table("html")
+    assert "\\|x" in d.to_markdown() and "\\%" in d.table("latex")
+    assert json.loads(d.table("json"))["order"]["kendall_tau"] == 1.0
+    assert str(d) == d.table("terminal")
+
+
 def test_every_finding_says_what_it_means_for_the_decision() -> None:
     qrels, runs = _known_bias()
     d = diagnose(qrels, runs, "AP", pool_depth=3, trials=20)
     said = meanings(d)
     assert set(said) == {"discriminative_power", "swap", "pool_bias", "saturation", "judged"}
+    with_b = meanings(diagnose(qrels, runs, "AP", pool_depth=3, trials=20, judgements_b=qrels))
+    assert set(with_b) == set(said) | {"agreement", "order"}
+    said = with_b
     assert "explorer" in said["pool_bias"]
     assert all(text.count(". ") == 0 and text.endswith(".") for text in said.values())  # one sentence each
     assert "explorer" in str(d)
@@ -225,8 +284,6 @@ RUNS_TXT = {"x.run": "q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq2 Q0 d 1 3 x\nq3 Q0 e 1 1 x
 
 
 def test_the_command_line_says_what_the_api_says(tmp_path, monkeypatch, capsys) -> None:
-    import json
-
     from evalbridge.cli import main
 
     (tmp_path / "qrels.txt").write_text(QRELS_TXT)

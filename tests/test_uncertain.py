@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from itertools import product
 
 import pytest
@@ -112,3 +113,21 @@ def test_the_command_line_says_what_the_api_says(tmp_path, monkeypatch, capsys) 
     assert shown["per_query"] == dict(api.per_query)
     assert main(["uncertain", "r.run", "-m", "RR"]) == 2
     assert "either --judges" in capsys.readouterr().err
+
+
+def test_the_measurement_shows_itself_in_every_table_format_with_names_escaped() -> None:
+    from evalbridge.views.formats import output_formats
+
+    run = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0, "a": 1.0}, "q3": {"b": 1.0}}
+    judges = {"ann": {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"b": 1}},
+              "bob": {"q1": {"a": 0, "b": 1}, "q2": {"c": 1}, "q3": {"b": 0}}}
+    name = "<b>|x\n%"
+    u = uncertain(run, "P@1", judges=judges, system=name, n_resamples=200)
+    formats = [f for f, shown in output_formats().items() if shown.table is not None]
+    assert {"terminal", "markdown", "latex", "html"} <= set(formats)
+    for fmt in formats:
+        text = u.table(fmt)
+        assert name not in text and output_formats()[fmt].escape(name) in text and "widen" in text, fmt
+    data = json.loads(u.table("json"))
+    assert data["expected"] == u.expected and data["per_query"] == dict(u.per_query) and "widen" in data["meaning"]
+    assert str(u) == u.table("terminal")

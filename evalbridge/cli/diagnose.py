@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..errors import InputError
+from ..views.formats import shown_formats
 from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
 
 
@@ -27,7 +27,6 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from ..diagnostics import diagnose
-    from ..views.diagnosis import meanings
 
     qrels, runs, settings = _inputs(args)
     other = None
@@ -39,11 +38,7 @@ def handle(args: argparse.Namespace) -> int:
     found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
                      test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
                      seed=args.seed, settings=settings)
-    if args.format == "json":
-        text = json.dumps({**found.to_dict(), "meanings": meanings(found)}, indent=2, ensure_ascii=False) + "\n"
-    else:
-        text = str(found) + "\n"
-    emit(text, args.output, args)
+    emit(found.table(args.format), args.output, args)
     return EXIT_OK
 
 
@@ -73,7 +68,7 @@ def add(commands: Any) -> None:
     di.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     di.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     di.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    di.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    di.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
     di.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     di.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(di)

@@ -5,14 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..views.formats import shown_formats
 from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
-
-
-def _formats() -> list[str]:
-    """The formats a diff is written in: every output format that writes tables, and json."""
-    from ..views.formats import output_formats
-
-    return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -45,7 +39,7 @@ def add(commands: Any) -> None:
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",
                        help=f"{rule.fix.rstrip('.')} (default {rule.default})")
-    p.add_argument("--format", choices=_formats(), default="terminal", help="output format (default terminal)")
+    p.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
     p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the diff to this file instead of stdout")
     p.add_argument("--title", default=None, help="heading of the report")
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)

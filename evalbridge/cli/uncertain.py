@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..views.formats import shown_formats
 from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, load_run, source_from_path
-    from ..views.uncertainty import meaning
     from ..uncertainty import uncertain
 
     if (not args.judges) == (args.probabilities is None):
@@ -37,15 +36,7 @@ def handle(args: argparse.Namespace) -> int:
         found = uncertain(run, args.metrics[0], judges=judges, **options)
     else:
         found = uncertain(run, args.metrics[0], probabilities=load_qrels(config.qrels, level), **options)
-    if args.format == "json":
-        data = {key: getattr(found, key) for key in ("metric", "system", "source", "labellings", "queries", "expected",
-                                                     "ci_low", "ci_high", "query_ci_low", "query_ci_high",
-                                                     "confidence", "n_resamples", "seed")}
-        text = json.dumps({**data, "per_query": dict(found.per_query), "meaning": meaning(found)}, indent=2,
-                          ensure_ascii=False) + "\n"
-    else:
-        text = str(found) + "\n"
-    emit(text, args.output, args)
+    emit(found.table(args.format), args.output, args)
     return EXIT_OK
 
 
@@ -68,7 +59,7 @@ def add(commands: Any) -> None:
     un.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     un.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
     un.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    un.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    un.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
     un.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     un.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(un)

@@ -32,7 +32,7 @@ from ..errors import EvalbridgeError, InputError
 from .table import TEXT_MARKS, Marks, Table
 
 __all__ = ["ReportFormat", "report_formats", "report_format", "output_formats", "output_format", "table_format",
-           "render", "show", "check_formats", "no_extra_files", "tables_only"]
+           "render", "show", "shown_formats", "check_formats", "no_extra_files", "tables_only"]
 
 
 #: A report (:class:`evalbridge.reports.report.Report`) as the renderers receive it. The registry names no type of
@@ -137,6 +137,12 @@ def show(tables: Table | Sequence[Table], fmt: str) -> str:
     """One table, or several one after the other, as text in the format called ``fmt``."""
     write = cast(Callable[[Table], str], table_format(fmt).table)
     return "".join(write(t) for t in ([tables] if isinstance(tables, Table) else tables))
+
+
+def shown_formats() -> list[str]:
+    """The formats a result that shows itself (``result.table(fmt)``) is written in: every format that writes
+    tables, and json (its ``to_dict()``)."""
+    return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
 
 
 def report_format(name: str) -> ReportFormat:

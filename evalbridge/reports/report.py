@@ -1,4 +1,4 @@
-"""Reports: what one evaluation produced, the parts every format shows, per-query files, provenance.
+"""Reports: what one evaluation produced, the parts every format shows, its provenance (per-query files: per_query.py).
 
 A :class:`Report` gathers what one evaluation produced (each system's
 :class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
@@ -26,19 +26,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalbridgeError, InputError
 from ..json_data import json_value
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
-from ..views.formats import report_format
+from ..views.formats import notebook, report_format
+from .per_query import (PER_QUERY_FORMATS, PerQueryFormat, per_query_format_of, per_query_frame, write_frame,
+                        write_per_query)
 from .writing import atomic_file, output_file, write_file_atomic
 from ..views.markers import MARKER_STYLES
 from ..views.table import number, p_value
@@ -52,9 +53,12 @@ if TYPE_CHECKING:
     from ..stats.gates import GateResult
     from ..slices import Slices
 
-__all__ = ["Report", "render", "render_html", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "csv_text", "write_atomic", "atomic_path", "file_sha256", "write_per_query", "PER_QUERY_FORMATS",
-           "PerQueryFormat", "per_query_format_of", "report_dict", "make_provenance", "write_frame"]
+#: per_query_frame, write_per_query, write_frame, PER_QUERY_FORMATS, PerQueryFormat and per_query_format_of are
+#: :mod:`evalbridge.reports.per_query`'s, named here too for the code that reads them from a report's module.
+__all__ = ["Report", "render", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
+           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
+           "PER_QUERY_FORMATS", "PerQueryFormat", "per_query_format_of", "report_dict", "make_provenance",
+           "write_frame"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -225,8 +229,8 @@ class Report:
 
     def _repr_html_(self) -> str:
         """Jupyter's view, an HTML fragment: table with significance markers, comparison, gates, cross-checks,
-        and the provenance as a footnote."""
-        return render_html(self)
+        and the provenance as a footnote (the notebook view of :func:`evalbridge.views.formats.notebook`)."""
+        return notebook(self)
 
 
 def means_frame(report: Report) -> pd.DataFrame:
@@ -237,16 +241,6 @@ def means_frame(report: Report) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=report.labels)
     frame.index.name = "system"
     return frame
-
-
-def per_query_frame(results: Mapping[str, Results]) -> pd.DataFrame:
-    """Per-query values of every system, tidy: columns ``system``, ``query_id``, then one per metric."""
-    import pandas as pd
-
-    frames = [res.per_query.reset_index().assign(system=system) for system, res in results.items()]
-    frame = pd.concat(frames, ignore_index=True)
-    tidy: pd.DataFrame = frame[["system", "query_id", *[c for c in frame.columns if c not in ("system", "query_id")]]]
-    return tidy
 
 
 def system_json(results: Any, provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -351,53 +345,6 @@ def crosscheck_line(check: Any) -> str:
     return ("OK: " if check.ok else "NOT OK: ") + "; ".join(parts)
 
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """An HTML table; the cells are HTML already (callers escape what they did not write)."""
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="evalbridge-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def render_html(report: Report) -> str:
-    """An HTML fragment (Jupyter's view): the systems x metrics table with significance markers (best
-    mean in bold), the comparison, gates and cross-checks, then the provenance as a footnote."""
-    from html import escape
-
-    up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
-    down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
-    out = [f"<h4>{escape(report.title)}</h4>"]
-    if report.results:
-        table = cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
-        out.append(_html_table(["system", *map(escape, report.labels)], [[escape(r[0]), *r[1:]] for r in table]))
-    if report.comparison is not None:
-        out.append(f"<p>{up}/{down} {escape(legend(report).split(' ', 1)[1])}</p>")
-        out += ["<details><summary>comparison with the baseline</summary>",
-                _html_table(list(map(escape, COMPARISON_HEADERS)),
-                            [list(map(escape, row)) for row in comparison_rows(report)]), "</details>"]
-    bands = band_rows(report) if report.bands else []
-    if bands:
-        out.append(_html_table([escape(str(c)) for c in bands[0]],
-                               [[escape(str(c)) for c in row] for row in bands[1:]]))
-    if report.gates:
-        failed = report.failed_gates
-        out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
-        out += [f"<p><strong>FAIL</strong> {escape(g.reason)}</p>" for g in failed]
-    for system, check in report.crosscheck.items():
-        out.append(f"<p>cross-check {escape(system)}: {escape(crosscheck_line(check))}</p>")
-    if report.agreement is not None:
-        a, b = report.agreement.judges.names
-        out += [f"<h4>Agreement between the judgements {escape(a)} and {escape(b)}</h4>",
-                report.agreement._repr_html_()]
-    first = next(iter(report.results.values())).provenance if report.results else None
-    notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
-        f"backend {first.backend} {first.backend_version}; ties {first.settings.ties}; relevance level "
-        f"{first.relevance_level:g}", *queries_lines(report)]
-    footnote = "<br>".join(map(escape, notes))
-    if report.provenance:
-        footnote += ("<details><summary>provenance</summary><pre>"
-                     + escape(json.dumps(json_value(report.provenance), indent=2)) + "</pre></details>")
-    out.append(f'<div class="evalbridge-provenance" style="font-size: smaller">{footnote}</div>')
-    return '<div class="evalbridge-report">' + "".join(out) + "</div>"
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -457,76 +404,6 @@ def atomic_path(path: str | os.PathLike[str]) -> contextlib.AbstractContextManag
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` to ``path`` atomically: :func:`evalbridge.reports.writing.write_file_atomic`."""
     return write_file_atomic(path, data)
-
-
-def csv_text(frame: Any, *, index: bool = True) -> str:
-    """``frame`` as CSV with ``\\n`` line ends. Names are data: a field holding a carriage return is
-    quoted like one holding a newline (Python's csv leaves a lone ``\\r`` bare with ``\\n`` line ends,
-    and readers take it as a line break), by quoting every text field of such a frame."""
-    import csv
-
-    texts = [*map(str, frame.index), *map(str, frame.columns),
-             *(str(v) for column in frame.columns if frame[column].dtype == object for v in frame[column])]
-    quoting = csv.QUOTE_NONNUMERIC if any("\r" in text for text in texts) else csv.QUOTE_MINIMAL
-    return str(frame.to_csv(index=index, lineterminator="\n", quoting=quoting))
-
-
-def _per_query_csv(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:
-    """Per-query values as CSV (the provenance goes to ``provenance.json`` beside it)."""
-    return write_atomic(path, csv_text(frame, index=False))
-
-
-def _per_query_parquet(frame: Any, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> Path:
-    """Per-query values as Parquet, the provenance in the file's metadata (``evalbridge.provenance``)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[b"evalbridge.provenance"] = json.dumps(json_value(dict(provenance))).encode()
-    with atomic_path(path) as tmp:
-        pq.write_table(table.replace_schema_metadata(meta), tmp)
-    return Path(path)
-
-
-@dataclass(frozen=True)
-class PerQueryFormat:
-    """A format of the per-query file: its suffix and its writer ``write(frame, path, provenance) -> path``."""
-
-    suffix: str
-    write: Callable[[Any, str | os.PathLike[str], Mapping[str, Any]], Path]
-
-
-#: per-query file format -> suffix and writer (``output.per_query``, ``evalbridge eval --per-query PATH``)
-PER_QUERY_FORMATS: Mapping[str, PerQueryFormat] = {
-    "csv": PerQueryFormat(".csv", _per_query_csv),
-    "parquet": PerQueryFormat(".parquet", _per_query_parquet),
-}
-
-
-def per_query_format_of(path: str | os.PathLike[str]) -> str:
-    """The per-query format a path names by its suffix (``.parquet``), else ``csv``.
-
-    >>> per_query_format_of("out/per_query.parquet"), per_query_format_of("per_query.tsv")
-    ('parquet', 'csv')
-    """
-    return next((name for name, f in PER_QUERY_FORMATS.items() if os.fspath(path).endswith(f.suffix)), "csv")
-
-
-def write_per_query(results: Mapping[str, Any], path: str | os.PathLike[str], *, fmt: str,
-                    provenance: Mapping[str, Any] | None = None) -> Path:
-    """Per-query values of every system in a :data:`PER_QUERY_FORMATS` format (``csv``, or ``parquet`` with the
-    provenance in its metadata)."""
-    return write_frame(per_query_frame(results), path, fmt=fmt, provenance=provenance)
-
-
-def write_frame(frame: Any, path: str | os.PathLike[str], *, fmt: str,
-                provenance: Mapping[str, Any] | None = None) -> Path:
-    """A DataFrame (its columns, not its index) in a :data:`PER_QUERY_FORMATS` format (``csv``, or
-    ``parquet`` with the provenance in its metadata), written atomically."""
-    if fmt not in PER_QUERY_FORMATS:
-        raise InputError(f"unknown per-query format {fmt!r}; choose one of {', '.join(map(repr, PER_QUERY_FORMATS))}.")
-    return PER_QUERY_FORMATS[fmt].write(frame, path, dict(provenance or {}))
 
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,

@@ -32,7 +32,7 @@ from ..errors import EvalbridgeError, InputError
 from .table import TEXT_MARKS, Marks, Table
 
 __all__ = ["ReportFormat", "report_formats", "report_format", "output_formats", "output_format", "table_format",
-           "render", "show", "shown_formats", "check_formats", "no_extra_files", "tables_only"]
+           "render", "show", "shown_formats", "check_formats", "no_extra_files", "tables_only", "notebook"]
 
 
 #: A report (:class:`evalbridge.reports.report.Report`) as the renderers receive it. The registry names no type of
@@ -72,6 +72,8 @@ class ReportFormat:
         heading: a column heading of evalbridge's own (``system``) as this format writes it.
         typeset: True when the format lays a table out by its columns' alignment itself (LaTeX, HTML); the
             plain-text formats then keep tabulate's layout of text.
+        notebook: a report's notebook view (Jupyter's ``_repr_html_``: a fragment, not the page), or None
+            when the format gives none; :func:`notebook` finds the format that does.
     """
 
     name: str
@@ -86,6 +88,7 @@ class ReportFormat:
     escape: Callable[[str], str] = str
     heading: Callable[[str], str] = str
     typeset: bool = False
+    notebook: Callable[[AnyReport], str] | None = None
 
 
 _PACKAGE = "evalbridge.reports.renderers"
@@ -157,6 +160,14 @@ def report_format(name: str) -> ReportFormat:
 def render(report: AnyReport, fmt: str) -> str:
     """``report`` as text in the format called ``fmt``."""
     return report_format(fmt).render(report)
+
+
+def notebook(report: AnyReport) -> str:
+    """``report``'s notebook view (``Report._repr_html_``), written by the format that declares one (``html``)."""
+    views = [fmt.notebook for fmt in output_formats().values() if fmt.notebook is not None]
+    if not views:
+        raise EvalbridgeError(f"no output format declares a notebook view; the html format of {_PACKAGE} does.")
+    return views[0](report)
 
 
 def check_formats() -> tuple[str, ...]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...views.formats import ReportFormat
-from ..report import Report, csv_text, means_frame
+from ..per_query import csv_text
+from ..report import Report, means_frame
 
 __all__ = ["FORMAT", "render_csv"]
 

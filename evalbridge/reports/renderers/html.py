@@ -31,10 +31,11 @@ from typing import Any
 
 from ...json_data import json_value
 from ...views.formats import ReportFormat
-from ..report import UP, DOWN, Report, band_rows, crosscheck_line, legend, queries_lines
+from ..report import (COMPARISON_HEADERS, UP, DOWN, Report, band_rows, cells, comparison_rows, crosscheck_line,
+                      legend, queries_lines)
 from ...views.table import Marks, Table, number, p_value
 
-__all__ = ["FORMAT", "render_page", "html_table", "SECTIONS", "Section", "TOP"]
+__all__ = ["FORMAT", "render_page", "render_notebook", "html_table", "SECTIONS", "Section", "TOP"]
 
 #: how HTML writes ▲, ▼ and superscript letters
 HTML_MARKS = Marks("▲", "▼", lambda s: f"<sup>{s}</sup>" if s else "")
@@ -62,6 +63,49 @@ def html_table(table: Table) -> str:
     title = f"<p><b>{table.title}</b></p>" if table.title else ""
     notes = f"<p><small>{'<br>'.join(table.footnotes)}</small></p>" if table.footnotes else ""
     return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}\n"
+
+
+def render_notebook(report: Report) -> str:
+    """A report's notebook view (Jupyter's ``_repr_html_``), an HTML fragment: the systems x metrics table with
+    significance markers (best mean in bold), the comparison, gates and cross-checks, then the provenance as a
+    footnote. Its tables are :func:`html_table`'s, as every result's notebook view."""
+    up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
+    down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
+    left, right = ("left",), ("right",)
+    out = [f"<h4>{_e(report.title)}</h4>"]
+    if report.results:
+        rows = cells(report, up=up, down=down, best=lambda t: f"<strong>{t}</strong>")
+        out.append(html_table(Table(("system", *map(_e, report.labels)), tuple((_e(r[0]), *r[1:]) for r in rows),
+                                    left + right * len(report.labels))))
+    if report.comparison is not None:
+        out.append(f"<p>{up}/{down} {_e(legend(report).split(' ', 1)[1])}</p>")
+        out += ["<details><summary>comparison with the baseline</summary>",
+                html_table(Table(tuple(map(_e, COMPARISON_HEADERS)),
+                                 tuple(tuple(map(_e, row)) for row in comparison_rows(report)),
+                                 left * 2 + right * (len(COMPARISON_HEADERS) - 2))), "</details>"]
+    bands = band_rows(report) if report.bands else []
+    if bands:
+        out.append(html_table(Table(tuple(_e(c) for c in bands[0]), tuple(tuple(_e(c) for c in row)
+                                                                       for row in bands[1:]))))
+    if report.gates:
+        failed = report.failed_gates
+        out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
+        out += [f"<p><strong>FAIL</strong> {_e(g.reason)}</p>" for g in failed]
+    for system, check in report.crosscheck.items():
+        out.append(f"<p>cross-check {_e(system)}: {_e(crosscheck_line(check))}</p>")
+    if report.agreement is not None:
+        a, b = report.agreement.judges.names
+        out += [f"<h4>Agreement between the judgements {_e(a)} and {_e(b)}</h4>", report.agreement._repr_html_()]
+    first = next(iter(report.results.values())).provenance if report.results else None
+    notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
+        f"backend {first.backend} {first.backend_version}; ties {first.settings.ties}; relevance level "
+        f"{first.relevance_level:g}", *queries_lines(report)]
+    footnote = "<br>".join(map(_e, notes))
+    if report.provenance:
+        footnote += ("<details><summary>provenance</summary><pre>"
+                     + _e(json.dumps(json_value(report.provenance), indent=2)) + "</pre></details>")
+    out.append(f'<div class="evalbridge-provenance" style="font-size: smaller">{footnote}</div>')
+    return '<div class="evalbridge-report">' + "".join(out) + "</div>"
 
 
 # ---------------------------------------------------------------- the page's cells and tables
@@ -497,4 +541,5 @@ FORMAT = ReportFormat(
     marks=HTML_MARKS,
     escape=html.escape,
     typeset=True,
+    notebook=render_notebook,
 )

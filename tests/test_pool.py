@@ -242,3 +242,113 @@ def test_runs_are_taken_one_at_a_time():
 
     result = pool({"q1": {"a-0": 1}}, Lazy(), depth=3)
     assert alive_when_asked == [0, 0, 0, 0] and result.size() == 11
+
+
+# -- every number against a direct pooling in Python ----------------------------------------------------------
+
+def direct_pooling(qrels: dict, runs: dict, query_ids: list, depths: list, k: int, ties: str) -> dict:
+    """Every number of a pool, written directly: each run's queries sorted in Python by (score desc, doc id in
+    ``ties``' order); a pair is in the pool at depth d when some run ranks it within d and the qrels do not judge
+    it; pairs listed by query (in ``query_ids``' order), best rank, then the first run (in the order given) to rank
+    it within the deepest depth and the rank there; Judged@k is the mean over ``query_ids`` of the judged share of
+    each run's first k (0 for a query it does not answer)."""
+    def ranked(docs: dict) -> list:
+        if ties == "docid_desc":
+            return sorted(docs, key=lambda d: (-docs[d], [-ord(c) for c in d]))
+        return sorted(docs, key=lambda d: (-docs[d], d))
+
+    lists = [{q: ranked(docs) for q, docs in run.items() if q in query_ids} for run in runs.values()]
+    deepest = max(depths)
+    best: dict = {}
+    holders: dict = {}
+    first: dict = {}
+    for i, run in enumerate(lists):
+        for q, docs in run.items():
+            for r, doc in enumerate(docs[:deepest], 1):
+                if doc not in qrels.get(q, {}):
+                    best[q, doc] = min(best.get((q, doc), r), r)
+                    holders[q, doc] = holders.get((q, doc), 0) + 1
+                    first.setdefault((q, doc), (i, r))
+    order = sorted(best, key=lambda p: (query_ids.index(p[0]), best[p], first[p]))
+
+    def judged_share(run: dict, depth: int | None) -> float:
+        shares = []
+        for q in query_ids:
+            top = run.get(q, [])[:k]
+            seen = sum(doc in qrels.get(q, {}) or (depth is not None and best.get((q, doc), depth + 1) <= depth)
+                       for doc in top)
+            shares.append(seen / len(top) if top else 0.0)
+        return sum(shares) / len(shares)
+
+    return {
+        "pairs": [(q, doc, best[q, doc], holders[q, doc]) for q, doc in order],
+        "unjudged": [[sum(doc not in qrels.get(q, {}) for q, docs in run.items() for doc in docs[:d]) for d in depths]
+                     for run in lists],
+        "by_query": [[sum(p[0] == q and best[p] <= d for p in best) for d in depths] for q in query_ids],
+        "before": [judged_share(run, None) for run in lists],
+        "after": [[judged_share(run, d) for d in depths] for run in lists],
+    }
+
+
+def numbers_of(result_pairs: list, unjudged, by_query, before, after) -> dict:
+    return {"pairs": result_pairs, "unjudged": unjudged.tolist(), "by_query": by_query.tolist(),
+            "before": before.tolist(), "after": after.tolist()}
+
+
+def assert_same_numbers(got: dict, expected: dict) -> None:
+    assert got["pairs"] == expected["pairs"]
+    assert got["unjudged"] == expected["unjudged"] and got["by_query"] == expected["by_query"]
+    assert got["before"] == pytest.approx(expected["before"], abs=1e-12)
+    assert len(got["after"]) == len(expected["after"])
+    for row, expected_row in zip(got["after"], expected["after"]):
+        assert row == pytest.approx(expected_row, abs=1e-12)
+
+
+many_runs_st = st.dictionaries(st.sampled_from(["x", "y", "z", "u", "v"]), st.dictionaries(
+    st.sampled_from(["q1", "q2", "q3"]), st.dictionaries(DOCS, SCORES, min_size=1, max_size=8), min_size=1,
+    max_size=3), min_size=1, max_size=5)
+depths_st = st.lists(st.integers(1, 9), min_size=1, max_size=3, unique=True).map(sorted)
+
+
+@settings(max_examples=200)
+@given(qrels_st, many_runs_st, depths_st, st.integers(1, 12), st.sampled_from(["docid_desc", "docid_asc"]),
+       st.sampled_from(["runs", "qrels"]))
+def test_every_number_of_the_pool_is_a_direct_pooling_in_python(qrels, runs, depths, k, ties, queries):
+    """The pairs in order with their best rank and number of runs, the unjudged pairs of each run, the pairs of
+    each query, Judged@k now and after each depth: all as the direct pooling says, for k below, between and
+    beyond the depths."""
+    try:
+        result = pool(qrels, runs, depth=depths, k=k, ties=ties, queries=queries)
+    except InputError:  # an empty eval set, or runs sharing no query with it: refused, as evaluate refuses them
+        assert queries == "qrels"
+        return
+    query_ids = list(dict.fromkeys(q for run in runs.values() for q in run)) if queries == "runs" else list(qrels)
+    assert list(result.query_ids) == query_ids
+    pairs = [(q, d, r, n) for (q, d, r), n in zip(result.pairs(), result.pair_runs.tolist())]
+    assert_same_numbers(numbers_of(pairs, result.unjudged_by_run, result.by_query, result.judged_before,
+                                   result.judged_after), direct_pooling(qrels, runs, query_ids, depths, k, ties))
+
+
+@settings(max_examples=100)
+@given(qrels_st, many_runs_st, depths_st, st.integers(1, 12), st.integers(1, 3))
+def test_pairs_whose_hashes_collide_everywhere_are_still_the_direct_pooling(qrels, runs, depths, k, kinds):
+    """Every row's 64-bit hash cut to ``kinds`` values, so that most pairs share their hash with others within a
+    run, across runs and with the qrels: each match is confirmed on the strings, and every number is the direct
+    pooling's."""
+    import numpy as np
+
+    from evalbridge.fast import pooling
+    from evalbridge.fast.rows import table_from_mapping
+
+    def collided(rows):
+        table = table_from_mapping(rows)
+        object.__setattr__(table, "hashes", table.hashes % np.uint64(kinds))
+        return table
+
+    query_ids = list(dict.fromkeys(q for run in runs.values() for q in run))
+    columns = pooling.pool_tables(collided(qrels), [collided(r) for r in runs.values()], query_ids, depths, k)
+    pairs = [(query_ids[q], d, r, n) for q, d, r, n in zip(columns.pair_query.tolist(), columns.pair_docs.to_pylist(),
+                                                           columns.pair_rank.tolist(), columns.pair_runs.tolist())]
+    assert_same_numbers(numbers_of(pairs, columns.unjudged, columns.by_query, columns.judged_before,
+                                   columns.judged_after),
+                        direct_pooling(qrels, runs, query_ids, depths, k, "docid_desc"))

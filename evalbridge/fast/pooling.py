@@ -5,8 +5,10 @@ row) and only its first ``max(depths, k)`` rows per query are kept, so 100 runs 
 side by side. The rank of a row follows :mod:`evalbridge.ranking`'s rules: a query whose rows are in rank order
 is not sorted (:func:`~.placing._sort_unsorted`); ties are ordered by doc id only in the tie groups that start
 within the kept rows. A (query, doc) pair is judged when the qrels table holds it: matched by the 64-bit hashes
-of the two strings, every match confirmed on the strings. The union over runs is made on the hashes too, and
-every pair of one hash is confirmed to be one (query, doc) pair (two pairs sharing a hash are split apart).
+of the two strings, every match confirmed on the strings. The union is grown run by run (:class:`_Union`): each
+run's unjudged rows within the pool depth are looked up among the pairs so far by hash, confirmed on the strings
+(two pairs sharing a hash are kept apart), and counted; the run is then let go. What stays is one entry per pair
+(query, best rank, runs, doc id, hash), never an array over every run's rows.
 
 numpy and pyarrow are imported by this module: import it only where a pool is made.
 """
@@ -173,28 +175,11 @@ class _Judged:
         return judged
 
 
-def _split_collisions(inverse: np.ndarray, code: np.ndarray, docs: list[str], rows: np.ndarray,
-                      n_pairs: int) -> tuple[np.ndarray, int]:
-    """New pair ids for ``rows`` (the rows of the pair ids where two different pairs share one hash; ``docs``:
-    their doc ids): the first (query, doc) of each such id keeps it, every other one gets a new id."""
-    keys = [(int(inverse[r]), int(code[r]), doc) for r, doc in zip(rows.tolist(), docs)]
-    kept: dict[int, tuple[int, str]] = {}
-    new_id: dict[tuple[int, int, str], int] = {}
-    for key in sorted(set(keys)):
-        if kept.setdefault(key[0], key[1:]) == key[1:]:
-            new_id[key] = key[0]
-        else:
-            new_id[key] = n_pairs
-            n_pairs += 1
-    inverse = inverse.copy()
-    inverse[rows] = [new_id[key] for key in keys]
-    return inverse, n_pairs
-
-
 @dataclass(frozen=True, eq=False)
 class _Kept:
-    """What one run leaves behind once its table is dropped: its unjudged rows in the first ``keep`` (query
-    index, rank, pair hash, doc id), its judged documents per query in the first k, and its rows per query."""
+    """What pooling reads of one run once its table is dropped: its unjudged rows in the first ``keep`` (query
+    index, rank, pair hash, doc id; ordered by query, then rank), its judged documents per query in the first k,
+    and its rows per query."""
 
     code: np.ndarray
     rank: np.ndarray
@@ -217,16 +202,111 @@ def _keep(run: RowTable, judged_of: _Judged, keep: int, k: int, code_of: Mapping
                  judged_k, lengths)
 
 
-def _joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-    """The parts end to end, each let go once copied (``parts`` is emptied): the peak is one copy, not two."""
-    out = np.empty(sum(map(len, parts)), dtype=dtype)
-    at = 0
-    while parts:
-        part = parts.pop(0)
-        out[at:at + len(part)] = part
-        at += len(part)
-        del part
-    return out
+class _Growing:
+    """A column grown at its end; its capacity grows by half when full, so appending run after run stays linear."""
+
+    def __init__(self, dtype: Any) -> None:
+        self.data = np.zeros(0, dtype=dtype)
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> None:
+        if self.size + len(values) > len(self.data):
+            bigger = np.empty(max(self.size + len(values), len(self.data) * 3 // 2), dtype=self.data.dtype)
+            bigger[:self.size] = self.data[:self.size]
+            self.data = bigger
+        self.data[self.size:self.size + len(values)] = values
+        self.size += len(values)
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.data[:self.size]
+
+
+class _Union:
+    """The pool's (query, doc) pairs so far, grown run by run: no array over every run's rows is ever made.
+
+    A pair is numbered when a row within the pool depth first holds it (runs in the order given, each run's rows by
+    query then rank), so its number orders pairs as their first row does. Per pair: its query, best rank, the runs
+    holding it within the pool depth, and its doc id (one chunk per run: the pairs that run was first to hold). A
+    sorted column of pair hashes, one entry per hash, finds the pair of a row; every match is confirmed on the
+    strings, and a pair whose hash an earlier pair already has (a 64-bit collision) is found in :attr:`apart`."""
+
+    def __init__(self) -> None:
+        self.hashes = np.zeros(0, dtype=np.uint64)  # sorted; one entry per hash: the first pair seen with it
+        self.ids = np.zeros(0, dtype=np.int32)      # the pair of each entry of ``hashes``
+        self.apart: dict[tuple[int, str], int] = {}  # (query, doc) -> pair, for pairs sharing their hash
+        self.code, self.best, self.runs = _Growing(np.int32), _Growing(np.int32), _Growing(np.int32)
+        self.chunks: list[Any] = []
+
+    @property
+    def size(self) -> int:
+        return self.code.size
+
+    def find(self, code: np.ndarray, hashes: np.ndarray, docs: Any,
+             needles: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(pair, held)`` of each row (query index, pair hash, doc id): its pair (-1 where none yet), and whether
+        its hash is some pair's already. ``needles``: the rows in hash order, when known."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ids = np.full(len(hashes), -1, dtype=np.int64)
+        held = np.zeros(len(hashes), dtype=bool)
+        if not len(self.hashes) or not len(hashes):
+            return ids, held
+        needles = np.argsort(hashes) if needles is None else needles  # in order: the searches walk memory forward
+        at = np.empty(len(hashes), dtype=np.int64)
+        at[needles] = np.minimum(np.searchsorted(self.hashes, hashes[needles]), len(self.hashes) - 1)
+        hit = np.flatnonzero(self.hashes[at] == hashes)
+        held[hit] = True
+        pair_of = self.ids[at[hit]].astype(np.int64)
+        by_pair = np.argsort(pair_of)  # the pairs' doc ids taken in their order: each chunk read forward
+        stored = pa.chunked_array(self.chunks, type=pa.string()).take(pa.array(pair_of[by_pair]))
+        same = np.empty(len(hit), dtype=bool)
+        same[by_pair] = pc.equal(stored, docs.take(pa.array(hit[by_pair]))).to_numpy(zero_copy_only=False)
+        same &= self.code.values[pair_of] == code[hit]
+        ids[hit[same]] = pair_of[same]
+        if self.apart and not same.all():  # the hash is another pair's: maybe one kept apart
+            other = hit[~same]
+            for i, doc in zip(other.tolist(), docs.take(pa.array(other)).to_pylist()):
+                ids[i] = self.apart.get((int(code[i]), doc), -1)
+        return ids, held
+
+    def add(self, code: np.ndarray, rank: np.ndarray, hashes: np.ndarray, docs: Any) -> np.ndarray:
+        """Count one run's rows within the pool depth (ordered by query then rank; no pair twice, as in any
+        :class:`RowTable`): each row's pair gets its rank if better and one run more; a pair not held yet is
+        numbered. The pair of each row."""
+        import pyarrow as pa
+
+        needles = np.argsort(hashes)
+        ids, held = self.find(code, hashes, docs, needles)
+        old = np.flatnonzero(ids >= 0)
+        pairs = ids[old]  # each pair once: a run holds no pair twice
+        self.best.values[pairs] = np.minimum(self.best.values[pairs], rank[old])
+        self.runs.values[pairs] += 1
+        new = np.flatnonzero(ids < 0)
+        first = self.size
+        if first + len(new) > np.iinfo(self.ids.dtype).max:
+            self.ids = self.ids.astype(np.int64)
+        ids[new] = first + np.arange(len(new))
+        self.code.append(code[new])
+        self.best.append(rank[new])
+        self.runs.append(np.ones(len(new), dtype=np.int32))
+        self.chunks.append(docs.take(pa.array(new)))
+        # a new pair enters the sorted hashes when its hash is no other pair's (one held, or a new one met first)
+        rows = needles[ids[needles] >= first]  # the new pairs' rows in hash order
+        ordered = hashes[rows]
+        lead = np.r_[True, ordered[1:] != ordered[:-1]] & ~held[rows] if len(rows) else np.zeros(0, dtype=bool)
+        for i, doc in zip(rows[~lead].tolist(), docs.take(pa.array(rows[~lead])).to_pylist()):
+            self.apart[(int(code[i]), doc)] = int(ids[i])
+        at = np.searchsorted(self.hashes, ordered[lead])
+        self.hashes = np.insert(self.hashes, at, ordered[lead])
+        self.ids = np.insert(self.ids, at, ids[rows[lead]].astype(self.ids.dtype))
+        return ids
+
+    def docs(self) -> Any:
+        import pyarrow as pa
+
+        return pa.chunked_array(self.chunks, type=pa.string())
 
 
 def _mean_share(found: np.ndarray, shown: np.ndarray) -> float:
@@ -241,102 +321,57 @@ def pool_tables(qrels: RowTable, runs: Iterable[RowTable], query_ids: Sequence[s
                 *, ties: str = "docid_desc", score_precision: str = "float64") -> PoolColumns:
     """The pool of ``runs`` at each depth over ``query_ids`` (see :class:`PoolColumns`); ``depths`` ascending.
 
-    The runs are taken one at a time (an iterator may read each as it goes): of each, only its unjudged rows in
-    the first ``max(depths[-1], k)`` are kept."""
+    The runs are taken one at a time (an iterator may read each as it goes), and each is let go once counted:
+    its unjudged rows in the first ``max(depths[-1], k)`` update the union (:class:`_Union`) and its own counts.
+    What a run keeps until the end is what its ``Judged@k`` after judging needs and cannot know yet: the pairs of
+    its rows ranked below the shallowest depth within k (none when ``k`` is at most that depth)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     code_of = {q: i for i, q in enumerate(query_ids)}
-    n_queries, n_depths, deepest = len(query_ids), len(depths), max(depths)
+    n_queries, n_depths, deepest, shallowest = len(query_ids), len(depths), max(depths), min(depths)
     judged_of = _Judged(qrels, code_of)
-    kept = []
+    union = _Union()
+    unjudged, judged_before, sure, shown, later = [], [], [], [], []
+    deeper: list[tuple[int, _Kept]] = []  # rows within k but below the pool depth: their pairs are looked up at the end
     for run in runs:
-        kept.append(_keep(run, judged_of, max(deepest, k), k, code_of, n_queries, ties, score_precision))
+        kept = _keep(run, judged_of, max(deepest, k), k, code_of, n_queries, ties, score_precision)
         del run  # let go of its table before the next run is read
-    sizes = [len(c.code) for c in kept]
-    kept_judged, kept_lengths = [c.judged_k for c in kept], [c.lengths for c in kept]
-    codes, ranks, hash_parts = [c.code for c in kept], [c.rank for c in kept], [c.hashes for c in kept]
-    docs = pa.chunked_array([chunk for c in kept for chunk in (c.docs.chunks if isinstance(c.docs, pa.ChunkedArray)
-                                                              else [c.docs])], type=pa.string())
-    del kept  # each run's doc ids now live in ``docs`` alone; its other columns in the lists, joined below
-    code, rank, hashes = _joined(codes, np.int32), _joined(ranks, np.int32), _joined(hash_parts, np.uint64)
-    member = rank <= deepest  # the pool's pairs come from these rows; the others (deeper than the pool) look them up
-    by_hash = np.argsort(hashes)  # one sort; each hash group's first row, best rank and runs come by reduceat
-    sorted_hashes = hashes[by_hash]
-    starts = np.flatnonzero(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) if len(hashes) else by_hash
-    group = np.cumsum(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) - 1 if len(hashes) else by_hash
-    del sorted_hashes
-    in_pool = member[by_hash]
-    beyond = np.int64(len(hashes))
-    if len(hashes):
-        lead = np.minimum.reduceat(np.where(in_pool, by_hash, beyond), starts)  # first member row of each group
-        group_best = np.minimum.reduceat(np.where(in_pool, rank[by_hash], np.iinfo(np.int64).max), starts)
-        group_runs = np.add.reduceat(in_pool.astype(np.int64), starts)
-    else:
-        lead = group_best = group_runs = np.zeros(0, dtype=np.int64)
-    pooled = lead < beyond  # a hash some row within the pool depth has
-    number = np.cumsum(pooled) - 1
-    inverse = np.empty(len(hashes), dtype=np.int64)
-    inverse[by_hash] = np.where(pooled[group], number[group], -1)
-    found = inverse >= 0
-    n_pairs = int(pooled.sum())
-    first, best, n_runs = lead[pooled], group_best[pooled], group_runs[pooled]
-    # every row of one hash must be one (query, doc) pair: compare each with its neighbour in hash order (only rows
-    # that share their hash with another are compared, and only they are taken)
-    at = np.flatnonzero(group[1:] == group[:-1]) if len(group) else np.zeros(0, dtype=np.int64)
-    later, earlier = by_hash[at + 1], by_hash[at]
-    differ = ~pc.equal(docs.take(pa.array(later)), docs.take(pa.array(earlier))).to_numpy(zero_copy_only=False) \
-        | (code[later] != code[earlier]) if len(at) else np.zeros(0, dtype=bool)
-    same = np.ones(len(hashes), dtype=bool)
-    same[later[differ]] = False
-    same = same[found]
-    rows = np.flatnonzero(found)
-    if not same.all():  # two (query, doc) pairs share a 64-bit hash: split them apart, then count again
-        suspects = rows[np.isin(inverse[rows], np.unique(inverse[rows[~same]]))]
-        inverse, n_pairs = _split_collisions(inverse, code, docs.take(pa.array(suspects)).to_pylist(), suspects,
-                                             n_pairs)
-        # a deeper row whose (query, doc) no member has is in no pool
-        first = np.full(n_pairs, len(hashes), dtype=np.int64)
-        np.minimum.at(first, inverse[member], np.flatnonzero(member))
-        orphan = (inverse >= 0) & (first[np.maximum(inverse, 0)] == len(hashes))
-        inverse[orphan] = -1
-        keep_ids = np.flatnonzero(first < len(hashes))
-        renumber = np.full(n_pairs, -1, dtype=np.int64)
-        renumber[keep_ids] = np.arange(len(keep_ids))
-        inverse = np.where(inverse >= 0, renumber[np.maximum(inverse, 0)], -1)
-        first, n_pairs = first[keep_ids], len(keep_ids)
-        best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(best, inverse[member], rank[member])
-        n_runs = np.bincount(inverse[member], minlength=n_pairs).astype(np.int64)
-    pair_code = code[first]
-    # the pairs by query, best rank, then the first run (and row) to rank them so: one key when it fits in 63 bits
-    span_rank, span_row = int(best.max(initial=0)) + 1, len(hashes) + 1
-    if n_queries * span_rank * span_row < 2 ** 62:
-        order = np.argsort((pair_code.astype(np.int64) * span_rank + best) * span_row + first)
-    else:
-        order = np.lexsort((first, best, pair_code))
-    # per run: unjudged pairs in its first d; Judged@k now and once the pool at depth d is judged
-    depth_arr = np.asarray(depths, dtype=np.int64)
-    row_best = np.where(inverse >= 0, best[np.maximum(inverse, 0)], np.iinfo(np.int64).max)
-    unjudged = np.zeros((len(sizes), n_depths), dtype=np.int64)
-    judged_before = np.zeros(len(sizes), dtype=np.float64)
-    judged_after = np.zeros((len(sizes), n_depths), dtype=np.float64)
-    starts = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    for i, (lo, hi) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist())):
-        own_rank, own_code, own_best = rank[lo:hi], code[lo:hi], row_best[lo:hi]
-        unjudged[i] = np.searchsorted(np.sort(own_rank), depth_arr, side="right")
-        shown = np.minimum(kept_lengths[i], k).astype(np.float64)
-        judged_before[i] = _mean_share(kept_judged[i], shown)
-        in_k = own_rank <= k
+        unjudged.append(np.searchsorted(np.sort(kept.rank), np.asarray(depths), side="right"))
+        shown.append(np.minimum(kept.lengths, k).astype(np.float64))
+        judged_before.append(_mean_share(kept.judged_k, shown[-1]))
+        # a row within k and the shallowest depth counts at every depth: its pair's best rank is at most its own
+        sure.append(kept.judged_k + np.bincount(kept.code[kept.rank <= min(k, shallowest)], minlength=n_queries))
+        member = np.flatnonzero(kept.rank <= deepest)
+        docs = kept.docs if len(member) == len(kept.rank) else kept.docs.take(pa.array(member))
+        pairs = union.add(kept.code[member], kept.rank[member], kept.hashes[member], docs)
+        unsure = (kept.rank[member] > shallowest) & (kept.rank[member] <= k)
+        later.append(pairs[unsure].astype(np.int32 if union.size < 2 ** 31 else np.int64))
+        beyond = np.flatnonzero((kept.rank > deepest) & (kept.rank <= k))
+        if len(beyond):
+            deeper.append((len(later) - 1, _Kept(kept.code[beyond], kept.rank[beyond], kept.hashes[beyond],
+                                                 kept.docs.take(pa.array(beyond)), kept.judged_k, kept.lengths)))
+        del kept, member, pairs, docs
+    for i, rows in deeper:  # a row deeper than the pool is in a pair some run holds within the pool depth, or none
+        found, _ = union.find(rows.code, rows.hashes, rows.docs)
+        later[i] = np.r_[later[i], found[found >= 0]].astype(later[i].dtype)
+    del deeper
+    code, best, n_runs = union.code.values, union.best.values, union.runs.values
+    judged_after = np.zeros((len(later), n_depths), dtype=np.float64)
+    for i, pairs in enumerate(later):
         for j, d in enumerate(depths):
-            gained = np.bincount(own_code[in_k & (own_best <= d)], minlength=n_queries).astype(np.float64)
-            judged_after[i, j] = _mean_share(kept_judged[i] + gained, shown)
+            gained = np.bincount(code[pairs[best[pairs] <= d]], minlength=n_queries)
+            judged_after[i, j] = _mean_share(sure[i] + gained, shown[i])
     by_query = np.zeros((n_queries, n_depths), dtype=np.int64)
     for j, d in enumerate(depths):
-        by_query[:, j] = np.bincount(pair_code[best <= d], minlength=n_queries)
-    pair_code, best = pair_code.astype(np.int64), best.astype(np.int64)
-    taken = docs.take(pa.array(first[order]))
-    return PoolColumns(pair_query=pair_code[order],
-                       pair_docs=taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken, pair_rank=best[order],
-                       pair_runs=n_runs[order], unjudged=unjudged, by_query=by_query, judged_before=judged_before,
-                       judged_after=judged_after)
+        by_query[:, j] = np.bincount(code[best <= d], minlength=n_queries)
+    # the pairs by query, best rank, then the first run (and row) to hold them: one key when it fits in 63 bits
+    n_pairs, span_rank = union.size, int(best.max(initial=0)) + 1
+    if n_queries * span_rank * (n_pairs + 1) < 2 ** 62:
+        order = np.argsort((code.astype(np.int64) * span_rank + best) * n_pairs + np.arange(n_pairs))
+    else:
+        order = np.lexsort((np.arange(n_pairs), best, code))
+    taken = union.docs().take(pa.array(order))
+    return PoolColumns(pair_query=code[order].astype(np.int64), pair_docs=taken.combine_chunks(),
+                       pair_rank=best[order].astype(np.int64), pair_runs=n_runs[order].astype(np.int64),
+                       unjudged=np.array(unjudged, dtype=np.int64).reshape(len(later), n_depths), by_query=by_query,
+                       judged_before=np.array(judged_before, dtype=np.float64), judged_after=judged_after)

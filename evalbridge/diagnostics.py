@@ -199,8 +199,7 @@ def _metric(metric: Any) -> str:
     if not isinstance(metric, str):
         raise InputError(f"diagnose takes one metric (a spec such as 'nDCG@10'); got {type(metric).__name__} "
                          f"{metric!r:.60}.", fix="diagnose one metric at a time.")
-    parse_metric(metric)
-    return metric
+    return str(parse_metric(metric))  # one spelling whichever door: ndcg@10 -> nDCG@10
 
 
 def _within_depth(metric: str, depth: int) -> None:

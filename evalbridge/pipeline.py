@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config.layout import AgreementSettings, Config
+from .config.layout import AgreementSettings, Config, DiagnoseSettings, UncertainSettings
 from .config.sources import Source
 from .errors import InputError
 from .settings import ROWS
@@ -138,7 +138,8 @@ def _steps(config: Config) -> int:
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
             + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
-            + 1 + len(config.tracking))
+            + 1 + len(config.tracking) + (1 if config.diagnose else 0)
+            + (len(config.uncertain.runs) if config.uncertain else 0))
 
 
 def input_sources(config: Config) -> list[Source]:
@@ -146,6 +147,10 @@ def input_sources(config: Config) -> list[Source]:
     sources = [config.qrels, *config.runs.values()]
     if config.agreement is not None:
         sources += [*config.agreement.judges.values(), *config.agreement.runs.values()]
+    if config.diagnose is not None:
+        sources.append(config.diagnose.judgements_b)
+    if config.uncertain is not None:
+        sources += [*config.uncertain.judges.values(), config.uncertain.probabilities]
     return list({s.key: s for s in sources if s is not None}.values())
 
 
@@ -200,7 +205,22 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
-            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config)}
+            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
+            **({"diagnose": _section_settings(config.diagnose)} if config.diagnose is not None else {}),
+            **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {})}
+
+
+def _section_settings(section: DiagnoseSettings | UncertainSettings) -> dict[str, Any]:
+    """A ``diagnose:`` / ``uncertain:`` section as the provenance records it (inputs by their key)."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Source):
+            return value.key
+        if isinstance(value, Mapping):
+            return {name: plain(v) for name, v in value.items()}
+        return list(value) if isinstance(value, tuple) else value if value is None or isinstance(
+            value, (str, int, float)) else str(value)
+
+    return {name: plain(getattr(section, name)) for name in section.__dataclass_fields__}
 
 
 
@@ -371,6 +391,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
 
         standings = standings_of(results, labels)
     diffs = _diffs(config, results, pairs, step)
+    diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
+    uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
                         on_inconclusive=config.on_inconclusive)
     power = None
@@ -392,7 +414,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power,
-                    slices=sliced)
+                    slices=sliced, diagnosis=diagnosis, uncertainty=uncertainty)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:
@@ -436,6 +458,68 @@ def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple
             found[name] = diff_results(qrels, pairs[baseline][1], run, results[baseline], results[name],
                                        k=config.diff.k, queries=config.diff.queries, moves=config.diff.moves,
                                        names=(baseline, name))
+    return found
+
+
+def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: _Hashes) -> Any:
+    """Judgements a section names (a second set, a judge, probabilities), read through the registry."""
+    from .config.sources import load_qrels
+
+    with _reading(config, source):
+        qrels = load_qrels(source, config.settings.min_relevance)
+    inputs[source.key] = _fingerprint(source, hashes, qrels)
+    return qrels
+
+
+def _in_section(config: Config, section: str) -> Any:
+    """An input error of a section's computation, prefixed with the section in a config's words."""
+    @contextlib.contextmanager
+    def prefixed() -> Iterator[None]:
+        try:
+            yield
+        except InputError as error:
+            if config.path is None:
+                raise
+            raise InputError(f"{section}: {error}", source=config.where) from None
+    return prefixed()
+
+
+def _diagnose(config: Config, settings: DiagnoseSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
+              inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
+    """The ``diagnose:`` section: :func:`evalbridge.diagnose` of the qrels and the runs read (the config's seed and
+    settings)."""
+    if settings is None:
+        return None
+    from .diagnostics import diagnose
+
+    other = None if settings.judgements_b is None else _judgements(config, settings.judgements_b, inputs, hashes)
+    step("diagnosing the test collection")
+    with _in_section(config, "diagnose"):
+        return diagnose(shared, {name: run for name, (_, run) in pairs.items()}, str(settings.metric),
+                        judgements_b=other, pool_depth=settings.pool_depth, trials=settings.trials,
+                        test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                        n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
+
+
+def _uncertain(config: Config, settings: UncertainSettings | None, pairs: Mapping[str, tuple[Any, Any]],
+               inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> dict[str, Any]:
+    """The ``uncertain:`` section: :func:`evalbridge.uncertain` of each run named, with the judges' labels or the
+    probabilities (the config's seed and settings)."""
+    if settings is None:
+        return {}
+    from .uncertainty import uncertain
+
+    judges = {name: _judgements(config, source, inputs, hashes) for name, source in settings.judges.items()}
+    probabilities = None if settings.probabilities is None else \
+        _judgements(config, settings.probabilities, inputs, hashes)
+    found = {}
+    for name in settings.runs:
+        step(f"the uncertainty of {name}'s labels")
+        with _in_section(config, "uncertain"):
+            found[name] = uncertain(pairs[name][1], str(settings.metric), judges=judges or None,
+                                    probabilities=probabilities, system=name, draws=settings.draws,
+                                    n_resamples=settings.n_resamples, confidence=settings.confidence,
+                                    seed=config.seed, settings=config.settings)
     return found
 
 

@@ -249,6 +249,12 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
     from .evaluation import as_qrels, as_run, evaluate
     from .model import Qrels
 
+    from .metrics.spec import parse_metric
+
+    if not isinstance(metric, str):
+        raise InputError(f"uncertain takes one metric (a spec such as 'P@10'); got {type(metric).__name__} "
+                         f"{metric!r:.60}.", fix="measure one metric at a time.")
+    metric = str(parse_metric(metric))  # one spelling whichever door: p@10 -> P@10
     chosen = check_parameters(UNCERTAINTY_PARAMETERS, {"draws": draws, "n_resamples": n_resamples,
                                                        "confidence": confidence, "seed": seed})
     if (judges is None) == (probabilities is None):

@@ -30,6 +30,8 @@ def _rules() -> Mapping[str, Any]:
     from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
     from ..diffing import DIFF_PARAMETERS
+    from ..diagnostics import DIAGNOSIS_PARAMETERS
+    from ..uncertainty import UNCERTAINTY_PARAMETERS
     from ..parameters import Interval, OneOf
     from ..tracking import trackers
 
@@ -40,6 +42,9 @@ def _rules() -> Mapping[str, Any]:
         "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
         "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
         **{f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()},
+        **{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
+        **{f"diagnose.{name}": P[name] for name in ("test", "correction", "alpha", "n_resamples")},
+        **{f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"},
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
         "output.formats": OneOf("formats", tuple(report_formats())),

@@ -20,7 +20,8 @@ from ..settings import ROWS, Settings
 from .sources import Source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "SliceSettings", "AgreementSettings",
-           "PlotSettings", "OutputSettings", "SparkSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES"]
+           "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings", "UncertainSettings", "TOP_KEYS",
+           "AGREEMENT_KEYS", "ENGINES"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -48,6 +49,10 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
     "slices": "a field of the RAG logs (slices: category), or {by: COLUMN, file: QUERY TABLE}: per-slice means, "
               "intervals and differences against the baseline",
+    "diagnose": "true or {metric, judgements_b, pool_depth, trials, test, correction, alpha, n_resamples}: can the "
+                "qrels tell the runs apart, and do they favour some (evalbridge.diagnose)",
+    "uncertain": "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric of each run "
+                 "with the uncertainty of its labels (evalbridge.uncertain)",
 })
 
 #: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
@@ -136,6 +141,36 @@ class AgreementSettings:
 
 
 @dataclass(frozen=True)
+class DiagnoseSettings:
+    """``diagnose:``: the diagnostics of the config's qrels and runs (see :func:`evalbridge.diagnose`); the seed
+    and the settings are the config's."""
+
+    metric: Metric
+    judgements_b: Source | None = None
+    pool_depth: int = 100
+    trials: int = 1000
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+    n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class UncertainSettings:
+    """``uncertain:``: each of ``runs`` measured on ``metric`` with the uncertainty of its labels: several
+    ``judges`` (name -> qrels) or one qrels of ``probabilities`` (see :func:`evalbridge.uncertain`); the seed
+    and the settings are the config's."""
+
+    metric: Metric
+    runs: tuple[str, ...]
+    judges: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
+    probabilities: Source | None = None
+    draws: int = 200
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+
+
+@dataclass(frozen=True)
 class PlotSettings:
     """``output.plots:``: which figures, in which formats."""
 
@@ -194,6 +229,8 @@ class Config:
     spark: SparkSettings | None = None
     tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     slices: SliceSettings | None = None
+    diagnose: DiagnoseSettings | None = None
+    uncertain: UncertainSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

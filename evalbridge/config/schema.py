@@ -19,9 +19,9 @@ from ..io.registry import BESIDE_QRELS
 from ..wording import option
 from .checking import Checker, Locator
 from .layout import ENGINES, TOP_KEYS, Config
-from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diff, read_gates,
-                       read_metrics, read_name, read_output, read_policies, read_settings, read_slices, read_source,
-                       read_spark, read_supported, read_tracking)
+from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_diff,
+                       read_gates, read_metrics, read_name, read_output, read_policies, read_settings, read_slices,
+                       read_source, read_spark, read_supported, read_tracking, read_uncertain)
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
@@ -44,6 +44,10 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
      "metric@k curves are computed from data in memory, and the inputs stay in Spark"),
     (("agreement",), lambda c: c.agreement is not None,
      "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
+    (("diagnose",), lambda c: c.diagnose is not None,
+     "the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in Spark"),
+    (("uncertain",), lambda c: c.uncertain is not None,
+     "the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in Spark"),
 )
 
 
@@ -137,7 +141,10 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         bands=read_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=read_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed, engine=engine, spark=spark, tracking=read_tracking(check, spec.get("tracking")),
-        slices=read_slices(check, spec.get("slices"), folder), raw=MappingProxyType(dict(spec)))
+        slices=read_slices(check, spec.get("slices"), folder),
+        diagnose=read_diagnose(check, spec.get("diagnose"), folder, qrels, runs, metrics, policies),
+        uncertain=read_uncertain(check, spec.get("uncertain"), folder, runs, metrics, policies),
+        raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)
     if config.diff is not None and engine == "spark":

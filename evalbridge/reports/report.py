@@ -121,6 +121,8 @@ class Report:
             and metric can detect, the queries needed for the observed one) when the report compares systems.
         slices: per-slice means, intervals and differences against the baseline
             (:class:`~evalbridge.slices.Slices`, ``slices:`` of a config), or None.
+        diagnosis: the :class:`~evalbridge.diagnostics.Diagnosis` of the qrels and runs (``diagnose:``), or None.
+        uncertainty: system -> its :class:`~evalbridge.uncertainty.Uncertainty` (``uncertain:``).
     """
 
     results: Mapping[str, Results]
@@ -138,6 +140,8 @@ class Report:
     standings: Any = None
     power: Any = None
     slices: Slices | None = None
+    diagnosis: Any = None
+    uncertainty: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None and self.comparison is None:
@@ -378,6 +382,14 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["power"] = report.power.to_dict()
     if report.diffs:
         data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
+    if report.diagnosis is not None:
+        from ..views.diagnosis import meanings
+
+        data["diagnosis"] = {**report.diagnosis.to_dict(), "meanings": meanings(report.diagnosis)}
+    if report.uncertainty:
+        from ..views.uncertainty import meaning
+
+        data["uncertainty"] = {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in report.uncertainty.items()}
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts
 

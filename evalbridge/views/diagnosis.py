@@ -117,6 +117,9 @@ def _order(d: AnyDiagnosis) -> str:
     o = d.order
     if o is None:
         return ""
+    if not (math.isfinite(o.kendall_tau) and math.isfinite(o.tau_ap)):
+        return ("Under one of the two sets of judgements every system has the same mean, so their orders cannot be "
+                "compared: the decision rests on the other set alone.")
     head = (f"Ordered by their means under each set of judgements, the {len(d.systems)} systems have Kendall's tau "
             f"{number(o.kendall_tau, 3)} and tau_AP {number(o.tau_ap, 3)} (which weighs the top of the order most): ")
     if o.kendall_tau >= SAME_ORDER and o.tau_ap >= SAME_ORDER:
@@ -125,8 +128,8 @@ def _order(d: AnyDiagnosis) -> str:
     if first is not None and first == second:
         return head + (f"both put {first} first, so the choice of the best system stands, but the order of the "
                        f"others depends on who judged.")
-    return head + (f"the best system differs ({first or 'a tie'} under the first, {second or 'a tie'} under the "
-                   f"second): resolve the judges' disagreements before deciding which system to ship.")
+    return head + (f"the best system differs ({first or 'a tie at the top'} under the first, {second or 'a tie at the top'} "
+                   f"under the second): resolve the judges' disagreements before deciding which system to ship.")
 
 
 def _found_bias(d: AnyDiagnosis) -> str:

@@ -135,8 +135,9 @@ def render_standings(s: AnyStandings, fmt: str = "terminal") -> str:
 
 
 def section_tables(report: Any, fmt: str, heading: Callable[[str], list[str]]) -> list[str]:
-    """The lines a report in the format called ``fmt`` shows of its standings, its diffs against the baseline and
-    its power analysis (nothing when it holds none); ``heading``: the lines of a section's heading in that format."""
+    """The lines a report in the format called ``fmt`` shows of its standings, its diffs against the baseline, its
+    power analysis, its diagnosis and the uncertainty of its labels (nothing when it holds none); ``heading``: the
+    lines of a section's heading in that format."""
     written = table_format(fmt)
     lines: list[str] = []
     if report.standings is not None:
@@ -148,4 +149,14 @@ def section_tables(report: Any, fmt: str, heading: Callable[[str], list[str]]) -
         from .power_view import power_tables
 
         lines += heading("Power") + [show(power_tables(report.power, written), fmt).rstrip("\n")]
+    if getattr(report, "diagnosis", None) is not None:
+        from .diagnosis import diagnosis_tables
+
+        lines += heading("Diagnosis of the test collection") + [
+            show(diagnosis_tables(report.diagnosis, written, report.digits), fmt).rstrip("\n")]
+    if getattr(report, "uncertainty", None):
+        from .uncertainty import uncertainty_tables
+
+        lines += heading("Uncertainty of the labels") + [
+            show(uncertainty_tables(list(report.uncertainty.values()), written, report.digits), fmt).rstrip("\n")]
     return lines

@@ -165,11 +165,16 @@ class CrossCheck:
         lines += [f"{b} {m}: unsupported ({r})" for (b, m), r in self.unsupported.items()]
         return lines
 
-    def to_markdown(self, *, digits: int = 4) -> str:
-        """The agreement table, then the differences, as GitHub markdown."""
-        from .views.result_tables import crosscheck_markdown
+    def table(self, fmt: str = "terminal", *, digits: int = 4, max_rows: int | None = None) -> str:
+        """The agreement per backend and metric, the pairs not computed, the differences (the first ``max_rows``;
+        None: all), the settings under them, in an output format that writes tables."""
+        from .views.result_tables import render_crosscheck
 
-        return crosscheck_markdown(self, digits=digits)
+        return render_crosscheck(self, fmt, digits=digits, max_rows=max_rows)
+
+    def to_markdown(self, *, digits: int = 4) -> str:
+        """:meth:`table` in GitHub Markdown."""
+        return self.table("markdown", digits=digits)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ok, agreement, differences, unsupported, bridges."""
@@ -184,9 +189,7 @@ class CrossCheck:
                 "bridges": {b: list(n) for b, n in self.bridges.items()}}
 
     def __str__(self) -> str:
-        from .views.result_tables import crosscheck_text
-
-        return crosscheck_text(self)
+        return self.table()
 
     def __repr__(self) -> str:
         return (f"CrossCheck(ok={self.ok}, differences={len(self.differences)}, "
@@ -204,10 +207,8 @@ class CrossCheck:
                      self.atol, self.settings, self.reference_backend))
 
     def _repr_html_(self, *, max_rows: int = 20) -> str:
-        """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
-        from .views.result_tables import crosscheck_html
-
-        return crosscheck_html(self, max_rows=max_rows)
+        """Jupyter's view: :meth:`table` in HTML, the first ``max_rows`` differences."""
+        return self.table("html", max_rows=max_rows)
 
 
 #: The backends that may compute a cross-check's reference column: evalbridge's own (the same numbers).

@@ -288,16 +288,18 @@ class Results:
         return {"metrics": dict(self.means), "per_query": per_query, "names": [r.to_dict() for r in self.requests],
                 "provenance": self.provenance.to_dict()}
 
-    def table(self, *, digits: int = 4, fmt: str = "simple") -> str:
-        """The means as a text table (any ``tabulate`` format, e.g. ``github``)."""
-        from .views.result_tables import results_table
+    def table(self, fmt: str = "terminal", *, digits: int = 4) -> str:
+        """The means as a table in an output format that writes tables (``terminal``, ``markdown``, ``latex``,
+        ``html``), the provenance summary under it."""
+        from .views.result_tables import render_results
 
-        return results_table(self, digits=digits, fmt=fmt)
+        return render_results(self, fmt, digits)
+
+    def to_markdown(self) -> str:
+        return self.table("markdown")
 
     def __str__(self) -> str:
-        from .views.result_tables import results_text
-
-        return results_text(self)
+        return self.table()
 
     def __repr__(self) -> str:
         means = list(self.means.items())
@@ -308,9 +310,7 @@ class Results:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
-        from .views.result_tables import results_html
-
-        return results_html(self)
+        return self.table("html")
 
 
 #: metrics shown by ``repr(results)`` before "+N metrics"

@@ -211,7 +211,10 @@ def test_report_has_the_public_columns_and_renders() -> None:
     data = check.to_dict()
     json.dumps(data)
     assert data["ok"] is True and data["differences"][0]["value"] is None
-    assert "pytrec_eval RR: 1/2 agree, 1 explained" in str(check)
+    rows = [line.split() for line in str(check).splitlines()]
+    assert ["pytrec_eval", "RR", "2", "1", "1", "0"] in rows  # backend, metric, queries, agree, explained, unexplained
+    unsupported = rows[rows.index(["backend", "metric", "unsupported", "because"]) + 2:]
+    assert any(row[:2] == ["pytrec_eval", "DCG@3"] and "no plain DCG" in " ".join(row) for row in unsupported)
 
 
 def test_canonicalised_crosscheck_agrees_everywhere(ranx_ready: None) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -50,9 +51,9 @@ def test_results_html_is_a_table_of_means_with_the_provenance_as_footnote(result
     """_repr_html_ holds an HTML table with each metric and mean, then the escaped provenance summary."""
     html = results["bm25"]._repr_html_()
     assert "<table>" in html and "<td>nDCG@3</td>" in html
-    assert f"{results['bm25']['RR']:.4f}" in html
-    assert 'class="evalbridge-provenance"' in html and "backend reference" in html
-    assert html.index("</table>") < html.index("evalbridge-provenance")
+    assert f'<td style="text-align: right">{results["bm25"]["RR"]:.4f}</td>' in html
+    footnote = f"<small>{escape(results['bm25'].provenance.summary())}</small>"
+    assert "backend reference" in footnote and html.index("</table>") < html.index(footnote)
 
 
 def test_report_str_is_the_terminal_rendering_and_repr_one_line(report) -> None:  # noqa: ANN001
@@ -112,10 +113,11 @@ def test_a_notebook_displays_results_crosscheck_and_report_as_html(tmp_path: Pat
     cells = execute(path, tmp_path).cells
     outputs = [cell.outputs[0]["data"] for cell in cells[1:]]
     results, check, report = outputs
-    assert "<td>nDCG@2</td>" in results["text/html"] and "evalbridge-provenance" in results["text/html"]
-    assert "backend reference" in results["text/html"]
+    assert "<td>nDCG@2</td>" in results["text/html"]
+    assert re.search(r"</table><p><small>backend reference [^<]*; 2 queries;", results["text/html"])
     assert results["text/plain"].startswith("Results(P@1=0.5000, nDCG@2=")
-    assert "<th>agree</th>" in check["text/html"] and "evalbridge-provenance" in check["text/html"]
+    assert "<th>agree</th>" in check["text/html"]
+    assert re.search(r"</table><p><small>each library&#x27;s own conventions; atol", check["text/html"])
     assert check["text/plain"].startswith("CrossCheck(ok=True")
     assert "tiny notebook" in report["text/html"] and "<th>P@1</th>" in report["text/html"]
     assert "evalbridge-provenance" in report["text/html"] and "2 queries" in report["text/html"]

@@ -137,9 +137,10 @@ def table_format(name: str) -> ReportFormat:
 
 
 def show(tables: Table | Sequence[Table], fmt: str) -> str:
-    """One table, or several one after the other, as text in the format called ``fmt``."""
+    """One table, or several one after the other (a blank line between two: a Markdown table ends only there),
+    as text in the format called ``fmt``."""
     write = cast(Callable[[Table], str], table_format(fmt).table)
-    return "".join(write(t) for t in ([tables] if isinstance(tables, Table) else tables))
+    return "\n".join(write(t) for t in ([tables] if isinstance(tables, Table) else tables))
 
 
 def shown_formats() -> list[str]:

@@ -1,24 +1,29 @@
-"""How Results and a CrossCheck show themselves: the means table and the provenance line, the cross-check's
-agreement, unsupported pairs and differences, as text, Markdown and notebook HTML.
+"""The tables of Results and of a CrossCheck, declared once: the means with the provenance as footnote; the
+cross-check's agreement per backend and metric, its unsupported pairs and its differences, its settings as footnote.
 
-:class:`~evalbridge.results.Results` and :class:`~evalbridge.cross_check.CrossCheck` are below this module: it
-reads them and never imports them; their ``__str__``, ``table``, ``to_markdown`` and ``_repr_html_`` are one-line
-calls into the functions here.
+Every output format that writes tables writes them (:func:`evalbridge.views.formats.show`): ``print``, Markdown,
+LaTeX and the notebook view. :class:`~evalbridge.results.Results` and :class:`~evalbridge.cross_check.CrossCheck`
+are below this module: it reads them and never imports them; their ``table``, ``__str__``, ``to_markdown`` and
+``_repr_html_`` are one-line calls into :func:`render_results` and :func:`render_crosscheck`.
 """
 
 from __future__ import annotations
 
-from html import escape
+from dataclasses import replace
 from typing import Any
 
-__all__ = ["results_table", "results_text", "results_html", "crosscheck_text", "crosscheck_markdown",
-           "crosscheck_html"]
+from .formats import ReportFormat, show, table_format
+from .table import Table, number
+
+__all__ = ["results_tables", "render_results", "crosscheck_tables", "render_crosscheck", "DIFFERENCES"]
 
 #: A Results, a CrossCheck, a MetricRequest, as the functions here read them.
 AnyResult = Any
 
 #: the columns of a cross-check's differences (``CrossCheck.differences``)
-_DIFFERENCES = ("metric", "query_id", "backend", "reference", "value", "cause")
+DIFFERENCES = ("metric", "query_id", "backend", "reference", "value", "cause")
+#: the columns of a cross-check's agreement (``CrossCheck.agreement``)
+_AGREEMENT = ("backend", "metric", "queries", "agree", "explained", "unexplained")
 
 
 def _what(request: AnyResult) -> str:
@@ -29,26 +34,18 @@ def _what(request: AnyResult) -> str:
 
 # -- Results --------------------------------------------------------------------------------------------
 
-def results_table(results: AnyResult, *, digits: int = 4, fmt: str = "simple") -> str:
-    """The means as a text table (any ``tabulate`` format, e.g. ``github``)."""
-    from tabulate import tabulate
-
-    rows = [(r.label, _what(r), round(results.mean(r.metric), digits)) for r in results.requests]
-    return str(tabulate(rows, headers=("metric", "what", "mean"), tablefmt=fmt, floatfmt=f".{digits}f"))
-
-
-def results_text(results: AnyResult) -> str:
-    """``print(results)``: the means table, then the provenance line."""
-    return f"{results_table(results)}\n{results.provenance.summary()}"
+def results_tables(results: AnyResult, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...]:
+    """One table: each metric's label, what it is, its mean; the provenance summary under it."""
+    e = fmt.escape
+    return (Table(headers=tuple(map(fmt.heading, ("metric", "what", "mean"))),
+                  rows=tuple((e(r.label), e(_what(r)), number(results.mean(r.metric), digits))
+                             for r in results.requests),
+                  align=("left", "left", "right"), footnotes=(e(results.provenance.summary()),)),)
 
 
-def results_html(results: AnyResult) -> str:
-    """Jupyter's view: the means as an HTML table, the provenance as its footnote."""
-    rows = "".join(f"<tr><td>{escape(r.label)}</td><td>{escape(_what(r))}</td>"
-                   f'<td style="text-align: right">{results.mean(r.metric):.4f}</td></tr>' for r in results.requests)
-    return (f'<div class="evalbridge-results"><table><thead><tr><th>metric</th><th>what</th><th>mean</th></tr>'
-            f'</thead><tbody>{rows}</tbody></table><p class="evalbridge-provenance" style="font-size: smaller">'
-            f'{escape(results.provenance.summary())}</p></div>')
+def render_results(results: AnyResult, fmt: str = "terminal", digits: int = 4) -> str:
+    """``results`` as text in the output format called ``fmt``."""
+    return show(results_tables(results, table_format(fmt), digits), fmt)
 
 
 # -- CrossCheck -----------------------------------------------------------------------------------------
@@ -57,51 +54,38 @@ def _mode(check: AnyResult) -> str:
     return "canonicalised inputs" if check.canonicalised else "each library's own conventions"
 
 
-def crosscheck_markdown(check: AnyResult, *, digits: int = 4) -> str:
-    """The agreement table, then the differences, as GitHub markdown."""
-    from tabulate import tabulate
-
-    parts = [f"## Cross-check ({_mode(check)}, atol={check.atol:g}, reference column: {check.reference_backend}): "
-             f"{'OK' if check.ok else 'UNEXPLAINED differences'}",
-             tabulate(check.agreement.values.tolist(), headers=list(check.agreement.columns), tablefmt="github")]
-    if check.unsupported:
-        parts.append(tabulate([(b, m, r) for (b, m), r in check.unsupported.items()],
-                              headers=("backend", "metric", "unsupported because"), tablefmt="github"))
-    if not check.differences.empty:
-        parts.append(tabulate(check.differences.values.tolist(), headers=list(_DIFFERENCES), tablefmt="github",
-                              floatfmt=f".{digits}f"))
-    return "\n\n".join(parts) + "\n"
-
-
-def crosscheck_text(check: AnyResult) -> str:
-    """``print(check)``: one line per backend and metric, then the differences."""
-    text = "\n".join(check.summary_lines())
-    if not check.differences.empty:
-        from tabulate import tabulate
-
-        text += "\n" + tabulate(check.differences.values.tolist(), headers=list(_DIFFERENCES), floatfmt=".4f")
-    return str(text)
-
-
-def crosscheck_html(check: AnyResult, *, max_rows: int = 20) -> str:
-    """Jupyter's view: verdict, agreement, unsupported pairs, the first differences; settings as a footnote."""
+def crosscheck_tables(check: AnyResult, fmt: ReportFormat, *, digits: int = 4,
+                      max_rows: int | None = None) -> tuple[Table, ...]:
+    """The agreement per backend and metric under the verdict, the pairs not computed, the differences (the
+    first ``max_rows``, None: all); the settings and the bridges applied under the last table."""
+    e, heading = fmt.escape, fmt.heading
     verdict = "OK: every difference explained" if check.ok else f"{len(check.unexplained)} UNEXPLAINED differences"
-    parts = [f"<p><strong>Cross-check: {escape(verdict)}</strong></p>", check.agreement.to_html(index=False, border=0)]
+    tables = [Table(headers=tuple(map(heading, _AGREEMENT)),
+                    rows=tuple((e(str(row.backend)), e(str(row.metric)),
+                                *map(str, (row.queries, row.agree, row.explained, row.unexplained)))
+                               for row in check.agreement.itertuples(index=False)),
+                    align=("left", "left", *("right",) * 4),
+                    title=e(f"Cross-check ({_mode(check)}, atol={check.atol:g}, reference column: "
+                            f"{check.reference_backend}): {verdict}"))]
     if check.unsupported:
-        rows = "".join(f"<tr><td>{escape(b)}</td><td>{escape(m)}</td><td>{escape(r)}</td></tr>"
-                       for (b, m), r in check.unsupported.items())
-        parts.append(f"<table><thead><tr><th>backend</th><th>metric</th><th>unsupported because</th></tr>"
-                     f"</thead><tbody>{rows}</tbody></table>")
+        tables.append(Table(headers=tuple(map(heading, ("backend", "metric", "unsupported because"))),
+                            rows=tuple((e(b), e(m), e(r)) for (b, m), r in check.unsupported.items())))
+    notes = []
     if not check.differences.empty:
-        more = len(check.differences) - max_rows
-        parts.append(check.differences.head(max_rows).to_html(index=False, border=0, float_format="{:.4f}".format,
-                                                              na_rep="none"))
-        if more > 0:
-            parts.append(f"<p>... {more} more differences in <code>.differences</code></p>")
+        shown = check.differences if max_rows is None else check.differences.head(max_rows)
+        tables.append(Table(headers=tuple(map(heading, DIFFERENCES)),
+                            rows=tuple((e(str(m)), e(str(q)), e(str(b)), number(ref, digits), number(v, digits), e(c))
+                                       for m, q, b, ref, v, c in shown.itertuples(index=False)),
+                            align=("left",) * 3 + ("right",) * 2 + ("left",)))
+        if len(check.differences) > len(shown):
+            notes.append(f"... {len(check.differences) - len(shown)} more differences in .differences")
     c = check.settings
-    notes = [f"{_mode(check)}; atol {check.atol:g}; reference column: {check.reference_backend}; ties {c.ties}; "
-             f"scores as {c.score_precision}; missing queries {c.missing_queries}"]
+    notes.append(f"{_mode(check)}; atol {check.atol:g}; reference column: {check.reference_backend}; ties {c.ties}; "
+                 f"scores as {c.score_precision}; missing queries {c.missing_queries}")
     notes += [f"{backend} bridges: {'; '.join(applied)}" for backend, applied in check.bridges.items() if applied]
-    footnote = "<br>".join(map(escape, notes))
-    return (f'<div class="evalbridge-crosscheck">{"".join(parts)}'
-            f'<p class="evalbridge-provenance" style="font-size: smaller">{footnote}</p></div>')
+    return (*tables[:-1], replace(tables[-1], footnotes=tuple(map(e, notes))))
+
+
+def render_crosscheck(check: AnyResult, fmt: str = "terminal", *, digits: int = 4, max_rows: int | None = None) -> str:
+    """``check`` as text in the output format called ``fmt``."""
+    return show(crosscheck_tables(check, table_format(fmt), digits=digits, max_rows=max_rows), fmt)

@@ -88,8 +88,9 @@ def render_markdown(report: Report) -> str:
 
 
 def markdown_table(table: Table) -> str:
-    """One table in GitHub Markdown: its title, the table, a blank line, the footnotes."""
-    return text_table(table, "github")
+    """One table in GitHub Markdown: its title, a blank line (a title line would otherwise be read as the table's
+    first row), the table, a blank line, the footnotes."""
+    return text_table(replace(table, title=f"{table.title}\n") if table.title else table, "github")
 
 
 def check_markdown(report: Report) -> str:

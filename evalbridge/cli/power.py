@@ -8,13 +8,6 @@ from typing import Any
 from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, positionals, refuse_overwrites
 
 
-def _formats() -> list[str]:
-    """The formats a power analysis is written in: every output format that writes tables, and json."""
-    from ..views.formats import output_formats
-
-    return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
-
-
 def handle(args: argparse.Namespace) -> int:
     from ..pipeline import run_config
     from ..views.power_view import render_power
@@ -30,6 +23,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..stats.power import POWER_PARAMETERS, POWER_TESTS
+    from ..views.formats import shown_formats
 
     p = commands.add_parser(
         "power", help="the smallest difference the eval set can detect, and the queries a target effect needs",
@@ -49,7 +43,7 @@ def add(commands: Any) -> None:
         shown = "the observed |difference|" if rule.default is None else rule.default
         p.add_argument(f"--{name}", type=kind, default=None, metavar=name.upper(),
                        help=f"{rule.fix.rstrip('.')} (default {shown})".replace("%", "%%"))
-    p.add_argument("--format", choices=_formats(), default="terminal", help="output format (default terminal)")
+    p.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
     p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the table to this file instead of stdout")
     p.add_argument("--title", default=None, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)

@@ -391,7 +391,9 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         from .stats.standings import standings as standings_of
 
         standings = standings_of(results, labels)
-    diffs = _diffs(config, results, pairs, step)
+    # diff: and power: compare every system with the comparison's baseline, else the first run
+    baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
+    diffs = _diffs(config, results, pairs, baseline, step)
     diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
     uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
@@ -400,9 +402,9 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     if config.power is not None and results:
         from .stats.power import power as power_of
 
-        p = config.power   # against the baseline the diff takes: the comparison's, else the first run
-        power = power_of(results, config.metrics, baseline=_baseline(config, results), test=p.test, alpha=p.alpha,
-                         power=p.power, effect=p.effect, sides=p.sides)
+        p = config.power
+        power = power_of(results, config.metrics, baseline=baseline, test=p.test, alpha=p.alpha, power=p.power,
+                         effect=p.effect, sides=p.sides)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
@@ -441,15 +443,14 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
 
 
-def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]],
+def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]], baseline: Any,
            step: Callable[[str], None]) -> dict[str, Any]:
-    """The ``diff:`` section: every other system against the baseline (the comparison's, else the first run), from
-    the results already computed (:func:`evalbridge.diffing.diff_results`)."""
+    """The ``diff:`` section: every other system against ``baseline``, from the results already computed
+    (:func:`evalbridge.diffing.diff_results`)."""
     if config.diff is None:
         return {}
     from .diffing import diff_results
 
-    baseline = _baseline(config, results)
     found = {}
     for name in results:
         if name != baseline:
@@ -521,11 +522,6 @@ def _uncertain(config: Config, settings: UncertainSettings | None, pairs: Mappin
                                     n_resamples=settings.n_resamples, confidence=settings.confidence,
                                     seed=config.seed, settings=config.settings)
     return found
-
-
-def _baseline(config: Config, results: Mapping[str, Any]) -> str:
-    """The system ``diff:`` and ``power:`` compare the others with: the comparison's baseline, else the first run."""
-    return config.comparison.baseline if config.comparison is not None else next(iter(results))
 
 
 def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:

@@ -19,9 +19,10 @@ from ..io.registry import BESIDE_QRELS
 from ..wording import option
 from .checking import Checker, Locator
 from .layout import ENGINES, TOP_KEYS, Config
-from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_diff,
-                       read_gates, read_metrics, read_name, read_output, read_policies, read_power, read_settings,
-                       read_slices, read_source, read_spark, read_supported, read_tracking, read_uncertain)
+from .analyses import read_diff, read_power
+from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_gates,
+                       read_metrics, read_name, read_output, read_policies, read_settings, read_slices, read_source,
+                       read_spark, read_supported, read_tracking, read_uncertain)
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath

@@ -1,5 +1,5 @@
 """Each section of a config read and checked into its part of :class:`~evalbridge.config.layout.Config`: the
-settings, the inputs (through the format registry), metrics, agreement, cross-check, comparison, diff, power, gates,
+settings, the inputs (through the format registry), metrics, agreement, cross-check, comparison, gates,
 bands, output, Spark, slices and tracking; :func:`evalbridge.config.schema.validate` puts them together.
 """
 
@@ -18,17 +18,15 @@ from ..parameters import Boolean, Interval, OneOf, Text
 from ..wording import option
 from .checking import RULES, Checker, dotted, suggest
 from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, DiagnoseSettings,
-                     DiffSettings, OutputSettings, PlotSettings, PowerSettings, SliceSettings, SparkSettings,
-                     UncertainSettings)
+                     OutputSettings, PlotSettings, SliceSettings, SparkSettings, UncertainSettings)
 from .sources import Source, check_source
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
 __all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "read_supported", "read_name",
-           "read_agreement", "read_crosscheck", "read_comparison", "read_diff", "read_power", "read_gates",
-           "read_bands", "read_output", "read_spark", "read_slices", "read_tracking", "read_diagnose",
-           "read_uncertain"]
+           "read_agreement", "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
+           "read_spark", "read_slices", "read_tracking", "read_diagnose", "read_uncertain"]
 
 
 def read_settings(check: Checker, spec: Mapping[str, Any]) -> Settings:
@@ -320,19 +318,6 @@ def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source]) -> C
                                "comparison.n_resamples"))
 
 
-def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
-    if value is None or value is False:
-        return None
-    if value is True:
-        value = {}
-    spec = check.mapping(value, ("diff",), ("k", "queries", "moves"), "{k: 10, queries: 10, moves: 3}")
-    if len(runs) < 2:
-        raise check.fail(("diff",), "a diff compares a system with the baseline, and needs at least two runs.",
-                         fix="add another run, or remove the diff section.")
-    return DiffSettings(**{key: check.rule(spec.get(key, getattr(DiffSettings, key)), ("diff", key), f"diff.{key}")
-                           for key in ("k", "queries", "moves")})
-
-
 def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
                 metrics: Sequence[MetricRequest]) -> Metric:
     """The section's ``metric`` (one spec), else the config's first metric."""
@@ -412,32 +397,6 @@ def read_uncertain(check: Checker, value: Any, folder: Path, runs: Mapping[str, 
         judges=MappingProxyType(judges), probabilities=probabilities,
         **{key: check.rule(spec.get(key, getattr(UncertainSettings, key)), path + (key,), f"uncertain.{key}")
            for key in ("draws", "n_resamples", "confidence")})
-
-
-def read_power(check: Checker, value: Any, runs: Mapping[str, Source],
-               comparison: ComparisonSettings | None) -> PowerSettings | None:
-    """``power:``: true, false or ``{test, alpha, power, effect, sides}``, each key checked by its rule of
-    :data:`evalbridge.stats.power.POWER_PARAMETERS`. Left out, a comparison has it at the comparison's test and alpha
-    (the t-test's for ``test: wilcoxon``, which has no closed-form power here, and the report says which)."""
-    from ..stats.power import POWER_TESTS
-
-    if value is False or (value is None and comparison is None):
-        return None
-    spec = check.mapping({} if value is None or value is True else value, ("power",), _POWER_KEYS,
-                         "{effect: 0.01, power: 0.8}")
-    if len(runs) < 2:
-        raise check.fail(("power",), "power compares a system with the baseline, and needs at least two runs.",
-                         fix="add another run" + (", or remove the power section." if check.locator.source else "."))
-    test = comparison.test if comparison is not None else "t"
-    defaults: dict[str, Any] = {"test": test if test in POWER_TESTS else "t",
-                                "alpha": comparison.alpha if comparison is not None else PowerSettings.alpha}
-    given: dict[str, Any] = {key: check.rule(spec[key], ("power", key), f"power.{key}") for key in _POWER_KEYS
-                             if spec.get(key) is not None}
-    return PowerSettings(**{**defaults, **given})
-
-
-#: the keys of ``power:`` (the keywords of :func:`evalbridge.power` but the results, metrics and baseline)
-_POWER_KEYS = ("test", "alpha", "power", "effect", "sides")
 
 
 def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],

@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python bench/slices.py                              # 100,000 queries x depth 100, 1,000 resamples
-    .venv/bin/python bench/slices.py --resamples 10000            # the comparison's default resamples
+    .venv/bin/python bench/slices.py                              # 100,000 queries x depth 100, 10,000 resamples
+    .venv/bin/python bench/slices.py --test randomization         # the randomization test on each slice
     .venv/bin/python bench/slices.py --queries 10000              # smaller, on a busy machine
 
 Goal (issue 26): slices <= 2 x the time of evaluating the runs, peak memory <= 1.5 x; ratios in one run.
@@ -15,7 +15,8 @@ process: the inputs are built there (not timed), then
 * ``evaluate``: ``eb.evaluate`` of the five runs (the results kept, as a report keeps them);
 * ``slices``: the same, then what a config's ``slices:`` section adds to a comparison
   (:func:`evalbridge.slices.slice_table`: every slice's means and bootstrap intervals for every system and
-  metric, every other system against the baseline with the t-test and its interval, Benjamini-Hochberg).
+  metric, every other system against the baseline with its interval and the comparison's test (``--test``,
+  default the t-test), Benjamini-Hochberg) at the comparison's default 10,000 resamples.
 
 Wall time (median of ``--repeat`` workers) and peak memory growth (``VmHWM`` reset, minus the RSS before the
 call, as ``bench/run.py``). Results go to ``bench/results/slices-<date>.md``; speed is never asserted in tests.
@@ -43,7 +44,7 @@ MODES = ("evaluate", "slices")
 SLICES = 8
 
 
-def work(mode: str, queries: int, depth: int, resamples: int) -> dict[str, float]:
+def work(mode: str, queries: int, depth: int, resamples: int, test: str) -> dict[str, float]:
     import warnings
 
     import evalbridge as eb
@@ -69,8 +70,8 @@ def work(mode: str, queries: int, depth: int, resamples: int) -> dict[str, float
     kept: object = results
     if mode == "slices":
         values = {f"s{s}": {r.label: res.values[r.metric] for r in res.requests} for s, res in enumerate(results)}
-        kept = slice_table(values, groups, pairs=[(f"s{s}", "s0") for s in range(1, SYSTEMS)], test="t",
-                           pvalue=TESTS["t"].pvalue, adjust=CORRECTIONS["bh"].adjust, n_resamples=resamples)
+        kept = slice_table(values, groups, pairs=[(f"s{s}", "s0") for s in range(1, SYSTEMS)], test=test,
+                           pvalues=TESTS[test].pvalues, adjust=CORRECTIONS["bh"].adjust, n_resamples=resamples)
     seconds = time.perf_counter() - start
     peak = max(0, _status("VmHWM") - before) / 2 ** 20
     del kept
@@ -81,18 +82,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=2, help="workers per row (median)")
+    parser.add_argument("--test", choices=("t", "randomization", "wilcoxon"), default="t",
+                        help="the comparison's test of each slice's differences")
     parser.add_argument("--worker", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(work(args.worker, args.queries, args.depth, args.resamples)))
+        print(json.dumps(work(args.worker, args.queries, args.depth, args.resamples, args.test)))
         return
     measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
         for mode in MODES:
             out = subprocess.run([sys.executable, __file__, "--worker", mode, "--queries", str(args.queries),
-                                  "--depth", str(args.depth), "--resamples", str(args.resamples)],
+                                  "--depth", str(args.depth), "--resamples", str(args.resamples),
+                                  "--test", args.test],
                                  capture_output=True, text=True, check=True)
             measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
     seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
@@ -103,11 +107,12 @@ def main() -> None:
         lines.append(f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | "
                      + (f"{peak[mode] / base_m:.2f} |" if base_m else "- |"))
     size = (f"{args.queries:,} queries x depth {args.depth} x {SYSTEMS} systems x {len(METRICS)} metrics, "
-            f"{SLICES} slices, {args.resamples:,} bootstrap resamples; goal: slices <= 2.0 x evaluate, peak <= 1.5 x")
+            f"{SLICES} slices, {args.resamples:,} resamples, {args.test} test; goal: slices <= 2.0 x evaluate, peak <= 1.5 x")
     text = (f"# slices bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
             + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
     print(text)
-    out = HERE / "results" / f"slices-{args.queries}-{args.resamples}-{datetime.date.today().isoformat()}.md"
+    test = "" if args.test == "t" else f"-{args.test}"
+    out = HERE / "results" / f"slices-{args.queries}-{args.resamples}{test}-{datetime.date.today().isoformat()}.md"
     out.write_text(text)
 
 

@@ -31,6 +31,16 @@ One set of draws serves every column of the same length: the columns given toget
 system and every difference of a metric, every metric of a comparison) see the same resamples,
 exactly as separate scipy calls seeded alike would.
 
+Counted bootstrap (:func:`counted_means`, ``counted=True``): the same resamples, each turned into how often
+it drew each query, so that a batch of B resamples is a ``(B, n)`` matrix of counts and every column's
+resample sums are one matrix product (BLAS) of the counts with the ``(n, k)`` columns; a difference's mean
+is the difference of two sums over n, so the differences cost nothing. Per batch that is B x n draws and
+counts and a product, where the gather takes B x n x (columns + differences) steps. The means equal
+:func:`bootstrap_means`' up to the order of the additions (bit for bit when every sum is exact, e.g. values
+k / 2^j on few queries); an interval can then differ from the gathered one only where a bootstrap mean ties
+the observed mean up to rounding (BCa's ``z0`` counts it below, equal or above). Not scipy's operations:
+:mod:`evalbridge.stats.compare` keeps the gather; per-slice intervals (:mod:`evalbridge.slices`) count.
+
 Example:
     >>> import numpy as np
     >>> d = np.array([[0.3, 0.2, 0.1, 0.1]])
@@ -41,12 +51,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from ._parallel import workers
 from .errors import InputError
 
-__all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "bootstrap_intervals",
+__all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "counted_means", "bootstrap_intervals",
            "jackknife_acceleration", "batch_rows"]
 
 #: bytes a batch's arrays may take (indices, gathered values, signs); results come on top
@@ -258,6 +269,70 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     return theta
 
 
+#: resamples per batch of the counted bootstrap at least (a matrix product of fewer rows costs more per count)
+_COUNTED_ROWS = 64
+
+
+def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n_resamples: int, seed: int,
+                  memory: int = DEFAULT_MEMORY, threads: int | None = None) -> Any:
+    """:func:`bootstrap_means` by counting: the same ``(k + len(differences), n_resamples)`` array, the same
+    resamples (``default_rng(seed).integers(0, n, (B, n))``), each mean summed as ``counts @ values`` (see the
+    module docstring), equal to rounding.
+
+    A batch of B resamples takes B x n 8-byte counts and, for it and the next batch, B x n 8-byte draws; B
+    as many as fit in ``memory`` and in a few MiB of cache, but at least :data:`_COUNTED_ROWS` when ``memory``
+    allows. On several cores (``threads``: default, as many as the cores allow; 1: none) the next batch is
+    drawn while a thread counts and multiplies the last one.
+
+    >>> import numpy as np
+    >>> x = np.array([[0.0, 0.5, 1.0], [0.25, 0.25, 0.75]])
+    >>> bool((counted_means(x, [(0, 1)], n_resamples=50, seed=1)
+    ...       == bootstrap_means(x, [(0, 1)], n_resamples=50, seed=1)).all())   # exact sums: the same numbers
+    True
+    """
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    x = np.asarray(values, dtype=np.float64)
+    k, n = x.shape
+    columns = np.ascontiguousarray(x.T)
+    large = n_resamples * n * k >= _PARALLEL_WORK
+    rows = max(1, min(n_resamples, batch_rows(n, 3 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 3 * 8, _CACHE))))
+    sums = np.empty((n_resamples, k))
+    counts = np.empty((rows, n))
+
+    def add(index: Any, start: int, b: int) -> None:
+        """The sums of every column over one batch of resamples (``index``: their draws)."""
+        for r in range(b):
+            counts[r] = np.bincount(index[r], minlength=n)
+        np.matmul(counts[:b], columns, out=sums[start:start + b])
+
+    rng = np.random.default_rng(seed)
+    # one BLAS thread for the large: the products are many and small, and BLAS's own threads, waiting on each
+    # other at every product, cost far more than they share (many times more on a busy machine); the draws of
+    # the next batch and the counting of the last one use the cores instead
+    with threadpool_limits(1, user_api="blas") if large else nullcontext(), \
+            workers(2, threads if threads is not None or large else 1) as pool:
+        pending: Any = None
+        for start in range(0, n_resamples, rows):
+            b = min(rows, n_resamples - start)
+            index = rng.integers(0, n, (b, n))
+            if pending is not None:
+                pending.result()
+            if pool is None:
+                add(index, start, b)
+            else:
+                pending = pool.submit(add, index, start, b)
+        if pending is not None:
+            pending.result()
+    theta = np.empty((k + len(differences), n_resamples))
+    np.divide(sums.T, n, out=theta[:k])
+    for r, (i, j) in enumerate(differences, start=k):
+        np.subtract(sums[:, i], sums[:, j], out=theta[r])
+        theta[r] /= n
+    return theta
+
+
 def jackknife_acceleration(sample: Any) -> float:
     """BCa's acceleration of the mean from the jackknife, in closed form.
 
@@ -279,7 +354,7 @@ def jackknife_acceleration(sample: Any) -> float:
 
 
 def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = (), *, confidence: float,
-                        n_resamples: int, seed: int, method: str = "BCa",
+                        n_resamples: int, seed: int, method: str = "BCa", counted: bool = False,
                         memory: int = DEFAULT_MEMORY, threads: int | None = None) -> list[tuple[float, float]]:
     """Two-sided bootstrap confidence intervals of the mean of each row and of each difference.
 
@@ -301,7 +376,8 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     columns = [x[j] for j in range(k)] + [x[i] - x[j] for i, j in differences]
     if n < 2:
         return [(float("nan"), float("nan"))] * len(columns)
-    theta = bootstrap_means(x, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=threads)
+    theta = (counted_means if counted else bootstrap_means)(x, differences, n_resamples=n_resamples, seed=seed,
+                                                             memory=memory, threads=threads)
     alpha = (1 - confidence) / 2
     out = []
     for column, distribution in zip(columns, theta):

@@ -310,17 +310,20 @@ class _Block:
 
 def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels: SliceLabels, *,
                 pairs: Sequence[tuple[str, str]] = (), test: str = "",
-                pvalue: Callable[[Any, Any, int, int], float] | None = None,
+                pvalues: Callable[[Any, Any, int, int], Sequence[float]] | None = None,
                 adjust: Callable[[Sequence[float]], list[float]] | None = None, alpha: float = 0.05,
                 confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
                 ci_method: str = "BCa") -> Slices:
     """Per-slice means, intervals and differences.
 
     ``values``: system -> metric label -> {query id: value} (each system's per-query values, as evaluated);
-    ``pairs``: (system, baseline) pairs to test on each slice with ``pvalue(a, b, n_resamples, seed)`` (the
-    comparison's test), corrected with ``adjust`` (Benjamini-Hochberg) over every (slice, pair, metric)
-    tested. Every column of one slice (each system's values and each difference, every metric) shares one
-    set of bootstrap resamples, over the slice's queries in the order of their ids.
+    ``pairs``: (system, baseline) pairs to test on each slice with ``pvalues(a, b, n_resamples, seed)`` (the
+    comparison's test, :meth:`~evalbridge.stats.paired_tests.PairedTest.pvalues`: the p-value of each row of
+    ``a`` against the same row of ``b``; every pair and metric of a slice in one call), corrected with
+    ``adjust`` (Benjamini-Hochberg) over every (slice, pair, metric) tested. Every column of one slice (each
+    system's values and each difference, every metric) shares one set of bootstrap resamples, over the slice's
+    queries in the order of their ids; the intervals are counted
+    (:func:`~evalbridge.resampling.counted_means`: the resamples scipy draws, the means equal to rounding).
     """
     import numpy as np
 
@@ -328,7 +331,15 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
 
     systems = list(values)
     metrics = list(next(iter(values.values()))) if values else []
-    evaluated = dict.fromkeys(q for system in systems for metric in metrics for q in values[system][metric])
+    evaluated: dict[str, None] = {}
+    for system in systems:
+        for metric in metrics:
+            evaluated.update(dict.fromkeys(values[system][metric]))
+    position = {q: i for i, q in enumerate(evaluated)}
+    # each system's values of each metric over every query evaluated, when it has them all (the usual case)
+    whole = {(system, metric): np.fromiter(map(values[system][metric].__getitem__, evaluated), dtype=np.float64,
+                                           count=len(evaluated))
+             for system in systems for metric in metrics if len(values[system][metric]) == len(evaluated)}
     members: dict[str, list[str]] = {}
     unsliced: list[str] = []
     for qid in evaluated:
@@ -342,10 +353,14 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
     too_small = tuple(name for name, qids in members.items() if len(qids) < MIN_QUERIES)
     for name, qids in members.items():
         qids = sorted(qids)
+        every, at = tuple(qids), np.fromiter(map(position.__getitem__, qids), dtype=np.intp, count=len(qids))
         # each system's values of each metric over the slice's queries it was evaluated on
         here: dict[tuple[str, str], tuple[tuple[str, ...], Any]] = {}
         for metric in metrics:
             for system in systems:
+                if (system, metric) in whole:
+                    here[system, metric] = (every, whole[system, metric][at])
+                    continue
                 per_query = values[system][metric]
                 ids = tuple(q for q in qids if q in per_query)
                 here[system, metric] = (ids, np.fromiter(map(per_query.__getitem__, ids), dtype=np.float64,
@@ -375,7 +390,7 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
         for ids, block in groups.items():
             if ids:
                 out = bootstrap_intervals(np.stack(block.columns), block.differences, confidence=confidence,
-                                          n_resamples=n_resamples, seed=seed, method=ci_method)
+                                          n_resamples=n_resamples, seed=seed, method=ci_method, counted=True)
                 found.update(zip([*block.keys, *block.difference_keys], out))
         for metric in metrics:
             for system in systems:
@@ -383,13 +398,24 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
                 low, high = found.get((system, metric), (math.nan, math.nan))
                 means.append(SliceMean(name, system, metric, len(ids), math.fsum(array) / len(ids) if len(ids)
                                        else math.nan, low, high))
+        # the pairs over the same queries are tested together (a test that resamples draws once for them all)
+        together: dict[tuple[str, ...], list[int]] = {}
         for pair, (ids, a, b) in paired.items():
             n = len(ids)
-            tested = n >= MIN_QUERIES and pvalue is not None
+            tested = n >= MIN_QUERIES and pvalues is not None
             low, high = found.get(pair, (math.nan, math.nan))
+            if tested:
+                together.setdefault(ids, []).append(len(rows))
             rows.append(dict(slice=name, system=pair[0], baseline=pair[1], metric=pair[2], n=n,
                              delta=math.fsum(a - b) / n if n else math.nan, ci_low=low, ci_high=high, tested=tested,
-                             p_value=pvalue(a, b, n_resamples, seed) if tested and pvalue is not None else math.nan))
+                             p_value=math.nan))
+        for chosen in together.values():
+            tests = [paired[rows[r]["system"], rows[r]["baseline"], rows[r]["metric"]] for r in chosen]
+            if pvalues is not None:
+                tested_p = pvalues(np.stack([a for _, a, _ in tests]), np.stack([b for _, _, b in tests]), n_resamples,
+                                   seed)
+                for place, p in zip(chosen, tested_p):
+                    rows[place]["p_value"] = float(p)
     family = [r["p_value"] for r in rows if r["tested"]]
     adjusted = iter(adjust(family) if adjust is not None and family else family)
     differences = []

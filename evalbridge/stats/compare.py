@@ -309,7 +309,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
 
         sliced = slice_table({name: {label: _per_query(results[name], metric) for label, metric in zip(labels, metrics)}
                               for name in names}, slice_labels(slices), pairs=pairs if baselines else (),
-                             test=settings["test"], pvalue=TESTS[settings["test"]].pvalue,
+                             test=settings["test"], pvalues=TESTS[settings["test"]].pvalues,
                              adjust=CORRECTIONS["bh"].adjust, alpha=settings["alpha"],
                              confidence=settings["confidence"], n_resamples=settings["n_resamples"],
                              seed=settings["seed"], ci_method=settings["ci_method"])

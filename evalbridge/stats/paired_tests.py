@@ -27,8 +27,8 @@ from ..parameters import Interval, OneOf, Rule, check_parameters, rule_table
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["paired_t_test", "randomization_test", "wilcoxon_test", "bootstrap_ci", "mean_ci", "holm",
-           "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedTest", "Correction", "TESTS",
+__all__ = ["paired_t_test", "randomization_test", "randomization_tests", "wilcoxon_test", "bootstrap_ci", "mean_ci",
+           "holm", "benjamini_hochberg", "bonferroni", "effect_size", "win_tie_loss", "PairedTest", "Correction", "TESTS",
            "CORRECTIONS", "CI_METHODS", "COMPARISON_PARAMETERS", "check_comparison_parameters", "MAX_RESAMPLES",
            "check_finite"]
 
@@ -111,6 +111,35 @@ def randomization_test(a: Sequence[float], b: Sequence[float], *, n_resamples: i
     if not d.any():
         return 1.0
     return float(randomization_pvalues(d[None, :], **settings)[0])
+
+
+def randomization_tests(a: Any, b: Any, *, n_resamples: int = 10_000, seed: int = 0) -> list[float]:
+    """:func:`randomization_test` of each row of ``a`` against the same row of ``b`` (two ``(p, n)`` arrays: p
+    pairs over the same n queries), with one set of swaps for every row: the same p-values as row by row, the
+    swaps drawn once.
+
+    >>> randomization_tests([[0.5, 0.6, 0.2, 0.4], [0.2, 0.4, 0.1, 0.3]], [[0.2, 0.4, 0.1, 0.3]] * 2)   # 2nd: no change
+    [0.125, 1.0]
+    """
+    import numpy as np
+
+    from ..resampling import randomization_pvalues
+
+    settings = check_comparison_parameters(n_resamples=n_resamples, seed=seed)
+    x, y = np.asarray(a, dtype="float64"), np.asarray(b, dtype="float64")
+    if x.shape != y.shape or x.ndim != 2:
+        raise InputError(f"paired values must be two (pairs, queries) arrays of the same shape; got {x.shape} and "
+                         f"{y.shape}.", fix="compare systems on the same queries, in the same order.")
+    for side, values in (("first", x), ("second", y)):
+        check_finite(values.ravel(), f"values of the {side} lists", lambda i: f"value {i % x.shape[1]}")
+    d = x - y
+    if d.shape[1] < 2:
+        return [math.nan] * len(d)
+    out = np.ones(len(d))
+    moved = d.any(axis=1)
+    if moved.any():
+        out[moved] = randomization_pvalues(d[moved], **settings)
+    return [float(p) for p in out]
 
 
 def wilcoxon_test(a: Sequence[float], b: Sequence[float]) -> float:
@@ -300,6 +329,15 @@ class PairedTest:
     title: str
     field: str
     pvalue: Callable[[Sequence[float], Sequence[float], int, int], float]
+    #: the p-values of many pairs over the same queries at once (rows of two (pairs, queries) arrays), the same
+    #: numbers as ``pvalue`` row by row; None: ``pvalue`` row by row (a test that resamples draws once instead)
+    together: Callable[[Any, Any, int, int], list[float]] | None = None
+
+    def pvalues(self, a: Any, b: Any, n_resamples: int, seed: int) -> list[float]:
+        """The p-value of each row of ``a`` against the same row of ``b`` (pairs over the same queries)."""
+        if self.together is not None:
+            return self.together(a, b, n_resamples, seed)
+        return [self.pvalue(x, y, n_resamples, seed) for x, y in zip(a, b)]
 
 
 @dataclass(frozen=True)
@@ -315,7 +353,9 @@ TESTS: Mapping[str, PairedTest] = {
     "t": PairedTest("paired t-test", "p_t", lambda a, b, n_resamples, seed: paired_t_test(a, b)),
     "randomization": PairedTest("Fisher randomization test", "p_randomization",
                                 lambda a, b, n_resamples, seed: randomization_test(a, b, n_resamples=n_resamples,
-                                                                                   seed=seed)),
+                                                                                   seed=seed),
+                                lambda a, b, n_resamples, seed: randomization_tests(a, b, n_resamples=n_resamples,
+                                                                                    seed=seed)),
     "wilcoxon": PairedTest("Wilcoxon signed-rank test", "p_wilcoxon",
                            lambda a, b, n_resamples, seed: wilcoxon_test(a, b)),
 }

@@ -430,7 +430,8 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         runs: system name -> run (anything ``evaluate`` reads), at least two; or a
             :class:`~evalbridge.fast.tops.TopLists` (then ``metric`` needs a cut-off within its depth).
         metric: the one metric the systems are compared on.
-        judgements_b: a second set of judgements of the same pairs (another judge): their agreement.
+        judgements_b: a second set of judgements of the same pairs (another judge): their agreement, and the
+            systems' means under it with Kendall's tau and tau_AP between the two orders (``Diagnosis.order``).
         pool_depth: the depth of the pool, for the documents a run contributed alone and the judged share.
         trials: random splits into halves for the swap rate.
         test, correction, alpha, n_resamples, seed: as :func:`evalbridge.compare`'s (``seed`` also draws the

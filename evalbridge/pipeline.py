@@ -205,6 +205,7 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
+            "power": None if config.power is None else dict(vars(config.power)),
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
             **({"diagnose": _section_settings(config.diagnose)} if config.diagnose is not None else {}),
             **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {})}
@@ -390,18 +391,20 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         from .stats.standings import standings as standings_of
 
         standings = standings_of(results, labels)
-    diffs = _diffs(config, results, pairs, step)
+    # diff: and power: compare every system with the comparison's baseline, else the first run
+    baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
+    diffs = _diffs(config, results, pairs, baseline, step)
     diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
     uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
     gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
                         on_inconclusive=config.on_inconclusive)
     power = None
-    if comparison is not None and config.comparison is not None:
-        from .stats.power import POWER_TESTS, power as power_of
+    if config.power is not None and results:
+        from .stats.power import power as power_of
 
-        c = config.comparison   # the Wilcoxon test has no closed-form power: the t-test's is shown, and named
-        power = power_of(results, config.metrics, baseline=c.baseline, alpha=c.alpha,
-                         test=c.test if c.test in POWER_TESTS else "t")
+        p = config.power
+        power = power_of(results, config.metrics, baseline=baseline, test=p.test, alpha=p.alpha, power=p.power,
+                         effect=p.effect, sides=p.sides)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
@@ -440,18 +443,16 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
 
 
-def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]],
+def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]], baseline: Any,
            step: Callable[[str], None]) -> dict[str, Any]:
-    """The ``diff:`` section: every other system against the baseline (the comparison's, else the first run), from
-    the results already computed (:func:`evalbridge.diffing.diff_results`)."""
+    """The ``diff:`` section: every other system against ``baseline``, from the results already computed
+    (:func:`evalbridge.diffing.diff_results`)."""
     if config.diff is None:
         return {}
     from .diffing import diff_results
 
-    names = list(results)
-    baseline = config.comparison.baseline if config.comparison is not None else names[0]
     found = {}
-    for name in names:
+    for name in results:
         if name != baseline:
             step(f"diff of {name} against {baseline}")
             qrels, run = pairs[name]

@@ -6,6 +6,7 @@ Commands::
     evalbridge eval QRELS RUN... -m METRIC...   quick evaluation from files (or LOG...: inputs holding both)
     evalbridge check QRELS RUN -m ... --backends ...   the cross-check report (or check LOG)
     evalbridge diff QRELS RUN_A RUN_B -m ...    where run B differs from run A, query by query
+    evalbridge power QRELS BASE RUN... -m ...   the smallest difference the eval set can detect (eb.power)
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
     evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)
@@ -36,7 +37,7 @@ from .shared import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
-COMMANDS = ("run", "eval", "check", "diff", "metrics", "convert", "agree", "diagnose", "uncertain", "pool", "merge",
+COMMANDS = ("run", "eval", "check", "diff", "power", "metrics", "convert", "agree", "diagnose", "uncertain", "pool", "merge",
             "changed", "formats")
 
 

@@ -176,6 +176,10 @@ FLAGS: dict[tuple[str, ...], str] = {
 #: ``evalbridge diff``'s section: config key path -> its flag
 DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
               ("diff",): "RUN_A RUN_B"}
+#: ``evalbridge power``'s section (each key's flag is ``--KEY``): config key path -> its flag
+POWER_FLAGS: dict[tuple[str, ...], str] = {("power",): "BASELINE RUN...",
+                                            **{("power", key): f"--{key}"
+                                               for key in ("test", "alpha", "power", "effect", "sides")}}
 
 
 def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
@@ -310,12 +314,15 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         raw["spark"] = spark
     if args.command == "diff":
         raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves}
+    if args.command == "power":
+        raw["power"] = {path[1]: getattr(args, path[1]) for path in POWER_FLAGS
+                        if len(path) == 2 and getattr(args, path[1]) is not None}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     tracking = tracking_given(args)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags(), **DIFF_FLAGS}), folder=Path.cwd(),
+    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags(), **DIFF_FLAGS, **POWER_FLAGS}), folder=Path.cwd(),
                     default_dir=None)
 
 

@@ -32,6 +32,7 @@ def _rules() -> Mapping[str, Any]:
     from ..diffing import DIFF_PARAMETERS
     from ..diagnostics import DIAGNOSIS_PARAMETERS
     from ..uncertainty import UNCERTAINTY_PARAMETERS
+    from ..stats.power import POWER_PARAMETERS
     from ..parameters import Interval, OneOf
     from ..tracking import trackers
 
@@ -45,6 +46,7 @@ def _rules() -> Mapping[str, Any]:
         **{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
         **{f"diagnose.{name}": P[name] for name in ("test", "correction", "alpha", "n_resamples")},
         **{f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"},
+        **{f"power.{name}": rule for name, rule in POWER_PARAMETERS.items()},
         "output.digits": Interval("digits", int, 0, 12, closed="both"),
         "output.plots.k": Interval("k", int, 1, None, closed="left"),
         "output.formats": OneOf("formats", tuple(report_formats())),

@@ -19,9 +19,9 @@ from ..metrics.spec import Metric
 from ..settings import ROWS, Settings
 from .sources import Source
 
-__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "SliceSettings", "AgreementSettings",
-           "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings", "UncertainSettings", "TOP_KEYS",
-           "AGREEMENT_KEYS", "ENGINES"]
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "SliceSettings",
+           "AgreementSettings", "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings",
+           "UncertainSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference)
 TOP_KEYS: Mapping[str, str] = MappingProxyType({
@@ -35,6 +35,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
     "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
             "entered or left the top k)",
+    "power": "true, false or {effect, power, alpha, test, sides}: the smallest difference each pair can detect and "
+             "the queries a target effect needs (on by default with a comparison, at its test and alpha)",
     "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system; "
              "'>= baseline - 0.01 at 95%' gates the interval of the difference (pass, fail or inconclusive)",
     "on_inconclusive": "fail (default) or pass: what a gate with a level does to the run when the eval set cannot "
@@ -103,6 +105,18 @@ class DiffSettings:
     k: int = 10
     queries: int = 10
     moves: int = 3
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """``power:``: the power of every system against the baseline (the comparison's, else the first run), metric by
+    metric (see :func:`evalbridge.power`; the keys are its keywords, checked by the same rules)."""
+
+    test: str = "t"
+    alpha: float = 0.05
+    power: float = 0.8
+    effect: float | None = None
+    sides: int = 2
 
 
 @dataclass(frozen=True)
@@ -220,6 +234,7 @@ class Config:
     crosscheck: CrossCheckSettings | None = None
     comparison: ComparisonSettings | None = None
     diff: DiffSettings | None = None
+    power: PowerSettings | None = None
     gates: tuple[Any, ...] = ()
     on_inconclusive: str = "fail"
     bands: Mapping[str, tuple[float, float, float]] | None = None

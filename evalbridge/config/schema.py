@@ -19,9 +19,10 @@ from ..io.registry import BESIDE_QRELS
 from ..wording import option
 from .checking import Checker, Locator
 from .layout import ENGINES, TOP_KEYS, Config
-from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_diff,
-                       read_gates, read_metrics, read_name, read_output, read_policies, read_settings, read_slices,
-                       read_source, read_spark, read_supported, read_tracking, read_uncertain)
+from .analyses import read_diff, read_power
+from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_gates,
+                       read_metrics, read_name, read_output, read_policies, read_settings, read_slices, read_source,
+                       read_spark, read_supported, read_tracking, read_uncertain)
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
@@ -136,6 +137,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, settings=settings, crosscheck=read_crosscheck(check, spec.get("crosscheck")),
         comparison=comparison, agreement=agreement, diff=read_diff(check, spec.get("diff"), runs),
+        power=read_power(check, spec.get("power"), runs, comparison),
         gates=read_gates(check, spec.get("gates"), metrics, runs, comparison),
         on_inconclusive=check.choice(spec.get("on_inconclusive", "fail"), ("on_inconclusive",), ON_INCONCLUSIVE),
         bands=read_bands(check, spec.get("bands"), [r.label for r in metrics]),

@@ -1,5 +1,5 @@
 """Each section of a config read and checked into its part of :class:`~evalbridge.config.layout.Config`: the
-settings, the inputs (through the format registry), metrics, agreement, cross-check, comparison, diff, gates,
+settings, the inputs (through the format registry), metrics, agreement, cross-check, comparison, gates,
 bands, output, Spark, slices and tracking; :func:`evalbridge.config.schema.validate` puts them together.
 """
 
@@ -18,15 +18,15 @@ from ..parameters import Boolean, Interval, OneOf, Text
 from ..wording import option
 from .checking import RULES, Checker, dotted, suggest
 from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, DiagnoseSettings,
-                     DiffSettings, OutputSettings, PlotSettings, SliceSettings, SparkSettings, UncertainSettings)
+                     OutputSettings, PlotSettings, SliceSettings, SparkSettings, UncertainSettings)
 from .sources import Source, check_source
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
 __all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "read_supported", "read_name",
-           "read_agreement", "read_crosscheck", "read_comparison", "read_diff", "read_gates", "read_bands",
-           "read_output", "read_spark", "read_slices", "read_tracking", "read_diagnose", "read_uncertain"]
+           "read_agreement", "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
+           "read_spark", "read_slices", "read_tracking", "read_diagnose", "read_uncertain"]
 
 
 def read_settings(check: Checker, spec: Mapping[str, Any]) -> Settings:
@@ -316,19 +316,6 @@ def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source]) -> C
         confidence=check.rule(spec.get("confidence", 0.95), ("comparison", "confidence"), "comparison.confidence"),
         n_resamples=check.rule(spec.get("n_resamples", 10_000), ("comparison", "n_resamples"),
                                "comparison.n_resamples"))
-
-
-def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
-    if value is None or value is False:
-        return None
-    if value is True:
-        value = {}
-    spec = check.mapping(value, ("diff",), ("k", "queries", "moves"), "{k: 10, queries: 10, moves: 3}")
-    if len(runs) < 2:
-        raise check.fail(("diff",), "a diff compares a system with the baseline, and needs at least two runs.",
-                         fix="add another run, or remove the diff section.")
-    return DiffSettings(**{key: check.rule(spec.get(key, getattr(DiffSettings, key)), ("diff", key), f"diff.{key}")
-                           for key in ("k", "queries", "moves")})
 
 
 def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,

@@ -1,0 +1,53 @@
+"""``evalbridge power QRELS BASE RUN... -m METRIC``: the smallest difference an eval set can detect (``power:``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, positionals, refuse_overwrites
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..pipeline import run_config
+    from ..views.power_view import render_power
+
+    qrels, runs = positionals(args)
+    config = config_of(args, qrels, runs)
+    refuse_overwrites(args, config)
+    outcome = run_config(config, write=False)
+    emit(render_power(outcome.report.power, args.format), args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..stats.power import POWER_PARAMETERS, POWER_TESTS
+    from ..views.formats import shown_formats
+
+    p = commands.add_parser(
+        "power", help="the smallest difference the eval set can detect, and the queries a target effect needs",
+        description="Evaluate every run once and, for each run against the first (the baseline) and each metric, "
+                    "give the minimum detectable effect with the queries at hand and the queries needed to detect "
+                    "the target effect (default: the observed difference), from the spread of the per-query "
+                    "differences (eb.power; a config's power: section). Inputs: QRELS then the runs, or inputs that "
+                    "hold their own judgements (RAG logs).")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS, the baseline run, then one or more runs")
+    p.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+                   help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@10' recall@100; LABEL=SPEC names one")
+    p.add_argument("--test", choices=POWER_TESTS, default=None,
+                   help="t (noncentral t, as statsmodels' TTestPower) or randomization (normal approximation of "
+                        "Fisher's test) (default t)")
+    for name, kind in (("alpha", float), ("power", float), ("effect", float), ("sides", int)):
+        rule = POWER_PARAMETERS[name]
+        shown = "the observed |difference|" if rule.default is None else rule.default
+        p.add_argument(f"--{name}", type=kind, default=None, metavar=name.upper(),
+                       help=f"{rule.fix.rstrip('.')} (default {shown})".replace("%", "%%"))
+    p.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
+    p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the table to this file instead of stdout")
+    p.add_argument("--title", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_quiet(p)
+    add_inputs(p)
+    add_conventions(p)
+    p.set_defaults(handler=handle)

@@ -1,0 +1,53 @@
+"""The sections of a config that add analyses of results already computed to the report: ``diff:`` and ``power:``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .checking import Checker
+from .layout import ComparisonSettings, DiffSettings, PowerSettings
+from .sources import Source
+
+__all__ = ["read_diff", "read_power"]
+
+
+def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
+    """``diff:``: true, false or ``{k, queries, moves}``, each key checked by its rule of
+    :data:`evalbridge.diffing.DIFF_PARAMETERS`."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    spec = check.mapping(value, ("diff",), ("k", "queries", "moves"), "{k: 10, queries: 10, moves: 3}")
+    if len(runs) < 2:
+        raise check.fail(("diff",), "a diff compares a system with the baseline, and needs at least two runs.",
+                         fix="add another run, or remove the diff section.")
+    return DiffSettings(**{key: check.rule(spec.get(key, getattr(DiffSettings, key)), ("diff", key), f"diff.{key}")
+                           for key in ("k", "queries", "moves")})
+
+
+def read_power(check: Checker, value: Any, runs: Mapping[str, Source],
+               comparison: ComparisonSettings | None) -> PowerSettings | None:
+    """``power:``: true, false or ``{test, alpha, power, effect, sides}``, each key checked by its rule of
+    :data:`evalbridge.stats.power.POWER_PARAMETERS`. Left out, a comparison has it at the comparison's test and alpha
+    (the t-test's for ``test: wilcoxon``, which has no closed-form power here, and the report says which)."""
+    from ..stats.power import POWER_TESTS
+
+    if value is False or (value is None and comparison is None):
+        return None
+    spec = check.mapping({} if value is None or value is True else value, ("power",), _POWER_KEYS,
+                         "{effect: 0.01, power: 0.8}")
+    if len(runs) < 2:
+        raise check.fail(("power",), "power compares a system with the baseline, and needs at least two runs.",
+                         fix="add another run" + (", or remove the power section." if check.locator.source else "."))
+    test = comparison.test if comparison is not None else "t"
+    defaults: dict[str, Any] = {"test": test if test in POWER_TESTS else "t",
+                                "alpha": comparison.alpha if comparison is not None else PowerSettings.alpha}
+    given: dict[str, Any] = {key: check.rule(spec[key], ("power", key), f"power.{key}") for key in _POWER_KEYS
+                             if spec.get(key) is not None}
+    return PowerSettings(**{**defaults, **given})
+
+
+#: the keys of ``power:`` (the keywords of :func:`evalbridge.power` but the results, metrics and baseline)
+_POWER_KEYS = ("test", "alpha", "power", "effect", "sides")

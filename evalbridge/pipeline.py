@@ -317,11 +317,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
          on_step: Callable[[str, int, int], None] | None, write: bool) -> Outcome:
     """:func:`run_config` once the outputs are checked and the input files are being hashed."""
     from .config.sources import load_qrels, load_run
-    from .cross_check import crosscheck
     from .io import read_into_columns
     from .evaluation import evaluate
-    from .stats.compare import compare_systems
-    from .stats.gates import check_gates
     from .reports.report import Report, make_provenance
 
     total, done = _steps(config), 0
@@ -360,6 +357,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     inputs.update((source.key, _fingerprint(source, hashes, pairs[name][1] if name in pairs else None))
                   for name, source in config.runs.items())
     if config.crosscheck is not None:
+        from .cross_check import crosscheck
+
         for name, (qrels, run) in pairs.items():
             step(f"cross-checking {name}")
             checks[name] = crosscheck(
@@ -374,6 +373,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     comparison = sliced = None
     groups = _slice_labels(config, pairs)
     if config.comparison is not None:
+        from .stats.compare import compare_systems
+
         step("comparing with the baseline")
         c = config.comparison
         comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
@@ -396,8 +397,12 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     diffs = _diffs(config, results, pairs, baseline, step)
     diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
     uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
-    gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
-                        on_inconclusive=config.on_inconclusive)
+    gates = []
+    if config.gates:
+        from .stats.gates import check_gates
+
+        gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
+                            on_inconclusive=config.on_inconclusive)
     power = None
     if config.power is not None and results:
         from .stats.power import power as power_of

@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .errors import InputError
-from .parameters import Boolean, Interval, OneOf, Rule, Text
+from .parameters import Boolean, Interval, OneOf, Rule, Text, check_parameters
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -84,12 +84,6 @@ class Row:
     def flag(self) -> str:
         """The command-line flag (``--min-relevance``)."""
         return "--" + self.name.replace("_", "-")
-
-    def check(self, value: Any) -> Any:
-        """``value`` checked by the rule (``None`` taken as is for an optional setting), named by its keyword."""
-        if value is None and self.optional:
-            return None
-        return self.rule.check(value)
 
 
 def setting(default: Any, rule: Rule, help: str, **row: Any) -> Any:  # noqa: A002 - argparse's word
@@ -160,8 +154,10 @@ class Settings:
                               "occurrence; the dropped ones are counted in the notes)", reads=True)
 
     def __post_init__(self) -> None:
-        for row in ROWS.values():  # checked, kept as given (a level 2 stays 2: metric names show it)
-            row.check(getattr(self, row.name))
+        # every value checked by its row's rule, in one call (None is a value of an optional setting), and kept as
+        # given (a level 2 stays 2: metric names show it)
+        check_parameters(_RULES, {name: value for name, row in ROWS.items()
+                                  if (value := getattr(self, name)) is not None or not row.optional})
 
     def replace(self, **changes: Unpack[Keywords]) -> Settings:
         """A copy with ``changes`` (checked as any value is)."""
@@ -199,6 +195,8 @@ class Keywords(TypedDict, total=False):
 ROWS: Mapping[str, Row] = MappingProxyType({f.name: f.metadata["row"] for f in dataclasses.fields(Settings)})
 #: setting name -> its default
 DEFAULTS: Mapping[str, Any] = MappingProxyType({f.name: f.default for f in dataclasses.fields(Settings)})
+#: setting name -> its rule (what Settings checks each value by)
+_RULES: Mapping[str, Rule] = MappingProxyType({name: row.rule for name, row in ROWS.items()})
 #: the default settings
 DEFAULT = Settings()
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, UnsupportedMetricError
-from ..metrics import tie_aware
 from ..metrics.reference import FUNCTIONS
 from ..ranking import rank, rank_groups
 from ..metrics.spec import Metric
@@ -57,7 +56,7 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Sett
     if conventions.ties == "average":
         return _compute_averaged(qrels, run, metrics, conventions), []
     calls = [(metric, FUNCTIONS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
-    needed, pool = _inputs_of(qrels, metrics)
+    needed, pool = _inputs_of(qrels, [inputs for *_, inputs in calls])
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades, scores in _evaluated(qrels, run):
         ranking = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
@@ -76,13 +75,15 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     A query without tied scores has one order: the reference functions compute it (the tie-aware
     ones give the same value, bit for bit, more slowly; tests/test_tie_aware.py holds them equal).
     """
+    from ..metrics import tie_aware  # 800 lines the default ties never read
+
     for metric in metrics:
         reason = tie_aware.unsupported(metric)
         if reason is not None:
             raise UnsupportedMetricError(f"{metric}: {reason}")
     calls = [(metric, tie_aware.FUNCTIONS[metric.name], FUNCTIONS[metric.name], metric.arguments, metric.inputs)
              for metric in metrics]
-    needed, pool = _inputs_of(qrels, metrics)
+    needed, pool = _inputs_of(qrels, [inputs for *_, inputs in calls])
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
     for qid, grades, scores in _evaluated(qrels, run):
         ranked = rank_groups(scores, score_precision=conventions.score_precision)
@@ -102,9 +103,10 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
     return values
 
 
-def _inputs_of(qrels: Qrels, metrics: Sequence[Metric]) -> tuple[list[str], frozenset[str]]:
-    """The kernel inputs some metric reads (in :data:`INPUTS` order), and the pool when one of them needs it."""
-    needed = [name for name in INPUTS if any(name in metric.inputs for metric in metrics)]
+def _inputs_of(qrels: Qrels, read: Sequence[Sequence[str]]) -> tuple[list[str], frozenset[str]]:
+    """The kernel inputs some metric reads (``read``: each metric's inputs; in :data:`INPUTS` order), and the pool
+    when one of them needs it."""
+    needed = [name for name in INPUTS if any(name in inputs for inputs in read)]
     return needed, pool_of(qrels) if "in_pool" in needed else frozenset()
 
 

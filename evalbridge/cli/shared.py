@@ -118,22 +118,25 @@ def note_tracked(args: argparse.Namespace, outcome: Any) -> None:
                     f"in experiment {tracked.experiment!r} at {tracked.uri}")
 
 
-def tracking_flags() -> dict[tuple[str, ...], str]:
+def tracking_flags(table: Mapping[str, Any] | None = None) -> dict[tuple[str, ...], str]:
     """Config key path -> the flag of ``evalbridge run`` that sets it, for every option of every tracker
-    (:mod:`evalbridge.tracking`): the first option is ``--NAME`` (``--mlflow URI``), the others ``--NAME-OPTION``."""
+    (``table``, default :func:`evalbridge.tracking.trackers`): the first option is ``--NAME`` (``--mlflow URI``),
+    the others ``--NAME-OPTION``."""
     from ..tracking import trackers
 
     flags: dict[tuple[str, ...], str] = {}
-    for name, tracker in trackers().items():
+    for name, tracker in (trackers() if table is None else table).items():
         for i, key in enumerate(tracker.options):
             flags[("tracking", name, key)] = f"--{name}" if i == 0 else f"--{name}-{key.replace('_', '-')}"
     return flags
 
 
-def tracking_given(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    """The tracking options given on the command line, as the config's ``tracking:`` section."""
+def tracking_given(args: argparse.Namespace, flags: Mapping[tuple[str, ...], str] | None = None
+                   ) -> dict[str, dict[str, Any]]:
+    """The tracking options given on the command line, as the config's ``tracking:`` section (``flags``: those of
+    :func:`tracking_flags`, when the caller has them)."""
     given: dict[str, dict[str, Any]] = {}
-    for (_, name, key), flag in tracking_flags().items():
+    for (_, name, key), flag in (tracking_flags() if flags is None else flags).items():
         value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
         if value is not None:
             given.setdefault(name, {})[key] = value
@@ -144,7 +147,7 @@ def add_tracking(parser: argparse.ArgumentParser) -> None:
     from ..tracking import trackers
 
     table = trackers()
-    for (_, name, key), flag in tracking_flags().items():
+    for (_, name, key), flag in tracking_flags(table).items():
         tracker = table[name]
         meaning = {"uri": f"also log params, means and artifacts to {tracker.title} at this tracking URI "
                           f"(tracking.{name}.uri), e.g. sqlite:///mlflow.db"}.get(
@@ -213,7 +216,7 @@ def side_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     out: list[dict[str, str]] = []
     taken: set[str] = set()
     for path, fmt, kind, flag in inputs:
-        options = format_options(path, fmt, kind)
+        options = format_options(path, fmt, kind) if shared else None  # the format is asked only to share --columns
         mine = {r: n for r, n in shared.items() if options is None or r in options}
         taken.update(mine)
         out.append({**mine, **sides[flag]})
@@ -319,10 +322,11 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
                         if len(path) == 2 and getattr(args, path[1]) is not None}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
-    tracking = tracking_given(args)
+    flags = tracking_flags()
+    tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **tracking_flags(), **DIFF_FLAGS, **POWER_FLAGS}), folder=Path.cwd(),
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS}), folder=Path.cwd(),
                     default_dir=None)
 
 

@@ -6,7 +6,8 @@ its message (``file:line`` and the key path of a YAML document, :class:`YamlLoca
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,57 +22,120 @@ if TYPE_CHECKING:
 __all__ = ["RULES", "YamlLocator", "FlagLocator", "Locator", "Checker", "dotted", "suggest"]
 
 
-def _rules() -> Mapping[str, Any]:
-    """Config key -> its rule: the comparison's are :data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS`
-    themselves, so the Python API, the command line and configs refuse a value with one rule and one message."""
-    from ..views.formats import report_formats
-    from ..reports.report import PER_QUERY_FORMATS
-    from ..stats.kappa import ALPHA_LEVELS
-    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
+def _top() -> dict[str, Any]:
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {**{name: row.rule for name, row in ROWS.items()}, "seed": P["seed"]}
+
+
+def _crosscheck() -> dict[str, Any]:
+    from ..parameters import Interval
+
+    return {"crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9.")}
+
+
+def _comparison() -> dict[str, Any]:
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {f"comparison.{name}": P[name] for name in ("test", "correction", "alpha", "confidence", "n_resamples")}
+
+
+def _diff() -> dict[str, Any]:
     from ..diffing import DIFF_PARAMETERS
+
+    return {f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()}
+
+
+def _diagnose() -> dict[str, Any]:
     from ..diagnostics import DIAGNOSIS_PARAMETERS
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {**{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
+            **{f"diagnose.{name}": P[name] for name in ("test", "correction", "alpha", "n_resamples")}}
+
+
+def _uncertain() -> dict[str, Any]:
     from ..uncertainty import UNCERTAINTY_PARAMETERS
+
+    return {f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"}
+
+
+def _power() -> dict[str, Any]:
     from ..stats.power import POWER_PARAMETERS
+
+    return {f"power.{name}": rule for name, rule in POWER_PARAMETERS.items()}
+
+
+def _output() -> dict[str, Any]:
     from ..parameters import Interval, OneOf
+    from ..reports.report import PER_QUERY_FORMATS
+    from ..views.formats import report_formats
+
+    return {"output.digits": Interval("digits", int, 0, 12, closed="both"),
+            "output.plots.k": Interval("k", int, 1, None, closed="left"),
+            "output.formats": OneOf("formats", tuple(report_formats())),
+            "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS))}
+
+
+def _agreement() -> dict[str, Any]:
+    from ..parameters import OneOf
+    from ..stats.kappa import ALPHA_LEVELS
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
+
+    return {"agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
+            "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
+            "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"]}
+
+
+def _spark() -> dict[str, Any]:
+    from ..parameters import Interval
+
+    return {"spark.buckets": Interval("buckets", int, 1, None, closed="left",
+                                      fix="e.g. 4 x spark.sql.shuffle.partitions (the default).")}
+
+
+def _tracking() -> dict[str, Any]:
     from ..tracking import trackers
 
-    return MappingProxyType({
-        **{name: row.rule for name, row in ROWS.items()},
-        "seed": P["seed"],
-        "crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9."),
-        "comparison.test": P["test"], "comparison.correction": P["correction"], "comparison.alpha": P["alpha"],
-        "comparison.confidence": P["confidence"], "comparison.n_resamples": P["n_resamples"],
-        **{f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()},
-        **{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
-        **{f"diagnose.{name}": P[name] for name in ("test", "correction", "alpha", "n_resamples")},
-        **{f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"},
-        **{f"power.{name}": rule for name, rule in POWER_PARAMETERS.items()},
-        "output.digits": Interval("digits", int, 0, 12, closed="both"),
-        "output.plots.k": Interval("k", int, 1, None, closed="left"),
-        "output.formats": OneOf("formats", tuple(report_formats())),
-        "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS)),
-        "agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
-        "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
-        "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"],
-        "spark.buckets": Interval("buckets", int, 1, None, closed="left",
-                                  fix="e.g. 4 x spark.sql.shuffle.partitions (the default)."),
-        **{f"tracking.{name}.{key}": rule for name, tracker in trackers().items()
-           for key, rule in tracker.options.items()},
-    })
+    return {f"tracking.{name}.{key}": rule for name, tracker in trackers().items()
+            for key, rule in tracker.options.items()}
+
+
+#: config section ('' for the top-level keys) -> its keys' rules. The comparison's are
+#: :data:`evalbridge.stats.paired_tests.COMPARISON_PARAMETERS` themselves, so the Python API, the command line and
+#: configs refuse a value with one rule and one message; each section imports what declares its rules only when
+#: one of its keys is checked (an ``evalbridge eval`` imports none of the modules of the agreement, the diff, the
+#: diagnosis, the uncertainty or the power).
+_SECTIONS: Mapping[str, Callable[[], dict[str, Any]]] = MappingProxyType({
+    "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "diff": _diff, "diagnose": _diagnose,
+    "uncertain": _uncertain, "power": _power, "output": _output, "agreement": _agreement, "spark": _spark,
+    "tracking": _tracking})
+
+
+@functools.cache
+def _declared(section: str) -> Mapping[str, Any]:
+    """The rules of a section, gathered once (each is declared once and never changes)."""
+    return MappingProxyType(_SECTIONS[section]())
+
+
+def _rules(section: str) -> Mapping[str, Any]:
+    """The rules of a section; the trackers' are read afresh, as :func:`evalbridge.tracking.trackers` reads them."""
+    return _SECTIONS[section]() if section == "tracking" else _declared(section)
 
 
 class _LazyRules(Mapping[str, Any]):
-    """:func:`_rules`, built on first use (the comparison module imports scipy lazily, but not for free)."""
+    """Config key -> its rule, each section's gathered on first use (:data:`_SECTIONS`)."""
 
     def __getitem__(self, key: str) -> Any:
-        return _rules()[key]
+        head, dot, _ = key.partition(".")
+        return _rules(head if dot else "")[key]
 
     def __iter__(self) -> Any:
-        return iter(_rules())
+        return (key for section in _SECTIONS for key in _rules(section))
 
     def __len__(self) -> int:
-        return len(_rules())
+        return sum(len(_rules(section)) for section in _SECTIONS)
 
 
 #: Config key -> the rule its values follow (each declared once; the CLI's flags map onto these keys).

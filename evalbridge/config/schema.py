@@ -113,13 +113,14 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     qrels = read_source(check, spec["qrels"], ("qrels",), folder, "qrels", engine, policies) \
         if spec.get("qrels") is not None else None
     for name, source in runs.items():
-        if source.carries_qrels and qrels is not None:
+        paired = source.carries_qrels
+        if paired and qrels is not None:
             raise check.fail(("runs", name, "format"), f"format {source.format!r} {BESIDE_QRELS} "
                                                        f"({'the top-level qrels:' if check.locator.source else 'QRELS'})"
                                                        f"; evalbridge does not choose which judge.",
                              fix=("remove qrels:" if check.locator.source else "evaluate it alone, without QRELS")
                                  + ", or give this run in a run format (trec, json, ranked, ...).")
-        if not source.carries_qrels and qrels is None:
+        if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
     metrics = read_metrics(check, spec["metrics"]) if "metrics" in spec else ()

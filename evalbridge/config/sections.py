@@ -205,10 +205,10 @@ def read_name(check: Checker, name: Any, path: KeyPath, what: str) -> str:
 def read_agreement(check: Checker, value: Any, folder: Path, runs: Mapping[str, Source],
                metrics: tuple[Metric, ...], policies: Mapping[str, str] | None = None) -> AgreementSettings | None:
     """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
-    from ..stats.agreement import DEFAULT_METRICS, check_thresholds
-
     if value is None:
         return None
+    from ..stats.agreement import DEFAULT_METRICS, check_thresholds
+
     path = ("agreement",)
     spec = check.mapping(value, path, list(AGREEMENT_KEYS),
                          "{judges: {human: qrels/human.txt, llm: qrels/llm.txt}, runs: [bm25, dense]}")
@@ -401,10 +401,10 @@ def read_uncertain(check: Checker, value: Any, folder: Path, runs: Mapping[str, 
 
 def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
-    from ..stats.gates import parse_gates
-
     if value is None:
         return ()
+    from ..stats.gates import parse_gates
+
     spec = check.mapping(value, ("gates",), None, "{recall@5: '>= 0.80', ndcg@10: '>= baseline - 0.01'}")
     out = []
     for key, expressions in spec.items():
@@ -458,12 +458,12 @@ def read_bands(check: Checker, value: Any, labels: Sequence[str] = ()) -> Mappin
 
 
 def _plots(check: Checker, value: Any) -> PlotSettings | None:
-    from ..reports.plots import FORMATS, curve_variant
-
     if value is None or value is False:
         return None
     if value is True:
         return PlotSettings()
+    from ..reports.plots import FORMATS, curve_variant
+
     path = ("output", "plots")
     spec = check.mapping(value, path, ("formats", "distribution", "differences", "curves", "k"),
                          "{formats: [png], curves: [nDCG, P, R], k: [1, 5, 10, 20]}")

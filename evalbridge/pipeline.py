@@ -212,16 +212,17 @@ def settings_of(config: Config) -> dict[str, Any]:
 
 
 def _section_settings(section: DiagnoseSettings | UncertainSettings) -> dict[str, Any]:
-    """A ``diagnose:`` / ``uncertain:`` section as the provenance records it (inputs by their key)."""
+    """A ``diagnose:`` / ``uncertain:`` section as the provenance records it: inputs by their key, the metric as
+    its spec."""
     def plain(value: Any) -> Any:
         if isinstance(value, Source):
             return value.key
         if isinstance(value, Mapping):
             return {name: plain(v) for name, v in value.items()}
-        return list(value) if isinstance(value, tuple) else value if value is None or isinstance(
-            value, (str, int, float)) else str(value)
+        return list(value) if isinstance(value, tuple) else value
 
-    return {name: plain(getattr(section, name)) for name in section.__dataclass_fields__}
+    return {name: plain(getattr(section, name)) for name in section.__dataclass_fields__} | {
+        "metric": str(section.metric)}
 
 
 
@@ -477,17 +478,15 @@ def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: 
     return qrels
 
 
-def _in_section(config: Config, section: str) -> Any:
+@contextlib.contextmanager
+def _in_section(config: Config, section: str) -> Iterator[None]:
     """An input error of a section's computation, prefixed with the section in a config's words."""
-    @contextlib.contextmanager
-    def prefixed() -> Iterator[None]:
-        try:
-            yield
-        except InputError as error:
-            if config.path is None:
-                raise
-            raise InputError(f"{section}: {error}", source=config.where) from None
-    return prefixed()
+    try:
+        yield
+    except InputError as error:
+        if config.path is None:
+            raise
+        raise InputError(f"{section}: {error}", source=config.where) from None
 
 
 def _diagnose(config: Config, settings: DiagnoseSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],

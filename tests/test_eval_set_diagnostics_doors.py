@@ -127,3 +127,18 @@ def test_a_diagnosis_needs_two_runs_and_one_set_of_judgements(folder: Path) -> N
                                                  "diagnose": True}))
     code, _, err = cli("run", "one.yaml", "--no-write")
     assert code == 2 and "at least two runs" in err and "one.yaml:" in err
+
+
+@pytest.mark.parametrize("key, value", [("pool_depth", 0), ("trials", 0), ("alpha", 1.5), ("correction", "none!")])
+def test_the_three_doors_refuse_a_bad_option_of_the_diagnosis_with_the_same_rule(folder: Path, key: str,
+                                                                                 value: object) -> None:
+    from evalbridge.errors import InputError
+
+    runs = {name[:-4]: eb.read_run(name) for name in RUNS}
+    with pytest.raises(InputError) as refused:
+        eb.diagnose(eb.read_qrels("qrels.txt"), runs, "P@2", **{key: value})
+    rule = str(refused.value).split(" Fix: ")[0]
+    code, _, err = cli("diagnose", "qrels.txt", *RUNS, "-m", "P@2", f"--{key.replace('_', '-')}", value)
+    assert code == 2 and rule in err, err
+    code, _, err = cli("run", _config(folder, diagnose={key: value}), "--no-write")
+    assert code == 2 and rule in err and f"diagnose.{key}" in err, err

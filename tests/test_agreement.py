@@ -14,7 +14,7 @@ from typing import Any
 import krippendorff
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
@@ -482,3 +482,35 @@ def test_settings_and_input_shapes_are_checked_before_any_work():
         agree(JUDGES_A, JUDGES_B).render("pdf")
     with pytest.raises(InputError, match="unknown kappa weights"):
         cohen_kappa([[1, 0], [0, 1]], weights="cubic")
+
+
+def _markdown_tables(text: str) -> list[list[str]]:
+    """The rows of each Markdown table in ``text`` (the lines that start with '|', one list per table)."""
+    tables: list[list[str]] = []
+    for block in text.split("\n\n"):
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        if rows:
+            tables.append(rows)
+    return tables
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=8))
+@example("hu|man \\ <i>&%_\n")
+def test_a_judge_or_system_name_stays_in_its_cell_in_every_table_format(name):
+    """Property: whatever a set of judgements or a system is called (pipes, backslashes, line breaks, LaTeX
+    specials, markup), each Markdown table keeps its columns in every row, and LaTeX and HTML escape the name."""
+    import html
+
+    from evalbridge.escaping import latex_escape
+
+    other = "b" if name != "b" else "c"
+    assume(name.strip() and other != name)
+    runs = {name: RUNS["x"], other: RUNS["y"]}
+    result = agree(JUDGES_A, JUDGES_B, runs, ["P@1"], names=(name, other), n_resamples=20)
+    tables = _markdown_tables(result.to_markdown())
+    assert len(tables) == 4  # summary, confusion, per category, ranking
+    for rows in tables:
+        cells = {row.replace("\\\\", "").replace("\\|", "").count("|") for row in rows}
+        assert len(cells) == 1, rows
+    assert latex_escape(name) in result.table("latex") and html.escape(name) in result.table("html")

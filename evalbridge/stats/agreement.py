@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..json_data import json_ready
-from ..views.table import number
+from ..views.table import Shown, number
 from .kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
 from ..parameters import check_choice
 from .ranking_agreement import RankingAgreement, check_names, check_significance, ranking_agreement
@@ -139,7 +139,7 @@ def _scale(qrels: Qrels, edges: tuple[float, ...] | None, name: str, level: floa
 
 
 @dataclass(frozen=True)
-class JudgeAgreement:
+class JudgeAgreement(Shown):
     """How well two sets of judgements agree on the (query, doc) pairs that both judged.
 
     Attributes:
@@ -287,21 +287,12 @@ class JudgeAgreement:
         out.index.name = "query_id"
         return out.sort_values(["observed_agreement", "shared"], na_position="last")
 
-    def to_markdown(self) -> str:
-        """A Markdown section: the summary, the confusion table, the per-category table, the notes."""
-        from ..views.agreement_tables import judges_markdown
+    def table(self, fmt: str = "terminal") -> str:
+        """The summary, the confusion table, the per-category table and the notes, in an output format that writes
+        tables (:mod:`evalbridge.views.agreement_tables`)."""
+        from ..views.agreement_tables import render_judges
 
-        return judges_markdown(self)
-
-    def __str__(self) -> str:
-        from ..views.agreement_tables import judges_text
-
-        return judges_text(self)
-
-    def _repr_html_(self) -> str:
-        from ..views.agreement_tables import judges_html
-
-        return judges_html(self)
+        return render_judges(self, fmt)
 
     def __repr__(self) -> str:
         a, b = self.names
@@ -459,7 +450,7 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
 # -- both at once ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Agreement:
+class Agreement(Shown):
     """What :func:`agree` returns: the judge agreement and the ranking agreement, rendered together.
 
     Attributes:
@@ -473,23 +464,14 @@ class Agreement:
     results_a: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     results_b: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def __str__(self) -> str:
-        from ..views.agreement_tables import agreement_text
+    def table(self, fmt: str = "terminal") -> str:
+        """The judge agreement's tables, then the ranking agreement's, in an output format that writes tables."""
+        from ..views.agreement_tables import render_both
 
-        return agreement_text(self)
+        return render_both(self, fmt)
 
     def __repr__(self) -> str:
         return f"Agreement({self.judges!r}, {self.ranking!r})"
-
-    def to_markdown(self) -> str:
-        from ..views.agreement_tables import agreement_markdown
-
-        return agreement_markdown(self)
-
-    def _repr_html_(self) -> str:
-        from ..views.agreement_tables import agreement_html
-
-        return agreement_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"judges": {...}, "ranking": {...}, "means": {side: {run: {metric: mean}}}}``, JSON-ready."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..json_data import json_ready
 from ..metrics.spec import parse_metric
-from ..views.table import number
+from ..views.table import Shown, number
 from .paired_tests import holm, paired_t_test, randomization_test
 from ..parameters import check_choice
 from .system_order import kendall_tau as _kendall_tau, tau_ap
@@ -151,7 +151,7 @@ def check_significance(test: object, alpha: object) -> None:
 
 
 @dataclass(frozen=True)
-class RankingAgreement:
+class RankingAgreement(Shown):
     """Per metric, how the systems rank under judgements a and under judgements b.
 
     Attributes:
@@ -204,21 +204,11 @@ class RankingAgreement:
         return (f"significance: {test} per pair of systems, Holm-corrected over the pairs of each metric under "
                 f"each set of judgements, alpha {self.alpha:g}; tau_ap takes {self.names[0]} as the truth")
 
-    def to_markdown(self) -> str:
-        """A Markdown section: one row per metric, then how significance was decided."""
-        from ..views.agreement_tables import ranking_markdown
+    def table(self, fmt: str = "terminal") -> str:
+        """One row per metric, then how significance was decided, in an output format that writes tables."""
+        from ..views.agreement_tables import render_ranking
 
-        return ranking_markdown(self)
-
-    def __str__(self) -> str:
-        from ..views.agreement_tables import ranking_text
-
-        return ranking_text(self)
-
-    def _repr_html_(self) -> str:
-        from ..views.agreement_tables import ranking_html
-
-        return ranking_html(self)
+        return render_ranking(self, fmt)
 
     def __repr__(self) -> str:
         taus = ", ".join(f"{r.metric}: tau {number(r.kendall_tau)}, tau_ap {number(r.tau_ap)}, {r.flipped} flipped"

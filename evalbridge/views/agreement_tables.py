@@ -1,4 +1,5 @@
-"""The tables of an agreement between two sets of judgements, declared once and shown as text, Markdown and HTML.
+"""The tables of an agreement between two sets of judgements, declared once and written by every output format
+that writes tables (:func:`evalbridge.views.formats.show`): text, Markdown, LaTeX, the notebook view.
 
 :class:`~evalbridge.stats.agreement.JudgeAgreement` (summary, confusion, per category),
 :class:`~evalbridge.stats.ranking_agreement.RankingAgreement` (one row per metric) and
@@ -9,24 +10,18 @@ reads them and never imports them (they are below it).
 from __future__ import annotations
 
 import math
-from html import escape
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..parameters import check_choice
-from .table import number
+from .formats import ReportFormat, show, table_format
+from .table import Table, number
 
-__all__ = ["judges_text", "judges_markdown", "judges_html", "ranking_text", "ranking_markdown", "ranking_html",
-           "agreement_text", "agreement_markdown", "agreement_html", "FORMATS", "render_agreement"]
+__all__ = ["judge_tables", "ranking_tables", "agreement_tables", "render_judges", "render_ranking", "render_both",
+           "FORMATS", "render_agreement"]
 
 #: A JudgeAgreement, a RankingAgreement, an Agreement, as the functions here read them.
 AnyAgreement = Any
-
-
-def _tabulate(rows: Any, headers: Any, tablefmt: str, colalign: Any = None) -> str:
-    from tabulate import tabulate
-
-    return str(tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True, colalign=colalign))
 
 
 # -- judge agreement ------------------------------------------------------------------------------------
@@ -51,47 +46,24 @@ def _summary_rows(judges: AnyAgreement) -> list[tuple[str, str]]:
     return rows
 
 
-def _judge_tables(judges: AnyAgreement, fmt: str) -> list[tuple[str, str]]:
+def judge_tables(judges: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...]:
+    """The summary (measure, value), the confusion table (rows: ``a``'s categories, columns: ``b``'s) and the
+    table per category; the notes under the last."""
+    e, heading = fmt.escape, fmt.heading
     a, b = judges.names
-    confusion = [[label, *row] for label, row in zip(judges.labels_a, judges.confusion)]
-    per_grade = [[r["label_a"] if r["label_a"] == r["label_b"] else f"{r['label_a']} / {r['label_b']}",
-                  r["a"], r["b"], r["both"], number(r["specific_agreement"]), number(r["kappa"])]
+    per_grade = [(r["label_a"] if r["label_a"] == r["label_b"] else f"{r['label_a']} / {r['label_b']}",
+                  str(r["a"]), str(r["b"]), str(r["both"]), number(r["specific_agreement"]), number(r["kappa"]))
                  for r in judges.per_grade_rows()]
-    right = ("right",) * max(len(judges.labels_b), 5)
-    return [(f"Confusion (rows: {a}, columns: {b})",
-             _tabulate(confusion, [f"{a} \\ {b}", *judges.labels_b], fmt, ("left", *right[:len(judges.labels_b)]))),
-            ("Per category", _tabulate(per_grade, ["category", a, b, "both", "specific agreement", "kappa"], fmt,
-                                       ("left", *right[:5])))]
-
-
-def judges_markdown(judges: AnyAgreement) -> str:
-    """A Markdown section: the summary, the confusion table, the per-category table, the notes."""
-    a, b = judges.names
-    parts = [f"### Agreement of {b} with {a}", _tabulate(_summary_rows(judges), ["", ""], "github")]
-    for title, table in _judge_tables(judges, "github"):
-        parts += [f"**{title}**", table]
-    parts += [f"- {note}" for note in judges.notes]
-    return "\n\n".join(parts) + "\n"
-
-
-def judges_text(judges: AnyAgreement) -> str:
-    """Plain text: the summary, the confusion table, the per-category table, the notes."""
-    a, b = judges.names
-    parts = [f"Agreement of {b} with {a}", _tabulate(_summary_rows(judges), (), "plain")]
-    for title, table in _judge_tables(judges, "simple"):
-        parts += [f"{title}\n{table}"]
-    parts += [f"note: {note}" for note in judges.notes]
-    return "\n\n".join(parts)
-
-
-def judges_html(judges: AnyAgreement) -> str:
-    """The notebook view: the summary, the confusion table, the per-category table, the notes."""
-    a, b = judges.names
-    parts = [f"<h4>Agreement of {escape(b)} with {escape(a)}</h4>", _tabulate(_summary_rows(judges), (), "html")]
-    for title, table in _judge_tables(judges, "html"):
-        parts.append(f"<p><b>{escape(title)}</b></p>{table}")
-    parts += [f"<p>{escape(note)}</p>" for note in judges.notes]
-    return "\n".join(parts)
+    return (Table(headers=(heading("measure"), heading("value")),
+                  rows=tuple((e(name), e(value)) for name, value in _summary_rows(judges)),
+                  title=e(f"Agreement of {b} with {a}")),
+            Table(headers=(e(f"{a} \\ {b}"), *map(e, judges.labels_b)),
+                  rows=tuple((e(label), *map(str, row)) for label, row in zip(judges.labels_a, judges.confusion)),
+                  align=("left", *("right",) * len(judges.labels_b)),
+                  title=e(f"Confusion (rows: {a}, columns: {b})")),
+            Table(headers=(heading("category"), e(a), e(b), "both", "specific agreement", "kappa"),
+                  rows=tuple((e(label), *cells) for label, *cells in per_grade),
+                  align=("left", *("right",) * 5), title="Per category", footnotes=tuple(map(e, judges.notes))))
 
 
 # -- ranking agreement ----------------------------------------------------------------------------------
@@ -99,62 +71,52 @@ def judges_html(judges: AnyAgreement) -> str:
 _NO_RUNS = "no runs given: the ranking agreement needs at least two systems"
 
 
-def _ranking_table(ranking: AnyAgreement, fmt: str) -> str:
-    a, b = ranking.names
-    rows = [[row.metric, " > ".join(row.ranking("a")), " > ".join(row.ranking("b")),
-             number(row.kendall_tau), number(row.tau_ap), number(row.tau_ap_symmetric),
-             f"{row.significant_a} / {row.significant_b}",
-             f"{row.count('reversed')} / {row.count('lost')} / {row.count('gained')}",
-             number(row.flipped_share, 2)] for row in ranking.rows]
-    headers = ["metric", f"ranking under {a}", f"ranking under {b}", "Kendall tau", "tau_ap", "tau_ap (sym.)",
-               f"significant {a} / {b}", "reversed / lost / gained", "flipped share"]
-    return _tabulate(rows, headers, fmt, ("left", "left", "left", *("right",) * 6))
-
-
-def ranking_markdown(ranking: AnyAgreement) -> str:
-    """A Markdown section: one row per metric, then how significance was decided."""
+def ranking_tables(ranking: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...]:
+    """One row per metric: the two orders of the systems, Kendall tau, tau_ap, significant pairs and the pairs
+    that flipped; how significance was decided under it. Without runs: the title and why there is no table."""
+    e = fmt.escape
     a, b = ranking.names
     if not ranking.rows:
-        return f"### Ranking agreement\n\n{_NO_RUNS}\n"
-    return f"### Ranking of the systems under {a} and under {b}\n\n{_ranking_table(ranking, 'github')}\n\n" \
-           f"{ranking.describe()}\n"
-
-
-def ranking_text(ranking: AnyAgreement) -> str:
-    """Plain text: one row per metric, then how significance was decided."""
-    a, b = ranking.names
-    if not ranking.rows:
-        return f"Ranking agreement: {_NO_RUNS}"
-    return f"Ranking of the systems under {a} and under {b}\n\n{_ranking_table(ranking, 'simple')}\n" \
-           f"{ranking.describe()}"
-
-
-def ranking_html(ranking: AnyAgreement) -> str:
-    """The notebook view: one row per metric, then how significance was decided."""
-    if not ranking.rows:
-        return f"<p>{escape(_NO_RUNS)}</p>"
-    return f"{_ranking_table(ranking, 'html')}<p>{escape(ranking.describe())}</p>"
+        return (Table(headers=(), rows=(), title="Ranking agreement", footnotes=(e(_NO_RUNS),)),)
+    rows = tuple((e(row.metric), " > ".join(map(e, row.ranking("a"))), " > ".join(map(e, row.ranking("b"))),
+                  number(row.kendall_tau), number(row.tau_ap), number(row.tau_ap_symmetric),
+                  f"{row.significant_a} / {row.significant_b}",
+                  f"{row.count('reversed')} / {row.count('lost')} / {row.count('gained')}",
+                  number(row.flipped_share, 2)) for row in ranking.rows)
+    return (Table(headers=(fmt.heading("metric"), e(f"ranking under {a}"), e(f"ranking under {b}"), "Kendall tau",
+                           "tau_ap", "tau_ap (sym.)", e(f"significant {a} / {b}"), "reversed / lost / gained",
+                           "flipped share"),
+                  rows=rows, align=("left", "left", "left", *("right",) * 6),
+                  title=e(f"Ranking of the systems under {a} and under {b}"), footnotes=(e(ranking.describe()),)),)
 
 
 # -- both -----------------------------------------------------------------------------------------------
 
-def agreement_text(agreement: AnyAgreement) -> str:
-    return f"{judges_text(agreement.judges)}\n\n{ranking_text(agreement.ranking)}"
+def agreement_tables(agreement: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...]:
+    """The judge agreement's tables, then the ranking agreement's."""
+    return (*judge_tables(agreement.judges, fmt), *ranking_tables(agreement.ranking, fmt))
 
 
-def agreement_markdown(agreement: AnyAgreement) -> str:
-    a, b = agreement.judges.names
-    return f"## Agreement between the judgements {a} and {b}\n\n{judges_markdown(agreement.judges)}\n" \
-           f"{ranking_markdown(agreement.ranking)}"
+def render_judges(judges: AnyAgreement, fmt: str = "terminal") -> str:
+    """A :class:`~evalbridge.stats.agreement.JudgeAgreement` in an output format that writes tables."""
+    return show(judge_tables(judges, table_format(fmt)), fmt)
 
 
-def agreement_html(agreement: AnyAgreement) -> str:
-    return f"{judges_html(agreement.judges)}\n{ranking_html(agreement.ranking)}"
+def render_ranking(ranking: AnyAgreement, fmt: str = "terminal") -> str:
+    """A :class:`~evalbridge.stats.ranking_agreement.RankingAgreement` in an output format that writes tables."""
+    return show(ranking_tables(ranking, table_format(fmt)), fmt)
+
+
+def render_both(agreement: AnyAgreement, fmt: str = "terminal") -> str:
+    """An :class:`~evalbridge.stats.agreement.Agreement` in an output format that writes tables."""
+    return show(agreement_tables(agreement, table_format(fmt)), fmt)
 
 
 #: output format -> an :class:`~evalbridge.stats.agreement.Agreement` in it (``Agreement.render(fmt)``)
 FORMATS: Mapping[str, Callable[[AnyAgreement], str]] = {
-    "text": agreement_text, "markdown": agreement_markdown, "json": lambda agreement: str(agreement.to_json()),
+    "text": lambda agreement: render_both(agreement, "terminal"),
+    "markdown": lambda agreement: render_both(agreement, "markdown"),
+    "json": lambda agreement: str(agreement.to_json()),
 }
 
 

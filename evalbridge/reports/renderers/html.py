@@ -54,15 +54,16 @@ def _e(text: object) -> str:
 # ---------------------------------------------------------------- a result's table (the notebook view)
 
 def html_table(table: Table) -> str:
-    """One table as an HTML fragment: the title in bold, the table (a right-aligned column's cells styled so),
-    the footnotes in small print below it."""
+    """One table as an HTML fragment: the title in bold, the table (a right-aligned column's cells styled so; none
+    without columns), the footnotes in small print below it."""
     right = [a == "right" for a in table.align] or [False] * len(table.headers)
     head = "".join(f"<th>{h}</th>" for h in table.headers)
     body = "".join("<tr>" + "".join(f'<td style="text-align: right">{cell}</td>' if r else f"<td>{cell}</td>"
                                     for cell, r in zip(row, right)) + "</tr>" for row in table.rows)
     title = f"<p><b>{table.title}</b></p>" if table.title else ""
     notes = f"<p><small>{'<br>'.join(table.footnotes)}</small></p>" if table.footnotes else ""
-    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}\n"
+    grid = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if table.headers else ""
+    return f"{title}{grid}{notes}\n"
 
 
 def render_notebook(report: Report) -> str:

@@ -22,12 +22,14 @@ LATEX_MARKS = Marks(r"$^{\uparrow}$", r"$^{\downarrow}$", lambda s: f"$^{{{s}}}$
 
 def latex_table(table: Table) -> str:
     """One table as a booktabs ``table`` float: columns laid out by their alignment, the title and footnotes
-    as its caption (sentences ended by a full stop)."""
+    as its caption (sentences ended by a full stop). A table without columns is its caption's text alone."""
+    caption = [line for line in (table.title, *table.footnotes) if line]
+    if not table.headers:
+        return f"{'. '.join(caption)}.\n" if caption else ""
     spec = "".join("r" if a == "right" else "l" for a in table.align) or "l" * len(table.headers)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
              " & ".join(table.headers) + r" \\", r"\midrule", *[" & ".join(row) + r" \\" for row in table.rows],
              r"\bottomrule", r"\end{tabular}"]
-    caption = [line for line in (table.title, *table.footnotes) if line]
     if caption:
         lines.append(rf"\caption{{{'. '.join(caption)}.}}")
     return "\n".join([*lines, r"\end{table}"]) + "\n"

@@ -76,7 +76,9 @@ def render_markdown(report: Report) -> str:
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
     if report.agreement is not None:
-        out += ["", report.agreement.to_markdown().strip()]
+        a, b = report.agreement.judges.names
+        out += ["", f"## Agreement between the judgements {md(a)} and {md(b)}", "",
+                report.agreement.to_markdown().strip()]
     from ...views.slices import report_tables
 
     for table in report_tables(report, FORMAT):
@@ -90,7 +92,7 @@ def render_markdown(report: Report) -> str:
 def markdown_table(table: Table) -> str:
     """One table in GitHub Markdown: its title, a blank line (a title line would otherwise be read as the table's
     first row), the table, a blank line, the footnotes."""
-    return text_table(replace(table, title=f"{table.title}\n") if table.title else table, "github")
+    return text_table(replace(table, title=f"{table.title}\n") if table.title and table.headers else table, "github")
 
 
 def check_markdown(report: Report) -> str:

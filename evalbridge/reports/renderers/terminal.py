@@ -12,12 +12,14 @@ __all__ = ["FORMAT", "render_terminal", "text_table"]
 
 
 def text_table(table: Table, tablefmt: str = "simple") -> str:
-    """One table as plain text (tabulate's ``tablefmt``): its title, the table, a blank line, the footnotes."""
+    """One table as plain text (tabulate's ``tablefmt``): its title, the table, a blank line, the footnotes (a
+    table without columns: its title and footnotes)."""
     from tabulate import tabulate
 
-    text = tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
-                    colalign=table.align or None)
-    lines = [table.title, text] if table.title else [text]
+    lines = [table.title] if table.title else []
+    if table.headers:
+        lines.append(tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
+                              colalign=table.align or None))
     return "\n".join([*lines, *(["", *table.footnotes] if table.footnotes else [])]) + "\n"
 
 

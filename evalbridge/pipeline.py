@@ -388,11 +388,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         step("slicing the queries")
         sliced = slice_table({name: {r.label: res.query(r) for r in config.metrics} for name, res in results.items()},
                              groups, seed=config.seed)
-    standings = None
-    if comparison is not None and len(results) > 1:
-        from .stats.standings import standings as standings_of
-
-        standings = standings_of(results, labels)
+    standings = comparison.standings() if comparison is not None else None
     # diff: and power: compare every system with the comparison's baseline, else the first run
     baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
     diffs = _diffs(config, results, pairs, baseline, step)

@@ -69,7 +69,7 @@ def test_refusals() -> None:
 
 
 def test_the_doors_show_the_same_standings(shared, tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    """eb.evaluate + standings, a config's comparison report and `evalbridge eval --baseline` agree."""
+    """eb.compare(...).standings(), a config's comparison report and `evalbridge eval --baseline` agree."""
     import json
 
     from doors import cli
@@ -80,7 +80,7 @@ def test_the_doors_show_the_same_standings(shared, tmp_path, monkeypatch) -> Non
         pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
     qrels, runs = folder / "qrels.dl19-passage.txt", {name: folder / f"run.{name}.top100.txt" for name in RUNS}
     metrics = ["ndcg@10", "P(rel=2)@10"]
-    api = standings({n: eb.evaluate(qrels, p, metrics) for n, p in runs.items()}).to_dict()
+    api = eb.compare(qrels, runs, metrics, baseline="bm25", n_resamples=100).standings().to_dict()
     (tmp_path / "eval.yaml").write_text(json.dumps({
         "qrels": str(qrels), "runs": {n: str(p) for n, p in runs.items()}, "metrics": metrics,
         "comparison": {"baseline": "bm25", "n_resamples": 100}}))
@@ -94,3 +94,24 @@ def test_the_doors_show_the_same_standings(shared, tmp_path, monkeypatch) -> Non
     assert command_line["pairs"] == [{**p, "system": f"run.{p['system']}.top100", "other": f"run.{p['other']}.top100"}
                                      for p in api["pairs"]]
     assert command_line["hardest"][0]["query"] == api["hardest"][0]["query"]
+
+
+@given(st.integers(2, 4), st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=4, max_size=4), min_size=2,
+                                   max_size=10), st.integers(0, 4), st.booleans())
+def test_a_comparison_stands_its_systems_as_their_results_do(k, rows, hardest, baseline) -> None:  # noqa: ANN001
+    """Property: eb.compare(...).standings() are the standings of the values compared: every pair (whatever the
+    baselines), the same hardest queries and each query's ranks, the queries in the order of their ids."""
+    names = [f"s{j}" for j in range(k)]
+    values = {name: {"P@1": {f"q{i:02d}": row[j] for i, row in enumerate(rows)}} for j, name in enumerate(names)}
+    cmp = eb.compare(None, values, ["P@1"], baseline="s0" if baseline else None, n_resamples=10)
+    got, expected = cmp.standings(hardest=hardest), standings(values, hardest=hardest)
+    assert got == expected
+    assert len(got.pairs) == k * (k - 1) // 2
+
+
+def test_a_comparison_without_its_values_says_so() -> None:
+    from dataclasses import replace
+
+    cmp = eb.compare(None, {"a": {"m": {"q": 1.0}}, "b": {"m": {"q": 0.0}}}, ["m"], n_resamples=10)
+    with pytest.raises(InputError, match="holds no per-query values"):
+        replace(cmp, values={}).standings()

@@ -247,6 +247,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
 
     groups: dict[tuple[str, ...], _Group] = {}
     own: dict[tuple[int, str], tuple[_Group, int, Any]] = {}       # per-system columns
+    kept: dict[str, dict[str, tuple[tuple[str, ...], Any]]] = {name: {} for name in names}   # Comparison.values
     paired: dict[tuple[int, str, str], tuple[_Group, int, int, int]] = {}   # pair columns, unpaired count
     for m, metric in enumerate(metrics):
         maps = {name: _per_query(results[name], metric) for name in names}
@@ -260,6 +261,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
                           lambda i: f"query {ids[name][i]!r}")  # (called here, before name changes)
             group = groups.setdefault(ids[name], _Group(len(ids[name])))
             own[m, name] = (group, group.column(m, name, arrays[name]), arrays[name])
+            kept[name][labels[m]] = (ids[name], arrays[name])
         for system, base in pairs:
             if ids[system] == ids[base]:
                 common, x, y = ids[base], arrays[system], arrays[base]
@@ -318,7 +320,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
                       alpha=settings["alpha"], confidence=settings["confidence"],
                       n_resamples=settings["n_resamples"], seed=settings["seed"], ci_method=settings["ci_method"],
                       provenance=_provenance(results), names=_names(results[names[0]], metrics, labels),
-                      slices=sliced)
+                      slices=sliced, values=kept)
 
 
 def _requests(metrics: Any) -> list[Any]:

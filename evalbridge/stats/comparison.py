@@ -1,11 +1,11 @@
 """``Comparison``: the value :func:`evalbridge.compare` returns (one row per pair and metric, each system's
-interval, the settings), how it is read (:meth:`Comparison.get`, ``interval``, ``better_than``, ``marker``), and
-its tables, shown by :mod:`evalbridge.reports` in any output format."""
+interval, the settings), how it is read (:meth:`Comparison.get`, ``interval``, ``better_than``, ``marker``,
+``standings``), and its tables, shown by :mod:`evalbridge.reports` in any output format."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, MetricSpecError
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..slices import Slices
+    from .standings import Standings
 
 __all__ = ["PairedComparison", "SystemInterval", "Comparison"]
 
@@ -92,6 +93,8 @@ class Comparison:
             (empty when the systems' values were plain mappings keyed by something else than a metric).
         slices: per-slice means and differences against the baseline (:mod:`evalbridge.slices`)
             when ``slices=`` was given, else None.
+        values: system -> metric label -> (its query ids in order, their values as a float64 array): the values
+            compared, which :meth:`standings` reads (not in :meth:`to_dict`, not compared by ``==``).
     """
 
     rows: tuple[PairedComparison, ...]
@@ -109,6 +112,8 @@ class Comparison:
     provenance: tuple[str, ...] = ()
     names: tuple[MetricRequest, ...] = ()
     slices: Slices | None = None
+    values: Mapping[str, Mapping[str, tuple[tuple[str, ...], Any]]] = field(default_factory=dict, repr=False,
+                                                                             compare=False)
 
     @property
     def baseline(self) -> str | None:
@@ -178,6 +183,28 @@ class Comparison:
         if style not in MARKER_STYLES:
             raise InputError(f"unknown marker style {style!r}; choose one of {', '.join(map(repr, MARKER_STYLES))}.")
         return style
+
+    def standings(self, *, hardest: int = 10) -> Standings:
+        """Every system beside every other, query by query, from the values compared: win / tie / loss of every
+        pair (all pairs, whatever the baselines), the ``hardest`` queries (the lowest mean over the systems) and
+        each system's rank on every query, per metric (:func:`evalbridge.stats.standings.standings`; the queries
+        in the order of their ids).
+
+        >>> import evalbridge as eb
+        >>> cmp = eb.compare(None, {"bm25": {"P@1": {"q1": 0.0, "q2": 1.0}}, "dense": {"P@1": {"q1": 1.0, "q2": 1.0}}},
+        ...                  ["P@1"], n_resamples=100)
+        >>> s = cmp.standings()
+        >>> [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs], s.hardest[0].query
+        ([('bm25', 'dense', 0, 1, 1)], 'q1')
+        """
+        from .standings import standings
+
+        if not self.values:
+            raise InputError("this comparison holds no per-query values to stand the systems side by side.",
+                             fix="compare with eb.compare(qrels, runs, metrics) or eb.compare(None, results, metrics).")
+        per_system = {system: {label: dict(zip(ids, values.tolist())) for label, (ids, values) in metrics.items()}
+                      for system, metrics in self.values.items()}
+        return standings(per_system, list(self.metrics), hardest=hardest)
 
     def to_frame(self, *, table: str = "pairs") -> pd.DataFrame:
         """``pairs``: one row per (metric, pair), one column per field; ``systems``: one row per

@@ -119,9 +119,14 @@ def _declared(section: str) -> Mapping[str, Any]:
     return MappingProxyType(_SECTIONS[section]())
 
 
+#: the sections whose choices come from a registry read elsewhere (the output formats, which
+#: ``views.formats.output_formats.cache_clear()`` reads again; the trackers): gathered afresh at each use
+_LIVE = ("output", "tracking")
+
+
 def _rules(section: str) -> Mapping[str, Any]:
-    """The rules of a section; the trackers' are read afresh, as :func:`evalbridge.tracking.trackers` reads them."""
-    return _SECTIONS[section]() if section == "tracking" else _declared(section)
+    """The rules of a section (:data:`_LIVE` ones read afresh)."""
+    return _SECTIONS[section]() if section in _LIVE else _declared(section)
 
 
 class _LazyRules(Mapping[str, Any]):

@@ -293,19 +293,18 @@ def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n
     import numpy as np
     from threadpoolctl import threadpool_limits
 
-    x = np.asarray(values, dtype=np.float64)
+    x = np.ascontiguousarray(values, dtype=np.float64)
     k, n = x.shape
-    columns = np.ascontiguousarray(x.T)
     large = n_resamples * n * k >= _PARALLEL_WORK
     rows = max(1, min(n_resamples, batch_rows(n, 3 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 3 * 8, _CACHE))))
-    sums = np.empty((n_resamples, k))
+    sums = np.empty((k, n_resamples))
     counts = np.empty((rows, n))
 
     def add(index: Any, start: int, b: int) -> None:
         """The sums of every column over one batch of resamples (``index``: their draws)."""
         for r in range(b):
             counts[r] = np.bincount(index[r], minlength=n)
-        np.matmul(counts[:b], columns, out=sums[start:start + b])
+        sums[:, start:start + b] = x @ counts[:b].T
 
     rng = np.random.default_rng(seed)
     # one BLAS thread for the large: the products are many and small, and BLAS's own threads, waiting on each
@@ -326,9 +325,9 @@ def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n
         if pending is not None:
             pending.result()
     theta = np.empty((k + len(differences), n_resamples))
-    np.divide(sums.T, n, out=theta[:k])
+    np.divide(sums, n, out=theta[:k])
     for r, (i, j) in enumerate(differences, start=k):
-        np.subtract(sums[:, i], sums[:, j], out=theta[r])
+        np.subtract(sums[i], sums[j], out=theta[r])
         theta[r] /= n
     return theta
 

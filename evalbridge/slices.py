@@ -331,15 +331,19 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
 
     systems = list(values)
     metrics = list(next(iter(values.values()))) if values else []
-    evaluated: dict[str, None] = {}
-    for system in systems:
-        for metric in metrics:
+    columns = [(system, metric) for system in systems for metric in metrics]
+    evaluated: dict[str, None] = dict.fromkeys(values[columns[0][0]][columns[0][1]]) if columns else {}
+    order = list(evaluated)
+    for system, metric in columns[1:]:
+        if list(values[system][metric]) != order:   # the usual case: every column over the same queries, in order
             evaluated.update(dict.fromkeys(values[system][metric]))
-    position = {q: i for i, q in enumerate(evaluated)}
+    order = list(evaluated)
+    position = {q: i for i, q in enumerate(order)}
     # each system's values of each metric over every query evaluated, when it has them all (the usual case)
-    whole = {(system, metric): np.fromiter(map(values[system][metric].__getitem__, evaluated), dtype=np.float64,
-                                           count=len(evaluated))
-             for system in systems for metric in metrics if len(values[system][metric]) == len(evaluated)}
+    whole = {(system, metric): np.fromiter(values[system][metric].values() if list(values[system][metric]) == order
+                                           else map(values[system][metric].__getitem__, order), dtype=np.float64,
+                                           count=len(order))
+             for system, metric in columns if len(values[system][metric]) == len(order)}
     members: dict[str, list[str]] = {}
     unsliced: list[str] = []
     for qid in evaluated:

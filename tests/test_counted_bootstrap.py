@@ -149,3 +149,32 @@ def test_slices_tested_with_the_randomization_test_give_each_pairs_own_p_value()
 def test_several_pairs_of_one_slice_need_pairs_of_the_same_shape() -> None:
     with pytest.raises(InputError, match="same shape"):
         randomization_tests(np.zeros((2, 3)), np.zeros((2, 4)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(0, 64).map(lambda j: j / 64), hs.integers(0, 64).map(lambda j: j / 64),
+                          hs.booleans(), hs.sampled_from(["a", "b"])), min_size=1, max_size=30),
+       hs.randoms(use_true_random=False))
+def test_systems_evaluated_on_other_queries_or_in_another_order_get_the_means_of_their_own_queries(rows, rnd) -> None:
+    """Property: a system evaluated on fewer queries, or listing them in another order, gets each slice's mean and
+    interval over the slice's queries it has, and the difference is taken over the queries both have."""
+    base = {f"q{i}": x for i, (x, _, _, _) in enumerate(rows)}
+    kept = [(f"q{i}", y) for i, (_, y, keep, _) in enumerate(rows) if keep]
+    rnd.shuffle(kept)
+    new = dict(kept)
+    labels = {f"q{i}": label for i, (_, _, _, label) in enumerate(rows)}
+    table = slice_table({"base": {"m": base}, "new": {"m": new}}, slice_labels(labels), pairs=[("new", "base")],
+                        n_resamples=200, seed=1)
+    for mean in table.means:
+        own = {"base": base, "new": new}[mean.system]
+        qids = sorted(q for q in own if labels[q] == mean.slice)
+        assert mean.n == len(qids)
+        if qids:
+            assert mean.mean == math.fsum(own[q] for q in qids) / len(qids)
+            assert (mean.ci_low, mean.ci_high) == pytest.approx(mean_ci([own[q] for q in qids], n_resamples=200,
+                                                                        seed=1), nan_ok=True)
+    for d in table.differences:
+        qids = sorted(q for q in new if labels[q] == d.slice)
+        assert d.n == len(qids)
+        if qids:
+            assert d.delta == pytest.approx(math.fsum(new[q] - base[q] for q in qids) / len(qids), abs=1e-12)

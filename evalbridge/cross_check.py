@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from .backends import CROSSCHECK_BACKENDS
 from .errors import BackendUnavailableError, EvalbridgeError, InputError
 from .explaining import explain, same as _same
+from .json_data import json_ready
 from .metrics.requests import MetricRequest, MetricsArg, find_request, metric_requests
 from .metrics.spec import Metric
 from .evaluation import drop_queries, fill_missing, prepare, without_relevant
@@ -177,16 +178,14 @@ class CrossCheck:
         return self.table("markdown", digits=digits)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ok, agreement, differences, unsupported, bridges."""
-        def records(frame: Any) -> list[dict[str, Any]]:
-            return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                    for row in frame.to_dict("records")]
-
-        return {"ok": self.ok, "canonicalised": self.canonicalised, "atol": self.atol,
-                "reference_backend": self.reference_backend,
-                "agreement": records(self.agreement), "differences": records(self.differences),
-                "unsupported": [{"backend": b, "metric": m, "reason": r} for (b, m), r in self.unsupported.items()],
-                "bridges": {b: list(n) for b, n in self.bridges.items()}}
+        """JSON-ready (:func:`~evalbridge.json_data.json_ready`): ok, agreement, differences, unsupported, bridges."""
+        return json_ready({"ok": self.ok, "canonicalised": self.canonicalised, "atol": self.atol,
+                           "reference_backend": self.reference_backend,
+                           "agreement": self.agreement.to_dict("records"),
+                           "differences": self.differences.to_dict("records"),
+                           "unsupported": [{"backend": b, "metric": m, "reason": r}
+                                           for (b, m), r in self.unsupported.items()],
+                           "bridges": self.bridges})
 
     def __str__(self) -> str:
         return self.table()

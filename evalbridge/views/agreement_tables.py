@@ -15,7 +15,7 @@ from typing import Any
 
 from ..parameters import check_choice
 from .formats import ReportFormat, show, table_format
-from .table import Table, number
+from .table import Table, columns, number
 
 __all__ = ["judge_tables", "ranking_tables", "agreement_tables", "render_judges", "render_ranking", "render_both",
            "FORMATS", "render_agreement"]
@@ -59,11 +59,11 @@ def judge_tables(judges: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...]:
                   title=e(f"Agreement of {b} with {a}")),
             Table(headers=(e(f"{a} \\ {b}"), *map(e, judges.labels_b)),
                   rows=tuple((e(label), *map(str, row)) for label, row in zip(judges.labels_a, judges.confusion)),
-                  align=("left", *("right",) * len(judges.labels_b)),
+                  align=columns(1, len(judges.labels_b)),
                   title=e(f"Confusion (rows: {a}, columns: {b})")),
             Table(headers=(heading("category"), e(a), e(b), "both", "specific agreement", "kappa"),
                   rows=tuple((e(label), *cells) for label, *cells in per_grade),
-                  align=("left", *("right",) * 5), title="Per category", footnotes=tuple(map(e, judges.notes))))
+                  align=columns(1, 5), title="Per category", footnotes=tuple(map(e, judges.notes))))
 
 
 # -- ranking agreement ----------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def ranking_tables(ranking: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...
     return (Table(headers=(fmt.heading("metric"), e(f"ranking under {a}"), e(f"ranking under {b}"), "Kendall tau",
                            "tau_ap", "tau_ap (sym.)", e(f"significant {a} / {b}"), "reversed / lost / gained",
                            "flipped share"),
-                  rows=rows, align=("left", "left", "left", *("right",) * 6),
+                  rows=rows, align=columns(3, 6),
                   title=e(f"Ranking of the systems under {a} and under {b}"), footnotes=(e(ranking.describe()),)),)
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
-from .table import Table, number
+from .table import Table, columns, number
 
 __all__ = ["results_tables", "render_results", "crosscheck_tables", "render_crosscheck", "DIFFERENCES"]
 
@@ -40,7 +40,7 @@ def results_tables(results: AnyResult, fmt: ReportFormat, digits: int = 4) -> tu
     return (Table(headers=tuple(map(fmt.heading, ("metric", "what", "mean"))),
                   rows=tuple((e(r.label), e(_what(r)), number(results.mean(r.metric), digits))
                              for r in results.requests),
-                  align=("left", "left", "right"), footnotes=(e(results.provenance.summary()),)),)
+                  align=columns(2, 1), footnotes=(e(results.provenance.summary()),)),)
 
 
 def render_results(results: AnyResult, fmt: str = "terminal", digits: int = 4) -> str:
@@ -64,7 +64,7 @@ def crosscheck_tables(check: AnyResult, fmt: ReportFormat, *, digits: int = 4,
                     rows=tuple((e(str(row.backend)), e(str(row.metric)),
                                 *map(str, (row.queries, row.agree, row.explained, row.unexplained)))
                                for row in check.agreement.itertuples(index=False)),
-                    align=("left", "left", *("right",) * 4),
+                    align=columns(2, 4),
                     title=e(f"Cross-check ({_mode(check)}, atol={check.atol:g}, reference column: "
                             f"{check.reference_backend}): {verdict}"))]
     if check.unsupported:
@@ -76,7 +76,7 @@ def crosscheck_tables(check: AnyResult, fmt: ReportFormat, *, digits: int = 4,
         tables.append(Table(headers=tuple(map(heading, DIFFERENCES)),
                             rows=tuple((e(str(m)), e(str(q)), e(str(b)), number(ref, digits), number(v, digits), e(c))
                                        for m, q, b, ref, v, c in shown.itertuples(index=False)),
-                            align=("left",) * 3 + ("right",) * 2 + ("left",)))
+                            align=(*columns(3, 2), "left")))
         if len(check.differences) > len(shown):
             notes.append(f"... {len(check.differences) - len(shown)} more differences in .differences")
     c = check.settings

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Table", "Marks", "Shown", "number", "p_value", "unicode_superscript", "TEXT_MARKS"]
+__all__ = ["Table", "Marks", "Shown", "columns", "number", "p_value", "unicode_superscript", "TEXT_MARKS"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class Table:
         headers: one heading per column, as text of the format.
         rows: the cells, as text of the format (names escaped, numbers through :func:`number`, markers in the
             format's marks).
-        align: ``"left"`` or ``"right"`` per column; empty: every column as the format lays out text.
+        align: ``"left"`` or ``"right"`` per column (:func:`columns`); empty: every column as the format lays
+            out text.
         title: a line above the table (empty: none).
         footnotes: the lines under the table (what the markers mean, how a number was decided).
     """
@@ -42,6 +43,11 @@ class Table:
     align: tuple[str, ...] = ()
     title: str = ""
     footnotes: tuple[str, ...] = ()
+
+
+def columns(left: int, right: int) -> tuple[str, ...]:
+    """A table's alignment: ``left`` columns of text, then ``right`` columns of numbers."""
+    return ("left",) * left + ("right",) * right
 
 
 def number(value: float | None, digits: int = 4) -> str:

@@ -335,7 +335,7 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
     evaluated: dict[str, None] = dict.fromkeys(values[columns[0][0]][columns[0][1]]) if columns else {}
     order = list(evaluated)
     for system, metric in columns[1:]:
-        if list(values[system][metric]) != order:   # the usual case: every column over the same queries, in order
+        if list(values[system][metric]) != order:   # (usually every column lists the first one's queries, in order)
             evaluated.update(dict.fromkeys(values[system][metric]))
     order = list(evaluated)
     position = {q: i for i, q in enumerate(order)}

@@ -297,14 +297,14 @@ def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n
     k, n = x.shape
     large = n_resamples * n * k >= _PARALLEL_WORK
     rows = max(1, min(n_resamples, batch_rows(n, 3 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 3 * 8, _CACHE))))
-    sums = np.empty((k, n_resamples))
+    theta = np.empty((k + len(differences), n_resamples))   # the columns' sums first, their means at the end
     counts = np.empty((rows, n))
 
     def add(index: Any, start: int, b: int) -> None:
         """The sums of every column over one batch of resamples (``index``: their draws)."""
         for r in range(b):
             counts[r] = np.bincount(index[r], minlength=n)
-        sums[:, start:start + b] = x @ counts[:b].T
+        theta[:k, start:start + b] = x @ counts[:b].T
 
     rng = np.random.default_rng(seed)
     # one BLAS thread for the large: the products are many and small, and BLAS's own threads, waiting on each
@@ -324,11 +324,9 @@ def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n
                 pending = pool.submit(add, index, start, b)
         if pending is not None:
             pending.result()
-    theta = np.empty((k + len(differences), n_resamples))
-    np.divide(sums, n, out=theta[:k])
     for r, (i, j) in enumerate(differences, start=k):
-        np.subtract(sums[i], sums[j], out=theta[r])
-        theta[r] /= n
+        np.subtract(theta[i], theta[j], out=theta[r])
+    theta /= n
     return theta
 
 

@@ -57,7 +57,7 @@ class Pool:
         k: the cutoff of ``Judged@k`` (default: the deepest depth).
         query_ids: the queries pooled (``queries``: which, see :data:`QUERY_SCOPES`).
         pair_query: int64, per pair the index of its query in ``query_ids``; pairs ordered by query, best rank,
-            then the first run (in the order given) to rank the pair so.
+            then the first run (in the order given) to place the pair within the deepest depth, and its rank there.
         pair_docs: the doc id of each pair (a pyarrow string array: millions of pairs stay columns).
         pair_rank: int64, the best rank any run gives the pair (1-based): it is in the pool at depth d when <= d.
         pair_runs: int64, how many runs place the pair within the deepest depth.

@@ -33,8 +33,9 @@ class PoolColumns:
 
     Attributes:
         pair_query, pair_docs, pair_rank, pair_runs: one entry per unjudged pair in some run's first
-            ``max(depths)``, ordered by query, best rank, then the first run to rank it so: its query index, doc id (a pyarrow string
-            array), best rank over the runs and the number of runs that place it that high.
+            ``max(depths)``, ordered by query, best rank, then the first run (in the order given) to hold it within
+            ``max(depths)`` and its rank there: its query index, doc id (a pyarrow string array), best rank over the
+            runs and the number of runs holding it within ``max(depths)``.
         unjudged: int64 (runs, depths): unjudged pairs in each run's first d.
         by_query: int64 (queries, depths): pool pairs of each query at each depth.
         judged_before: float64 (runs,): Judged@k of each run, averaged over the queries.

@@ -43,8 +43,11 @@ def csv_text(frame: Any, *, index: bool = True) -> str:
     and readers take it as a line break), by quoting every text field of such a frame."""
     import csv
 
+    from pandas.api.types import is_numeric_dtype
+
+    # a text column is of dtype object, or str (pandas >= 3): every column but the numbers is read
     texts = [*map(str, frame.index), *map(str, frame.columns),
-             *(str(v) for column in frame.columns if frame[column].dtype == object for v in frame[column])]
+             *(str(v) for column in frame.columns if not is_numeric_dtype(frame[column]) for v in frame[column])]
     quoting = csv.QUOTE_NONNUMERIC if any("\r" in text for text in texts) else csv.QUOTE_MINIMAL
     return str(frame.to_csv(index=index, lineterminator="\n", quoting=quoting))
 

@@ -11,13 +11,12 @@ query and doc ids) are escaped by the format.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
 from .table import Table, number
 
-__all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "section_tables", "ROWS"]
+__all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "ROWS"]
 
 #: A RunDiff / Standings (read, never imported: this module is below the types it shows).
 AnyDiff = Any
@@ -132,31 +131,3 @@ def render_standings(s: AnyStandings, fmt: str = "terminal") -> str:
     if fmt == "json":
         return _json(s.to_dict())
     return show(standings_tables(s, table_format(fmt)), fmt)
-
-
-def section_tables(report: Any, fmt: str, heading: Callable[[str], list[str]]) -> list[str]:
-    """The lines a report in the format called ``fmt`` shows of its standings, its diffs against the baseline, its
-    power analysis, its diagnosis and the uncertainty of its labels (nothing when it holds none); ``heading``: the
-    lines of a section's heading in that format."""
-    written = table_format(fmt)
-    lines: list[str] = []
-    if report.standings is not None:
-        lines += heading("Across the systems") + [show(standings_tables(report.standings, written), fmt).rstrip("\n")]
-    for d in report.diffs.values():
-        title = written.escape(f"Diff: {d.systems[0]} -> {d.systems[1]}")
-        lines += heading(title) + [show(diff_tables(d, written), fmt).rstrip("\n")]
-    if getattr(report, "power", None) is not None:
-        from .power_view import power_tables
-
-        lines += heading("Power") + [show(power_tables(report.power, written), fmt).rstrip("\n")]
-    if getattr(report, "diagnosis", None) is not None:
-        from .diagnosis import diagnosis_tables
-
-        lines += heading("Diagnosis of the test collection") + [
-            show(diagnosis_tables(report.diagnosis, written, report.digits), fmt).rstrip("\n")]
-    if getattr(report, "uncertainty", None):
-        from .uncertainty import uncertainty_tables
-
-        lines += heading("Uncertainty of the labels") + [
-            show(uncertainty_tables(list(report.uncertainty.values()), written, report.digits), fmt).rstrip("\n")]
-    return lines

@@ -1,4 +1,4 @@
-"""The ``csv`` report format: systems x metrics means at full precision (and ``comparison.csv``)."""
+"""The ``csv`` report format: systems x metrics means at full precision (and one file per table of the rest)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,15 @@ def render_csv(report: Report) -> str:
 
 def extra_csv_files(report: Report) -> Mapping[str, str]:
     """In a report folder: ``comparison.csv`` with a comparison (one row per (metric, system) compared);
-    ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement."""
+    ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement; and the data of each of the
+    report's sections (:func:`evalbridge.views.sections.report_sections`) at full precision: ``standings_pairs.csv``,
+    ``standings_hardest.csv``, ``standings_mean_ranks.csv``, ``standings_ranks.csv`` (every system's rank on every
+    query), ``diff_means.csv``, ``diff_queries.csv``, ``diff_documents.csv`` (every run diff, each row saying whose),
+    ``power.csv``, and a section without data of its own as its tables (``diagnosis_1.csv``, ...)."""
+    import pandas as pd
+
+    from ...views.sections import section_files
+
     files = {}
     if report.comparison is not None:
         files["comparison.csv"] = csv_text(report.comparison.to_frame(), index=False)
@@ -35,13 +43,16 @@ def extra_csv_files(report: Report) -> Mapping[str, str]:
         files["agreement.csv"] = csv_text(report.agreement.judges.to_frame())
         if report.agreement.ranking.rows:
             files["agreement_ranking.csv"] = csv_text(report.agreement.ranking.to_frame())
+    for stem, frames in section_files(report, FORMAT.name).items():
+        files[f"{stem}.csv"] = csv_text(pd.concat(frames, ignore_index=True), index=False)
     return files
 
 
 FORMAT = ReportFormat(
     name="csv",
     suffix=".csv",
-    title="CSV, one row per system (and `comparison.csv` with a comparison, `agreement.csv` with an agreement)",
+    title="CSV, one row per system (and `comparison.csv` with a comparison, `agreement.csv` with an agreement, a "
+          "file per table of the standings, run diffs and power)",
     render=render_csv,
     order=30,
     extra_files=extra_csv_files,

@@ -264,7 +264,7 @@ def _tables(tables: Iterable[Table]) -> str:
 
 def _decisions(report: Report) -> str:
     """Across the systems (standings), each run diff against the baseline, and the power analysis."""
-    from ...views.run_diff import section_tables
+    from ...views.sections import section_tables
 
     lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"])
     return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)

@@ -9,6 +9,7 @@ from ...views.formats import ReportFormat
 from ...escaping import latex_escape as _latex
 from ...names import one_line
 from ...views.markers import MARKER_STYLES
+from ...views.sections import section_tables
 from ...json_data import json_value
 from ..report import Report, cells
 from ...views.table import Marks, Table, number
@@ -42,13 +43,15 @@ def _heading(text: str) -> str:
 
 def render_latex(report: Report) -> str:
     """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
-    a table of the judge agreement and one of the ranking agreement."""
+    a table of the judge agreement and one of the ranking agreement; then the report's sections
+    (:mod:`evalbridge.views.sections`), each headed by a ``%`` comment."""
     lines = [f"% {one_line(report.title)}"]  # a line break in the title must not end the comment
     lines += [f"% {line}" for line in json.dumps(json_value(report.provenance), sort_keys=False).splitlines()]
     if report.results:
         lines += _results(report)
     if report.agreement is not None:
         lines += _agreement(report.agreement)
+    lines += section_tables(report, "latex", lambda title: ["", f"% {one_line(title)}"])
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ from ...json_data import json_value
 from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
     queries_lines
-from ...views.run_diff import section_tables
+from ...views.sections import section_tables
 from ...views.table import Table, number
 from .terminal import text_table
 

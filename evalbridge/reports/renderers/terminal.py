@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...names import one_line
 from ...views.formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
-from ...views.run_diff import section_tables
+from ...views.sections import section_tables
 from ...views.table import Table
 
 __all__ = ["FORMAT", "render_terminal", "text_table"]

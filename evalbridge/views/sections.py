@@ -1,0 +1,126 @@
+"""A report's sections beyond its means (standings, diffs, power, diagnosis, uncertainty), declared once for every format.
+
+:func:`report_sections` says what a report holds of them, in order: for each, its key (its name in the JSON report),
+its heading, its tables in any format that writes tables (terminal, Markdown, LaTeX, HTML:
+:func:`evalbridge.views.formats.show`) and its data for a spreadsheet (CSV files at full precision: file name ->
+DataFrame). A format writes each section its own way (:func:`section_tables` for the text formats, one CSV file per
+table of data for ``csv``, ``to_dict()`` for JSON), so a new section is one entry here and shows in every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .formats import ReportFormat, output_format, show, table_format
+from .table import Table
+
+__all__ = ["Section", "report_sections", "section_tables", "section_files"]
+
+#: A Report (read, never imported: this module is below the reports that render it).
+AnyReport = Any
+
+
+def _no_frames() -> Mapping[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a report.
+
+    Attributes:
+        key: its name in the JSON report (``standings``, ``diffs``, ``power``, ``diagnosis``, ``uncertainty``).
+        title: its heading (plain text; each format escapes it).
+        tables: its tables as text of a format.
+        frames: its data as DataFrames, by the stem of their CSV file; sections of one kind (every run diff) give
+            the same stems, each frame saying whose it is, and a CSV folder holds them one after the other. None:
+            the section's tables are its data.
+    """
+
+    key: str
+    title: str
+    tables: Callable[[ReportFormat], tuple[Table, ...]]
+    frames: Callable[[], Mapping[str, Any]] | None = field(default=None)
+
+
+def _standings(s: Any) -> Section:
+    from .run_diff import standings_tables
+
+    return Section("standings", "Across the systems", lambda fmt: standings_tables(s, fmt),
+                   lambda: {f"standings_{table}": s.to_frame(table=table)
+                            for table in ("pairs", "hardest", "mean_ranks", "ranks")})
+
+
+def _diff(d: Any) -> Section:
+    from .run_diff import diff_tables
+
+    def frames() -> Mapping[str, Any]:
+        out = {}
+        for table in ("means", "queries", "documents"):
+            frame = d.to_frame(table=table)
+            frame.insert(0, "system", d.systems[1])
+            frame.insert(0, "baseline", d.systems[0])
+            out[f"diff_{table}"] = frame
+        return out
+
+    return Section("diffs", f"Diff: {d.systems[0]} -> {d.systems[1]}", lambda fmt: diff_tables(d, fmt), frames)
+
+
+def _power(analysis: Any) -> Section:
+    from .power_view import power_tables
+
+    return Section("power", "Power", lambda fmt: power_tables(analysis, fmt), lambda: {"power": analysis.to_frame()})
+
+
+def _diagnosis(report: AnyReport) -> Section:
+    from .diagnosis import diagnosis_tables
+
+    return Section("diagnosis", "Diagnosis of the test collection",
+                   lambda fmt: diagnosis_tables(report.diagnosis, fmt, report.digits))
+
+
+def _uncertainty(report: AnyReport) -> Section:
+    from .uncertainty import uncertainty_tables
+
+    return Section("uncertainty", "Uncertainty of the labels",
+                   lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits))
+
+
+def report_sections(report: AnyReport) -> list[Section]:
+    """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
+    out = [_standings(report.standings)] if report.standings is not None else []
+    out += [_diff(d) for d in report.diffs.values()]
+    out += [_power(report.power)] if report.power is not None else []
+    out += [_diagnosis(report)] if report.diagnosis is not None else []
+    out += [_uncertainty(report)] if report.uncertainty else []
+    return out
+
+
+def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]]) -> list[str]:
+    """The lines a report in the format called ``fmt`` shows of its sections: each one's ``heading`` (the lines of
+    a heading in that format, given the escaped title) and its tables."""
+    written = table_format(fmt)
+    lines: list[str] = []
+    for section in report_sections(report):
+        lines += heading(written.escape(section.title)) + [show(section.tables(written), fmt).rstrip("\n")]
+    return lines
+
+
+def section_files(report: AnyReport, fmt: str) -> dict[str, list[Any]]:
+    """The data of ``report``'s sections for a folder of files: file stem -> the DataFrames written to it, in order
+    (a section without data of its own gives each of its tables, as written by the format called ``fmt``, as a
+    DataFrame of text: ``KEY_1``, ``KEY_2``, ...)."""
+    import pandas as pd
+
+    files: dict[str, list[Any]] = {}
+    for section in report_sections(report):
+        if section.frames is not None:
+            for stem, frame in section.frames().items():
+                files.setdefault(stem, []).append(frame)
+            continue
+        for i, table in enumerate(section.tables(output_format(fmt)), start=1):
+            files.setdefault(f"{section.key}_{i}", []).append(pd.DataFrame(list(table.rows),
+                                                                           columns=list(table.headers)))
+    return files

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formats import ReportFormat, show, table_format
+from .formats import ReportFormat, aligned, show, table_format
 from .markers import MARKER_STYLES, marker
 from .table import Table, number
 
@@ -32,7 +32,7 @@ def comparison_view(comparison: AnyComparison, fmt: ReportFormat, style: str, di
     legend = fmt.escape(MARKER_STYLES[style].legend).replace("▲/▼", fmt.marks.legend)
     return Table(headers=(fmt.escape(""), fmt.heading("system"), *map(fmt.escape, comparison.metrics)),
                  rows=tuple(rows),
-                 align=("left", "left", *("right",) * len(comparison.metrics)) if fmt.typeset else (),
+                 align=aligned(fmt, 2, len(comparison.metrics)),
                  footnotes=(legend, *map(fmt.escape, [comparison.describe(), *comparison.provenance])))
 
 

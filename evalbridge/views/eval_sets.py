@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .formats import ReportFormat, show, table_format
+from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
 from ..json_data import json_ready
 
@@ -22,9 +22,6 @@ __all__ = ["pool_tables", "change_tables", "render_pool", "render_change", "pool
 AnyPool = Any
 AnyChange = Any
 
-
-def _right(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
-    return ("left",) * left + ("right",) * right if fmt.typeset else ()
 
 
 def pool_dict(p: AnyPool) -> dict[str, Any]:
@@ -46,13 +43,13 @@ def pool_tables(p: AnyPool, fmt: ReportFormat) -> tuple[Table, ...]:
     sizes = Table(headers=(fmt.heading("depth"), "pairs to judge", "queries with some"),
                   rows=tuple((str(d), str(p.size(d)), str(int((p.by_query[:, j] > 0).sum())))
                              for j, d in enumerate(p.depths)),
-                  align=_right(fmt, 1, 2), title=e(f"pool of {len(p.systems)} runs over {len(p.query_ids)} queries "
+                  align=aligned(fmt, 1, 2), title=e(f"pool of {len(p.systems)} runs over {len(p.query_ids)} queries "
                                                    f"({scope}), ties {p.ties}"), footnotes=notes)
     runs = Table(headers=(fmt.heading("system"), *(f"unjudged@{d}" for d in p.depths), f"Judged@{p.k} now",
                           *(f"after depth {d}" for d in p.depths)),
                  rows=tuple((e(s), *(str(p.unjudged(s, d)) for d in p.depths), number(p.judged_at_k(s)),
                              *(number(p.judged_at_k(s, after=d)) for d in p.depths)) for s in p.systems),
-                 align=_right(fmt, 1, 2 * len(p.depths) + 1),
+                 align=aligned(fmt, 1, 2 * len(p.depths) + 1),
                  title=e(f"per run: unjudged pairs in its first d, and its mean Judged@{p.k} once each pool is judged"))
     return sizes, runs
 
@@ -74,13 +71,13 @@ def change_tables(c: AnyChange, fmt: ReportFormat) -> tuple[Table, ...]:
     tables = [Table(headers=(fmt.heading("judgements"), "before", "after", "added", "removed", "grade changed"),
                     rows=(("pairs", str(j["before"]), str(j["after"]), str(j["added"]), str(j["removed"]),
                            str(j["changed"])),),
-                    align=_right(fmt, 1, 5), title=e(c.answer))]
+                    align=aligned(fmt, 1, 5), title=e(c.answer))]
     for row in c.ranking.rows:
         tables.append(Table(
             headers=(fmt.heading("system"), "before", "after", "delta"),
             rows=tuple((e(s), number(a), number(b), _signed(b - a)) for s, a, b in
                        zip(row.systems, row.means_a, row.means_b)),
-            align=_right(fmt, 1, 3),
+            align=aligned(fmt, 1, 3),
             title=e(f"{row.metric}: ranking before {' > '.join(row.ranking('a'))}; after "
                     f"{' > '.join(row.ranking('b'))}"),
             footnotes=(e(f"Kendall's tau {number(row.kendall_tau)}, tau_ap {number(row.tau_ap)} (before as the "
@@ -91,7 +88,7 @@ def change_tables(c: AnyChange, fmt: ReportFormat) -> tuple[Table, ...]:
                 headers=(fmt.heading("pair"), "delta before", "p before", "delta after", "p after", "decision"),
                 rows=tuple((e(f"{p.system_1} - {p.system_2}"), _signed(p.delta_a), number(p.p_a), _signed(p.delta_b),
                             number(p.p_b), e(p.outcome)) for p in moved),
-                align=_right(fmt, 1, 4) + (("left",) if fmt.typeset else ()),
+                align=aligned(fmt, 1, 4) + (("left",) if fmt.typeset else ()),
                 title=e(f"{row.metric}: every pair significant before or after ({c.ranking.describe()})")))
     return tuple(tables)
 

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from ..errors import EvalbridgeError, InputError
-from .table import TEXT_MARKS, Marks, Table
+from .table import TEXT_MARKS, Marks, Table, columns
 
 __all__ = ["ReportFormat", "report_formats", "report_format", "output_formats", "output_format", "table_format",
            "render", "show", "shown_formats", "check_formats", "no_extra_files", "tables_only", "notebook"]
@@ -147,6 +147,12 @@ def shown_formats() -> list[str]:
     """The formats a result that shows itself (``result.table(fmt)``) is written in: every format that writes
     tables, and json (its ``to_dict()``)."""
     return [name for name, f in output_formats().items() if f.table is not None or name == "json"]
+
+
+def aligned(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
+    """``left`` text columns then ``right`` number columns, in a format that lays columns out by their alignment
+    (``typeset``); none in plain text (tabulate's layout: a number with a marker keeps its digits in line)."""
+    return columns(left, right) if fmt.typeset else ()
 
 
 def report_format(name: str) -> ReportFormat:

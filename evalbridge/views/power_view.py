@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formats import ReportFormat, show, table_format
+from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
 
 __all__ = ["power_tables", "render_power", "TEST_TITLES"]
@@ -29,7 +29,7 @@ def power_tables(analysis: Any, fmt: ReportFormat) -> tuple[Table, ...]:
                  "detectable", "power at target", "queries for target"),
         rows=tuple((e(r.metric), e(r.system), e(r.baseline), str(r.n), number(r.delta), number(r.sd), number(r.mde),
                     number(r.power_at_effect, 2), _count(r.queries_needed)) for r in analysis.rows),
-        align=("left",) * 3 + ("right",) * 6 if fmt.typeset else (),
+        align=aligned(fmt, 3, 6),
         title=e(f"power: the smallest difference each pair can detect ({TEST_TITLES[analysis.test]}, "
                 f"{'two' if analysis.sides == 2 else 'one'}-sided alpha {analysis.alpha:g}, power {analysis.power:g}) "
                 f"and the queries a target of {target} needs"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .formats import ReportFormat, show, table_format
+from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
 
 __all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "ROWS"]
@@ -48,9 +48,6 @@ def _title(d: AnyDiff) -> str:
             + (f", depth {c.depth}" if c.depth is not None else "") + (", judged only" if c.judged_only else ""))
 
 
-def _right(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
-    return ("left",) * left + ("right",) * right if fmt.typeset else ()
-
 
 def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
     """Every table of ``d``, as text of ``fmt``."""
@@ -60,7 +57,7 @@ def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
         headers=(fmt.heading("metric"), a, b, "delta", "rose", "fell", "same", "queries"),
         rows=tuple((e(m.metric), number(m.a), number(m.b), _signed(m.delta), str(m.improved), str(m.worsened),
                     str(m.unchanged), str(m.n)) for m in d.means),
-        align=_right(fmt, 1, 7), title=e(_title(d)),
+        align=aligned(fmt, 1, 7), title=e(_title(d)),
         footnotes=(e("no query changed: the same metric values and the same top k everywhere."),) if d.empty else ())]
     for c in d.changes:
         rows = list(zip(c.queries, c.a, c.b, c.delta))
@@ -69,7 +66,7 @@ def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
             tables.append(Table(
                 headers=(fmt.heading("query"), a, b, "delta"),
                 rows=tuple((e(q), number(x), number(y), _signed(z)) for q, x, y, z in picked),
-                align=_right(fmt, 1, 3),
+                align=aligned(fmt, 1, 3),
                 title=e(f"{c.metric}: the largest drops and gains (of {len(rows)} queries)")))
     for q in d.queries:
         rows_q = tuple((e(title.format(k=d.k)), e(c.doc), e(_grade(c.grade)), _rank(c.rank_a), _rank(c.rank_b),
@@ -79,7 +76,7 @@ def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
         tables.append(Table(
             headers=(fmt.heading("change"), fmt.heading("doc"), fmt.heading("grade"), "rank " + a, "rank " + b,
                      fmt.heading("move")),
-            rows=rows_q, align=_right(fmt, 3, 3), title=e(f"query {q.query}: {head}"),
+            rows=rows_q, align=aligned(fmt, 3, 3), title=e(f"query {q.query}: {head}"),
             footnotes=() if rows_q else (e(f"the same top {d.k}, in the same order"),)))
     tables[-1] = Table(tables[-1].headers, tables[-1].rows, tables[-1].align, tables[-1].title,
                        (*tables[-1].footnotes, *map(e, d.provenance)))
@@ -98,18 +95,18 @@ def standings_tables(s: AnyStandings, fmt: ReportFormat) -> tuple[Table, ...]:
                        "losses"),
               rows=tuple((e(p.metric), e(p.system), e(p.other), str(p.wins), str(p.ties), str(p.losses))
                          for p in s.pairs),
-              align=_right(fmt, 3, 3),
+              align=aligned(fmt, 3, 3),
               title=e("win / tie / loss of every pair: the queries where the system is above, equal to, below the "
                       "other")),
         Table(headers=(fmt.heading("metric"), fmt.heading("query"), "mean", *systems),
               rows=tuple((e(h.metric), e(h.query), number(h.mean),
                           *(f"{number(v)} ({placed[h.metric][h.query][system]:g})" for system, v in h.values))
                          for h in s.hardest),
-              align=_right(fmt, 2, 1 + len(systems)),
+              align=aligned(fmt, 2, 1 + len(systems)),
               title=e("the hardest queries: the lowest mean over the systems (each system's value and rank)")),
         Table(headers=(fmt.heading("metric"), *systems),
               rows=tuple((e(r.metric), *(number(m, 2) for _, m in r.mean_ranks)) for r in s.ranks),
-              align=_right(fmt, 1, len(systems)),
+              align=aligned(fmt, 1, len(systems)),
               title=e("mean rank over the queries (1 = best; equal values share their places)"),
               footnotes=(e(f"queries every system was evaluated on: {', '.join(map(str, s.n))}"),)),
     )

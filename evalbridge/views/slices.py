@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .formats import ReportFormat, show, table_format
+from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number, p_value
 
 __all__ = ["slice_tables", "number_tables", "report_tables", "fronts", "render_slices", "FRONT"]
@@ -21,9 +21,6 @@ __all__ = ["slice_tables", "number_tables", "report_tables", "fronts", "render_s
 #: the mark of a system on the quality-vs-cost front
 FRONT = "*"
 
-
-def _right(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
-    return ("left",) * left + ("right",) * right if fmt.typeset else ()
 
 
 def slice_tables(s: Any, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...]:
@@ -42,7 +39,7 @@ def slice_tables(s: Any, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...
     unsliced = (f"{len(s.unsliced)} queries are in no slice"
                 + (f" (e.g. {', '.join(map(e, s.unsliced[:5]))})" if s.unsliced else "") + ".")
     tables = [Table(headers=(fmt.heading("slice"), "queries", fmt.heading("metric"), *map(e, systems)),
-                    rows=tuple(rows), align=_right(fmt, 1, 2 + len(systems)),
+                    rows=tuple(rows), align=aligned(fmt, 1, 2 + len(systems)),
                     title=f"Slices by {e(s.by)}: mean [{level} bootstrap interval]",
                     footnotes=(unsliced,))]
     if s.differences:
@@ -75,14 +72,14 @@ def number_tables(results: Mapping[str, Any], labels: Sequence[str], fmt: Report
     rows = [(e(system), e(n.field), str(n.n), number(n.mean, digits), number(n.p50, digits), number(n.p95, digits))
             for system, r in results.items() for n in r.numbers]
     tables = [Table(headers=(fmt.heading("system"), fmt.heading("field"), "n", "mean", "p50", "p95"),
-                    rows=tuple(rows), align=_right(fmt, 2, 4), title="Logged per question (latency, tokens, cost)")]
+                    rows=tuple(rows), align=aligned(fmt, 2, 4), title="Logged per question (latency, tokens, cost)")]
     for field, front in fronts(results, labels).items():
         cost = {s: next((n.mean for n in r.numbers if n.field == field), float("nan")) for s, r in results.items()}
         trows = [(e(s), number(cost[s], digits),
                   *(number(r[label], digits) + (f" {FRONT}" if s in front[label] else "") for label in labels))
                  for s, r in results.items()]
         tables.append(Table(headers=(fmt.heading("system"), f"mean {e(field)}", *map(e, labels)), rows=tuple(trows),
-                            align=_right(fmt, 1, 1 + len(labels)), title=f"Quality vs {e(field)}",
+                            align=aligned(fmt, 1, 1 + len(labels)), title=f"Quality vs {e(field)}",
                             footnotes=(f"{FRONT} no other system is both better on the metric and lower on mean "
                                        f"{e(field)} (the Pareto front).",)))
     return tuple(tables)

@@ -92,13 +92,21 @@ def test_uncertain_gives_the_same_numbers_through_the_api_the_command_line_and_a
     assert report["uncertainty"] == {"x": _json(shown)}
 
 
-def test_a_config_run_shows_the_diagnosis_and_the_uncertainty_in_its_report(folder: Path) -> None:
-    """In each report format that shows a report's decision sections (standings, diffs, power: terminal, Markdown,
-    HTML) and in its JSON."""
+def test_a_config_run_shows_the_diagnosis_and_the_uncertainty_in_every_report_format(folder: Path) -> None:
+    """Every report format shows both sections (a CSV report folder holds them as files of their own)."""
+    from evalbridge.views.formats import report_formats
+
     sections = {"diagnose": {"pool_depth": 2, "trials": 20, "judgements_b": "qrels_b.txt"},
                 "uncertain": {"judges": {"ann": "qrels.txt", "bob": "qrels_b.txt"}, "n_resamples": 200}}
     _config(folder, **sections)
-    for fmt in ("terminal", "markdown", "html", "json"):
+    for fmt in report_formats():
+        if fmt == "csv":
+            code, _, err = cli("run", "eval.yaml", "--output-dir", "out", "-q")
+            assert code == 0, err
+            written = {path.name: path.read_text() for path in (folder / "out").glob("*.csv")}
+            assert any("Kendall" in text for name, text in written.items() if name.startswith("diagnosis"))
+            assert any("widen" in text for name, text in written.items() if name.startswith("uncertainty"))
+            continue
         code, out, err = cli("run", "eval.yaml", "--no-write", "--format", fmt)
         assert code == 0, err
         assert "Kendall" in out and "widen" in out, fmt

@@ -3,7 +3,9 @@
 One home for what compares two rankings of systems, used by the agreement of two sets of judgements
 (:mod:`evalbridge.stats.agreement`), by what new judgements changed (:mod:`evalbridge.stats.changes`) and by
 the diagnostics of a test collection (swap rates, leave-one-run-out). Each function takes two score lists
-of the same systems (their means under two conditions), highest first.
+of the same systems (their means under two conditions), highest first. Scores equal to 12 significant digits
+are tied: two systems whose means differ only by floating-point rounding (the same sum added in another order)
+are not ordered by that rounding.
 
 Example:
     >>> round(kendall_tau([4, 3, 2, 1], [3, 4, 2, 1])[0], 4), round(tau_ap([4, 3, 2, 1], [3, 4, 2, 1]), 4)
@@ -20,7 +22,14 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 
-__all__ = ["kendall_tau", "tau_ap", "ranking"]
+__all__ = ["kendall_tau", "tau_ap", "ranking", "settled"]
+
+DIGITS = 12
+
+
+def settled(scores: Sequence[float]) -> list[float]:
+    """The scores to :data:`DIGITS` significant digits, the precision at which two means are told apart."""
+    return [float(f"{float(v):.{DIGITS}g}") for v in scores]
 
 
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
@@ -34,7 +43,7 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
         return math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant input: scipy warns and returns nan
-        result = kendalltau(a, b)
+        result = kendalltau(settled(a), settled(b))
     return float(result.statistic), float(result.pvalue)
 
 
@@ -66,7 +75,7 @@ def tau_ap(truth: Sequence[float], estimate: Sequence[float], *, symmetric: bool
     """
     import numpy as np
 
-    x, y = np.asarray(truth, dtype="float64"), np.asarray(estimate, dtype="float64")
+    x, y = np.asarray(settled(truth), dtype="float64"), np.asarray(settled(estimate), dtype="float64")
     if x.shape != y.shape or x.ndim != 1:
         raise InputError(f"tau_ap compares two score lists of the same length; got {x.shape} and {y.shape}.")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
@@ -83,9 +92,11 @@ def tau_ap(truth: Sequence[float], estimate: Sequence[float], *, symmetric: bool
 
 
 def ranking(systems: Sequence[str], means: Sequence[float]) -> tuple[str, ...]:
-    """The systems by mean, best first; equal means keep the order given (a nan mean goes last)."""
+    """The systems by mean, best first; equal means (to :data:`DIGITS` digits) keep the order given (a nan mean
+    goes last)."""
     if len(systems) != len(means):
         raise InputError(f"{len(systems)} systems and {len(means)} means: one mean per system.")
-    order = sorted(range(len(systems)), key=lambda i: (math.isnan(means[i]), -means[i] if not math.isnan(means[i])
-                                                       else 0.0))
+    values = settled(means)
+    order = sorted(range(len(systems)), key=lambda i: (math.isnan(values[i]), 0.0 if math.isnan(values[i])
+                                                       else -values[i]))
     return tuple(systems[i] for i in order)

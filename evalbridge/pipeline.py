@@ -434,7 +434,12 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                     qrels, run, variant, plots.k, settings=settings)
     step("writing the reports")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
-    files = _write(report, config, folder, curves) if write and folder is not None else []
+    if write and folder is not None:
+        from .reports.report_files import write_report_folder
+
+        files = write_report_folder(report, config.output, folder, curves)
+    else:
+        files = []
     tracked = []
     if report.results:
         from .tracking import log
@@ -560,50 +565,3 @@ def _conventions(config: Config) -> dict[str, Any]:
     s = config.settings
     return {"ties": s.ties, "score_precision": s.score_precision, "missing_queries": s.missing_queries,
             "no_relevant": s.no_relevant}
-
-
-def _write(report: Any, config: Config, folder: Path, curves: Mapping[str, Any]) -> list[Path]:
-    """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
-    (:class:`~evalbridge.reports.report_folder.ReportFolder`); system and metric file names checked unique first."""
-    from .reports.plots import plot_cutoff_curves, plot_differences, plot_distribution
-    from .views.formats import report_format
-    from .json_data import json_value
-    from .reports.report import PER_QUERY_FORMATS, report_dict, system_json, write_frame, write_per_query
-    from .reports.report_folder import ReportFolder
-    from .reports.writing import unique_file_names
-
-    systems = unique_file_names(report.results, suffix=".json")
-    stems = unique_file_names(dict.fromkeys([*report.labels, *curves]), what="metric label")
-    with ReportFolder(folder) as out:
-        formats = [report_format(name) for name in config.output.formats]
-        for shown in formats:
-            out.write_text(f"report{shown.suffix}", shown.render(report))
-        for shown in formats:  # after every report file, as before: comparison.csv (csv with a comparison)
-            for file, text in shown.extra_files(report).items():
-                out.write_text(file, text)
-        out.write_text("provenance.json", json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False)
-                       + "\n")
-        for fmt in config.output.per_query if report.agreement is not None else ():
-            write_frame(report.agreement.judges.per_query().reset_index(),
-                        out.path_for(f"agreement_per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
-                        provenance=report.provenance)
-        for fmt in config.output.per_query if report.results else ():
-            write_per_query(report.results, out.path_for(f"per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
-                            provenance=report.provenance)
-        if config.output.system_json:
-            for name, res in report.results.items():
-                data = system_json(res, {**report.provenance, "system": name})
-                out.write_text(f"systems/{systems[name]}", json.dumps(json_value(data), indent=2, allow_nan=False) + "\n")
-        plots = config.output.plots
-        if plots is not None:
-            plots_dir = out.dir_for("plots")
-            for metric, label in zip(report.metrics, report.labels):
-                values = {name: res.query(metric) for name, res in report.results.items()}
-                if plots.distribution:
-                    plot_distribution(values, label, plots_dir / f"distribution_{stems[label]}", formats=plots.formats)
-                if plots.differences and report.comparison is not None:
-                    plot_differences(values, report.comparison.baseline, label,
-                                     plots_dir / f"difference_{stems[label]}", formats=plots.formats)
-            for label, (variant, by_system) in curves.items():
-                plot_cutoff_curves(by_system, variant, plots_dir / f"curve_{stems[label]}", formats=plots.formats)
-    return list(out.files)

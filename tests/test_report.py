@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 import evalbridge as eb
 from evalbridge.stats.compare import compare_systems
 from evalbridge.stats.gates import check_gates, parse_gates
+from evalbridge.reports.per_query import per_query_frame, write_per_query
+from evalbridge.reports.writing import atomic_file, write_file_atomic
 from evalbridge.reports.report import (
-    QUALITY_BANDS, Report, atomic_path, band_of, file_sha256, means_frame, per_query_frame, render, system_json,
-    write_atomic, write_per_query,
+    QUALITY_BANDS, Report, band_of, file_sha256, means_frame, render, system_json,
 )
 
 METRICS = ["nDCG@10", "P@5", "map", "mrr"]
@@ -159,8 +160,8 @@ def test_means_frame_keeps_the_spelling_asked_and_records_the_resolved_metric():
 def test_write_atomic_replaces_the_file_and_leaves_no_temporary(tmp_path):
     """The target holds the new content; no temporary file remains in the directory."""
     target = tmp_path / "sub" / "r.md"
-    write_atomic(target, "old")
-    write_atomic(target, "new ✓")
+    write_file_atomic(target, "old")
+    write_file_atomic(target, "new ✓")
     assert target.read_text(encoding="utf-8") == "new ✓"
     assert os.listdir(target.parent) == ["r.md"]
 
@@ -170,7 +171,7 @@ def test_interrupted_write_leaves_the_old_report(tmp_path):
     target = tmp_path / "r.json"
     target.write_text("complete")
     with pytest.raises(RuntimeError):
-        with atomic_path(target) as tmp:
+        with atomic_file(target) as tmp:
             tmp.write_text("half-wri")
             raise RuntimeError("interrupted")
     assert target.read_text() == "complete"

@@ -147,7 +147,7 @@ def test_an_unknown_format_is_refused_at_every_door_naming_the_registered_ones(f
 
 def test_per_query_files_take_their_suffix_and_writer_from_one_table(folder: Path) -> None:
     """``output.per_query`` accepts exactly the per-query table's formats and writes ``per_query`` + suffix."""
-    from evalbridge.reports.report import PER_QUERY_FORMATS
+    from evalbridge.reports.per_query import PER_QUERY_FORMATS
 
     path = folder / "pq.yaml"
     path.write_text(json.dumps({"qrels": "qrels.txt", "runs": {"a": "a.run"}, "metrics": METRICS,

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from evalbridge.errors import InputError
 from evalbridge.reports import report_folder
-from evalbridge.reports.report import atomic_path, write_atomic
+from evalbridge.reports.writing import atomic_file, write_file_atomic
 from evalbridge.reports.report_folder import ReportFolder, check_report_folder
 from evalbridge.reports.writing import MARKER, guard_outputs, resolve_output_dir, slug, unique_file_names, write_file_atomic
 
@@ -274,7 +274,7 @@ def test_a_failed_single_file_write_names_the_users_path_and_keeps_the_old_file(
     target = tmp_path / "report.md"
     target.write_text("old")
     with pytest.raises(OSError) as error:
-        with atomic_path(target) as temporary:
+        with atomic_file(target) as temporary:
             raise OSError(28, "No space left on device", str(temporary))
     assert error.value.errno == 28 and error.value.filename == str(target)
     assert ".tmp-" not in str(error.value)
@@ -284,7 +284,7 @@ def test_a_failed_single_file_write_names_the_users_path_and_keeps_the_old_file(
 def test_writing_onto_a_folder_is_refused_naming_the_users_path(tmp_path):
     (tmp_path / "report.md").mkdir()
     with pytest.raises(InputError, match="is a folder; evalbridge writes only regular files") as error:
-        write_atomic(tmp_path / "report.md", "x")
+        write_file_atomic(tmp_path / "report.md", "x")
     assert str(tmp_path / "report.md") in str(error.value) and ".tmp-" not in str(error.value)
 
 
@@ -518,7 +518,7 @@ def test_the_exchange_swaps_two_folders_in_one_step(tmp_path):
 UMASK_SCRIPT = r"""
 import json, os, stat, sys
 os.umask(int(sys.argv[2], 8))
-from evalbridge.reports.report import atomic_path
+from evalbridge.reports.writing import atomic_file
 from evalbridge.reports.report_folder import ReportFolder
 from evalbridge.reports.writing import write_file_atomic
 root = sys.argv[1]
@@ -528,7 +528,7 @@ with ReportFolder(os.path.join(root, "reports", "demo")) as folder:
     with open(folder.path_for("plots/a.png"), "wb") as handle:
         handle.write(b"png")
 write_file_atomic(os.path.join(root, "single", "report.md"), "x")
-with atomic_path(os.path.join(root, "single", "per_query.parquet")) as tmp:
+with atomic_file(os.path.join(root, "single", "per_query.parquet")) as tmp:
     tmp.write_bytes(b"PAR1")
 modes = {}
 for folder, dirs, files in os.walk(root):

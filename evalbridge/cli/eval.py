@@ -22,7 +22,7 @@ def handle(args: argparse.Namespace) -> int:
     emit(render(outcome.report, args.format), args.output, args)
     note_tracked(args, outcome)
     if args.per_query is not None:
-        from ..reports.report import per_query_format_of, write_per_query
+        from ..reports.per_query import per_query_format_of, write_per_query
 
         fmt = per_query_format_of(args.per_query)
         write_per_query(outcome.report.results, args.per_query, fmt=fmt, provenance=outcome.report.provenance)

@@ -68,7 +68,7 @@ def _power() -> dict[str, Any]:
 
 def _output() -> dict[str, Any]:
     from ..parameters import Interval, OneOf
-    from ..reports.report import PER_QUERY_FORMATS
+    from ..reports.per_query import PER_QUERY_FORMATS
     from ..views.formats import report_formats
 
     return {"output.digits": Interval("digits", int, 0, 12, closed="both"),

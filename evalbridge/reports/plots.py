@@ -64,7 +64,7 @@ def _figure(width: float, height: float) -> Any:
 
 
 def _save(figure: Any, stem: str | os.PathLike[str], formats: Sequence[str]) -> list[Path]:
-    from .report import atomic_path
+    from .writing import atomic_file
 
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown:
@@ -72,7 +72,7 @@ def _save(figure: Any, stem: str | os.PathLike[str], formats: Sequence[str]) -> 
     written = []
     for fmt in formats:
         path = Path(f"{stem}.{fmt}")
-        with atomic_path(path) as tmp:
+        with atomic_file(path) as tmp:
             figure.savefig(tmp, format=fmt, dpi=120)
         written.append(path)
     return written

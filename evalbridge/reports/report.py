@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import os
@@ -38,9 +37,7 @@ from ..json_data import json_value
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from ..views.formats import notebook, report_format
-from .per_query import (PER_QUERY_FORMATS, PerQueryFormat, per_query_format_of, per_query_frame, write_frame,
-                        write_per_query)
-from .writing import atomic_file, output_file, write_file_atomic
+from .writing import output_file, write_file_atomic
 from ..views.markers import MARKER_STYLES
 from ..views.table import number, p_value
 
@@ -53,12 +50,8 @@ if TYPE_CHECKING:
     from ..stats.gates import GateResult
     from ..slices import Slices
 
-#: per_query_frame, write_per_query, write_frame, PER_QUERY_FORMATS, PerQueryFormat and per_query_format_of are
-#: :mod:`evalbridge.reports.per_query`'s, named here too for the code that reads them from a report's module.
-__all__ = ["Report", "render", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame",
-           "per_query_frame", "system_json", "write_atomic", "atomic_path", "file_sha256", "write_per_query",
-           "PER_QUERY_FORMATS", "PerQueryFormat", "per_query_format_of", "report_dict", "make_provenance",
-           "write_frame"]
+__all__ = ["Report", "render", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame", "system_json",
+           "file_sha256", "report_dict", "make_provenance"]
 
 #: The RAG quality bands (P@K, Recall@K, MRR, NDCG@K): lower bounds of fair, good and excellent.
 #: A value gets the highest band whose lower bound it reaches (so 0.85 is excellent for P@K).
@@ -402,20 +395,6 @@ def report_dict(report: Report) -> dict[str, Any]:
     data["provenance"] = report.provenance
     out: dict[str, Any] = json_value(data)
     return out
-
-
-def atomic_path(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[Path]:
-    """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
-
-    If the block raises, the temporary file is removed and ``path`` is left untouched. This is
-    :func:`evalbridge.reports.writing.atomic_file` (fsync, umask permissions, the user's path in errors).
-    """
-    return atomic_file(path)
-
-
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: :func:`evalbridge.reports.writing.write_file_atomic`."""
-    return write_file_atomic(path, data)
 
 
 def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | None = None,

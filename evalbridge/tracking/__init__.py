@@ -303,9 +303,9 @@ def _report_writer(render: Callable[[Report], str], report: Report) -> Callable[
 
 
 def _per_query_writer(results: Results) -> Callable[[Path], None]:
-    """``per_query.csv`` as the report folder writes it (:func:`evalbridge.reports.report.write_frame`)."""
+    """``per_query.csv`` as the report folder writes it (:func:`evalbridge.reports.per_query.write_frame`)."""
     def write(path: Path) -> None:
-        from ..reports.report import write_frame
+        from ..reports.per_query import write_frame
 
         write_frame(results.per_query.reset_index(), path, fmt="csv")
     return write

@@ -97,8 +97,9 @@ class Standings(Shown):
     unpaired: tuple[int, ...]
 
     def to_frame(self, *, table: str = "pairs") -> pd.DataFrame:
-        """``pairs`` (one row per metric and pair), ``hardest`` (one row per hard query, a column per system),
-        ``ranks`` (one row per metric and query, a column per system) or ``mean_ranks``."""
+        """``pairs`` (one row per metric and pair), ``hardest`` (one row per hard query and system: its mean over
+        the systems, the system's value), ``ranks`` (one row per metric, query and system: its rank) or
+        ``mean_ranks``. Long tables: a system's name is a value, never a column that could meet another's."""
         import pandas as pd
 
         if table not in _FRAMES:
@@ -121,16 +122,13 @@ def _pair_rows(s: Standings) -> list[dict[str, Any]]:
 
 
 def _hard_rows(s: Standings) -> list[dict[str, Any]]:
-    return [{"metric": h.metric, "query": h.query, "mean": h.mean, **dict(h.values)} for h in s.hardest]
+    return [{"metric": h.metric, "query": h.query, "mean": h.mean, "system": system, "value": value}
+            for h in s.hardest for system, value in h.values]
 
 
 def _rank_rows(s: Standings) -> list[dict[str, Any]]:
-    rows = []
-    for r in s.ranks:
-        columns = [(system, values) for system, values in r.ranks]
-        rows += [{"metric": r.metric, "query": q, **{system: values[i] for system, values in columns}}
-                 for i, q in enumerate(r.queries)]
-    return rows
+    return [{"metric": r.metric, "query": q, "system": system, "rank": values[i]}
+            for r in s.ranks for i, q in enumerate(r.queries) for system, values in r.ranks]
 
 
 def _mean_rank_rows(s: Standings) -> list[dict[str, Any]]:

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, positionals,
-                     progress, refuse_overwrites)
+from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit,
+                     positionals, progress, refuse_overwrites)
 
 
 
@@ -46,8 +46,7 @@ def add(commands: Any) -> None:
                                          "explain every difference. Exit 1 on an unexplained one.")
     ck.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="QRELS then RUN, or one input holding both (a RAG log, a judged list...)")
-    ck.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
-                    help="metric specs in any spelling; LABEL=SPEC names the metric (e.g. precision@5=P@5)")
+    add_metrics(ck)
     ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND",
                     help="the libraries compared with the reference")
     ck.add_argument("--atol", type=float, default=1e-9, help="largest difference still counted as agreement")

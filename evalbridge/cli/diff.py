@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..views.formats import shown_formats
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+from .shared import EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -33,8 +33,7 @@ def add(commands: Any) -> None:
     p.add_argument("qrels", metavar="QRELS", help="the judgements")
     p.add_argument("run_a", metavar="RUN_A", help="the run compared with (the baseline)")
     p.add_argument("run_b", metavar="RUN_B", help="the run compared")
-    p.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
-                   help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@10' recall@100; LABEL=SPEC names one")
+    add_metrics(p)
     for flag, name in (("-k", "k"), ("--queries", "queries"), ("--moves", "moves")):
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",

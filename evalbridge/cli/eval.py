@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_tracking, config_of, emit, note,
-                     note_tracked, positionals, progress, refuse_overwrites)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_tracking, config_of, emit,
+                     note, note_tracked, positionals, progress, refuse_overwrites)
 
 
 
@@ -43,9 +43,7 @@ def add(commands: Any) -> None:
                                          "mrr; several logs of the same questions are several systems.")
     ev.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="QRELS then RUN..., or inputs that each hold qrels and a run (RAG logs, judged lists...)")
-    ev.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
-                    help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC names "
-                         "the metric's column and JSON key, e.g. precision@5=P@5")
+    add_metrics(ev)
     ev.add_argument("--format", choices=list(report_formats()), default="terminal", help="output format")
     ev.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="write the report to this file instead of stdout")

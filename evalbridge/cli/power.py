@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, positionals, refuse_overwrites
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit, positionals,
+                     refuse_overwrites)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -33,8 +34,7 @@ def add(commands: Any) -> None:
                     "differences (eb.power; a config's power: section). Inputs: QRELS then the runs, or inputs that "
                     "hold their own judgements (RAG logs).")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS, the baseline run, then one or more runs")
-    p.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
-                   help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@10' recall@100; LABEL=SPEC names one")
+    add_metrics(p)
     p.add_argument("--test", choices=POWER_TESTS, default=None,
                    help="t (noncentral t, as statsmodels' TTestPower) or randomization (normal approximation of "
                         "Fisher's test) (default t)")

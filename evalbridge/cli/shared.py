@@ -363,6 +363,13 @@ def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
             parser.add_argument(row.flag, type=kind, default=None, metavar=row.metavar or row.name.upper(), help=shown)
 
 
+def add_metrics(parser: argparse.ArgumentParser) -> None:
+    """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling."""
+    parser.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+                        help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC "
+                             "names the metric's column and JSON key, e.g. precision@5=P@5")
+
+
 def add_quiet(parser: argparse.ArgumentParser) -> None:
     """``-q`` means the same for every command: a quieter stderr (the report and the failures stay)."""
     parser.add_argument("-q", "--quiet", action="store_true",

@@ -273,7 +273,7 @@ def test_pareto_front_marks_the_systems_no_other_beats_on_quality_and_cost() -> 
     assert pareto_front({"a": (float("nan"), 1.0), "b": (0.1, 9.0)}) == ("b",)
 
 
-def test_reports_show_slices_and_logged_numbers_in_text_and_markdown(tmp_path: Path) -> None:
+def test_reports_show_slices_and_logged_numbers_in_every_format(tmp_path: Path) -> None:
     logs = _two_logs(tmp_path)
     qrels, runs = eb.read_logs({k: str(v) for k, v in logs.items()}, slice="category")
     results = {name: eb.evaluate(qrels, run, ["RR"]) for name, run in runs.items()}
@@ -282,11 +282,25 @@ def test_reports_show_slices_and_logged_numbers_in_text_and_markdown(tmp_path: P
     report = eb.Report(results=results, comparison=cmp, slices=cmp.slices)
     from evalbridge.reports.report import render
 
-    text, md = render(report, "terminal"), render(report, "markdown")
-    for shown in (text, md):
-        assert "Quality vs latency_ms" in shown and "Slices by a mapping" in shown and "not tested" not in shown
+    text, md, latex, html = (render(report, fmt) for fmt in ("terminal", "markdown", "latex", "html"))
+    for shown in (text, md, latex, html):
+        assert "Quality vs latency" in shown and "Slices by a mapping" in shown and "not tested" not in shown
         assert "Pareto front" in shown and "Benjamini-Hochberg" in shown
-    assert "## Slices: differences against the baseline" in md
+    assert "## Slices and logged numbers" in md and "Slices: differences against the baseline" in md
+    # a CSV report folder holds them at full precision, one file per table
+    import io
+
+    import pandas as pd
+    from evalbridge.views.formats import report_format
+
+    files = {name: pd.read_csv(io.StringIO(text)) for name, text in report_format("csv").extra_files(report).items()}
+    means = files["slices_means.csv"]
+    assert len(means) == len(cmp.slices.means)
+    assert list(means["mean"]) == pytest.approx([m.mean for m in cmp.slices.means], abs=1e-15)
+    assert len(files["slices_differences.csv"]) == len(cmp.slices.differences)
+    latency = {(name, n.field): n.p95 for name, r in results.items() for n in r.numbers}
+    logged = files["logged.csv"]
+    assert {(s, f): v for s, f, v in zip(logged["system"], logged["field"], logged["p95"])} == pytest.approx(latency)
 
 
 def test_the_three_doors_give_the_same_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

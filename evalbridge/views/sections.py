@@ -1,4 +1,4 @@
-"""A report's sections beyond its means (standings, diffs, power, diagnosis, uncertainty), declared once for every format.
+"""A report's sections beyond its means (standings, diffs, power, diagnosis, uncertainty, slices), declared once.
 
 :func:`report_sections` says what a report holds of them, in order: for each, its key (its name in the JSON report),
 its heading, its tables in any format that writes tables (terminal, Markdown, LaTeX, HTML:
@@ -31,7 +31,8 @@ class Section:
     """One section of a report.
 
     Attributes:
-        key: its name in the JSON report (``standings``, ``diffs``, ``power``, ``diagnosis``, ``uncertainty``).
+        key: its name in the JSON report (``standings``, ``diffs``, ``power``, ``diagnosis``, ``uncertainty``,
+            ``slices``).
         title: its heading (plain text; each format escapes it).
         tables: its tables as text of a format.
         frames: its data as DataFrames, by the stem of their CSV file; sections of one kind (every run diff) give
@@ -88,6 +89,28 @@ def _uncertainty(report: AnyReport) -> Section:
                    lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits))
 
 
+def _slices(report: AnyReport) -> Section:
+    from .slices import report_tables
+
+    def frames() -> Mapping[str, Any]:
+        import pandas as pd
+
+        out = {}
+        numbers = [{"system": system, "field": n.field, "n": n.n, "mean": n.mean, "p50": n.p50, "p95": n.p95}
+                   for system, r in report.results.items() for n in r.numbers]
+        if numbers:
+            out["logged"] = pd.DataFrame(numbers)
+        if report.slices is not None:
+            out |= {f"slices_{table}": report.slices.to_frame(table=table) for table in ("means", "differences")}
+        return out
+
+    return Section("slices", "Slices and logged numbers", lambda fmt: report_tables(report, fmt), frames)
+
+
+def _has_slices(report: AnyReport) -> bool:
+    return report.slices is not None or any(r.numbers for r in report.results.values())
+
+
 def report_sections(report: AnyReport) -> list[Section]:
     """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
     out = [_standings(report.standings)] if report.standings is not None else []
@@ -95,15 +118,19 @@ def report_sections(report: AnyReport) -> list[Section]:
     out += [_power(report.power)] if report.power is not None else []
     out += [_diagnosis(report)] if report.diagnosis is not None else []
     out += [_uncertainty(report)] if report.uncertainty else []
+    out += [_slices(report)] if _has_slices(report) else []
     return out
 
 
-def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]]) -> list[str]:
+def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]], *,
+                   skip: tuple[str, ...] = ()) -> list[str]:
     """The lines a report in the format called ``fmt`` shows of its sections: each one's ``heading`` (the lines of
-    a heading in that format, given the escaped title) and its tables."""
+    a heading in that format, given the escaped title) and its tables; ``skip``: keys of sections shown elsewhere."""
     written = table_format(fmt)
     lines: list[str] = []
     for section in report_sections(report):
+        if section.key in skip:
+            continue
         lines += heading(written.escape(section.title)) + [show(section.tables(written), fmt).rstrip("\n")]
     return lines
 

@@ -31,7 +31,8 @@ def extra_csv_files(report: Report) -> Mapping[str, str]:
     report's sections (:func:`evalbridge.views.sections.report_sections`) at full precision: ``standings_pairs.csv``,
     ``standings_hardest.csv``, ``standings_mean_ranks.csv``, ``standings_ranks.csv`` (every system's rank on every
     query), ``diff_means.csv``, ``diff_queries.csv``, ``diff_documents.csv`` (every run diff, each row saying whose),
-    ``power.csv``, and a section without data of its own as its tables (``diagnosis_1.csv``, ...)."""
+    ``power.csv``, ``slices_means.csv``, ``slices_differences.csv``, ``logged.csv`` (each system's logged numbers),
+    and a section without data of its own as its tables (``diagnosis_1.csv``, ...)."""
     import pandas as pd
 
     from ...views.sections import section_files

@@ -266,7 +266,7 @@ def _decisions(report: Report) -> str:
     """Across the systems (standings), each run diff against the baseline, and the power analysis."""
     from ...views.sections import section_tables
 
-    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"])
+    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"], skip=("slices",))
     return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)
 
 

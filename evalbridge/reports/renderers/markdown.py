@@ -79,10 +79,6 @@ def render_markdown(report: Report) -> str:
         a, b = report.agreement.judges.names
         out += ["", f"## Agreement between the judgements {md(a)} and {md(b)}", "",
                 report.agreement.to_markdown().strip()]
-    from ...views.slices import report_tables
-
-    for table in report_tables(report, FORMAT):
-        out += ["", markdown_table(replace(table, title=f"## {table.title}" if table.title else "")).rstrip("\n")]
     queries = [f"- {md(line)}" for line in queries_lines(report)]
     out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(json_value(report.provenance), indent=2, sort_keys=False), "```"]

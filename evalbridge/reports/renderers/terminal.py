@@ -44,10 +44,6 @@ def render_terminal(report: Report) -> str:
                         if exempt else ""))
     if report.agreement is not None:
         lines += ["", str(report.agreement)]
-    from ...views.slices import report_tables
-
-    for table in report_tables(report, FORMAT):
-        lines += ["", text_table(table).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

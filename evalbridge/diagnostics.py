@@ -40,6 +40,7 @@ from .views.table import Shown
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
     from typing_extensions import Unpack
 
     from .fast.tops import TopLists
@@ -155,12 +156,36 @@ class Diagnosis(Shown):
         out["order"] = None if self.order is None else asdict(self.order)
         return json_ready(out)
 
+    def to_frame(self, *, table: str = "systems") -> pd.DataFrame:
+        """``systems`` (a row per system: its mean, under the second judgements where given, its unique relevant
+        documents, its mean and rank without them) or ``swaps`` (a row per bin of the difference in one half)."""
+        import pandas as pd
+
+        if table not in _FRAMES:
+            raise InputError(f"unknown table {table!r}; choose one of {', '.join(map(repr, _FRAMES))}.")
+        return pd.DataFrame(_FRAMES[table](self))
+
     def table(self, fmt: str = "terminal") -> str:
         """The diagnosis as text: ``json`` (every number and each finding's meaning) or any output format that
         writes tables (:mod:`evalbridge.views.diagnosis`)."""
         from .views.diagnosis import render_diagnosis
 
         return render_diagnosis(self, fmt)
+
+
+def _system_rows(d: Diagnosis) -> list[dict[str, Any]]:
+    return [{"system": name, "mean": mean, **({"mean_b": d.order.means_b[i]} if d.order is not None else {}),
+             "unique_relevant": bias.unique_relevant, "mean_without": bias.score_without, "rank": bias.rank,
+             "rank_without": bias.rank_without}
+            for i, (name, mean, bias) in enumerate(zip(d.systems, d.means, d.pool_bias.runs))]
+
+
+def _swap_rows(d: Diagnosis) -> list[dict[str, Any]]:
+    return [{"low": b.low, "high": b.high, "comparisons": b.comparisons, "swaps": b.swaps, "rate": b.rate}
+            for b in d.swap.bins]
+
+
+_FRAMES = {"systems": _system_rows, "swaps": _swap_rows}
 
 
 # ------------------------------------------------------------------ the driver

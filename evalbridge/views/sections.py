@@ -78,15 +78,34 @@ def _power(analysis: Any) -> Section:
 def _diagnosis(report: AnyReport) -> Section:
     from .diagnosis import diagnosis_tables
 
+    def frames() -> Mapping[str, Any]:
+        import pandas as pd
+
+        from .diagnosis import TITLES, meanings
+
+        d = report.diagnosis
+        found = [{"finding": TITLES[name], "meaning": text} for name, text in meanings(d).items()]
+        return {"diagnosis_systems": d.to_frame(table="systems"), "diagnosis_swaps": d.to_frame(table="swaps"),
+                "diagnosis_findings": pd.DataFrame(found, columns=["finding", "meaning"])}
+
     return Section("diagnosis", "Diagnosis of the test collection",
-                   lambda fmt: diagnosis_tables(report.diagnosis, fmt, report.digits))
+                   lambda fmt: diagnosis_tables(report.diagnosis, fmt, report.digits), frames)
 
 
 def _uncertainty(report: AnyReport) -> Section:
     from .uncertainty import uncertainty_tables
 
+    def frames() -> Mapping[str, Any]:
+        import pandas as pd
+
+        rows = [{name: value for name, value in u.to_dict().items() if name != "per_query"}
+                | {"labellings": u.labellings if isinstance(u.labellings, int) else ", ".join(u.labellings),
+                   "widening": u.widening}
+                for u in report.uncertainty.values()]
+        return {"uncertainty": pd.DataFrame(rows)}
+
     return Section("uncertainty", "Uncertainty of the labels",
-                   lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits))
+                   lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits), frames)
 
 
 def _slices(report: AnyReport) -> Section:

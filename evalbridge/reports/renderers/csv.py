@@ -32,7 +32,7 @@ def extra_csv_files(report: Report) -> Mapping[str, str]:
     ``standings_hardest.csv``, ``standings_mean_ranks.csv``, ``standings_ranks.csv`` (every system's rank on every
     query), ``diff_means.csv``, ``diff_queries.csv``, ``diff_documents.csv`` (every run diff, each row saying whose),
     ``power.csv``, ``slices_means.csv``, ``slices_differences.csv``, ``logged.csv`` (each system's logged numbers),
-    and a section without data of its own as its tables (``diagnosis_1.csv``, ...)."""
+    ``diagnosis_systems.csv``, ``diagnosis_swaps.csv``, ``diagnosis_findings.csv``, ``uncertainty.csv``."""
     import pandas as pd
 
     from ...views.sections import section_files

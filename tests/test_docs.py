@@ -166,6 +166,8 @@ def test_cli_md_documents_every_option_of_every_command() -> None:
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     parsers = commands(build_parser())
     assert not [name for name in parsers if f"<!-- generated:cli_{name} -->" not in text]
+    summary = text.split("## ", 1)[0]   # the table of commands at the top of the page: one row per command
+    assert not [name for name in parsers if f"| `evalbridge {name}" not in summary]
     unexplained = [(name, action.option_strings or action.dest) for name, parser in parsers.items()
                    for action in parser._actions if not action.help]
     assert not unexplained, f"arguments without a help text: {unexplained}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config.layout import AgreementSettings, Config, DiagnoseSettings, UncertainSettings
+from .config.layout import AgreementSettings, ChangedSettings, Config, DiagnoseSettings, UncertainSettings
 from .config.sources import Source
 from .errors import InputError
 from .settings import ROWS
@@ -138,7 +138,7 @@ def _steps(config: Config) -> int:
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
             + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
-            + 1 + len(config.tracking) + (1 if config.diagnose else 0)
+            + 1 + len(config.tracking) + (1 if config.diagnose else 0) + (1 if config.changed else 0)
             + (len(config.uncertain.runs) if config.uncertain else 0))
 
 
@@ -151,6 +151,8 @@ def input_sources(config: Config) -> list[Source]:
         sources.append(config.diagnose.judgements_b)
     if config.uncertain is not None:
         sources += [*config.uncertain.judges.values(), config.uncertain.probabilities]
+    if config.changed is not None:
+        sources.append(config.changed.before)
     return list({s.key: s for s in sources if s is not None}.values())
 
 
@@ -208,12 +210,13 @@ def settings_of(config: Config) -> dict[str, Any]:
             "power": None if config.power is None else dict(vars(config.power)),
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
             **({"diagnose": _section_settings(config.diagnose)} if config.diagnose is not None else {}),
-            **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {})}
+            **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {}),
+            **({"changed": _section_settings(config.changed)} if config.changed is not None else {})}
 
 
-def _section_settings(section: DiagnoseSettings | UncertainSettings) -> dict[str, Any]:
-    """A ``diagnose:`` / ``uncertain:`` section as the provenance records it: inputs by their key, the metric as
-    its spec."""
+def _section_settings(section: DiagnoseSettings | UncertainSettings | ChangedSettings) -> dict[str, Any]:
+    """A ``diagnose:`` / ``uncertain:`` / ``changed:`` section as the provenance records it: inputs by their key, the
+    metric as its spec."""
     def plain(value: Any) -> Any:
         if isinstance(value, Source):
             return value.key
@@ -221,8 +224,8 @@ def _section_settings(section: DiagnoseSettings | UncertainSettings) -> dict[str
             return {name: plain(v) for name, v in value.items()}
         return list(value) if isinstance(value, tuple) else value
 
-    return {name: plain(getattr(section, name)) for name in section.__dataclass_fields__} | {
-        "metric": str(section.metric)}
+    found = {name: plain(getattr(section, name)) for name in section.__dataclass_fields__}
+    return found | ({"metric": str(found["metric"])} if "metric" in found else {})
 
 
 
@@ -394,6 +397,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     diffs = _diffs(config, results, pairs, baseline, step)
     diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
     uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
+    change = _changed(config, config.changed, shared, pairs, inputs, hashes, step)
     gates = []
     if config.gates:
         from .stats.gates import check_gates
@@ -419,7 +423,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power,
-                    slices=sliced, diagnosis=diagnosis, uncertainty=uncertainty)
+                    slices=sliced, diagnosis=diagnosis, uncertainty=uncertainty, change=change)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:
@@ -527,6 +531,22 @@ def _uncertain(config: Config, settings: UncertainSettings | None, pairs: Mappin
                                     n_resamples=settings.n_resamples, confidence=settings.confidence,
                                     seed=config.seed, settings=config.settings)
     return found
+
+
+def _changed(config: Config, settings: ChangedSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
+             inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
+    """The ``changed:`` section: :func:`evalbridge.what_changed` of the judgements before against the config's qrels
+    for the runs read (the config's seed and settings)."""
+    if settings is None:
+        return None
+    from .stats.changes import what_changed
+
+    before = _judgements(config, settings.before, inputs, hashes)
+    step("what the judgements changed")
+    with _in_section(config, "changed"):
+        return what_changed(before, shared, {name: run for name, (_, run) in pairs.items()}, list(settings.metrics),
+                            test=settings.test, alpha=settings.alpha, n_resamples=settings.n_resamples,
+                            seed=config.seed, settings=config.settings)
 
 
 def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:

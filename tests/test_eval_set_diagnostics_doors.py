@@ -132,6 +132,11 @@ def test_a_config_run_shows_the_diagnosis_and_the_uncertainty_in_every_report_fo
     ({"uncertain": {"judges": {"ann": "qrels.txt"}}}, "several judges"),
     ({"uncertain": {"probabilities": "p.txt", "runs": ["w"]}}, "unknown run 'w'"),
     ({"uncertain": {"probabilities": "p.txt", "confidence": 2}}, "uncertain.confidence"),
+    ({"changed": {"metrics": ["P@2"]}}, "the judgements before"),
+    ({"changed": {"before": "qrels_b.txt", "test": "anova"}}, "changed.test"),
+    ({"changed": {"before": "qrels_b.txt", "alpha": 2}}, "changed.alpha"),
+    ({"changed": {"before": "missing.txt"}}, "missing.txt"),
+    ({"changed": {"before": "qrels_b.txt", "k": 3}}, "k"),
 ])
 def test_a_config_that_asks_a_diagnosis_wrongly_is_refused_with_the_key_and_the_fix(folder: Path, sections: dict,
                                                                                   said: str) -> None:

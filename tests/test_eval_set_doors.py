@@ -1,7 +1,8 @@
 """The eval-set loop at its two doors (the Python API and the command line: ``evalbridge pool``, ``merge``,
 ``changed``) on TREC DL 2019: the same pool, the same batch file, the same merged judgements and sources, the same
-answer; bad input exits 2 with the file and the fix, never a traceback. (A config run has no pool or merge step: a
-loop that asks a judge between two runs of evalbridge is not one configured evaluation.)"""
+answer; bad input exits 2 with the file and the fix, never a traceback. A config's ``changed:`` section gives what
+``changed`` gives, in its report. (A config run has no pool or merge step: a loop that asks a judge between two runs
+of evalbridge is not one configured evaluation.)"""
 
 from __future__ import annotations
 
@@ -62,6 +63,21 @@ def test_merge_and_changed_at_both_doors_agree(loop, tmp_path):
     change = eb.what_changed(loop["qrels"], api, {Path(r).name.removesuffix(".txt"): r for r in runs},
                              ["nDCG@10", "AP"], min_relevance=2)
     assert json.loads(out) == json.loads(change.render("json"))
+    # the config door: changed: {before} against the config's qrels (after), in the report as one section
+    (tmp_path / "eval.yaml").write_text(json.dumps({
+        "qrels": str(tmp_path / "merged.jsonl"), "min_relevance": 2, "metrics": ["nDCG@10"],
+        "runs": {Path(r).name.removesuffix(".txt"): str(r) for r in runs},
+        "changed": {"before": str(loop["qrels"]), "metrics": ["nDCG@10", "AP"]}}))
+    outcome = eb.run_config(eb.load_config(tmp_path / "eval.yaml"), write=False)
+    from evalbridge.reports.report import render, report_dict
+    from evalbridge.views.formats import report_format
+
+    assert report_dict(outcome.report)["changed"] == json.loads(change.render("json"))
+    for fmt in ("terminal", "markdown", "latex", "html"):
+        assert "What the judgements changed" in render(outcome.report, fmt) and change.answer in render(outcome.report,
+                                                                                                       fmt), fmt
+    files = report_format("csv").extra_files(outcome.report)
+    assert {"changed_means.csv", "changed_orders.csv"} <= set(files)
 
 
 @pytest.mark.parametrize("argv, message", [

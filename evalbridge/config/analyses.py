@@ -1,15 +1,17 @@
-"""The sections of a config that add analyses of results already computed to the report: ``diff:`` and ``power:``."""
+"""The sections of a config that add analyses of the runs it evaluates to the report: ``diff:``, ``power:``, ``changed:``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ..metrics.requests import MetricRequest
 from .checking import Checker
-from .layout import ComparisonSettings, DiffSettings, PowerSettings
+from .layout import ChangedSettings, ComparisonSettings, DiffSettings, PowerSettings
 from .sources import Source
 
-__all__ = ["read_diff", "read_power"]
+__all__ = ["read_diff", "read_power", "read_changed"]
 
 
 def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
@@ -51,3 +53,36 @@ def read_power(check: Checker, value: Any, runs: Mapping[str, Source],
 
 #: the keys of ``power:`` (the keywords of :func:`evalbridge.power` but the results, metrics and baseline)
 _POWER_KEYS = ("test", "alpha", "power", "effect", "sides")
+
+
+def read_changed(check: Checker, value: Any, folder: Path, qrels: Source | None, runs: Mapping[str, Source],
+                 metrics: Sequence[MetricRequest], policies: Mapping[str, str]) -> ChangedSettings | None:
+    """``changed:``: ``{before, metrics, test, alpha, n_resamples}``: what the config's qrels (after) changed against
+    the judgements ``before`` (a qrels source) for the config's runs; test, alpha and n_resamples checked by the
+    agreement's rules (:func:`evalbridge.what_changed` is the ranking agreement of the two sides)."""
+    from .sections import read_metrics, read_source
+
+    if value is None:
+        return None
+    spec = check.mapping(value, ("changed",), ("before", "metrics", "test", "alpha", "n_resamples"),
+                         "{before: qrels.before.txt, metrics: [nDCG@10]}")
+    if "before" not in spec:
+        raise check.fail(("changed",), "what changed needs the judgements before (the config's qrels are after).",
+                         fix="write changed: {before: <path to the qrels before>}.")
+    if qrels is None:
+        raise check.fail(("changed",), "what changed compares the judgements before with the config's qrels, and "
+                                       "the config has none.", fix="add qrels: <path to the qrels after>.")
+    if len(runs) < 2:
+        raise check.fail(("changed",), "what changed for the decision orders systems, and needs at least two runs.",
+                         fix="add another run, or remove the changed section.")
+    given = spec.get("metrics")
+    asked = read_metrics(check, [given] if isinstance(given, str) else given, ("changed", "metrics")) \
+        if given is not None else metrics
+    if not asked:
+        raise check.fail(("changed",), "no metric to order the systems by: the config has no metrics.",
+                         fix="write changed: {before: ..., metrics: [nDCG@10]}.")
+    return ChangedSettings(
+        before=read_source(check, spec["before"], ("changed", "before"), folder, "qrels", "local", policies),
+        metrics=tuple(r.asked for r in asked),
+        **{key: check.rule(spec.get(key, getattr(ChangedSettings, key)), ("changed", key), f"changed.{key}")
+           for key in ("test", "alpha", "n_resamples")})

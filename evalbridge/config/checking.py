@@ -88,6 +88,12 @@ def _agreement() -> dict[str, Any]:
             "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"]}
 
 
+def _changed() -> dict[str, Any]:
+    """what_changed's test, alpha and n_resamples are the agreement's (it is the ranking agreement of two sides)."""
+    rules = _agreement()
+    return {f"changed.{name}": rules[f"agreement.{name}"] for name in ("test", "alpha", "n_resamples")}
+
+
 def _spark() -> dict[str, Any]:
     from ..parameters import Interval
 
@@ -109,8 +115,8 @@ def _tracking() -> dict[str, Any]:
 #: diagnosis, the uncertainty or the power).
 _SECTIONS: Mapping[str, Callable[[], dict[str, Any]]] = MappingProxyType({
     "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "diff": _diff, "diagnose": _diagnose,
-    "uncertain": _uncertain, "power": _power, "output": _output, "agreement": _agreement, "spark": _spark,
-    "tracking": _tracking})
+    "uncertain": _uncertain, "power": _power, "output": _output, "agreement": _agreement, "changed": _changed,
+    "spark": _spark, "tracking": _tracking})
 
 
 @functools.cache

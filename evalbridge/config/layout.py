@@ -55,6 +55,8 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
                 "qrels tell the runs apart, and do they favour some (evalbridge.diagnose)",
     "uncertain": "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric of each run "
                  "with the uncertainty of its labels (evalbridge.uncertain)",
+    "changed": "{before, metrics, test, alpha, n_resamples}: what the config's qrels changed against the judgements "
+               "before: means, order, significance, the system to ship (evalbridge.what_changed)",
 })
 
 #: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
@@ -117,6 +119,18 @@ class PowerSettings:
     power: float = 0.8
     effect: float | None = None
     sides: int = 2
+
+
+@dataclass(frozen=True)
+class ChangedSettings:
+    """``changed:``: what the config's qrels (after) changed against the judgements ``before`` for the config's
+    runs (see :func:`evalbridge.what_changed`; the keys are its keywords, checked by the same rules)."""
+
+    before: Source
+    metrics: tuple[str, ...]
+    test: str = "t"
+    alpha: float = 0.05
+    n_resamples: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -246,6 +260,7 @@ class Config:
     slices: SliceSettings | None = None
     diagnose: DiagnoseSettings | None = None
     uncertain: UncertainSettings | None = None
+    changed: ChangedSettings | None = None
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

@@ -19,7 +19,7 @@ from ..io.registry import BESIDE_QRELS
 from ..wording import option
 from .checking import Checker, Locator
 from .layout import ENGINES, TOP_KEYS, Config
-from .analyses import read_diff, read_power
+from .analyses import read_changed, read_diff, read_power
 from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_gates,
                        read_metrics, read_name, read_output, read_policies, read_settings, read_slices, read_source,
                        read_spark, read_supported, read_tracking, read_uncertain)
@@ -47,6 +47,8 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
      "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
     (("diagnose",), lambda c: c.diagnose is not None,
      "the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in Spark"),
+    (("changed",), lambda c: c.changed is not None,
+     "what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark"),
     (("uncertain",), lambda c: c.uncertain is not None,
      "the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in Spark"),
 )
@@ -147,6 +149,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         slices=read_slices(check, spec.get("slices"), folder),
         diagnose=read_diagnose(check, spec.get("diagnose"), folder, qrels, runs, metrics, policies),
         uncertain=read_uncertain(check, spec.get("uncertain"), folder, runs, metrics, policies),
+        changed=read_changed(check, spec.get("changed"), folder, qrels, runs, metrics, policies),
         raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)

@@ -116,6 +116,8 @@ class Report:
             (:class:`~evalbridge.slices.Slices`, ``slices:`` of a config), or None.
         diagnosis: the :class:`~evalbridge.diagnostics.Diagnosis` of the qrels and runs (``diagnose:``), or None.
         uncertainty: system -> its :class:`~evalbridge.uncertainty.Uncertainty` (``uncertain:``).
+        change: what the judgements changed against the ones before
+            (:class:`~evalbridge.stats.changes.JudgementChange`, ``changed:``), or None.
     """
 
     results: Mapping[str, Results]
@@ -135,6 +137,7 @@ class Report:
     slices: Slices | None = None
     diagnosis: Any = None
     uncertainty: Mapping[str, Any] = field(default_factory=dict)
+    change: Any = None
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None and self.comparison is None:
@@ -383,6 +386,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         from ..views.uncertainty import meaning
 
         data["uncertainty"] = {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in report.uncertainty.items()}
+    if report.change is not None:
+        data["changed"] = json_value(report.change.to_dict())
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts
 

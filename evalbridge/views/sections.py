@@ -108,6 +108,23 @@ def _uncertainty(report: AnyReport) -> Section:
                    lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits), frames)
 
 
+def _change(report: AnyReport) -> Section:
+    from .eval_sets import change_tables
+
+    def frames() -> Mapping[str, Any]:
+        import pandas as pd
+
+        c = report.change
+        means = [{"metric": row.metric, "system": s, "before": a, "after": b}
+                 for row in c.ranking.rows for s, a, b in zip(row.systems, row.means_a, row.means_b)]
+        orders = [{"metric": row.metric, "kendall_tau": row.kendall_tau, "tau_ap": row.tau_ap,
+                   "significant_before": row.significant_a, "significant_after": row.significant_b}
+                  for row in c.ranking.rows]
+        return {"changed_means": pd.DataFrame(means), "changed_orders": pd.DataFrame(orders)}
+
+    return Section("changed", "What the judgements changed", lambda fmt: change_tables(report.change, fmt), frames)
+
+
 def _slices(report: AnyReport) -> Section:
     from .slices import report_tables
 
@@ -137,6 +154,7 @@ def report_sections(report: AnyReport) -> list[Section]:
     out += [_power(report.power)] if report.power is not None else []
     out += [_diagnosis(report)] if report.diagnosis is not None else []
     out += [_uncertainty(report)] if report.uncertainty else []
+    out += [_change(report)] if report.change is not None else []
     out += [_slices(report)] if _has_slices(report) else []
     return out
 

@@ -18,13 +18,16 @@ from .report_folder import ReportFolder
 from .writing import unique_file_names
 
 if TYPE_CHECKING:
-    from ..config.layout import OutputSettings
     from .report import Report
+
+#: a config's ``output:`` (:class:`evalbridge.config.layout.OutputSettings`: read, never imported, the config being
+#: above the reports)
+AnyOutput = Any
 
 __all__ = ["write_report_folder"]
 
 
-def write_report_folder(report: Report, output: OutputSettings, folder: Path,
+def write_report_folder(report: Report, output: AnyOutput, folder: Path,
                         curves: Mapping[str, Any]) -> list[Path]:
     """Write the report folder whole: into a hidden sibling first, swapped in when complete, under a lock
     (:class:`~evalbridge.reports.report_folder.ReportFolder`); system and metric file names checked unique first."""

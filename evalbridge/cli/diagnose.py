@@ -6,8 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from ..views.formats import shown_formats
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
@@ -68,8 +67,7 @@ def add(commands: Any) -> None:
     di.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
     di.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
     di.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    di.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
-    di.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    add_shown(di, "the diagnosis")
     di.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(di)
     add_inputs(di)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..views.formats import shown_formats
-from .shared import EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit, refuse_overwrites
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
+                     refuse_overwrites)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -38,8 +38,7 @@ def add(commands: Any) -> None:
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",
                        help=f"{rule.fix.rstrip('.')} (default {rule.default})")
-    p.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
-    p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the diff to this file instead of stdout")
+    add_shown(p, "the diff")
     p.add_argument("--title", default=None, help="heading of the report")
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     add_quiet(p)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit, positionals,
-                     refuse_overwrites)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
+                     positionals, refuse_overwrites)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -24,8 +24,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..stats.power import POWER_PARAMETERS, POWER_TESTS
-    from ..views.formats import shown_formats
-
+    
     p = commands.add_parser(
         "power", help="the smallest difference the eval set can detect, and the queries a target effect needs",
         description="Evaluate every run once and, for each run against the first (the baseline) and each metric, "
@@ -43,8 +42,7 @@ def add(commands: Any) -> None:
         shown = "the observed |difference|" if rule.default is None else rule.default
         p.add_argument(f"--{name}", type=kind, default=None, metavar=name.upper(),
                        help=f"{rule.fix.rstrip('.')} (default {shown})".replace("%", "%%"))
-    p.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
-    p.add_argument("-o", "--output", default=None, metavar="PATH", help="write the table to this file instead of stdout")
+    add_shown(p, "the table")
     p.add_argument("--title", default=None, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     add_quiet(p)

@@ -363,6 +363,16 @@ def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
             parser.add_argument(row.flag, type=kind, default=None, metavar=row.metavar or row.name.upper(), help=shown)
 
 
+def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--format`` and ``-o/--output`` of a command that shows one result (``what``) in any format that writes
+    tables, or JSON (:func:`evalbridge.views.formats.shown_formats`)."""
+    from ..views.formats import shown_formats
+
+    parser.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
+    parser.add_argument("-o", "--output", default=None, metavar="PATH",
+                        help=f"write {what} to this file instead of stdout")
+
+
 def add_metrics(parser: argparse.ArgumentParser) -> None:
     """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling."""
     parser.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..views.formats import shown_formats
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -59,8 +58,7 @@ def add(commands: Any) -> None:
     un.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     un.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
     un.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
-    un.add_argument("--format", choices=shown_formats(), default="terminal", help="output format (default terminal)")
-    un.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    add_shown(un, "the measurement")
     un.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(un)
     add_inputs(un)

@@ -44,3 +44,25 @@ def test_the_probe_sees_heavy_imports() -> None:
     code = SCRIPT.format(heavy=HEAVY).replace("print(json.dumps(", "results.per_query\nprint(json.dumps(")
     report = run_fresh(code)
     assert {"pandas", "numpy"} <= set(report["after_evaluate"])
+
+
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, evalbridge
+names = sorted(m.name for m in pkgutil.walk_packages(evalbridge.__path__, "evalbridge."))
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_every_module_imports_with_warnings_as_errors(tmp_path) -> None:
+    """`python -W error` imports every module of the package: no SyntaxWarning (an invalid escape such as '\\d' in
+    a string), no DeprecationWarning at import. Compiled afresh (an empty bytecode cache), so a warning the
+    compiler gives once is given again."""
+    import os
+
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-W", "error", "-c", IMPORT_EVERY_MODULE], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) > 100  # every module was imported, not only the package root

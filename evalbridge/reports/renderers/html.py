@@ -458,7 +458,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
 
 #: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value (or
 #: their text, when a cell is a plain number), then text by its content; a second click reverses; empty values last
-_SCRIPT = """
+_SCRIPT = r"""
 (function () {
   function key(cell) {
     var value = cell.getAttribute("data-value");

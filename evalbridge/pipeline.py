@@ -306,7 +306,8 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     if write and folder is not None:
         from .reports.writing import check_outputs
 
-        check_outputs([*([config.path] if config.path is not None else []), *sources], folders=[folder])
+        table = [config.slices.file] if config.slices is not None and config.slices.file is not None else []
+        check_outputs([*([config.path] if config.path is not None else []), *sources, *table], folders=[folder])
     files = [path for path in sources if not path.is_dir()]  # a folder of Parquet files is described, not hashed
     hashes = _Hashes([*files, *([config.path] if config.path is not None else [])])
     try:

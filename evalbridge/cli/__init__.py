@@ -107,12 +107,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     traceback only with ``--debug``). No exception of a dependency reaches the user unwrapped.
     """
     arguments = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(arguments).parse_args(arguments)
-    from ..wording import door
-
+    args: argparse.Namespace | None = None
     try:
-        with door("config" if args.command == "run" else "command line"), _said_once():
-            code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
+        from ..reports.writing import one_command
+
+        with one_command():  # no output replaces a file it read; Ctrl-C ends it with 130, the old outputs intact
+            args = build_parser(arguments).parse_args(arguments)
+            from ..wording import door
+
+            with door("config" if args.command == "run" else "command line"), _said_once():
+                code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
         return code
     except EvalbridgeError as error:
         print(f"evalbridge: error: {error}", file=sys.stderr)
@@ -122,13 +126,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"evalbridge: error: {error.strerror or error}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("evalbridge: interrupted; no report was half-written", file=sys.stderr)
+        print("evalbridge: interrupted; every output is as it was or complete (each is replaced whole, only once "
+              "written)", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - the last line of defence: one line, exit 3, traceback on request
-        if args.debug:
+        debug = args is not None and args.debug
+        if debug:
             import traceback
 
             traceback.print_exc()
         print(f"evalbridge: internal error: {type(error).__name__}: {error}. This is a bug in evalbridge; please "
-              f"report it{'' if args.debug else ' (run again with --debug for the traceback)'}.", file=sys.stderr)
+              f"report it{'' if debug else ' (run again with --debug for the traceback)'}.", file=sys.stderr)
         return EXIT_INTERNAL

@@ -17,10 +17,11 @@ def handle(args: argparse.Namespace) -> int:
         raise InputError(f"changed needs BEFORE, AFTER and two runs or more; got {len(args.runs)} run"
                          f"{'s' if len(args.runs) != 1 else ''}.", fix="evalbridge changed before.txt after.jsonl a.run b.run")
     config = config_of(args, args.before, args.runs)
+    after_source = source_from_path(args.after, "qrels", args.after_format, "AFTER")
     refuse_overwrites(args, config)
     level = config.settings.min_relevance
     before = load_qrels(config.qrels, level)
-    after = load_qrels(source_from_path(args.after, "qrels", args.after_format, "AFTER"), level)
+    after = load_qrels(after_source, level)
     runs = {name: load_run(source, name, before, level)[1] for name, source in config.runs.items()}
     found = what_changed(before, after, runs, list(args.metrics), test=args.test, alpha=args.alpha,
                          n_resamples=args.n_resamples, seed=args.seed, settings=config.settings)

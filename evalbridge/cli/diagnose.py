@@ -9,31 +9,28 @@ from ..errors import InputError
 from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
 
 
-def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-    """(qrels, name -> run, settings) read as ``evalbridge eval`` reads them (the config's schema and sources)."""
-    from ..config.sources import load_qrels, load_run
+def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
+    """(qrels, name -> run, settings, the judgements B or None) read as ``evalbridge eval`` reads them (the
+    config's schema and sources)."""
+    from ..config.sources import load_qrels, load_run, source_from_path
 
     if len(args.inputs) < 3:
         raise InputError(f"diagnose needs QRELS and at least two runs; got {len(args.inputs)} input"
                          f"{'s' if len(args.inputs) != 1 else ''}.", fix="evalbridge diagnose qrels.txt a.run b.run")
     config = config_of(args, args.inputs[0], args.inputs[1:])
+    other = None if args.judgements_b is None else \
+        source_from_path(args.judgements_b, "qrels", args.qrels_format, "judgements_b")
     refuse_overwrites(args, config)
     level = config.settings.min_relevance
     qrels = load_qrels(config.qrels, level)
     runs = {name: load_run(source, name, qrels, level)[1] for name, source in config.runs.items()}
-    return qrels, runs, config.settings
+    return qrels, runs, config.settings, None if other is None else load_qrels(other, level)
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..diagnostics import diagnose
 
-    qrels, runs, settings = _inputs(args)
-    other = None
-    if args.judgements_b is not None:
-        from ..config.sources import load_qrels, source_from_path
-
-        other = load_qrels(source_from_path(args.judgements_b, "qrels", args.qrels_format, "judgements_b"),
-                           settings.min_relevance)
+    qrels, runs, settings, other = _inputs(args)
     found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
                      test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
                      seed=args.seed, settings=settings)

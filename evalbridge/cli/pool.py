@@ -35,7 +35,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, source_from_path
     from ..io.judging import write_batch
     from ..pooling import pool
-    from ..reports.writing import STDOUT, check_outputs
+    from ..reports.writing import STDOUT, atomic_file, check_outputs
 
     if not args.runs:
         raise InputError("pool needs QRELS and at least one run.", fix="evalbridge pool qrels.txt a.run b.run --depth 10")
@@ -50,7 +50,8 @@ def handle(args: argparse.Namespace) -> int:
     found = pool(qrels, _Runs(args.runs, args.run_format, read), depth=args.depth, k=args.k, queries=args.queries,
                  ties=args.ties, score_precision=args.score_precision)
     if args.batch is not None:
-        write_batch(found, args.batch, queries=args.topics, documents=args.corpus)
+        with atomic_file(args.batch) as temporary:  # the old batch stays whole until the new one is
+            write_batch(found, temporary, queries=args.topics, documents=args.corpus)
         note(args, f"wrote {args.batch}: {found.size()} pairs to judge (depth {found.depths[-1]})")
     emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)
     return EXIT_OK

@@ -20,6 +20,10 @@ def handle(args: argparse.Namespace) -> int:
                          fix="evalbridge uncertain run.txt -m P@10 --judges ann.qrels bob.qrels")
     first = args.probabilities if args.probabilities is not None else args.judges[0]
     config = config_of(args, first, [args.run])
+    names = [Path(p).name for p in args.judges]
+    if len(set(names)) != len(names):
+        names = [f"judge{i + 1}" for i in range(len(names))]
+    sources = {n: source_from_path(p, "qrels", args.qrels_format, f"judges.{n}") for n, p in zip(names, args.judges)}
     refuse_overwrites(args, config)
     level = config.settings.min_relevance
     (name, source), = config.runs.items()
@@ -27,11 +31,7 @@ def handle(args: argparse.Namespace) -> int:
     options = dict(system=name, draws=args.draws, n_resamples=args.n_resamples, confidence=args.confidence,
                    seed=args.seed, settings=config.settings)
     if args.judges:
-        names = [Path(p).name for p in args.judges]
-        if len(set(names)) != len(names):
-            names = [f"judge{i + 1}" for i in range(len(names))]
-        judges = {n: load_qrels(source_from_path(p, "qrels", args.qrels_format, f"judges.{n}"), level)
-                  for n, p in zip(names, args.judges)}
+        judges = {n: load_qrels(judge, level) for n, judge in sources.items()}
         found = uncertain(run, args.metrics[0], judges=judges, **options)
     else:
         found = uncertain(run, args.metrics[0], probabilities=load_qrels(config.qrels, level), **options)

@@ -72,6 +72,9 @@ def _load(path: str | os.PathLike[str]) -> list[Config]:
     if fault is not None:
         raise InputError(f"{NOT_A_FILE[fault].replace('the file', 'the config file')}.", source=str(path),
                          fix=f"{NOT_A_FILE_FIX[fault]}; configs live in configs/*.yaml.")
+    from ..reports.writing import note_read
+
+    note_read(path)  # no output of the command may replace it
     documents = load_yaml_documents(path.read_bytes(), str(path))
     kept = [(i, data, lines) for i, (data, lines) in enumerate(documents) if data is not None]
     if not kept:

@@ -291,4 +291,7 @@ class Checker:
             elif "robust04" in text:
                 hint = "run `make demo-data` first (it extracts the Robust04 files into .cache/robust04). " + hint
             raise self.fail(path, f"{text}: {NOT_A_FILE[fault]} (looked for {target}).", fix=hint)
+        from ..reports.writing import note_read
+
+        note_read(target)  # no output of the command may replace it
         return target

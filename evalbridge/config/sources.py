@@ -129,6 +129,9 @@ def source_from_path(path: str, kind: str, fmt: str | None, key: str, *,
     if fault is not None:
         raise file_error(path, fault)
     name = check_source(fmt, kind, path=file, has_data=False, options=given)
+    from ..reports.writing import note_read
+
+    note_read(file)  # no output of the command may replace it
     return Source(key=key, format=name, path=file.resolve(), written=path, options=MappingProxyType(given))
 
 

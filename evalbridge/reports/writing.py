@@ -13,6 +13,9 @@
   (disk full, permissions) is an :class:`~evalbridge.errors.OutputError` naming the path and the fix.
 * :func:`resolve_output_dir`: where a config's ``output.dir`` points (relative paths stay inside
   the config's folder; an absolute path is taken as is).
+* :func:`one_command`: the block is one command: every file it reads (:func:`note_read`, called where a file is
+  named: the config, its sources, a command line's files) is refused as an output by the checks above, wherever
+  the file was named; and after Ctrl-C no output is replaced, even where Python swallowed the interrupt.
 
 Files and folders get their permissions from the umask (``0o666`` / ``0o777`` minus the umask, as
 any program's files), and every error names the user's path, never a temporary one.
@@ -29,9 +32,12 @@ import os
 import re
 import secrets
 import stat
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Union
 
@@ -39,7 +45,8 @@ from ..errors import InputError, OutputError
 
 __all__ = ["guard_outputs", "unique_file_names", "slug", "write_file_atomic", "atomic_file", "resolve_output_dir",
            "output_file", "check_output_folder", "check_outputs", "STDOUT", "StrPath", "real_path", "shown_path",
-           "output_error", "in_user_terms", "make_dirs", "create_file", "write_new", "fsync", "MARKER", "foreign_files"]
+           "output_error", "in_user_terms", "make_dirs", "create_file", "write_new", "fsync", "MARKER", "foreign_files",
+           "one_command", "note_read", "interrupted"]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -50,6 +57,72 @@ _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows only: no newline translation
 STDOUT = "-"
 #: The file a report folder holds last: it lists every file, and marks the folder as evalbridge's.
 MARKER = ".evalbridge-report.json"
+
+
+# ---------------------------------------------------------------- one command
+
+#: the files the current command read (None outside :func:`one_command`: the Python API checks what it is given)
+_READ: ContextVar[list[Path] | None] = ContextVar("evalbridge_read", default=None)
+#: set by Ctrl-C (SIGINT) inside :func:`one_command`
+_INTERRUPTED = threading.Event()
+
+
+def note_read(*paths: StrPath) -> None:
+    """Within :func:`one_command`, refuse ``paths`` (files the command reads) as any of its outputs."""
+    read = _READ.get()
+    if read is not None:
+        read += [Path(p) for p in paths]
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C (SIGINT) came during the current :func:`one_command` block."""
+    return _INTERRUPTED.is_set()
+
+
+def _check_interrupt() -> None:
+    """No output is replaced once the command was interrupted: Python may have swallowed the
+    KeyboardInterrupt (raised inside a finaliser or an import's callback, it is only printed)."""
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
+
+
+def _on_interrupt(signum: int, frame: object) -> None:
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def one_command() -> Iterator[None]:
+    """The block is one command (the CLI runs each in one): every file noted by :func:`note_read` is refused
+    as an output (:func:`output_file`, :func:`check_output_folder`, so :func:`check_outputs`, every atomic
+    write and every report folder), and Ctrl-C (SIGINT) ends it with KeyboardInterrupt, always: an interrupt
+    Python swallowed stops the next output from being replaced, and the block still ends with KeyboardInterrupt
+    (also when the swallowed interrupt broke something else, such as an import left half-done)."""
+    token = _READ.set([])
+    _INTERRUPTED.clear()
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # signal handlers live in the main thread only
+        previous = signal.signal(signal.SIGINT, _on_interrupt)
+    try:
+        yield
+        _check_interrupt()
+    except Exception as error:
+        if _INTERRUPTED.is_set():
+            raise KeyboardInterrupt from error
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        _READ.reset(token)
+        _INTERRUPTED.clear()
+
+
+def _not_read(path: StrPath) -> None:
+    """Refuse an output that is, or holds, a file the current command read; and any output after Ctrl-C."""
+    _check_interrupt()
+    read = _READ.get()
+    if read:
+        guard_outputs(read, [path])
 
 
 # ---------------------------------------------------------------- guards
@@ -280,6 +353,7 @@ def output_file(path: StrPath) -> Path:
 files (it replaces the file whole). Fix: write to a regular file (e.g. -o report.md), or to standard output with -o -.
     """
     shown = os.fspath(path)
+    _not_read(shown)
     target = Path(os.path.realpath(shown)) if os.path.islink(shown) else Path(shown)
     via = f" (a symlink to {str(target)!r})" if target != Path(shown) else ""
     try:
@@ -338,6 +412,7 @@ def check_output_folder(target: StrPath) -> None:
         raise InputError("a report folder cannot go to standard output ('-').",
                          fix="name a folder (e.g. --output-dir reports/demo), or print one report with --format "
                              "and --no-write.")
+    _not_read(shown)
     try:
         mode: int | None = os.stat(real).st_mode
     except (FileNotFoundError, NotADirectoryError):

@@ -1,0 +1,151 @@
+"""Outputs that hold: no output of a command replaces a file the command read, wherever that file was named (a
+positional, an option, a config's section), and Ctrl-C leaves every old output as it was.
+
+Each file a command reads is noted once where it is named (a config's paths, a command line's files), and every
+output check (the one before the work and the one just before a file is replaced) refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalbridge.cli import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d2 1\nq2 0 d3 1\nq3 0 d1 1\n"
+QRELS_B = "q1 0 d1 1\nq1 0 d2 1\nq2 0 d2 1\nq2 0 d3 0\nq3 0 d1 1\n"
+RUN_A = "q1 Q0 d1 1 0.9 a\nq1 Q0 d2 2 0.5 a\nq2 Q0 d3 1 0.8 a\nq2 Q0 d2 2 0.2 a\nq3 Q0 d1 1 0.3 a\n"
+RUN_B = "q1 Q0 d2 1 0.9 b\nq1 Q0 d1 2 0.5 b\nq2 Q0 d2 1 0.8 b\nq2 Q0 d1 2 0.2 b\nq3 Q0 d2 1 0.3 b\n"
+TABLE = "query_id,topic\nq1,x\nq2,y\nq3,x\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    monkeypatch.chdir(tmp_path)
+    paths = {"qrels": tmp_path / "qrels.txt", "qrels_b": tmp_path / "judge_b.txt", "a": tmp_path / "a.txt",
+             "b": tmp_path / "b.txt", "table": tmp_path / "topics.csv"}
+    for key, text in (("qrels", QRELS), ("qrels_b", QRELS_B), ("a", RUN_A), ("b", RUN_B), ("table", TABLE)):
+        paths[key].write_text(text)
+    paths["config"] = tmp_path / "eval.yaml"
+    paths["config"].write_text("title: t\nqrels: qrels.txt\nruns: {a: a.txt, b: b.txt}\nmetrics: [P@2]\n"
+                               "comparison: {baseline: a}\nslices: {by: topic, file: topics.csv}\n"
+                               "gates: {P@2: '>= 0'}\noutput: {dir: reports/demo, formats: [markdown]}\n")
+    return paths
+
+
+#: case -> (the command line, the input it names as an output)
+CASES = {
+    "changed -o AFTER": (lambda f: ["changed", f["qrels"], f["qrels_b"], f["a"], f["b"], "-m", "P@2",
+                                    "-o", f["qrels_b"]], "qrels_b"),
+    "uncertain --judges J1 J2 -o J2": (lambda f: ["uncertain", f["a"], "-m", "P@2", "--judges", f["qrels"],
+                                                  f["qrels_b"], "-o", f["qrels_b"]], "qrels_b"),
+    "diagnose --judgements-b B -o B": (lambda f: ["diagnose", f["qrels"], f["a"], f["b"], "-m", "P@2", "--trials", "5",
+                                                  "--judgements-b", f["qrels_b"], "-o", f["qrels_b"]], "qrels_b"),
+    "eval --slices-file T -o T": (lambda f: ["eval", f["qrels"], f["a"], f["b"], "-m", "P@2", "--baseline", "a",
+                                             "--slice-by", "topic", "--slices-file", f["table"], "-o", f["table"]],
+                                  "table"),
+    "eval --slices-file T --per-query T": (lambda f: ["eval", f["qrels"], f["a"], f["b"], "-m", "P@2", "--baseline",
+                                                      "a", "--slice-by", "topic", "--slices-file", f["table"],
+                                                      "-o", "report.md", "--per-query", f["table"]], "table"),
+    "run --junit T with slices: {file: T}": (lambda f: ["run", f["config"], "-q", "--no-write", "--junit", f["table"]],
+                                             "table"),
+    "run --junit CONFIG": (lambda f: ["run", f["config"], "-q", "--no-write", "--junit", f["config"]], "config"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_output_naming_a_file_the_command_reads_is_refused(files: dict[str, Path], case: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    command, victim = CASES[case]
+    before = {path: path.read_bytes() for path in files.values()}
+    code = main([str(part) for part in command(files)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert files[victim].name in err and "would destroy the input" in err, err
+    assert {path: path.read_bytes() for path in files.values()} == before
+    assert not Path("report.md").exists()  # refused before anything was written
+
+
+def test_a_config_run_refuses_a_report_folder_that_holds_its_slice_table(files: dict[str, Path],
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import evalbridge as eb
+
+    (files["qrels"].parent / "tables").mkdir()
+    table = files["table"].rename(files["qrels"].parent / "tables" / "topics.csv")
+    files["config"].write_text(files["config"].read_text().replace("file: topics.csv", "file: tables/topics.csv"))
+    config = eb.load_config(files["config"])
+    with pytest.raises(eb.InputError, match="contains the input .*topics.csv"):
+        eb.run_config(config, output_dir=table.parent)
+    assert table.read_text() == TABLE
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+DL19 = Path("/work/shared/data/real/trec-dl-2019-passage")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _command(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "evalbridge", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    return process.returncode, err
+
+
+#: a process that ends by its own SIGINT (the shell's 130 too) is as right as exit 130
+INTERRUPTED = (130, -signal.SIGINT)
+
+
+@pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")
+def test_ctrl_c_while_the_judging_batch_is_written_keeps_the_old_batch(tmp_path: Path) -> None:
+    batch = tmp_path / "batch.jsonl"
+    old = '{"query_id": "old", "query": null, "doc_id": "d", "passage": null}\n'
+    batch.write_text(old)
+    runs = [str(DL19 / name) for name in ("run.bm25.top100.txt", "run.bm25-rm3.top100.txt",
+                                          "run.splade-pp-ed.top100.txt")]
+    process = _command(["pool", str(DL19 / "qrels.dl19-passage.txt"), *runs, "--depth", "100", "--queries", "runs",
+                        "--topics", str(DL19 / "topics.dl19-passage.txt"), "--batch", str(batch), "-q",
+                        "-o", str(tmp_path / "pool.txt")])
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".tmp-") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
+        assert process.poll() is None and time.monotonic() < deadline, "the batch was never being written"
+        time.sleep(0.002)
+    code, err = _interrupted(process)  # mid-write: the temporary batch holds some lines
+    assert code in INTERRUPTED, err
+    assert "Traceback" not in err and "no report was half-written" not in err
+    assert batch.read_text() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl"]  # no temporary file, no report
+
+
+@pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")
+@pytest.mark.parametrize("moment", [0.3, 0.5, 0.7, 0.9, 1.1, 1.5])
+def test_ctrl_c_at_any_moment_of_a_run_ends_it_with_130_and_the_old_outputs(tmp_path: Path, moment: float) -> None:
+    (tmp_path / "eval.yaml").write_text(
+        f"title: dl19\nqrels: {DL19 / 'qrels.dl19-passage.txt'}\n"
+        f"runs: {{bm25: {DL19 / 'run.bm25.top100.txt'}, rm3: {DL19 / 'run.bm25-rm3.top100.txt'}}}\n"
+        "metrics: [nDCG@10, AP]\ncomparison: {baseline: bm25, n_resamples: 20000}\n"
+        "output: {dir: reports, formats: [markdown, json]}\n")
+    junit = tmp_path / "gates.xml"
+    junit.write_text("old junit\n")
+    process = _command(["run", str(tmp_path / "eval.yaml"), "-q", "--junit", str(junit)])
+    time.sleep(moment)
+    if process.poll() is not None:
+        pytest.skip(f"the run ended before {moment} s")
+    code, err = _interrupted(process)
+    assert code in INTERRUPTED, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert junit.read_text() == "old junit\n"
+    assert not (tmp_path / "reports").exists() or json.loads((tmp_path / "reports" / "report.json").read_text())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]

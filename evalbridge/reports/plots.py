@@ -377,3 +377,23 @@ def _sorted_differences(axes: Any, diffs: Any) -> None:
     shown = diffs[ranks]
     axes.fill_between(ranks, shown, 0, where=shown > 0, color=_BETTER, interpolate=True, linewidth=0)
     axes.fill_between(ranks, shown, 0, where=shown < 0, color=_WORSE, interpolate=True, linewidth=0)
+
+
+def rank_intervals_figure(tiers: Any) -> Any:
+    """Each system's rank interval (a line from its lowest to its highest rank over the bootstrap, a dot at its rank)
+    and its tier letters, one panel per metric of a :class:`~evalbridge.stats.tiers.Tiers`, the best system on top."""
+    panels_rows = [[r for r in tiers.rows if r.metric == metric] for metric in tiers.metrics]
+    systems = len(tiers.systems)
+    figure = _figure(7.2, sum(0.9 + 0.22 * systems for _ in panels_rows))
+    panels = figure.subplots(len(panels_rows), 1, squeeze=False)[:, 0]
+    for axes, metric, rows in zip(panels, tiers.metrics, panels_rows):
+        y = list(range(len(rows)))
+        axes.hlines(y, [r.rank_low for r in rows], [r.rank_high for r in rows], color="tab:blue", linewidth=2)
+        axes.plot([r.rank for r in rows], y, "o", color="black", markersize=4)
+        axes.set_yticks(y, [f"{plain(r.system)}  [{plain(r.tier)}]" for r in rows], fontsize=8)
+        axes.invert_yaxis()
+        axes.set_xlim(0.5, systems + 0.5)
+        axes.set_xlabel("rank (1 = best)", fontsize=8)
+        axes.set_title(f"{plain(metric)}: rank and {tiers.confidence:.0%} rank interval [tier letters]", fontsize=9)
+        axes.grid(axis="x", linewidth=0.3)
+    return figure

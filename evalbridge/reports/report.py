@@ -110,6 +110,8 @@ class Report:
         diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
+        tiers: the systems' :class:`~evalbridge.stats.tiers.Tiers` (tiers no simultaneous test separates, rank
+            intervals; ``comparison.tiers()``), or None.
         power: the comparison's :class:`~evalbridge.stats.power.PowerAnalysis` (the smallest difference each pair
             and metric can detect, the queries needed for the observed one) when the report compares systems.
         slices: per-slice means, intervals and differences against the baseline
@@ -133,6 +135,7 @@ class Report:
     agreement: Any = None
     diffs: Mapping[str, Any] = field(default_factory=dict)
     standings: Any = None
+    tiers: Any = None
     power: Any = None
     slices: Slices | None = None
     diagnosis: Any = None
@@ -374,6 +377,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["agreement"] = report.agreement.to_dict()
     if report.standings is not None:
         data["standings"] = report.standings.to_dict()
+    if report.tiers is not None:
+        data["tiers"] = report.tiers.to_dict()
     if report.power is not None:
         data["power"] = report.power.to_dict()
     if report.diffs:

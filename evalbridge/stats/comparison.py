@@ -1,6 +1,6 @@
 """``Comparison``: the value :func:`evalbridge.compare` returns (one row per pair and metric, each system's
 interval, the settings), how it is read (:meth:`Comparison.get`, ``interval``, ``better_than``, ``marker``,
-``standings``), and its tables, shown by :mod:`evalbridge.reports` in any output format."""
+``standings``, ``tiers``), and its tables, shown by :mod:`evalbridge.reports` in any output format."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from ..json_data import json_ready
 from ..metrics.requests import MetricRequest, find_request
 from ..metrics.spec import Metric, parse_metric
 from .paired_tests import CORRECTIONS, TESTS
+from .tiers import letter
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..slices import Slices
     from .standings import Standings
+    from .tiers import Tiers
 
 __all__ = ["PairedComparison", "SystemInterval", "Comparison"]
 
@@ -62,11 +64,6 @@ class SystemInterval:
     mean: float
     ci_low: float
     ci_high: float
-
-
-def _letter(i: int) -> str:
-    """a, b, ..., z, aa, ab, ... (a system's letter by position)."""
-    return _letter(i // 26 - 1) + chr(ord("a") + i % 26) if i >= 26 else chr(ord("a") + i)
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class Comparison:
     @property
     def letters(self) -> dict[str, str]:
         """system -> its letter (a, b, c, ... in the order of :attr:`systems`)."""
-        return {system: _letter(i) for i, system in enumerate(self.systems)}
+        return {system: letter(i) for i, system in enumerate(self.systems)}
 
     def _metric(self, metric: str | Metric | MetricRequest) -> tuple[str, ...]:
         """The label(s) of the rows ``metric`` names: a label, the spelling asked, the canonical string or any
@@ -199,12 +196,40 @@ class Comparison:
         """
         from .standings import standings
 
+        return standings(self._per_system(), list(self.metrics), hardest=hardest)
+
+    def _per_system(self) -> dict[str, dict[str, dict[str, float]]]:
+        """system -> metric label -> query -> value: the values compared."""
         if not self.values:
             raise InputError("this comparison holds no per-query values to stand the systems side by side.",
                              fix="compare with eb.compare(qrels, runs, metrics) or eb.compare(None, results, metrics).")
-        per_system = {system: {label: dict(zip(ids, values.tolist())) for label, (ids, values) in metrics.items()}
-                      for system, metrics in self.values.items()}
-        return standings(per_system, list(self.metrics), hardest=hardest)
+        return {system: {label: dict(zip(ids, values.tolist())) for label, (ids, values) in metrics.items()}
+                for system, metrics in self.values.items()}
+
+    def tiers(self, *, method: str = "randomization", alpha: float | None = None, confidence: float | None = None,
+              n_resamples: int | None = None, seed: int | None = None) -> Tiers:
+        """Every system's tier and rank interval, per metric, from the values compared: simultaneous tests of all
+        pairs (``method``: ``randomization``, Carterette's randomised Tukey HSD; ``bootstrap``, the bootstrap of the
+        maximum statistic; ``tukey``, Tukey's HSD), tiers no test separates and each system's rank interval from the
+        bootstrap over the queries every system has (:func:`evalbridge.stats.tiers.tiers`). ``alpha``,
+        ``confidence``, ``n_resamples`` and ``seed`` default to the comparison's.
+
+        >>> import evalbridge as eb
+        >>> values = {"q1": 0.1, "q2": 0.2, "q3": 0.3, "q4": 0.2}
+        >>> cmp = eb.compare(None, {s: {"P@1": {q: v + shift for q, v in values.items()}}
+        ...                         for s, shift in (("bm25", 0.0), ("dense", 0.5), ("hybrid", 0.51))},
+        ...                  ["P@1"], n_resamples=100)
+        >>> t = cmp.tiers(n_resamples=200)
+        >>> [(r.system, r.tier, r.rank_low, r.rank_high) for r in t.rows]
+        [('hybrid', 'a', 1, 1), ('dense', 'a', 2, 2), ('bm25', 'b', 3, 3)]
+        """
+        from .tiers import tiers
+
+        return tiers(self._per_system(), list(self.metrics), method=method,
+                     alpha=self.alpha if alpha is None else alpha,
+                     confidence=self.confidence if confidence is None else confidence,
+                     n_resamples=self.n_resamples if n_resamples is None else n_resamples,
+                     seed=self.seed if seed is None else seed)
 
     def to_frame(self, *, table: str = "pairs") -> pd.DataFrame:
         """``pairs``: one row per (metric, pair), one column per field; ``systems``: one row per

@@ -38,7 +38,7 @@ from ..json_data import json_ready
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["standings", "Standings", "PairRecord", "HardQuery", "QueryRanks"]
+__all__ = ["standings", "Standings", "PairRecord", "HardQuery", "QueryRanks", "metric_values", "metric_names"]
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def _mean_rank_rows(s: Standings) -> list[dict[str, Any]]:
 _FRAMES = {"pairs": _pair_rows, "hardest": _hard_rows, "ranks": _rank_rows, "mean_ranks": _mean_rank_rows}
 
 
-def _values(per_system: Any, metric: str) -> Mapping[str, float]:
+def metric_values(per_system: Any, metric: str) -> Mapping[str, float]:
     """One system's per-query values of ``metric``: a Results (any name of a metric it evaluated) or a mapping."""
     values = getattr(per_system, "values", None)
     if values is not None and hasattr(per_system, "request"):
@@ -152,7 +152,7 @@ def _values(per_system: Any, metric: str) -> Mapping[str, float]:
                      fix="give every system's results for every metric compared.")
 
 
-def _metric_names(first: Any, metrics: Sequence[str] | None) -> tuple[str, ...]:
+def metric_names(first: Any, metrics: Sequence[str] | None) -> tuple[str, ...]:
     if metrics is not None:
         return tuple(metrics)
     labels = getattr(first, "labels", None)
@@ -172,13 +172,13 @@ def standings(results: Mapping[str, Any], metrics: Sequence[str] | None = None, 
                          fix="give the results of every system to compare.")
     if isinstance(hardest, bool) or not isinstance(hardest, int) or hardest < 0:
         raise InputError(f"hardest must be a whole number >= 0; got {hardest!r}.", fix="give e.g. hardest=10.")
-    names = _metric_names(results[systems[0]], metrics)
+    names = metric_names(results[systems[0]], metrics)
     pairs: list[PairRecord] = []
     hard: list[HardQuery] = []
     ranks: list[QueryRanks] = []
     counts, unpaired = [], []
     for metric in names:
-        per_system = [_values(results[s], metric) for s in systems]
+        per_system = [metric_values(results[s], metric) for s in systems]
         common = [q for q in per_system[0] if all(q in v for v in per_system[1:])]
         every = set().union(*(set(v) for v in per_system))
         counts.append(len(common))

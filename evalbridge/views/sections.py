@@ -1,4 +1,4 @@
-"""A report's sections beyond its means (standings, diffs, power, diagnosis, uncertainty, slices), declared once.
+"""A report's sections beyond its means (standings, tiers, diffs, power, diagnosis, uncertainty, slices), one list.
 
 :func:`report_sections` says what a report holds of them, in order: for each, its key (its name in the JSON report),
 its heading, its tables in any format that writes tables (terminal, Markdown, LaTeX, HTML:
@@ -31,7 +31,7 @@ class Section:
     """One section of a report.
 
     Attributes:
-        key: its name in the JSON report (``standings``, ``diffs``, ``power``, ``diagnosis``, ``uncertainty``,
+        key: its name in the JSON report (``standings``, ``tiers``, ``diffs``, ``power``, ``diagnosis``, ``uncertainty``,
             ``slices``).
         title: its heading (plain text; each format escapes it).
         tables: its tables as text of a format.
@@ -52,6 +52,13 @@ def _standings(s: Any) -> Section:
     return Section("standings", "Across the systems", lambda fmt: standings_tables(s, fmt),
                    lambda: {f"standings_{table}": s.to_frame(table=table)
                             for table in ("pairs", "hardest", "mean_ranks", "ranks")})
+
+
+def _tiers(t: Any) -> Section:
+    from .tiers import tiers_tables
+
+    return Section("tiers", "Tiers and rank intervals", lambda fmt: tiers_tables(t, fmt),
+                   lambda: {f"tiers_{table}": t.to_frame(table=table) for table in ("systems", "pairs")})
 
 
 def _diff(d: Any) -> Section:
@@ -150,6 +157,7 @@ def _has_slices(report: AnyReport) -> bool:
 def report_sections(report: AnyReport) -> list[Section]:
     """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
     out = [_standings(report.standings)] if report.standings is not None else []
+    out += [_tiers(report.tiers)] if report.tiers is not None else []
     out += [_diff(d) for d in report.diffs.values()]
     out += [_power(report.power)] if report.power is not None else []
     out += [_diagnosis(report)] if report.diagnosis is not None else []

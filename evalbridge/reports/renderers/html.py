@@ -266,8 +266,18 @@ def _decisions(report: Report) -> str:
     """Across the systems (standings), each run diff against the baseline, and the power analysis."""
     from ...views.sections import section_tables
 
-    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"], skip=("slices",))
+    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"], skip=("slices", "tiers"))
     return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)
+
+
+def _tiers(report: Report) -> str:
+    """The tiers no simultaneous test separates, each system's rank interval, and their plot."""
+    if report.tiers is None:
+        return ""
+    from ...views.tiers import tiers_tables
+    from ..plots import rank_intervals_figure
+
+    return _svg(rank_intervals_figure(report.tiers)) + _tables(tiers_tables(report.tiers, FORMAT))
 
 
 def _slices(report: Report) -> str:
@@ -414,6 +424,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("gates", "Gates", _gates),
     Section("bands", "Quality bands", _bands),
     Section("metrics", "Per metric: distributions, differences, queries", _per_metric),
+    Section("tiers", "Tiers and rank intervals", _tiers),
     Section("decisions", "Across the systems, run diffs, power", _decisions),
     Section("slices", "Slices and logged numbers", _slices),
     Section("crosscheck", "Cross-check", _crosscheck),

@@ -149,3 +149,43 @@ def test_ctrl_c_at_any_moment_of_a_run_ends_it_with_130_and_the_old_outputs(tmp_
     assert junit.read_text() == "old junit\n"
     assert not (tmp_path / "reports").exists() or json.loads((tmp_path / "reports" / "report.json").read_text())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+# ---------------------------------------------------------------- JSON by one rule
+
+def _strict_json(text: str) -> object:
+    """``text`` parsed as JSON proper: ``NaN`` / ``Infinity`` are refused (Python's parser takes them)."""
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+#: a command that writes JSON -> its command line (the randomization test over 3 queries can detect nothing)
+JSON_COMMANDS = {
+    "power": lambda f: ["power", f["qrels"], f["a"], f["b"], "-m", "P@2", "--test", "randomization"],
+    "eval": lambda f: ["eval", f["qrels"], f["a"], f["b"], "-m", "P@2", "--baseline", "a", "--test", "randomization"],
+    "diff": lambda f: ["diff", f["qrels"], f["a"], f["b"], "-m", "P@2"],
+    "diagnose": lambda f: ["diagnose", f["qrels"], f["a"], f["b"], "-m", "P@2", "--trials", "5",
+                           "--judgements-b", f["qrels_b"]],
+    "uncertain": lambda f: ["uncertain", f["a"], "-m", "P@2", "--judges", f["qrels"], f["qrels_b"]],
+    "pool": lambda f: ["pool", f["qrels"], f["a"], f["b"], "--depth", "2"],
+    "changed": lambda f: ["changed", f["qrels"], f["qrels_b"], f["a"], f["b"], "-m", "P@2"],
+    "metrics": lambda f: ["metrics"],
+}
+
+
+@pytest.mark.parametrize("command", list(JSON_COMMANDS))
+def test_every_json_output_is_strict_json(files: dict[str, Path], command: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([str(part) for part in JSON_COMMANDS[command](files)] + ["--format", "json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert isinstance(_strict_json(out), (dict, list))
+
+
+def test_power_says_null_where_nothing_is_detectable(files: dict[str, Path],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    main([str(p) for p in JSON_COMMANDS["power"](files)] + ["--format", "json"])
+    (row,) = _strict_json(capsys.readouterr().out)["rows"]  # type: ignore[index]
+    assert row["mde"] is None and row["n"] == 3

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from .shared import EXIT_OK
+from ..json_data import json_text
 
 
 
@@ -26,7 +26,7 @@ def handle(args: argparse.Namespace) -> int:
 
     rows = format_table()
     if args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        sys.stdout.write(json_text(rows))
         return EXIT_OK
     fmt = "github" if args.format == "markdown" else "simple"
     table = [(r["format"], r["holds"], r["suffixes"], r["options"], "yes" if r["writable"] else "no", r["what"])

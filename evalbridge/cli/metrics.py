@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from .shared import EXIT_OK
+from ..json_data import json_text
 
 
 
@@ -52,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
 
     data = metric_capabilities()
     if args.format == "json":
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(json_text(data))
         return EXIT_OK
     fmt = "github" if args.format == "markdown" else "simple"
     families = [(f["name"], f["title"], f["cutoff"],

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..json_data import json_value
+from ..json_data import json_text
 from ..views.formats import report_format
 from .per_query import PER_QUERY_FORMATS, write_frame, write_per_query
 from .report import report_dict, system_json
@@ -42,8 +41,7 @@ def write_report_folder(report: Report, output: AnyOutput, folder: Path,
         for shown in formats:  # after every report file, as before: comparison.csv (csv with a comparison)
             for file, text in shown.extra_files(report).items():
                 out.write_text(file, text)
-        out.write_text("provenance.json", json.dumps(report_dict(report)["provenance"], indent=2, allow_nan=False)
-                       + "\n")
+        out.write_text("provenance.json", json_text(report_dict(report)["provenance"]))
         for fmt in output.per_query if report.agreement is not None else ():
             write_frame(report.agreement.judges.per_query().reset_index(),
                         out.path_for(f"agreement_per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
@@ -54,7 +52,7 @@ def write_report_folder(report: Report, output: AnyOutput, folder: Path,
         if output.system_json:
             for name, res in report.results.items():
                 data = system_json(res, {**report.provenance, "system": name})
-                out.write_text(f"systems/{systems[name]}", json.dumps(json_value(data), indent=2, allow_nan=False) + "\n")
+                out.write_text(f"systems/{systems[name]}", json_text(data))
         plots = output.plots
         if plots is not None:
             plots_dir = out.dir_for("plots")

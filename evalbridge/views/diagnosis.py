@@ -9,13 +9,13 @@ meaning), written by every output format that writes tables (:func:`evalbridge.v
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from typing import Any
 
 from .formats import ReportFormat, show, table_format
 from .table import Table, number
+from ..json_data import json_text
 
 __all__ = ["meanings", "diagnosis_tables", "render_diagnosis", "SECTIONS", "TITLES", "SAME_ORDER"]
 
@@ -206,6 +206,5 @@ def diagnosis_tables(d: AnyDiagnosis, fmt: ReportFormat, digits: int = 4) -> tup
 def render_diagnosis(d: AnyDiagnosis, fmt: str = "terminal") -> str:
     """``d`` as text: ``json`` (every number, and each finding's meaning), or any format that writes tables."""
     if fmt == "json":
-        return json.dumps({**d.to_dict(), "meanings": meanings(d)}, indent=2, ensure_ascii=False,
-                          allow_nan=False) + "\n"
+        return json_text({**d.to_dict(), "meanings": meanings(d)})
     return show(diagnosis_tables(d, table_format(fmt)), fmt)

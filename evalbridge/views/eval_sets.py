@@ -10,12 +10,11 @@ decision that moved.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
-from ..json_data import json_ready
+from ..json_data import json_text
 
 __all__ = ["pool_tables", "change_tables", "render_pool", "render_change", "pool_dict"]
 
@@ -56,7 +55,7 @@ def pool_tables(p: AnyPool, fmt: ReportFormat) -> tuple[Table, ...]:
 
 def render_pool(p: AnyPool, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(pool_dict(p), indent=2)
+        return json_text(pool_dict(p))
     return show(pool_tables(p, table_format(fmt)), fmt)
 
 
@@ -95,5 +94,5 @@ def change_tables(c: AnyChange, fmt: ReportFormat) -> tuple[Table, ...]:
 
 def render_change(c: AnyChange, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(json_ready(c.to_dict()), indent=2)
+        return json_text(c.to_dict())
     return show(change_tables(c, table_format(fmt)), fmt)

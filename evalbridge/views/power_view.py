@@ -39,8 +39,8 @@ def power_tables(analysis: Any, fmt: ReportFormat) -> tuple[Table, ...]:
 
 def render_power(analysis: Any, fmt: str = "terminal") -> str:
     """``analysis`` as text: ``json``, or any format that writes tables."""
-    import json
-
     if fmt == "json":
-        return json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        from ..json_data import json_text
+
+        return json_text(analysis.to_dict())
     return show(power_tables(analysis, table_format(fmt)), fmt)

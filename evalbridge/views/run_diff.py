@@ -10,11 +10,11 @@ query and doc ids) are escaped by the format.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
+from ..json_data import json_text
 
 __all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "ROWS"]
 
@@ -113,7 +113,7 @@ def standings_tables(s: AnyStandings, fmt: ReportFormat) -> tuple[Table, ...]:
 
 
 def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(data)
 
 
 def render_diff(d: AnyDiff, fmt: str = "terminal") -> str:

@@ -107,7 +107,7 @@ def report_tables(report: Any, fmt: ReportFormat) -> tuple[Table, ...]:
 def render_slices(s: Any, fmt: str = "terminal") -> str:
     """A :class:`~evalbridge.slices.Slices` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
-        import json
+        from ..json_data import json_text
 
-        return json.dumps(s.to_dict(), indent=2, allow_nan=False) + "\n"
+        return json_text(s.to_dict())
     return show(slice_tables(s, table_format(fmt)), fmt)

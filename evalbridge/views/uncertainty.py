@@ -8,13 +8,13 @@ metric, judges) are escaped by the format.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from .formats import show, table_format
 from .table import Table, number
+from ..json_data import json_text
 
 __all__ = ["meaning", "uncertainty_tables", "render_uncertainty"]
 
@@ -63,6 +63,5 @@ def render_uncertainty(u: AnyUncertainty, fmt: str = "terminal") -> str:
     """``u`` as text: ``json`` (every number, each query's expected value and the meaning), or any format that
     writes tables."""
     if fmt == "json":
-        return json.dumps({**u.to_dict(), "meaning": meaning(u)}, indent=2, ensure_ascii=False,
-                          allow_nan=False) + "\n"
+        return json_text({**u.to_dict(), "meaning": meaning(u)})
     return show(uncertainty_tables([u], table_format(fmt)), fmt)

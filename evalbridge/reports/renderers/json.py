@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 
 from ...views.formats import ReportFormat
 from ..report import Report, report_dict
+from ...json_data import json_text
 
 __all__ = ["FORMAT", "render_json"]
 
 
 def render_json(report: Report) -> str:
     """The whole report as JSON (nan and inf as null)."""
-    return json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n"
+    return json_text(report_dict(report))
 
 
 FORMAT = ReportFormat(

@@ -441,6 +441,26 @@ def test_bonferroni_matches_hand_computed_values():
     assert out[0] == pytest.approx(0.01) and math.isnan(out[1])
 
 
+#: p-values from 1e-300 to 1: the smallest ones are what a strong difference over many queries gives
+tiny_to_one = hs.one_of(hs.floats(0, 1), hs.floats(1e-300, 1e-12), hs.sampled_from([0.0, 1e-20, 4.9e-16, 1.0]))
+
+
+@given(hs.lists(tiny_to_one, min_size=1, max_size=25))
+def test_holm_and_bonferroni_are_statsmodels_multipletests_to_the_last_bit(ps):
+    """Property: the adjusted p-values are statsmodels' (``multipletests``, holm and bonferroni) exactly, tiny ones
+    included: a p-value of 1e-20 in a family of 4 adjusts to 4e-20, not to 0."""
+    from statsmodels.stats.multitest import multipletests
+
+    for name, ours in (("holm", holm), ("bonferroni", bonferroni)):
+        assert ours(ps) == [float(p) for p in multipletests(ps, method=name)[1]]
+
+
+def test_an_adjusted_p_value_below_5e_16_is_not_zero():
+    """Four p-values with one of 1e-20: Holm and Bonferroni give 4e-20 (the float product), never 0.0."""
+    assert holm([1e-20, 0.2, 0.3, 0.4])[0] == 4e-20
+    assert bonferroni([1e-20, 0.2, 0.3, 0.4])[0] == 4e-20
+
+
 @given(hs.lists(hs.floats(0, 1), min_size=1, max_size=20))
 def test_bonferroni_is_at_least_holm(ps):
     """Holm is uniformly more powerful than Bonferroni: p <= Holm(p) <= Bonferroni(p)."""

@@ -239,7 +239,8 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error rate).
 
     With the m p-values sorted ascending, p_(1) <= ... <= p_(m):
-    adj_(i) = max_{j <= i} min(1, (m - j + 1) * p_(j)); then back in the input order.
+    adj_(i) = max_{j <= i} min(1, (m - j + 1) * p_(j)); then back in the input order, each value the float
+    product (no rounding: a p-value of 1e-20 adjusts to 4e-20, not 0), as statsmodels' ``multipletests``.
     A nan p-value is left out of the family and stays nan.
 
     >>> holm([0.01, 0.04, 0.03, 0.005])
@@ -251,7 +252,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     running = 0.0
     for rank, i in enumerate(index):
         running = max(running, min(1.0, (len(index) - rank) * values[i]))
-        adjusted[i] = round(running, 15)
+        adjusted[i] = running
     return adjusted
 
 
@@ -275,16 +276,17 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
 
 
 def bonferroni(pvalues: Sequence[float]) -> list[float]:
-    """Bonferroni adjusted p-values (family-wise error rate): adj_i = min(1, m * p_i).
+    """Bonferroni adjusted p-values (family-wise error rate): adj_i = min(1, m * p_i), the float product (no
+    rounding), as statsmodels' ``multipletests``.
 
     m counts the p-values that are not nan; nan stays nan.
 
-    >>> bonferroni([0.01, 0.04, float("nan"), 0.3])
-    [0.03, 0.12, nan, 0.9]
+    >>> bonferroni([0.01, 0.04, float("nan"), 0.25])
+    [0.03, 0.12, nan, 0.75]
     """
     values = list(map(float, pvalues))
     m = sum(not math.isnan(p) for p in values)
-    return [p if math.isnan(p) else round(min(1.0, m * p), 15) for p in values]
+    return [p if math.isnan(p) else min(1.0, m * p) for p in values]
 
 
 def _no_correction(pvalues: Sequence[float]) -> list[float]:

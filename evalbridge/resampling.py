@@ -25,7 +25,9 @@ floating-point operations, so on any input that fits scipy's way the results are
   have a closed form, U_i = (n - 1)(mean of the leave-one-out means - leave-one-out mean i)
   = x_i - mean(x), so no ``n x n`` array is built. scipy computes U from the n leave-one-out
   means; the two agree to rounding (about 1e-15), so BCa ends agree with scipy's to about 1e-12,
-  percentile ends exactly.
+  percentile ends exactly. One exception, deliberate: a bootstrap mean equal to the observed mean up to
+  rounding (tied values added in another order) is a tie in BCa's ``z0`` here, where scipy's exact
+  comparison puts it on one side by the accident of the rounding.
 
 One set of draws serves every column of the same length: the columns given together (every
 system and every difference of a metric, every metric of a comparison) see the same resamples,
@@ -37,8 +39,9 @@ resample sums are one matrix product (BLAS) of the counts with the ``(n, k)`` co
 is the difference of two sums over n, so the differences cost nothing. Per batch that is B x n draws and
 counts and a product, where the gather takes B x n x (columns + differences) steps. The means equal
 :func:`bootstrap_means`' up to the order of the additions (bit for bit when every sum is exact, e.g. values
-k / 2^j on few queries); an interval can then differ from the gathered one only where a bootstrap mean ties
-the observed mean up to rounding (BCa's ``z0`` counts it below, equal or above). Not scipy's operations:
+k / 2^j on few queries), and so are the intervals: BCa's ``z0`` counts a bootstrap mean that ties the
+observed mean up to rounding as a tie, whichever way its sum was added (:func:`bootstrap_intervals`). Not
+scipy's operations:
 :mod:`evalbridge.stats.compare` keeps the gather; per-slice intervals (:mod:`evalbridge.slices`) count.
 
 Example:
@@ -66,6 +69,9 @@ DEFAULT_MEMORY = 128 * 2 ** 20
 _PARALLEL_WORK = 50_000_000
 #: scipy's relative tolerance for null statistics equal to the observed one (``permutation_test``)
 _TOLERANCE_EPS = 100
+#: a bootstrap mean within this many n eps max|x| of the observed mean ties it (BCa's ``z0``): a sum of n values
+#: of at most max|x| is exact to (n - 1) eps n max|x| whatever the order of its additions (twice for a difference)
+_TIE_ROUNDING = 4
 
 
 def batch_rows(n: int, bytes_per_value: int, memory: int) -> int:
@@ -360,6 +366,11 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     the bootstrap means, alpha = 1 - ``confidence``) or ``BCa`` (bias-corrected and accelerated:
     quantiles Phi(z0 + (z0 + z)/(1 - a (z0 + z))) for z = +-z_(alpha/2), z0 = Phi^-1 of the share
     of bootstrap means below the observed one, ties counting half, a = :func:`jackknife_acceleration`).
+    A bootstrap mean that equals the observed one up to the rounding of its sum (within 4 n eps max|x|, max|x|
+    the largest value of the row, or the sum of the two rows' for a difference) is a tie: a mean of tied values
+    (0.1 + 0.2 + 0.3 against 0.3 + 0.2 + 0.1) lands on either side of the observed one depending only on the
+    order of the additions, so the gathered and the counted means (``counted``) give the same interval, equal
+    to rounding (scipy compares exactly: its BCa can move by a whole step of the bootstrap distribution there).
     Conventions kept from evalbridge's earlier scipy-based code: a constant column gives (c, c)
     (scipy: nan and a warning), fewer than two queries (nan, nan); a degenerate BCa (every
     bootstrap mean on one side) gives (nan, nan), as scipy.
@@ -376,8 +387,10 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     theta = (counted_means if counted else bootstrap_means)(x, differences, n_resamples=n_resamples, seed=seed,
                                                              memory=memory, threads=threads)
     alpha = (1 - confidence) / 2
+    largest = np.abs(x).max(axis=1)
+    scales = [*largest, *(largest[i] + largest[j] for i, j in differences)]
     out = []
-    for column, distribution in zip(columns, theta):
+    for column, distribution, scale in zip(columns, theta, scales):
         if np.ptp(column) == 0:
             out.append((float(column[0]), float(column[0])))
             continue
@@ -385,8 +398,9 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
             probabilities = np.asarray([alpha, 1 - alpha])
         else:
             observed = column.mean()
-            share = (np.count_nonzero(distribution < observed)
-                     + np.count_nonzero(distribution <= observed)) / (2 * n_resamples)
+            tie = _TIE_ROUNDING * n * np.finfo(np.float64).eps * scale
+            share = (np.count_nonzero(distribution < observed - tie)
+                     + np.count_nonzero(distribution <= observed + tie)) / (2 * n_resamples)
             with np.errstate(invalid="ignore", divide="ignore"):
                 z0 = ndtri(share)
                 a = jackknife_acceleration(column)

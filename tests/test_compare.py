@@ -308,7 +308,10 @@ def test_bootstrap_intervals_are_scipys(pair, n_resamples, seed, confidence, mem
     Paired difference (``paired=True``) and each system's own mean (one sample): the same
     resamples and the same means, so the percentile ends are identical; BCa's acceleration comes
     from the closed-form jackknife instead of n leave-one-out means, equal to rounding, so the BCa
-    ends agree to 1e-12 (relative; a few ulps near 0).
+    ends agree to 1e-12 (relative; a few ulps near 0). Where a bootstrap mean equals the observed one up to
+    rounding but not exactly, scipy's bias correction puts it on one side by the accident of the rounding and
+    ours counts it as a tie (the intervals then do not depend on the order of the additions): BCa is
+    compared there with the tie counted half (scipy's distribution, the tolerant count).
     """
     x, y = map(np.array, pair)
     assume(np.ptp(x - y) > 0 and np.ptp(x) > 0)
@@ -321,11 +324,39 @@ def test_bootstrap_intervals_are_scipys(pair, n_resamples, seed, confidence, mem
                                   confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
         mean_x, _, difference = bootstrap_intervals(np.stack([x, y]), [(0, 1)], confidence=confidence,
                                                     n_resamples=n_resamples, seed=seed, method=method, memory=memory)
-        for got, want in ((difference, paired.confidence_interval), (mean_x, single.confidence_interval)):
+        for got, want, result, column in ((difference, paired.confidence_interval, paired, x - y),
+                                          (mean_x, single.confidence_interval, single, x)):
             if method == "percentile":
                 assert got == tuple(map(float, want))
-            else:
+            elif not _rounding_ties(result.bootstrap_distribution, column.mean()):
                 np.testing.assert_allclose(got, tuple(want), rtol=1e-12, atol=1e-15)
+            else:
+                np.testing.assert_allclose(got, _bca_counting_ties(result.bootstrap_distribution, column,
+                                                                   confidence), rtol=1e-12, atol=1e-15)
+
+
+def _rounding_ties(distribution: np.ndarray, observed: float) -> bool:
+    """Whether a bootstrap mean is within 1e-9 of the observed one without being equal to it."""
+    close = np.abs(distribution - observed) <= 1e-9
+    return bool(np.any(close & (distribution != observed)))
+
+
+def _bca_counting_ties(distribution: np.ndarray, column: np.ndarray, confidence: float) -> tuple[float, float]:
+    """BCa (Efron and Tibshirani 14.3) over scipy's bootstrap means, z0 counting the means within 1e-9 of the
+    observed one as ties, a from the n leave-one-out means."""
+    from scipy.special import ndtr, ndtri
+
+    observed, n = column.mean(), len(column)
+    below = np.count_nonzero(distribution < observed - 1e-9)
+    share = (below + np.count_nonzero(distribution <= observed + 1e-9)) / (2 * len(distribution))
+    leave_one_out = (column.sum() - column) / (n - 1)
+    u = leave_one_out.mean() - leave_one_out
+    a = np.sum(u ** 3) / (6 * np.sum(u ** 2) ** 1.5)
+    z0, z = ndtri(share), ndtri((1 - confidence) / 2)
+    low, high = ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))), ndtr(z0 + (z0 - z) / (1 - a * (z0 - z)))
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return math.nan, math.nan
+    return tuple(float(v) for v in np.quantile(distribution, [low, high]))  # type: ignore[return-value]
 
 
 def test_bootstrap_means_do_not_depend_on_the_batch_size():
@@ -395,11 +426,17 @@ def test_resampling_memory_is_bounded_by_the_budget_not_by_resamples_times_queri
 
 
 def test_mean_ci_equals_scipy_bootstrap_of_the_mean():
-    """One system's interval is scipy.stats.bootstrap((values,), np.mean) with the same seed."""
+    """One system's interval is scipy.stats.bootstrap((values,), np.mean) with the same seed: the same bootstrap
+    means and BCa, except that A's values (hundredths) give bootstrap means equal to the observed mean up to
+    rounding, which scipy puts on one side by the accident of the rounding and mean_ci counts as ties (scipy's
+    own interval is 0.0004 away; with the ties counted half, scipy's distribution gives mean_ci's)."""
     res = st.bootstrap((np.array(A),), np.mean, vectorized=True, n_resamples=2500, confidence_level=0.9,
                        rng=np.random.default_rng(3))
-    assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) == pytest.approx(tuple(res.confidence_interval),
-                                                                                  rel=1e-12)
+    assert _rounding_ties(res.bootstrap_distribution, np.mean(A))
+    assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) == pytest.approx(
+        _bca_counting_ties(res.bootstrap_distribution, np.array(A), 0.9), rel=1e-12)
+    assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) != pytest.approx(tuple(res.confidence_interval),
+                                                                                  abs=1e-4)
     assert mean_ci([0.5] * 6) == (0.5, 0.5)
     assert all(math.isnan(v) for v in mean_ci([0.5]))
 
@@ -720,3 +757,19 @@ def test_letters_and_all_pairs_agree_with_ranx_compare():
     for name in runs:
         assert "".join(cmp.letters[s] for s in cmp.better_than(name, "nDCG@10")) == \
             report.get_superscript_for_latex(name, "ndcg@10")
+
+
+@settings(max_examples=80, deadline=None)
+@given(hs.integers(2, 40).flatmap(lambda n: hs.lists(hs.lists(grid_values, min_size=n, max_size=n), min_size=2,
+                                                     max_size=3)),
+       hs.integers(1, 1500), hs.integers(0, 2 ** 32), hs.sampled_from(["BCa", "percentile"]))
+def test_bootstrap_intervals_do_not_depend_on_the_order_of_the_additions(rows, n_resamples, seed, method):
+    """Property: gathered (each resample's values summed in the resample's order) or counted (how often each
+    query was drawn, times its value), the same resamples give the same intervals to rounding, tied values
+    included: BCa's bias correction counts a bootstrap mean equal to the observed one up to rounding as a tie."""
+    x = np.array(rows)
+    differences = [(i, j) for i in range(len(x)) for j in range(len(x)) if i != j]
+    options = dict(confidence=0.95, n_resamples=n_resamples, seed=seed, method=method)
+    gathered = bootstrap_intervals(x, differences, **options)
+    counted = bootstrap_intervals(x, differences, counted=True, **options)
+    np.testing.assert_allclose(counted, gathered, rtol=0, atol=1e-12)

@@ -35,8 +35,8 @@ def add(commands: Any) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS, the baseline run, then one or more runs")
     add_metrics(p)
     p.add_argument("--test", choices=POWER_TESTS, default=None,
-                   help="t (noncentral t, as statsmodels' TTestPower) or randomization (normal approximation of "
-                        "Fisher's test) (default t)")
+                   help="t (noncentral t, as statsmodels' TTestPower) or randomization (Fisher's test, from its "
+                        "permutation distribution on small sets) (default t)")
     for name, kind in (("alpha", float), ("power", float), ("effect", float), ("sides", int)):
         rule = POWER_PARAMETERS[name]
         shown = "the observed |difference|" if rule.default is None else rule.default

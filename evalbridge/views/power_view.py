@@ -12,7 +12,7 @@ from .table import Table, number
 __all__ = ["power_tables", "render_power", "TEST_TITLES"]
 
 #: power test -> how the table names it
-TEST_TITLES = {"t": "paired t-test", "randomization": "randomization test (normal approximation)"}
+TEST_TITLES = {"t": "paired t-test", "randomization": "randomization test"}
 
 
 def _count(value: int | None) -> str:

@@ -134,7 +134,10 @@ def labels_needed(target_variance: float, *, var_y: float, cov: float = 0.0, var
         if target_variance <= 0:
             return None
         n = max(MIN_LABELLED, math.ceil(var_y / target_variance))
-        n += var_y / n > target_variance              # the rounding of var_y / target
+        while n > MIN_LABELLED and var_y / (n - 1) <= target_variance:    # the rounding of var_y / target
+            n -= 1
+        while var_y / n > target_variance:
+            n += 1
         return None if total is not None and n > total else n
 
     def variance(m: int) -> float:

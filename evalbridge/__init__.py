@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 #: public name -> module that defines it: one name per job. Verbs: evaluate, compare (runs or evaluated Results),
-#: crosscheck, agree, diff, diagnose, check_gates, power, uncertain, pool, merge_judgements, what_changed,
+#: crosscheck, agree, diff, diagnose, check_gates, power, uncertain, pool, merge_judgements, what_changed, ppi,
 #: run_config, log_mlflow. Readers: read_qrels / read_run / read_pair read any source the format registry reads
 #: (a path, a DataFrame, a dict, ``irds:``...), read_logs several RAG logs of the same questions; from_* build
 #: qrels and a run from one Python shape; write writes any format. Converters to other libraries' objects live in
@@ -27,7 +27,7 @@ _EXPORTS = {
     "evaluate": "evaluation", "compare": "stats.compare", "crosscheck": "cross_check", "agree": "stats.agreement",
     "diff": "diffing", "diagnose": "diagnostics", "check_gates": "stats.gates", "run_config": "pipeline",
     "log_mlflow": "tracking", "power": "stats.power", "uncertain": "uncertainty", "pool": "pooling",
-    "merge_judgements": "merging", "what_changed": "stats.changes",
+    "merge_judgements": "merging", "what_changed": "stats.changes", "ppi": "evalsets.prediction_powered",
     "read_qrels": "io", "read_run": "io", "read_pair": "io", "read_logs": "io.rag", "write": "io", "formats": "io",
     "from_labels": "io.shapes", "from_pairs": "io.shapes", "from_records": "io.shapes", "from_graded": "io.shapes",
     "load_config": "config",
@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .merging import merge_judgements as merge_judgements
     from .stats.changes import what_changed as what_changed
     from .stats.power import power as power
+    from .evalsets.prediction_powered import ppi as ppi
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

@@ -20,7 +20,7 @@ every grade beside it, so merged judgements keep their provenance on disk.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from .text import Lines, open_text
 if TYPE_CHECKING:
     from ..model import Qrels
 
-__all__ = ["write_batch", "read_judgements", "write_judgements", "BATCH_FIELDS", "GRADE_FIELDS", "FORMATS"]
+__all__ = ["write_batch", "write_pairs", "read_judgements", "write_judgements", "BATCH_FIELDS", "GRADE_FIELDS", "FORMATS"]
 
 #: the fields of one item of a judging batch, in order
 BATCH_FIELDS = ("query_id", "query", "doc_id", "passage")
@@ -65,16 +65,26 @@ def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, querie
     Raises:
         InputError: a pair whose query or document has no text in the file given.
     """
+    return write_pairs([(q, d) for q, d, _ in pool.pairs(depth)], path, queries=queries, documents=documents)
+
+
+def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: Any = None,
+                documents: Any = None) -> Path:
+    """Write ``(query id, doc id)`` pairs as a judging batch (see the module docstring), in their order, with the
+    texts of ``queries`` and ``documents`` as :func:`write_batch`.
+
+    Raises:
+        InputError: a pair whose query or document has no text in the file given.
+    """
     from .texts import read_texts
 
-    pairs = pool.pairs(depth)
     query_texts = None if queries is None else read_texts(queries, kind="queries")
     doc_texts = None if documents is None else read_texts(documents, kind="documents")
-    asked = _texts_for([q for q, _, _ in pairs], query_texts, "queries", "topics")
-    passages = _texts_for([d for _, d, _ in pairs], doc_texts, "documents", "corpus")
+    asked = _texts_for([q for q, _ in pairs], query_texts, "queries", "topics")
+    passages = _texts_for([d for _, d in pairs], doc_texts, "documents", "corpus")
     target = Path(path)
     with open_text(target) as f:
-        for (qid, doc, _), query, passage in zip(pairs, asked, passages):
+        for (qid, doc), query, passage in zip(pairs, asked, passages):
             f.write(json.dumps({"query_id": qid, "query": query, "doc_id": doc, "passage": passage},
                                ensure_ascii=False, allow_nan=False) + "\n")
     return target

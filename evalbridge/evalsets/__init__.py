@@ -1,0 +1,1 @@
+"""Verbs about what an eval set's labels can support: prediction-powered evaluation with a judge's labels (``ppi``)."""

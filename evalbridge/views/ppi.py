@@ -10,9 +10,9 @@ tables writes them (:func:`evalbridge.views.formats.show`); JSON is ``to_dict()`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..json_data import json_text
 from .formats import aligned, show, table_format
 from .table import Table, number, p_value
 
@@ -96,12 +96,12 @@ def plan_tables(plan: AnyResult, fmt: Any, digits: int = 4) -> tuple[Table, ...]
 def render_ppi(result: AnyResult, fmt: str = "terminal") -> str:
     """``result`` as text: ``json`` (its ``to_dict()``) or any format that writes tables."""
     if fmt == "json":
-        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(result.to_dict())
     return show(ppi_tables(result, table_format(fmt)), fmt)
 
 
 def render_plan(plan: AnyResult, fmt: str = "terminal") -> str:
     """``plan`` as text: ``json`` (its ``to_dict()``) or any format that writes tables."""
     if fmt == "json":
-        return json.dumps(plan.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(plan.to_dict())
     return show(plan_tables(plan, table_format(fmt)), fmt)

@@ -315,7 +315,7 @@ def test_example_in_docs_runs(tmp_path, capsys):
         output: {dir: out}
         """))
     code, out, _ = cli(capsys, "run", tmp_path / "rag.yaml")
-    assert code == 0 and "gates: 1/1 passed" in out
+    assert code == 0 and "1 passed, 0 failed, 0 inconclusive; the run passes" in out
 
 
 def test_agree_compares_two_judgement_sets_and_the_rankings_they_induce(files, capsys):

@@ -108,7 +108,7 @@ def test_terminal_is_short_and_lists_failed_gates(report):
     failed = [g for g in report.gates if not g.passed]
     assert failed and text.count("gate FAILED") == len(failed)
     assert "gate FAILED: dense P@5" in text
-    assert f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed" in text
+    assert f"{len(report.gates) - len(failed)} passed, {len(failed)} failed, 0 inconclusive; the run fails" in text
     assert len(text.splitlines()) < 25
 
 
@@ -242,3 +242,19 @@ def test_plots_refuse_unknown_format_and_baseline(results, tmp_path):
     with pytest.raises(eb.InputError, match="baseline 'nope'"):
         plot_differences(values, "nope", "P@5", tmp_path / "y")
     assert plot_differences({"bm25": values["bm25"]}, "bm25", "P@5", tmp_path / "z") == []
+
+
+@pytest.mark.parametrize("let_pass", [True, False])
+def test_the_gate_summary_counts_passed_failed_and_inconclusive_apart(results, let_pass):
+    """3 passed, 1 failed, 2 inconclusive: every format says so, and what the inconclusive ones did to the run
+    (counting a let-pass inconclusive gate as passed read '5/6 gates passed')."""
+    from evalbridge.stats.gates import GateResult, parse_gate
+
+    gate = parse_gate("ndcg@10", ">= baseline - 0.01 at 95%")
+    outcomes = [("passed", True)] * 3 + [("failed", False)] + [("inconclusive", let_pass)] * 2
+    gates = [GateResult(gate, "dense", 0.5, 0.49, ok, outcome=o) for o, ok in outcomes]
+    report = Report(results=results, title="synthetic", gates=gates)
+    said = ("3 passed, 1 failed, 2 inconclusive (let pass: on_inconclusive is pass); the run fails" if let_pass
+            else "3 passed, 1 failed, 2 inconclusive (counted as failed: on_inconclusive is fail); the run fails")
+    for text in (render(report, "terminal"), render(report, "html"), repr(report)):
+        assert said in text and "5/6" not in text and "3/6" not in text

@@ -223,7 +223,9 @@ class Report:
         if self.comparison is not None:
             text += f", baseline {self.comparison.baseline!r}"
         if self.gates:
-            text += f", gates {len(self.gates) - len(self.failed_gates)}/{len(self.gates)} passed"
+            from ..stats.gates import gate_summary
+
+            text += f", gates: {gate_summary(self.gates)}"
         if self.crosscheck:
             text += f", cross-check {'ok' if self.crosscheck_ok else 'NOT ok'}"
         if self.agreement is not None:

@@ -45,7 +45,7 @@ from ..errors import InputError
 from ..metrics.spec import Metric, parse_metric
 
 __all__ = ["Gate", "GateResult", "parse_gate", "parse_gates", "evaluate_gate", "evaluate_noise_gate", "check_gates",
-           "OPERATORS", "ON_INCONCLUSIVE", "OUTCOMES", "check_on_inconclusive"]
+           "OPERATORS", "ON_INCONCLUSIVE", "OUTCOMES", "check_on_inconclusive", "gate_summary"]
 
 #: operator spelling -> comparison (value, threshold) -> bool
 OPERATORS: Mapping[str, Callable[[float, float], bool]] = {
@@ -238,6 +238,23 @@ def evaluate_gate(gate: Gate, system: str, *, value: float, baseline_value: floa
     if gate.op == "==":
         passed = abs(value - threshold) <= EPSILON
     return GateResult(gate, system, float(value), float(threshold), bool(passed))
+
+
+def gate_summary(results: Sequence[GateResult]) -> str:
+    """The gates' count in words, each outcome apart, and what the inconclusive ones did to the run.
+
+    >>> gate = parse_gate("ndcg@10", ">= 0.3")
+    >>> outcomes = [("passed", True)] * 3 + [("failed", False)] + [("inconclusive", True)] * 2
+    >>> gate_summary([GateResult(gate, "dense", 0.4, 0.3, ok, outcome=o) for o, ok in outcomes])
+    '3 passed, 1 failed, 2 inconclusive (let pass: on_inconclusive is pass); the run fails'
+    """
+    counts = {outcome: sum(r.outcome == outcome for r in results) for outcome in OUTCOMES}
+    text = f"{counts['passed']} passed, {counts['failed']} failed, {counts['inconclusive']} inconclusive"
+    inconclusive = [r for r in results if r.inconclusive]
+    if inconclusive:
+        let_pass = all(r.passed for r in inconclusive)
+        text += " (let pass: on_inconclusive is pass)" if let_pass else " (counted as failed: on_inconclusive is fail)"
+    return text + ("; the run fails" if any(not r.passed for r in results) else "; the run passes")
 
 
 def check_on_inconclusive(value: Any) -> str:

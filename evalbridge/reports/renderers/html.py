@@ -89,8 +89,10 @@ def render_notebook(report: Report) -> str:
         out.append(html_table(Table(tuple(_e(c) for c in bands[0]), tuple(tuple(_e(c) for c in row)
                                                                        for row in bands[1:]))))
     if report.gates:
+        from ...stats.gates import gate_summary
+
         failed = report.failed_gates
-        out.append(f"<p>gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed</p>")
+        out.append(f"<p>gates: {_e(gate_summary(report.gates))}</p>")
         out += [f"<p><strong>FAIL</strong> {_e(g.reason)}</p>" for g in failed]
     for system, check in report.crosscheck.items():
         out.append(f"<p>cross-check {_e(system)}: {_e(crosscheck_line(check))}</p>")
@@ -239,6 +241,8 @@ def _gates(report: Report) -> str:
     says)."""
     if not report.gates:
         return ""
+    from ...stats.gates import gate_summary
+
     failed = len(report.failed_gates)
     noisy = any(g.noise for g in report.gates)
     rows = []
@@ -247,8 +251,7 @@ def _gates(report: Report) -> str:
         rows.append([cell(g.system), cell(g.metric), cell(g.gate.text), num(g.value, number(g.value, report.digits)),
                      num(g.threshold, number(g.threshold, 6)), f'<td class="{kind}">{text}</td>',
                      *([cell(g.noise)] if noisy else [])])
-    verdict = (f'<p class="verdict {"fail" if failed else "pass"}">{len(report.gates) - failed}/{len(report.gates)} '
-               f"gates passed</p>")
+    verdict = f'<p class="verdict {"fail" if failed else "pass"}">gates: {_e(gate_summary(report.gates))}</p>'
     return verdict + table(["system", "metric", "gate", "value", "threshold", "outcome", *(["noise"] * noisy)], rows,
                            cls="gates")
 

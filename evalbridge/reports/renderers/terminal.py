@@ -36,10 +36,11 @@ def render_terminal(report: Report) -> str:
     lines += [f"{gate.reason} (let pass: on_inconclusive is pass)" for gate in report.gates
               if gate.passed and gate.inconclusive]
     if report.gates:
+        from ...stats.gates import gate_summary
+
         baseline = report.comparison.baseline if report.comparison is not None else None
         exempt = baseline is not None and baseline not in {g.system for g in report.gates}
-        lines.append(f"gates: {len(report.gates) - len(failed)}/{len(report.gates)} passed"
-                     + ("" if failed else f" ({', '.join(sorted({g.metric for g in report.gates}))})")
+        lines.append(f"gates ({', '.join(sorted({g.metric for g in report.gates}))}): {gate_summary(report.gates)}"
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
     if report.agreement is not None:

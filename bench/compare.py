@@ -16,8 +16,8 @@ Contenders:
 
 * ``evalbridge``: ``compare_systems(..., baseline="s0", test="randomization", n_resamples=R)``:
   t, randomization and Wilcoxon p-values of the 20 pairs, BCa CIs of the 20 differences and of
-  the 25 system means, batched (``evalbridge.resampling``).
-* ``one thread``: the same call with :data:`evalbridge._parallel.MAX_THREADS` = 1 (the resampling's
+  the 25 system means, batched (``evalbridge.stats.resampling``).
+* ``one thread``: the same call with :data:`evalbridge.common.parallel.MAX_THREADS` = 1 (the resampling's
   columns on one core, as before they were shared between the cores): the same numbers, the time
   the cores save.
 * ``power``: ``eb.power`` of 20 systems against the baseline on 5 metrics (100 rows; no resampling).
@@ -75,7 +75,7 @@ def values(n_queries: int, n_systems: int = SYSTEMS, n_metrics: int = len(METRIC
 
 
 def evalbridge_compare(data: dict, n_resamples: int) -> int:
-    from evalbridge.stats.compare import compare_systems
+    from evalbridge.decisions.compare import compare_systems
 
     metrics = list(next(iter(data.values())))
     return len(compare_systems(data, metrics, baseline="s0", test="randomization", n_resamples=n_resamples,
@@ -112,19 +112,19 @@ def before_compare(data: dict, n_resamples: int) -> int:
 
 def one_thread_compare(data: dict, n_resamples: int) -> int:
     """evalbridge's comparison on one thread (as before the resampling shared its columns between cores)."""
-    import evalbridge._parallel
+    import evalbridge.common.parallel
 
-    evalbridge._parallel.MAX_THREADS = 1
+    evalbridge.common.parallel.MAX_THREADS = 1
     try:
         return evalbridge_compare(data, n_resamples)
     finally:
-        evalbridge._parallel.MAX_THREADS = 4
+        evalbridge.common.parallel.MAX_THREADS = 4
 
 
 def power_analysis(data: dict, n_resamples: int) -> int:  # noqa: ARG001 - no resampling
     """eb.power of every system against the baseline on every metric (the issue's goal: 20 pairs x 5 metrics
     at 100,000 queries < 1 s): the MDE and the queries needed for the observed difference, paired t-test."""
-    from evalbridge.stats.power import power
+    from evalbridge.decisions.power import power
 
     metrics = list(next(iter(data.values())))
     return len(power(data, metrics, baseline="s0").rows)
@@ -139,7 +139,7 @@ def worker(spec: dict) -> dict:
     import numpy  # noqa: F401 - imported before the clock, like the libraries in bench/run.py
     import scipy.stats  # noqa: F401
 
-    import evalbridge.stats.compare  # noqa: F401
+    import evalbridge.decisions.compare  # noqa: F401
 
     data = values(spec["queries"], spec["systems"], spec["metrics"])
     times, growth, cpu = [], [], []

@@ -60,7 +60,7 @@ def inputs(queries: int, depth: int) -> tuple[Any, list[Any]]:
     from data import generate
 
     from evalbridge.fast.rows import build_table
-    from evalbridge.model import Qrels, Run
+    from evalbridge.model.data import Qrels, Run
 
     data = generate(queries, depth, seed=0)
     qrels = Qrels(build_table(_strings("q", data.qrels_query), _strings("d", data.qrels_doc),
@@ -78,7 +78,7 @@ def work(mode: str, queries: int, depth: int) -> dict[str, float]:
     import warnings
 
     import evalbridge as eb
-    from evalbridge.diffing import diff_results
+    from evalbridge.decisions.diffing import diff_results
 
     warnings.simplefilter("ignore")
     qrels, runs = inputs(queries, depth)

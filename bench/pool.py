@@ -44,7 +44,7 @@ def _strings(prefix: str, numbers: np.ndarray) -> Any:
 def make_run(seed: int, queries: int, depth: int) -> Any:
     """One columnar run: per query ``depth`` of its candidates, scores descending (ties in a quarter of them)."""
     from evalbridge.fast.rows import build_table
-    from evalbridge.model import Run
+    from evalbridge.model.data import Run
 
     rng = np.random.default_rng(seed)
     picks = np.argsort(rng.random((queries, CANDIDATES)), axis=1)[:, :depth]
@@ -61,7 +61,7 @@ def make_run(seed: int, queries: int, depth: int) -> Any:
 
 def make_qrels(queries: int) -> Any:
     from evalbridge.fast.rows import build_table
-    from evalbridge.model import Qrels
+    from evalbridge.model.data import Qrels
 
     rng = np.random.default_rng(12345)
     judged = np.sort(np.argsort(rng.random((queries, CANDIDATES)), axis=1)[:, :100], axis=1)

@@ -59,9 +59,9 @@ def report(queries: int) -> Any:
 
     import evalbridge as eb
     from evalbridge.reports.report import Report
-    from evalbridge.results import Results
-    from evalbridge.stats.compare import compare_systems
-    from evalbridge.stats.gates import check_gates, parse_gates
+    from evalbridge.evaluation.results import Results
+    from evalbridge.decisions.compare import compare_systems
+    from evalbridge.decisions.gates import check_gates, parse_gates
 
     base = eb.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, METRICS)
     ids = [f"q{i}" for i in range(queries)]

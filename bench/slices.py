@@ -14,7 +14,7 @@ process: the inputs are built there (not timed), then
 
 * ``evaluate``: ``eb.evaluate`` of the five runs (the results kept, as a report keeps them);
 * ``slices``: the same, then what a config's ``slices:`` section adds to a comparison
-  (:func:`evalbridge.slices.slice_table`: every slice's means and bootstrap intervals for every system and
+  (:func:`evalbridge.evaluation.slices.slice_table`: every slice's means and bootstrap intervals for every system and
   metric, every other system against the baseline with its interval and the comparison's test (``--test``,
   default the t-test), Benjamini-Hochberg) at the comparison's default 10,000 resamples.
 
@@ -48,8 +48,8 @@ def work(mode: str, queries: int, depth: int, resamples: int, test: str) -> dict
     import warnings
 
     import evalbridge as eb
-    from evalbridge.stats.compare import CORRECTIONS, TESTS
-    from evalbridge.slices import SliceLabels, slice_table
+    from evalbridge.decisions.compare import CORRECTIONS, TESTS
+    from evalbridge.evaluation.slices import SliceLabels, slice_table
 
     warnings.simplefilter("ignore")
     qrels, runs = inputs(queries, depth)

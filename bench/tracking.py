@@ -38,7 +38,7 @@ def results(queries: int) -> dict:
     import numpy as np
 
     import evalbridge as eb
-    from evalbridge.results import Results
+    from evalbridge.evaluation.results import Results
 
     base = eb.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, METRICS)
     ids = [f"q{i}" for i in range(queries)]

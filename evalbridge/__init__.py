@@ -24,28 +24,28 @@ from ._version import __version__
 #: qrels and a run from one Python shape; write writes any format. Converters to other libraries' objects live in
 #: :mod:`evalbridge.io.objects`; the steps behind the verbs in their own modules.
 _EXPORTS = {
-    "evaluate": "evaluation", "compare": "stats.compare", "crosscheck": "cross_check", "agree": "stats.agreement",
-    "diff": "diffing", "diagnose": "diagnostics", "check_gates": "stats.gates", "run_config": "pipeline",
-    "log_mlflow": "tracking", "power": "stats.power", "uncertain": "uncertainty", "pool": "pooling",
-    "merge_judgements": "merging", "what_changed": "stats.changes", "ppi": "evalsets.prediction_powered",
+    "evaluate": "evaluation.evaluating", "compare": "decisions.compare", "crosscheck": "cross_check.checking", "agree": "evalsets.agreement",
+    "diff": "decisions.diffing", "diagnose": "evalsets.diagnostics", "check_gates": "decisions.gates", "run_config": "config.pipeline",
+    "log_mlflow": "tracking", "power": "decisions.power", "uncertain": "evalsets.uncertainty", "pool": "evalsets.pooling",
+    "merge_judgements": "evalsets.merging", "what_changed": "evalsets.changes", "ppi": "evalsets.prediction_powered",
     "read_qrels": "io", "read_run": "io", "read_pair": "io", "read_logs": "io.rag", "write": "io", "formats": "io",
     "from_labels": "io.shapes", "from_pairs": "io.shapes", "from_records": "io.shapes", "from_graded": "io.shapes",
     "load_config": "config",
-    "Qrels": "model", "Run": "model", "Settings": "settings", "Metric": "metrics.spec", "Results": "results",
+    "Qrels": "model.data", "Run": "model.data", "Settings": "model.settings", "Metric": "metrics.spec", "Results": "evaluation.results",
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors", "EvalbridgeWarning": "errors",
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature ("X as X": re-exported)
-    from .evaluation import evaluate as evaluate
-    from .stats.compare import compare as compare
-    from .cross_check import crosscheck as crosscheck
-    from .stats.agreement import agree as agree
-    from .diffing import diff as diff
-    from .diagnostics import diagnose as diagnose
-    from .stats.gates import check_gates as check_gates
-    from .pipeline import run_config as run_config
+    from .evaluation.evaluating import evaluate as evaluate
+    from .decisions.compare import compare as compare
+    from .cross_check.checking import crosscheck as crosscheck
+    from .evalsets.agreement import agree as agree
+    from .decisions.diffing import diff as diff
+    from .evalsets.diagnostics import diagnose as diagnose
+    from .decisions.gates import check_gates as check_gates
+    from .config.pipeline import run_config as run_config
     from .tracking import log_mlflow as log_mlflow
     from .io import (
         read_qrels as read_qrels, read_run as read_run, read_pair as read_pair, write as write, formats as formats,
@@ -56,16 +56,16 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
         from_graded as from_graded,
     )
     from .config import load_config as load_config
-    from .model import Qrels as Qrels, Run as Run
-    from .settings import Settings as Settings
+    from .model.data import Qrels as Qrels, Run as Run
+    from .model.settings import Settings as Settings
     from .metrics.spec import Metric as Metric
-    from .results import Results as Results
+    from .evaluation.results import Results as Results
     from .reports.report import Report as Report
-    from .uncertainty import uncertain as uncertain
-    from .pooling import pool as pool
-    from .merging import merge_judgements as merge_judgements
-    from .stats.changes import what_changed as what_changed
-    from .stats.power import power as power
+    from .evalsets.uncertainty import uncertain as uncertain
+    from .evalsets.pooling import pool as pool
+    from .evalsets.merging import merge_judgements as merge_judgements
+    from .evalsets.changes import what_changed as what_changed
+    from .decisions.power import power as power
     from .evalsets.prediction_powered import ppi as ppi
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,

@@ -112,7 +112,7 @@ def qrels_and_run(draw: Any, *, max_queries: int = 3, max_docs: int = 10, max_gr
 
 def ranked_from_scores(scores: dict[str, float]) -> list[str]:
     """Doc ids in trec_eval order (score descending, then doc id descending), written independently
-    of :mod:`evalbridge.ranking` so tests can use it as an oracle."""
+    of :mod:`evalbridge.common.ranking` so tests can use it as an oracle."""
     return [d for d, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
 
 

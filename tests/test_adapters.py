@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import evalbridge as eb
 from evalbridge.io.shapes import UNRETRIEVED_PREFIX, from_graded, from_labels, from_pairs, from_records
 from evalbridge.errors import InputError
-from evalbridge.ranking import rank
-from evalbridge.model import Qrels, Run
+from evalbridge.common.ranking import rank
+from evalbridge.model.data import Qrels, Run
 
 labels_lists = st.lists(st.one_of(st.integers(-1, 3), st.floats(0, 10, allow_nan=False), st.booleans()),
                         max_size=12)

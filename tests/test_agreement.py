@@ -1,5 +1,5 @@
 """Agreement between two sets of judgements and between the system rankings they induce
-(evalbridge.stats.agreement), checked against scikit-learn, the ``krippendorff`` package, scipy and
+(evalbridge.evalsets.agreement), checked against scikit-learn, the ``krippendorff`` package, scipy and
 hand-computed cases."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from strategies import DOCS, grades, two_judges
 import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.views.agreement_tables import FORMATS
-from evalbridge.stats.agreement import JudgeAgreement, agree, agreement
+from evalbridge.evalsets.agreement import JudgeAgreement, agree, agreement
 from evalbridge.stats.kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
-from evalbridge.stats.ranking_agreement import OUTCOMES, ranking_agreement
+from evalbridge.evalsets.ranking_agreement import OUTCOMES, ranking_agreement
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -502,7 +502,7 @@ def test_a_judge_or_system_name_stays_in_its_cell_in_every_table_format(name):
     specials, markup), each Markdown table keeps its columns in every row, and LaTeX and HTML escape the name."""
     import html
 
-    from evalbridge.escaping import latex_escape
+    from evalbridge.common.escaping import latex_escape
 
     other = "b" if name != "b" else "c"
     assume(name.strip() and other != name)

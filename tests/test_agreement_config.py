@@ -25,7 +25,7 @@ import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.errors import InputError
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.reports.report import render, report_dict
 
 DL19 = ("data", "real", "trec-dl-2019-passage")

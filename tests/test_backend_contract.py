@@ -17,8 +17,8 @@ from evalbridge.backends.base import Backend, Capabilities, Fault, NativeConvent
 from evalbridge.errors import UnsupportedMetricError
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.spec import Metric, parse_metric
-from evalbridge.model import Qrels, Run
-from evalbridge.settings import ORDERED_TIES, Settings, TIE_POLICIES
+from evalbridge.model.data import Qrels, Run
+from evalbridge.model.settings import ORDERED_TIES, Settings, TIE_POLICIES
 from strategies import metrics, qrels_and_run
 
 

@@ -15,8 +15,8 @@ import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.reports.report import Report
 from evalbridge.reports.renderers.markdown import render_markdown
-from evalbridge.stats.gates import evaluate_gate, parse_gate
-from evalbridge.testing import github_annotations, junit_xml
+from evalbridge.decisions.gates import evaluate_gate, parse_gate
+from evalbridge.ci.testing import github_annotations, junit_xml
 
 pytest_plugins = ["pytester"]
 
@@ -137,7 +137,7 @@ def test_collect_only_counts_what_it_lists(pytester: pytest.Pytester) -> None:
 def test_a_failing_assert_retrieval_shows_the_callers_line_not_evalbridges_source(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_gate="""
-        from evalbridge.testing import assert_retrieval
+        from evalbridge.ci.testing import assert_retrieval
 
         def test_gate():
             assert_retrieval({"q1": {"d1": 1}}, {"q1": {"x": 0.9, "d1": 0.1}}, {"recall@1": ">= 0.5"}, name="dense")
@@ -243,8 +243,8 @@ def test_any_system_name_keeps_the_latex_csv_and_html_shapes(system: str) -> Non
 
 def test_a_gate_line_says_whether_the_gap_is_within_noise_when_the_statistics_know() -> None:
     """With a comparison (paired test, bootstrap intervals) the line says within or beyond noise; without, nothing."""
-    from evalbridge.stats.gates import check_gates, parse_gates
-    from evalbridge.testing import gate_line
+    from evalbridge.decisions.gates import check_gates, parse_gates
+    from evalbridge.ci.testing import gate_line
 
     qrels = {f"q{i}": {"d1": 1} for i in range(12)}
     good = {f"q{i}": {"d1": 0.9, "x": 0.1} for i in range(12)}

@@ -1,4 +1,4 @@
-"""System comparison: paired tests, corrections, effect sizes, win/tie/loss (evalbridge.stats.compare)."""
+"""System comparison: paired tests, corrections, effect sizes, win/tie/loss (evalbridge.decisions.compare)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from hypothesis import strategies as hs
 from strategies import qrels_and_run
 
 import evalbridge as eb
-from evalbridge.stats.compare import compare_systems
+from evalbridge.decisions.compare import compare_systems
 from evalbridge.stats.paired_tests import (
     COMPARISON_PARAMETERS, MAX_RESAMPLES, benjamini_hochberg, bonferroni, bootstrap_ci, check_comparison_parameters,
     effect_size, holm, mean_ci, paired_t_test, randomization_test, wilcoxon_test, win_tie_loss,
 )
-from evalbridge.resampling import (
+from evalbridge.stats.resampling import (
     bootstrap_intervals, bootstrap_means, jackknife_acceleration, randomization_pvalues,
 )
 
@@ -661,7 +661,7 @@ def test_a_system_name_stays_in_its_cell_in_every_table_format(name):
     Markdown table keeps its columns, the text table its rows, the LaTeX and HTML tables escape it."""
     import html
 
-    from evalbridge.escaping import latex_escape
+    from evalbridge.common.escaping import latex_escape
 
     other = "base" if name != "base" else "other"
     cmp = compare_systems({other: _fake({"m": [0.0, 0.5, 1.0]}), name: _fake({"m": [1.0, 0.5, 0.0]})}, ["m"],

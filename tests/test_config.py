@@ -13,7 +13,7 @@ import pytest
 
 import evalbridge as eb
 from evalbridge.config import load_config, load_configs
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 2.0 a\nq2 Q0 d4 2 1.0 a\nq3 Q0 d6 1 1.0 a\n"
@@ -209,7 +209,7 @@ def test_unexplained_crosscheck_difference_makes_the_exit_code_one(folder, monke
         unexplained = [("P@2", "q1")]
         differences = unexplained
 
-    monkeypatch.setattr("evalbridge.cross_check.crosscheck", lambda *a, **k: Fake())
+    monkeypatch.setattr("evalbridge.cross_check.checking.crosscheck", lambda *a, **k: Fake())
     outcome = run_config(load_config(write(folder, BASE + "crosscheck: {backends: [pytrec_eval]}\n")),
                          write=False)
     assert outcome.exit_code == 1

@@ -14,7 +14,7 @@ import pytest
 
 from demo_data import ROBUST, fetch_robust04
 from evalbridge.config import load_configs
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -43,7 +43,7 @@ def test_the_required_configs_ship():
 def test_config_reads_only_files_of_the_repository(path: Path) -> None:
     """Every input file of every evaluation in the file is inside the checkout: examples/, or .cache/robust04/
     that `make demo-data` fetches from PyPI; never ../shared, which a clone does not have."""
-    from evalbridge.pipeline import input_sources
+    from evalbridge.config.pipeline import input_sources
 
     _prepare(path)
     paths = [Path(s.path).resolve() for config in load_configs(path) for s in input_sources(config)

@@ -11,8 +11,8 @@ from hypothesis import strategies as hs
 
 from evalbridge.errors import InputError
 from evalbridge.stats.paired_tests import TESTS, mean_ci, randomization_test, randomization_tests
-from evalbridge.resampling import bootstrap_intervals, bootstrap_means, counted_means
-from evalbridge.slices import MIN_QUERIES, slice_labels, slice_table
+from evalbridge.stats.resampling import bootstrap_intervals, bootstrap_means, counted_means
+from evalbridge.evaluation.slices import MIN_QUERIES, slice_labels, slice_table
 
 EPS = float(np.finfo(np.float64).eps)
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
-from evalbridge.cross_check import CrossCheck
-from evalbridge.cross_check import COLUMNS
+from evalbridge.cross_check.checking import CrossCheck
+from evalbridge.cross_check.checking import COLUMNS
 from strategies import metrics, qrels_and_run
 
 FAST = ["ir_measures", "pytrec_eval"]
@@ -351,8 +351,8 @@ def test_large_inputs_take_the_reference_column_from_the_engine_with_the_referen
        st.sampled_from(["float64", "float32"]))
 def test_tie_and_collision_checks_agree_with_the_tie_groups(scores: dict, precision: str) -> None:
     """has_ties and float32_collisions (counting distinct values) say what the tie groups say."""
-    from evalbridge.ranking import float32_collisions, has_ties
-    from evalbridge.ranking import tie_groups
+    from evalbridge.common.ranking import float32_collisions, has_ties
+    from evalbridge.common.ranking import tie_groups
 
     assert has_ties(scores, score_precision=precision) == bool(tie_groups(scores, score_precision=precision))
     assert float32_collisions(scores) == [g for g in tie_groups(scores, score_precision="float32")
@@ -366,7 +366,7 @@ _SIDE = st.dictionaries(st.sampled_from(["q1", "q2", "q3", "q4"]),
 @given(_SIDE, _SIDE)
 def test_comparison_flags_exactly_the_values_that_are_not_the_same(ref: dict, got: dict) -> None:
     """The vectorised screen misses nothing _same would flag (NaN, inf, a missing side included)."""
-    from evalbridge.cross_check import _compare, _same
+    from evalbridge.cross_check.checking import _compare, _same
 
     queries = list(dict.fromkeys([*ref, *got]))
     expected = [(q, ref.get(q), got.get(q)) for q in queries if not _same(ref.get(q), got.get(q), 1e-9)]

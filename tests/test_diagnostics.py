@@ -14,12 +14,12 @@ from scipy.stats import kendalltau
 from test_system_order import yilmaz  # tau_AP as Yilmaz et al. write it, for lists without ties
 
 import evalbridge as eb
-from evalbridge.diagnostics import diagnose, discriminative_power, swap_rate
+from evalbridge.evalsets.diagnostics import diagnose, discriminative_power, swap_rate
 from evalbridge.errors import InputError
 from evalbridge.fast.tops import from_ranked, from_runs
-from evalbridge.ranking import rank
+from evalbridge.common.ranking import rank
 from evalbridge.views.diagnosis import meanings
-from evalbridge.stats.compare import compare_systems
+from evalbridge.decisions.compare import compare_systems
 
 
 def _p_at_1_runs(n: int) -> tuple[dict, dict]:

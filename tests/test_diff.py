@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalbridge as eb
-from evalbridge.diffing import diff
+from evalbridge.decisions.diffing import diff
 from evalbridge.errors import EvalbridgeWarning, InputError
-from evalbridge.ranking import rank
+from evalbridge.common.ranking import rank
 from evalbridge.views.run_diff import render_diff
 
 DL19 = ("data", "real", "trec-dl-2019-passage")
@@ -177,9 +177,9 @@ def test_columnar_inputs_give_the_same_diff(dl19) -> None:  # noqa: ANN001
 def test_the_top_k_is_the_one_the_metrics_saw(case, ties, depth, judged_only, precision) -> None:  # noqa: ANN001
     """With depth, judged_only and the score precision, each run's top k is cut_run's run ranked by the tie rule:
     the documents the evaluation scored."""
-    from evalbridge.cutting import cut_run
-    from evalbridge.model import Qrels, Run
-    from evalbridge.settings import Settings
+    from evalbridge.evaluation.cutting import cut_run
+    from evalbridge.model.data import Qrels, Run
+    from evalbridge.model.settings import Settings
 
     qrels, run_a, run_b, k = case
     settings = Settings(ties=ties, depth=depth, judged_only=judged_only, score_precision=precision)

@@ -11,7 +11,7 @@ import pytest
 
 import evalbridge as eb
 from evalbridge.reports.report import Report
-from evalbridge.stats.compare import compare_systems
+from evalbridge.decisions.compare import compare_systems
 
 QRELS = {f"q{i}": {"d1": 1, "d2": i % 3, "d3": 0} for i in range(12)}
 RUNS = {"bm25": {q: {"d3": 0.9, "d1": 0.5, "d2": 0.1} for q in QRELS},

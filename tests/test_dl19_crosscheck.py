@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evalbridge as eb
-from evalbridge.ranking import has_ties
+from evalbridge.common.ranking import has_ties
 
 RUNS = ("bm25", "bm25-rm3", "splade-pp-ed")
 METRICS = ["nDCG@10", "AP", "AP@100", "RR", "P@10", "R@100", "Rprec", "Success@1", "nDCG(gain=exp)@10"]
@@ -50,7 +50,7 @@ def test_all_backends_agree_after_canonicalisation(dl19: Path, qrels: eb.Qrels, 
 
 def test_splade_run_has_the_17_documented_tie_groups(dl19: Path) -> None:
     """The data README says the SPLADE run has 17 groups of tied scores and the BM25 runs none."""
-    from evalbridge.ranking import tie_groups
+    from evalbridge.common.ranking import tie_groups
 
     counts = {name: sum(len(tie_groups(scores)) for scores in read(dl19, name).values()) for name in RUNS}
     assert counts == {"bm25": 0, "bm25-rm3": 0, "splade-pp-ed": 17}

@@ -291,9 +291,9 @@ def test_a_qrels_beside_a_log_is_refused_at_every_door_in_its_words(tmp_path):
 
 
 def test_wording_spells_options_per_door():
-    """evalbridge.wording: Python by default; the door opened by the CLI or a config inside its block only; on the
+    """evalbridge.common.wording: Python by default; the door opened by the CLI or a config inside its block only; on the
     command line a column of the side being read has that side's flag."""
-    from evalbridge.wording import current, door, option, place, side
+    from evalbridge.common.wording import current, door, option, place, side
 
     assert (current(), option("min_relevance", 7), option("doc", "docno", column=True)) == \
         ("python", "min_relevance=7", "doc='docno'")

@@ -23,8 +23,8 @@ from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric, parse_metric
 from evalbridge.io.trec import write_qrels, write_run
-from evalbridge.model import Qrels, Run
-from evalbridge.settings import Settings
+from evalbridge.model.data import Qrels, Run
+from evalbridge.model.settings import Settings
 
 TIES = ("docid_desc", "docid_asc", "input")
 PRECISIONS = ("float64", "float32")
@@ -340,7 +340,7 @@ def test_shared_hashes_are_found_whatever_the_layout_of_the_blocks(width: int, s
     within a query is always found, and hashes that share only their top 32 bits (the keys sorted
     first) are not taken for one (hashes here are ``query * 1000 + a small number``, in the top or the
     bottom 32 bits, plus 0 or 1 in the bottom bits)."""
-    from evalbridge.columnar import RowTable
+    from evalbridge.model.columnar import RowTable
 
     lengths = [max(1, width - short) for short in shortfalls]
     codes = list(range(len(lengths)))
@@ -480,7 +480,7 @@ VALID = [
     {"q": {"a": 2 ** 80, "b": -0.0}},
 ]
 INVALID = [
-    {"q": {"a": True}},  # a boolean is not a grade (evalbridge.values)
+    {"q": {"a": True}},  # a boolean is not a grade (evalbridge.common.values)
     {"q": {"a": 10 ** 400}},  # beyond float64: an InputError, not an OverflowError
     {"q": {"a": float("nan")}},
     {"q": {"a": 1e308, "b": 1e308, "c": float("inf")}},

@@ -1,4 +1,4 @@
-"""Quality gates (evalbridge.stats.gates): parsing, pass/fail, which systems they cover."""
+"""Quality gates (evalbridge.decisions.gates): parsing, pass/fail, which systems they cover."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import evalbridge as eb
-from evalbridge.stats.gates import check_gates, evaluate_gate, parse_gate, parse_gates
+from evalbridge.decisions.gates import check_gates, evaluate_gate, parse_gate, parse_gates
 
 
 @pytest.mark.parametrize("expression, op, value, relative", [

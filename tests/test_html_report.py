@@ -18,8 +18,8 @@ import pytest
 import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.reports.report import Report, render
-from evalbridge.stats.compare import compare_systems
-from evalbridge.stats.gates import check_gates, parse_gates
+from evalbridge.decisions.compare import compare_systems
+from evalbridge.decisions.gates import check_gates, parse_gates
 
 HOSTILE = ["<script>alert(1)</script>", "\"quoted' & <b>bold</b>", "</table><h1>x", "$\\frac{a}{b}$ cost $5"]
 QRELS = {f"q{i}": {"d1": 1, "d2": i % 3, "d3": 0} for i in range(12)}

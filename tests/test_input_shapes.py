@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.config import load_config
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 
 QRELS = "q1 0 d1 1\nq1 0 d2 2\nq2 0 d4 1\n"
 RUN = "q1 Q0 d3 1 3.0 bm25\nq1 Q0 d1 2 2.0 bm25\nq1 Q0 d2 3 1.0 bm25\nq2 Q0 d4 1 1.0 bm25\n"

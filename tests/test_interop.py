@@ -15,7 +15,7 @@ from evalbridge.errors import InputError
 from evalbridge.io import read_qrels, read_run
 from evalbridge.io.jsonl import write_json, write_jsonl
 from evalbridge.io.objects import to_dataframe, to_ir_measures, to_ranx
-from evalbridge.model import Qrels, Run
+from evalbridge.model.data import Qrels, Run
 
 QRELS = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
 RUN = {"q1": {"d1": 0.5, "d9": 1.5}, "q2": {"d3": 0.25}}

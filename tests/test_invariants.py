@@ -200,7 +200,7 @@ def test_results_resolve_graded_ap_with_the_top_grade_only_when_it_was_asked() -
 def test_zero_policy_gives_every_qrels_query_in_qrels_order(key_lists: list[list[str]]) -> None:
     """fill_missing: each metric's values hold every qrels query, in qrels order, 0 where absent,
     whatever order or subset each metric came with (an empty one included)."""
-    from evalbridge.evaluation import fill_missing
+    from evalbridge.evaluation.evaluating import fill_missing
     from evalbridge.metrics.spec import parse_metric
 
     qrels = eb.Qrels({"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}})

@@ -27,15 +27,15 @@ from test_engine import TIES, any_metric
 
 import evalbridge as eb
 from evalbridge.backends import fast, reference
-from evalbridge.columnar import RowTable
+from evalbridge.model.columnar import RowTable
 from evalbridge.fast import rows as engine_rows
 from evalbridge.errors import InputError
 from evalbridge.io import _arrow_trec as arrow_io
 from evalbridge.io import _rag_columns as rag_columns
 from evalbridge.io import rag
 from evalbridge.metrics.spec import Metric
-from evalbridge.model import Qrels, Run
-from evalbridge.settings import Settings
+from evalbridge.model.data import Qrels, Run
+from evalbridge.model.settings import Settings
 
 FILES = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -315,11 +315,11 @@ def test_columnar_inputs_evaluate_as_the_reference_for_every_metric_and_tie_poli
 
 
 def test_columnar_objects_are_built_without_importing_heavy_libraries_until_needed() -> None:
-    """``evalbridge.columnar`` and ``evalbridge.model`` import neither numpy nor pyarrow."""
+    """``evalbridge.model.columnar`` and ``evalbridge.model.data`` import neither numpy nor pyarrow."""
     import subprocess
     import sys
 
-    code = "import sys, evalbridge.model, evalbridge.columnar; print(sorted({'numpy', 'pyarrow'} & set(sys.modules)))"
+    code = "import sys, evalbridge.model.data, evalbridge.model.columnar; print(sorted({'numpy', 'pyarrow'} & set(sys.modules)))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
@@ -590,7 +590,7 @@ def test_config_runs_evaluate_the_columns_without_turning_them_into_dicts(tmp_pa
                                                                           no_materialising: list) -> None:
     """``evalbridge run`` (``run_config``) gets columnar objects from ``load_qrels`` / ``load_run``."""
     from evalbridge.config import load_config
-    from evalbridge.pipeline import run_config
+    from evalbridge.config.pipeline import run_config
 
     qrels_path, run_path = trec_pair(tmp_path)
     config = tmp_path / "eval.yaml"
@@ -611,7 +611,7 @@ def test_qrels_evaluated_against_a_large_run_are_read_into_columns_at_every_door
     eval`` and a config run alike, with the strict readers' values; read alone it stays with the strict reader."""
     from evalbridge.cli import main
     from evalbridge.config import load_config
-    from evalbridge.pipeline import run_config
+    from evalbridge.config.pipeline import run_config
 
     qrels_path, run_path = trec_pair(tmp_path)
     monkeypatch.setattr(arrow_io, "LARGE_BYTES", qrels_path.stat().st_size + 1)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.config import load_config
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.errors import InputError
 from evalbridge.io import formats, get_format, resolve
 

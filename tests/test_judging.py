@@ -1,5 +1,5 @@
 """A judging batch out, graded pairs back in, merged, and what the new judgements changed (evalbridge.io.judging,
-evalbridge.io.texts, evalbridge.merging, evalbridge.stats.changes): hand examples, the texts of real topics files,
+evalbridge.io.texts, evalbridge.evalsets.merging, evalbridge.evalsets.changes): hand examples, the texts of real topics files,
 and the whole loop on TREC DL 2019 with judgements removed and restored."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.io.judging import BATCH_FIELDS, write_batch
 from evalbridge.io.texts import read_texts
-from evalbridge.merging import RULES
-from evalbridge.stats.ranking_agreement import ranking_agreement
+from evalbridge.evalsets.merging import RULES
+from evalbridge.evalsets.ranking_agreement import ranking_agreement
 from evalbridge.stats.system_order import kendall_tau, tau_ap
 
 DL19 = "data/real/trec-dl-2019-passage"

@@ -16,11 +16,11 @@ import evalbridge as eb
 from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.metrics.requests import metric_requests, split_label
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.views.formats import report_formats
 from evalbridge.reports.report import Report, render, report_dict
-from evalbridge.stats.compare import compare_systems
-from evalbridge.stats.gates import check_gates, parse_gates
+from evalbridge.decisions.compare import compare_systems
+from evalbridge.decisions.gates import check_gates, parse_gates
 from strategies import qrels_and_run
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"

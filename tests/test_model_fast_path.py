@@ -1,5 +1,5 @@
-"""The fast path of Qrels/Run validation (:mod:`evalbridge.model_checks`) gives what the general loop of
-:mod:`evalbridge.model` gives, or declines: same rows, same id kinds, same value types, same errors."""
+"""The fast path of Qrels/Run validation (:mod:`evalbridge.model.checks`) gives what the general loop of
+:mod:`evalbridge.model.data` gives, or declines: same rows, same id kinds, same value types, same errors."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbridge.model_checks import ROW_LENGTH, freeze_plain
+from evalbridge.model.checks import ROW_LENGTH, freeze_plain
 from evalbridge.errors import InputError
-from evalbridge.model import Qrels, Run, rows_of
+from evalbridge.model.data import Qrels, Run, rows_of
 
 #: Values the general loop accepts (and converts) or refuses, mixed with the plain ones.
 VALUES = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False, width=32),

@@ -18,9 +18,9 @@ from scipy import stats
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.stats.gates import check_gates, evaluate_noise_gate, parse_gate, parse_gates
-from evalbridge.stats.power import detectable_effect, queries_needed
-from evalbridge.testing import assert_retrieval, github_annotations, junit_xml
+from evalbridge.decisions.gates import check_gates, evaluate_noise_gate, parse_gate, parse_gates
+from evalbridge.decisions.power import detectable_effect, queries_needed
+from evalbridge.ci.testing import assert_retrieval, github_annotations, junit_xml
 
 pytest_plugins = ["pytester"]
 

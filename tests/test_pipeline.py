@@ -9,7 +9,7 @@ import pytest
 
 from evalbridge.cli import main
 from evalbridge.config import load_config
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.views.formats import render
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d6 1\n"
@@ -87,12 +87,12 @@ def test_an_internal_error_exits_3_with_one_line_and_the_traceback_only_with_deb
         folder: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug (an exception evalbridge did not mean to raise) is exit 3, one line asking for a report; --debug
     adds the traceback. Exit 1 stays the code of a failed gate."""
-    import evalbridge.pipeline
+    import evalbridge.config.pipeline
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(evalbridge.pipeline, "run_config", broken)
+    monkeypatch.setattr(evalbridge.config.pipeline, "run_config", broken)
     capsys.readouterr()
     assert main(["eval", "qrels.txt", "a.run", "-m", "P@2"]) == 3
     err = capsys.readouterr().err

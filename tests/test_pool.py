@@ -1,4 +1,4 @@
-"""Depth pools (evalbridge.pooling.pool): against trectools' TrecPoolMaker on TREC DL 2019, against a direct
+"""Depth pools (evalbridge.evalsets.pooling.pool): against trectools' TrecPoolMaker on TREC DL 2019, against a direct
 implementation (sort each run, take its first d, drop the judged pairs) on generated runs with ties, and the
 Judged@k it reports against evalbridge.evaluate before and after the pool is judged."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.pooling import pool
+from evalbridge.evalsets.pooling import pool
 
 DL19 = "data/real/trec-dl-2019-passage"
 RUN_FILES = ("run.bm25.top100.txt", "run.bm25-rm3.top100.txt", "run.splade-pp-ed.top100.txt")

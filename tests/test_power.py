@@ -1,4 +1,4 @@
-"""Power of paired comparisons (evalbridge.stats.power): statsmodels' TTestPower as the oracle of the t-test,
+"""Power of paired comparisons (evalbridge.decisions.power): statsmodels' TTestPower as the oracle of the t-test,
 a simulation of the randomization test itself as the oracle of its approximation."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import strategies as hs
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.stats.power import detectable_effect, power_at, queries_needed
-from evalbridge.resampling import randomization_pvalues
+from evalbridge.decisions.power import detectable_effect, power_at, queries_needed
+from evalbridge.stats.resampling import randomization_pvalues
 
 TTestPower = pytest.importorskip("statsmodels.stats.power", reason="statsmodels is the test oracle "
                                  "(pip install 'evalbridge[test]')").TTestPower

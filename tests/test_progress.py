@@ -24,7 +24,7 @@ eb.crosscheck(qrels, run, ["P@1"], backends=["pytrec_eval", "ir_measures"], prog
 print("rich imported:", "rich" in sys.modules)
 """
 NESTED = SETUP + """
-from evalbridge.progress import callback
+from evalbridge.common.progress import callback
 with callback(True, total=2) as on_step:
     on_step("outer step", 0, 2)
     eb.evaluate(qrels, run, ["P@1"], progress=True)

@@ -21,7 +21,7 @@ import evalbridge as eb
 from evalbridge.errors import EvalbridgeWarning, InputError
 from evalbridge.io._rag_columns import read_log_columns
 from evalbridge.io.ranks import says_rank
-from evalbridge.ranking import rank as ranked
+from evalbridge.common.ranking import rank as ranked
 
 TABLES = ("csv", "tsv", "parquet", "pandas", "arrow", "polars", "jsonl")
 

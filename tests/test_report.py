@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
-from evalbridge.stats.compare import compare_systems
-from evalbridge.stats.gates import check_gates, parse_gates
+from evalbridge.decisions.compare import compare_systems
+from evalbridge.decisions.gates import check_gates, parse_gates
 from evalbridge.reports.per_query import per_query_frame, write_per_query
 from evalbridge.reports.writing import atomic_file, write_file_atomic
 from evalbridge.reports.report import (
@@ -248,7 +248,7 @@ def test_plots_refuse_unknown_format_and_baseline(results, tmp_path):
 def test_the_gate_summary_counts_passed_failed_and_inconclusive_apart(results, let_pass):
     """3 passed, 1 failed, 2 inconclusive: every format says so, and what the inconclusive ones did to the run
     (counting a let-pass inconclusive gate as passed read '5/6 gates passed')."""
-    from evalbridge.stats.gates import GateResult, parse_gate
+    from evalbridge.decisions.gates import GateResult, parse_gate
 
     gate = parse_gate("ndcg@10", ">= baseline - 0.01 at 95%")
     outcomes = [("passed", True)] * 3 + [("failed", False)] + [("inconclusive", let_pass)] * 2

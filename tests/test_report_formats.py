@@ -15,7 +15,7 @@ import evalbridge.reports.renderers as renderers
 from evalbridge.cli import main
 from evalbridge.config import load_config
 from evalbridge.errors import InputError
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.views import formats
 from evalbridge.views.formats import output_formats, report_format, report_formats
 

@@ -19,7 +19,7 @@ import pytest
 
 import evalbridge as eb
 from doors import cli
-from evalbridge.settings import DEFAULTS, ROWS, Keywords, Settings
+from evalbridge.model.settings import DEFAULTS, ROWS, Keywords, Settings
 
 METRICS = ("P@1", "P@2", "RR", "R@2")
 #: q1: an unjudged document first, then d1 (relevant) and d3 (not) tied, d2 (grade 2) last; q2: d4 (relevant) 1e-10

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import evalbridge as eb
 from evalbridge.stats.paired_tests import benjamini_hochberg, mean_ci, paired_t_test
-from evalbridge.slices import MIN_QUERIES, slice_labels, slice_table
+from evalbridge.evaluation.slices import MIN_QUERIES, slice_labels, slice_table
 
 LABELS = ("billing", "tech", "en", "de")
 
@@ -266,7 +266,7 @@ def test_a_config_slices_by_a_column_of_a_query_table_without_a_comparison(tmp_p
 
 
 def test_pareto_front_marks_the_systems_no_other_beats_on_quality_and_cost() -> None:
-    from evalbridge.pareto import pareto_front
+    from evalbridge.stats.pareto import pareto_front
 
     assert pareto_front({"a": (0.5, 1.0), "b": (0.5, 1.0)}) == ("a", "b")  # equal: neither beats the other
     assert pareto_front({"a": (0.5, 1.0), "b": (0.6, 1.0), "c": (0.7, 0.5)}) == ("c",)

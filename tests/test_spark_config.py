@@ -23,7 +23,7 @@ from evalbridge.cli import EXIT_BAD_INPUT, main
 from evalbridge.config import load_config
 from evalbridge.config.schema import _NOT_ON_SPARK
 from evalbridge.errors import InputError
-from evalbridge.pipeline import run_config
+from evalbridge.config.pipeline import run_config
 from evalbridge.reports.report import render
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")

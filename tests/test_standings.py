@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.stats.standings import standings
+from evalbridge.decisions.standings import standings
 
 RUNS = ("bm25", "bm25-rm3", "splade-pp-ed")
 

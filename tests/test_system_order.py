@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
 from evalbridge.errors import InputError
-from evalbridge.stats.ranking_agreement import tau_ap as agreement_tau_ap
+from evalbridge.evalsets.ranking_agreement import tau_ap as agreement_tau_ap
 from evalbridge.stats.system_order import kendall_tau, ranking, tau_ap
 
 

@@ -20,8 +20,8 @@ from evalbridge.fast import rows as engine_rows
 from evalbridge.fast.arrow_input import TableProblem, columns_from_arrow, pair_from_arrow
 from evalbridge.errors import InputError
 from evalbridge.metrics.spec import Metric
-from evalbridge.model import Qrels, Run
-from evalbridge.settings import Settings
+from evalbridge.model.data import Qrels, Run
+from evalbridge.model.settings import Settings
 
 
 def rows_of(mapping: dict, shuffle: random.Random | None = None) -> list[tuple[str, str, float]]:

@@ -11,8 +11,8 @@ import pytest
 
 import evalbridge as eb
 from evalbridge.cli import main
-from evalbridge.stats.gates import check_gates, parse_gates
-from evalbridge.testing import assert_retrieval, github_annotations, junit_xml
+from evalbridge.decisions.gates import check_gates, parse_gates
+from evalbridge.ci.testing import assert_retrieval, github_annotations, junit_xml
 
 REPO = Path(__file__).resolve().parents[1]
 QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}

@@ -25,9 +25,9 @@ from evalbridge.metrics import reference, tie_aware
 from evalbridge.metrics.catalogue import METRICS
 from evalbridge.metrics.resolution import needs_max_grade
 from evalbridge.metrics.spec import Metric, parse_metric
-from evalbridge.model import Qrels, Run
-from evalbridge.settings import Settings
-from evalbridge.ranking import rank, rank_groups
+from evalbridge.model.data import Qrels, Run
+from evalbridge.model.settings import Settings
+from evalbridge.common.ranking import rank, rank_groups
 
 #: Most orders a brute-force check enumerates for one query.
 MAX_ORDERS = 720
@@ -725,7 +725,7 @@ def test_under_average_every_library_difference_with_both_values_is_explained_as
 def test_every_backend_declares_the_tie_policies_it_follows() -> None:
     """Each backend's ties is a subset of the policies; the reference and auto follow all of them."""
     from evalbridge.backends import BACKENDS
-    from evalbridge.settings import ORDERED_TIES, TIE_POLICIES
+    from evalbridge.model.settings import ORDERED_TIES, TIE_POLICIES
 
     for name in BACKENDS:
         ties = get_backend(name).ties

@@ -122,7 +122,7 @@ def test_results_compare_by_metrics_values_and_provenance(results) -> None:  # n
 def test_per_query_is_built_once_and_a_changed_copy_leaves_the_results_alone(results, monkeypatch) -> None:  # noqa: ANN001
     """The frame is built on first access only (counted), every access gives an equal frame, and writing
     to the frame a caller got never shows in the next access."""
-    import evalbridge.results as module
+    import evalbridge.evaluation.results as module
 
     fresh = copy.deepcopy(results)  # no cached frame yet
     calls = []
@@ -160,7 +160,7 @@ def test_crosscheck_survives_pickle_copy_and_deepcopy() -> None:
 
 def test_comparison_survives_pickle_copy_and_deepcopy(results) -> None:  # noqa: ANN001
     """A Comparison of two systems travels and compares equal."""
-    from evalbridge.stats.compare import compare_systems
+    from evalbridge.decisions.compare import compare_systems
 
     qrels = {f"q{i}": {"d1": 1, "d2": i % 3} for i in range(12)}
     runs = {"a": {q: {"d1": 0.9, "d2": 0.1} for q in qrels}, "b": {q: {"d2": 0.9, "d1": 0.1} for q in qrels}}

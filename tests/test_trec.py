@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.ranking import rank
+from evalbridge.common.ranking import rank
 from evalbridge.io.trec import read_judged_list, read_qrels, read_run, write_qrels, write_run
-from evalbridge.model import Qrels, Run
+from evalbridge.model.data import Qrels, Run
 from document_oracles import MAP_eval, MRR_eval, NDCG_eval, generate_tweetid_gain
 
 

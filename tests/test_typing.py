@@ -30,7 +30,7 @@ def test_mypy_sees_the_signature_of_every_public_name(tmp_path: Path) -> None:
                            "--cache-dir", str(tmp_path / ".mypy_cache"), "--no-error-summary"])
     revealed = [line.split("Revealed type is ", 1)[1] for line in out.splitlines() if "Revealed type is" in line]
     assert len(revealed) == 5, out + err
-    assert revealed[0] == '"evalbridge.results.Results"'
+    assert revealed[0] == '"evalbridge.evaluation.results.Results"'
     assert "CrossCheck" in revealed[1] and "Qrels" in revealed[2] and "Comparison" in revealed[3]
     assert revealed[4].strip("\"").replace("builtins.", "") == "dict[str, float]"
     assert not any("Any" == r.strip('"') for r in revealed)
@@ -56,7 +56,7 @@ def test_a_strict_user_script_may_use_every_public_name(tmp_path: Path) -> None:
     exports, not errors: the TYPE_CHECKING imports of `evalbridge/__init__.py` re-export them ("X as X")."""
     api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
     snippet = tmp_path / "strict_user.py"
-    snippet.write_text('import evalbridge as eb\nfrom evalbridge.cross_check import CrossCheck\n\n'
+    snippet.write_text('import evalbridge as eb\nfrom evalbridge.cross_check.checking import CrossCheck\n\n'
                        'results: eb.Results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])\n'
                        'check: CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")\n'
                        'qrels: eb.Qrels = eb.read_qrels("qrels.txt")\n'

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.uncertainty import expected_values, uncertain
+from evalbridge.evalsets.uncertainty import expected_values, uncertain
 
 METRICS = ["P@3", "R@3", "R@5", "Success@2", "RR", "RR@2", "AP", "AP@3", "nDCG@3", "nDCG"]
 

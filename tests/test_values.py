@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
-from evalbridge.values import DECIMAL, check_value, parse
+from evalbridge.common.values import DECIMAL, check_value, parse
 
 #: token -> what the message says about it
 FAULTS = {
@@ -190,7 +190,7 @@ def test_msmarco_ranks_follow_the_same_rule(tmp_path: Path, token: str, says: st
 def test_a_column_of_tokens_is_read_as_each_token_is(tokens: list[str]) -> None:
     """parse_column (tables) and parse (TREC, one token) are one rule: the same numbers, or the same message for
     the first token refused."""
-    from evalbridge.values import parse_column
+    from evalbridge.common.values import parse_column
 
     expected: list[int | float] = []
     error = None

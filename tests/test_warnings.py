@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.cli import main
-from evalbridge.ranking import rank
+from evalbridge.common.ranking import rank
 from strategies import qrels_and_run
 
 

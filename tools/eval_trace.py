@@ -56,7 +56,7 @@ def main() -> None:
 
     import evalbridge
     from evalbridge.cli import build_parser
-    from evalbridge.wording import door
+    from evalbridge.common.wording import door
 
     package = os.path.dirname(evalbridge.__file__) + os.sep
     with tempfile.TemporaryDirectory() as folder:

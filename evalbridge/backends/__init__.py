@@ -15,12 +15,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..settings import Settings
+from ..model.settings import Settings
 from .base import Backend, Capabilities
 
 if TYPE_CHECKING:
     from ..metrics.spec import Metric
-    from ..model import Qrels
+    from ..model.data import Qrels
 
 __all__ = ["BACKENDS", "CROSSCHECK_BACKENDS", "Backend", "Capabilities", "get_backend", "unsupported",
            "tie_problem", "available"]

@@ -6,8 +6,8 @@ plans a :class:`Task`: the metric as the library can compute it, plus the exact 
 make the library's number equal the reference's:
 
 * **rank-derived scores**: a query whose scores tie (at float32 for libraries that store C
-  floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.ranking.rank` gives
-  under the requested :class:`~evalbridge.settings.Settings`; these values are exact in float32;
+  floats) is re-scored ``n, n-1, ..., 1`` in the order :func:`evalbridge.common.ranking.rank` gives
+  under the requested :class:`~evalbridge.model.settings.Settings`; these values are exact in float32;
 * **binarised grades** for binary metrics whose level is not an integer >= 1, or whose grades
   are floats on an integer-only library: ``grade -> 1 if grade >= rel else 0`` at level 1, and
   a negative grade stays -1 (P, R, RR, AP, Rprec and Success only ask "relevant or not"; bpref
@@ -38,12 +38,12 @@ from operator import countOf
 from types import ModuleType
 from typing import Any
 
-from ..ranking import float32_collisions, has_ties
+from ..common.ranking import float32_collisions, has_ties
 from ..errors import BackendUnavailableError, UnsupportedMetricError
-from ..ranking import rank
+from ..common.ranking import rank
 from ..metrics.spec import Metric
-from ..model import Qrels, Run
-from ..settings import ORDERED_TIES, Settings
+from ..model.data import Qrels, Run
+from ..model.settings import ORDERED_TIES, Settings
 from .base import NativeConventions, capability_problem, integral_level
 
 __all__ = ["NativeConventions", "Task", "GradeInfo", "capability_problem", "grade_problem", "plan",

@@ -23,8 +23,8 @@ from typing import Any
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import Qrels, Run
-from ..settings import Settings, TIE_POLICIES
+from ..model.data import Qrels, Run
+from ..model.settings import Settings, TIE_POLICIES
 from .base import Backend, Capabilities
 
 NAME = "auto"

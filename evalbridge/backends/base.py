@@ -7,7 +7,7 @@ field here; nothing is probed with ``getattr``/``hasattr``:
 * ``name``, ``version()``, ``library`` (the importable library it needs, for
   :func:`evalbridge.backends.available`);
 * ``conventions``: what the library does on its own (:class:`NativeConventions`), or ``None`` for
-  a backend that follows whatever :class:`~evalbridge.settings.Settings` it is given (the reference,
+  a backend that follows whatever :class:`~evalbridge.model.settings.Settings` it is given (the reference,
   the fast backend, ``auto``);
 * ``capabilities``: the metrics it computes exactly, as data (:class:`Capabilities`; required: an
   empty table supports nothing, :meth:`Capabilities.every` everything);
@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..settings import Settings
+from ..model.settings import Settings
 
 if TYPE_CHECKING:
     from ..metrics.spec import Metric
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
 
 __all__ = ["Backend", "Capabilities", "Compute", "Fault", "NativeConventions", "capability_problem"]
 
@@ -161,7 +161,7 @@ class Backend:
         conventions: what the library does on its own, or ``None`` when it follows the conventions
             it is given.
         capabilities: what it computes exactly.
-        ties: the tie policies (:data:`evalbridge.model.TIE_POLICIES`) ``compute`` follows exactly.
+        ties: the tie policies (:data:`evalbridge.model.data.TIE_POLICIES`) ``compute`` follows exactly.
         compute: see :class:`Compute`.
         bridged_grades: how grades reach the library in the call evalbridge makes: ``int`` (bridged to
             integers, see :func:`evalbridge.backends._bridge.grade_problem`), ``truncate`` or ``float``.

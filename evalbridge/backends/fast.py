@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..metrics.spec import Metric
-from ..model import Qrels, Run
-from ..settings import ORDERED_TIES, Settings
+from ..model.data import Qrels, Run
+from ..model.settings import ORDERED_TIES, Settings
 from .base import Backend, Capabilities
 
 NAME = "fast"

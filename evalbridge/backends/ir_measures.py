@@ -16,8 +16,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 from ..metrics.spec import Metric
-from ..model import Qrels, Run
-from ..settings import ORDERED_TIES, Settings
+from ..model.data import Qrels, Run
+from ..model.settings import ORDERED_TIES, Settings
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities

@@ -22,10 +22,10 @@ from operator import methodcaller
 from types import ModuleType
 from typing import Any, Callable
 
-from ..ranking import has_ties
+from ..common.ranking import has_ties
 from ..metrics.spec import Metric
-from ..model import Qrels, Run, rows_of
-from ..settings import ORDERED_TIES, Settings
+from ..model.data import Qrels, Run, rows_of
+from ..model.settings import ORDERED_TIES, Settings
 from . import _bridge
 from ._bridge import NativeConventions, Task
 from .base import Backend, Capabilities, Fault
@@ -89,7 +89,7 @@ def _nan_when_relevant_retrieved(value: float, qrels: Qrels, qid: str, run: Run,
 
 
 #: What ranx computes in its own way, that a cross-check verifies by emulating it in the reference
-#: (:mod:`evalbridge.cross_check`): metric family -> the faults. The bridged call
+#: (:mod:`evalbridge.cross_check.checking`): metric family -> the faults. The bridged call
 #: (:func:`compute` with ``native=False``) works around each of them (:func:`_bpref_rows`).
 KNOWN_FAULTS: dict[str, tuple[Fault, ...]] = {
     "Bpref": (

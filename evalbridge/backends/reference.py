@@ -1,8 +1,8 @@
 """The reference backend: :mod:`evalbridge.metrics.reference` driven over every query.
 
-Readable rather than fast; it can follow any :class:`~evalbridge.settings.Settings`,
+Readable rather than fast; it can follow any :class:`~evalbridge.model.settings.Settings`,
 which is how the cross-check reproduces what another backend does. Under ``ties="average"``
-each query's tie groups (:func:`evalbridge.ranking.rank_groups`) go to the tie-aware functions
+each query's tie groups (:func:`evalbridge.common.ranking.rank_groups`) go to the tie-aware functions
 of :mod:`evalbridge.metrics.tie_aware` instead.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 from .._version import __version__
 from ..errors import InputError, UnsupportedMetricError
 from ..metrics.reference import FUNCTIONS
-from ..ranking import rank, rank_groups
+from ..common.ranking import rank, rank_groups
 from ..metrics.spec import Metric
-from ..model import Qrels, Run
-from ..settings import Settings, TIE_POLICIES
+from ..model.data import Qrels, Run
+from ..model.settings import Settings, TIE_POLICIES
 from .base import Backend, Capabilities
 
 NAME = "reference"

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with one_command():  # no output replaces a file it read; Ctrl-C ends it with 130, the old outputs intact
             args = build_parser(arguments).parse_args(arguments)
-            from ..wording import door
+            from ..common.wording import door
 
             with door("config" if args.command == "run" else "command line"), _said_once():
                 code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code

@@ -61,7 +61,7 @@ def _agreement_config(args: argparse.Namespace) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..reports.report import render
 
     config = _agreement_config(args)
@@ -75,9 +75,9 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..views.formats import report_formats
-    from ..stats.agreement import DEFAULT_METRICS
+    from ..evalsets.agreement import DEFAULT_METRICS
     from ..stats.kappa import ALPHA_LEVELS
-    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
+    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
 
     ag = commands.add_parser("agree", help="agreement between two sets of judgements (e.g. human vs LLM judge)",
                              description="Compare two qrels over the (query, doc) pairs both judged: confusion, "

@@ -11,7 +11,7 @@ from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, load_run, source_from_path
-    from ..stats.changes import what_changed
+    from ..evalsets.changes import what_changed
 
     if len(args.runs) < 2:
         raise InputError(f"changed needs BEFORE, AFTER and two runs or more; got {len(args.runs)} run"
@@ -31,7 +31,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..stats.ranking_agreement import TESTS
+    from ..evalsets.ranking_agreement import TESTS
 
     ch = commands.add_parser("changed", help="what new judgements changed: means, orderings, significance, ship",
                              description="Evaluate the runs with the judgements BEFORE and AFTER (e.g. merged with a "

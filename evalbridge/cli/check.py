@@ -13,7 +13,7 @@ from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metr
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..views.formats import check_formats, report_format
 
     qrels, runs = positionals(args)

@@ -28,7 +28,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..diagnostics import diagnose
+    from ..evalsets.diagnostics import diagnose
 
     qrels, runs, settings, other = _inputs(args)
     found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
@@ -40,7 +40,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..diagnostics import DIAGNOSIS_PARAMETERS
+    from ..evalsets.diagnostics import DIAGNOSIS_PARAMETERS
     from ..stats.paired_tests import CORRECTIONS, TESTS
 
     di = commands.add_parser("diagnose", help="diagnostics of a test collection: can it tell these systems apart?",

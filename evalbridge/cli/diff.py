@@ -10,7 +10,7 @@ from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quie
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..views.run_diff import render_diff
 
     config = config_of(args, args.qrels, [args.run_a, args.run_b])
@@ -23,7 +23,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..diffing import DIFF_PARAMETERS
+    from ..decisions.diffing import DIFF_PARAMETERS
 
     p = commands.add_parser(
         "diff", help="where run B differs from run A, query by query",

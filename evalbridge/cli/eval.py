@@ -11,7 +11,7 @@ from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quie
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..views.formats import render
 
     qrels, runs = positionals(args)

@@ -11,7 +11,7 @@ from .shared import EXIT_OK, add_quiet, note, write_output
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, source_from_path
-    from ..merging import merge_judgements
+    from ..evalsets.merging import merge_judgements
     from ..reports.writing import check_outputs
 
     if args.output is None:
@@ -28,7 +28,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..merging import RULES
+    from ..evalsets.merging import RULES
 
     me = commands.add_parser("merge", help="merge new judgements (a judge's graded pairs) into qrels",
                              description="Add the judgements of NEW to BASE, keeping who gave each grade (written "

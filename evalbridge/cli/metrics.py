@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .shared import EXIT_OK
-from ..json_data import json_text
+from ..common.json_data import json_text
 
 
 

@@ -34,7 +34,7 @@ class _Runs(Mapping[str, Any]):
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, source_from_path
     from ..io.judging import write_batch
-    from ..pooling import pool
+    from ..evalsets.pooling import pool
     from ..reports.writing import STDOUT, atomic_file, check_outputs
 
     if not args.runs:
@@ -59,8 +59,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..pooling import QUERY_SCOPES, POOL_TIES
-    from ..settings import SCORE_PRECISIONS
+    from ..evalsets.pooling import QUERY_SCOPES, POOL_TIES
+    from ..model.settings import SCORE_PRECISIONS
 
     po = commands.add_parser("pool", help="the unjudged pairs in any run's first d documents (depth pooling)",
                              description="Depth pooling: the (query, doc) pairs in the first d documents of any run "

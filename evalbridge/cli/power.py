@@ -10,7 +10,7 @@ from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quie
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..views.power_view import render_power
 
     qrels, runs = positionals(args)
@@ -23,7 +23,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..stats.power import POWER_PARAMETERS, POWER_TESTS
+    from ..decisions.power import POWER_PARAMETERS, POWER_TESTS
     
     p = commands.add_parser(
         "power", help="the smallest difference the eval set can detect, and the queries a target effect needs",

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..stats.gates import ON_INCONCLUSIVE
+from ..decisions.gates import ON_INCONCLUSIVE
 from .shared import EXIT_OK, add_quiet, add_tracking, note, note_tracked, progress, shown, tracking_flags, tracking_given
 
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config import load_configs
-    from ..pipeline import run_config
+    from ..config.pipeline import run_config
     from ..views.formats import render
 
     configs = load_configs(args.config)
@@ -32,7 +32,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
-    from ..pipeline import input_sources
+    from ..config.pipeline import input_sources
     from ..reports.writing import STDOUT, check_outputs
 
     folders = [] if args.no_write else [Path(args.output_dir) if args.output_dir is not None else c.output.dir
@@ -57,11 +57,11 @@ def handle(args: argparse.Namespace) -> int:
         gates += outcome.report.gates
     if args.junit is not None:
         from ..reports.writing import write_file_atomic
-        from ..testing import junit_xml
+        from ..ci.testing import junit_xml
 
         write_file_atomic(args.junit, junit_xml(gates, suite=f"evalbridge {Path(args.config).name}"))
     if args.annotations == "github":
-        from ..testing import github_annotations
+        from ..ci.testing import github_annotations
 
         sys.stderr.write(github_annotations(gates, file=args.config))  # stdout stays the report (--format json)
     return code

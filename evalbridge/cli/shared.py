@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..settings import ROWS
+from ..model.settings import ROWS
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def progress(enabled: bool) -> Any:
     """An ``on_step(description, done, total)`` callback drawing a bar on stderr, only on a terminal
-    (:func:`evalbridge.progress.callback`)."""
-    from ..progress import callback
+    (:func:`evalbridge.common.progress.callback`)."""
+    from ..common.progress import callback
 
     return callback(enabled)
 
@@ -83,7 +83,7 @@ def write_output(obj: Any, path: str, fmt: str | None) -> str:
     """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
     saying so."""
     from ..io.registry import output_format, write
-    from ..model import Qrels
+    from ..model.data import Qrels
     from ..reports.writing import atomic_file
 
     chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
@@ -332,7 +332,7 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
 
 def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
     """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
-    from ..pipeline import input_sources
+    from ..config.pipeline import input_sources
     from ..reports.writing import STDOUT, check_outputs
 
     check_outputs([s.path for s in input_sources(config) if s.path is not None],
@@ -345,10 +345,10 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
 
 
 def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
-    """One flag per setting of :data:`evalbridge.settings.ROWS` (``reads``: the read policies, else the others),
+    """One flag per setting of :data:`evalbridge.model.settings.ROWS` (``reads``: the read policies, else the others),
     generated from its row: ``--judged-only`` for a True/False setting, the choices of a set of words, the type of a
     number. Every flag defaults to None: left out, the config's default decides (:func:`settings_given`)."""
-    from ..parameters import Boolean, Interval, OneOf
+    from ..common.parameters import Boolean, Interval, OneOf
 
     for row in ROWS.values():
         if row.reads != reads:

@@ -12,7 +12,7 @@ from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, load_run, source_from_path
-    from ..uncertainty import uncertain
+    from ..evalsets.uncertainty import uncertain
 
     if (not args.judges) == (args.probabilities is None):
         raise InputError("give either --judges QRELS QRELS... (several judges' grades) or --probabilities QRELS "
@@ -41,7 +41,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..uncertainty import UNCERTAINTY_PARAMETERS
+    from ..evalsets.uncertainty import UNCERTAINTY_PARAMETERS
 
     un = commands.add_parser("uncertain", help="a metric with the uncertainty of its labels (several judges, or "
                                                "probabilities of relevance)",

@@ -1,5 +1,5 @@
 """Config-driven evaluations: a YAML file -> validated, frozen settings (:mod:`.schema`) -> one run
-(:func:`evalbridge.pipeline.run_config`) with reports. Inputs are read through :mod:`.sources`.
+(:func:`evalbridge.config.pipeline.run_config`) with reports. Inputs are read through :mod:`.sources`.
 
 A config file holds one evaluation, or several as YAML documents separated by ``---``.
 Everything is checked when the file is loaded, before any computing: unknown keys (with
@@ -22,7 +22,7 @@ Example:
     >>> config = load_config(folder / "eval.yaml")
     >>> [str(m.metric) for m in config.metrics], list(config.runs)
     (['P@3', 'RR'], ['rag'])
-    >>> from evalbridge.pipeline import run_config
+    >>> from evalbridge.config.pipeline import run_config
     >>> outcome = run_config(config)
     >>> round(outcome.report.results["rag"]["P@3"], 4), outcome.exit_code
     (0.5, 0)
@@ -45,8 +45,8 @@ __all__ = ["Config", "Source", "CrossCheckSettings", "ComparisonSettings", "Agre
 
 def load_configs(path: str | os.PathLike[str]) -> list[Config]:
     """Load and validate every evaluation (YAML document) in a config file (see :func:`_load`); its messages
-    speak a config's words (:mod:`evalbridge.wording`)."""
-    from ..wording import door
+    speak a config's words (:mod:`evalbridge.common.wording`)."""
+    from ..common.wording import door
 
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"a config is read from a file path; got {type(path).__name__} {path!r:.60}.",

@@ -16,7 +16,7 @@ __all__ = ["read_diff", "read_power", "read_changed"]
 
 def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
     """``diff:``: true, false or ``{k, queries, moves}``, each key checked by its rule of
-    :data:`evalbridge.diffing.DIFF_PARAMETERS`."""
+    :data:`evalbridge.decisions.diffing.DIFF_PARAMETERS`."""
     if value is None or value is False:
         return None
     if value is True:
@@ -32,9 +32,9 @@ def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSet
 def read_power(check: Checker, value: Any, runs: Mapping[str, Source],
                comparison: ComparisonSettings | None) -> PowerSettings | None:
     """``power:``: true, false or ``{test, alpha, power, effect, sides}``, each key checked by its rule of
-    :data:`evalbridge.stats.power.POWER_PARAMETERS`. Left out, a comparison has it at the comparison's test and alpha
+    :data:`evalbridge.decisions.power.POWER_PARAMETERS`. Left out, a comparison has it at the comparison's test and alpha
     (the t-test's for ``test: wilcoxon``, which has no closed-form power here, and the report says which)."""
-    from ..stats.power import POWER_TESTS
+    from ..decisions.power import POWER_TESTS
 
     if value is False or (value is None and comparison is None):
         return None

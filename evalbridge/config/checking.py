@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
-from ..settings import ROWS
+from ..model.settings import ROWS
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
@@ -29,7 +29,7 @@ def _top() -> dict[str, Any]:
 
 
 def _crosscheck() -> dict[str, Any]:
-    from ..parameters import Interval
+    from ..common.parameters import Interval
 
     return {"crosscheck.atol": Interval("atol", float, 0, None, closed="left", fix="e.g. 1e-9.")}
 
@@ -41,13 +41,13 @@ def _comparison() -> dict[str, Any]:
 
 
 def _diff() -> dict[str, Any]:
-    from ..diffing import DIFF_PARAMETERS
+    from ..decisions.diffing import DIFF_PARAMETERS
 
     return {f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()}
 
 
 def _diagnose() -> dict[str, Any]:
-    from ..diagnostics import DIAGNOSIS_PARAMETERS
+    from ..evalsets.diagnostics import DIAGNOSIS_PARAMETERS
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
 
     return {**{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
@@ -55,19 +55,19 @@ def _diagnose() -> dict[str, Any]:
 
 
 def _uncertain() -> dict[str, Any]:
-    from ..uncertainty import UNCERTAINTY_PARAMETERS
+    from ..evalsets.uncertainty import UNCERTAINTY_PARAMETERS
 
     return {f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"}
 
 
 def _power() -> dict[str, Any]:
-    from ..stats.power import POWER_PARAMETERS
+    from ..decisions.power import POWER_PARAMETERS
 
     return {f"power.{name}": rule for name, rule in POWER_PARAMETERS.items()}
 
 
 def _output() -> dict[str, Any]:
-    from ..parameters import Interval, OneOf
+    from ..common.parameters import Interval, OneOf
     from ..reports.per_query import PER_QUERY_FORMATS
     from ..views.formats import report_formats
 
@@ -78,10 +78,10 @@ def _output() -> dict[str, Any]:
 
 
 def _agreement() -> dict[str, Any]:
-    from ..parameters import OneOf
+    from ..common.parameters import OneOf
     from ..stats.kappa import ALPHA_LEVELS
     from ..stats.paired_tests import COMPARISON_PARAMETERS as P
-    from ..stats.ranking_agreement import TESTS as AGREEMENT_TESTS
+    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
 
     return {"agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
             "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
@@ -95,7 +95,7 @@ def _changed() -> dict[str, Any]:
 
 
 def _spark() -> dict[str, Any]:
-    from ..parameters import Interval
+    from ..common.parameters import Interval
 
     return {"spark.buckets": Interval("buckets", int, 1, None, closed="left",
                                       fix="e.g. 4 x spark.sql.shuffle.partitions (the default).")}
@@ -256,7 +256,7 @@ class Checker:
 
     def number(self, value: Any, path: KeyPath, *, low: float | None = None, high: float | None = None,
                integer: bool = False, strict_low: bool = False) -> float:
-        from ..parameters import Interval
+        from ..common.parameters import Interval
 
         closed = ("neither" if strict_low else "left") if high is None else ("right" if strict_low else "both")
         rule = Interval(dotted(path), int if integer else float, low, high, closed=closed)

@@ -2,7 +2,7 @@
 
 A config file (YAML) and a command line (``evalbridge eval`` / ``check``) describe the same thing, a :class:`Config`
 (checked by :func:`evalbridge.config.schema.validate`); ``docs/config.md`` documents every key. The settings that
-decide a number are one :class:`~evalbridge.settings.Settings` (``Config.settings``), their keys its rows.
+decide a number are one :class:`~evalbridge.model.settings.Settings` (``Config.settings``), their keys its rows.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from ..backends import CROSSCHECK_BACKENDS
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
-from ..settings import ROWS, Settings
+from ..model.settings import ROWS, Settings
 from .sources import Source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "SliceSettings",
@@ -89,7 +89,7 @@ class CrossCheckSettings:
 
 @dataclass(frozen=True)
 class ComparisonSettings:
-    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.stats.compare`)."""
+    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.decisions.compare`)."""
 
     baseline: str
     test: str = "t"
@@ -136,14 +136,14 @@ class ChangedSettings:
 @dataclass(frozen=True)
 class SliceSettings:
     """``slices:``: the queries grouped by a field of the RAG logs (``by``), or by the column ``by`` of the query
-    table ``file`` (see :mod:`evalbridge.slices`)."""
+    table ``file`` (see :mod:`evalbridge.evaluation.slices`)."""
 
     by: str
     file: Path | None = None
 
     @property
     def source(self) -> Any:
-        """What :func:`evalbridge.slices.slice_labels` takes: the field, or (file, column)."""
+        """What :func:`evalbridge.evaluation.slices.slice_labels` takes: the field, or (file, column)."""
         return self.by if self.file is None else (str(self.file), self.by)
 
 

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..io.registry import BESIDE_QRELS
-from ..wording import option
+from ..common.wording import option
 from .checking import Checker, Locator
 from .layout import ENGINES, TOP_KEYS, Config
 from .analyses import read_changed, read_diff, read_power
@@ -133,7 +133,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         read_supported(check, agreement.metrics, backend, ("agreement", "metrics"))
     comparison = read_comparison(check, spec.get("comparison"), runs)
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
-    from ..stats.gates import ON_INCONCLUSIVE
+    from ..decisions.gates import ON_INCONCLUSIVE
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
     config = Config(
         path=path, document=document, title=read_name(check, spec.get("title") or stem, ("title",), "report title"),

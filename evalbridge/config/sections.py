@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EvalbridgeError, InputError
 from ..metrics.requests import FIX as LABEL_FIX, MetricRequest, add_request, find_request, request
 from ..metrics.spec import Metric, parse_metric
-from ..settings import ROWS, Row, Settings
-from ..parameters import Boolean, Interval, OneOf, Text
-from ..wording import option
+from ..model.settings import ROWS, Row, Settings
+from ..common.parameters import Boolean, Interval, OneOf, Text
+from ..common.wording import option
 from .checking import RULES, Checker, dotted, suggest
 from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, DiagnoseSettings,
                      OutputSettings, PlotSettings, SliceSettings, SparkSettings, UncertainSettings)
@@ -30,7 +30,7 @@ __all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "rea
 
 
 def read_settings(check: Checker, spec: Mapping[str, Any]) -> Settings:
-    """The settings (:class:`~evalbridge.settings.Settings`, one top-level key each, :data:`~evalbridge.settings.ROWS`),
+    """The settings (:class:`~evalbridge.model.settings.Settings`, one top-level key each, :data:`~evalbridge.model.settings.ROWS`),
     each value checked by its row's rule and named by its key and line; a key left out keeps its default."""
     values = {name: _SETTING_CHECKS[type(row.rule)](check, row, spec[name]) for name, row in ROWS.items()
               if name in spec and not (row.optional and spec[name] is None)}
@@ -192,8 +192,8 @@ def read_supported(check: Checker, metrics: Sequence[Metric], backend: str, path
 
 
 def read_name(check: Checker, name: Any, path: KeyPath, what: str) -> str:
-    """A system, judge or report name as text, checked by the one rule of :mod:`evalbridge.names`."""
-    from ..names import name_problem
+    """A system, judge or report name as text, checked by the one rule of :mod:`evalbridge.common.names`."""
+    from ..common.names import name_problem
 
     text = str(name)
     problem = name_problem(text, what)
@@ -207,7 +207,7 @@ def read_agreement(check: Checker, value: Any, folder: Path, runs: Mapping[str, 
     """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
     if value is None:
         return None
-    from ..stats.agreement import DEFAULT_METRICS, check_thresholds
+    from ..evalsets.agreement import DEFAULT_METRICS, check_thresholds
 
     path = ("agreement",)
     spec = check.mapping(value, path, list(AGREEMENT_KEYS),
@@ -403,7 +403,7 @@ def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], run
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
     if value is None:
         return ()
-    from ..stats.gates import parse_gates
+    from ..decisions.gates import parse_gates
 
     spec = check.mapping(value, ("gates",), None, "{recall@5: '>= 0.80', ndcg@10: '>= baseline - 0.01'}")
     out = []

@@ -145,7 +145,7 @@ def _with_level(fmt_name: str, options: Mapping[str, Any], level: float | None) 
 
 
 def load_qrels(source: Source, level: float | None, *, prefer_columns: bool = False) -> Any:
-    """The :class:`~evalbridge.model.Qrels` a source describes (``level`` is stored on graded qrels;
+    """The :class:`~evalbridge.model.data.Qrels` a source describes (``level`` is stored on graded qrels;
     ``prefer_columns``: as :func:`evalbridge.io.read_qrels`, for qrels evaluated against large runs)."""
     from ..io import read_qrels
 
@@ -171,7 +171,7 @@ def load_run(source: Source, name: str, qrels: Any, level: float | None,
 
 def load_frame(source: Source, kind: str, session: Any, level: float | None) -> tuple[Any, Any]:
     """One single-kind source as a Spark DataFrame (``query_id, doc_id, relevance`` / ``score``), for
-    ``engine: spark``, and the :class:`~evalbridge.model.Qrels` when qrels were read here (their order
+    ``engine: spark``, and the :class:`~evalbridge.model.data.Qrels` when qrels were read here (their order
     of queries and the relevance level they carry, e.g. ``graded``'s ``min_relevance``), else None.
 
     A format with a Spark reader (``spark-table``, ``parquet``: a file or a folder) is read by Spark; any

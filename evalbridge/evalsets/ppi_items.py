@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..model import Qrels
-    from ..settings import Settings
+    from ..model.data import Qrels
+    from ..model.settings import Settings
 
 __all__ = ["Samples", "UNITS", "LINEAR", "item_values", "check_labels", "pairs_of", "where"]
 
@@ -110,7 +110,7 @@ def _per_query(values: Mapping[str, float], ids: Sequence[str], what: str) -> li
 def _query_values(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], options: Settings,
                   ) -> dict[str, tuple[list[float], list[float]]]:
     """Each metric's per-query values under the judge (every query) and the humans (the labelled queries)."""
-    from ..evaluation import evaluate
+    from ..evaluation.evaluating import evaluate
 
     asked = {r.label: r.metric for r in requests}
     by_judge = evaluate(judge, run, asked, settings=options)
@@ -128,9 +128,9 @@ def _pair_shares(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], 
     metric of the pair's query with that pair judged alone at that grade (one evaluation per grade)."""
     import numpy as np
 
-    from ..evaluation import as_run, evaluate
-    from ..model import Qrels as QrelsType, Run
-    from ..ranking import rank
+    from ..evaluation.evaluating import as_run, evaluate
+    from ..model.data import Qrels as QrelsType, Run
+    from ..common.ranking import rank
 
     ranked = as_run(run, ids=options.ids, duplicates=options.duplicates)
     cuts = [r.metric.k for r in requests]
@@ -199,7 +199,7 @@ def item_values(judge: Qrels, human: Qrels, runs: Mapping[str, Any], requests: S
     and per (system, metric label) the humans' values of the labelled items and the judge's of every item."""
     import numpy as np
 
-    from ..evaluation import evaluate
+    from ..evaluation.evaluating import evaluate
 
     queries = list(judge)
     pairs = [(q, d) for q in queries for d in judge[q]]

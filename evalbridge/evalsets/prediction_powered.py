@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..json_data import json_ready
-from ..parameters import Interval, OneOf, check_parameters, rule_table
-from ..settings import Settings, settings_of
+from ..common.json_data import json_ready
+from ..common.parameters import Interval, OneOf, check_parameters, rule_table
+from ..model.settings import Settings, settings_of
 from ..stats.paired_tests import CORRECTIONS
 from ..views.table import Shown
 from .ppi_items import LINEAR, UNITS, Samples, check_labels, item_values, pairs_of, where
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..metrics.requests import MetricsArg
-    from ..settings import Keywords
+    from ..model.settings import Keywords
 
 __all__ = ["ppi", "PredictionPowered", "PPIRow", "LabelPlan", "PlanRow", "PPI_PARAMETERS", "PLAN_PARAMETERS",
            "UNITS", "LINEAR", "TEST"]
@@ -373,7 +373,7 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
     """
     import numpy as np
 
-    from ..evaluation import as_qrels
+    from ..evaluation.evaluating import as_qrels
     from ..metrics.requests import metric_requests
 
     chosen = check_parameters(PPI_PARAMETERS, {"unit": unit, "confidence": confidence, "alpha": alpha,

@@ -14,7 +14,7 @@ Python objects and strings, not into arithmetic):
    with ``bincount``/``cumsum``: each metric costs O(hits), so twenty metrics cost little more
    than one. The results equal :mod:`evalbridge.metrics.reference` per query (same additions, in the
    same order).
-4. :mod:`.rows` lays out two columnar inputs (:class:`~evalbridge.columnar.RowTable`, what the
+4. :mod:`.rows` lays out two columnar inputs (:class:`~evalbridge.model.columnar.RowTable`, what the
    readers of large files and tables build) as the same :class:`Columns`, by 64-bit hashes of
    (query, doc) made from the strings alone, every match confirmed on the strings.
 

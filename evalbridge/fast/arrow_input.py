@@ -3,7 +3,7 @@
 
 A thin layer over :mod:`evalbridge.fast.rows`, which every columnar door uses: the columns are
 checked here (present, no nulls, string or integer ids, finite numbers) with messages that name
-the table rather than a file, each table becomes a :class:`~evalbridge.columnar.RowTable`
+the table rather than a file, each table becomes a :class:`~evalbridge.model.columnar.RowTable`
 (:func:`~evalbridge.fast.rows.build_table`), a (query, doc) given twice is refused
 (:func:`~evalbridge.fast.rows.duplicate_pairs`), and the two are paired
 (:func:`~evalbridge.fast.rows.pair`). So :func:`columns_from_arrow` gives exactly what
@@ -29,7 +29,7 @@ from .columns import Columns
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..columnar import RowTable
+    from ..model.columnar import RowTable
 
 __all__ = ["TablePair", "TableProblem", "pair_from_arrow", "columns_from_arrow"]
 
@@ -183,7 +183,7 @@ def _check_distinct(rows: RowTable, side: str) -> None:
 
 
 def _check_kinds(qrels: tuple[str, str], run: tuple[str, str]) -> None:
-    """Refuse int ids on one side and str ids on the other, as :func:`evalbridge.evaluation.check_compatible`."""
+    """Refuse int ids on one side and str ids on the other, as :func:`evalbridge.evaluation.evaluating.check_compatible`."""
     for what, q, r in zip(("query", "doc"), qrels, run):
         if q != r:
             raise InputError(f"{what} ids are {q} in the qrels table but {r} in the run table (e.g. 1 vs '1'); "

@@ -17,7 +17,7 @@ from operator import attrgetter, methodcaller
 
 import numpy as np
 
-from ..model import rows_of
+from ..model.data import rows_of
 
 __all__ = ["Columns", "from_mappings", "EXACT_LIMIT"]
 
@@ -144,7 +144,7 @@ def _ids_at(query_rows: Sequence[Mapping[str, float]], offsets: np.ndarray) -> C
 
 
 def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]]) -> Columns:
-    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.model.Qrels`, ``Run``).
+    """Columns of a qrels and a run given as mappings (e.g. :class:`~evalbridge.model.data.Qrels`, ``Run``).
 
     Cost: C-level passes over the run's scores and the qrels' rows; no Python code per query.
 

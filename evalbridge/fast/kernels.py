@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..metrics.catalogue import functions_of
 from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
 from ..metrics.spec import Metric
-from ..settings import Settings
+from ..model.settings import Settings
 from .columns import Columns
 from .placing import Placed, Ranking, place_hits, prepare_ranking
 

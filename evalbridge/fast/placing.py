@@ -1,4 +1,4 @@
-"""Where each hit lands in its query's ranking, under the same rules as :mod:`evalbridge.ranking`.
+"""Where each hit lands in its query's ranking, under the same rules as :mod:`evalbridge.common.ranking`.
 
 The rank of a hit with score ``s`` is ``1 + |{rows of its query with score > s}|`` plus its
 place among the rows that tie with it. Scores are compared after rounding to the score

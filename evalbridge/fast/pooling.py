@@ -1,8 +1,8 @@
 """Depth pooling over columns: each run's first d documents per query, which of them are unjudged, and their union.
 
-A run is read one table at a time (:class:`~evalbridge.columnar.RowTable`: one hash, one score and one doc id per
+A run is read one table at a time (:class:`~evalbridge.model.columnar.RowTable`: one hash, one score and one doc id per
 row) and only its first ``max(depths, k)`` rows per query are kept, so 100 runs of 5M rows never sit in memory
-side by side. The rank of a row follows :mod:`evalbridge.ranking`'s rules: a query whose rows are in rank order
+side by side. The rank of a row follows :mod:`evalbridge.common.ranking`'s rules: a query whose rows are in rank order
 is not sorted (:func:`~.placing._sort_unsorted`); ties are ordered by doc id only in the tie groups that start
 within the kept rows. A (query, doc) pair is judged when the qrels table holds it: matched by the 64-bit hashes
 of the two strings, every match confirmed on the strings. The union is grown run by run (:class:`_Union`): each
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..columnar import RowTable
+from ..model.columnar import RowTable
 from .placing import _sort_unsorted, prepare_scores, stable_order
 
 __all__ = ["PoolColumns", "top_rows", "table_of", "pool_tables"]
@@ -54,7 +54,7 @@ class PoolColumns:
 
 def table_of(obj: Any) -> RowTable:
     """The :class:`RowTable` of a ``Qrels`` / ``Run``: its own when columnar, else built from its dict rows."""
-    from ..model import rows_of
+    from ..model.data import rows_of
     from .rows import table_from_mapping
 
     table = obj.columnar

@@ -1,4 +1,4 @@
-"""Columnar rows (:class:`~evalbridge.columnar.RowTable`): built from arrays, checked, and paired into :class:`Columns`.
+"""Columnar rows (:class:`~evalbridge.model.columnar.RowTable`): built from arrays, checked, and paired into :class:`Columns`.
 
 Every columnar door builds its table here: the TREC reader (:mod:`evalbridge.io._arrow_trec`),
 tables and table files (:mod:`evalbridge.io.tables`), large RAG logs (:mod:`evalbridge.io._rag_columns`); and
@@ -26,7 +26,7 @@ The speed tricks, all vectorised (no Python code per row; per query only where s
   wrong match.
 * **Slices.** Hashing, the duplicate check and the matching go through the rows a slice of 64K at a
   time: what a pass touches stays in the cache. Hashing and the duplicate check share their slices
-  between threads (:func:`evalbridge._parallel.each`): on 2 idle cores 7M doc ids hash in 38 ms instead
+  between threads (:func:`evalbridge.common.parallel.each`): on 2 idle cores 7M doc ids hash in 38 ms instead
   of 62, and the duplicate check takes 29 ms instead of 43.
 """
 
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from .._parallel import each
-from ..columnar import RowTable, per_row
-from ..model import rows_of
+from ..common.parallel import each
+from ..model.columnar import RowTable, per_row
+from ..model.data import rows_of
 from .columns import EXACT_LIMIT, Columns
 from .placing import stable_order
 

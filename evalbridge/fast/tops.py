@@ -1,7 +1,7 @@
 """Many runs' first documents as codes into one table of (query, doc) pairs: what pooling and the diagnostics read.
 
 A :class:`TopLists` holds, for every system and query, the first ``depth`` documents of its ranking as row
-numbers of one :class:`~evalbridge.columnar.RowTable` of distinct (query, doc) pairs, :attr:`TopLists.pairs`.
+numbers of one :class:`~evalbridge.model.columnar.RowTable` of distinct (query, doc) pairs, :attr:`TopLists.pairs`.
 Everything a test collection's diagnostics ask of many runs is then a dense array operation over those
 codes, with no Python object per document and no search:
 
@@ -9,11 +9,11 @@ codes, with no Python object per document and no search:
   the pool at depth k is the pairs held at least once, a pair "only this run contributed" is held once;
 * the grade of every ranked document: the qrels matched once to the pairs table (the hash pairing of
   :mod:`.rows`), then ``grades[codes]`` (:func:`pair_grades`);
-* one system's first documents as a columnar :class:`~evalbridge.model.Run` that ``evaluate`` reads
+* one system's first documents as a columnar :class:`~evalbridge.model.data.Run` that ``evaluate`` reads
   (:meth:`TopLists.run`), its scores minus the rank, so every metric with a cut-off at most ``depth`` is
   exactly the metric of the full run.
 
-Two builders: :func:`from_runs` ranks mappings (``Run``, dicts) with :func:`evalbridge.ranking.rank`, one
+Two builders: :func:`from_runs` ranks mappings (``Run``, dicts) with :func:`evalbridge.common.ranking.rank`, one
 query at a time; :func:`from_ranked` reads runs given as arrays (one row of doc codes and one of scores per
 query, as a generator or a columnar store has them) one run at a time and keeps only the first ``depth`` of
 each: a row already in rank order (the usual case) is sliced, not sorted.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..columnar import RowTable
+from ..model.columnar import RowTable
 from ..errors import InputError
 from .columns import Columns
 from .rows import pair, table_from_blocks, table_from_mapping
@@ -35,7 +35,7 @@ from .rows import pair, table_from_blocks, table_from_mapping
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
 
 __all__ = ["TopLists", "Judged", "from_runs", "from_ranked", "pair_grades", "qrels_table"]
 
@@ -80,7 +80,7 @@ class TopLists(Mapping[str, "Run"]):
     def run(self, system: int, queries: np.ndarray | None = None, *, name: str | None = None) -> Run:
         """System number ``system``'s first documents as a columnar ``Run`` (of the query indices ``queries``, all
         when None; queries it ranked nothing for are left out). Scores are minus the rank (-1.0, -2.0, ...)."""
-        from ..model import Run
+        from ..model.data import Run
 
         pairs = self.pairs
         chosen = np.arange(len(pairs.query_ids)) if queries is None else np.asarray(queries, dtype=np.int64)
@@ -115,7 +115,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 def qrels_table(qrels: Qrels) -> RowTable:
     """The qrels' rows as a table (their own when columnar)."""
-    from ..model import rows_of
+    from ..model.data import rows_of
 
     table = qrels.columnar
     if table is None:
@@ -159,7 +159,7 @@ def _pairs_table(query_ids: Sequence[str], query_of_pair: np.ndarray, docs: pa.A
 def from_runs(runs: Mapping[str, Any], depth: int, *, ties: str = "docid_desc",
               score_precision: str = "float64") -> TopLists:
     """The first ``depth`` documents of each run (a ``Run`` or ``{query: {doc: score}}``), ranked as
-    :func:`evalbridge.ranking.rank` ranks them (``ties="average"`` orders no tie group: the lists then follow
+    :func:`evalbridge.common.ranking.rank` ranks them (``ties="average"`` orders no tie group: the lists then follow
     trec_eval's order, ``docid_desc``); the queries are those of any run, in order of first appearance.
 
     Example:
@@ -169,7 +169,7 @@ def from_runs(runs: Mapping[str, Any], depth: int, *, ties: str = "docid_desc",
     """
     import pyarrow as pa
 
-    from ..ranking import rank
+    from ..common.ranking import rank
 
     order = ties if ties in ("docid_desc", "docid_asc", "input") else "docid_desc"
     names = tuple(runs)

@@ -1,4 +1,4 @@
-"""TREC qrels and run files read by pyarrow into a columnar :class:`~evalbridge.model.Qrels` / ``Run``.
+"""TREC qrels and run files read by pyarrow into a columnar :class:`~evalbridge.model.data.Qrels` / ``Run``.
 
 This is only a fast path, for each file on its own. :func:`read_qrels_columns` and
 :func:`read_run_columns` accept a file only when the strict readers
@@ -13,7 +13,7 @@ for 255 MB on two cores, the pages of the memory map faulted in included); Arrow
 columns kept (query id, doc id, score or grade): the rank, ``Q0``, ``iter`` and tag fields are split
 off and never built (reading all six columns of a run costs 0.2 s more at 7M lines).
 
-No dict-of-dicts is built: the rows become a :class:`~evalbridge.columnar.RowTable`
+No dict-of-dicts is built: the rows become a :class:`~evalbridge.model.columnar.RowTable`
 (:mod:`evalbridge.fast.rows`: blocks of lines of one query, doc ids in an Arrow string array, a
 64-bit hash per row made from the query id and the doc id alone). A hash shared by two rows of one
 query declines the file (a duplicate, which the strict reader reports with both line numbers, or
@@ -29,15 +29,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..values import DECIMAL, INTEGER
+from ..common.values import DECIMAL, INTEGER
 from .text import GZIP_MAGIC
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..columnar import RowTable
-    from ..model import Qrels, Run
+    from ..model.columnar import RowTable
+    from ..model.data import Qrels, Run
 
 __all__ = ["read_qrels_columns", "read_run_columns", "large_enough", "worth_reading", "LARGE_BYTES"]
 
@@ -89,7 +89,7 @@ def _delimiter(raw: bytes) -> bytes | None:
 
 
 #: The byte check reads this many bytes at a time (a slice and its masks stay in the cache: 0.04 s for 255 MB
-#: on one core), and gives each thread this many bytes to check (:func:`evalbridge._parallel.each`).
+#: on one core), and gives each thread this many bytes to check (:func:`evalbridge.common.parallel.each`).
 _CHECK_SLICE = 1 << 20
 _CHECK_SHARE = 32 << 20
 
@@ -105,7 +105,7 @@ def _separators(data: np.ndarray, crlf: bool) -> tuple[int, bool] | None:
     compares the count), no field holds a byte ``str.split`` would split on, and no field is empty: the
     strict reader sees the same words. The file is checked in shares of :data:`_CHECK_SHARE` bytes,
     side by side on the machine's cores."""
-    from .._parallel import each
+    from ..common.parallel import each
 
     n = len(data)
     if n == 0 or data[0] < 0x21 or (data[-1] < 0x21 and data[-1] != 0x0A):
@@ -187,7 +187,7 @@ def _table(source: pa.Buffer, delimiter: bytes, names: Sequence[str], types: dic
 _BLOCK = 4 << 20
 
 
-#: A number token and an integer token, by the one rule of every format (:mod:`evalbridge.values`): anything
+#: A number token and an integer token, by the one rule of every format (:mod:`evalbridge.common.values`): anything
 #: else goes to the strict reader, which says what is wrong with it.
 _DECIMAL, _INTEGER = DECIMAL, INTEGER
 
@@ -295,7 +295,7 @@ def _read(path: str | os.PathLike[str], names: Sequence[str], types: dict[str, A
 
 
 def read_qrels_columns(path: str | os.PathLike[str], *, large_only: bool = True) -> Qrels | None:
-    """Columnar :class:`~evalbridge.model.Qrels` of a TREC qrels file, or None for the strict reader.
+    """Columnar :class:`~evalbridge.model.data.Qrels` of a TREC qrels file, or None for the strict reader.
 
     Args:
         path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_qrels` reads it.
@@ -305,14 +305,14 @@ def read_qrels_columns(path: str | os.PathLike[str], *, large_only: bool = True)
         return None
     import pyarrow as pa
 
-    from ..model import Qrels
+    from ..model.data import Qrels
 
     read = _read(path, _QRELS, {"qid": _QUERY_TYPE(), "docid": pa.string(), "rel": pa.string()}, "rel")
     return None if read is None else Qrels(read[0], source=str(Path(path)))
 
 
 def read_run_columns(path: str | os.PathLike[str], *, large_only: bool = True, name: str | None = None) -> Run | None:
-    """Columnar :class:`~evalbridge.model.Run` of a TREC run file, or None for the strict reader.
+    """Columnar :class:`~evalbridge.model.data.Run` of a TREC run file, or None for the strict reader.
 
     Args:
         path: the file (plain or gzip), as :func:`evalbridge.io.trec.read_run` reads it.
@@ -323,7 +323,7 @@ def read_run_columns(path: str | os.PathLike[str], *, large_only: bool = True, n
         return None
     import pyarrow as pa
 
-    from ..model import Run
+    from ..model.data import Run
 
     read = _read(path, _RUN, {"qid": _QUERY_TYPE(), "docid": pa.string(), "score": pa.float64()}, "score")
     if read is None:

@@ -20,7 +20,7 @@ key given twice goes to ``read_log`` (:func:`_unique_keys`). orjson reads intege
 as floats: such a value is beyond 2**53 and declined, or a float id, declined too.
 
 The doc ids of each question go into one Arrow array per line, and the rows into a
-:class:`~evalbridge.columnar.RowTable` (no Python object per row survives the line).
+:class:`~evalbridge.model.columnar.RowTable` (no Python object per row survives the line).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..errors import InputError
 from .text import BOM, is_gzip
 
 if TYPE_CHECKING:
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
 
 __all__ = ["read_log_columns"]
 #: The end of a key: its closing quote, optional whitespace, the colon.
@@ -120,7 +120,7 @@ class _Rows:
         self.values = []
 
     def table(self, query_ids: list[str], ids: Any, query_kind: str, integral: Any) -> Any:
-        """The :class:`~evalbridge.columnar.RowTable` of the rows (declined when a query holds a doc twice)."""
+        """The :class:`~evalbridge.model.columnar.RowTable` of the rows (declined when a query holds a doc twice)."""
         import numpy as np
         import pyarrow as pa
 
@@ -339,7 +339,7 @@ class _Log:
         import numpy as np
         import pyarrow as pa
 
-        from ..model import Qrels, Run
+        from ..model.data import Qrels, Run
 
         if not self.names or len(set(map(type, self.qids))) != 1:
             raise _Decline  # no question (an error), or str and int question ids (an error in Qrels)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError
-from ..wording import option
+from ..common.wording import option
 
 __all__ = ["DEFAULTS", "NUMBER_DEFAULTS", "Logged", "get_path", "choose_field"]
 
@@ -60,7 +60,7 @@ class Logged:
     the slice labels of the field named ``slice`` (a text, or a list of texts; missing, null or [] = in no slice)
     and the numbers of the fields ``numbers`` (comma-separated; default: the :data:`NUMBER_DEFAULTS` present in
     the first question; a question without one is not counted in its summary). Values are checked where they
-    are read: a label that is not a text, a number that is not one (:func:`evalbridge.values.check_value`)."""
+    are read: a label that is not a text, a number that is not one (:func:`evalbridge.common.values.check_value`)."""
 
     def __init__(self, first: Mapping[str, Any], *, slice: str | None, numbers: str | None, where: str) -> None:
         self.slice = slice
@@ -83,7 +83,7 @@ class Logged:
 
     def take(self, obj: Mapping[str, Any], qid: Any, where: str) -> None:
         """Read one question's labels and numbers."""
-        from ..values import check_value
+        from ..common.values import check_value
 
         if self.slice is not None:
             label = _value(obj, self.slice)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from ..errors import InputError
-from ..wording import option
+from ..common.wording import option
 from .ranks import refuse_as_score
 
 __all__ = ["CANDIDATES", "ROLE_OPTIONS", "pick"]

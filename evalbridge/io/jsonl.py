@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..wording import option
-from ..model import Qrels, Run
+from ..common.wording import option
+from ..model.data import Qrels, Run
 from . import fields
-from ..values import check_value
+from ..common.values import check_value
 from .ranks import note as ranks_note, rank_value, rising_in_lists, scores_from_ranks, warn_rising
 from .text import Lines, open_text, read_text
 

@@ -12,7 +12,7 @@ or null when none was given. The judge answers with the same objects and a grade
 
 Those graded pairs are the ``judgements`` format of the registry: ``eb.read_qrels("graded.jsonl")`` (recognised by
 its ``judge`` or ``passage`` field, or named: ``format="judgements"``) gives qrels whose
-:attr:`~evalbridge.model.Qrels.judged_by` says who gave each grade (the ``judge`` field, else the ``judge_name``
+:attr:`~evalbridge.model.data.Qrels.judged_by` says who gave each grade (the ``judge`` field, else the ``judge_name``
 option, else ``judge``); other fields (the texts) are ignored. Writing qrels in this format writes the source of
 every grade beside it, so merged judgements keep their provenance on disk.
 """
@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..values import check_value
+from ..common.values import check_value
 from .policies import as_id, policy_options
 from .text import Lines, open_text
 
 if TYPE_CHECKING:
-    from ..model import Qrels
+    from ..model.data import Qrels
 
 __all__ = ["write_batch", "write_pairs", "read_judgements", "write_judgements", "BATCH_FIELDS", "GRADE_FIELDS", "FORMATS"]
 
@@ -92,7 +92,7 @@ def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: 
 
 def read_judgements(path: str | Path, options: Mapping[str, Any]) -> Qrels:
     """Graded pairs (JSON Lines) as qrels whose ``judged_by`` says who gave each grade."""
-    from ..model import Qrels
+    from ..model.data import Qrels
 
     ids = options.get("ids")
     grade_field = options.get("grade")

@@ -2,7 +2,7 @@
 
 Formats (see :mod:`.registry`), recognised by type:
 
-* ``evalbridge``: :class:`~evalbridge.model.Qrels` / :class:`~evalbridge.model.Run`, returned as they are;
+* ``evalbridge``: :class:`~evalbridge.model.data.Qrels` / :class:`~evalbridge.model.data.Run`, returned as they are;
 * ``mapping``: a dict of dicts ``{query_id: {doc_id: value}}`` (ranx's and pytrec_eval's shape);
 * ``ranx``: ranx ``Qrels`` / ``Run`` objects (their ``to_dict()``);
 * ``rows``: an iterable of rows: ir-measures / ir_datasets namedtuples (``Qrel(query_id, doc_id,
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
-from ..model import Qrels, Run
+from ..model.data import Qrels, Run
 
 if TYPE_CHECKING:
     from .registry import Parsed

@@ -1,6 +1,6 @@
 """The read policies every door takes alike: ids read as strings, a repeated document kept at its first place.
 
-Declared once, as settings (:data:`evalbridge.settings.ROWS`, read into :data:`POLICIES`: each option's choices
+Declared once, as settings (:data:`evalbridge.model.settings.ROWS`, read into :data:`POLICIES`: each option's choices
 and meaning); the registry checks the values
 (:func:`evalbridge.io.registry.check_options`) and the Python API (``read_run(..., duplicates="first")``),
 the command line (``--ids str``, ``--duplicates first``) and configs (``ids: str``, ``duplicates: first``)
@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..settings import ROWS
-from ..parameters import OneOf
+from ..model.settings import ROWS
+from ..common.parameters import OneOf
 
 __all__ = ["POLICIES", "EVERY_FORMAT", "policy_options", "as_id", "dropped_note", "keep_first"]
 
-#: option -> (its choices, what it does): the read settings of :class:`evalbridge.settings.Settings`, declared there
+#: option -> (its choices, what it does): the read settings of :class:`evalbridge.model.settings.Settings`, declared there
 POLICIES: Mapping[str, tuple[tuple[str, ...], str]] = MappingProxyType({
     name: (row.rule.choices, row.help) for name, row in ROWS.items() if row.reads and isinstance(row.rule, OneOf)})
 #: the policies every format takes

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..model import Qrels, Run, check_level
+from ..model.data import Qrels, Run, check_level
 from ._rag_fields import DEFAULTS, Logged, choose_field as _choose, get_path as _get
-from ..values import check_value
+from ..common.values import check_value
 from .ranks import note as ranks_note, rank_value, refuse_as_score, rising_in_lists, scores_from_ranks, warn_rising
 from .policies import as_id, dropped_note, keep_first, policy_options
 from .text import Lines, read_text

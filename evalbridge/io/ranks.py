@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalbridgeWarning, InputError
-from ..values import check_value
-from ..wording import option
+from ..common.values import check_value
+from ..common.wording import option
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..columnar import RowTable
+    from ..model.columnar import RowTable
 
 __all__ = ["says_rank", "refuse_as_score", "rank_value", "scores_from_ranks", "table_from_ranks", "note",
            "rising_note", "rising_in_rows", "rising_in_lists", "warn_rising"]
@@ -93,7 +93,7 @@ def table_from_ranks(rows: RowTable, *, place: Callable[[int], tuple[str | None,
 
     import numpy as np
 
-    from ..columnar import per_row
+    from ..model.columnar import per_row
 
     ranks = rows.values
     n = len(ranks)

@@ -43,7 +43,7 @@ from .text import file_error, not_a_file
 from .policies import EVERY_FORMAT, POLICIES, policy_options
 
 if TYPE_CHECKING:
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
 
 __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", "resolve", "load", "read_qrels",
            "read_run", "read_pair", "write", "suffix_of", "output_format", "check_options", "read_into_columns", "MODULES",
@@ -294,11 +294,11 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
         raise InputError(f"format {fmt.name!r} holds {fmt.describes}, not both qrels and a run.",
                          fix="read the qrels and the run separately (read_qrels, read_run).")
     if level is not None and parsed.qrels is not None:
-        from ..model import Qrels
+        from ..model.data import Qrels
 
         parsed = Parsed(Qrels(parsed.qrels, min_relevance=level, copy=False), parsed.run)
     if given.get("ids") == "str":
-        from ..model import with_str_ids
+        from ..model.data import with_str_ids
 
         parsed = Parsed(qrels=None if parsed.qrels is None else with_str_ids(parsed.qrels),
                         run=None if parsed.run is None else with_str_ids(parsed.run))
@@ -306,7 +306,7 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
 
 
 def read_qrels(obj: Any, *, format: str | None = None, prefer_columns: bool = False, **options: Any) -> Qrels:
-    """Read :class:`~evalbridge.model.Qrels` from a path or an object, in any registered format.
+    """Read :class:`~evalbridge.model.data.Qrels` from a path or an object, in any registered format.
 
     Args:
         obj: a path (format from the suffix, see :func:`resolve`) or an object (Qrels, dict of
@@ -333,7 +333,7 @@ def read_qrels(obj: Any, *, format: str | None = None, prefer_columns: bool = Fa
 
 
 def read_run(obj: Any, *, format: str | None = None, name: str | None = None, **options: Any) -> Run:
-    """Read a :class:`~evalbridge.model.Run` from a path or an object, in any registered format.
+    """Read a :class:`~evalbridge.model.data.Run` from a path or an object, in any registered format.
 
     Args:
         obj: as :func:`read_qrels` (a run instead of qrels).
@@ -341,7 +341,7 @@ def read_run(obj: Any, *, format: str | None = None, name: str | None = None, **
         name: the system's name (default: what the input says, e.g. a TREC run's tag).
         options: the format's options, e.g. ``query=``, ``doc=``, ``score=``.
     """
-    from ..model import Run
+    from ..model.data import Run
 
     obj = os.fspath(obj) if isinstance(obj, os.PathLike) else obj
     run = load(obj, "run", format=format, **options).run
@@ -359,7 +359,7 @@ def read_pair(obj: Any, *, format: str | None = None, name: str | None = None,
         >>> dict(run["q1"])
         {'d1': 3.0, 'd2': 2.0, 'd3': 1.0}
     """
-    from ..model import Run
+    from ..model.data import Run
 
     parsed = load(obj, "pair", format=format, **options)
     qrels, run = parsed.qrels, parsed.run
@@ -423,7 +423,7 @@ def read_into_columns(obj: Any) -> bool:
     qrels file beside a 7M-row run: 50 ms less).
 
     Decided from the input alone, before anything is read, never from what happens to be imported."""
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
     from ._arrow_trec import worth_reading
 
     if isinstance(obj, (Qrels, Run)):
@@ -444,7 +444,7 @@ def write(obj: Qrels | Run, path: str | os.PathLike[str], *, format: str | None 
     Raises:
         InputError: the format cannot be written, or cannot hold what ``obj`` is.
     """
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
 
     if not isinstance(obj, (Qrels, Run)):
         raise InputError(f"write() writes Qrels or a Run; got {type(obj).__name__} {obj!r:.60}.",

@@ -10,7 +10,7 @@ One named function per shape, never guessing which shape an input is:
 Rank order becomes run scores that strictly decrease (``n, n-1, ..., 1`` for ``n``
 documents), so every backend sees the same order with no ties. A list of queries
 (instead of a dict) gets the query ids ``"q1", "q2", ...`` in order. Every adapter
-ends by building :class:`~evalbridge.model.Qrels` and :class:`~evalbridge.model.Run`,
+ends by building :class:`~evalbridge.model.data.Qrels` and :class:`~evalbridge.model.data.Run`,
 which validate the numbers and turn ids into ``str``.
 """
 
@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import InputError
-from ..model import Qrels, Run, check_level
+from ..model.data import Qrels, Run, check_level
 from .policies import as_id, dropped_note, keep_first
 
 __all__ = ["from_labels", "from_pairs", "from_records", "from_graded", "relevant_qrels", "read_id_lists",

@@ -101,7 +101,7 @@ def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: st
 
 
 def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession, Qrels | Run, DataFrame
-    """A :class:`~evalbridge.model.Qrels` or :class:`~evalbridge.model.Run` read here, as a Spark DataFrame
+    """A :class:`~evalbridge.model.data.Qrels` or :class:`~evalbridge.model.data.Run` read here, as a Spark DataFrame
     (``query_id, doc_id, relevance | score``; rows in the data's order, so ``ties: input`` keeps it)."""
     import pyarrow as pa
 
@@ -117,7 +117,7 @@ def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession,
 
 def _read_collected(name: Any, kind: str, options: Mapping[str, Any]) -> Any:  # noqa: ANN401
     """The in-memory door: a table of the active session, brought to this process and read as any table."""
-    from ..model import Qrels, Run
+    from ..model.data import Qrels, Run
     from .registry import Parsed
     from .tables import read_table
 

@@ -11,7 +11,7 @@ door has the same rules:
 * an empty cell, a duplicate (query, doc), an empty file or a file that is not the format gives
   an :class:`~evalbridge.errors.InputError` naming the file and line (or the table row);
 * CSV / TSV text is UTF-8 (a BOM is removed and noted); gzip is read by its magic bytes;
-* the result is columnar (a :class:`~evalbridge.columnar.RowTable`, checked with vectorised passes:
+* the result is columnar (a :class:`~evalbridge.model.columnar.RowTable`, checked with vectorised passes:
   no Python object per row), what the fast backend reads as it is.
 
 Two more TSV shapes have no header: MS MARCO runs ``qid docid rank`` (``msmarco``: scores from
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..model import Qrels, Run
+from ..model.data import Qrels, Run
 from . import fields, ranks
 from .policies import dropped_note, keep_first
 from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
@@ -84,7 +84,7 @@ def _value_column(table: Any, name: str, source: str | None, header: bool) -> tu
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..values import number_error, parse_column
+    from ..common.values import number_error, parse_column
 
     def where(row: int) -> dict[str, Any]:
         src, line, text = _where(source, row, header)
@@ -150,7 +150,7 @@ def _duplicate_error(rows: Any, first: int, repeat: int, source: str | None, hea
 def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None,
                header: bool = True, notes: tuple[str, ...] = ()) -> Qrels | Run:
     """Qrels or a Run from an Arrow table with one row per (query, doc), in columns (no Python object
-    per row): the result is columnar (:class:`~evalbridge.columnar.RowTable`), as the engine reads it.
+    per row): the result is columnar (:class:`~evalbridge.model.columnar.RowTable`), as the engine reads it.
     Integer values beyond 2**53, which float64 cannot hold exactly, are kept exactly in ``dict`` rows.
     ``ids="str"``: int id columns are recorded as strings; ``duplicates="first"``: the rows repeating an
     earlier (query, doc) are dropped, in columns, and counted in the notes."""
@@ -293,7 +293,7 @@ def read_parquet(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | R
 
 def read_msmarco(path: Path, kind: str, options: Mapping[str, Any]) -> Run:
     """An MS MARCO run: ``qid<TAB>docid<TAB>rank`` lines, no header; scores ``max_rank + 1 - rank``."""
-    from ..values import parse
+    from ..common.values import parse
     from .ranks import scores_from_ranks
     from .text import Lines
 
@@ -394,7 +394,7 @@ def write_table(obj: Qrels | Run, path: Path, *, fmt: str) -> None:
 
 def write_msmarco(obj: Run, path: Path) -> None:
     """Write a run as ``qid<TAB>docid<TAB>rank`` lines, in rank order."""
-    from ..ranking import rank
+    from ..common.ranking import rank
     from .text import open_text
     from .trec import check_ids
 

@@ -4,7 +4,7 @@ Formats (whitespace-separated columns, tabs or spaces):
 
 * qrels: ``qid iter docid rel`` (``iter`` is ignored, usually ``0``);
 * run: ``qid Q0 docid rank score tag``. As in trec_eval the rank column is
-  ignored: the order comes from the scores (see :mod:`evalbridge.ranking`);
+  ignored: the order comes from the scores (see :mod:`evalbridge.common.ranking`);
 * judged ranked list: ``qid Q0 docid rel`` in rank order (a qrels file whose
   line order is the ranking).
 
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
-from ..wording import place
-from ..model import Qrels, Run
-from ..values import parse
+from ..common.wording import place
+from ..model.data import Qrels, Run
+from ..common.values import parse
 from .policies import dropped_note, keep_first
 from .text import Lines, open_text
 
@@ -108,7 +108,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         path: the file (``str`` or ``Path``).
 
     Returns:
-        :class:`~evalbridge.model.Qrels` (``source`` is the path).
+        :class:`~evalbridge.model.data.Qrels` (``source`` is the path).
 
     Raises:
         InputError: wrong column count, a grade that is not a finite number, a doc
@@ -154,7 +154,7 @@ def read_run(path: str | os.PathLike[str], *, name: str | None = None,
             counts the dropped lines in the notes; default: refused.
 
     Returns:
-        :class:`~evalbridge.model.Run` (``source`` is the path).
+        :class:`~evalbridge.model.data.Run` (``source`` is the path).
 
     Raises:
         InputError: wrong column count, a score that is not a finite number
@@ -246,7 +246,7 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathL
               tag: str = "evalbridge") -> None:
     """Write a run as ``qid Q0 docid rank score tag`` lines, in rank order (gzip for ``.gz``).
 
-    Documents are ranked by :func:`evalbridge.ranking.rank` (score descending, ties
+    Documents are ranked by :func:`evalbridge.common.ranking.rank` (score descending, ties
     by doc id descending, as trec_eval reads them); ranks start at 1 and scores are
     written exactly.
 
@@ -258,7 +258,7 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathL
         q1 Q0 b 1 1.25 bm25
         q1 Q0 a 2 0.5 bm25
     """
-    from ..ranking import rank
+    from ..common.ranking import rank
 
     if not isinstance(tag, str) or not tag or _WHITESPACE.search(tag):
         raise InputError(f"the run tag must be one word; got {tag!r}.", fix="pass e.g. tag='bm25'.")

@@ -136,12 +136,12 @@ def _loader_class() -> type:
                 return node
             return super().compose_node(parent, index)
 
-    # Numbers are plain decimals, as YAML 1.2 and JSON write them (and as evalbridge.values reads text): YAML 1.1
+    # Numbers are plain decimals, as YAML 1.2 and JSON write them (and as evalbridge.common.values reads text): YAML 1.1
     # would read 010 as 8, 1_000 as 1000, 1:30 as 90 and 0x1F as 31 without a word; those stay strings here, so a
     # grade or a score written so is refused where it is read, and an id keeps its spelling. 1e-9 is a number.
     import re
 
-    from ..values import DECIMAL, INTEGER
+    from ..common.values import DECIMAL, INTEGER
 
     Loader.yaml_implicit_resolvers = {
         first: [(tag, pattern) for tag, pattern in resolvers if tag not in (_INT, _FLOAT)]

@@ -3,7 +3,7 @@
 Each function takes
 
 * ``retrieved``: the grade of each retrieved document, in rank order (0 for
-  unjudged documents), as produced by :func:`evalbridge.ranking.rank`;
+  unjudged documents), as produced by :func:`evalbridge.common.ranking.rank`;
 * ``judged``: the grades of every judged document of the query (the qrels row);
 
 and the metric's options as keywords. ``k=None`` means the whole ranking.

@@ -77,7 +77,7 @@ def request(spec: str | Metric | MetricRequest, *, label: str | None = None) -> 
 
 
 def _label(label: Any) -> str:
-    from ..names import check_name
+    from ..common.names import check_name
 
     if not isinstance(label, str) or not label.strip():
         raise InputError(f"a metric label must be a non-empty string; got {label!r}.",

@@ -4,7 +4,7 @@ The one rule for graded judgements lives here (:func:`relevance_level`): grades 
 (LLM judges' 0-10 scores) give binary metrics no level to guess, whatever door they came through.
 
 Shared by every verb (:func:`evalbridge.evaluate`, the cross-check, the Spark engine: each calls
-:func:`resolve_metrics` once) and by :class:`~evalbridge.results.Results`, which resolves the spelling a
+:func:`resolve_metrics` once) and by :class:`~evalbridge.evaluation.results.Results`, which resolves the spelling a
 user asks for the same way.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import InputError
-from ..model import check_level
-from ..wording import option
+from ..model.data import check_level
+from ..common.wording import option
 from .requests import MetricRequest
 from .spec import Metric
 
@@ -25,7 +25,7 @@ __all__ = ["USES_MAX_GRADE", "needs_max_grade", "resolve_metric", "relevance_lev
 
 
 class Judgements(Protocol):
-    """What the settings read from the qrels: a :class:`~evalbridge.model.Qrels`, or the Spark engine's
+    """What the settings read from the qrels: a :class:`~evalbridge.model.data.Qrels`, or the Spark engine's
     view of a qrels DataFrame."""
 
     @property
@@ -134,7 +134,7 @@ def resolve_metrics(qrels: Judgements, requests: Sequence[MetricRequest], *,
 
     Example:
         >>> from evalbridge.metrics.requests import metric_requests
-        >>> from evalbridge.model import Qrels
+        >>> from evalbridge.model.data import Qrels
         >>> found = resolve_metrics(Qrels({"q": {"a": 3}}), metric_requests(["P@5", "ERR"]), min_relevance=2)
         >>> [str(m) for m in found.metrics], found.max_grade
         (['P(rel=2)@5', 'ERR(max_grade=3)'], 3)

@@ -12,7 +12,7 @@ Each function takes
 
 * ``groups``: the retrieved documents' grades as tie groups in rank order (``[[3], [0, 1, 1], [2]]``:
   one document first, then three tied, then one), as produced by
-  :func:`evalbridge.ranking.rank_groups`; a ranking without ties is a list of one-element groups,
+  :func:`evalbridge.common.ranking.rank_groups`; a ranking without ties is a list of one-element groups,
   and the value is then the :mod:`evalbridge.metrics.reference` value, bit for bit;
 * ``judged``: the grades of every judged document of the query;
 

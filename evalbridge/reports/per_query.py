@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..json_data import json_value
+from ..common.json_data import json_value
 from .writing import atomic_file, write_file_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Results
+    from ..evaluation.results import Results
 
 __all__ = ["per_query_frame", "csv_text", "PerQueryFormat", "PER_QUERY_FORMATS", "per_query_format_of",
            "write_per_query", "write_frame"]

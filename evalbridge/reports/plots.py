@@ -195,7 +195,7 @@ def curve_variant(spec: str | Metric, results: Any = None) -> Metric:
 
     ``nDCG(gain=exp)@10``, ``nDCG(gain=exp)``, ``ndcg_burges`` and ``P(rel=2)`` are accepted; a
     family that needs a cutoff may be written without one (``P``). With ``results`` (a
-    :class:`~evalbridge.results.Results`), the variant is resolved as that evaluation resolved its
+    :class:`~evalbridge.evaluation.results.Results`), the variant is resolved as that evaluation resolved its
     metrics (``P`` at relevance level 2 becomes ``P(rel=2)``), so the curve shows what the table shows.
 
     Raises:
@@ -251,7 +251,7 @@ def cutoff_curves(qrels: Any, run: Any, metric: str | Metric, ks: Iterable[int],
         >>> cutoff_curves({"q": {"a": 1, "b": 1}}, {"q": {"a": 0.9, "c": 0.5, "b": 0.1}}, "P", [1, 2, 3])
         {1: 1.0, 2: 0.5, 3: 0.6666666666666666}
     """
-    from ..evaluation import evaluate
+    from ..evaluation.evaluating import evaluate
 
     variant = curve_variant(metric)
     cutoffs = sorted(set(ks))

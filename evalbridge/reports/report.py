@@ -1,7 +1,7 @@
 """Reports: what one evaluation produced, the parts every format shows, its provenance (per-query files: per_query.py).
 
 A :class:`Report` gathers what one evaluation produced (each system's
-:class:`~evalbridge.results.Results`, the comparison with the baseline, gates, cross-checks,
+:class:`~evalbridge.evaluation.results.Results`, the comparison with the baseline, gates, cross-checks,
 provenance); the report formats (:mod:`evalbridge.views.formats`, one module each in
 :mod:`evalbridge.reports.renderers`: ``terminal``, ``markdown``, ``csv``, ``json``, ``latex``) turn it
 into text from the parts defined here (the cells with their markers, the comparison rows, the bands).
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalbridgeError, InputError
-from ..json_data import json_value
+from ..common.json_data import json_value
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric, parse_metric
 from ..views.formats import notebook, report_format
@@ -44,11 +44,11 @@ from ..views.table import number, p_value
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..cross_check import CrossCheck
-    from ..results import Results
-    from ..stats.comparison import Comparison
-    from ..stats.gates import GateResult
-    from ..slices import Slices
+    from ..cross_check.checking import CrossCheck
+    from ..evaluation.results import Results
+    from ..decisions.comparison import Comparison
+    from ..decisions.gates import GateResult
+    from ..evaluation.slices import Slices
 
 __all__ = ["Report", "render", "QUALITY_BANDS", "BAND_NAMES", "band_of", "means_frame", "system_json",
            "file_sha256", "report_dict", "make_provenance"]
@@ -90,12 +90,12 @@ class Report:
     """Everything one evaluation produced, ready to render.
 
     Attributes:
-        results: system name -> :class:`~evalbridge.results.Results`, in display order.
+        results: system name -> :class:`~evalbridge.evaluation.results.Results`, in display order.
         metrics: the metrics to show, by any name the first system's results know (a label, the spelling
             asked, any spelling); default: every metric the first system was asked.
         title: a heading.
-        comparison: a :class:`~evalbridge.stats.comparison.Comparison` against the baseline, or None.
-        gates: :class:`~evalbridge.stats.gates.GateResult` list.
+        comparison: a :class:`~evalbridge.decisions.comparison.Comparison` against the baseline, or None.
+        gates: :class:`~evalbridge.decisions.gates.GateResult` list.
         crosscheck: system name -> cross-check report (``.ok``, ``.differences``, ``.unexplained``,
             ``to_markdown()``, ``to_dict()``).
         bands: metric or family -> (fair, good, excellent) lower bounds, or None for no bands.
@@ -104,22 +104,22 @@ class Report:
         markers: significance markers in the tables, a key of
             :data:`~evalbridge.views.markers.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
-        agreement: an :class:`~evalbridge.stats.agreement.Agreement` of two sets of judgements (the
+        agreement: an :class:`~evalbridge.evalsets.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
             alone, or of a comparison alone (``Report(results={}, comparison=cmp)``), has no ``results``.
-        diffs: system -> its :class:`~evalbridge.diffing.RunDiff` against the baseline (a config's ``diff:``).
-        standings: the systems' :class:`~evalbridge.stats.standings.Standings` (win / tie / loss of every pair,
+        diffs: system -> its :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline (a config's ``diff:``).
+        standings: the systems' :class:`~evalbridge.decisions.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
         tiers: the systems' :class:`~evalbridge.stats.tiers.Tiers` (tiers no simultaneous test separates, rank
             intervals; ``comparison.tiers()``), or None.
-        power: the comparison's :class:`~evalbridge.stats.power.PowerAnalysis` (the smallest difference each pair
+        power: the comparison's :class:`~evalbridge.decisions.power.PowerAnalysis` (the smallest difference each pair
             and metric can detect, the queries needed for the observed one) when the report compares systems.
         slices: per-slice means, intervals and differences against the baseline
-            (:class:`~evalbridge.slices.Slices`, ``slices:`` of a config), or None.
-        diagnosis: the :class:`~evalbridge.diagnostics.Diagnosis` of the qrels and runs (``diagnose:``), or None.
-        uncertainty: system -> its :class:`~evalbridge.uncertainty.Uncertainty` (``uncertain:``).
+            (:class:`~evalbridge.evaluation.slices.Slices`, ``slices:`` of a config), or None.
+        diagnosis: the :class:`~evalbridge.evalsets.diagnostics.Diagnosis` of the qrels and runs (``diagnose:``), or None.
+        uncertainty: system -> its :class:`~evalbridge.evalsets.uncertainty.Uncertainty` (``uncertain:``).
         change: what the judgements changed against the ones before
-            (:class:`~evalbridge.stats.changes.JudgementChange`, ``changed:``), or None.
+            (:class:`~evalbridge.evalsets.changes.JudgementChange`, ``changed:``), or None.
     """
 
     results: Mapping[str, Results]
@@ -223,7 +223,7 @@ class Report:
         if self.comparison is not None:
             text += f", baseline {self.comparison.baseline!r}"
         if self.gates:
-            from ..stats.gates import gate_summary
+            from ..decisions.gates import gate_summary
 
             text += f", gates: {gate_summary(self.gates)}"
         if self.crosscheck:
@@ -416,7 +416,7 @@ def make_provenance(results: Mapping[str, Any], *, inputs: Mapping[str, Any] | N
     """The provenance block of a report: versions, conventions, inputs, query counts.
 
     Args:
-        results: system -> :class:`~evalbridge.results.Results` (conventions and counts are read from it).
+        results: system -> :class:`~evalbridge.evaluation.results.Results` (conventions and counts are read from it).
         inputs: input name -> ``{"path", "format", "sha256"}``.
         backends: every backend involved (the evaluating one first); each one's version is recorded,
             ``unavailable`` when its library is not installed.

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..json_data import json_text
+from ..common.json_data import json_text
 from ..views.formats import report_format
 from .per_query import PER_QUERY_FORMATS, write_frame, write_per_query
 from .report import report_dict, system_json

@@ -88,7 +88,7 @@ def discriminative_power(values: np.ndarray, *, test: str, correction: str, alph
     if not pairs:
         return DiscriminativePower(test, correction, alpha, 0, 0)
     if test == "randomization":  # every pair at once, as compare does (same signs for every pair)
-        from ..resampling import randomization_pvalues
+        from .resampling import randomization_pvalues
 
         d = np.stack([values[i] - values[j] for i, j in pairs])
         p = randomization_pvalues(d, n_resamples=n_resamples, seed=seed)
@@ -104,7 +104,7 @@ def discriminative_power(values: np.ndarray, *, test: str, correction: str, alph
 
 
 def _t_pvalues(values: np.ndarray, pairs: list[tuple[int, int]]) -> list[float]:
-    """:func:`~evalbridge.stats.compare.paired_t_test` of every pair, scipy's ``ttest_rel`` over a batch of pairs at
+    """:func:`~evalbridge.decisions.compare.paired_t_test` of every pair, scipy's ``ttest_rel`` over a batch of pairs at
     a time (the same operations along the query axis): 1 where every difference is 0, nan with fewer than 2."""
     import warnings as _w
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..parameters import check_choice
+from ..common.parameters import check_choice
 
 if TYPE_CHECKING:
     import numpy as np

@@ -2,7 +2,7 @@
 win / tie / loss, each one function, and the one rule of every comparison parameter.
 
 The tests and corrections are tables (:data:`TESTS`, :data:`CORRECTIONS`) that :func:`evalbridge.compare` reads;
-every random step is seeded and batched with bounded memory (:mod:`evalbridge.resampling`).
+every random step is seeded and batched with bounded memory (:mod:`evalbridge.stats.resampling`).
 
 Example:
     >>> base = {"q1": 0.2, "q2": 0.4, "q3": 0.1, "q4": 0.3}
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..parameters import Interval, OneOf, Rule, check_parameters, rule_table
+from ..common.parameters import Interval, OneOf, Rule, check_parameters, rule_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,13 +96,13 @@ def randomization_test(a: Sequence[float], b: Sequence[float], *, n_resamples: i
     2^n <= ``n_resamples`` every swap is enumerated (exact test); otherwise ``n_resamples``
     random swaps are drawn from ``numpy.random.default_rng(seed)``: the same swaps and the same
     p-value as :func:`scipy.stats.permutation_test` (``permutation_type="samples"``), in
-    bounded memory (:func:`evalbridge.resampling.randomization_pvalues`). 1 when every
+    bounded memory (:func:`evalbridge.stats.resampling.randomization_pvalues`). 1 when every
     difference is 0; nan with fewer than two pairs.
 
     >>> randomization_test([0.5, 0.6, 0.2, 0.4], [0.2, 0.4, 0.1, 0.3])
     0.125
     """
-    from ..resampling import randomization_pvalues
+    from .resampling import randomization_pvalues
 
     settings = check_comparison_parameters(n_resamples=n_resamples, seed=seed)
     _, _, d = _differences(a, b)
@@ -123,7 +123,7 @@ def randomization_tests(a: Any, b: Any, *, n_resamples: int = 10_000, seed: int 
     """
     import numpy as np
 
-    from ..resampling import randomization_pvalues
+    from .resampling import randomization_pvalues
 
     settings = check_comparison_parameters(n_resamples=n_resamples, seed=seed)
     x, y = np.asarray(a, dtype="float64"), np.asarray(b, dtype="float64")
@@ -190,7 +190,7 @@ def bootstrap_ci(a: Sequence[float], b: Sequence[float], *, confidence: float = 
     Queries are resampled with replacement, keeping each pair together; ``method`` ``BCa``
     (bias-corrected and accelerated) or ``percentile``. The resamples are those of
     :func:`scipy.stats.bootstrap` (``paired=True``) with ``numpy.random.default_rng(seed)``, in
-    bounded memory (:func:`evalbridge.resampling.bootstrap_intervals`). When every
+    bounded memory (:func:`evalbridge.stats.resampling.bootstrap_intervals`). When every
     difference is the same value c the interval is (c, c); with fewer than two pairs (nan, nan).
 
     >>> low, high = bootstrap_ci([0.5, 0.6, 0.2, 0.4, 0.3], [0.2, 0.4, 0.1, 0.3, 0.3], n_resamples=999)
@@ -199,7 +199,7 @@ def bootstrap_ci(a: Sequence[float], b: Sequence[float], *, confidence: float = 
     """
     import numpy as np
 
-    from ..resampling import bootstrap_intervals
+    from .resampling import bootstrap_intervals
 
     settings = check_comparison_parameters(confidence=confidence, n_resamples=n_resamples, seed=seed,
                                            ci_method=method)
@@ -224,7 +224,7 @@ def mean_ci(values: Sequence[float], *, confidence: float = 0.95, n_resamples: i
     """
     import numpy as np
 
-    from ..resampling import bootstrap_intervals
+    from .resampling import bootstrap_intervals
 
     settings = check_comparison_parameters(confidence=confidence, n_resamples=n_resamples, seed=seed,
                                            ci_method=method)
@@ -368,7 +368,7 @@ CORRECTIONS: Mapping[str, Correction] = {
     "bonferroni": Correction("Bonferroni-corrected", bonferroni),
     "none": Correction("uncorrected", _no_correction),
 }
-#: bootstrap interval methods (see :func:`evalbridge.resampling.bootstrap_intervals`)
+#: bootstrap interval methods (see :func:`evalbridge.stats.resampling.bootstrap_intervals`)
 CI_METHODS = ("BCa", "percentile")
 
 #: One rule per comparison parameter, shared by the Python API, the CLI and the config file:

@@ -1,7 +1,7 @@
 """How two orderings of the same systems agree: Kendall's tau (scipy) and the AP rank correlation tau_ap.
 
 One home for what compares two rankings of systems, used by the agreement of two sets of judgements
-(:mod:`evalbridge.stats.agreement`), by what new judgements changed (:mod:`evalbridge.stats.changes`) and by
+(:mod:`evalbridge.evalsets.agreement`), by what new judgements changed (:mod:`evalbridge.evalsets.changes`) and by
 the diagnostics of a test collection (swap rates, leave-one-run-out). Each function takes two score lists
 of the same systems (their means under two conditions), highest first. Scores equal to 12 significant digits
 are tied: two systems whose means differ only by floating-point rounding (the same sum added in another order)

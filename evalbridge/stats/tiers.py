@@ -50,11 +50,11 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..json_data import json_ready
-from ..parameters import OneOf, Rule, check_parameters, rule_table
+from ..common.json_data import json_ready
+from ..common.parameters import OneOf, Rule, check_parameters, rule_table
 from ..views.table import Shown
 from .paired_tests import COMPARISON_PARAMETERS, check_finite
-from .standings import metric_names, metric_values
+from ..decisions.standings import metric_names, metric_values
 
 if TYPE_CHECKING:
     import numpy as np

@@ -27,8 +27,8 @@ from ..errors import BackendUnavailableError, InputError
 
 if TYPE_CHECKING:
     from ..reports.report import Report
-    from ..results import Results
-    from ..parameters import Rule
+    from ..evaluation.results import Results
+    from ..common.parameters import Rule
 
 __all__ = ["Tracker", "RunLog", "Tracked", "trackers", "get_tracker", "tracked_runs", "log", "log_mlflow",
            "tracking_key", "REPORT_ARTIFACTS", "MODULES"]
@@ -78,7 +78,7 @@ class Tracker:
         title: one line saying what it is.
         module: the library it imports (checked installed before anything is computed).
         extra: the pip extra of evalbridge that installs it (``pip install 'evalbridge[EXTRA]'``).
-        options: option -> its rule (:mod:`evalbridge.parameters`); the first is the one ``--NAME`` sets,
+        options: option -> its rule (:mod:`evalbridge.common.parameters`); the first is the one ``--NAME`` sets,
             the others ``--NAME-OPTION``.
         required: the options that must be given.
         send: logs a parent run and its nested runs with the options given, and says where.
@@ -182,7 +182,7 @@ def _flat(prefix: str, value: Any, out: dict[str, str]) -> None:
 
 def _report(evaluation: Report | Results | Mapping[str, Results], title: str | None) -> Report:
     from ..reports.report import Report, make_provenance
-    from ..results import Results
+    from ..evaluation.results import Results
 
     if isinstance(evaluation, Report):
         report = evaluation
@@ -328,7 +328,7 @@ def log_mlflow(evaluation: Report | Results | Mapping[str, Results], *, uri: str
 
     Args:
         evaluation: a :class:`~evalbridge.reports.report.Report` (``run_config(...).report``), a
-            :class:`~evalbridge.results.Results` or ``{system: Results}``.
+            :class:`~evalbridge.evaluation.results.Results` or ``{system: Results}``.
         uri: the tracking store (``sqlite:///mlflow.db``, ``file:///path/mlruns``, ``http://host:5000``).
         experiment: the experiment's name (created when missing; default MLflow's ``Default``).
         run_name: the parent run's name (default the report's title).

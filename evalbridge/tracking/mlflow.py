@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..parameters import Text
+from ..common.parameters import Text
 from . import RunLog, Tracked, Tracker
 
 __all__ = ["TRACKER"]

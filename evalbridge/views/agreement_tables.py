@@ -1,9 +1,9 @@
 """The tables of an agreement between two sets of judgements, declared once and written by every output format
 that writes tables (:func:`evalbridge.views.formats.show`): text, Markdown, LaTeX, the notebook view.
 
-:class:`~evalbridge.stats.agreement.JudgeAgreement` (summary, confusion, per category),
-:class:`~evalbridge.stats.ranking_agreement.RankingAgreement` (one row per metric) and
-:class:`~evalbridge.stats.agreement.Agreement` (both) show themselves through the functions here; this module
+:class:`~evalbridge.evalsets.agreement.JudgeAgreement` (summary, confusion, per category),
+:class:`~evalbridge.evalsets.ranking_agreement.RankingAgreement` (one row per metric) and
+:class:`~evalbridge.evalsets.agreement.Agreement` (both) show themselves through the functions here; this module
 reads them and never imports them (they are below it).
 """
 
@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..parameters import check_choice
+from ..common.parameters import check_choice
 from .formats import ReportFormat, show, table_format
 from .table import Table, columns, number
 
@@ -98,21 +98,21 @@ def agreement_tables(agreement: AnyAgreement, fmt: ReportFormat) -> tuple[Table,
 
 
 def render_judges(judges: AnyAgreement, fmt: str = "terminal") -> str:
-    """A :class:`~evalbridge.stats.agreement.JudgeAgreement` in an output format that writes tables."""
+    """A :class:`~evalbridge.evalsets.agreement.JudgeAgreement` in an output format that writes tables."""
     return show(judge_tables(judges, table_format(fmt)), fmt)
 
 
 def render_ranking(ranking: AnyAgreement, fmt: str = "terminal") -> str:
-    """A :class:`~evalbridge.stats.ranking_agreement.RankingAgreement` in an output format that writes tables."""
+    """A :class:`~evalbridge.evalsets.ranking_agreement.RankingAgreement` in an output format that writes tables."""
     return show(ranking_tables(ranking, table_format(fmt)), fmt)
 
 
 def render_both(agreement: AnyAgreement, fmt: str = "terminal") -> str:
-    """An :class:`~evalbridge.stats.agreement.Agreement` in an output format that writes tables."""
+    """An :class:`~evalbridge.evalsets.agreement.Agreement` in an output format that writes tables."""
     return show(agreement_tables(agreement, table_format(fmt)), fmt)
 
 
-#: output format -> an :class:`~evalbridge.stats.agreement.Agreement` in it (``Agreement.render(fmt)``)
+#: output format -> an :class:`~evalbridge.evalsets.agreement.Agreement` in it (``Agreement.render(fmt)``)
 FORMATS: Mapping[str, Callable[[AnyAgreement], str]] = {
     "text": lambda agreement: render_both(agreement, "terminal"),
     "markdown": lambda agreement: render_both(agreement, "markdown"),

@@ -1,6 +1,6 @@
 """The table of a comparison, declared once: systems x metrics means with significance markers, and its footnote.
 
-:class:`~evalbridge.stats.comparison.Comparison` shows itself through :func:`comparison_table` in any output format
+:class:`~evalbridge.decisions.comparison.Comparison` shows itself through :func:`comparison_table` in any output format
 that writes tables (``print``, ``to_markdown``, ``to_latex``, ``to_html``, the notebook view).
 """
 
@@ -14,7 +14,7 @@ from .table import Table, number
 
 __all__ = ["comparison_table", "comparison_view"]
 
-#: A :class:`~evalbridge.stats.comparison.Comparison` (this module is below it: it reads, never imports, one).
+#: A :class:`~evalbridge.decisions.comparison.Comparison` (this module is below it: it reads, never imports, one).
 AnyComparison = Any
 
 

@@ -1,6 +1,6 @@
 """What a test collection's diagnosis shows: its tables in every format that writes tables, and one sentence per finding.
 
-:func:`meanings` reads a :class:`~evalbridge.diagnostics.Diagnosis` (data only) and says, per finding, what the
+:func:`meanings` reads a :class:`~evalbridge.evalsets.diagnostics.Diagnosis` (data only) and says, per finding, what the
 user should do with it; :func:`diagnosis_tables` declares its tables (the systems with their pool bias and, with a
 second set of judgements, their mean under it; the swap rate by the size of the difference; each finding and its
 meaning), written by every output format that writes tables (:func:`evalbridge.views.formats.show`); JSON is its
@@ -15,7 +15,7 @@ from typing import Any
 
 from .formats import ReportFormat, show, table_format
 from .table import Table, number
-from ..json_data import json_text
+from ..common.json_data import json_text
 
 __all__ = ["meanings", "diagnosis_tables", "render_diagnosis", "SECTIONS", "TITLES", "SAME_ORDER"]
 

@@ -1,5 +1,5 @@
-"""The tables of a pool (:class:`~evalbridge.pooling.Pool`) and of what new judgements changed
-(:class:`~evalbridge.stats.changes.JudgementChange`), declared once and written by every output format that writes
+"""The tables of a pool (:class:`~evalbridge.evalsets.pooling.Pool`) and of what new judgements changed
+(:class:`~evalbridge.evalsets.changes.JudgementChange`), declared once and written by every output format that writes
 tables (:func:`evalbridge.views.formats.show`); ``json`` is their ``to_dict()``.
 
 A pool shows its size at each depth, then per run its unjudged pairs in its first d and its Judged@k now and
@@ -14,7 +14,7 @@ from typing import Any
 
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
-from ..json_data import json_text
+from ..common.json_data import json_text
 
 __all__ = ["pool_tables", "change_tables", "render_pool", "render_change", "pool_dict"]
 

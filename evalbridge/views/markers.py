@@ -21,7 +21,7 @@ from .table import Marks
 
 __all__ = ["MarkerStyle", "MARKER_STYLES", "marker"]
 
-#: A comparison (:class:`evalbridge.stats.comparison.Comparison`) as a style reads it: ``get(system, metric)``
+#: A comparison (:class:`evalbridge.decisions.comparison.Comparison`) as a style reads it: ``get(system, metric)``
 #: (a row with ``significant`` and ``delta``), ``better_than(system, metric)``, ``letters``.
 AnyComparison = Any
 

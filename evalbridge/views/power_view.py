@@ -1,4 +1,4 @@
-"""The table of a power analysis (:class:`~evalbridge.stats.power.PowerAnalysis`), written by every output format
+"""The table of a power analysis (:class:`~evalbridge.decisions.power.PowerAnalysis`), written by every output format
 that writes tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.views.formats.show`); JSON is its
 ``to_dict()``. Names (systems, metrics) are escaped by the format."""
 
@@ -40,7 +40,7 @@ def power_tables(analysis: Any, fmt: ReportFormat) -> tuple[Table, ...]:
 def render_power(analysis: Any, fmt: str = "terminal") -> str:
     """``analysis`` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
-        from ..json_data import json_text
+        from ..common.json_data import json_text
 
         return json_text(analysis.to_dict())
     return show(power_tables(analysis, table_format(fmt)), fmt)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..json_data import json_text
+from ..common.json_data import json_text
 from .formats import aligned, show, table_format
 from .table import Table, number, p_value
 

@@ -2,7 +2,7 @@
 cross-check's agreement per backend and metric, its unsupported pairs and its differences, its settings as footnote.
 
 Every output format that writes tables writes them (:func:`evalbridge.views.formats.show`): ``print``, Markdown,
-LaTeX and the notebook view. :class:`~evalbridge.results.Results` and :class:`~evalbridge.cross_check.CrossCheck`
+LaTeX and the notebook view. :class:`~evalbridge.evaluation.results.Results` and :class:`~evalbridge.cross_check.checking.CrossCheck`
 are below this module: it reads them and never imports them; their ``table``, ``__str__``, ``to_markdown`` and
 ``_repr_html_`` are one-line calls into :func:`render_results` and :func:`render_crosscheck`.
 """

@@ -1,5 +1,5 @@
-"""The tables of a run diff (:class:`~evalbridge.diffing.RunDiff`) and of many systems' standings
-(:class:`~evalbridge.stats.standings.Standings`), declared once and written by every output format that writes
+"""The tables of a run diff (:class:`~evalbridge.decisions.diffing.RunDiff`) and of many systems' standings
+(:class:`~evalbridge.decisions.standings.Standings`), declared once and written by every output format that writes
 tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.views.formats.show`); JSON is their ``to_dict()``.
 
 A diff shows, in this order: the means and how many queries rose, fell or stayed; for each metric the
@@ -14,7 +14,7 @@ from typing import Any
 
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
-from ..json_data import json_text
+from ..common.json_data import json_text
 
 __all__ = ["diff_tables", "standings_tables", "render_diff", "render_standings", "ROWS"]
 

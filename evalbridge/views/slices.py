@@ -1,11 +1,11 @@
-"""The tables of slices (:class:`~evalbridge.slices.Slices`) and of the numbers runs logged (latency, cost)
+"""The tables of slices (:class:`~evalbridge.evaluation.slices.Slices`) and of the numbers runs logged (latency, cost)
 beside quality, declared once and written by every format that writes tables; JSON is their ``to_dict()``.
 
 Slices show, in this order: each slice's queries and each system's mean with its bootstrap interval, per
 metric; the differences against the baseline with their interval, p-value and Benjamini-Hochberg adjusted
 p-value (a slice too small to test says so); a footnote with the queries in no slice. The numbers show each
 system's mean, p50 and p95 of every logged number, then one quality-vs-cost table per number marking the
-systems no other system beats on both (:func:`evalbridge.pareto.pareto_front`).
+systems no other system beats on both (:func:`evalbridge.stats.pareto.pareto_front`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ FRONT = "*"
 
 
 def slice_tables(s: Any, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...]:
-    """The tables of a :class:`~evalbridge.slices.Slices`, as text of ``fmt``."""
+    """The tables of a :class:`~evalbridge.evaluation.slices.Slices`, as text of ``fmt``."""
     e = fmt.escape
     systems = list(dict.fromkeys(m.system for m in s.means))
     metrics = list(dict.fromkeys(m.metric for m in s.means))
@@ -87,7 +87,7 @@ def number_tables(results: Mapping[str, Any], labels: Sequence[str], fmt: Report
 
 def fronts(results: Mapping[str, Any], labels: Sequence[str]) -> dict[str, dict[str, list[str]]]:
     """Each logged number -> each metric -> the systems on the quality-vs-mean-cost front (JSON-ready)."""
-    from ..pareto import pareto_front
+    from ..stats.pareto import pareto_front
 
     fields = list(dict.fromkeys(n.field for r in results.values() for n in r.numbers))
     out: dict[str, dict[str, list[str]]] = {}
@@ -105,9 +105,9 @@ def report_tables(report: Any, fmt: ReportFormat) -> tuple[Table, ...]:
 
 
 def render_slices(s: Any, fmt: str = "terminal") -> str:
-    """A :class:`~evalbridge.slices.Slices` as text: ``json``, or any format that writes tables."""
+    """A :class:`~evalbridge.evaluation.slices.Slices` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
-        from ..json_data import json_text
+        from ..common.json_data import json_text
 
         return json_text(s.to_dict())
     return show(slice_tables(s, table_format(fmt)), fmt)

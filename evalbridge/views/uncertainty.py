@@ -1,4 +1,4 @@
-"""What an :class:`~evalbridge.uncertainty.Uncertainty` shows: the expected value, both intervals, what the labels add.
+"""What an :class:`~evalbridge.evalsets.uncertainty.Uncertainty` shows: the expected value, both intervals, what the labels add.
 
 :func:`uncertainty_tables` declares one table of one or several measurements (a row each), written by every output
 format that writes tables (:func:`evalbridge.views.formats.show`), with one sentence per row of what the labels'
@@ -14,7 +14,7 @@ from typing import Any
 
 from .formats import show, table_format
 from .table import Table, number
-from ..json_data import json_text
+from ..common.json_data import json_text
 
 __all__ = ["meaning", "uncertainty_tables", "render_uncertainty"]
 

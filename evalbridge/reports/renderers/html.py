@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...json_data import json_value
+from ...common.json_data import json_value
 from ...views.formats import ReportFormat
 from ..report import (COMPARISON_HEADERS, UP, DOWN, Report, band_rows, cells, comparison_rows, crosscheck_line,
                       legend, queries_lines)
@@ -89,7 +89,7 @@ def render_notebook(report: Report) -> str:
         out.append(html_table(Table(tuple(_e(c) for c in bands[0]), tuple(tuple(_e(c) for c in row)
                                                                        for row in bands[1:]))))
     if report.gates:
-        from ...stats.gates import gate_summary
+        from ...decisions.gates import gate_summary
 
         failed = report.failed_gates
         out.append(f"<p>gates: {_e(gate_summary(report.gates))}</p>")
@@ -241,7 +241,7 @@ def _gates(report: Report) -> str:
     says)."""
     if not report.gates:
         return ""
-    from ...stats.gates import gate_summary
+    from ...decisions.gates import gate_summary
 
     failed = len(report.failed_gates)
     noisy = any(g.noise for g in report.gates)

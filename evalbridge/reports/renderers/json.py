@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...views.formats import ReportFormat
 from ..report import Report, report_dict
-from ...json_data import json_text
+from ...common.json_data import json_text
 
 __all__ = ["FORMAT", "render_json"]
 

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from ...views.formats import ReportFormat
-from ...escaping import latex_escape as _latex
-from ...names import one_line
+from ...common.escaping import latex_escape as _latex
+from ...common.names import one_line
 from ...views.markers import MARKER_STYLES
 from ...views.sections import section_tables
-from ...json_data import json_value
+from ...common.json_data import json_value
 from ..report import Report, cells
 from ...views.table import Marks, Table, number
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ...names import CONTROL
-from ...json_data import json_value
+from ...common.names import CONTROL
+from ...common.json_data import json_value
 from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
     queries_lines

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...names import one_line
+from ...common.names import one_line
 from ...views.formats import ReportFormat
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
 from ...views.sections import section_tables
@@ -36,7 +36,7 @@ def render_terminal(report: Report) -> str:
     lines += [f"{gate.reason} (let pass: on_inconclusive is pass)" for gate in report.gates
               if gate.passed and gate.inconclusive]
     if report.gates:
-        from ...stats.gates import gate_summary
+        from ...decisions.gates import gate_summary
 
         baseline = report.comparison.baseline if report.comparison is not None else None
         exempt = baseline is not None and baseline not in {g.system for g in report.gates}

@@ -1,0 +1,1 @@
+"""The ground every stage stands on: parameters' rules, numbers, names, wording, JSON, rankings, progress."""

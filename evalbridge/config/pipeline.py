@@ -1,0 +1,588 @@
+"""The one run pipeline: a validated description (:class:`~evalbridge.config.schema.Config`) -> results -> reports.
+
+``evalbridge run CONFIG``, ``evalbridge eval``, ``evalbridge check`` and the Python :func:`run_config`
+all describe an evaluation as a ``Config`` (from a YAML file or from command-line flags, checked by one
+schema, :mod:`evalbridge.config.schema`) and call :func:`run_config`: inputs are read through the format
+registry (:mod:`evalbridge.io`), every system is evaluated, cross-checked, compared and gated the same
+way, and one :class:`~evalbridge.reports.report.Report` comes out, rendered and written by the same code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .layout import AgreementSettings, ChangedSettings, Config, DiagnoseSettings, UncertainSettings
+from .sources import Source
+from ..errors import InputError
+from ..model.settings import ROWS
+from ..common.wording import door, side
+
+if TYPE_CHECKING:
+    from ..reports.report import Report
+    from ..tracking import Tracked
+
+__all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
+
+
+@contextlib.contextmanager
+def _reading(config: Config, source: Source) -> Iterator[None]:
+    """An input error in the words of the door: the file as the user wrote it; from a config, prefixed with the
+    config file, line and key it comes from (inline data has no file of its own)."""
+    try:
+        with side("run" if "runs" in source.key.split(".") else "qrels"):
+            yield
+    except InputError as error:
+        text = str(error)
+        if source.path is not None and source.written is not None:
+            text = text.replace(str(source.path), source.written)
+        if config.path is None:  # a command line: the reader's own message, naming the file
+            raise InputError(text if source.written is None or source.written in text
+                             else f"{source.written}: {text}") from None
+        raise InputError(f"{source.key} ({source.format}): {text}", source=config.where, line=source.line) from None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :func:`run_config` produced.
+
+    Attributes:
+        config: the evaluation.
+        report: the :class:`~evalbridge.reports.report.Report` (results, comparison, gates, cross-checks).
+        files: every file written.
+        tracked: where the evaluation was logged (``tracking:``): each tracker's parent run and system runs.
+    """
+
+    config: Config
+    report: Report
+    files: tuple[Path, ...] = ()
+    tracked: tuple[Tracked, ...] = ()
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failed gate and per system whose cross-check found unexplained differences."""
+        lines = [g.reason for g in self.report.failed_gates]
+        lines += [f"cross-check {system}: {len(check.unexplained)} unexplained difference(s)"
+                  for system, check in self.report.crosscheck.items() if not check.ok]
+        return lines
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every gate passed and every cross-check difference is explained, else 1."""
+        return 1 if self.failures else 0
+
+
+class _Hashes:
+    """The sha256 of the input files, computed on one worker thread started before anything is read.
+
+    ``hashlib`` (and reading a mapped file) lets go of the GIL, so the hashing runs while the
+    readers parse (Arrow's CSV reader, numpy and orjson let go of it too): on a machine with a free
+    core the provenance's hashes cost no wall time (0.2 s of CPU for a 255 MB run file)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ..reports.report import file_sha256
+
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbridge-sha256")
+        self._futures = {path: self._pool.submit(file_sha256, path) for path in dict.fromkeys(paths)}
+        self._pool.shutdown(wait=False)  # the thread ends once the queued files are hashed
+
+    def __getitem__(self, path: Path) -> str:
+        return self._futures[path].result()
+
+    def cancel(self) -> None:
+        """Drop the files not started yet (the run stopped on an error)."""
+        for future in self._futures.values():
+            future.cancel()
+
+
+def _fingerprint(source: Source, hashes: _Hashes, read: Any = None) -> dict[str, Any]:
+    """What the provenance records of an input: where it is and its hash, the options it was read with
+    (columns, ``ids``, ``duplicates``...) and the notes of what reading it did (``read``: the Qrels / Run)."""
+    found = _origin(source, hashes)
+    if source.options:
+        found["options"] = json.loads(json.dumps(dict(source.options), default=str))
+    from ..model.data import Qrels, Run
+
+    if isinstance(read, (Qrels, Run)) and read.notes:  # (with engine: spark the qrels are a DataFrame)
+        found["notes"] = list(read.notes)
+    return found
+
+
+def _origin(source: Source, hashes: _Hashes) -> dict[str, Any]:
+    if source.table is not None:  # a table of Spark's catalog: its name is all there is here
+        return {"path": None, "format": source.format, "table": source.table}
+    if source.named is not None:  # a dataset by name (irds:...): read from ir_datasets' cache, which it checks
+        return {"path": source.written, "format": source.format, "named": True}
+    if source.path is not None and source.path.is_dir():  # a folder of Parquet files read by Spark
+        files = sorted(p for p in source.path.rglob("*") if p.is_file())
+        return {"path": source.written, "format": source.format, "folder": True, "files": len(files),
+                "bytes": sum(p.stat().st_size for p in files)}
+    if source.path is not None:
+        return {"path": source.written, "format": source.format, "sha256": hashes[source.path]}
+    import hashlib
+
+    text = json.dumps(source.data, sort_keys=True, ensure_ascii=False, default=str)
+    return {"path": None, "format": source.format, "inline": True,
+            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+def _steps(config: Config) -> int:
+    n = len(config.runs)
+    plots = config.output.plots
+    return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
+            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
+            + 1 + len(config.tracking) + (1 if config.diagnose else 0) + (1 if config.changed else 0)
+            + (len(config.uncertain.runs) if config.uncertain else 0))
+
+
+def input_sources(config: Config) -> list[Source]:
+    """Every input a config reads: the qrels, the runs, the agreement's judges and runs (each once)."""
+    sources = [config.qrels, *config.runs.values()]
+    if config.agreement is not None:
+        sources += [*config.agreement.judges.values(), *config.agreement.runs.values()]
+    if config.diagnose is not None:
+        sources.append(config.diagnose.judgements_b)
+    if config.uncertain is not None:
+        sources += [*config.uncertain.judges.values(), config.uncertain.probabilities]
+    if config.changed is not None:
+        sources.append(config.changed.before)
+    return list({s.key: s for s in sources if s is not None}.values())
+
+
+def _agreement_settings(config: Config) -> dict[str, Any] | None:
+    settings = config.agreement
+    if settings is None:
+        return None
+    return {"judges": list(settings.judges), "runs": list(settings.runs), "metrics": [str(m) for m in settings.metrics],
+            "bins": {name: list(edges) for name, edges in settings.bins.items()}, "alpha_level": settings.alpha_level,
+            "test": settings.test, "alpha": settings.alpha, "n_resamples": settings.n_resamples}
+
+
+def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], inputs: dict[str, Any],
+           hashes: _Hashes) -> Any:
+    """The agreement section: both judges read through the registry, every run ranked under both
+    (:func:`evalbridge.agree`, with the config's backend and conventions)."""
+    from .sources import load_qrels, load_run
+    from ..evalsets.agreement import agree
+
+    level = config.settings.min_relevance
+    judges = []
+    for source in settings.judges.values():
+        with _reading(config, source):
+            judges.append(load_qrels(source, level))
+        inputs[source.key] = _fingerprint(source, hashes)
+    runs = {}
+    for name, source in settings.runs.items():
+        if source.key not in loaded:
+            with _reading(config, source):
+                loaded[source.key] = load_run(source, name, None, level)[1]
+            inputs[source.key] = _fingerprint(source, hashes)
+        runs[name] = loaded[source.key]
+    a, b = settings.names
+    bins_a, bins_b = settings.bins.get(a), settings.bins.get(b)
+    same = bins_a is not None and bins_a == bins_b
+    try:
+        return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
+                     bins=bins_a if same else None, bins_a=None if same else bins_a, bins_b=None if same else bins_b,
+                     alpha_level=settings.alpha_level, test=settings.test, alpha=settings.alpha,
+                     n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
+    except InputError as error:
+        raise InputError(f"agreement: {error}", source=config.where) from None
+
+
+def settings_of(config: Config) -> dict[str, Any]:
+    """The description of the evaluation as the provenance records it: the same whichever door built it
+    (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
+    evaluated = {name: value for name, value in config.settings.to_dict().items() if not ROWS[name].reads}
+    return {"title": config.title, "metrics": [r.to_dict() for r in config.metrics], **evaluated,
+            "engine": config.engine, "spark": None if config.spark is None else dict(vars(config.spark)),
+            "crosscheck": None if config.crosscheck is None else {
+                "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
+                "canonicalise": config.crosscheck.canonicalise},
+            "comparison": None if config.comparison is None else dict(vars(config.comparison)),
+            "power": None if config.power is None else dict(vars(config.power)),
+            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
+            **({"diagnose": _section_settings(config.diagnose)} if config.diagnose is not None else {}),
+            **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {}),
+            **({"changed": _section_settings(config.changed)} if config.changed is not None else {})}
+
+
+def _section_settings(section: DiagnoseSettings | UncertainSettings | ChangedSettings) -> dict[str, Any]:
+    """A ``diagnose:`` / ``uncertain:`` / ``changed:`` section as the provenance records it: inputs by their key, the
+    metric as its spec."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Source):
+            return value.key
+        if isinstance(value, Mapping):
+            return {name: plain(v) for name, v in value.items()}
+        return list(value) if isinstance(value, tuple) else value
+
+    found = {name: plain(getattr(section, name)) for name in section.__dataclass_fields__}
+    return found | ({"metric": str(found["metric"])} if "metric" in found else {})
+
+
+
+class _SparkDoor:
+    """``engine: spark``: the session (the active one, else one started on ``spark.master``), every input
+    as a Spark DataFrame (:func:`~evalbridge.config.sources.load_frame`), each run evaluated by
+    :func:`evalbridge.spark.evaluate` and its per-query values collected as :class:`~evalbridge.evaluation.results.Results`."""
+
+    def __init__(self, config: Config) -> None:
+        from .. import spark
+
+        settings = config.spark
+        self.config, self.master, self.buckets = config, settings.master, settings.buckets  # type: ignore[union-attr]
+        self.session, self.started = spark.session(master=self.master)
+        self.used_buckets: int | None = None
+        self.shared: Any = None  # the shared Qrels, when read here
+
+    def qrels(self, source: Source) -> Any:
+        from .sources import load_frame
+
+        frame, self.shared = load_frame(source, "qrels", self.session, self.config.settings.min_relevance)
+        return frame
+
+    def evaluate(self, source: Source, shared: Any) -> Any:
+        from .. import spark
+        from .sources import load_frames
+
+        c = self.config
+        qrels, run, own = load_frames(source, shared, self.session, c.settings.min_relevance)
+        read_here = own if own is not None else self.shared
+        given = c.settings.min_relevance
+        level = given if given is not None or read_here is None else read_here.min_relevance
+        # the read policies were the readers' (duplicates); ids='str' also lets Spark's str and int ids meet
+        evaluation = spark.evaluate(qrels, run, c.metrics, buckets=self.buckets,
+                                    settings=c.settings.replace(min_relevance=level, duplicates="error"))
+        self.used_buckets = evaluation.provenance.buckets
+        try:
+            results = evaluation.require_results()
+        finally:
+            evaluation.unpersist()
+        if read_here is None:  # read by Spark: no order of its own; the queries stay sorted by id
+            return results
+        # The local engine's order (the qrels'), so that what reads queries by position (the bootstrap
+        # of a comparison) gives the same numbers as with engine: local.
+        order = list(read_here)
+        return replace(results, values={m: {q: v[q] for q in order if q in v} for m, v in results.values.items()})
+
+    def provenance(self) -> dict[str, Any]:
+        """What the report says of the engine: Spark's version, the master, whose session, the buckets."""
+        return {"name": "spark", "spark_version": self.session.version, "master": self.session.sparkContext.master,
+                "session": "started by evalbridge" if self.started else "the active session",
+                "buckets": self.used_buckets}
+
+
+def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = None,
+               on_step: Callable[[str, int, int], None] | None = None, write: bool = True) -> Outcome:
+    """Run one validated evaluation: load inputs, evaluate every system, cross-check, compare, gate, write.
+
+    Every door runs evaluations through this function: ``evalbridge run``, ``evalbridge eval`` and
+    ``evalbridge check`` build a :class:`~evalbridge.config.schema.Config` (from a YAML file or from their
+    flags, checked by the same schema) and call it.
+
+    Args:
+        config: from :func:`load_config`.
+        output_dir: overrides ``output.dir``.
+        on_step: called as ``on_step(description, done, total)`` before each step (progress bars).
+        write: False computes everything but writes no file.
+
+    Returns:
+        :class:`Outcome`; ``exit_code`` is 1 when a gate failed or a cross-check found unexplained
+        differences.
+    """
+    if not isinstance(config, Config):
+        raise InputError(f"run_config runs a Config; got {type(config).__name__} {config!r:.60}.",
+                         fix="load one first: eb.run_config(eb.load_config('eval.yaml')).")
+    folder = Path(output_dir) if output_dir is not None else config.output.dir
+    sources = [s.path for s in input_sources(config) if s.path is not None]
+    if write and folder is not None:
+        from ..reports.writing import check_outputs
+
+        table = [config.slices.file] if config.slices is not None and config.slices.file is not None else []
+        check_outputs([*([config.path] if config.path is not None else []), *sources, *table], folders=[folder])
+    files = [path for path in sources if not path.is_dir()]  # a folder of Parquet files is described, not hashed
+    hashes = _Hashes([*files, *([config.path] if config.path is not None else [])])
+    try:
+        # a config's messages speak its words (columns: {...}, min_relevance: 7); a command line's keep its own
+        with door("config") if config.path is not None else contextlib.nullcontext():
+            return _run(config, hashes, output_dir=output_dir, on_step=on_step, write=write)
+    finally:
+        hashes.cancel()
+
+
+def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] | None,
+         on_step: Callable[[str, int, int], None] | None, write: bool) -> Outcome:
+    """:func:`run_config` once the outputs are checked and the input files are being hashed."""
+    from .sources import load_qrels, load_run
+    from ..io import read_into_columns
+    from ..evaluation.evaluating import evaluate
+    from ..reports.report import Report, make_provenance
+
+    total, done = _steps(config), 0
+
+    def step(text: str) -> None:
+        nonlocal done
+        if on_step is not None:
+            on_step(text, done, total)
+        done += 1
+
+    level = config.settings.min_relevance
+    step("reading the qrels")
+    shared = None
+    engine = _SparkDoor(config) if config.engine == "spark" else None
+    if config.qrels is not None:
+        with _reading(config, config.qrels):
+            # Qrels evaluated against a run read into columns are read into columns too, as evaluate() reads them.
+            shared = engine.qrels(config.qrels) if engine else load_qrels(
+                config.qrels, level, prefer_columns=any(read_into_columns(s.origin) for s in config.runs.values()))
+    settings = config.settings
+    results, checks, pairs = {}, {}, {}
+    for name, source in config.runs.items():
+        step(f"evaluating {name}")
+        if engine is not None:
+            with _reading(config, source):
+                results[name] = engine.evaluate(source, shared)
+            continue
+        with _reading(config, source):
+            qrels, run = load_run(source, name, shared, level,
+                                  config.slices.by if config.slices and config.slices.file is None else None)
+        pairs[name] = (qrels, run)
+        results[name] = evaluate(qrels, run, config.metrics, settings=settings)
+    _same_judgements(config, pairs)
+    # The hashes are asked for once everything is read and evaluated: meanwhile they were computed.
+    inputs = {"qrels": _fingerprint(config.qrels, hashes, shared)} if config.qrels is not None else {}
+    inputs.update((source.key, _fingerprint(source, hashes, pairs[name][1] if name in pairs else None))
+                  for name, source in config.runs.items())
+    if config.crosscheck is not None:
+        from ..cross_check.checking import crosscheck
+
+        for name, (qrels, run) in pairs.items():
+            step(f"cross-checking {name}")
+            checks[name] = crosscheck(
+                qrels, run, config.metrics, backends=config.crosscheck.backends, atol=config.crosscheck.atol,
+                canonicalise=config.crosscheck.canonicalise, settings=settings.replace(backend="auto"))
+    agreement = None
+    if config.agreement is not None:
+        step("comparing the judges")
+        loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
+        agreement = _agree(config, config.agreement, loaded, inputs, hashes)
+    labels = [r.label for r in config.metrics]
+    comparison = sliced = None
+    groups = _slice_labels(config, pairs)
+    if config.comparison is not None:
+        from ..decisions.compare import compare_systems
+
+        step("comparing with the baseline")
+        c = config.comparison
+        comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
+                                     correction=c.correction, alpha=c.alpha, confidence=c.confidence,
+                                     n_resamples=c.n_resamples, seed=config.seed, slices=groups)
+        sliced = comparison.slices
+    elif groups is not None:
+        from ..evaluation.slices import slice_table
+
+        step("slicing the queries")
+        sliced = slice_table({name: {r.label: res.query(r) for r in config.metrics} for name, res in results.items()},
+                             groups, seed=config.seed)
+    standings = comparison.standings() if comparison is not None else None
+    # diff: and power: compare every system with the comparison's baseline, else the first run
+    baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
+    diffs = _diffs(config, results, pairs, baseline, step)
+    diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
+    uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
+    change = _changed(config, config.changed, shared, pairs, inputs, hashes, step)
+    gates = []
+    if config.gates:
+        from ..decisions.gates import check_gates
+
+        gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
+                            on_inconclusive=config.on_inconclusive)
+    power = None
+    if config.power is not None and results:
+        from ..decisions.power import power as power_of
+
+        p = config.power
+        power = power_of(results, config.metrics, baseline=baseline, test=p.test, alpha=p.alpha, power=p.power,
+                         effect=p.effect, sides=p.sides)
+    provenance = make_provenance(
+        results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
+        seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
+    provenance["engine"] = engine.provenance() if engine is not None else {"name": "local"}
+    if engine is not None:  # not a backend of evalbridge.backends: its version is the Spark engine's own
+        provenance["backend_versions"] = {"spark": next(iter(results.values())).provenance.backend_version}
+    provenance["invocation"] = ({"door": "command line"} if config.path is None else
+                                {"door": "config", "path": config.path.name, "document": config.document + 1,
+                                 "sha256": hashes[config.path]})
+    report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
+                    gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
+                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power,
+                    slices=sliced, diagnosis=diagnosis, uncertainty=uncertainty, change=change)
+    curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
+    plots = config.output.plots
+    if plots and plots.curves and results:
+        from ..reports.plots import curve_label, curve_variant, cutoff_curves
+
+        first_results = next(iter(results.values()))
+        variants = [curve_variant(spec, first_results) for spec in plots.curves]
+        for name, (qrels, run) in pairs.items():
+            step(f"metric@k curves of {name}")
+            for variant in variants:
+                curves.setdefault(curve_label(variant), (variant, {}))[1][name] = cutoff_curves(
+                    qrels, run, variant, plots.k, settings=settings)
+    step("writing the reports")
+    folder = Path(output_dir) if output_dir is not None else config.output.dir
+    if write and folder is not None:
+        from ..reports.report_files import write_report_folder
+
+        files = write_report_folder(report, config.output, folder, curves)
+    else:
+        files = []
+    tracked = []
+    if report.results:
+        from ..tracking import log
+
+        for tracker, given in config.tracking.items():
+            step(f"logging to {tracker}")
+            tracked.append(log(tracker, report, given, where=f"tracking.{tracker}.{{}}".format))
+    return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
+
+
+def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]], baseline: Any,
+           step: Callable[[str], None]) -> dict[str, Any]:
+    """The ``diff:`` section: every other system against ``baseline``, from the results already computed
+    (:func:`evalbridge.decisions.diffing.diff_results`)."""
+    if config.diff is None:
+        return {}
+    from ..decisions.diffing import diff_results
+
+    found = {}
+    for name in results:
+        if name != baseline:
+            step(f"diff of {name} against {baseline}")
+            qrels, run = pairs[name]
+            found[name] = diff_results(qrels, pairs[baseline][1], run, results[baseline], results[name],
+                                       k=config.diff.k, queries=config.diff.queries, moves=config.diff.moves,
+                                       names=(baseline, name))
+    return found
+
+
+def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: _Hashes) -> Any:
+    """Judgements a section names (a second set, a judge, probabilities), read through the registry."""
+    from .sources import load_qrels
+
+    with _reading(config, source):
+        qrels = load_qrels(source, config.settings.min_relevance)
+    inputs[source.key] = _fingerprint(source, hashes, qrels)
+    return qrels
+
+
+@contextlib.contextmanager
+def _in_section(config: Config, section: str) -> Iterator[None]:
+    """An input error of a section's computation, prefixed with the section in a config's words."""
+    try:
+        yield
+    except InputError as error:
+        if config.path is None:
+            raise
+        raise InputError(f"{section}: {error}", source=config.where) from None
+
+
+def _diagnose(config: Config, settings: DiagnoseSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
+              inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
+    """The ``diagnose:`` section: :func:`evalbridge.diagnose` of the qrels and the runs read (the config's seed and
+    settings)."""
+    if settings is None:
+        return None
+    from ..evalsets.diagnostics import diagnose
+
+    other = None if settings.judgements_b is None else _judgements(config, settings.judgements_b, inputs, hashes)
+    step("diagnosing the test collection")
+    with _in_section(config, "diagnose"):
+        return diagnose(shared, {name: run for name, (_, run) in pairs.items()}, str(settings.metric),
+                        judgements_b=other, pool_depth=settings.pool_depth, trials=settings.trials,
+                        test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                        n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
+
+
+def _uncertain(config: Config, settings: UncertainSettings | None, pairs: Mapping[str, tuple[Any, Any]],
+               inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> dict[str, Any]:
+    """The ``uncertain:`` section: :func:`evalbridge.uncertain` of each run named, with the judges' labels or the
+    probabilities (the config's seed and settings)."""
+    if settings is None:
+        return {}
+    from ..evalsets.uncertainty import uncertain
+
+    judges = {name: _judgements(config, source, inputs, hashes) for name, source in settings.judges.items()}
+    probabilities = None if settings.probabilities is None else \
+        _judgements(config, settings.probabilities, inputs, hashes)
+    found = {}
+    for name in settings.runs:
+        step(f"the uncertainty of {name}'s labels")
+        with _in_section(config, "uncertain"):
+            found[name] = uncertain(pairs[name][1], str(settings.metric), judges=judges or None,
+                                    probabilities=probabilities, system=name, draws=settings.draws,
+                                    n_resamples=settings.n_resamples, confidence=settings.confidence,
+                                    seed=config.seed, settings=config.settings)
+    return found
+
+
+def _changed(config: Config, settings: ChangedSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
+             inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
+    """The ``changed:`` section: :func:`evalbridge.what_changed` of the judgements before against the config's qrels
+    for the runs read (the config's seed and settings)."""
+    if settings is None:
+        return None
+    from ..evalsets.changes import what_changed
+
+    before = _judgements(config, settings.before, inputs, hashes)
+    step("what the judgements changed")
+    with _in_section(config, "changed"):
+        return what_changed(before, shared, {name: run for name, (_, run) in pairs.items()}, list(settings.metrics),
+                            test=settings.test, alpha=settings.alpha, n_resamples=settings.n_resamples,
+                            seed=config.seed, settings=config.settings)
+
+
+def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:
+    """The labels of ``slices:`` (a field the RAG logs kept, or a column of a query table), or None; an error names
+    the config's key."""
+    if config.slices is None:
+        return None
+    from ..evaluation.slices import slice_labels
+
+    try:
+        return slice_labels(config.slices.source, [run for _, run in pairs.values()])
+    except InputError as error:
+        if config.path is None:
+            raise
+        raise InputError(f"slices: {error}", source=config.where) from None
+
+
+def _same_judgements(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> None:
+    """Several inputs that hold every judgement of their questions (RAG logs...) are systems over one set of
+    judgements: a question judged differently is refused, naming the inputs as the user wrote them."""
+    from ..io import get_format
+    from ..io.registry import check_same_judgements
+
+    if config.qrels is not None:
+        return
+    whole = {name: source for name, source in config.runs.items()
+             if name in pairs and get_format(source.format).whole_judgements}
+    if len(whole) > 1:
+        try:
+            check_same_judgements({source.written or source.key: pairs[name][0] for name, source in whole.items()})
+        except InputError as error:
+            raise (error if config.path is None else InputError(str(error), source=config.where)) from None
+
+
+def _conventions(config: Config) -> dict[str, Any]:
+    s = config.settings
+    return {"ties": s.ties, "score_precision": s.score_precision, "missing_queries": s.missing_queries,
+            "no_relevant": s.no_relevant}

@@ -1,0 +1,1 @@
+"""Decisions from evaluated runs: comparisons, gates, power, standings, run diffs."""

@@ -1,0 +1,1 @@
+"""One evaluation: prepare, cut, evaluate, and the results (with their slices) it returns."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from .shared import (EXIT_OK, FLAGS, add_conventions, add_inputs, add_quiet, conventions, emit, input_source, policies,
-                     progress, refuse_overwrites, side_columns, system_names)
+                     named_runs, progress, refuse_overwrites, side_columns)
 
 
 
@@ -28,9 +28,10 @@ def _agreement_config(args: argparse.Namespace) -> Any:
 
     stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in (args.qrels_a, args.qrels_b)]
     names = args.names or (stems if stems[0] != stems[1] else ["a", "b"])
+    runs = named_runs(args.runs)
     sides = [(args.qrels_a, args.qrels_format, "qrels", "--qrels-columns"),
              (args.qrels_b, args.qrels_format, "qrels", "--qrels-columns"),
-             *((path, args.run_format, "run", "--run-columns") for path in args.runs)]
+             *((path, args.run_format, "run", "--run-columns") for path in runs.values())]
     columns = side_columns(args, sides)
     section: dict[str, Any] = {
         "judges": {names[0]: input_source(args.qrels_a, args.qrels_format, columns[0]),
@@ -40,7 +41,7 @@ def _agreement_config(args: argparse.Namespace) -> Any:
     }
     if args.runs:
         section["runs"] = {name: input_source(path, args.run_format, wanted)
-                           for name, path, wanted in zip(system_names(args.runs), args.runs, columns[2:])}
+                           for (name, path), wanted in zip(runs.items(), columns[2:])}
     if args.bins is not None:
         section["bins"] = list(args.bins)
     for name, edges in zip(names, (args.bins_a, args.bins_b)):
@@ -86,7 +87,7 @@ def add(commands: Any) -> None:
                                          "differences.")
     ag.add_argument("qrels_a", metavar="QRELS_A", help="the first judgements (e.g. human)")
     ag.add_argument("qrels_b", metavar="QRELS_B", help="the second judgements (e.g. an LLM judge)")
-    ag.add_argument("runs", nargs="*", metavar="RUN", help="runs to rank under both (two or more)")
+    ag.add_argument("runs", nargs="*", metavar="RUN", help="runs to rank under both (two or more), each PATH or NAME=PATH")
     ag.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
                     help="metrics the systems are ranked by, under each set of judgements")
     ag.add_argument("--names", nargs=2, default=None, metavar=("A", "B"), help="names of the two judges")

@@ -40,7 +40,7 @@ def add(commands: Any) -> None:
                                          "whether the same system would be shipped (by the first metric).")
     ch.add_argument("before", metavar="BEFORE", help="the judgements before")
     ch.add_argument("after", metavar="AFTER", help="the judgements after")
-    ch.add_argument("runs", nargs="*", metavar="RUN", help="the runs (two or more)")
+    ch.add_argument("runs", nargs="*", metavar="RUN", help="the runs (two or more), each PATH or NAME=PATH")
     ch.add_argument("-m", "--metrics", nargs="+", default=["nDCG@10"], metavar="METRIC",
                     help="the metrics; the first decides which system to ship (default nDCG@10)")
     ch.add_argument("--after-format", default=None, metavar="FMT", help="input format of AFTER")

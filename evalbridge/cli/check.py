@@ -45,7 +45,7 @@ def add(commands: Any) -> None:
                              description="Compute every metric per query on the reference and on each backend; "
                                          "explain every difference. Exit 1 on an unexplained one.")
     ck.add_argument("inputs", nargs="+", metavar="INPUT",
-                    help="QRELS then RUN, or one input holding both (a RAG log, a judged list...)")
+                    help="QRELS then RUN, or one input holding both (a RAG log, a judged list...); RUN may be NAME=PATH")
     add_metrics(ck)
     ck.add_argument("--backends", nargs="+", default=list(CROSSCHECK_BACKENDS), metavar="BACKEND",
                     help="the libraries compared with the reference")

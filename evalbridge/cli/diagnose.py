@@ -48,7 +48,7 @@ def add(commands: Any) -> None:
                                          "leave-one-run-out pool bias, saturated queries, judged share by rank and, "
                                          "with --judgements-b, the agreement of two sets of judgements; each with "
                                          "what it means for a decision.")
-    di.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS then two or more RUNs")
+    di.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS then two or more RUNs (each PATH or NAME=PATH)")
     di.add_argument("-m", "--metrics", nargs=1, default=["nDCG@10"], metavar="METRIC",
                     help="the one metric the systems are compared on (default nDCG@10)")
     di.add_argument("--judgements-b", default=None, metavar="QRELS_B",

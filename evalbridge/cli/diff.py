@@ -31,8 +31,8 @@ def add(commands: Any) -> None:
                     "the largest drops and gains the judged documents that entered or left the top k (grade, rank in "
                     "A and B), the unjudged ones, and the largest rank moves (a config's diff: section).")
     p.add_argument("qrels", metavar="QRELS", help="the judgements")
-    p.add_argument("run_a", metavar="RUN_A", help="the run compared with (the baseline)")
-    p.add_argument("run_b", metavar="RUN_B", help="the run compared")
+    p.add_argument("run_a", metavar="RUN_A", help="the run compared with (the baseline): PATH or NAME=PATH")
+    p.add_argument("run_b", metavar="RUN_B", help="the run compared: PATH or NAME=PATH")
     add_metrics(p)
     for flag, name in (("-k", "k"), ("--queries", "queries"), ("--moves", "moves")):
         rule = DIFF_PARAMETERS[name]

@@ -37,18 +37,21 @@ def add(commands: Any) -> None:
     from ..stats.paired_tests import CORRECTIONS, TESTS
 
     ev = commands.add_parser("eval", help="evaluate run files against qrels",
-                             description="Evaluate one or more runs against QRELS; each run is named after its file. "
+                             description="Evaluate one or more runs against QRELS; each run is named after its file, or NAME=PATH names it. "
                                          "Inputs that hold their own judgements (a RAG log, a judged list, label "
                                          "lists) are evaluated alone, one system each: evalbridge eval log.jsonl -m "
                                          "mrr; several logs of the same questions are several systems.")
     ev.add_argument("inputs", nargs="+", metavar="INPUT",
-                    help="QRELS then RUN..., or inputs that each hold qrels and a run (RAG logs, judged lists...)")
+                    help="QRELS then RUN..., or inputs that each hold qrels and a run (RAG logs, judged lists...); a run is "
+                         "PATH (named after its file: bm25 for bm25.txt) or NAME=PATH, as a config's runs: names it")
     add_metrics(ev)
     ev.add_argument("--format", choices=list(report_formats()), default="terminal", help="output format")
     ev.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="write the report to this file instead of stdout")
     ev.add_argument("--per-query", default=None, metavar="PATH", help="also write per-query values (.csv/.parquet)")
-    ev.add_argument("--baseline", default=None, metavar="RUN", help="compare every run with this one")
+    ev.add_argument("--baseline", default=None, metavar="NAME",
+                    help="compare every run with this one: its name (bm25 for bm25=runs/x.txt or for bm25.txt), "
+                         "or NAME=PATH, one more run that is the baseline")
     ev.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
     ev.add_argument("--correction", default="holm", metavar="NAME",
                     help=f"multiple-comparison correction: {', '.join(CORRECTIONS)} (default holm)")

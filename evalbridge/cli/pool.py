@@ -7,14 +7,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_policies, add_quiet, emit, note, policies, system_names
+from .shared import EXIT_OK, add_policies, add_quiet, emit, note, named_runs, policies
 
 
 class _Runs(Mapping[str, Any]):
     """The runs of the command line by name, each read when the pool asks for it (one at a time)."""
 
     def __init__(self, paths: list[str], fmt: str | None, options: Mapping[str, Any]) -> None:
-        self.paths = dict(zip(system_names(paths), paths))
+        self.paths = named_runs(paths)
         self.fmt, self.options = fmt, options
 
     def __getitem__(self, name: str) -> Any:
@@ -68,7 +68,7 @@ def add(commands: Any) -> None:
                                          "Judged@k now and once the pool is judged; --batch writes them as a judging "
                                          "batch (JSON Lines: query_id, query, doc_id, passage).")
     po.add_argument("qrels", metavar="QRELS", help="the judgements so far")
-    po.add_argument("runs", nargs="*", metavar="RUN", help="the runs to pool (one or more)")
+    po.add_argument("runs", nargs="*", metavar="RUN", help="the runs to pool (one or more), each PATH or NAME=PATH (the name a config's runs: gives it)")
     po.add_argument("--depth", type=int, nargs="+", default=[10], metavar="N",
                     help="pool depth, or several (nested pools), e.g. --depth 10 20 50 (default 10)")
     po.add_argument("-k", type=int, default=None, metavar="K", help="cutoff of Judged@k (default: the deepest depth)")

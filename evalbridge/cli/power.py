@@ -32,7 +32,7 @@ def add(commands: Any) -> None:
                     "the target effect (default: the observed difference), from the spread of the per-query "
                     "differences (eb.power; a config's power: section). Inputs: QRELS then the runs, or inputs that "
                     "hold their own judgements (RAG logs).")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS, the baseline run, then one or more runs")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS, the baseline run, then one or more runs (each PATH or NAME=PATH)")
     add_metrics(p)
     p.add_argument("--test", choices=POWER_TESTS, default=None,
                    help="t (noncentral t, as statsmodels' TTestPower) or randomization (Fisher's test, from its "

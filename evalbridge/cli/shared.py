@@ -25,15 +25,61 @@ def progress(enabled: bool) -> Any:
 
 def system_names(paths: Sequence[str]) -> list[str]:
     """Run names from file names without the last suffix (``bm25`` for ``runs/bm25.txt.gz``), made unique."""
-    names: list[str] = []
-    for path in paths:
-        file = Path(path).name.removesuffix(".gz")
-        base = Path(file).stem or file
-        name, n = base, 2
-        while name in names:
-            name, n = f"{base}-{n}", n + 1
-        names.append(name)
-    return names
+    return list(named_runs(paths))
+
+
+def split_named(text: str) -> tuple[str | None, str]:
+    """``(NAME, PATH)`` of a command-line run ``NAME=PATH``, or ``(None, text)`` for a bare path: the text is split
+    at its first ``=`` when the part before it holds no path separator and the whole text is no existing file
+    (a file named ``a=b.run`` stays a path)."""
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path or "/" in name or "\\" in name or Path(text).exists():
+        return None, text
+    return name.strip(), path
+
+
+def named_runs(texts: Sequence[str], taken: Sequence[str] = ()) -> dict[str, str]:
+    """Name -> path of the command line's runs, each ``NAME=PATH`` (named as a config's ``runs:`` names it) or
+    ``PATH`` (named after its file without the last suffix, ``bm25`` for ``runs/bm25.txt.gz``, made unique among
+    every name; ``taken``: names already used). Two runs given one name are refused."""
+    given = [split_named(text) for text in texts]
+    explicit = [name for name, _ in given if name is not None]
+    twice = sorted({name for name in explicit if explicit.count(name) > 1} | (set(explicit) & set(taken)))
+    if twice:
+        raise InputError(f"two runs are named {twice[0]!r} on the command line.",
+                         fix=f"give each run its own name, e.g. {twice[0]}=a.run {twice[0]}-2=b.run.")
+    out: dict[str, str] = {}
+    used = {*explicit, *taken}
+    for name, path in given:
+        if name is None:
+            file = Path(path).name.removesuffix(".gz")
+            base = Path(file).stem or file
+            name, n = base, 2
+            while name in used:
+                name, n = f"{base}-{n}", n + 1
+            used.add(name)
+        out[name] = path
+    return out
+
+
+def runs_and_baseline(runs: Sequence[str], baseline: str | None) -> tuple[dict[str, str], str | None]:
+    """``(name -> path, the baseline's name)`` of the runs and ``--baseline``: the name of a run (``bm25``, as a
+    config's ``comparison.baseline``), the path of one of the runs, or ``NAME=PATH`` / a path not among them: one
+    more run, the baseline, listed first."""
+    named = named_runs(runs)
+    if baseline is None:
+        return named, None
+    name, path = split_named(baseline)
+    if name is None:
+        if baseline in named:
+            return named, baseline
+        same = [n for n, p in named.items() if p == baseline]
+        if same:
+            return named, same[0]
+        if not Path(baseline).exists():
+            return named, baseline  # an unknown name: the config's schema refuses it with the names it knows
+    extra = named_runs([baseline], taken=list(named))
+    return {**extra, **named}, next(iter(extra))
 
 
 def columns_of(text: str | None, flag: str = "--columns") -> dict[str, str]:
@@ -262,11 +308,15 @@ def positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
                          fix="give QRELS then RUN..., or one input that holds both (e.g. --run-format rag).")
     try:
         first = get_format(args.run_format) if args.run_format is not None and len(inputs) == 1 else \
-            resolve(inputs[0], kind="run" if len(inputs) == 1 else "qrels")
+            resolve(split_named(inputs[0])[1], kind="run" if len(inputs) == 1 else "qrels")
     except (InputError, OSError):
         first = None  # a missing file or an unknown format: the config's validation names it
     if first is not None and first.paired:
         return None, inputs
+    if split_named(inputs[0])[0] is not None and len(inputs) > 1:
+        raise InputError(f"{inputs[0]}: the first input is the qrels, and NAME=PATH names a run.",
+                         fix=f"give QRELS first, without a name, then the runs: evalbridge {args.command} qrels.txt "
+                             f"{inputs[0]} ...")
     if len(inputs) == 1:
         holders = ", ".join(n for n, f in input_formats().items() if f.paired)
         raise InputError(f"{inputs[0]} is the only input, and it holds no judgements"
@@ -290,17 +340,18 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if qrels is None and getattr(args, "qrels_columns", None):
         raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",
                          fix="name their fields with --run-columns (or --columns).")
+    named, baseline = runs_and_baseline(runs, getattr(args, "baseline", None))
     sides = ([(qrels, args.qrels_format, "qrels", "--qrels-columns")] if qrels is not None else []) + \
-        [(path, args.run_format, "run", "--run-columns") for path in runs]
+        [(path, args.run_format, "run", "--run-columns") for path in named.values()]
     columns = side_columns(args, sides)
-    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {Path(qrels or runs[0]).name}"}
+    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {Path(qrels or split_named(runs[0])[1]).name}"}
     if qrels is not None:
         raw["qrels"] = input_source(qrels, args.qrels_format, columns[0])
     raw["runs"] = {name: input_source(path, args.run_format, wanted)
-                   for name, path, wanted in zip(system_names(runs), runs, columns[len(columns) - len(runs):])}
+                   for (name, path), wanted in zip(named.items(), columns[len(columns) - len(named):])}
     raw.update({"metrics": metric_entries(args.metrics), **conventions(args), **policies(args)})
-    if getattr(args, "baseline", None) is not None:
-        raw["comparison"] = {"baseline": args.baseline, "test": args.test, "correction": args.correction,
+    if baseline is not None:
+        raw["comparison"] = {"baseline": baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
     if getattr(args, "slice_by", None) is not None:
         raw["slices"] = {"by": args.slice_by, **({"file": args.slices_file} if args.slices_file else {})}

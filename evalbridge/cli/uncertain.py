@@ -48,7 +48,7 @@ def add(commands: Any) -> None:
                              description="The expected value of the metric and an interval bootstrapped over queries "
                                          "and labels (one judge, or one labelling drawn from the probabilities, per "
                                          "query), beside the interval of the queries alone.")
-    un.add_argument("run", metavar="RUN", help="the run")
+    un.add_argument("run", metavar="RUN", help="the run: PATH or NAME=PATH")
     un.add_argument("-m", "--metrics", nargs=1, required=True, metavar="METRIC", help="the one metric")
     un.add_argument("--judges", nargs="+", default=[], metavar="QRELS", help="two or more judges' qrels of the same pairs")
     un.add_argument("--probabilities", default=None, metavar="QRELS",

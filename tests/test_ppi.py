@@ -264,5 +264,7 @@ def test_bad_input_is_refused_with_the_value_and_the_fix(llmjudge, tmp_path: Pat
         eb.ppi(d["judge"], sample, runs, "DCG@10", unit="pair", judged_only=True)   # a pair alone is ranked first
     with pytest.raises(InputError, match="baseline 'bm25' is not one of the systems"):
         eb.ppi(d["judge"], sample, runs, "P@10", baseline="bm25")
+    with pytest.raises(InputError, match=r"scale must be the lowest and the highest grade.*got \(3, 0\)"):
+        eb.ppi(d["judge"], sample, runs, "P@10", scale=(3, 0))
     with pytest.raises(InputError, match="unit must be one of"):
         eb.ppi(d["judge"], sample, runs, "P@10", unit="document")

@@ -65,6 +65,11 @@ def check_labels(judge: Qrels, human: Qrels, unit: str, scale: tuple[float, floa
                          f"{where(judge)}, e.g. doc {d!r} (human grade {labelled[q, d]:g}).", query_id=q,
                          fix="give the judge's labels of every pair (the judge labels them all, the humans a "
                              "sample of them), or drop those pairs from the human labels.")
+    if scale is not None and not (isinstance(scale, (tuple, list)) and len(scale) == 2
+                                  and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                          for v in scale) and scale[0] < scale[1]):
+        raise InputError(f"scale must be the lowest and the highest grade, two numbers, the first below the second; "
+                         f"got {scale!r}.", fix="e.g. scale=(0, 3).")
     low, high = scale if scale is not None else (min(labelled.values()), max(labelled.values()))
     for name, qrels, grades in (("judge", judge, judged), ("human", human, labelled)):
         out = [(pair, g) for pair, g in grades.items() if not low <= g <= high]

@@ -76,7 +76,7 @@ def plan_tables(plan: AnyResult, fmt: Any, digits: int = 4) -> tuple[Table, ...]
     costs = plan.cost_human is not None
 
     def count(n: int | None) -> str:
-        return f"more than the {plan.items}" if n is None else str(n)
+        return f"more than the {plan.items} there are" if n is None else str(n)
 
     rows = tuple((e(r.system), e(r.metric), r.kind, number(r.target, digits), count(r.with_judge),
                   count(r.human_only)) + ((number(r.cost_with_judge, 2), number(r.cost_human_only, 2)) if costs

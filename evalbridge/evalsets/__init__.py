@@ -1,1 +1,1 @@
-"""Verbs about what an eval set's labels can support: prediction-powered evaluation with a judge's labels (``ppi``)."""
+"""The eval-set stage: what a set of judgements can support, from pools and merges to prediction-powered estimates."""

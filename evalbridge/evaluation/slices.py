@@ -200,53 +200,23 @@ def _from_logs(field: str, runs: Sequence[Any]) -> dict[str, tuple[str, ...]]:
                                  f"{list(value)} in {run.source or run.name}.", query_id=qid,
                                  fix="log the same slice labels for a question in every system's log.")
             labels[qid], owner[qid] = value, str(run.source or run.name)
-    return {q: v for q, v in labels.items() if v}
+    named = {q: v for q, v in labels.items() if v}
+    if not named:
+        raise InputError(f"slices={field!r}: no question of the logs has a label in the field {field!r} (it is "
+                         f"missing or empty on every line).",
+                         fix=f"name the field that holds the labels (--slice-by / slices:), or fill {field!r}.")
+    return named
 
 
 def _from_table(table: Any, column: str) -> tuple[dict[str, tuple[str, ...]], str]:
-    """The labels of a column of a query table (a file or an in-memory table)."""
-    import pyarrow as pa
-
+    """The labels of a column of a query table (a file or an in-memory table, read by
+    :func:`evalbridge.io.query_tables.read_query_table`: ids as text, file:line in every error)."""
     from ..io.fields import CANDIDATES
+    from ..io.query_tables import read_query_table
 
     where = str(table) if isinstance(table, (str, Path)) else None
-    if isinstance(table, (str, Path)):
-        path = Path(table)
-        suffix = path.name.lower().removesuffix(".gz")
-        if not path.is_file():
-            raise InputError(f"the query table {str(path)!r} does not exist.", source=where,
-                             fix="give the path of a CSV / TSV / Parquet / JSON Lines file of queries.")
-        if suffix.endswith(".parquet"):
-            import pyarrow.parquet as pq
-
-            data = pq.read_table(path)
-        elif suffix.endswith((".jsonl", ".ndjson")):
-            import pandas as pd
-
-            data = pa.Table.from_pandas(pd.read_json(path, lines=True, dtype=False), preserve_index=False)
-        elif suffix.endswith((".csv", ".tsv", ".txt")):
-            import pyarrow.csv as pcsv
-
-            try:
-                data = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter="," if suffix.endswith(".csv")
-                                                                            else "\t"),
-                                     convert_options=pcsv.ConvertOptions(strings_can_be_null=False,
-                                                                         column_types=None))
-            except pa.ArrowInvalid as error:
-                raise InputError(f"the query table cannot be read: {str(error).splitlines()[0]}", source=where,
-                                 fix="a header line, then one query per line.") from None
-        else:
-            raise InputError(f"the query table {path.name!r} is not a .csv, .tsv, .parquet or .jsonl file.",
-                             source=where, fix="give the queries as a table with a header.")
-    else:
-        from ..io.tables import to_arrow
-
-        try:
-            data = to_arrow(table)
-        except (InputError, TypeError, ValueError):
-            raise InputError(f"slices=(table, column) takes a table (a file, a pandas / Arrow / Polars table); got "
-                             f"{type(table).__name__}.", fix="pass e.g. ('queries.csv', 'category').") from None
-    names = [str(n) for n in data.column_names]
+    data = read_query_table(table)
+    names = list(data.columns)
     if column not in names:
         raise InputError(f"the query table has no column {column!r} (its columns are "
                          f"{', '.join(map(repr, names))}).", source=where, fix="name the column of the labels.")
@@ -257,14 +227,18 @@ def _from_table(table: Any, column: str) -> tuple[dict[str, tuple[str, ...]], st
                          f"{', '.join(map(repr, names))}).", source=where,
                          fix="name the query-id column with one of the usual names, e.g. query_id.")
     labels: dict[str, tuple[str, ...]] = {}
-    for n, (qid, value) in enumerate(zip(data.column(ids[0]).to_pylist(), data.column(column).to_pylist()), 2):
+    for row, (qid, value) in enumerate(zip(data.ids(ids[0]), data.columns[column])):
         if qid is None:
             continue
-        qid = str(qid)
-        place = f"{where}:{n}" if where else f"row {n - 1}"
         value = None if value == "" else value
-        labels[qid] = (*labels.get(qid, ()), *(x for x in _labels_of(value, qid, place) if x not in labels.get(qid, ())))
-    return {q: v for q, v in labels.items() if v}, f"{column} of {Path(where).name if where else 'a table'}"
+        labels[qid] = (*labels.get(qid, ()),
+                       *(x for x in _labels_of(value, qid, data.place(row)) if x not in labels.get(qid, ())))
+    found = {q: v for q, v in labels.items() if v}
+    if not found:
+        raise InputError(f"the column {column!r} of the query table gives no query a slice (every cell is empty).",
+                         source=where, fix=f"fill the column {column!r} with each query's label, or name the "
+                                           f"column that holds them (the columns are {', '.join(map(repr, names))}).")
+    return found, f"{column} of {Path(where).name if where else 'a table'}"
 
 
 def slice_labels(slices: Any, runs: Sequence[Any] = ()) -> SliceLabels:
@@ -306,6 +280,22 @@ class _Block:
             self.keys.append(key)
             self.columns.append(values)
         return self.keys.index(key)
+
+
+def _nothing_sliced(labels: SliceLabels, evaluated: Sequence[str]) -> InputError:
+    """No query evaluated is in a slice: the slices' ids and the evaluated ones, side by side (and the fix when
+    they differ only by leading zeros, ``095`` and ``95``)."""
+    def shown(ids: Sequence[str]) -> str:
+        return ", ".join(map(repr, ids[:5])) + (", ..." if len(ids) > 5 else "")
+
+    sliced = sorted(labels.labels)
+    bare = {q.lstrip("0") or "0" for q in evaluated}
+    zeros = any((q.lstrip("0") or "0") in bare for q in sliced)
+    return InputError(f"none of the {len(evaluated)} queries evaluated is in a slice: the slices ({labels.by}) name "
+                      f"{len(sliced)} queries ({shown(sliced)}), and the queries evaluated are {shown(list(evaluated))}.",
+                      fix="write the query ids as the qrels and runs write them" +
+                          (" (the ids differ only by leading zeros: a table tool turned '095' into 95?)"
+                           if zeros else "") + ", or give the slices of these queries.")
 
 
 def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels: SliceLabels, *,
@@ -352,6 +342,8 @@ def slice_table(values: Mapping[str, Mapping[str, Mapping[str, float]]], labels:
             unsliced.append(qid)
         for label in own or ():
             members.setdefault(label, []).append(qid)
+    if evaluated and labels.labels and not members:  # (labels naming no query: every query is unsliced, said)
+        raise _nothing_sliced(labels, order)
     means: list[SliceMean] = []
     rows: list[dict[str, Any]] = []
     too_small = tuple(name for name, qids in members.items() if len(qids) < MIN_QUERIES)

@@ -189,3 +189,86 @@ def test_power_says_null_where_nothing_is_detectable(files: dict[str, Path],
     main([str(p) for p in JSON_COMMANDS["power"](files)] + ["--format", "json"])
     (row,) = _strict_json(capsys.readouterr().out)["rows"]  # type: ignore[index]
     assert row["mde"] is None and row["n"] == 3
+
+
+# ---------------------------------------------------------------- names escaped in every message and format
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from evalbridge.common.escaping import csv_cell, markdown_text, message_text  # noqa: E402
+
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+@given(st.text())
+def test_a_message_is_always_one_line_without_control_characters(text: str) -> None:
+    shown = message_text(text)
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in shown)
+    assert message_text(shown.replace("\\", "")) == shown.replace("\\", "") or "\\" in text or shown != text
+
+
+@given(st.text())
+def test_a_csv_cell_never_starts_a_formula_unless_it_is_a_plain_number(text: str) -> None:
+    cell = csv_cell(text)
+    if cell.startswith(FORMULA):
+        float(cell)  # a plain number such as -0.5 is left as it is
+    assert cell in (text, "'" + text)
+
+
+@given(st.text())
+def test_markdown_text_opens_no_tag_and_ends_no_cell(text: str) -> None:
+    shown = markdown_text(text)
+    assert "<" not in shown and ">" not in shown and "\n" not in shown
+    assert "|" not in shown.replace("\\|", "")
+
+
+@pytest.mark.parametrize("key", ["bad\n::error file=x.py::injected", "comparison.base\r\n::warning::x"])
+def test_a_control_character_in_a_config_key_stays_inside_the_one_line_of_the_refusal(
+        files: dict[str, Path], key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    config = files["config"]
+    config.write_text(config.read_text() + f"{json.dumps(key)}: 1\n")
+    code = main(["run", str(config), "--no-write", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("evalbridge: error: ") and "unknown key" in err, err
+    assert "\\n::" in err
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_a_name_holding_html_is_text_in_a_markdown_report(files: dict[str, Path],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    run = files["a"].rename(files["a"].parent / f"{HOSTILE}.txt")
+    assert main(["eval", str(files["qrels"]), str(run), str(files["b"]), "-m", "P@2", "--baseline", HOSTILE,
+                 "--format", "markdown", "--title", f"{HOSTILE} report"]) == 0
+    out = capsys.readouterr().out
+    outside_code = re.sub(r"```.*?```", "", out, flags=re.S)  # a code block shows its text as it is
+    assert HOSTILE not in outside_code and "<img" not in outside_code
+    assert "&lt;img src=x onerror=alert(1)&gt;" in outside_code
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"x\")", "@SUM(A1)", "+cmd", "-2+3"])
+def test_a_name_a_spreadsheet_would_run_is_neutralised_in_every_csv(files: dict[str, Path], name: str,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+    import io
+
+    run = files["b"].rename(files["b"].parent / f"{name}.txt")
+    per_query = files["qrels"].parent / "per_query.csv"
+    assert main(["eval", str(files["qrels"]), str(files["a"]), str(run), "-m", "P@2", "--format", "csv",
+                 "--per-query", str(per_query), "-q"]) == 0
+    for text in (capsys.readouterr().out, per_query.read_text()):
+        cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+        assert "'" + name in cells
+        assert not [cell for cell in cells if cell.startswith(FORMULA) and not _number(cell)]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

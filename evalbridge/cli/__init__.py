@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 
 from .._version import __version__
 from ..errors import EvalbridgeError
+from ..common.escaping import message_text
 from .shared import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 
 __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
@@ -93,7 +94,7 @@ def _said_once() -> Iterator[None]:
             yield
     finally:  # outside the recording: there, showwarning would record into the list being read, for ever
         for text in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalbridgeWarning)):
-            print(f"evalbridge: warning: {text}", file=sys.stderr)
+            print(f"evalbridge: warning: {message_text(text)}", file=sys.stderr)
         for w in caught:
             if not issubclass(w.category, EvalbridgeWarning):
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
@@ -119,11 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 code: int = args.handler(args)  # argparse's Namespace is untyped: every handler returns the exit code
         return code
     except EvalbridgeError as error:
-        print(f"evalbridge: error: {error}", file=sys.stderr)
+        print(f"evalbridge: error: {message_text(str(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as error:
         where = f": {error.filename}" if error.filename else ""
-        print(f"evalbridge: error: {error.strerror or error}{where}", file=sys.stderr)
+        print(f"evalbridge: error: {message_text(f'{error.strerror or error}{where}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("evalbridge: interrupted; every output is as it was or complete (each is replaced whole, only once "
@@ -135,6 +136,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"evalbridge: internal error: {type(error).__name__}: {error}. This is a bug in evalbridge; please "
+        print(f"evalbridge: internal error: {type(error).__name__}: {message_text(str(error))}. This is a bug in evalbridge; please "
               f"report it{'' if debug else ' (run again with --debug for the traceback)'}.", file=sys.stderr)
         return EXIT_INTERNAL

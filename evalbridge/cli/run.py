@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..common.escaping import message_text
 from ..decisions.gates import ON_INCONCLUSIVE
 from .shared import EXIT_OK, add_quiet, add_tracking, note, note_tracked, progress, shown, tracking_flags, tracking_given
 
@@ -52,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
             note(args, f"wrote {len(outcome.files)} files to {shown(folder)}")
         note_tracked(args, outcome)
         for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
-            print(f"evalbridge: {line}", file=sys.stderr)
+            print(f"evalbridge: {message_text(line)}", file=sys.stderr)
         code = max(code, outcome.exit_code)
         gates += outcome.report.gates
     if args.junit is not None:

@@ -142,7 +142,9 @@ def write_output(obj: Any, path: str, fmt: str | None) -> str:
 def note(args: argparse.Namespace, text: str) -> None:
     """A note on stderr (what was written where), left out with ``-q``; failures are never notes."""
     if not args.quiet:
-        print(text, file=sys.stderr)
+        from ..common.escaping import message_text
+
+        print(message_text(text), file=sys.stderr)
 
 
 def emit(text: str, output: str | None, args: argparse.Namespace) -> None:

@@ -8,7 +8,7 @@ Example:
     >>> json_value([float("inf"), {1: 0.5}])
     [None, {'1': 0.5}]
     >>> json_text({"detectable": float("inf"), "name": "bm25"}, indent=None)
-    '{"detectable": null, "name": "bm25"}\n'
+    '{"detectable": null, "name": "bm25"}\\n'
 """
 
 from __future__ import annotations

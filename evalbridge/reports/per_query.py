@@ -38,14 +38,23 @@ def per_query_frame(results: Mapping[str, Results]) -> pd.DataFrame:
 
 
 def csv_text(frame: Any, *, index: bool = True) -> str:
-    """``frame`` as CSV with ``\\n`` line ends. Names are data: a field holding a carriage return is
-    quoted like one holding a newline (Python's csv leaves a lone ``\\r`` bare with ``\\n`` line ends,
-    and readers take it as a line break), by quoting every text field of such a frame."""
+    """``frame`` as CSV with ``\\n`` line ends. Names are data: a text cell that a spreadsheet would run as a
+    formula (``=...``, ``@...``) is neutralised (:func:`evalbridge.common.escaping.csv_cell`), and a field holding a
+    carriage return is quoted like one holding a newline (Python's csv leaves a lone ``\\r`` bare with ``\\n``
+    line ends, and readers take it as a line break), by quoting every text field of such a frame."""
     import csv
 
     from pandas.api.types import is_numeric_dtype
 
-    # a text column is of dtype object, or str (pandas >= 3): every column but the numbers is read
+    from ..common.escaping import csv_cell
+
+    def cell(value: Any) -> Any:
+        return csv_cell(value) if isinstance(value, str) else value
+
+    frame = frame.rename(index=cell, columns=cell)  # a copy: the caller's frame stays as it was
+    for column in frame.columns:  # a text column is of dtype object, or str (pandas >= 3)
+        if not is_numeric_dtype(frame[column]):
+            frame[column] = frame[column].map(cell)
     texts = [*map(str, frame.index), *map(str, frame.columns),
              *(str(v) for column in frame.columns if not is_numeric_dtype(frame[column]) for v in frame[column])]
     quoting = csv.QUOTE_NONNUMERIC if any("\r" in text for text in texts) else csv.QUOTE_MINIMAL

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from typing import Any
 
-from ...common.names import CONTROL
+from ...common.escaping import markdown_text
 from ...common.json_data import json_value
 from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
@@ -17,18 +16,6 @@ from ...views.table import Table, number
 from .terminal import text_table
 
 __all__ = ["FORMAT", "render_markdown", "markdown_text", "markdown_table"]
-
-
-def markdown_text(text: object) -> str:
-    r"""A name as Markdown inline text (a table cell, a heading): backslashes and pipes escaped, line breaks
-    as spaces, other control characters as visible escapes (``\x01`` would otherwise turn a table row into
-    a separating line), so a name never ends a cell, a row or a heading.
-
-    >>> print(markdown_text("bm25|rm3 \\ v2\nfinal\x01"))
-    bm25\|rm3 \\ v2 final\x01
-    """
-    escaped = re.sub(r"[\r\n]+", " ", str(text).replace("\\", "\\\\").replace("|", "\\|"))
-    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), escaped)
 
 
 #: a gate's outcome and verdict -> its cell in the Gates table
@@ -51,7 +38,7 @@ def render_markdown(report: Report) -> str:
                 tabulate([[md(c) for c in row] for row in cells(report)], headers=["system", *map(md, report.labels)],
                          tablefmt="github", disable_numparse=True)]
     if report.comparison is not None:
-        out += ["", legend(report), "", "## Comparison with the baseline", "",
+        out += ["", md(legend(report)), "", "## Comparison with the baseline", "",
                 tabulate([[md(c) for c in row] for row in comparison_rows(report)], headers=COMPARISON_HEADERS,
                          tablefmt="github",
                          disable_numparse=True),

@@ -242,7 +242,7 @@ def test_a_name_holding_html_is_text_in_a_markdown_report(files: dict[str, Path]
     import re
 
     run = files["a"].rename(files["a"].parent / f"{HOSTILE}.txt")
-    assert main(["eval", str(files["qrels"]), str(run), str(files["b"]), "-m", "P@2", "--baseline", HOSTILE,
+    assert main(["eval", str(files["qrels"]), str(run), str(files["b"]), "-m", "P@2", "--baseline", str(run),
                  "--format", "markdown", "--title", f"{HOSTILE} report"]) == 0
     out = capsys.readouterr().out
     outside_code = re.sub(r"```.*?```", "", out, flags=re.S)  # a code block shows its text as it is

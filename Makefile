@@ -59,6 +59,7 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/diff.py
+	$(BIN)/python bench/tiers.py
 	$(BIN)/python bench/slices.py
 	$(BIN)/python bench/pool.py
 	$(BIN)/python bench/diagnose.py
@@ -73,6 +74,7 @@ bench-quick: install
 	$(BIN)/python bench/run.py --quick
 	$(BIN)/python bench/compare.py --quick
 	$(BIN)/python bench/diff.py --queries 10000 --repeat 1
+	$(BIN)/python bench/tiers.py --systems 20 --queries 1000 --resamples 500
 	$(BIN)/python bench/slices.py --queries 10000 --repeat 1
 	$(BIN)/python bench/report_html.py --queries 10000
 	$(BIN)/python bench/tracking.py --queries 10000

@@ -12,7 +12,7 @@ The per-query values are uniform noise around a mean rising with the system (so 
 leaderboard), as ``{system: {metric: {query: value}}}`` dicts, built before the clock starts. Each row runs in a
 fresh worker process:
 
-* ``tiers randomization``: ``eb.stats.tiers.tiers`` with the randomised Tukey HSD (the default), and the rank
+* ``tiers randomization``: ``evalbridge.decisions.tiers.tiers`` with the randomised Tukey HSD (the default), and the rank
   intervals' bootstrap;
 * ``tiers bootstrap``: the same with the bootstrap of the maximum statistic (one set of resamples for both);
 * ``floor``: what any implementation of the two must do: drawing the same permutations (``rng.permuted`` of the
@@ -64,7 +64,7 @@ def floor(results: dict[str, dict[str, dict[str, float]]], resamples: int) -> An
 
 
 def work(mode: str, systems: int, queries: int, resamples: int) -> dict[str, float]:
-    from evalbridge.stats.tiers import tiers
+    from evalbridge.decisions.tiers import tiers
 
     results = inputs(systems, queries)
     tiers({k: results[k] for k in list(results)[:3]}, n_resamples=10)   # warm-up: imports, first allocations

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import evalbridge as eb
 from evalbridge.errors import InputError
 from evalbridge.reports.report import Report
-from evalbridge.stats.tiers import (bootstrap_means, hsd_pvalues, min_ranks, rank_intervals, tiers, tiers_of,
-                                    two_way_residual)
+from evalbridge.decisions.tiers import tiers
+from evalbridge.stats.tiers import bootstrap_means, hsd_pvalues, min_ranks, rank_intervals, tiers_of, two_way_residual
 
 #: Table 5.1 of Sakai's book (Laboratory Experiments in Information Retrieval): three systems on 20 topics
 SAKAI_TABLE_5_1 = (
@@ -172,7 +172,8 @@ def test_letters_are_the_maximal_sets_no_test_separates(means, threshold) -> Non
 @given(eighths, st.sampled_from(["randomization", "bootstrap", "tukey"]))
 def test_pvalues_are_symmetric_probabilities_and_shift_free(x, method) -> None:  # noqa: ANN001
     p = hsd_pvalues(x, method=method, n_resamples=50, seed=0)
-    assert np.array_equal(p, p.T) and (np.diag(p) == 1).all() and ((p > 0) | (method == "tukey")).all() and (p <= 1).all()
+    assert np.array_equal(p, p.T) and (np.diag(p) == 1).all() and (p <= 1).all()
+    assert method == "tukey" or (p > 0).all()      # a resample test counts the observed arrangement
     assert np.allclose(hsd_pvalues(np.array(x) + 0.25, method=method, n_resamples=50, seed=0), p)
 
 
@@ -180,7 +181,8 @@ def test_min_ranks_share_the_best_place_of_equal_means() -> None:
     assert min_ranks([[0.3, 0.5, 0.3, 0.1], [0.1 + 0.2, 0.3, 0.2, 0.0]]).tolist() == [[2, 1, 2, 4], [1, 1, 3, 4]]
 
 
-def _results(matrix: list[list[float]] | np.ndarray, names: tuple[str, ...] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+def _results(matrix: list[list[float]] | np.ndarray,
+             names: tuple[str, ...] | None = None) -> dict[str, dict[str, dict[str, float]]]:
     names = names or tuple(f"s{i}" for i in range(len(matrix)))
     return {name: {"ndcg": {f"q{q:03d}": float(v) for q, v in enumerate(row)}} for name, row in zip(names, matrix)}
 
@@ -199,7 +201,7 @@ def test_tiers_of_the_results_read_the_shared_queries_and_order_each_metric_from
     assert (frame["rank_low"] <= frame["rank"]).all() and (frame["rank"] <= frame["rank_high"]).all()
 
 
-def test_comparison_tiers_take_the_comparisons_settings_and_show_in_every_report_format(tmp_path) -> None:  # noqa: ANN001
+def test_comparison_tiers_take_the_comparisons_settings_and_show_in_every_report_format() -> None:
     rng = np.random.default_rng(0)
     x = rng.random((4, 30)) * 0.5 + np.array([0.0, 0.02, 0.2, 0.3])[:, None]
     names = ("bm25", "dense|x", "hybrid", "rerank")

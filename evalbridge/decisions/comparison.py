@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..evaluation.slices import Slices
     from .standings import Standings
-    from ..stats.tiers import Tiers
+    from .tiers import Tiers
 
 __all__ = ["PairedComparison", "SystemInterval", "Comparison"]
 
@@ -211,7 +211,7 @@ class Comparison:
         """Every system's tier and rank interval, per metric, from the values compared: simultaneous tests of all
         pairs (``method``: ``randomization``, Carterette's randomised Tukey HSD; ``bootstrap``, the bootstrap of the
         maximum statistic; ``tukey``, Tukey's HSD), tiers no test separates and each system's rank interval from the
-        bootstrap over the queries every system has (:func:`evalbridge.stats.tiers.tiers`). ``alpha``,
+        bootstrap over the queries every system has (:func:`evalbridge.decisions.tiers.tiers`). ``alpha``,
         ``confidence``, ``n_resamples`` and ``seed`` default to the comparison's.
 
         >>> import evalbridge as eb
@@ -223,7 +223,7 @@ class Comparison:
         >>> [(r.system, r.tier, r.rank_low, r.rank_high) for r in t.rows]
         [('hybrid', 'a', 1, 1), ('dense', 'a', 2, 2), ('bm25', 'b', 3, 3)]
         """
-        from ..stats.tiers import tiers
+        from .tiers import tiers
 
         return tiers(self._per_system(), list(self.metrics), method=method,
                      alpha=self.alpha if alpha is None else alpha,

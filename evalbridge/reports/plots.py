@@ -381,7 +381,7 @@ def _sorted_differences(axes: Any, diffs: Any) -> None:
 
 def rank_intervals_figure(tiers: Any) -> Any:
     """Each system's rank interval (a line from its lowest to its highest rank over the bootstrap, a dot at its rank)
-    and its tier letters, one panel per metric of a :class:`~evalbridge.stats.tiers.Tiers`, the best system on top."""
+    and its tier letters, one panel per metric of a :class:`~evalbridge.decisions.tiers.Tiers`, the best system on top."""
     panels_rows = [[r for r in tiers.rows if r.metric == metric] for metric in tiers.metrics]
     systems = len(tiers.systems)
     figure = _figure(7.2, sum(0.9 + 0.22 * systems for _ in panels_rows))

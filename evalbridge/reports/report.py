@@ -110,7 +110,7 @@ class Report:
         diffs: system -> its :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.decisions.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
-        tiers: the systems' :class:`~evalbridge.stats.tiers.Tiers` (tiers no simultaneous test separates, rank
+        tiers: the systems' :class:`~evalbridge.decisions.tiers.Tiers` (tiers no simultaneous test separates, rank
             intervals; ``comparison.tiers()``), or None.
         power: the comparison's :class:`~evalbridge.decisions.power.PowerAnalysis` (the smallest difference each pair
             and metric can detect, the queries needed for the observed one) when the report compares systems.

@@ -1,4 +1,4 @@
-"""Tiers and rank intervals of many systems: simultaneous tests over all pairs, tiers no test separates, ranks' intervals.
+"""Tiers and rank intervals of many systems: simultaneous tests of all pairs, tiers no test separates, rank intervals.
 
 For one metric, a ``scores`` matrix (m systems x n queries, every system on the same queries) is read three ways,
 each controlling the family-wise error over all m(m - 1) / 2 pairs at once (:data:`TIER_METHODS`):
@@ -29,10 +29,8 @@ for every method): on each resample the systems are ranked by mean (1 = best; me
 share the best of their places), and the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
 quantiles of each system's ranks (``numpy.quantile(..., method="inverted_cdf")``: ranks that occurred).
 
-The numeric core (:func:`hsd_pvalues`, :func:`tiers_of`, :func:`rank_intervals`) takes numpy arrays;
-:func:`tiers` reads per-query values (``{system: Results}`` or ``{system: {metric: {query: value}}}``) on the
-queries every system has (in the order of their ids, so the draws do not depend on the order the values came in) and
-returns a :class:`Tiers`, whose tables :mod:`evalbridge.views.tiers` declares.
+This module is the numeric core (:func:`hsd_pvalues`, :func:`tiers_of`, :func:`rank_intervals`: numpy arrays in and
+out); :func:`evalbridge.decisions.tiers.tiers` reads per-query values into these matrices and returns a ``Tiers``.
 
 Example:
     >>> import numpy as np
@@ -45,23 +43,18 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..common.json_data import json_ready
 from ..common.parameters import OneOf, Rule, check_parameters, rule_table
-from ..views.table import Shown
+from ..errors import InputError
 from .paired_tests import COMPARISON_PARAMETERS, check_finite
-from ..decisions.standings import metric_names, metric_values
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
 
 __all__ = ["TIER_METHODS", "TIERS_PARAMETERS", "letter", "two_way_residual", "hsd_pvalues", "bootstrap_means",
-           "tiers_of", "rank_intervals", "min_ranks", "tiers", "Tiers", "TierRow", "TierPair"]
+           "tiers_of", "rank_intervals", "min_ranks", "by_mean"]
 
 #: the simultaneous tests of all pairs (see the module docstring; :mod:`evalbridge.views.tiers` titles them)
 TIER_METHODS = ("randomization", "bootstrap", "tukey")
@@ -207,7 +200,7 @@ def hsd_pvalues(scores: Any, *, method: str = "randomization", n_resamples: int 
     return p
 
 
-def _order(means: np.ndarray) -> np.ndarray:
+def by_mean(means: np.ndarray) -> np.ndarray:
     """The systems' positions from the highest mean (equal means in the order given)."""
     import numpy as np
 
@@ -228,7 +221,7 @@ def tiers_of(means: Any, pvalues: Any, *, alpha: float = 0.05) -> tuple[str, ...
     mu = np.asarray(means, dtype=np.float64)
     separated = np.asarray(pvalues, dtype=np.float64) <= alpha
     m = len(mu)
-    order = _order(mu)
+    order = by_mean(mu)
     apart = separated[np.ix_(order, order)]
     # ends[i]: the last position of the longest run from i in which no two systems are separated
     ends = np.empty(m, dtype=np.int64)
@@ -273,140 +266,3 @@ def rank_intervals(boot: Any, *, confidence: float = 0.95) -> tuple[np.ndarray, 
     ranks = min_ranks(boot)
     low, high = np.quantile(ranks, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0, method="inverted_cdf")
     return low.astype(np.int64), high.astype(np.int64)
-
-
-@dataclass(frozen=True)
-class TierRow:
-    """One system on one metric: its mean over the ``n`` queries, its rank (1 = best), its rank interval from the
-    bootstrap, and its tier letters."""
-
-    metric: str
-    system: str
-    mean: float
-    rank: int
-    rank_low: int
-    rank_high: int
-    tier: str
-
-
-@dataclass(frozen=True)
-class TierPair:
-    """One pair on one metric: Δ = system - other, the simultaneous test's p-value, separated when p <= alpha."""
-
-    metric: str
-    system: str
-    other: str
-    delta: float
-    p_value: float
-    significant: bool
-
-
-@dataclass(frozen=True)
-class Tiers(Shown):
-    """Many systems' tiers and rank intervals, metric by metric (see the module docstring).
-
-    Attributes:
-        rows: one :class:`TierRow` per (metric, system), each metric's systems from the best.
-        pairs: one :class:`TierPair` per (metric, pair of systems), in the order the systems were given.
-        systems, metrics: in the order given.
-        method: a key of :data:`TIER_METHODS`; alpha: the family-wise level over each metric's pairs.
-        confidence: of the rank intervals; n_resamples, seed: of the resampling (the permutations and the bootstrap).
-        n: the queries every system was evaluated on, per metric; unpaired: the queries left out because some
-            system has no value for them, per metric.
-    """
-
-    rows: tuple[TierRow, ...]
-    pairs: tuple[TierPair, ...]
-    systems: tuple[str, ...]
-    metrics: tuple[str, ...]
-    method: str
-    alpha: float
-    confidence: float
-    n_resamples: int
-    seed: int
-    n: tuple[int, ...]
-    unpaired: tuple[int, ...]
-
-    def to_frame(self, *, table: str = "systems") -> pd.DataFrame:
-        """``systems``: one row per (metric, system): ``metric``, ``system``, ``mean``, ``rank``, ``rank_low``,
-        ``rank_high``, ``tier``; ``pairs``: one row per (metric, pair) with its p-value."""
-        import pandas as pd
-
-        if table not in _FRAMES:
-            raise InputError(f"unknown table {table!r}; choose one of {', '.join(map(repr, _FRAMES))}.")
-        record, fields = _FRAMES[table]
-        return pd.DataFrame([asdict(r) for r in record(self)], columns=fields)
-
-    def get(self, system: str, metric: str) -> TierRow | None:
-        """The row of ``system`` on ``metric`` (by label), or None."""
-        return next((r for r in self.rows if r.system == system and r.metric == metric), None)
-
-    def table(self, fmt: str = "terminal") -> str:
-        """The tiers as text: ``json`` or any output format that writes tables (:mod:`evalbridge.views.tiers`)."""
-        from ..views.tiers import render_tiers
-
-        return render_tiers(self, fmt)
-
-    def describe(self) -> str:
-        """One sentence saying how the tiers were decided."""
-        from ..views.tiers import describe
-
-        return describe(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready (NaN becomes None)."""
-        return json_ready(asdict(self))
-
-
-_FRAMES: Mapping[str, tuple[Callable[[Tiers], Sequence[Any]], list[str]]] = {
-    "systems": (lambda t: t.rows, list(TierRow.__dataclass_fields__)),
-    "pairs": (lambda t: t.pairs, list(TierPair.__dataclass_fields__)),
-}
-
-
-def tiers(results: Mapping[str, Any], metrics: Sequence[str] | None = None, *, method: str = "randomization",
-          alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> Tiers:
-    """Tiers and rank intervals of every system, for every metric (default: the first system's labels), from
-    per-query values already computed, on the queries every system has (see the module docstring)."""
-    import numpy as np
-
-    checked = check_parameters(TIERS_PARAMETERS, {"method": method, "alpha": alpha, "confidence": confidence,
-                                                  "n_resamples": n_resamples, "seed": seed})
-    systems = tuple(results)
-    if len(systems) < 2:
-        raise InputError(f"tiers compare two systems or more; got {len(systems)}.",
-                         fix="give the results of every system to compare.")
-    names = metric_names(results[systems[0]], metrics)
-    rows: list[TierRow] = []
-    pairs: list[TierPair] = []
-    counts, unpaired = [], []
-    for metric in names:
-        per_system = [metric_values(results[s], metric) for s in systems]
-        common = sorted(q for q in per_system[0] if all(q in v for v in per_system[1:]))
-        every = set().union(*(set(v) for v in per_system))
-        if len(common) < 2:
-            raise InputError(f"metric {metric!r}: the systems share {len(common)} quer"
-                             f"{'y' if len(common) == 1 else 'ies'} ({len(every)} in all); tiers need two or more "
-                             f"queries every system was evaluated on.",
-                             fix="evaluate every system on the same queries.")
-        counts.append(len(common))
-        unpaired.append(len(every) - len(common))
-        x = np.array([[v[q] for q in common] for v in per_system], dtype=np.float64)
-        check_finite(x.ravel(), f"values of {metric!r}",
-                     lambda i: f"system {systems[i // len(common)]!r}, query {common[i % len(common)]!r}")
-        boot = bootstrap_means(x, n_resamples=checked["n_resamples"], seed=checked["seed"])
-        p = hsd_pvalues(x, method=checked["method"], n_resamples=checked["n_resamples"], seed=checked["seed"],
-                        boot=boot)
-        means = x.mean(axis=1)
-        letters = tiers_of(means, p, alpha=checked["alpha"])
-        ranks = min_ranks(means)[0]
-        low, high = rank_intervals(boot, confidence=checked["confidence"])
-        for i in _order(means).tolist():
-            rows.append(TierRow(metric, systems[i], float(means[i]), int(ranks[i]), int(low[i]), int(high[i]),
-                                letters[i]))
-        for i in range(len(systems)):
-            for j in range(i + 1, len(systems)):
-                pairs.append(TierPair(metric, systems[i], systems[j], float(means[i] - means[j]), float(p[i, j]),
-                                      bool(p[i, j] <= checked["alpha"])))
-    return Tiers(tuple(rows), tuple(pairs), systems, names, checked["method"], checked["alpha"],
-                 checked["confidence"], checked["n_resamples"], checked["seed"], tuple(counts), tuple(unpaired))

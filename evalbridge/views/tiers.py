@@ -1,4 +1,4 @@
-"""The tables of many systems' tiers and rank intervals (:class:`~evalbridge.stats.tiers.Tiers`), declared once and
+"""The tables of many systems' tiers and rank intervals (:class:`~evalbridge.decisions.tiers.Tiers`), declared once and
 written by every output format that writes tables (terminal, Markdown, LaTeX, HTML:
 :func:`evalbridge.views.formats.show`); JSON is its ``to_dict()``, a CSV folder its ``to_frame()`` tables.
 

@@ -295,3 +295,95 @@ def test_jsonl_ranks_at_every_door(tmp_path: Path) -> None:
     doors = through_doors(case, tmp_path)
     assert_same(doors)
     assert doors["api"].means == {"run": {"mrr": 0.5}}
+
+
+# ---------------------------------------------------------------- ranks in a mapping, a JSON object, a RAG log's field
+
+#: ranks 1, 2, 3 in the order of every query of a JSON object: by rank q1 a (RR 1), q2 d second (1/2), q3 h second
+#: (1/2); read as scores every list is reversed: q1 1/3, q2 1/2, q3 1/2
+RISING = {"q1": {"a": 1, "b": 2, "c": 3}, "q2": {"e": 1, "d": 2, "f": 3}, "q3": {"g": 1, "h": 2, "i": 3}}
+BY_RANK, AS_SCORES = (1 + 1 / 2 + 1 / 2) / 3, (1 / 3 + 1 / 2 + 1 / 2) / 3
+
+
+def _said(door: Any) -> str:
+    return " ".join((*door.warnings, door.message))
+
+
+def test_whole_values_rising_in_every_query_of_a_json_object_are_warned_about_with_each_doors_fix(
+        tmp_path: Path) -> None:
+    case = Case(files={"qrels.txt": QRELS, "run.json": json.dumps(RISING)}, qrels="qrels.txt", runs=("run.json",),
+                metrics=("mrr",))
+    doors = through_doors(case, tmp_path)
+    assert_same(doors)
+    assert doors["api"].means == {"run": {"mrr": pytest.approx(AS_SCORES)}}  # read as asked, but said
+    fixes = {"api": "use rank=True", "cli": "use --run-columns rank=values", "config": "use columns: {rank: values}"}
+    for name, door in doors.items():
+        assert "rise with the row order in every query" in _said(door) and fixes[name] in _said(door), door
+
+
+def test_a_json_object_of_ranks_named_as_ranks_gives_the_mrr_by_rank_at_every_door(tmp_path: Path) -> None:
+    case = Case(files={"qrels.txt": QRELS, "run.json": json.dumps(RISING)}, qrels="qrels.txt", runs=("run.json",),
+                metrics=("mrr",), run_options={"rank": "values"})
+    doors = through_doors(case, tmp_path)
+    assert_same(doors)
+    assert doors["config"].means == {"run": {"mrr": pytest.approx(BY_RANK)}}
+    assert not any("as ranks do" in _said(door) for door in doors.values())
+
+
+def test_a_python_mapping_of_ranks_is_warned_about_and_read_by_rank_true() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"d": 1}, "q3": {"h": 1}}
+    with pytest.warns(EvalbridgeWarning, match=r"rise with the row order in every query.*use rank=True"):
+        assert eb.evaluate(qrels, RISING, "mrr")["mrr"] == pytest.approx(AS_SCORES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalbridgeWarning)
+        assert eb.evaluate(qrels, eb.read_run(RISING, rank=True), "mrr")["mrr"] == pytest.approx(BY_RANK)
+        eb.evaluate(qrels, {"q1": {"a": 3, "b": 2}, "q2": {"d": 1, "e": 2}}, "mrr")  # not rising in every query
+        eb.evaluate(qrels, {"q1": {"a": 1.0, "b": 2.0}}, "mrr")  # not whole numbers as ints
+
+
+#: a RAG log whose objects carry a rank, listed out of rank order: by rank q1 a first (RR 1), q2 d second (1/2),
+#: q3 g first (1); by the list order q1 1/2, q2 1, q3 1/3
+OUT_OF_ORDER = [{"qid": "q1", "retrieved": [{"doc_id": "c", "rank": 3}, {"doc_id": "a", "rank": 1},
+                                            {"doc_id": "b", "rank": 2}], "relevant": ["a"]},
+                {"qid": "q2", "retrieved": [{"doc_id": "d", "rank": 2}, {"doc_id": "f", "rank": 3},
+                                            {"doc_id": "e", "rank": 1}], "relevant": ["d"]},
+                {"qid": "q3", "retrieved": [{"doc_id": "i", "rank": 3}, {"doc_id": "h", "rank": 2},
+                                            {"doc_id": "g", "rank": 1}], "relevant": ["g"]}]
+RAG_BY_RANK = (1 + 1 / 2 + 1) / 3
+
+
+@pytest.mark.parametrize("options", [{}, {"rank": "rank"}])
+def test_a_rag_logs_rank_field_is_used_not_ignored_at_every_door(tmp_path: Path, options: dict) -> None:
+    case = Case(files={"log.jsonl": _log_text(OUT_OF_ORDER)}, runs=("log.jsonl",), metrics=("mrr",),
+                run_options={"format": "rag", **options})
+    doors = through_doors(case, tmp_path)
+    assert_same(doors)
+    assert doors["api"].means == {"log": {"mrr": pytest.approx(RAG_BY_RANK)}}
+    qrels, run = eb.read_pair(tmp_path / "log.jsonl", format="rag", **options)
+    assert "ranks (rank) turned into scores max_rank + 1 - rank per query" in run.notes
+    assert "ranks (rank) turned into scores max_rank + 1 - rank per query" in eb.evaluate(
+        qrels, run, "mrr").provenance.notes
+
+
+def test_a_rag_logs_rank_field_disagreeing_with_its_scores_is_refused_at_every_door(tmp_path: Path) -> None:
+    scored = [{**q, "retrieved": [{**item, "score": float(10 - i)} for i, item in enumerate(q["retrieved"])]}
+              for q in OUT_OF_ORDER]
+    case = Case(files={"log.jsonl": _log_text(scored)}, runs=("log.jsonl",), metrics=("mrr",),
+                run_options={"format": "rag"})
+    doors = through_doors(case, tmp_path)
+    assert_same(doors, says=("log.jsonl:1", "'rank' and 'score' fields order them differently"))
+    fixes = {"api": "score='score' or rank='rank'", "cli": "--run-columns score=score or --run-columns rank=rank",
+             "config": "columns: {score: score} or columns: {rank: rank}"}
+    assert all(fixes[name] in door.message for name, door in doors.items()), {n: d.message for n, d in doors.items()}
+    for options, means in (({"rank": "rank"}, RAG_BY_RANK), ({"score": "score"}, (1 / 2 + 1 + 1 / 3) / 3)):
+        named = through_doors(Case(files={}, runs=("log.jsonl",), metrics=("mrr",),
+                                   run_options={"format": "rag", **options}), tmp_path)
+        assert_same(named)
+        assert named["cli"].means == {"log": {"mrr": pytest.approx(means)}}
+
+
+def test_a_rag_rank_field_on_some_objects_only_is_refused(tmp_path: Path) -> None:
+    path = _log(tmp_path, [{"qid": "q1", "retrieved": [{"doc_id": "a", "rank": 2}, {"doc_id": "b"}],
+                            "relevant": ["a"]}])
+    strict, fast = _both(path)
+    assert fast is None and "1 of the 2 retrieved objects have a 'rank' field" in strict

@@ -52,16 +52,23 @@ def as_qrels(obj: Any, *, copy: bool = True, prefer_columns: bool = False, ids: 
     return read_qrels(obj, prefer_columns=prefer_columns, **({} if ids is None else {"ids": ids}))
 
 
-def as_run(obj: Any, *, copy: bool = True, ids: str | None = None, duplicates: str = "error") -> Run:
+def as_run(obj: Any, *, copy: bool = True, ids: str | None = None, duplicates: str = "error",
+           stacklevel: int = 1) -> Run:
     """``obj`` as :class:`Run`: a Run, a dict of dicts, or anything the format registry reads
     (:func:`evalbridge.io.read_run`). ``copy=False``: a dict of dicts is wrapped, not copied. An empty
     mapping is accepted: a run that retrieved nothing, every qrels query missing from it. ``ids``,
     ``duplicates``: the read policies (:class:`~evalbridge.model.settings.Settings`), given to the reader of an
-    input the registry reads (a mapping holds each document once: ``duplicates`` has nothing to do there)."""
+    input the registry reads (a mapping holds each document once: ``duplicates`` has nothing to do there).
+    Whole-number values rising in every query of a mapping are warned about, pointing ``stacklevel`` frames up
+    (1: the caller; :func:`evalbridge.io.objects.rising_values`)."""
     if isinstance(obj, Run):
         return obj if ids is None else with_str_ids(obj)
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
+        from .io.objects import rising_values
+
         run = Run(obj, copy=copy, allow_empty=True)
+        warned = rising_values(obj, stacklevel=stacklevel + 2)
+        run = run if warned is None else Run(run, notes=(warned,), copy=False)
         return run if ids is None else with_str_ids(run)
     from ..io import read_run
 
@@ -180,7 +187,7 @@ def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], settings:
 
         check_not_beside_qrels(run)
     qrels = as_qrels(qrels, copy=False, prefer_columns=_read_into_columns(run), ids=settings.ids)
-    run = as_run(run, copy=False, ids=settings.ids, duplicates=settings.duplicates)
+    run = as_run(run, copy=False, ids=settings.ids, duplicates=settings.duplicates, stacklevel=4)
     check_compatible(qrels, run)
     cut = cut_run(qrels, run, settings)
     backend = settings.backend
@@ -274,6 +281,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
 
 
 def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: Settings) -> Results:
+    from .io.fields import scoring_notes
     from .results import Provenance, Results, summarise_numbers
 
     requests = metric_requests(metrics)
@@ -298,7 +306,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
-        notes=empty_notes(qrels, run, settings.missing_queries), warnings=warned,
+        notes=(*empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes)), warnings=warned,
         without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
                    requests=resolved.requests, numbers=summarise_numbers(run.logged))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ._rag_fields import RANK_FIELDS
 from .text import BOM, is_gzip
 
 if TYPE_CHECKING:
@@ -206,11 +207,12 @@ class _Log:
                  slice: str | None = None, numbers: str | None = None) -> None:
         import orjson
 
+        from .distances import says_distance
         from .ranks import says_rank
 
-        if any(f is not None and "." in f for f in (doc, score, rank)) or score is not None and says_rank(score) \
-                or score is not None and rank is not None:
-            raise _Decline  # dotted sub-fields, a rank named as the score, both: read_log (and its errors)
+        if any(f is not None and "." in f for f in (doc, score, rank)) or score is not None and (
+                says_rank(score) or says_distance(score)) or score is not None and rank is not None:
+            raise _Decline  # dotted sub-fields, a rank or distance named as the score, both: read_log (and its errors)
         # how every list is ranked, decided once for the log as read_log decides it: "score", "rank", "order"
         self.auto = score is None and rank is None
         self.mode: str | None = "score" if score is not None else "rank" if rank is not None else None
@@ -293,6 +295,8 @@ class _Log:
                 raise _Decline
             self.get_doc = itemgetter(self.doc_field)
         if self.auto:
+            if any(countOf(map(dict.__contains__, ranked, repeat(key)), True) for key in RANK_FIELDS):
+                raise _Decline  # a rank field no option named: read_log uses it or refuses it
             has = countOf(map(dict.__contains__, ranked, repeat("score")), True)
             here = "score" if has == len(ranked) else "order" if has == 0 else None
             if here is None or self.mode not in (None, here):

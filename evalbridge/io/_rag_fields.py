@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import InputError
 from ..common.wording import option
 
-__all__ = ["DEFAULTS", "NUMBER_DEFAULTS", "Logged", "get_path", "choose_field"]
+__all__ = ["DEFAULTS", "RANK_FIELDS", "NUMBER_DEFAULTS", "Logged", "get_path", "choose_field"]
 
 #: role -> the field names looked for when the option is not given
 DEFAULTS: Mapping[str, tuple[str, ...]] = {
@@ -22,6 +22,10 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
     "relevant": ("relevant", "relevant_ids", "ground_truth", "gold", "qrels"),
     "doc": ("doc_id", "id", "docid", "corpus_id", "corpus-id"),
 }
+
+#: the sub-fields of retrieved objects that hold a rank (1 = best) when no field is named: used when the objects
+#: have no score, checked against the scores when they have one (never ignored)
+RANK_FIELDS = ("rank", "position")
 
 
 def get_path(obj: Mapping[str, Any], path: str) -> Any:

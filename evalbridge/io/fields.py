@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
 from ..errors import InputError
 from ..common.wording import option
-from .ranks import refuse_as_score
+from . import distances, ranks
 
-__all__ = ["CANDIDATES", "ROLE_OPTIONS", "pick"]
+__all__ = ["CANDIDATES", "ROLE_OPTIONS", "ORDER_ROLES", "SCORED", "order_role", "scoring_notes", "pick"]
 
 #: role -> the column names it is known by, in no particular priority (any two present is ambiguous).
 CANDIDATES: Mapping[str, tuple[str, ...]] = MappingProxyType({
@@ -25,6 +26,7 @@ CANDIDATES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "grade": ("relevance", "rel", "grade", "label", "judgement", "judgment", "judge_score", "score"),
     "score": ("score", "sim", "similarity", "rank_score"),
     "rank": ("rank", "position"),  # runs, when no column looks like the score (io/ranks.py)
+    "distance": ("distance", "_distance", "dist"),  # runs, likewise (io/distances.py)
 })
 
 #: value role of each kind
@@ -36,14 +38,56 @@ ROLE_OPTIONS: Mapping[str, str] = MappingProxyType({
     "grade": "qrels: the column / field holding the relevance grade",
     "score": "runs: the column / field holding the score",
     "rank": "runs: the column / field holding the rank (1 = best), read as scores max_rank + 1 - rank per query",
+    "distance": "runs: the column / field holding the distance (lower is better, as vector stores return it), read "
+                "as scores -distance",
 })
+#: the roles that order a run, one of which a run is read by: higher-is-better, 1 = best, lower-is-better
+ORDER_ROLES = ("score", "rank", "distance")
+#: the words of every note saying a run's values were turned into scores (:func:`.ranks.note`, :func:`.distances.note`)
+SCORED = "turned into scores"
+
+
+def scoring_notes(notes: Sequence[str]) -> tuple[str, ...]:
+    """The notes of a run that say how its values became scores (ranks, distances): what the provenance of an
+    evaluation records of its run."""
+    return tuple(n for n in notes if SCORED in n)
+
+
+def order_role(names: Mapping[str, str], kind: str) -> str:
+    """The value role of the columns :func:`pick` chose: ``rank`` or ``distance`` when one was picked, else the
+    value role of ``kind`` (``grade`` / ``score``)."""
+    return next((role for role in ORDER_ROLES[1:] if role in names), VALUE_ROLE[kind])
+
+
+def refuse_as_score(name: str, *, where: str | None, what: str = "column") -> None:
+    """Refuse ``name``, named as the score, when it says rank or distance (:mod:`.ranks`, :mod:`.distances`)."""
+    ranks.refuse_as_score(name, where=where, what=what)
+    distances.refuse_as_score(name, where=where, what=what)
+
+
+def check_order(given: Mapping[str, Any], kind: str, *, where: str | None, what: str = "column") -> None:
+    """Refuse ``rank`` or ``distance`` for qrels, two of ``score`` / ``rank`` / ``distance`` at once, and a
+    score whose name says rank or distance."""
+    value = VALUE_ROLE[kind]
+    named = [role for role in ORDER_ROLES if given.get(role) is not None]
+    for role in named:
+        if role != "score" and kind != "run":
+            raise InputError(f"option {role!r} names the {role} {what} of runs, but {kind} are read here.",
+                             source=where, fix=f"use {value}= instead.")
+    if len(named) > 1:
+        both = " and ".join(f"{role}={given[role]!r}" for role in named)
+        raise InputError(f"{'both ' if len(named) == 2 else ''}{both} are given; a run is ordered by one of them.",
+                         source=where, fix=f"give either {' or '.join(f'{role}=' for role in named)}.")
+    if "score" in named and kind == "run":
+        refuse_as_score(given["score"], where=where, what=what)
 
 
 def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where: str | None,
          what: str = "column") -> tuple[dict[str, str], tuple[str, ...]]:
-    """``({role: name}, notes)`` for ``query``, ``doc`` and the value role of ``kind``: for a run ``rank``
-    instead of ``score`` when the ranks are named (or no column looks like the score and one like the rank);
-    a column whose name says rank named as the score is refused (:mod:`.ranks`).
+    """``({role: name}, notes)`` for ``query``, ``doc`` and the value role of ``kind``: for a run ``rank`` or
+    ``distance`` instead of ``score`` when one is named (or no column looks like the score and one like the rank
+    or the distance); a column whose name says rank or distance named as the score is refused (:mod:`.ranks`,
+    :mod:`.distances`).
 
     Raises:
         InputError: a named column that is missing (with the closest names), no usual name for a
@@ -56,20 +100,18 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
     if other in given and value not in given:
         raise InputError(f"option {other!r} names the {other} {what} of {'runs' if other == 'score' else 'qrels'}, "
                          f"but {kind} are read here.", source=where, fix=f"use {value}= instead.")
-    if "rank" in given:
-        if kind != "run":
-            raise InputError(f"option 'rank' names the rank {what} of runs, but {kind} are read here.", source=where,
-                             fix=f"use {value}= instead.")
-        if "score" in given:
-            raise InputError(f"both score={given['score']!r} and rank={given['rank']!r} are given; a run is "
-                             f"ordered by one of them.", source=where, fix="give either score= or rank=.")
+    check_order(given, kind, where=where, what=what)
     have = [str(c) for c in available]
-    if kind == "run":
-        if "score" in given:
-            refuse_as_score(given["score"], where=where, what=what)
-        elif "rank" in given or (not any(c in have for c in CANDIDATES["score"])
-                                 and any(c in have for c in CANDIDATES["rank"])):
-            value = "rank"
+    if kind == "run" and "score" not in given:
+        named = [role for role in ORDER_ROLES[1:] if role in given]
+        found = [role for role in ORDER_ROLES[1:] if any(c in have for c in CANDIDATES[role])]
+        if not named and not any(c in have for c in CANDIDATES["score"]) and len(found) > 1:
+            columns = ", ".join(f"{role}={next(c for c in CANDIDATES[role] if c in have)!r}" for role in found)
+            raise InputError(f"no {what} looks like the score, and several could order the run ({columns}); the "
+                             f"{what}s are {', '.join(map(repr, have))}.", source=where,
+                             fix=f"name the one to rank by: {' or '.join(option(r, column=True) for r in found)}.")
+        if named or (found and not any(c in have for c in CANDIDATES["score"])):
+            value = (named or found)[0]
     chosen: dict[str, str] = {}
     picked: list[str] = []
     for role in ("query", "doc", value):
@@ -88,7 +130,8 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
                        if not found else f"several {what}s could be the {role}: {', '.join(map(repr, found))}")
             close = [] if found else difflib.get_close_matches(CANDIDATES[role][0], have, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            ranks = f" (a column of ranks, 1 = best: {option('rank', column=True)})" if role == "score" else ""
+            ranks = (f" (a column of ranks, 1 = best: {option('rank', column=True)}; of distances, lower is better: "
+                     f"{option('distance', column=True)})" if role == "score" else "")
             raise InputError(f"{problem}; the {what}s are {', '.join(map(repr, have))}.", source=where,
                              fix=f"{hint}name it: {option(role, column=True)}{ranks}.")
         chosen[role] = found[0]

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import InputError
 from ..common.wording import option
 from ..model.data import Qrels, Run
-from . import fields
+from . import distances, fields
 from ..common.values import check_value
 from .ranks import note as ranks_note, rank_value, rising_in_lists, scores_from_ranks, warn_rising
 from .text import Lines, open_text, read_text
@@ -61,6 +61,7 @@ def loads(text: str, *, source: str, line: int | None = None) -> Any:
 def read_json(path: Path, kind: str, options: Mapping[str, Any] | None = None) -> Qrels | Run:
     """A JSON file holding one object ``{query_id: {doc_id: value}}``, or ``{query_id: [doc_id, ...]}``
     lists: relevant ids (grade 1 each) read as qrels, a ranking (best first) read as a run."""
+    from .objects import VALUE_ROLES, read_values
     from .shapes import is_id_lists, read_id_lists, str_id_rows
 
     options = options or {}
@@ -70,9 +71,11 @@ def read_json(path: Path, kind: str, options: Mapping[str, Any] | None = None) -
         raise InputError(f"expected one JSON object {{query_id: {{doc_id: value}}}}; got a {type(data).__name__}.",
                          source=str(path), fix=f"a list of question objects is a RAG log: {option('format', 'rag')}.")
     if is_id_lists(data):
-        read = read_id_lists(data, kind, options, source=str(path))
+        read = read_id_lists(data, kind, {k: v for k, v in options.items() if k not in VALUE_ROLES},
+                             source=str(path))
         return _KIND[kind](read, notes=notes)
-    return _KIND[kind](str_id_rows(data, options.get("ids")), source=str(path), notes=notes)
+    return read_values(str_id_rows(data, options.get("ids")), kind, options, source=str(path), notes=notes,
+                       stacklevel=7)
 
 
 #: the keys of a LlamaIndex dataset JSON (``EmbeddingQAFinetuneDataset.save_json``): the ones read, the ones kept aside
@@ -134,7 +137,7 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
                              line=n, fix="write one object {query_id: ..., doc_id: ..., value: ...} per line.")
         if names is None:
             names, notes = fields.pick(list(row), kind, options, where=f"{path}:{n}", what="field")
-            role = "rank" if "rank" in names else fields.VALUE_ROLE[kind]
+            role = fields.order_role(names, kind)
             value_name = names[role]
         try:
             qid, did, number = row[names["query"]], row[names["doc"]], row[value_name]
@@ -172,6 +175,9 @@ def read_jsonl(path: Path, kind: str, options: Mapping[str, Any]) -> Qrels | Run
     if role == "rank":
         data = {qid: scores_from_ranks(docs) for qid, docs in data.items()}  # (each rank once: checked above)
         notes = (*notes, ranks_note(value_name))
+    elif role == "distance":
+        data = {qid: distances.scores_from_distances(docs) for qid, docs in data.items()}
+        notes = (*notes, distances.note(value_name))
     elif kind == "run" and all(type(v) is int for docs in data.values() for v in docs.values()) \
             and rising_in_lists(docs.values() for docs in data.values()):
         notes = (*notes, warn_rising(value_name, stacklevel=4))
@@ -232,13 +238,14 @@ def _read(reader: Any) -> Any:
 
 
 def _formats() -> tuple[Any, ...]:
+    from .objects import VALUE_ROLES
     from .registry import Format, Parsed, policy_options
 
     both = frozenset({"qrels", "run"})
     policies = policy_options("ids", "duplicates")
     return (
         Format("json", "JSON object {query_id: {doc_id: value}} or {query_id: [doc_id, ...]}", both,
-               _read(read_json), suffixes=(".json",), options=policies,
+               _read(read_json), suffixes=(".json",), options={**policies, **VALUE_ROLES},
                write=lambda obj, path, options: write_json(obj, path), sniff=_sniff_object,
                example='eb.read_run("run.json")'),
         Format("llamaindex", "LlamaIndex dataset JSON {queries, corpus, relevant_docs}: qrels, queries as topics",

@@ -68,25 +68,76 @@ def _read_evalbridge(obj: Qrels | Run, kind: str, options: Any) -> Any:
 
 def _read_mapping(obj: Mapping[Any, Any], kind: str, options: Any) -> Any:
     """A dict of dicts (``{query: [doc, ...]}`` id lists: :mod:`.shapes`); with ``rank=True`` (runs) its values
-    are ranks, 1 = best (:mod:`.ranks`)."""
+    are ranks, 1 = best (:mod:`.ranks`), with ``distance=True`` distances, lower is better (:mod:`.distances`)."""
     from .shapes import is_id_lists, read_id_lists, str_id_rows
 
     if is_id_lists(obj):  # {query: [doc, ...]}: relevant ids (qrels) or a ranking (run)
-        return _parsed(read_id_lists(obj, kind, {k: v for k, v in options.items() if k != "rank"}))
-    rows = str_id_rows(obj, options.get("ids"))
-    if "rank" not in options:
-        return _parsed(_KINDS[kind].cls(rows))
-    from .ranks import note, rank_value, scores_from_ranks
+        return _parsed(read_id_lists(obj, kind, {k: v for k, v in options.items() if k not in VALUE_ROLES}))
+    return _parsed(read_values(str_id_rows(obj, options.get("ids")), kind, options))
 
-    if options["rank"] is not True or kind != "run":
-        raise InputError(f"rank={options['rank']!r}: for a dict of dicts, rank=True says its values are ranks "
-                         f"(1 = best); it applies to runs." if kind == "run" else
-                         "rank=True applies to runs (values that are ranks), but qrels are read here.",
-                         fix="pass rank=True when the values are ranks, else leave it out.")
-    Run(rows)  # the ids and values checked as every run's
-    scores = {qid: scores_from_ranks({doc: rank_value(value, query_id=str(qid)) for doc, value in docs.items()},
-                                     query_id=str(qid)) for qid, docs in rows.items()}
-    return _parsed(Run(scores, notes=(note("the values"),)))
+
+#: the options of a mapping's values: ranks (1 = best) or distances (lower is better) instead of scores
+VALUE_ROLES: Mapping[str, str] = {
+    "rank": "runs: the values are ranks (1 = best), read as scores max_rank + 1 - rank (rank=True; on the command "
+            "line and in a config columns rank=values)",
+    "distance": "runs: the values are distances (lower is better), read as scores -distance (distance=True; on the "
+                "command line and in a config columns distance=values)",
+}
+
+
+def values_option(role: str) -> str:
+    """How the values of a mapping are said to be ``role`` (``rank``, ``distance``) at the current door:
+    ``rank=True`` in Python, ``--run-columns rank=values``, ``columns: {rank: values}``."""
+    from ..common.wording import current, option
+
+    return option(role, True) if current() == "python" else option(role, "values", column=True)
+
+
+def read_values(rows: Any, kind: str, options: Mapping[str, Any], *, source: str | None = None,
+                notes: tuple[str, ...] = (), stacklevel: int = 6) -> Qrels | Run:
+    """``{query: {doc: value}}`` as qrels, or as a run whose values are scores, ranks (``rank``) or distances
+    (``distance``), each ``True`` or ``"values"`` (the name of a mapping's only column); whole numbers that rise
+    with the order of every query, read as scores, are warned about (:func:`.ranks.warn_rising`; ``stacklevel``
+    frames up from here: read_run's caller when the registry's reader calls this)."""
+    from . import distances, ranks
+    from .fields import check_order
+
+    given = {role: options[role] for role in VALUE_ROLES if options.get(role) is not None}
+    for role, value in given.items():
+        if value is not True and value != "values":
+            raise InputError(f"{role}={value!r}: the values of {{query: {{doc: value}}}} have no column name; "
+                             f"{values_option(role)} says they are {role}s.", source=source,
+                             fix=f"write {values_option(role)}, or leave it out when the values are scores.")
+    if given and kind != "run":
+        role = next(iter(given))
+        raise InputError(f"{values_option(role)} applies to runs (values that are {role}s), but qrels are read "
+                         f"here.", source=source, fix="leave it out: the values of qrels are grades.")
+    check_order({role: "values" for role in given}, kind, where=source, what="values")
+    if kind != "run":
+        return Qrels(rows, source=source, notes=notes)
+    run = Run(rows, source=source, notes=notes)  # the ids and values checked as every run's
+    if "rank" in given:
+        scores = {qid: ranks.scores_from_ranks({doc: ranks.rank_value(value, source=source, query_id=str(qid))
+                                                for doc, value in docs.items()}, where=source, query_id=str(qid))
+                  for qid, docs in rows.items()}
+        return Run(scores, source=source, notes=(*notes, ranks.note("the values")))
+    if "distance" in given:
+        scores = {qid: distances.scores_from_distances(docs) for qid, docs in rows.items()}
+        return Run(scores, source=source, notes=(*notes, distances.note("the values")))
+    warned = rising_values(rows, stacklevel=stacklevel)
+    return run if warned is None else Run(run, source=source, notes=(*notes, warned))
+
+
+def rising_values(rows: Mapping[Any, Mapping[Any, Any]], *, stacklevel: int) -> str | None:
+    """Warn when the values of ``{query: {doc: value}}``, read as scores, are whole numbers (ints) rising with the
+    order of every query, as ranks do (:func:`.ranks.warn_rising`, the fix in the door's words); the note, or None.
+    One pass that stops at the first value that is no int, or the first query whose values do not rise."""
+    from . import ranks
+
+    if all(type(v) is int for docs in rows.values() for v in docs.values()) \
+            and ranks.rising_in_lists(docs.values() for docs in rows.values()):
+        return ranks.warn_rising("the values", stacklevel=stacklevel, fix=values_option("rank"))
+    return None
 
 
 def _read_ranx(obj: Any, kind: str, options: Any) -> Any:
@@ -167,8 +218,7 @@ def _formats() -> tuple[Any, ...]:
                accepts=lambda obj: isinstance(obj, (Qrels, Run)), example='eb.Qrels({"q1": {"d1": 2, "d2": 0}})'),
         Format("mapping", "dict of dicts {query_id: {doc_id: grade or score}}", both, _read_mapping,
                accepts=lambda obj: isinstance(obj, Mapping), inline=True,
-               options={**policies, "rank": "runs: True when the values are ranks (1 = best), read as scores "
-                                              "max_rank + 1 - rank"},
+               options={**policies, **VALUE_ROLES},
                example='eb.read_run({"q1": {"d1": 0.9, "d2": 0.4}})'),
         Format("ranx", "ranx Qrels / Run objects", both, _read_ranx,
                accepts=lambda obj: _library(obj) == "ranx" and type(obj).__name__ in ("Qrels", "Run"),

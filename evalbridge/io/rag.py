@@ -12,7 +12,9 @@ Options name the fields (dotted paths reach into nested objects, e.g. ``retrieva
   (default ``doc_id`` / ``id`` / ``docid``) and whose optional ``score`` sub-field is the score
   (default: ``score`` when every retrieved object of the log has one, the list order, scores n..1, when
   none has; decided once for the whole log, and a log with both is refused), or whose ``rank`` sub-field
-  (``rank=``, 1 = best) gives scores ``max_rank + 1 - rank``;
+  (``rank=``, 1 = best; default ``rank`` or ``position`` when the objects have one and no score, checked
+  against the scores when they have both) gives scores ``max_rank + 1 - rank``, or whose ``distance``
+  sub-field (``distance=``, lower is better) gives scores ``-distance``;
   default field: the one of ``retrieved``, ``retrieved_ids``, ``contexts``, ``results``, ``docs``;
 * ``relevant``: a list / set of ids (grade 1 each) or an object ``{doc_id: grade}`` (default: the one
   of ``relevant``, ``relevant_ids``, ``ground_truth``, ``gold``, ``qrels``);
@@ -35,9 +37,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.data import Qrels, Run, check_level
-from ._rag_fields import DEFAULTS, Logged, choose_field as _choose, get_path as _get
+from ._rag_fields import DEFAULTS, RANK_FIELDS, Logged, choose_field as _choose, get_path as _get
 from ..common.values import check_value
-from .ranks import note as ranks_note, rank_value, refuse_as_score, rising_in_lists, scores_from_ranks, warn_rising
+from . import distances
+from .ranks import note as ranks_note, rank_value, rising_in_lists, scores_from_ranks, warn_rising
+from ..common.wording import option
 from .policies import as_id, dropped_note, keep_first, policy_options
 from .text import Lines, read_text
 
@@ -49,7 +53,9 @@ FIELDS: Mapping[str, str] = {
     "retrieved": "the field holding the ranked list (ids, or objects with an id and a score)",
     "doc": "the id sub-field of retrieved objects",
     "score": "the score sub-field of retrieved objects (default: 'score' when every object of the log has one)",
-    "rank": "the rank sub-field of retrieved objects (1 = best), read as scores max_rank + 1 - rank per question",
+    "rank": "the rank sub-field of retrieved objects (1 = best), read as scores max_rank + 1 - rank per question "
+            "(default: 'rank' or 'position' when every retrieved object has it and none a score)",
+    "distance": "the distance sub-field of retrieved objects (lower is better), read as scores -distance",
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
     "slice": "the field holding the question's slice label (a text, or a list of texts), kept for slices",
     "numbers": "the fields holding numbers per question, comma-separated (default: those of latency_ms, latency, "
@@ -102,30 +108,33 @@ def _doc_id(value: Any, where: str, qid: str, what: str, ids: str | None = None)
                      fix="doc ids are strings (or integers); for objects name the id sub-field with doc='...'.")
 
 
-_BY = {"score": "the 'score' field of its retrieved objects", "order": "its list order (no retrieved item has a 'score')"}
+_BY = {"score": "the 'score' field of its retrieved objects", "order": "its list order (no retrieved item has a 'score')",
+       "rank": "the rank field of its retrieved objects"}
 _MIXED_FIX = ("give every retrieved object a 'score' (or name the field: score='...'), or none: every question is "
               "then ranked by its list order.")
 
 
 class _Order:
     """How a log ranks its retrieved lists, decided once for the whole log: by the score sub-field named
-    (``score=``), by the rank sub-field named (``rank=``), or, neither named, by ``score`` when every retrieved
-    object of the log has one and by the list order when none has. A log (or a list) with both is refused:
-    its questions would be ranked two ways."""
+    (``score=``), by the rank sub-field named (``rank=``), by the distance sub-field named (``distance=``, lower is
+    better), or, none named, by ``score`` when every retrieved object of the log has one, by ``rank`` (or
+    ``position``) when every one has that and none a score, and by the list order when none has either. A log (or
+    a list) ranked two ways is refused, and so are objects whose score and rank order them differently."""
 
-    def __init__(self, score: str | None, rank: str | None) -> None:
-        if score is not None and rank is not None:
-            raise InputError(f"both score={score!r} and rank={rank!r} are given; a retrieved list is ordered by one "
-                             f"of them.", fix="give either score= or rank=.")
-        if score is not None:
-            refuse_as_score(score, where=None, what="field")
-        self.auto = score is None and rank is None
-        self.mode: str | None = "score" if score is not None else "rank" if rank is not None else None
-        self.field = score if score is not None else rank
+    def __init__(self, score: str | None, rank: str | None, distance: str | None = None) -> None:
+        from .fields import check_order
+
+        given = {role: field for role, field in (("score", score), ("rank", rank), ("distance", distance))
+                 if field is not None}
+        check_order(given, "run", where=None, what="field")
+        self.auto = not given
+        self.mode: str | None = next(iter(given), None)
+        self.field = given.get(self.mode) if self.mode is not None else None
         self.first: tuple[Any, str] | None = None
 
     def of(self, ranked: list[Any], objects: bool, qid: Any, where: str) -> str:
-        """``score``, ``rank`` or ``order``: how the (non-empty) list ``ranked`` of question ``qid`` is ranked."""
+        """``score``, ``rank``, ``distance`` or ``order``: how the (non-empty) list ``ranked`` of question ``qid``
+        is ranked."""
         if not self.auto:
             if not objects:
                 raise InputError(f"{self.mode}={self.field!r} names a sub-field of retrieved objects, but this question "
@@ -137,20 +146,48 @@ class _Order:
         if 0 < has < len(ranked):
             raise InputError(f"{has} of the {len(ranked)} retrieved objects have a 'score' field: the list cannot be "
                              f"ranked by it.", source=where, query_id=str(qid), fix=_MIXED_FIX)
-        here = "score" if has else "order"
+        key = next((k for k in RANK_FIELDS if any(k in item for item in ranked)), None) if objects else None
+        if key is not None:
+            self._check_rank_field(ranked, key, bool(has), qid, where)
+        here = "score" if has else "rank" if key is not None else "order"
         if self.mode is None:
-            self.mode, self.field, self.first = here, ("score" if has else None), (qid, where)
+            self.mode, self.field, self.first = here, ("score" if has else key), (qid, where)
         elif here != self.mode and self.first is not None:
             first_qid, first_where = self.first
             raise InputError(f"question {qid!r} is ranked by {_BY[here]}, but question {first_qid!r} ({first_where}) "
                              f"by {_BY[self.mode]}: one log is ranked one way.", source=where, query_id=str(qid),
                              fix=_MIXED_FIX)
+        elif here == "rank" and key != self.field:
+            raise InputError(f"question {qid!r} ranks its retrieved objects by {key!r}, but question "
+                             f"{self.first[0] if self.first else '?'!r} by {self.field!r}.", source=where,
+                             query_id=str(qid), fix=f"name the rank field: {option('rank', self.field, column=True)}.")
         return here
+
+    @staticmethod
+    def _check_rank_field(ranked: list[Any], key: str, scored: bool, qid: Any, where: str) -> None:
+        """A rank field no field was named for: on every object, and agreeing with the scores when they are there
+        (a rank that disagrees with them is not ignored: which one ranks the list is for the user to say)."""
+        count = sum(1 for item in ranked if key in item)
+        if count < len(ranked):
+            raise InputError(f"{count} of the {len(ranked)} retrieved objects have a {key!r} field: the list cannot "
+                             f"be ranked by it, and it cannot be ignored.", source=where, query_id=str(qid),
+                             fix=f"give every retrieved object a {key!r} (then {option('rank', key, column=True)} "
+                                 f"ranks by it), or none.")
+        if not scored:
+            return
+        pairs = [(rank_value(item[key], label=f"retrieved item {i}'s {key}", source=where, query_id=str(qid)),
+                  _number(item["score"], "score", where, str(qid))) for i, item in enumerate(ranked, 1)]
+        by_rank = sorted(pairs)
+        if any(later[1] > earlier[1] for earlier, later in zip(by_rank, by_rank[1:])):
+            raise InputError(f"the retrieved objects' {key!r} and 'score' fields order them differently: one of "
+                             f"them would be ignored.", source=where, query_id=str(qid),
+                             fix=f"name the one that ranks the list: {option('score', 'score', column=True)} or "
+                                 f"{option('rank', key, column=True)}.")
 
 
 def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
-             score: str | None = None, rank: str | None = None, relevant: str | None = None,
-             min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
+             score: str | None = None, rank: str | None = None, distance: str | None = None,
+             relevant: str | None = None, min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
              duplicates: str | None = None, slice: str | None = None, numbers: str | None = None
              ) -> tuple[Qrels, Run]:
     """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
@@ -168,7 +205,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     """
     if min_relevance is not None:
         check_level(min_relevance)
-    if isinstance(source, (str, Path)) and ids is None and not keep_first(duplicates):
+    if isinstance(source, (str, Path)) and ids is None and not keep_first(duplicates) and distance is None:
         from ._rag_columns import read_log_columns
 
         fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, rank=rank,
@@ -183,7 +220,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     logged: Logged | None = None
     picked: list[str] = []
     ignored: dict[str, int] = {}
-    order = _Order(score, rank)
+    order = _Order(score, rank, distance)
     integers = True  # every score an int (scores that rise down every list are ranks: warned about)
     dropped = 0
     for where, obj in _objects(source):
@@ -228,8 +265,8 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
             if note:
                 picked.append(note)
         mode = order.of(ranked, objects, qid, where) if ranked else "order"
-        if ranked and mode == "score" and order.auto and "score=score" not in picked:
-            picked.append("score=score")
+        if ranked and mode in ("score", "rank") and order.auto and f"{mode}={order.field}" not in picked:
+            picked.append(f"{mode}={order.field}")
         scores: dict[Any, Any] = {}
         for position, item in enumerate(ranked, 1):
             if objects and doc is not None:  # objects: the doc field was chosen above
@@ -238,6 +275,8 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                     value = (_number(_get(item, str(order.field)), "score", where, str(qid)) if mode == "score"
                              else rank_value(_get(item, str(order.field)), label=f"retrieved item {position}'s rank",
                                              source=where, query_id=str(qid)) if mode == "rank"
+                             else distances.score_of(_number(_get(item, str(order.field)), "distance", where,
+                                                             str(qid))) if mode == "distance"
                              else float(len(ranked) - position + 1))
                 except KeyError as error:
                     raise InputError(f"retrieved item {position} has no {error.args[0]!r} field.", source=where,
@@ -290,7 +329,9 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
     if logged.note:
         notes.append(logged.note)
     if order.mode == "rank":
-        notes.append(ranks_note(str(rank)))
+        notes.append(ranks_note(str(order.field)))
+    elif order.mode == "distance":
+        notes.append(distances.note(str(order.field)))
     elif order.mode == "score" and integers and rising_in_lists(scores.values() for scores in run.values()):
         notes.append(warn_rising(order.field or "score", stacklevel=3))
     if ignored:

@@ -150,11 +150,12 @@ def _monotone(values: np.ndarray, block_start: np.ndarray, sign: float) -> bool:
     return bool(np.all(step > 0))
 
 
-def rising_note(name: str) -> str:
-    """The note (and warning) of integer scores that rise with the row order of every query."""
+def rising_note(name: str, fix: str | None = None) -> str:
+    """The note (and warning) of integer scores that rise with the row order of every query; ``fix``: how the
+    ranks are named (default: the rank role naming the column ``name``)."""
     return (f"the scores ({name}) are whole numbers that rise with the row order in every query (1, 2, 3...), as "
             f"ranks do; they are read as scores (higher is better). If they are ranks, use "
-            f"{option('rank', name, column=True)}")
+            f"{fix or option('rank', name, column=True)}")
 
 
 def rising_in_rows(rows: RowTable) -> bool:
@@ -178,8 +179,8 @@ def rising_in_lists(queries: Iterable[Iterable[float]]) -> bool:
     return longer
 
 
-def warn_rising(name: str, *, stacklevel: int = 2) -> str:
+def warn_rising(name: str, *, stacklevel: int = 2, fix: str | None = None) -> str:
     """Warn that the scores look like ranks (:func:`rising_note`) and return the note."""
-    text = rising_note(name)
+    text = rising_note(name, fix)
     warnings.warn(EvalbridgeWarning(text + "."), stacklevel=stacklevel + 1)
     return text

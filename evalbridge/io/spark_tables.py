@@ -87,10 +87,11 @@ def pick_columns(frame: Any, kind: str, options: Mapping[str, Any], *, where: st
                          fix="drop the repeats in Spark first (e.g. keep the best score per (query, doc) with a "
                              "window), or read the input here (engine: local).")
     names, _ = fields.pick(frame.columns, kind, options, where=where)
-    if "rank" in names:
-        raise InputError(f"the column {names['rank']!r} holds ranks, which the Spark engine does not read yet.",
-                         source=where, fix="give the run's scores, or evaluate it locally (engine: local): every "
-                                           "local door reads ranks (rank=...).")
+    role = fields.order_role(names, kind)
+    if role in ("rank", "distance"):
+        raise InputError(f"the column {names[role]!r} holds {role}s, which the Spark engine does not read yet.",
+                         source=where, fix=f"give the run's scores, or evaluate it locally (engine: local): every "
+                                           f"local door reads {role}s ({role}=...).")
     value = fields.VALUE_ROLE[kind]
     as_str = options.get("ids") == "str"
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.data import Qrels, Run
-from . import fields, ranks
+from . import distances, fields, ranks
 from .policies import dropped_note, keep_first
 from .text import BOM, BOM_NOTE, bad_utf8_line, read_bytes
 
@@ -163,7 +163,7 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
         raise InputError("the table has no rows.", source=source,
                          fix="give one row per (query, doc); check the path or the filter before.")
     names, picked = fields.pick(table.column_names, kind, options, where=source)
-    role = "rank" if "rank" in names else fields.VALUE_ROLE[kind]
+    role = fields.order_role(names, kind)
     for name in (names["query"], names["doc"], names[role]):
         nulls = table.column(name).null_count
         if nulls:
@@ -198,6 +198,9 @@ def read_table(table: Any, kind: str, options: Mapping[str, Any], *, source: str
     if role == "rank":
         rows = ranks.table_from_ranks(rows, place=lambda row: _where(source, row, header))
         return made(rows, source=source, notes=(*notes, *picked, ranks.note(names[role])))
+    if role == "distance":
+        rows = distances.table_from_distances(rows)
+        return made(rows, source=source, notes=(*notes, *picked, distances.note(names[role])))
     if kind == "run" and integral is True and ranks.rising_in_rows(rows):
         picked = (*picked, ranks.warn_rising(names[role], stacklevel=4))
     if len(values) and not float(np.abs(values).max()) < EXACT_LIMIT:  # ints float64 cannot hold: dict rows
@@ -464,7 +467,7 @@ def _formats() -> tuple[Any, ...]:
         Format("beir", "BEIR qrels TSV `query-id corpus-id score` with its header", frozenset({"qrels"}),
                _reader(lambda p, k, o: read_delimited(Path(p), k, {"query": "query-id", "doc": "corpus-id",
                                                                    "grade": "score", **o}, delimiter="\t")),
-               options={k: v for k, v in roles.items() if k != "rank"},  # (qrels only)
+               options={k: v for k, v in roles.items() if k not in fields.ORDER_ROLES[1:]},  # (qrels only)
                example='eb.read_qrels("qrels.tsv", format="beir")'),
         Format("msmarco", "MS MARCO run TSV `qid docid rank`, no header (scores from ranks)", frozenset({"run"}),
                _reader(lambda p, k, o: read_msmarco(Path(p), k, o)), suffixes=(".tsv",),

@@ -64,7 +64,7 @@ def as_run(obj: Any, *, copy: bool = True, ids: str | None = None, duplicates: s
     if isinstance(obj, Run):
         return obj if ids is None else with_str_ids(obj)
     if isinstance(obj, Mapping) and not isinstance(obj, Qrels):
-        from .io.objects import rising_values
+        from ..io.objects import rising_values
 
         run = Run(obj, copy=copy, allow_empty=True)
         warned = rising_values(obj, stacklevel=stacklevel + 2)
@@ -281,7 +281,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
 
 
 def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: Settings) -> Results:
-    from .io.fields import scoring_notes
+    from ..io.fields import scoring_notes
     from .results import Provenance, Results, summarise_numbers
 
     requests = metric_requests(metrics)

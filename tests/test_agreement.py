@@ -364,7 +364,7 @@ def test_flips_are_sorted_into_reversed_lost_and_gained():
     out = ranking_agreement(results_for(JUDGES_A, RUNS), results_for(JUDGES_B, RUNS), names=("human", "llm"))
     row = out["P@1"]
     assert {(p.system_1, p.system_2): p.outcome for p in row.pairs} == {
-        ("x", "y"): "reversed", ("x", "z"): "lost", ("y", "z"): "gained"}
+        ("y", "x"): "reversed", ("z", "x"): "lost", ("z", "y"): "gained"}
     assert (row.significant_a, row.significant_b, row.flipped, row.flipped_share) == (2, 2, 3, 1.0)
     assert row.ranking("a")[0] == "x" and row.ranking("b")[0] == "y"
     assert row.kendall_tau == pytest.approx(kendalltau([1, 0, 0], [0, 1, 0]).statistic)

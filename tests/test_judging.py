@@ -177,11 +177,11 @@ def test_what_changed_is_the_ranking_agreement_of_the_two_sides_and_says_who_to_
     assert (change.ship_before, change.ship_after, change.same_ship) == ("x", "y", False)
     assert change.answer.startswith("No: on P@1 the best system was x (1.0000) before and is y (1.0000) after")
     results = [{n: eb.evaluate(q, r, ["P@1", "RR"]) for n, r in runs.items()} for q in (before, after)]
-    expected = ranking_agreement(*results, names=("before", "after"))
+    expected = ranking_agreement(*results, names=("before", "after"), truth=1)
     assert change.ranking == expected
     row = change.ranking["P@1"]
     assert row.kendall_tau == pytest.approx(kendall_tau(row.means_a, row.means_b)[0])
-    assert row.tau_ap == tau_ap(row.means_a, row.means_b)
+    assert row.tau_ap == tau_ap(row.means_b, row.means_a)   # after, as full as before, is the truth
     assert change.judgements == {"before": 16, "after": 16, "changed": 16, "added": 0, "removed": 0}
     assert json.loads(change.render("json"))["same_ship"] is False
     assert "reversed" in str(change)
@@ -228,3 +228,29 @@ def test_the_loop_on_dl19_restores_the_nist_numbers(shared, tmp_path):
     assert change.judgements["added"] == new.n_rows == len(asked)
     assert change.ship_after == max(runs, key=lambda n: eb.evaluate(full, runs[n], "nDCG@10")["nDCG@10"])
     assert change.answer.startswith(("Yes", "No"))
+
+
+def test_what_changed_speaks_as_compare_does_system_minus_baseline_and_the_fuller_judgements_as_the_truth():
+    """Each pair's delta is the later run minus the earlier (system - baseline), as compare's; each system's is
+    after - before. Four runs, each ranking its own document first; P@1 before a .8 > b .6 > c .4 > d .2, after
+    b .9 > c .7 > a .5 > d .1. tau_ap takes the fuller judgements as the truth (after here: before leaves one pair
+    unjudged), and says so; given the other way round, the fuller is before and it takes before."""
+    queries = [f"q{i}" for i in range(10)]
+    runs = {s: {q: {f"doc-{s}": 2.0, "other": 1.0} for q in queries} for s in "abcd"}
+
+    def judged(shares: dict[str, int]) -> dict[str, dict[str, int]]:
+        return {q: {f"doc-{s}": int(i < k) for s, k in shares.items()} for i, q in enumerate(queries)}
+
+    before, after = judged({"a": 8, "b": 6, "c": 4, "d": 2}), judged({"a": 5, "b": 9, "c": 7, "d": 1})
+    del before["q9"]["doc-d"]   # not relevant either way: one judgement fewer
+    change = eb.what_changed(before, after, runs, ["P@1"])
+    row = change.ranking["P@1"]
+    compared = eb.compare(after, runs, ["P@1"], baseline="a", n_resamples=100)
+    pair = next(p for p in row.pairs if (p.system_1, p.system_2) == ("b", "a"))
+    assert pair.delta_b == pytest.approx(compared.get("b", "P@1").delta) == pytest.approx(0.4)
+    assert pair.delta_a == pytest.approx(-0.2)
+    assert row.tau_ap == tau_ap(row.means_b, row.means_a) != tau_ap(row.means_a, row.means_b)
+    assert "after as the truth" in str(change) and "after as the truth" in change.ranking.describe()
+    other = eb.what_changed(after, before, runs, ["P@1"]).ranking
+    assert other["P@1"].tau_ap == tau_ap(other["P@1"].means_a, other["P@1"].means_b)
+    assert "before as the truth" in other.describe()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
@@ -25,7 +25,7 @@ def test_dl19_golden_by_hand(shared) -> None:  # noqa: ANN001
                                  "P(rel=2)@10") for name in RUNS}
     s = standings(results, hardest=3)
     assert [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs] == [
-        ("bm25", "bm25-rm3", 12, 14, 17), ("bm25", "splade-pp-ed", 4, 10, 29), ("bm25-rm3", "splade-pp-ed", 5, 9, 29)]
+        ("bm25-rm3", "bm25", 17, 14, 12), ("splade-pp-ed", "bm25", 29, 10, 4), ("splade-pp-ed", "bm25-rm3", 29, 9, 5)]
     assert [(h.query, round(h.mean, 6)) for h in s.hardest] == [
         ("1121709", 0.1), ("1037798", 0.133333), ("443396", 0.133333)]
     assert s.n == (43,) and s.unpaired == (0,)
@@ -58,7 +58,7 @@ def test_counts_and_ranks_are_consistent(columns, hardest) -> None:  # noqa: ANN
 def test_queries_some_system_lacks_are_counted_not_compared() -> None:
     s = standings({"a": {"m": {"q1": 1.0, "q2": 0.0}}, "b": {"m": {"q1": 0.0}}})
     assert s.n == (1,) and s.unpaired == (1,)
-    assert (s.pairs[0].wins, s.pairs[0].ties, s.pairs[0].losses) == (1, 0, 0)
+    assert (s.pairs[0].system, s.pairs[0].wins, s.pairs[0].ties, s.pairs[0].losses) == ("b", 0, 0, 1)
 
 
 def test_refusals() -> None:
@@ -115,3 +115,16 @@ def test_a_comparison_without_its_values_says_so() -> None:
     cmp = eb.compare(None, {"a": {"m": {"q": 1.0}}, "b": {"m": {"q": 0.0}}}, ["m"], n_resamples=10)
     with pytest.raises(InputError, match="holds no per-query values"):
         replace(cmp, values={}).standings()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0]),
+                          st.sampled_from([0.0, 0.5, 1.0])), min_size=2, max_size=15))
+def test_win_tie_loss_is_counted_from_the_systems_side_as_the_comparison_counts_it(rows) -> None:  # noqa: ANN001
+    """Property: every pair of the standings is (system, baseline) as compare's all-pairs rows, with the same
+    wins, ties and losses: one count from the system's side in both tables (they read 34/0/9 and 9/0/34)."""
+    per_system = {s: {"m": {f"q{i}": row[j] for i, row in enumerate(rows)}} for j, s in enumerate(("a", "b", "c"))}
+    cmp = eb.compare(None, per_system, ["m"], n_resamples=10)
+    s = cmp.standings()
+    assert [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs] == [
+        (r.system, r.baseline, r.wins, r.ties, r.losses) for r in cmp.rows]

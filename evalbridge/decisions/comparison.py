@@ -192,7 +192,7 @@ class Comparison:
         ...                  ["P@1"], n_resamples=100)
         >>> s = cmp.standings()
         >>> [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs], s.hardest[0].query
-        ([('bm25', 'dense', 0, 1, 1)], 'q1')
+        ([('dense', 'bm25', 1, 1, 0)], 'q1')
         """
         from .standings import standings
 

@@ -3,8 +3,9 @@
 :func:`standings` reads per-query values already computed (``{system: Results}`` or ``{system: {metric:
 {query: value}}}``) and, for each metric, on the queries every system was evaluated on:
 
-* win / tie / loss counts of every pair of systems (each unordered pair once, in the order given; as ranx's
-  ``Report`` shows them), by :func:`evalbridge.stats.paired_tests.win_tie_loss`;
+* win / tie / loss counts of every pair of systems (each unordered pair once: every system against each one
+  listed before it, from the system's side, as ``compare``'s pairs: the earlier one is the baseline), by
+  :func:`evalbridge.stats.paired_tests.win_tie_loss`;
 * the hardest queries: the lowest mean over the systems (ties by query id), with each system's value;
 * each system's rank on every query (1 = best; systems with equal values share the mean of their places,
   as :func:`scipy.stats.rankdata` ``method="average"``, so the ranks of a query always sum to
@@ -16,7 +17,7 @@ Example:
     >>> s = standings({"bm25": {"ndcg": {"q1": 0.2, "q2": 0.5, "q3": 0.1}},
     ...                "dense": {"ndcg": {"q1": 0.4, "q2": 0.5, "q3": 0.0}}}, hardest=2)
     >>> [(p.system, p.other, p.wins, p.ties, p.losses) for p in s.pairs]
-    [('bm25', 'dense', 1, 1, 1)]
+    [('dense', 'bm25', 1, 1, 1)]
     >>> [(h.query, h.mean) for h in s.hardest]
     [('q3', 0.05), ('q1', 0.30000000000000004)]
     >>> s.ranks[0].ranks
@@ -184,9 +185,9 @@ def standings(results: Mapping[str, Any], metrics: Sequence[str] | None = None, 
         counts.append(len(common))
         unpaired.append(len(every) - len(common))
         table = np.array([[v[q] for q in common] for v in per_system], dtype=np.float64).reshape(len(systems), -1)
-        for i in range(len(systems)):
-            for j in range(i + 1, len(systems)):
-                pairs.append(PairRecord(metric, systems[i], systems[j], *win_tie_loss(table[i], table[j])))
+        for j in range(len(systems)):     # system j against each baseline i listed before it, from j's side
+            for i in range(j):
+                pairs.append(PairRecord(metric, systems[j], systems[i], *win_tie_loss(table[j], table[i])))
         mean = table.mean(axis=0) if len(common) else np.zeros(0)
         ids = np.array(common, dtype=object)
         for q in np.lexsort((ids, mean))[:hardest].tolist():

@@ -137,7 +137,11 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
         runs: system name -> run (two systems or more).
         metrics: the metrics; the first decides which system to ship.
         test, alpha, n_resamples, seed: the significance test of every pair (``t`` or ``randomization``), Holm
-            over the pairs of each metric under each side, as :func:`evalbridge.evalsets.ranking_agreement.ranking_agreement`.
+            over the pairs of each metric under each side, as :func:`evalbridge.evalsets.ranking_agreement.ranking_agreement`;
+            each pair is a later run against an earlier one (delta = later - earlier: system - baseline, the first
+            run the baseline of the others, as ``compare``), and each system's delta is after - before.
+            tau_ap takes the fuller judgements (after, unless it holds fewer judged pairs) as the truth; the
+            footnote and ``ranking.describe()`` say which.
         settings, keywords: how the runs are evaluated, as :func:`evalbridge.evaluate` (the same on both sides).
 
     Raises:
@@ -161,9 +165,12 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
         run = as_run(given, ids=chosen.ids, duplicates=chosen.duplicates)
         for side, out in zip(sides, results):
             out[str(name)] = evaluate(side, run, asked, settings=chosen)
+    counts = _counts(sides[0], sides[1])
+    # tau_ap's truth: the fuller set of judgements (after, unless it holds fewer judged pairs than before)
     agreement = ranking_agreement(results[0], results[1], metrics=asked, names=("before", "after"), test=test,
-                                  alpha=alpha, n_resamples=n_resamples, seed=seed)
+                                  alpha=alpha, n_resamples=n_resamples, seed=seed,
+                                  truth=1 if counts["after"] >= counts["before"] else 0)
     first = agreement.rows[0]
     return JudgementChange(metric=first.metric, systems=first.systems, ranking=agreement,
-                           judgements=_counts(sides[0], sides[1]), ship_before=_best(first.systems, first.means_a),
+                           judgements=counts, ship_before=_best(first.systems, first.means_a),
                            ship_after=_best(first.systems, first.means_b))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
@@ -50,7 +49,8 @@ OUTCOMES: Mapping[tuple[bool, bool, bool], str] = {
 class PairOutcome:
     """Two systems compared on one metric under each set of judgements.
 
-    ``delta_*`` = mean(system_1) - mean(system_2) over the queries both were evaluated on; ``p_*`` the
+    ``delta_*`` = mean(system_1) - mean(system_2) over the queries both were evaluated on, system_1 listed after
+    system_2 (system - baseline, the earlier system the baseline of the later, as ``compare``'s pairs); ``p_*`` the
     Holm-adjusted p-value (over every pair of that metric under that set of judgements); ``outcome``:
     ``agree`` (significant under both, same sign), ``reversed`` (significant under both, opposite signs),
     ``lost`` (significant under a only), ``gained`` (under b only), ``neither``.
@@ -76,8 +76,9 @@ class MetricRankingAgreement:
         metric: the metric as asked; ``metric_a`` / ``metric_b`` as each evaluation resolved it.
         systems: the systems, in the order given; ``means_a`` / ``means_b`` their means.
         kendall_tau, kendall_p: Kendall's tau-b between the means and its p-value (scipy).
-        tau_ap: AP correlation with a as the truth and b as the estimate; ``tau_ap_symmetric`` the mean of
-            both directions (see :func:`tau_ap`).
+        tau_ap: AP correlation with the reference judgements as the truth (a unless the agreement says
+            ``truth=1``) and the other as the estimate; ``tau_ap_symmetric`` the mean of both directions (see
+            :func:`tau_ap`).
         pairs: one :class:`PairOutcome` per pair of systems.
     """
 
@@ -160,6 +161,7 @@ class RankingAgreement(Shown):
         test: ``t`` (paired t-test) or ``randomization`` (Fisher), per pair of systems.
         alpha: significance level of the Holm-adjusted p-values (over the pairs of one metric, per side).
         n_resamples, seed: of the randomization test.
+        truth: which judgements tau_ap takes as the truth: 0 (``names[0]``) or 1 (``names[1]``).
     """
 
     rows: tuple[MetricRankingAgreement, ...]
@@ -168,6 +170,7 @@ class RankingAgreement(Shown):
     alpha: float = 0.05
     n_resamples: int = 10_000
     seed: int = 0
+    truth: int = 0
 
     def __post_init__(self) -> None:
         check_significance(self.test, self.alpha)
@@ -202,7 +205,7 @@ class RankingAgreement(Shown):
         test = {"t": "paired t-test", "randomization": f"Fisher randomization test ({self.n_resamples} "
                                                        f"resamples, seed {self.seed})"}[self.test]
         return (f"significance: {test} per pair of systems, Holm-corrected over the pairs of each metric under "
-                f"each set of judgements, alpha {self.alpha:g}; tau_ap takes {self.names[0]} as the truth")
+                f"each set of judgements, alpha {self.alpha:g}; tau_ap takes {self.names[self.truth]} as the truth")
 
     def table(self, fmt: str = "terminal") -> str:
         """One row per metric, then how significance was decided, in an output format that writes tables."""
@@ -218,7 +221,7 @@ class RankingAgreement(Shown):
     def to_dict(self) -> dict[str, Any]:
         """``{"settings": {...}, "metrics": [...]}`` with every pair, JSON-ready (nan becomes None)."""
         settings = {"names": list(self.names), "test": self.test, "correction": "holm", "alpha": self.alpha,
-                    "n_resamples": self.n_resamples, "seed": self.seed}
+                    "n_resamples": self.n_resamples, "seed": self.seed, "tau_ap_truth": self.names[self.truth]}
         return json_ready({"settings": settings,
                        "metrics": [{**asdict(row), **row.summary(), "ranking_a": list(row.ranking("a")),
                                     "ranking_b": list(row.ranking("b"))} for row in self.rows]})
@@ -246,12 +249,14 @@ def _lookup(results: Results, metric: str, system: str, side: str) -> tuple[str,
 
 def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, Results], *,
                       metrics: Iterable[str] | None = None, names: Sequence[str] = ("a", "b"), test: str = "t",
-                      alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0) -> RankingAgreement:
+                      alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
+                      truth: int = 0) -> RankingAgreement:
     """Do two sets of judgements rank the same systems the same way?
 
     For each metric, the systems are ordered by their mean under judgements a and under b, and compared
-    with Kendall's tau (:func:`scipy.stats.kendalltau`, tau-b) and tau_ap (:func:`tau_ap`, a as the truth;
-    also its symmetric mean). Then every pair of systems is tested under each side (``test``, Holm over the
+    with Kendall's tau (:func:`scipy.stats.kendalltau`, tau-b) and tau_ap (:func:`tau_ap`, the judgements
+    ``truth`` names as the truth; also its symmetric mean). Then every pair of systems (each system against
+    every one listed before it: delta = the later - the earlier) is tested under each side (``test``, Holm over the
     pairs of the metric), and the pairs significant under a or b are sorted into ``agree`` / ``reversed`` /
     ``lost`` / ``gained``; ``flipped_share`` is the share that did not stay significant with the same sign.
 
@@ -264,6 +269,7 @@ def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, 
         test: ``t`` (paired t-test) or ``randomization`` (Fisher), see :mod:`evalbridge.decisions.compare`.
         alpha: significance level of the Holm-adjusted p-values.
         n_resamples, seed: of the randomization test.
+        truth: 0 (a, the default) or 1 (b): the judgements tau_ap takes as the truth, e.g. the fuller set.
 
     Raises:
         InputError: the two sides hold different systems, fewer than two systems, a metric not evaluated.
@@ -280,6 +286,8 @@ def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, 
     """
     names = check_names(names)
     check_significance(test, alpha)
+    if truth not in (0, 1) or isinstance(truth, bool):
+        raise InputError(f"truth must be 0 (the first judgements) or 1 (the second); got {truth!r}.")
     from ..evaluation.results import Results
 
     for results, side in ((results_a, names[0]), (results_b, names[1])):
@@ -302,7 +310,7 @@ def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, 
         [str(m) for m in results_a[systems[0]].metrics]
     if not asked:
         raise InputError("no metric to compare.", fix='pass metrics=["nDCG@10", ...].')
-    pairs = list(combinations(range(len(systems)), 2))
+    pairs = [(j, i) for j in range(len(systems)) for i in range(j)]   # system - baseline, compare's pairs
     rows = []
     for metric in asked:
         sides = []
@@ -323,7 +331,8 @@ def ranking_agreement(results_a: Mapping[str, Results], results_b: Mapping[str, 
         tau, tau_p = _kendall_tau(means_a, means_b)
         rows.append(MetricRankingAgreement(
             metric=metric, metric_a=label_a, metric_b=label_b, systems=tuple(systems), means_a=tuple(means_a),
-            means_b=tuple(means_b), kendall_tau=tau, kendall_p=tau_p, tau_ap=tau_ap(means_a, means_b),
+            means_b=tuple(means_b), kendall_tau=tau, kendall_p=tau_p,
+            tau_ap=tau_ap(means_a, means_b) if truth == 0 else tau_ap(means_b, means_a),
             tau_ap_symmetric=tau_ap(means_a, means_b, symmetric=True), pairs=tuple(outcomes)))
     return RankingAgreement(rows=tuple(rows), names=names, test=test, alpha=float(alpha), n_resamples=n_resamples,
-                            seed=seed)
+                            seed=seed, truth=truth)

@@ -79,12 +79,14 @@ def change_tables(c: AnyChange, fmt: ReportFormat) -> tuple[Table, ...]:
             align=aligned(fmt, 1, 3),
             title=e(f"{row.metric}: ranking before {' > '.join(row.ranking('a'))}; after "
                     f"{' > '.join(row.ranking('b'))}"),
-            footnotes=(e(f"Kendall's tau {number(row.kendall_tau)}, tau_ap {number(row.tau_ap)} (before as the "
-                         f"truth); significant pairs before {row.significant_a}, after {row.significant_b}"),)))
+            footnotes=(e(f"Kendall's tau {number(row.kendall_tau)}, tau_ap {number(row.tau_ap)} "
+                         f"({c.ranking.names[c.ranking.truth]} as the truth: the fuller judgements); significant "
+                         f"pairs before {row.significant_a}, after {row.significant_b}; delta = after - before"),)))
         moved = [p for p in row.pairs if p.outcome != "neither"]
         if moved:
             tables.append(Table(
-                headers=(fmt.heading("pair"), "delta before", "p before", "delta after", "p after", "decision"),
+                headers=(fmt.heading("system - baseline"), "delta before", "p before", "delta after", "p after",
+                         "decision"),
                 rows=tuple((e(f"{p.system_1} - {p.system_2}"), _signed(p.delta_a), number(p.p_a), _signed(p.delta_b),
                             number(p.p_b), e(p.outcome)) for p in moved),
                 align=aligned(fmt, 1, 4) + (("left",) if fmt.typeset else ()),

@@ -158,7 +158,7 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == render(outcome.report, "html")
     # the sections of the decisions (run diff, standings) and of the slices, their tables sortable, names escaped
-    assert outcome.report.diffs and outcome.report.slices is not None
+    assert outcome.report.analyses["diff"] and outcome.report.slices is not None
     for anchor in ("decisions", "slices"):
         section = page.split(f'<section id="{anchor}">')[1].split("</section>")[0]
         assert '<table class="sortable">' in section and "<table>" not in section

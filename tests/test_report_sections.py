@@ -32,8 +32,8 @@ def _report(runs: dict = RUNS) -> Report:
     cmp = eb.compare(None, results, METRICS, baseline=names[0], n_resamples=50)
     diffs = {name: eb.diff(QRELS, runs[names[0]], runs[name], METRICS, k=2, names=(names[0], name))
              for name in names[1:]}
-    return Report(results=results, metrics=METRICS, comparison=cmp, standings=cmp.standings(), diffs=diffs,
-                  power=eb.power(results, METRICS, baseline=names[0]))
+    return Report(results=results, metrics=METRICS, comparison=cmp, standings=cmp.standings(),
+                  analyses={"diff": diffs, "power": eb.power(results, METRICS, baseline=names[0])})
 
 
 def _csv(report: Report) -> dict[str, pd.DataFrame]:
@@ -69,16 +69,16 @@ def test_csv_files_hold_each_section_at_full_precision() -> None:
         assert list(got.columns) == list(expected.columns)
         pd.testing.assert_frame_equal(got, expected, check_dtype=False)
     power = files["power.csv"]
-    assert power["mde"].tolist() == report.power.to_frame()["mde"].tolist()
-    assert power["delta"].tolist() == [r.delta for r in report.power.rows]
+    assert power["mde"].tolist() == report.analyses["power"].to_frame()["mde"].tolist()
+    assert power["delta"].tolist() == [r.delta for r in report.analyses["power"].rows]
     queries = files["diff_queries.csv"]
     expected = pd.concat([d.to_frame(table="queries").assign(baseline="base", system=name)
-                          for name, d in report.diffs.items()], ignore_index=True)
+                          for name, d in report.analyses["diff"].items()], ignore_index=True)
     assert len(queries) == len(expected) and set(queries["system"]) == {"new", "third"}
     assert queries["delta"].tolist() == expected["delta"].tolist()
     documents = files["diff_documents.csv"]
     assert set(documents["kind"]) <= {"entered", "left", "unjudged_entered", "unjudged_left", "moves"}
-    assert len(documents) == sum(len(d.to_frame(table="documents")) for d in report.diffs.values())
+    assert len(documents) == sum(len(d.to_frame(table="documents")) for d in report.analyses["diff"].values())
 
 
 def test_a_report_without_sections_adds_no_files() -> None:

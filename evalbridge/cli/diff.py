@@ -16,7 +16,7 @@ def handle(args: argparse.Namespace) -> int:
     config = config_of(args, args.qrels, [args.run_a, args.run_b])
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
-    found = next(iter(outcome.report.diffs.values()))
+    found = next(iter(outcome.report.analyses["diff"].values()))
     emit(render_diff(found, args.format), args.output, args)
     return EXIT_OK
 

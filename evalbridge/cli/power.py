@@ -17,7 +17,7 @@ def handle(args: argparse.Namespace) -> int:
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
-    emit(render_power(outcome.report.power, args.format), args.output, args)
+    emit(render_power(outcome.report.analyses["power"], args.format), args.output, args)
     return EXIT_OK
 
 

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from .checking import YamlLocator
-from .layout import (TOP_KEYS, AgreementSettings, ComparisonSettings, Config, CrossCheckSettings, OutputSettings,
+from .analyses import TOP_KEYS
+from .layout import (AgreementSettings, ComparisonSettings, Config, CrossCheckSettings, OutputSettings,
                      PlotSettings)
 from .schema import validate
 from .sources import Source, load_qrels, load_run

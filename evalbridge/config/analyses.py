@@ -1,88 +1,465 @@
-"""The sections of a config that add analyses of the runs it evaluates to the report: ``diff:``, ``power:``, ``changed:``."""
+"""The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``diagnose:``,
+``uncertain:``, ``changed:``.
+
+Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
+read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
+pipeline (what it computes from the runs evaluated). The schema reads every section the registry lists, the pipeline
+runs every analysis a config asks for, in the registry's order, and the report holds each result under the
+analysis's key, where :mod:`evalbridge.views.sections` finds its view: a new analysis is its module (the verb), its
+view and one entry here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from ..metrics.requests import MetricRequest
-from .checking import Checker
-from .layout import ChangedSettings, ComparisonSettings, DiffSettings, PowerSettings
+from ..metrics.spec import Metric
+from .checking import Checker, suggest
+from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings, PowerSettings,
+                     UncertainSettings)
 from .sources import Source
 
-__all__ = ["read_diff", "read_power", "read_changed"]
+if TYPE_CHECKING:
+    from ..common.parameters import Rule
+
+__all__ = ["Analysis", "ANALYSES", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
+           "analysis_settings"]
 
 
-def read_diff(check: Checker, value: Any, runs: Mapping[str, Source]) -> DiffSettings | None:
-    """``diff:``: true, false or ``{k, queries, moves}``, each key checked by its rule of
-    :data:`evalbridge.decisions.diffing.DIFF_PARAMETERS`."""
+@dataclass(frozen=True)
+class Given:
+    """What a section's reader sees of the rest of the config."""
+
+    folder: Path
+    qrels: Source | None
+    runs: Mapping[str, Source]
+    metrics: tuple[MetricRequest, ...]
+    policies: Mapping[str, str]
+    comparison: ComparisonSettings | None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an analysis's step sees of the run so far.
+
+    Attributes:
+        config: the evaluation.
+        results: system name -> its Results (evaluated with the config's settings).
+        pairs: system name -> (qrels, run) as read (empty with ``engine: spark``).
+        qrels: the config's qrels as read (None when the runs carry their own).
+        baseline: the system the others are measured against: the comparison's, else the first run.
+        step: reports one step of the pipeline (``step("diff of x against y")``).
+        judgements: reads a qrels source a section names (a second set, a judge), recorded with the inputs.
+    """
+
+    config: Config
+    results: Mapping[str, Any]
+    pairs: Mapping[str, tuple[Any, Any]]
+    qrels: Any
+    baseline: str | None
+    step: Callable[[str], None]
+    judgements: Callable[[Source], Any]
+
+    @property
+    def runs(self) -> dict[str, Any]:
+        """System name -> its run, as read."""
+        return {name: run for name, (_, run) in self.pairs.items()}
+
+
+def _none(settings: Any) -> tuple[Source | None, ...]:
+    return ()
+
+
+def _one(config: Config, settings: Any) -> int:
+    return 1
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis a config can ask for.
+
+    Attributes:
+        key: its config section (``power``), the report's key of its result and the name of its view.
+        help: what the section sets, for the config reference and messages.
+        read: the section's value (None when absent) checked into its settings, or None when not asked for.
+        run: its step of the pipeline: the settings and what the pipeline has (:class:`Context`) -> its result.
+        rules: key of the section -> its rule (the verb's own parameters), gathered when a key is checked.
+        sources: the inputs its settings name beyond the qrels and runs (for hashing and the overwrite check).
+        steps: how many steps of progress it reports.
+        spark: why ``engine: spark`` cannot compute it (None: it can).
+    """
+
+    key: str
+    help: str
+    read: Callable[[Checker, Any, Given], Any]
+    run: Callable[[Context, Any], Any]
+    rules: Callable[[], Mapping[str, Rule]]
+    sources: Callable[[Any], Iterable[Source | None]] = _none
+    steps: Callable[[Config, Any], int] = _one
+    spark: str | None = None
+
+    def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
+        """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
+        the settings' dataclass)."""
+        rules = self.rules()
+        return {name: check.checked(spec[name], (self.key, name), rules[name]) if name in spec
+                else getattr(defaults, name) for name in names}
+
+
+def _at_least_two(check: Checker, key: str, runs: Mapping[str, Source], why: str) -> None:
+    if len(runs) < 2:
+        raise check.fail((key,), f"{why}, and needs at least two runs; got {len(runs)}.",
+                         fix=f"add another run, or remove the {key} section."
+                         if check.locator.source else "add another run.")
+
+
+def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
+                metrics: Sequence[MetricRequest]) -> Metric:
+    """The section's ``metric`` (one spec), else the config's first metric."""
+    from .sections import read_metrics
+
+    if "metric" not in spec:
+        if not metrics:
+            raise check.fail((section,), "no metric to measure: the config has no metrics.",
+                             fix=f"write {section}: {{metric: nDCG@10}}.")
+        return metrics[0].metric
+    given = spec["metric"]
+    if not isinstance(given, str):
+        raise check.fail((section, "metric"), f"{section} measures one metric (a spec such as nDCG@10); got "
+                                              f"{type(given).__name__} {given!r:.60}.",
+                         fix=f"write {section}: {{metric: nDCG@10}}, one {section} per metric.")
+    return read_metrics(check, [given], (section, "metric"))[0].metric
+
+
+# --- diff: --------------------------------------------------------------------------------------------------------
+
+def _diff_rules() -> Mapping[str, Rule]:
+    from ..decisions.diffing import DIFF_PARAMETERS
+
+    return DIFF_PARAMETERS
+
+
+def _read_diff(check: Checker, value: Any, given: Given) -> DiffSettings | None:
+    """``diff:``: true, false or ``{k, queries, moves}``."""
     if value is None or value is False:
         return None
-    if value is True:
-        value = {}
-    spec = check.mapping(value, ("diff",), ("k", "queries", "moves"), "{k: 10, queries: 10, moves: 3}")
-    if len(runs) < 2:
-        raise check.fail(("diff",), "a diff compares a system with the baseline, and needs at least two runs.",
-                         fix="add another run, or remove the diff section.")
-    return DiffSettings(**{key: check.rule(spec.get(key, getattr(DiffSettings, key)), ("diff", key), f"diff.{key}")
-                           for key in ("k", "queries", "moves")})
+    spec = check.mapping({} if value is True else value, ("diff",), ("k", "queries", "moves"),
+                         "{k: 10, queries: 10, moves: 3}")
+    _at_least_two(check, "diff", given.runs, "a diff compares a system with the baseline")
+    return DiffSettings(**DIFF.checked(check, spec, ("k", "queries", "moves"), DiffSettings))
 
 
-def read_power(check: Checker, value: Any, runs: Mapping[str, Source],
-               comparison: ComparisonSettings | None) -> PowerSettings | None:
-    """``power:``: true, false or ``{test, alpha, power, effect, sides}``, each key checked by its rule of
-    :data:`evalbridge.decisions.power.POWER_PARAMETERS`. Left out, a comparison has it at the comparison's test and alpha
-    (the t-test's for ``test: wilcoxon``, which has no closed-form power here, and the report says which)."""
-    from ..decisions.power import POWER_TESTS
+def _run_diff(ctx: Context, settings: DiffSettings) -> dict[str, Any]:
+    """Every other system against the baseline, from the results already computed
+    (:func:`evalbridge.decisions.diffing.diff_results`)."""
+    from ..decisions.diffing import diff_results
 
-    if value is False or (value is None and comparison is None):
-        return None
-    spec = check.mapping({} if value is None or value is True else value, ("power",), _POWER_KEYS,
-                         "{effect: 0.01, power: 0.8}")
-    if len(runs) < 2:
-        raise check.fail(("power",), "power compares a system with the baseline, and needs at least two runs.",
-                         fix="add another run" + (", or remove the power section." if check.locator.source else "."))
-    test = comparison.test if comparison is not None else "t"
-    defaults: dict[str, Any] = {"test": test if test in POWER_TESTS else "t",
-                                "alpha": comparison.alpha if comparison is not None else PowerSettings.alpha}
-    given: dict[str, Any] = {key: check.rule(spec[key], ("power", key), f"power.{key}") for key in _POWER_KEYS
-                             if spec.get(key) is not None}
-    return PowerSettings(**{**defaults, **given})
+    baseline, found = ctx.baseline, {}
+    for name in ctx.results:
+        if name != baseline and baseline is not None:
+            ctx.step(f"diff of {name} against {baseline}")
+            qrels, run = ctx.pairs[name]
+            found[name] = diff_results(qrels, ctx.pairs[baseline][1], run, ctx.results[baseline], ctx.results[name],
+                                       k=settings.k, queries=settings.queries, moves=settings.moves,
+                                       names=(baseline, name))
+    return found
+
+
+DIFF = Analysis(
+    "diff", "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
+            "entered or left the top k)",
+    _read_diff, _run_diff, _diff_rules, steps=lambda config, s: max(len(config.runs) - 1, 0),
+    spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark")
+
+
+# --- power: -------------------------------------------------------------------------------------------------------
+
+def _power_rules() -> Mapping[str, Rule]:
+    from ..decisions.power import POWER_PARAMETERS
+
+    return POWER_PARAMETERS
 
 
 #: the keys of ``power:`` (the keywords of :func:`evalbridge.power` but the results, metrics and baseline)
 _POWER_KEYS = ("test", "alpha", "power", "effect", "sides")
 
 
-def read_changed(check: Checker, value: Any, folder: Path, qrels: Source | None, runs: Mapping[str, Source],
-                 metrics: Sequence[MetricRequest], policies: Mapping[str, str]) -> ChangedSettings | None:
+def _read_power(check: Checker, value: Any, given: Given) -> PowerSettings | None:
+    """``power:``: true, false or ``{test, alpha, power, effect, sides}``. Left out, a comparison has it at the
+    comparison's test and alpha (the t-test's for ``test: wilcoxon``, which has no closed-form power here, and the
+    report says which)."""
+    from ..decisions.power import POWER_TESTS
+
+    comparison = given.comparison
+    if value is False or (value is None and comparison is None):
+        return None
+    spec = check.mapping({} if value is None or value is True else value, ("power",), _POWER_KEYS,
+                         "{effect: 0.01, power: 0.8}")
+    _at_least_two(check, "power", given.runs, "power compares a system with the baseline")
+    test = comparison.test if comparison is not None else "t"
+    defaults: dict[str, Any] = {"test": test if test in POWER_TESTS else "t",
+                                "alpha": comparison.alpha if comparison is not None else PowerSettings.alpha}
+    chosen = POWER.checked(check, {k: v for k, v in spec.items() if v is not None}, _POWER_KEYS, PowerSettings)
+    return PowerSettings(**{**chosen, **{k: v for k, v in defaults.items() if spec.get(k) is None}})
+
+
+def _run_power(ctx: Context, settings: PowerSettings) -> Any:
+    """The power of every system against the baseline, metric by metric (:func:`evalbridge.power`)."""
+    from ..decisions.power import power
+
+    if not ctx.results:
+        return None
+    return power(ctx.results, ctx.config.metrics, baseline=ctx.baseline, test=settings.test, alpha=settings.alpha,
+                 power=settings.power, effect=settings.effect, sides=settings.sides)
+
+
+POWER = Analysis(
+    "power", "true, false or {effect, power, alpha, test, sides}: the smallest difference each pair can detect and "
+             "the queries a target effect needs (on by default with a comparison, at its test and alpha)",
+    _read_power, _run_power, _power_rules, steps=lambda config, s: 0)  # closed-form: no step worth showing
+
+
+# --- diagnose: ----------------------------------------------------------------------------------------------------
+
+_DIAGNOSE_KEYS = ("pool_depth", "trials", "test", "correction", "alpha", "n_resamples")
+
+
+def _diagnose_rules() -> Mapping[str, Rule]:
+    from ..evalsets.diagnostics import DIAGNOSIS_PARAMETERS
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {**DIAGNOSIS_PARAMETERS, **{name: P[name] for name in ("test", "correction", "alpha", "n_resamples")}}
+
+
+def _read_diagnose(check: Checker, value: Any, given: Given) -> DiagnoseSettings | None:
+    """``diagnose:``: true, or the one metric, a second set of judgements and the options of the diagnostics."""
+    from .sections import read_source
+
+    if value is None or value is False:
+        return None
+    spec = check.mapping({} if value is True else value, ("diagnose",), ("metric", "judgements_b", *_DIAGNOSE_KEYS),
+                         "{metric: nDCG@10, judgements_b: qrels/llm.txt, pool_depth: 100}")
+    if given.qrels is None:
+        raise check.fail(("diagnose",), "the diagnostics judge the runs with one set of judgements, and the config "
+                                        "has no qrels (its inputs hold their own).",
+                         fix="add qrels: <path to the qrels>, with the runs in a run format.")
+    if len(given.runs) < 2:
+        raise check.fail(("diagnose",), f"the diagnostics tell systems apart, and need at least two runs; got "
+                                        f"{len(given.runs)}.", fix="add every system the collection is to tell apart.")
+    other = spec.get("judgements_b")
+    return DiagnoseSettings(
+        metric=_one_metric(check, spec, "diagnose", given.metrics),
+        judgements_b=None if other is None else read_source(check, other, ("diagnose", "judgements_b"), given.folder,
+                                                            "qrels", "local", given.policies),
+        **DIAGNOSE.checked(check, spec, _DIAGNOSE_KEYS, DiagnoseSettings))
+
+
+def _run_diagnose(ctx: Context, settings: DiagnoseSettings) -> Any:
+    """:func:`evalbridge.diagnose` of the qrels and the runs read (the config's seed and settings)."""
+    from ..evalsets.diagnostics import diagnose
+
+    other = None if settings.judgements_b is None else ctx.judgements(settings.judgements_b)
+    ctx.step("diagnosing the test collection")
+    return diagnose(ctx.qrels, ctx.runs, str(settings.metric), judgements_b=other, pool_depth=settings.pool_depth,
+                    trials=settings.trials, test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                    n_resamples=settings.n_resamples, seed=ctx.config.seed, settings=ctx.config.settings)
+
+
+DIAGNOSE = Analysis(
+    "diagnose", "true or {metric, judgements_b, pool_depth, trials, test, correction, alpha, n_resamples}: can the "
+                "qrels tell the runs apart, and do they favour some (evalbridge.diagnose)",
+    _read_diagnose, _run_diagnose, _diagnose_rules, sources=lambda s: (s.judgements_b,),
+    spark="the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in "
+          "Spark")
+
+
+# --- uncertain: ---------------------------------------------------------------------------------------------------
+
+_UNCERTAIN_KEYS = ("draws", "n_resamples", "confidence")
+
+
+def _uncertain_rules() -> Mapping[str, Rule]:
+    from ..evalsets.uncertainty import UNCERTAINTY_PARAMETERS
+
+    return {name: rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"}
+
+
+def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettings | None:
+    """``uncertain:``: several judges or one qrels of probabilities, the runs measured (default: all) and the
+    bootstrap's options."""
+    from .sections import read_name, read_source
+
+    if value is None:
+        return None
+    path, runs = ("uncertain",), given.runs
+    spec = check.mapping(value, path, ("metric", "judges", "probabilities", "runs", *_UNCERTAIN_KEYS),
+                         "{metric: P@10, judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}}")
+    if ("judges" in spec) == ("probabilities" in spec):
+        raise check.fail(path, "give either judges (several judges' grades of the same pairs) or probabilities (one "
+                               "qrels of probabilities of relevance), not both and not neither.",
+                         fix="write uncertain: {judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}} or uncertain: "
+                             "{probabilities: qrels/p.txt}.")
+    judges: dict[str, Source] = {}
+    if "judges" in spec:
+        named = check.mapping(spec["judges"], path + ("judges",), None, "{ann: qrels/ann.txt, bob: qrels/bob.txt}")
+        if len(named) < 2:
+            raise check.fail(path + ("judges",), f"several judges are compared; got {len(named)}.",
+                             fix="name two or more: judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}.")
+        judges = {read_name(check, name, path + ("judges", name), "judge"):
+                  read_source(check, source, path + ("judges", name), given.folder, "qrels", "local", given.policies)
+                  for name, source in named.items()}
+    probabilities = read_source(check, spec["probabilities"], path + ("probabilities",), given.folder, "qrels",
+                                "local", given.policies) if "probabilities" in spec else None
+    chosen = spec.get("runs", list(runs))
+    if not isinstance(chosen, list) or not chosen:
+        raise check.fail(path + ("runs",), f"expected a list of the config's runs; got {chosen!r:.60}.",
+                         fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
+    for i, name in enumerate(chosen):
+        if name not in runs:
+            raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
+                                                 f"{', '.join(runs) or 'none'}.",
+                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
+    return UncertainSettings(
+        metric=_one_metric(check, spec, "uncertain", given.metrics), runs=tuple(map(str, chosen)),
+        judges=MappingProxyType(judges), probabilities=probabilities,
+        **UNCERTAIN.checked(check, spec, _UNCERTAIN_KEYS, UncertainSettings))
+
+
+def _run_uncertain(ctx: Context, settings: UncertainSettings) -> dict[str, Any]:
+    """:func:`evalbridge.uncertain` of each run named, with the judges' labels or the probabilities (the config's
+    seed and settings)."""
+    from ..evalsets.uncertainty import uncertain
+
+    judges = {name: ctx.judgements(source) for name, source in settings.judges.items()}
+    probabilities = None if settings.probabilities is None else ctx.judgements(settings.probabilities)
+    found = {}
+    for name in settings.runs:
+        ctx.step(f"the uncertainty of {name}'s labels")
+        found[name] = uncertain(ctx.pairs[name][1], str(settings.metric), judges=judges or None,
+                                probabilities=probabilities, system=name, draws=settings.draws,
+                                n_resamples=settings.n_resamples, confidence=settings.confidence,
+                                seed=ctx.config.seed, settings=ctx.config.settings)
+    return found
+
+
+UNCERTAIN = Analysis(
+    "uncertain", "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric of each run "
+                 "with the uncertainty of its labels (evalbridge.uncertain)",
+    _read_uncertain, _run_uncertain, _uncertain_rules,
+    sources=lambda s: (*s.judges.values(), s.probabilities), steps=lambda config, s: len(s.runs),
+    spark="the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in "
+          "Spark")
+
+
+# --- changed: -----------------------------------------------------------------------------------------------------
+
+_CHANGED_KEYS = ("test", "alpha", "n_resamples")
+
+
+def _changed_rules() -> Mapping[str, Rule]:
+    """what_changed's test, alpha and n_resamples are the agreement's (it is the ranking agreement of two sides)."""
+    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
+    from ..common.parameters import OneOf
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {"test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"), "alpha": P["alpha"],
+            "n_resamples": P["n_resamples"]}
+
+
+def _read_changed(check: Checker, value: Any, given: Given) -> ChangedSettings | None:
     """``changed:``: ``{before, metrics, test, alpha, n_resamples}``: what the config's qrels (after) changed against
-    the judgements ``before`` (a qrels source) for the config's runs; test, alpha and n_resamples checked by the
-    agreement's rules (:func:`evalbridge.what_changed` is the ranking agreement of the two sides)."""
+    the judgements ``before`` (a qrels source) for the config's runs."""
     from .sections import read_metrics, read_source
 
     if value is None:
         return None
-    spec = check.mapping(value, ("changed",), ("before", "metrics", "test", "alpha", "n_resamples"),
+    spec = check.mapping(value, ("changed",), ("before", "metrics", *_CHANGED_KEYS),
                          "{before: qrels.before.txt, metrics: [nDCG@10]}")
     if "before" not in spec:
         raise check.fail(("changed",), "what changed needs the judgements before (the config's qrels are after).",
                          fix="write changed: {before: <path to the qrels before>}.")
-    if qrels is None:
+    if given.qrels is None:
         raise check.fail(("changed",), "what changed compares the judgements before with the config's qrels, and "
                                        "the config has none.", fix="add qrels: <path to the qrels after>.")
-    if len(runs) < 2:
+    if len(given.runs) < 2:
         raise check.fail(("changed",), "what changed for the decision orders systems, and needs at least two runs.",
                          fix="add another run, or remove the changed section.")
-    given = spec.get("metrics")
-    asked = read_metrics(check, [given] if isinstance(given, str) else given, ("changed", "metrics")) \
-        if given is not None else metrics
+    named = spec.get("metrics")
+    asked = read_metrics(check, [named] if isinstance(named, str) else named, ("changed", "metrics")) \
+        if named is not None else given.metrics
     if not asked:
         raise check.fail(("changed",), "no metric to order the systems by: the config has no metrics.",
                          fix="write changed: {before: ..., metrics: [nDCG@10]}.")
     return ChangedSettings(
-        before=read_source(check, spec["before"], ("changed", "before"), folder, "qrels", "local", policies),
-        metrics=tuple(r.asked for r in asked),
-        **{key: check.rule(spec.get(key, getattr(ChangedSettings, key)), ("changed", key), f"changed.{key}")
-           for key in ("test", "alpha", "n_resamples")})
+        before=read_source(check, spec["before"], ("changed", "before"), given.folder, "qrels", "local",
+                           given.policies),
+        metrics=tuple(r.asked for r in asked), **CHANGED.checked(check, spec, _CHANGED_KEYS, ChangedSettings))
+
+
+def _run_changed(ctx: Context, settings: ChangedSettings) -> Any:
+    """:func:`evalbridge.what_changed` of the judgements before against the config's qrels for the runs read (the
+    config's seed and settings)."""
+    from ..evalsets.changes import what_changed
+
+    before = ctx.judgements(settings.before)
+    ctx.step("what the judgements changed")
+    return what_changed(before, ctx.qrels, ctx.runs, list(settings.metrics), test=settings.test,
+                        alpha=settings.alpha, n_resamples=settings.n_resamples, seed=ctx.config.seed,
+                        settings=ctx.config.settings)
+
+
+CHANGED = Analysis(
+    "changed", "{before, metrics, test, alpha, n_resamples}: what the config's qrels changed against the judgements "
+               "before: means, order, significance, the system to ship (evalbridge.what_changed)",
+    _read_changed, _run_changed, _changed_rules, sources=lambda s: (s.before,),
+    spark="what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark")
+
+
+#: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, DIAGNOSE, UNCERTAIN, CHANGED)
+
+
+#: every top-level key of a config -> what it sets: the core sections' and the analyses'
+TOP_KEYS: Mapping[str, str] = MappingProxyType({**CORE_KEYS, **{analysis.key: analysis.help for analysis in ANALYSES}})
+
+
+def read_analyses(check: Checker, spec: Mapping[str, Any], given: Given) -> Mapping[str, Any]:
+    """Every analysis the config's sections ask for: key -> its settings, in the registry's order."""
+    found = {}
+    for analysis in ANALYSES:
+        settings = analysis.read(check, spec.get(analysis.key), given)
+        if settings is not None:
+            found[analysis.key] = settings
+    return MappingProxyType(found)
+
+
+def analysis_sources(config: Config) -> list[Source]:
+    """The inputs the config's analyses read beyond its qrels and runs."""
+    return [source for analysis in ANALYSES if (settings := config.analyses.get(analysis.key)) is not None
+            for source in analysis.sources(settings) if source is not None]
+
+
+def analysis_steps(config: Config) -> int:
+    """The steps of progress the config's analyses report."""
+    return sum(analysis.steps(config, settings) for analysis in ANALYSES
+               if (settings := config.analyses.get(analysis.key)) is not None)
+
+
+def analysis_settings(config: Config) -> dict[str, Any]:
+    """The config's analyses as the provenance records them: inputs by their key, metrics as their specs."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Source):
+            return value.key
+        if isinstance(value, Metric):
+            return str(value)
+        if isinstance(value, Mapping):
+            return {name: plain(v) for name, v in value.items()}
+        return [plain(v) for v in value] if isinstance(value, tuple) else value
+
+    return {key: {name: plain(getattr(settings, name)) for name in settings.__dataclass_fields__}
+            for key, settings in config.analyses.items()}

@@ -17,6 +17,7 @@ from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
 from ..model.settings import ROWS
 
 if TYPE_CHECKING:
+    from ..common.parameters import Rule
     from ..io.yamldata import KeyPath
 
 __all__ = ["RULES", "YamlLocator", "FlagLocator", "Locator", "Checker", "dotted", "suggest"]
@@ -40,30 +41,8 @@ def _comparison() -> dict[str, Any]:
     return {f"comparison.{name}": P[name] for name in ("test", "correction", "alpha", "confidence", "n_resamples")}
 
 
-def _diff() -> dict[str, Any]:
-    from ..decisions.diffing import DIFF_PARAMETERS
-
-    return {f"diff.{name}": rule for name, rule in DIFF_PARAMETERS.items()}
 
 
-def _diagnose() -> dict[str, Any]:
-    from ..evalsets.diagnostics import DIAGNOSIS_PARAMETERS
-    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
-
-    return {**{f"diagnose.{name}": rule for name, rule in DIAGNOSIS_PARAMETERS.items()},
-            **{f"diagnose.{name}": P[name] for name in ("test", "correction", "alpha", "n_resamples")}}
-
-
-def _uncertain() -> dict[str, Any]:
-    from ..evalsets.uncertainty import UNCERTAINTY_PARAMETERS
-
-    return {f"uncertain.{name}": rule for name, rule in UNCERTAINTY_PARAMETERS.items() if name != "seed"}
-
-
-def _power() -> dict[str, Any]:
-    from ..decisions.power import POWER_PARAMETERS
-
-    return {f"power.{name}": rule for name, rule in POWER_PARAMETERS.items()}
 
 
 def _output() -> dict[str, Any]:
@@ -88,11 +67,6 @@ def _agreement() -> dict[str, Any]:
             "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"]}
 
 
-def _changed() -> dict[str, Any]:
-    """what_changed's test, alpha and n_resamples are the agreement's (it is the ranking agreement of two sides)."""
-    rules = _agreement()
-    return {f"changed.{name}": rules[f"agreement.{name}"] for name in ("test", "alpha", "n_resamples")}
-
 
 def _spark() -> dict[str, Any]:
     from ..common.parameters import Interval
@@ -114,8 +88,7 @@ def _tracking() -> dict[str, Any]:
 #: one of its keys is checked (an ``evalbridge eval`` imports none of the modules of the agreement, the diff, the
 #: diagnosis, the uncertainty or the power).
 _SECTIONS: Mapping[str, Callable[[], dict[str, Any]]] = MappingProxyType({
-    "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "diff": _diff, "diagnose": _diagnose,
-    "uncertain": _uncertain, "power": _power, "output": _output, "agreement": _agreement, "changed": _changed,
+    "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "output": _output, "agreement": _agreement,
     "spark": _spark, "tracking": _tracking})
 
 
@@ -226,8 +199,11 @@ class Checker:
 
     def rule(self, value: Any, path: KeyPath, key: str) -> Any:
         """``value`` checked against the declared rule :data:`RULES` ``[key]`` (converted to its type)."""
-        return RULES[key].check(value, source=self.locator.source, line=self.locator.line(path),
-                                key=self.locator.label(path))
+        return self.checked(value, path, RULES[key])
+
+    def checked(self, value: Any, path: KeyPath, rule: Rule) -> Any:
+        """``value`` checked against ``rule`` (converted to its type), its place named as the locator names it."""
+        return rule.check(value, source=self.locator.source, line=self.locator.line(path), key=self.locator.label(path))
 
     def mapping(self, value: Any, path: KeyPath, allowed: Sequence[str] | None, example: str) -> Mapping[str, Any]:
         """``value`` as a mapping whose keys are all in ``allowed`` (any key when None)."""

@@ -21,10 +21,11 @@ from .sources import Source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "SliceSettings",
            "AgreementSettings", "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings",
-           "UncertainSettings", "TOP_KEYS", "AGREEMENT_KEYS", "ENGINES"]
+           "UncertainSettings", "CORE_KEYS", "AGREEMENT_KEYS", "ENGINES"]
 
-#: top-level key -> what it sets (docs/config.md has the full reference)
-TOP_KEYS: Mapping[str, str] = MappingProxyType({
+#: top-level key -> what it sets (docs/config.md has the full reference), but the analyses' sections, which their
+#: registry declares (:data:`evalbridge.config.analyses.TOP_KEYS` has both)
+CORE_KEYS: Mapping[str, str] = MappingProxyType({
     "title": "heading of the reports",
     "qrels": "the relevance judgements (a path, or {path|data, format, ...})",
     "runs": "system name -> run (a path, or {path|data, format, ...})",
@@ -33,10 +34,6 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     **{name: row.help for name, row in ROWS.items()},
     "crosscheck": "{backends, atol, canonicalise}: compare every value with other libraries",
     "comparison": "{baseline, test, correction, alpha, confidence, n_resamples}: paired significance tests",
-    "diff": "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
-            "entered or left the top k)",
-    "power": "true, false or {effect, power, alpha, test, sides}: the smallest difference each pair can detect and "
-             "the queries a target effect needs (on by default with a comparison, at its test and alpha)",
     "gates": "metric -> '>= 0.8' / '>= baseline - 0.01' (or a list); 'system: metric' targets one system; "
              "'>= baseline - 0.01 at 95%' gates the interval of the difference (pass, fail or inconclusive)",
     "on_inconclusive": "fail (default) or pass: what a gate with a level does to the run when the eval set cannot "
@@ -51,12 +48,6 @@ TOP_KEYS: Mapping[str, str] = MappingProxyType({
     "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
     "slices": "a field of the RAG logs (slices: category), or {by: COLUMN, file: QUERY TABLE}: per-slice means, "
               "intervals and differences against the baseline",
-    "diagnose": "true or {metric, judgements_b, pool_depth, trials, test, correction, alpha, n_resamples}: can the "
-                "qrels tell the runs apart, and do they favour some (evalbridge.diagnose)",
-    "uncertain": "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric of each run "
-                 "with the uncertainty of its labels (evalbridge.uncertain)",
-    "changed": "{before, metrics, test, alpha, n_resamples}: what the config's qrels changed against the judgements "
-               "before: means, order, significance, the system to ship (evalbridge.what_changed)",
 })
 
 #: ``engine:`` -> where an evaluation runs (``--engine`` on the command line).
@@ -247,8 +238,6 @@ class Config:
     settings: Settings = Settings()
     crosscheck: CrossCheckSettings | None = None
     comparison: ComparisonSettings | None = None
-    diff: DiffSettings | None = None
-    power: PowerSettings | None = None
     gates: tuple[Any, ...] = ()
     on_inconclusive: str = "fail"
     bands: Mapping[str, tuple[float, float, float]] | None = None
@@ -258,9 +247,8 @@ class Config:
     spark: SparkSettings | None = None
     tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     slices: SliceSettings | None = None
-    diagnose: DiagnoseSettings | None = None
-    uncertain: UncertainSettings | None = None
-    changed: ChangedSettings | None = None
+    #: analysis key -> its settings, each analysis of :data:`evalbridge.config.analyses.ANALYSES` the config asks for
+    analyses: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .layout import AgreementSettings, ChangedSettings, Config, DiagnoseSettings, UncertainSettings
+from .analyses import ANALYSES, Context, analysis_settings, analysis_sources, analysis_steps
+from .layout import AgreementSettings, Config
 from .sources import Source
 from ..errors import InputError
 from ..model.settings import ROWS
@@ -137,9 +138,8 @@ def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
-            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + (n - 1 if config.diff else 0)
-            + 1 + len(config.tracking) + (1 if config.diagnose else 0) + (1 if config.changed else 0)
-            + (len(config.uncertain.runs) if config.uncertain else 0))
+            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + analysis_steps(config)
+            + 1 + len(config.tracking))
 
 
 def input_sources(config: Config) -> list[Source]:
@@ -147,12 +147,7 @@ def input_sources(config: Config) -> list[Source]:
     sources = [config.qrels, *config.runs.values()]
     if config.agreement is not None:
         sources += [*config.agreement.judges.values(), *config.agreement.runs.values()]
-    if config.diagnose is not None:
-        sources.append(config.diagnose.judgements_b)
-    if config.uncertain is not None:
-        sources += [*config.uncertain.judges.values(), config.uncertain.probabilities]
-    if config.changed is not None:
-        sources.append(config.changed.before)
+    sources += analysis_sources(config)
     return list({s.key: s for s in sources if s is not None}.values())
 
 
@@ -207,25 +202,8 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else dict(vars(config.comparison)),
-            "power": None if config.power is None else dict(vars(config.power)),
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
-            **({"diagnose": _section_settings(config.diagnose)} if config.diagnose is not None else {}),
-            **({"uncertain": _section_settings(config.uncertain)} if config.uncertain is not None else {}),
-            **({"changed": _section_settings(config.changed)} if config.changed is not None else {})}
-
-
-def _section_settings(section: DiagnoseSettings | UncertainSettings | ChangedSettings) -> dict[str, Any]:
-    """A ``diagnose:`` / ``uncertain:`` / ``changed:`` section as the provenance records it: inputs by their key, the
-    metric as its spec."""
-    def plain(value: Any) -> Any:
-        if isinstance(value, Source):
-            return value.key
-        if isinstance(value, Mapping):
-            return {name: plain(v) for name, v in value.items()}
-        return list(value) if isinstance(value, tuple) else value
-
-    found = {name: plain(getattr(section, name)) for name in section.__dataclass_fields__}
-    return found | ({"metric": str(found["metric"])} if "metric" in found else {})
+            **analysis_settings(config)}
 
 
 
@@ -393,25 +371,23 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         sliced = slice_table({name: {r.label: res.query(r) for r in config.metrics} for name, res in results.items()},
                              groups, seed=config.seed)
     standings = comparison.standings() if comparison is not None else None
-    # diff: and power: compare every system with the comparison's baseline, else the first run
+    # every analysis measures the systems against the comparison's baseline, else the first run
     baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
-    diffs = _diffs(config, results, pairs, baseline, step)
-    diagnosis = _diagnose(config, config.diagnose, shared, pairs, inputs, hashes, step)
-    uncertainty = _uncertain(config, config.uncertain, pairs, inputs, hashes, step)
-    change = _changed(config, config.changed, shared, pairs, inputs, hashes, step)
+    context = Context(config=config, results=results, pairs=pairs, qrels=shared, baseline=baseline, step=step,
+                      judgements=lambda source: _judgements(config, source, inputs, hashes))
+    analyses = {}
+    for analysis in ANALYSES:
+        if (asked := config.analyses.get(analysis.key)) is not None:
+            with _in_section(config, analysis.key):
+                found = analysis.run(context, asked)
+            if found is not None:
+                analyses[analysis.key] = found
     gates = []
     if config.gates:
         from ..decisions.gates import check_gates
 
         gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
                             on_inconclusive=config.on_inconclusive)
-    power = None
-    if config.power is not None and results:
-        from ..decisions.power import power as power_of
-
-        p = config.power
-        power = power_of(results, config.metrics, baseline=baseline, test=p.test, alpha=p.alpha, power=p.power,
-                         effect=p.effect, sides=p.sides)
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
@@ -423,8 +399,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                  "sha256": hashes[config.path]})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits, agreement=agreement, diffs=diffs, standings=standings, power=power,
-                    slices=sliced, diagnosis=diagnosis, uncertainty=uncertainty, change=change)
+                    digits=config.output.digits, agreement=agreement, standings=standings, slices=sliced,
+                    analyses=analyses)
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:
@@ -455,25 +431,6 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
 
 
-def _diffs(config: Config, results: Mapping[str, Any], pairs: Mapping[str, tuple[Any, Any]], baseline: Any,
-           step: Callable[[str], None]) -> dict[str, Any]:
-    """The ``diff:`` section: every other system against ``baseline``, from the results already computed
-    (:func:`evalbridge.decisions.diffing.diff_results`)."""
-    if config.diff is None:
-        return {}
-    from ..decisions.diffing import diff_results
-
-    found = {}
-    for name in results:
-        if name != baseline:
-            step(f"diff of {name} against {baseline}")
-            qrels, run = pairs[name]
-            found[name] = diff_results(qrels, pairs[baseline][1], run, results[baseline], results[name],
-                                       k=config.diff.k, queries=config.diff.queries, moves=config.diff.moves,
-                                       names=(baseline, name))
-    return found
-
-
 def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: _Hashes) -> Any:
     """Judgements a section names (a second set, a judge, probabilities), read through the registry."""
     from .sources import load_qrels
@@ -493,61 +450,6 @@ def _in_section(config: Config, section: str) -> Iterator[None]:
         if config.path is None:
             raise
         raise InputError(f"{section}: {error}", source=config.where) from None
-
-
-def _diagnose(config: Config, settings: DiagnoseSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
-              inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
-    """The ``diagnose:`` section: :func:`evalbridge.diagnose` of the qrels and the runs read (the config's seed and
-    settings)."""
-    if settings is None:
-        return None
-    from ..evalsets.diagnostics import diagnose
-
-    other = None if settings.judgements_b is None else _judgements(config, settings.judgements_b, inputs, hashes)
-    step("diagnosing the test collection")
-    with _in_section(config, "diagnose"):
-        return diagnose(shared, {name: run for name, (_, run) in pairs.items()}, str(settings.metric),
-                        judgements_b=other, pool_depth=settings.pool_depth, trials=settings.trials,
-                        test=settings.test, correction=settings.correction, alpha=settings.alpha,
-                        n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
-
-
-def _uncertain(config: Config, settings: UncertainSettings | None, pairs: Mapping[str, tuple[Any, Any]],
-               inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> dict[str, Any]:
-    """The ``uncertain:`` section: :func:`evalbridge.uncertain` of each run named, with the judges' labels or the
-    probabilities (the config's seed and settings)."""
-    if settings is None:
-        return {}
-    from ..evalsets.uncertainty import uncertain
-
-    judges = {name: _judgements(config, source, inputs, hashes) for name, source in settings.judges.items()}
-    probabilities = None if settings.probabilities is None else \
-        _judgements(config, settings.probabilities, inputs, hashes)
-    found = {}
-    for name in settings.runs:
-        step(f"the uncertainty of {name}'s labels")
-        with _in_section(config, "uncertain"):
-            found[name] = uncertain(pairs[name][1], str(settings.metric), judges=judges or None,
-                                    probabilities=probabilities, system=name, draws=settings.draws,
-                                    n_resamples=settings.n_resamples, confidence=settings.confidence,
-                                    seed=config.seed, settings=config.settings)
-    return found
-
-
-def _changed(config: Config, settings: ChangedSettings | None, shared: Any, pairs: Mapping[str, tuple[Any, Any]],
-             inputs: dict[str, Any], hashes: _Hashes, step: Callable[[str], None]) -> Any:
-    """The ``changed:`` section: :func:`evalbridge.what_changed` of the judgements before against the config's qrels
-    for the runs read (the config's seed and settings)."""
-    if settings is None:
-        return None
-    from ..evalsets.changes import what_changed
-
-    before = _judgements(config, settings.before, inputs, hashes)
-    step("what the judgements changed")
-    with _in_section(config, "changed"):
-        return what_changed(before, shared, {name: run for name, (_, run) in pairs.items()}, list(settings.metrics),
-                            test=settings.test, alpha=settings.alpha, n_resamples=settings.n_resamples,
-                            seed=config.seed, settings=config.settings)
 
 
 def _slice_labels(config: Config, pairs: Mapping[str, tuple[Any, Any]]) -> Any:

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from ..io.registry import BESIDE_QRELS
 from ..common.wording import option
 from .checking import Checker, Locator
-from .layout import ENGINES, TOP_KEYS, Config
-from .analyses import read_changed, read_diff, read_power
-from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_diagnose, read_gates,
-                       read_metrics, read_name, read_output, read_policies, read_settings, read_slices, read_source,
-                       read_spark, read_supported, read_tracking, read_uncertain)
+from .analyses import ANALYSES, TOP_KEYS, Given, read_analyses
+from .layout import ENGINES, Config
+from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
+                       read_name, read_output, read_policies, read_settings, read_slices, read_source, read_spark,
+                       read_supported, read_tracking)
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
@@ -45,18 +45,13 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
      "metric@k curves are computed from data in memory, and the inputs stay in Spark"),
     (("agreement",), lambda c: c.agreement is not None,
      "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
-    (("diagnose",), lambda c: c.diagnose is not None,
-     "the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in Spark"),
-    (("changed",), lambda c: c.changed is not None,
-     "what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark"),
-    (("uncertain",), lambda c: c.uncertain is not None,
-     "the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in Spark"),
 )
 
 
 def _on_spark(check: Checker, config: Config) -> None:
     """Refuse, before anything runs, what ``engine: spark`` does not compute (each with its key's line)."""
-    for key, asked, why in _NOT_ON_SPARK:
+    analyses = tuple(((a.key,), lambda c, key=a.key: key in c.analyses, a.spark) for a in ANALYSES if a.spark)
+    for key, asked, why in (*_NOT_ON_SPARK, *analyses):
         if asked(config):
             raise check.fail(key, f"{why}, so it cannot be combined with {option('engine', 'spark')}.",
                              fix=f"remove {check.locator.label(key)}, or use {option('engine', 'local')}.")
@@ -139,23 +134,18 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         path=path, document=document, title=read_name(check, spec.get("title") or stem, ("title",), "report title"),
         runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, settings=settings, crosscheck=read_crosscheck(check, spec.get("crosscheck")),
-        comparison=comparison, agreement=agreement, diff=read_diff(check, spec.get("diff"), runs),
-        power=read_power(check, spec.get("power"), runs, comparison),
+        comparison=comparison, agreement=agreement,
         gates=read_gates(check, spec.get("gates"), metrics, runs, comparison),
         on_inconclusive=check.choice(spec.get("on_inconclusive", "fail"), ("on_inconclusive",), ON_INCONCLUSIVE),
         bands=read_bands(check, spec.get("bands"), [r.label for r in metrics]),
         output=read_output(check, spec.get("output"), folder, default_dir.format(stem=stem) if default_dir else None),
         seed=seed, engine=engine, spark=spark, tracking=read_tracking(check, spec.get("tracking")),
         slices=read_slices(check, spec.get("slices"), folder),
-        diagnose=read_diagnose(check, spec.get("diagnose"), folder, qrels, runs, metrics, policies),
-        uncertain=read_uncertain(check, spec.get("uncertain"), folder, runs, metrics, policies),
-        changed=read_changed(check, spec.get("changed"), folder, qrels, runs, metrics, policies),
+        analyses=read_analyses(check, spec, Given(folder=folder, qrels=qrels, runs=MappingProxyType(runs),
+                                                  metrics=metrics, policies=policies, comparison=comparison)),
         raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)
-    if config.diff is not None and engine == "spark":
-        raise check.fail(("diff",), "a diff reads each ranking's documents in memory, and engine: spark keeps the runs "
-                                    "in Spark.", fix="remove diff:, or evaluate with engine: local.")
     if config.tracking and not config.runs:
         raise check.fail(("tracking",), "a tracker logs the systems' means and per-query values, and this config "
                                         "evaluates no system (an agreement alone).",

@@ -17,8 +17,8 @@ from ..model.settings import ROWS, Row, Settings
 from ..common.parameters import Boolean, Interval, OneOf, Text
 from ..common.wording import option
 from .checking import RULES, Checker, dotted, suggest
-from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, DiagnoseSettings,
-                     OutputSettings, PlotSettings, SliceSettings, SparkSettings, UncertainSettings)
+from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, OutputSettings,
+                     PlotSettings, SliceSettings, SparkSettings)
 from .sources import Source, check_source
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "read_supported", "read_name",
            "read_agreement", "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
-           "read_spark", "read_slices", "read_tracking", "read_diagnose", "read_uncertain"]
+           "read_spark", "read_slices", "read_tracking"]
 
 
 def read_settings(check: Checker, spec: Mapping[str, Any]) -> Settings:
@@ -316,87 +316,6 @@ def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source]) -> C
         confidence=check.rule(spec.get("confidence", 0.95), ("comparison", "confidence"), "comparison.confidence"),
         n_resamples=check.rule(spec.get("n_resamples", 10_000), ("comparison", "n_resamples"),
                                "comparison.n_resamples"))
-
-
-def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
-                metrics: Sequence[MetricRequest]) -> Metric:
-    """The section's ``metric`` (one spec), else the config's first metric."""
-    if "metric" not in spec:
-        if not metrics:
-            raise check.fail((section,), "no metric to measure: the config has no metrics.",
-                             fix=f"write {section}: {{metric: nDCG@10}}.")
-        return metrics[0].metric
-    given = spec["metric"]
-    if not isinstance(given, str):
-        raise check.fail((section, "metric"), f"{section} measures one metric (a spec such as nDCG@10); got "
-                                              f"{type(given).__name__} {given!r:.60}.",
-                         fix=f"write {section}: {{metric: nDCG@10}}, one {section} per metric.")
-    return read_metrics(check, [given], (section, "metric"))[0].metric
-
-
-def read_diagnose(check: Checker, value: Any, folder: Path, qrels: Source | None, runs: Mapping[str, Source],
-                  metrics: Sequence[MetricRequest], policies: Mapping[str, str] | None = None) -> DiagnoseSettings | None:
-    """``diagnose:``: true, or the one metric, a second set of judgements and the options of the diagnostics."""
-    if value is None or value is False:
-        return None
-    spec = check.mapping({} if value is True else value, ("diagnose",),
-                         ("metric", "judgements_b", "pool_depth", "trials", "test", "correction", "alpha",
-                          "n_resamples"), "{metric: nDCG@10, judgements_b: qrels/llm.txt, pool_depth: 100}")
-    if qrels is None:
-        raise check.fail(("diagnose",), "the diagnostics judge the runs with one set of judgements, and the config "
-                                        "has no qrels (its inputs hold their own).",
-                         fix="add qrels: <path to the qrels>, with the runs in a run format.")
-    if len(runs) < 2:
-        raise check.fail(("diagnose",), f"the diagnostics tell systems apart, and need at least two runs; got "
-                                        f"{len(runs)}.", fix="add every system the collection is to tell apart.")
-    other = spec.get("judgements_b")
-    return DiagnoseSettings(
-        metric=_one_metric(check, spec, "diagnose", metrics),
-        judgements_b=None if other is None else read_source(check, other, ("diagnose", "judgements_b"), folder,
-                                                            "qrels", "local", policies),
-        **{key: check.rule(spec.get(key, getattr(DiagnoseSettings, key)), ("diagnose", key), f"diagnose.{key}")
-           for key in ("pool_depth", "trials", "test", "correction", "alpha", "n_resamples")})
-
-
-def read_uncertain(check: Checker, value: Any, folder: Path, runs: Mapping[str, Source],
-                   metrics: Sequence[MetricRequest], policies: Mapping[str, str] | None = None) -> UncertainSettings | None:
-    """``uncertain:``: several judges or one qrels of probabilities, the runs measured (default: all) and the
-    bootstrap's options."""
-    if value is None:
-        return None
-    path = ("uncertain",)
-    spec = check.mapping(value, path, ("metric", "judges", "probabilities", "runs", "draws", "n_resamples",
-                                       "confidence"), "{metric: P@10, judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}}")
-    if ("judges" in spec) == ("probabilities" in spec):
-        raise check.fail(path, "give either judges (several judges' grades of the same pairs) or probabilities (one "
-                               "qrels of probabilities of relevance), not both and not neither.",
-                         fix="write uncertain: {judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}} or uncertain: "
-                             "{probabilities: qrels/p.txt}.")
-    judges: dict[str, Source] = {}
-    if "judges" in spec:
-        given = check.mapping(spec["judges"], path + ("judges",), None, "{ann: qrels/ann.txt, bob: qrels/bob.txt}")
-        if len(given) < 2:
-            raise check.fail(path + ("judges",), f"several judges are compared; got {len(given)}.",
-                             fix="name two or more: judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}.")
-        judges = {read_name(check, name, path + ("judges", name), "judge"):
-                  read_source(check, source, path + ("judges", name), folder, "qrels", "local", policies)
-                  for name, source in given.items()}
-    probabilities = read_source(check, spec["probabilities"], path + ("probabilities",), folder, "qrels", "local",
-                                policies) if "probabilities" in spec else None
-    chosen = spec.get("runs", list(runs))
-    if not isinstance(chosen, list) or not chosen:
-        raise check.fail(path + ("runs",), f"expected a list of the config's runs; got {chosen!r:.60}.",
-                         fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
-    for i, name in enumerate(chosen):
-        if name not in runs:
-            raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
-                                                 f"{', '.join(runs) or 'none'}.",
-                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
-    return UncertainSettings(
-        metric=_one_metric(check, spec, "uncertain", metrics), runs=tuple(map(str, chosen)),
-        judges=MappingProxyType(judges), probabilities=probabilities,
-        **{key: check.rule(spec.get(key, getattr(UncertainSettings, key)), path + (key,), f"uncertain.{key}")
-           for key in ("draws", "n_resamples", "confidence")})
 
 
 def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],

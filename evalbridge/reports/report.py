@@ -39,6 +39,7 @@ from ..metrics.spec import Metric, parse_metric
 from ..views.formats import notebook, report_format
 from .writing import output_file, write_file_atomic
 from ..views.markers import MARKER_STYLES
+from ..views.sections import report_data
 from ..views.table import number, p_value
 
 if TYPE_CHECKING:
@@ -107,19 +108,20 @@ class Report:
         agreement: an :class:`~evalbridge.evalsets.agreement.Agreement` of two sets of judgements (the
             ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
             alone, or of a comparison alone (``Report(results={}, comparison=cmp)``), has no ``results``.
-        diffs: system -> its :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline (a config's ``diff:``).
         standings: the systems' :class:`~evalbridge.decisions.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
         tiers: the systems' :class:`~evalbridge.decisions.tiers.Tiers` (tiers no simultaneous test separates, rank
             intervals; ``comparison.tiers()``), or None.
-        power: the comparison's :class:`~evalbridge.decisions.power.PowerAnalysis` (the smallest difference each pair
-            and metric can detect, the queries needed for the observed one) when the report compares systems.
         slices: per-slice means, intervals and differences against the baseline
             (:class:`~evalbridge.evaluation.slices.Slices`, ``slices:`` of a config), or None.
-        diagnosis: the :class:`~evalbridge.evalsets.diagnostics.Diagnosis` of the qrels and runs (``diagnose:``), or None.
-        uncertainty: system -> its :class:`~evalbridge.evalsets.uncertainty.Uncertainty` (``uncertain:``).
-        change: what the judgements changed against the ones before
-            (:class:`~evalbridge.evalsets.changes.JudgementChange`, ``changed:``), or None.
+        analyses: analysis key -> its result, for each analysis of a config
+            (:data:`evalbridge.config.analyses.ANALYSES`) it holds, in their order: ``diff`` (system -> its
+            :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline), ``power``
+            (:class:`~evalbridge.decisions.power.PowerAnalysis`: the smallest difference each pair and metric can
+            detect), ``diagnose`` (:class:`~evalbridge.evalsets.diagnostics.Diagnosis`), ``uncertain`` (system -> its
+            :class:`~evalbridge.evalsets.uncertainty.Uncertainty`), ``changed``
+            (:class:`~evalbridge.evalsets.changes.JudgementChange`); each shows through its view
+            (:data:`evalbridge.views.sections.VIEWS`).
     """
 
     results: Mapping[str, Results]
@@ -133,14 +135,10 @@ class Report:
     digits: int = 4
     markers: str = "arrows"
     agreement: Any = None
-    diffs: Mapping[str, Any] = field(default_factory=dict)
     standings: Any = None
     tiers: Any = None
-    power: Any = None
     slices: Slices | None = None
-    diagnosis: Any = None
-    uncertainty: Mapping[str, Any] = field(default_factory=dict)
-    change: Any = None
+    analyses: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None and self.comparison is None:
@@ -381,20 +379,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["standings"] = report.standings.to_dict()
     if report.tiers is not None:
         data["tiers"] = report.tiers.to_dict()
-    if report.power is not None:
-        data["power"] = report.power.to_dict()
-    if report.diffs:
-        data["diffs"] = {system: d.to_dict() for system, d in report.diffs.items()}
-    if report.diagnosis is not None:
-        from ..views.diagnosis import meanings
-
-        data["diagnosis"] = {**report.diagnosis.to_dict(), "meanings": meanings(report.diagnosis)}
-    if report.uncertainty:
-        from ..views.uncertainty import meaning
-
-        data["uncertainty"] = {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in report.uncertainty.items()}
-    if report.change is not None:
-        data["changed"] = json_value(report.change.to_dict())
+    data |= report_data(report)
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts
 

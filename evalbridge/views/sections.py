@@ -16,7 +16,7 @@ from typing import Any
 from .formats import ReportFormat, output_format, show, table_format
 from .table import Table
 
-__all__ = ["Section", "report_sections", "section_tables", "section_files"]
+__all__ = ["Section", "View", "VIEWS", "report_sections", "report_data", "section_tables", "section_files"]
 
 #: A Report (read, never imported: this module is below the reports that render it).
 AnyReport = Any
@@ -82,7 +82,7 @@ def _power(analysis: Any) -> Section:
     return Section("power", "Power", lambda fmt: power_tables(analysis, fmt), lambda: {"power": analysis.to_frame()})
 
 
-def _diagnosis(report: AnyReport) -> Section:
+def _diagnosis(d: Any, digits: int) -> Section:
     from .diagnosis import diagnosis_tables
 
     def frames() -> Mapping[str, Any]:
@@ -90,16 +90,15 @@ def _diagnosis(report: AnyReport) -> Section:
 
         from .diagnosis import TITLES, meanings
 
-        d = report.diagnosis
         found = [{"finding": TITLES[name], "meaning": text} for name, text in meanings(d).items()]
         return {"diagnosis_systems": d.to_frame(table="systems"), "diagnosis_swaps": d.to_frame(table="swaps"),
                 "diagnosis_findings": pd.DataFrame(found, columns=["finding", "meaning"])}
 
     return Section("diagnosis", "Diagnosis of the test collection",
-                   lambda fmt: diagnosis_tables(report.diagnosis, fmt, report.digits), frames)
+                   lambda fmt: diagnosis_tables(d, fmt, digits), frames)
 
 
-def _uncertainty(report: AnyReport) -> Section:
+def _uncertainty(found: Mapping[str, Any], digits: int) -> Section:
     from .uncertainty import uncertainty_tables
 
     def frames() -> Mapping[str, Any]:
@@ -108,20 +107,19 @@ def _uncertainty(report: AnyReport) -> Section:
         rows = [{name: value for name, value in u.to_dict().items() if name != "per_query"}
                 | {"labellings": u.labellings if isinstance(u.labellings, int) else ", ".join(u.labellings),
                    "widening": u.widening}
-                for u in report.uncertainty.values()]
+                for u in found.values()]
         return {"uncertainty": pd.DataFrame(rows)}
 
     return Section("uncertainty", "Uncertainty of the labels",
-                   lambda fmt: uncertainty_tables(list(report.uncertainty.values()), fmt, report.digits), frames)
+                   lambda fmt: uncertainty_tables(list(found.values()), fmt, digits), frames)
 
 
-def _change(report: AnyReport) -> Section:
+def _change(c: Any) -> Section:
     from .eval_sets import change_tables
 
     def frames() -> Mapping[str, Any]:
         import pandas as pd
 
-        c = report.change
         means = [{"metric": row.metric, "system": s, "before": a, "after": b}
                  for row in c.ranking.rows for s, a, b in zip(row.systems, row.means_a, row.means_b)]
         orders = [{"metric": row.metric, "kendall_tau": row.kendall_tau, "tau_ap": row.tau_ap,
@@ -129,7 +127,7 @@ def _change(report: AnyReport) -> Section:
                   for row in c.ranking.rows]
         return {"changed_means": pd.DataFrame(means), "changed_orders": pd.DataFrame(orders)}
 
-    return Section("changed", "What the judgements changed", lambda fmt: change_tables(report.change, fmt), frames)
+    return Section("changed", "What the judgements changed", lambda fmt: change_tables(c, fmt), frames)
 
 
 def _slices(report: AnyReport) -> Section:
@@ -154,17 +152,57 @@ def _has_slices(report: AnyReport) -> bool:
     return report.slices is not None or any(r.numbers for r in report.results.values())
 
 
+def _diagnosis_data(d: Any) -> Any:
+    from .diagnosis import meanings
+
+    return {**d.to_dict(), "meanings": meanings(d)}
+
+
+def _uncertainty_data(found: Mapping[str, Any]) -> Any:
+    from .uncertainty import meaning
+
+    return {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in found.items()}
+
+
+@dataclass(frozen=True)
+class View:
+    """How the result of one analysis (:data:`evalbridge.config.analyses.ANALYSES`) shows in a report.
+
+    Attributes:
+        key: its key in the JSON report.
+        sections: its result (and the report's digits) -> its sections.
+        data: its result -> its JSON data.
+    """
+
+    key: str
+    sections: Callable[[Any, int], list[Section]]
+    data: Callable[[Any], Any]
+
+
+#: analysis key -> its view, for every analysis a report can hold (``Report.analyses``)
+VIEWS: Mapping[str, View] = {
+    "diff": View("diffs", lambda found, digits: [_diff(d) for d in found.values()],
+                 lambda found: {system: d.to_dict() for system, d in found.items()}),
+    "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict()),
+    "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data),
+    "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
+    "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
+}
+
+
 def report_sections(report: AnyReport) -> list[Section]:
     """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
     out = [_standings(report.standings)] if report.standings is not None else []
     out += [_tiers(report.tiers)] if report.tiers is not None else []
-    out += [_diff(d) for d in report.diffs.values()]
-    out += [_power(report.power)] if report.power is not None else []
-    out += [_diagnosis(report)] if report.diagnosis is not None else []
-    out += [_uncertainty(report)] if report.uncertainty else []
-    out += [_change(report)] if report.change is not None else []
+    for key, found in report.analyses.items():
+        out += VIEWS[key].sections(found, report.digits)
     out += [_slices(report)] if _has_slices(report) else []
     return out
+
+
+def report_data(report: AnyReport) -> dict[str, Any]:
+    """The JSON data of the analyses ``report`` holds, each under its view's key."""
+    return {VIEWS[key].key: VIEWS[key].data(found) for key, found in report.analyses.items()}
 
 
 def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]], *,

@@ -322,7 +322,7 @@ def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], run
            comparison: ComparisonSettings | None) -> tuple[Any, ...]:
     if value is None:
         return ()
-    from ..decisions.gates import parse_gates
+    from ..decisions.gates import check_reachable, parse_gates
 
     spec = check.mapping(value, ("gates",), None, "{recall@5: '>= 0.80', ndcg@10: '>= baseline - 0.01'}")
     out = []
@@ -332,11 +332,17 @@ def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], run
         except EvalbridgeError as error:
             raise check.fail(("gates", key), str(error))
         for gate in gates:
-            if find_request(metrics, gate.metric) is None:
+            request = find_request(metrics, gate.metric)
+            if request is None:
                 raise check.fail(("gates", key), f"{gate.metric} is not one of the metrics "
                                                  f"({', '.join(r.label for r in metrics)}).",
                                  fix=f"add {gate.metric} to metrics, or gate a metric that is evaluated (by its "
                                      f"label or any spelling).")
+            if isinstance(gate.metric, str):  # a label: its metric's bounds (a metric's were checked when parsed)
+                try:
+                    check_reachable(gate, request.metric)
+                except EvalbridgeError as error:
+                    raise check.fail(("gates", key), str(error))
             if gate.system is not None and gate.system not in runs:
                 raise check.fail(("gates", key), f"system {gate.system!r} is not one of the runs.",
                                  fix=f"{suggest(gate.system, list(runs))}Runs: {', '.join(runs)}.")

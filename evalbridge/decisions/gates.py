@@ -58,7 +58,7 @@ EPSILON = 1e-12
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _EXPRESSION = re.compile(rf"\s*(?P<op>>=|<=|==|>|<)\s*(?:(?P<base>baseline)\s*(?:(?P<sign>[+-])\s*"
                          rf"(?P<offset>{_NUMBER}))?|(?P<number>{_NUMBER}))\s*(?:at\s+(?P<level>{_NUMBER})\s*%\s*)?",
-                         re.IGNORECASE)
+                         re.IGNORECASE | re.ASCII)  # ASCII: a digit is 0-9 (float() would read '٠٫٥' too)
 #: what an inconclusive gate does to the run: fail it (the default, what a CI job should do) or let it pass
 ON_INCONCLUSIVE = ("fail", "pass")
 #: the three outcomes of a gate
@@ -191,7 +191,14 @@ def parse_gate(metric: str | Metric, expression: str, *, system: str | None = No
         MetricSpecError: the metric string is neither a label nor a metric.
     """
     spec = metric.strip() if isinstance(metric, str) and metric.strip() in set(labels) else parse_metric(metric)
+    if expression is None or isinstance(expression, bool) or (isinstance(expression, str) and not expression.strip()):
+        raise InputError(f"the gate on {spec} is {'empty' if expression is not None else 'null'}: it says nothing "
+                         f"to check.", fix="write an expression, e.g. '>= 0.80' or '>= baseline - 0.01', or remove the "
+                                           "gate.")
     match = _EXPRESSION.fullmatch(str(expression)) if isinstance(expression, (str, int, float)) else None
+    if match is None and isinstance(expression, str) and any(c.isdigit() and not c.isascii() for c in expression):
+        raise InputError(f"cannot read gate {expression!r} for {spec}: it has digits other than 0-9.",
+                         fix="write the number with the ASCII digits 0-9, e.g. '>= 0.80' or 'at 95%'.")
     if match is None:
         raise InputError(f"cannot read gate {expression!r} for {spec}; expected an operator and a number or "
                          f"'baseline', e.g. '>= 0.80' or '>= baseline - 0.01'.",
@@ -204,10 +211,49 @@ def parse_gate(metric: str | Metric, expression: str, *, system: str | None = No
                              + ("'==' has no interval to clear" if match["op"] == "==" else
                                 f"the level {match['level']}% is not in [50%, 100%)") + ".",
                              fix="write a level such as 'at 95%' after '>=', '>', '<=' or '<'.")
+    number = match["offset"] if match["base"] else match["number"]
+    if number is not None and not math.isfinite(float(number)):
+        raise InputError(f"cannot read gate {expression!r} for {spec}: {number} is beyond the largest number a float "
+                         f"holds (about 1.8e308).", fix="write a threshold the metric can take.")
     if match["base"]:
         offset = float(match["offset"] or 0.0) * (-1 if match["sign"] == "-" else 1)
-        return Gate(spec, match["op"], offset, True, system, str(expression), confidence)
-    return Gate(spec, match["op"], float(match["number"]), False, system, str(expression), confidence)
+        gate = Gate(spec, match["op"], offset, True, system, str(expression), confidence)
+    else:
+        gate = Gate(spec, match["op"], float(match["number"]), False, system, str(expression), confidence)
+    if isinstance(spec, Metric):
+        check_reachable(gate, spec)
+    return gate
+
+
+def check_reachable(gate: Gate, metric: Metric) -> None:
+    """Refuse a gate no value of ``metric`` can meet or miss (its :attr:`~evalbridge.Metric.bounds`): an absolute
+    threshold outside them (``P@5 >= 2``, ``RR <= -1``), a difference from the baseline beyond their width
+    (``nDCG@10 >= baseline - 5``: every system passes). A threshold on a bound itself (``<= 1``, ``> 1``) is kept."""
+    low, high = metric.bounds
+    if gate.relative:
+        width = high - low
+        if abs(gate.value) > width:
+            raise InputError(f"the gate {metric} {gate.text!r} can never {'fail' if _always(gate) else 'pass'}: "
+                             f"{metric} lies in [{_shown(low)}, {_shown(high)}], so a system and the baseline differ "
+                             f"by {_shown(width)} at most.",
+                             fix=f"write an offset within +-{_shown(width)}, e.g. '>= baseline - 0.01'.")
+        return
+    if low <= gate.value <= high:
+        return
+    never = gate.op == "==" or (gate.op in (">=", ">")) == (gate.value > high)
+    raise InputError(f"the gate {metric} {gate.text!r} can never {'pass' if never else 'fail'}: {metric} lies in "
+                     f"[{_shown(low)}, {_shown(high)}].",
+                     fix=f"write a threshold within [{_shown(low)}, {_shown(high)}], e.g. "
+                         f"'{gate.op} {_shown(min(max(0.8, low), high))}'.")
+
+
+def _always(gate: Gate) -> bool:
+    """A relative gate beyond the width: one that every system passes (``>= baseline - 5``)?"""
+    return gate.op != "==" and (gate.op in (">=", ">")) == (gate.value < 0)
+
+
+def _shown(number: float) -> str:
+    return f"{number:g}"
 
 
 def parse_gates(gates: Mapping[str, str | Iterable[str]], *, labels: Iterable[str] = ()) -> list[Gate]:
@@ -224,8 +270,13 @@ def parse_gates(gates: Mapping[str, str | Iterable[str]], *, labels: Iterable[st
     labels = list(labels)
     for key, expressions in gates.items():
         system, _, metric = str(key).rpartition(":")
-        if isinstance(expressions, (str, int, float)):
+        if isinstance(expressions, (str, int, float)) or expressions is None:
             expressions = [expressions]
+        if not isinstance(expressions, (list, tuple)) or not expressions:
+            raise InputError(f"the gates on {metric.strip()} are {expressions!r:.40}: "
+                             f"{'no expression' if isinstance(expressions, (list, tuple)) else 'not an expression'}.",
+                             fix=f"write one expression or a list of them, e.g. {metric.strip()}: '>= 0.80' or "
+                                 f"['>= baseline - 0.01', '>= 0.5'], or remove the key.")
         for expression in expressions:
             parsed.append(parse_gate(metric.strip(), expression, system=system.strip() or None, labels=labels))
     return parsed

@@ -9,6 +9,7 @@ scores in :mod:`evalbridge.metrics.tie_aware`; its numpy kernel in :mod:`evalbri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -41,6 +42,10 @@ class MetricInfo:
             their ``FUNCTIONS`` and ``KERNELS`` tables are built from it by :func:`functions_of`.
         tie_aware: False for a family without an exact tie-aware formula (yet): refused under
             ``ties="average"``, and :mod:`evalbridge.metrics.tie_aware` defines no function for it.
+        bounds: the values a query's value (and so a mean) can take, ``(low, high)``; ``inf`` for a count or a
+            sum without a ceiling. Gates are checked against them (a threshold no value can meet or miss).
+        unbounded_with: ``option=value`` (or an ``option`` set to anything) under which the family has no
+            bounds (RBP's raw grades as weights, a gain map that may give any number).
     """
 
     name: str
@@ -54,6 +59,8 @@ class MetricInfo:
     inputs_with: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     function: str = ""
     tie_aware: bool = True
+    bounds: tuple[float, float] = (0.0, 1.0)
+    unbounded_with: tuple[str, ...] = ()
 
     def allowed(self, option: str) -> tuple[str, ...] | None:
         """The values a choice option takes in this family (``None``: not a choice option)."""
@@ -63,11 +70,16 @@ class MetricInfo:
 def _info(name: str, function: str, title: str, formula: str, cutoff: str, binary: bool = True, *,
           level: bool = True, choices: Mapping[str, tuple[str, ...]] | None = None, inputs: tuple[str, ...] = (),
           inputs_with: Mapping[str, tuple[str, ...]] | None = None, tie_aware: bool = True,
+          bounds: tuple[float, float] = (0.0, 1.0), unbounded_with: tuple[str, ...] = (),
           **options: Any) -> MetricInfo:
     """A family; ``level=False`` for the counts that have no relevance level (``NumRet``, ``Judged``...)."""
     return MetricInfo(name, title, formula, cutoff, MappingProxyType({"rel": None, **options} if level else options),
                       binary and level, MappingProxyType(dict(choices or {})), inputs,
-                      MappingProxyType(dict(inputs_with or {})), function, tie_aware)
+                      MappingProxyType(dict(inputs_with or {})), function, tie_aware, bounds, unbounded_with)
+
+
+#: a count or a sum: no ceiling
+_COUNT = (0.0, math.inf)
 
 
 #: A gain map may give grade 0 a gain, which an unjudged document must not get.
@@ -99,10 +111,11 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           "Jarvelin-Kekalainen); IDCG from the positive gains of all judged docs (ideal=qrels) or of the "
           "retrieved docs (ideal=run), best first; 0 when IDCG = 0; exp gains are computed divided by "
           "2^(top grade), so any grade works", "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS,
-          gain="linear", ideal="qrels", discount="log2", gains=None),
+          gain="linear", ideal="qrels", discount="log2", gains=None, unbounded_with=("gains",)),
     _info("DCG", "dcg", "discounted cumulative gain",
           "sum over i <= k of gain(grade_i) * discount(i), as nDCG; an error when the sum exceeds float64",
-          "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS, gain="linear", discount="log2", gains=None),
+          "optional", binary=False, inputs_with=_GAIN_MAP_INPUTS, gain="linear", discount="log2", gains=None,
+          bounds=_COUNT, unbounded_with=("gains",)),
     _info("Rprec", "r_precision", "R-precision",
           "|relevant in top R| / R, R = |relevant judged|; 0 when R = 0", "none"),
     _info("Success", "success", "success / hit rate / coverage",
@@ -133,7 +146,7 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           "(1 - p) * sum over i <= k of w_i * p^(i-1); w_i = 1 if grade_i >= rel (weights=binary), "
           "grade_i / max(1, top grade of the query) (weights=graded, trec_eval 10's rbp) or grade_i "
           "(weights=raw, ranx's rbp), 0 below rel", "optional", choices={"weights": ("binary", "graded", "raw")},
-          p=0.8, weights="binary"),
+          p=0.8, weights="binary", unbounded_with=("weights=raw",)),
     _info("RBP_resid", "rbp_residual", "RBP residual",
           "trec_eval 10's rbp_resid: p^n + (1 - p) * sum over unjudged i <= k of p^(i-1), n = min(k, "
           "|retrieved|), when some retrieved doc is unjudged (no judgement, or a negative grade); else 0",
@@ -145,10 +158,11 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           "|relevant in top k| / min(k, R) (BEIR's R_cap@k); 0 when R = 0", "required"),
     _info("Hits", "hits", "relevant retrieved (a count)",
           "|relevant in top k| (ranx hits; without k, trec_eval num_rel_ret); a count: its mean is the "
-          "average per query, trec_eval and ir-measures print the sum", "optional"),
-    _info("NumRet", "num_ret", "retrieved (a count)", "|retrieved| (trec_eval num_ret); a count", "none", level=False),
+          "average per query, trec_eval and ir-measures print the sum", "optional", bounds=_COUNT),
+    _info("NumRet", "num_ret", "retrieved (a count)", "|retrieved| (trec_eval num_ret); a count", "none", level=False,
+          bounds=_COUNT),
     _info("NumRel", "num_rel", "relevant judged (a count)",
-          "R = |relevant judged| (trec_eval num_rel); a count", "none"),
+          "R = |relevant judged| (trec_eval num_rel); a count", "none", bounds=_COUNT),
     _info("SetP", "set_precision", "set precision",
           "|relevant retrieved| / |retrieved|; 0 when nothing is retrieved", "none"),
     _info("SetR", "set_recall", "set recall", "|relevant retrieved| / R; 0 when R = 0", "none"),

@@ -256,6 +256,19 @@ class Metric:
         return METRICS[self.name]
 
     @property
+    def bounds(self) -> tuple[float, float]:
+        """The values the metric takes, ``(low, high)`` (its family's :attr:`MetricInfo.bounds`), or
+        ``(-inf, inf)`` under an option that unbounds the family (``RBP(weights=raw)``, a gain map)."""
+        import math
+
+        for condition in self.info.unbounded_with:
+            key, sep, value = condition.partition("=")
+            current = self.get(key)
+            if (str(current) == value) if sep else current is not None:
+                return -math.inf, math.inf
+        return self.info.bounds
+
+    @property
     def inputs(self) -> tuple[str, ...]:
         """The per-document inputs its kernel reads (see :attr:`MetricInfo.inputs <evalbridge.metrics.catalogue.MetricInfo>`).
 

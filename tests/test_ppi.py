@@ -201,7 +201,8 @@ def test_the_result_is_a_frame_json_and_tables_in_every_format(llmjudge) -> None
 
 def test_the_plan_needs_fewer_human_labels_with_the_judge_and_matches_the_sample_at_hand(llmjudge) -> None:
     d = llmjudge
-    result = eb.ppi(d["judge"], _sample_pairs(d["human"], 600, seed=2), d["runs"], ["P(rel=2)@10"], unit="pair")
+    result_sample = _sample_pairs(d["human"], 600, seed=2)
+    result = eb.ppi(d["judge"], result_sample, d["runs"], ["P(rel=2)@10"], unit="pair")
     row = result.rows[0]
     # the width reached now, asked as a target: about the labels at hand (the judge's variance pooled)
     plan = result.plan(width=row.high - row.low, cost_human=1.0, cost_llm=0.01)
@@ -213,6 +214,13 @@ def test_the_plan_needs_fewer_human_labels_with_the_judge_and_matches_the_sample
     assert "human pairs, with the judge" in plan.table()
     with pytest.raises(InputError, match="without a baseline"):
         result.plan(difference=0.02)
+    # the next pairs to label are pairs some run ranks within 10, where a label can move the estimate
+    tops = {(q, doc) for run in d["runs"].values() for q, docs in run.items()
+            for doc in sorted(docs, key=lambda x: -docs[x])[:10]}
+    for by in ("judge", "systems"):
+        chosen = result.next_to_label(50, by=by)
+        assert len(set(chosen)) == 50 and set(chosen) <= tops
+        assert not any(q in result_sample and doc in result_sample[q] for q, doc in chosen)
 
 
 def test_the_next_batch_is_read_back_by_merge_and_grows_the_sample(llmjudge, tmp_path: Path) -> None:

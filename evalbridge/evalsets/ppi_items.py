@@ -35,7 +35,8 @@ LINEAR: Mapping[str, str] = {"P": "a relevant document's share is 1/k when ranke
 class Samples:
     """What the plan and the next batch read: each row's human values of the labelled items (rows x n) and the
     judge's of every item (rows x N), the items (query, doc or None), the labelled ones, and every judged pair's
-    grades (the judge's; the humans' or nan) with the item it belongs to."""
+    grades (the judge's; the humans' or nan) with the item it belongs to, and each item's reach (0: its label can
+    change no estimate)."""
 
     human: Any
     judge: Any
@@ -45,6 +46,7 @@ class Samples:
     pair_judge: Any
     pair_human: Any
     pairs: tuple[tuple[str, str], ...]
+    reach: Any
 
 
 def pairs_of(qrels: Qrels) -> dict[tuple[str, str], float]:
@@ -128,9 +130,10 @@ def _query_values(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any],
 
 
 def _pair_shares(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], options: Settings,
-                 pairs: Sequence[tuple[str, str]]) -> dict[str, tuple[Any, Any]]:
-    """Each metric's share of every judged pair under the judge's grade and (labelled pairs) the human's: the
-    metric of the pair's query with that pair judged alone at that grade (one evaluation per grade)."""
+                 pairs: Sequence[tuple[str, str]]) -> dict[str, tuple[Any, Any, Any]]:
+    """Each metric's share of every judged pair under the judge's grade, under the human's (labelled pairs; nan
+    elsewhere) and how far its grade can move it (the largest share less the smallest): the metric of the pair's
+    query with that pair judged alone at that grade (one evaluation per grade)."""
     import numpy as np
 
     from ..evaluation.evaluating import as_run, evaluate
@@ -176,7 +179,7 @@ def _pair_shares(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], 
     for label in asked:
         human_share = np.array([share[label][index[human_grades[p]], i] if p in human_grades else math.nan
                                 for i, p in enumerate(pairs)])
-        out[label] = (share[label][by_judge, cols], human_share)
+        out[label] = (share[label][by_judge, cols], human_share, np.ptp(share[label], axis=0))
     return out
 
 
@@ -199,9 +202,11 @@ def _check_sum(judged: Any, pairs: Sequence[tuple[str, str]], queries: Sequence[
 
 def item_values(judge: Qrels, human: Qrels, runs: Mapping[str, Any], requests: Sequence[Any], options: Settings,
                 unit: str) -> tuple[list[tuple[str, str | None]], Any, list[tuple[str, str]],
-                                    dict[tuple[str, str], tuple[Any, Any]]]:
+                                    dict[tuple[str, str], tuple[Any, Any]], Any]:
     """The items (``(query, None)`` or ``(query, doc)``), which are labelled (a boolean array), every judged pair,
-    and per (system, metric label) the humans' values of the labelled items and the judge's of every item."""
+    per (system, metric label) the humans' values of the labelled items and the judge's of every item, and each
+    item's reach (1 for a query; for a pair, whether its grade can move any share: a pair no run ranks within a
+    metric's cut-off has none)."""
     import numpy as np
 
     from ..evaluation.evaluating import evaluate
@@ -216,16 +221,18 @@ def item_values(judge: Qrels, human: Qrels, runs: Mapping[str, Any], requests: S
             values = _query_values(judge, human, run, requests, options)
             for label, (judged, humans) in values.items():
                 rows[system, label] = (np.array(humans), np.array(judged))
-        return items, labelled, pairs, rows
+        return items, labelled, pairs, rows, np.ones(len(items))
     _check_linear(requests)
     human_pairs = pairs_of(human)
     labelled = np.array([p in human_pairs for p in pairs], dtype=bool)
     scale_up = len(pairs) / len(queries)
+    reach = np.zeros(len(pairs))
     for system, run in runs.items():
         shares = _pair_shares(judge, human, run, requests, options, pairs)
         evaluated = evaluate(judge, run, {r.label: r.metric for r in requests}, settings=options)
-        for label, (judged, humans) in shares.items():
+        for label, (judged, humans, spread) in shares.items():
+            reach = np.maximum(reach, spread > 0)
             _check_sum(judged, pairs, queries, _per_query(evaluated.query(label), queries, "under the judge's labels"),
                        system, label)
             rows[system, label] = (scale_up * humans[labelled], scale_up * judged)
-    return list(pairs), labelled, pairs, rows
+    return list(pairs), labelled, pairs, rows, reach

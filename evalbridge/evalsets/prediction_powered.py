@@ -232,7 +232,8 @@ class PredictionPowered(Shown):
         first: ``by="judge"`` where the judge is least reliable (the spread of the human grades the labelled pairs
         got for each judge grade, averaged over an item's pairs), ``by="systems"`` where the systems differ most
         (the largest judge-measured difference against the baseline, in standard deviations, over every metric;
-        without a baseline the spread of the systems' values). Ties: in the order of the items."""
+        without a baseline the spread of the systems' values). A pair whose grade can change no estimate (no run
+        ranks it within a metric's cut-off) comes last. Ties: in the order of the items."""
         import numpy as np
 
         Interval("count", int, 1, None, closed="left", fix="how many items to label next, e.g. 100.").check(count)
@@ -240,7 +241,7 @@ class PredictionPowered(Shown):
             raise InputError(f"by must be one of {', '.join(map(repr, _BY))}; got {by!r}.",
                              fix="by='judge' (where the judge is least reliable) or by='systems'.")
         s = self.samples
-        score = self._judge_doubt() if by == "judge" else self._systems_spread()
+        score = (self._judge_doubt() if by == "judge" else self._systems_spread()) * s.reach
         open_items = np.flatnonzero(~s.labelled)
         order = open_items[np.argsort(-score[open_items], kind="stable")][:count]
         return [s.items[i] for i in order.tolist()]
@@ -395,7 +396,7 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
     requests = metric_requests(metrics)
     labels = tuple(r.label for r in requests)
     queries = list(judge)
-    items, labelled, pairs, rows_of = item_values(judge, human, runs, requests, options, unit)
+    items, labelled, pairs, rows_of, reach = item_values(judge, human, runs, requests, options, unit)
     n = int(labelled.sum())
     if n < 2:
         raise InputError(f"the human sample holds {n} {'query' if unit == 'query' else 'pair'}: an interval needs "
@@ -426,7 +427,7 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
         pair_item=np.array([item_of[q] for q, _ in pairs] if item_of is not None else np.arange(len(pairs)),
                            dtype=np.int64),
         pair_judge=np.array([judge_grades[p] for p in pairs]),
-        pair_human=np.array([human_grades.get(p, math.nan) for p in pairs]), pairs=tuple(pairs))
+        pair_human=np.array([human_grades.get(p, math.nan) for p in pairs]), pairs=tuple(pairs), reach=reach)
     return PredictionPowered(unit=unit, metrics=labels, systems=systems, baseline=baseline, items=len(items),
                              labelled=n, queries=len(queries), confidence=confidence, alpha=chosen["alpha"],
                              correction=chosen["correction"], rows=rows, samples=samples)

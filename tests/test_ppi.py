@@ -276,3 +276,15 @@ def test_bad_input_is_refused_with_the_value_and_the_fix(llmjudge, tmp_path: Pat
         eb.ppi(d["judge"], sample, runs, "P@10", scale=(3, 0))
     with pytest.raises(InputError, match="unit must be one of"):
         eb.ppi(d["judge"], sample, runs, "P@10", unit="document")
+
+
+def test_an_estimate_resting_on_few_labelled_items_that_count_is_warned_about(llmjudge) -> None:
+    d = llmjudge
+    sparse = _sample_pairs(d["human"], 200, seed=6)       # about a dozen of them within some run's first 10
+    with pytest.warns(eb.EvalbridgeWarning, match=r"only \d+ of the 200 human-labelled pairs .* or sample by query"):
+        eb.ppi(d["judge"], sparse, d["runs"], ["P(rel=2)@10"], unit="pair")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", eb.EvalbridgeWarning)
+        eb.ppi(d["judge"], sparse, d["runs"], ["P(rel=2)@100"], unit="pair")

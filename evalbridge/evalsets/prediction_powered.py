@@ -27,12 +27,13 @@ are not a random sample (the plan's footnote says so).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import EvalbridgeWarning, InputError
 from ..common.json_data import json_ready
 from ..common.parameters import Interval, OneOf, check_parameters, rule_table
 from ..model.settings import Settings, settings_of
@@ -71,6 +72,9 @@ PLAN_PARAMETERS = rule_table(
     Interval("cost_llm", float, 0, None, closed="left", default=None, fix="the cost of one judge label, e.g. 0.01."),
 )
 _BY = ("judge", "systems")
+#: the fewest labelled items with a value other than 0 an estimate rests on without a warning (a normal interval
+#: from fewer covers less than its level: bench/README.md, the coverage of P@10 sampled by pair)
+MIN_COUNTING = 30
 
 
 @dataclass(frozen=True)
@@ -349,6 +353,25 @@ def _estimate(y: Any, f: Any, f_all: Any, confidence: float) -> tuple[Any, Any, 
     return ppi_mean(y, f, f_all, confidence=confidence), classical_mean(y, confidence=confidence), float(f_all.mean())
 
 
+def _warn_if_few(keys: list[tuple[str, str, str]], human: list[Any], judge: list[Any], labelled: Any, unit: str,
+                 confidence: float) -> None:
+    """Warn when an estimate rests on fewer than :data:`MIN_COUNTING` labelled items whose value is not 0."""
+    import numpy as np
+
+    counting = [int(np.count_nonzero((y != 0) | (f[labelled] != 0))) for y, f in zip(human, judge)]
+    worst = int(np.argmin(counting))
+    if counting[worst] >= MIN_COUNTING:
+        return
+    system, metric, kind = keys[worst]
+    units = "queries" if unit == "query" else "pairs"
+    warnings.warn(EvalbridgeWarning(
+        f"{system} {metric} ({kind}): only {counting[worst]} of the {int(labelled.sum())} human-labelled {units} "
+        f"have a value other than 0 under either labels: a normal interval from so few may cover less than its "
+        f"{100 * confidence:g}% (on the LLMJudge labels, P@10 sampled by 200 random pairs, about a dozen that count, "
+        f"covered 90%). Label more {units}" + ("" if unit == "query" else ", or sample by query") + "."),
+        stacklevel=3)
+
+
 def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
         baseline: str | None = None, unit: str = "query", scale: tuple[float, float] | None = None,
         confidence: float = 0.95, alpha: float = 0.05, correction: str = "holm", settings: Settings | None = None,
@@ -412,6 +435,7 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
         human_rows.append(y)
         judge_rows.append(f_all)
         results.append(_estimate(y, f_all[labelled], f_all, confidence))
+    _warn_if_few(keys, human_rows, judge_rows, labelled, unit, confidence)
     differences = [i for i, k in enumerate(keys) if k[2] == "difference"]
     adjusted = dict(zip(differences, CORRECTIONS[chosen["correction"]].adjust([results[i][0].p for i in differences])))
     rows = tuple(PPIRow(system=s, metric=m, kind=kind, baseline=baseline if kind == "difference" else None,

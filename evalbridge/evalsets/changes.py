@@ -160,6 +160,11 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
     if not asked:
         raise InputError("no metric given.", fix='pass e.g. metrics="nDCG@10".')
     sides = [as_qrels(before, ids=chosen.ids), as_qrels(after, ids=chosen.ids)]
+    for when, judged in zip(("before", "after"), sides):
+        if not judged.n_rows:
+            raise InputError(f"the judgements {when} hold no judgement: what changed has nothing to compare.",
+                             source=judged.source,
+                             fix=f"give the {when} judgements (qrels with one line per judged (query, document)).")
     results: list[dict[str, Any]] = [{}, {}]
     for name, given in runs.items():
         run = as_run(given, ids=chosen.ids, duplicates=chosen.duplicates)

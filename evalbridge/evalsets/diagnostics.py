@@ -479,16 +479,24 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     label = _metric(metric)
     options = settings_of(settings, keywords)
     judgements = as_qrels(qrels, ids=options.ids)
+    if not judgements.n_rows:
+        raise InputError("the qrels hold no judgement: a diagnosis of the collection has nothing to measure.",
+                         source=judgements.source, fix="give the collection's judgements (one per judged (query, "
+                                                       "document)).")
     if isinstance(runs, TopLists):
         _within_depth(label, runs.depth)
         tops, listed = runs, None
-        pool_depth = min(pool_depth, runs.depth)
+        # as deep as the longest ranking at most (the lists are padded with -1 up to their depth)
+        pool_depth = max(1, min(pool_depth, int((runs.codes >= 0).sum(axis=2).max(initial=1))))
         run_objects = []  # built only when the kernels cannot take the codes directly
     else:
         if not isinstance(runs, Mapping):
             raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                              fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
         run_objects = listed = [as_run(run, ids=options.ids, duplicates=options.duplicates) for run in runs.values()]
+        # a pool deeper than every ranking is as deep as the longest (as for TopLists), and allocates no more
+        longest = max((len(scores) for run in run_objects for scores in run.values()), default=1)
+        pool_depth = max(1, min(pool_depth, longest))
         tops = from_runs(dict(zip(map(str, runs), run_objects)), pool_depth, ties=options.ties,
                          score_precision=options.score_precision)
     if len(tops.systems) < 2:

@@ -15,6 +15,7 @@ fresh worker process:
 * ``tiers randomization``: ``evalbridge.decisions.tiers.tiers`` with the randomised Tukey HSD (the default), and the rank
   intervals' bootstrap;
 * ``tiers bootstrap``: the same with the bootstrap of the maximum statistic (one set of resamples for both);
+* ``topic set size``: ``eb.topic_set_size`` of the same values (V_E, then the three sizes at minD 0.01);
 * ``floor``: what any implementation of the two must do: drawing the same permutations (``rng.permuted`` of the
   matrix, once a resample) and the same bootstrap indices, and one BLAS product of the counts with the scores.
 
@@ -43,7 +44,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from run import _reset_peak, _status, machine  # noqa: E402 - bench/ is on the path
 
-MODES = ("tiers randomization", "tiers bootstrap", "floor")
+MODES = ("tiers randomization", "tiers bootstrap", "topic set size", "floor")
 
 
 def inputs(systems: int, queries: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -65,14 +66,18 @@ def floor(results: dict[str, dict[str, dict[str, float]]], resamples: int) -> An
 
 def work(mode: str, systems: int, queries: int, resamples: int) -> dict[str, float]:
     from evalbridge.decisions.tiers import tiers
+    from evalbridge.decisions.topic_set_size import topic_set_size
 
     results = inputs(systems, queries)
-    tiers({k: results[k] for k in list(results)[:3]}, n_resamples=10)   # warm-up: imports, first allocations
+    few = {k: results[k] for k in list(results)[:3]}
+    tiers(few, n_resamples=10), topic_set_size(few)      # warm-up: imports (scipy), first allocations
     _reset_peak()
     before = _status("VmRSS")
     start = time.perf_counter()
     if mode == "floor":
         kept = floor(results, resamples)
+    elif mode == "topic set size":
+        kept = topic_set_size(results, min_difference=0.01)
     else:
         kept = tiers(results, method=mode.split()[1], n_resamples=resamples)
     seconds = time.perf_counter() - start

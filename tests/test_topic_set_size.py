@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
@@ -33,6 +33,7 @@ def test_the_t_test_size_is_the_first_with_statsmodels_power(requirement) -> Non
     size = queries_needed(difference, sd=math.sqrt(2 * variance), alpha=alpha, power=1 - beta)
     effect = difference / math.sqrt(2 * variance)
     power = TTestPower().power
+    assume(not math.isnan(power(effect, size, alpha)))     # statsmodels' nct gives nan far in its tail (d ~ 3)
     assert size is not None and power(effect, size, alpha) >= 1 - beta
     assert size == 2 or power(effect, size - 1, alpha) < 1 - beta
 

@@ -9,9 +9,9 @@ pairs are in the JSON and ``to_frame(table="pairs")``). Names (systems, metrics)
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..common.json_data import json_text
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number, p_value
 
@@ -72,5 +72,5 @@ def tiers_tables(t: AnyTiers, fmt: ReportFormat) -> tuple[Table, ...]:
 def render_tiers(t: AnyTiers, fmt: str = "terminal") -> str:
     """``t`` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
-        return json.dumps(t.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(t.to_dict())
     return show(tiers_tables(t, table_format(fmt)), fmt)

@@ -4,9 +4,9 @@ format that writes tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.vi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..common.json_data import json_text
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
 
@@ -46,5 +46,5 @@ def topic_set_tables(d: AnyDesign, fmt: ReportFormat) -> tuple[Table, ...]:
 def render_topic_set_size(d: AnyDesign, fmt: str = "terminal") -> str:
     """``d`` as text: ``json``, or any format that writes tables."""
     if fmt == "json":
-        return json.dumps(d.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(d.to_dict())
     return show(topic_set_tables(d, table_format(fmt)), fmt)

@@ -99,8 +99,8 @@ def test_any_system_name_survives_the_csv_files(pair) -> None:  # noqa: ANN001
     report = _report({pair[0]: RUNS["base"], pair[1]: RUNS["new"]})
     texts = report_format("csv").extra_files(report)
     as_text = {name: pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False) for name, text in texts.items()}
-    assert set(as_text["standings_pairs.csv"]["system"]) == {pair[0]}
-    assert set(as_text["standings_pairs.csv"]["other"]) == {pair[1]}
+    assert set(as_text["standings_pairs.csv"]["system"]) == {pair[1]}   # system - baseline, as every pair
+    assert set(as_text["standings_pairs.csv"]["other"]) == {pair[0]}
     assert set(as_text["power.csv"]["system"]) == {pair[1]} and set(as_text["power.csv"]["baseline"]) == {pair[0]}
     assert set(as_text["diff_means.csv"]["system"]) == {pair[1]}
     assert set(as_text["standings_ranks.csv"]["system"]) == set(pair)

@@ -1,5 +1,5 @@
 """The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``diagnose:``,
-``uncertain:``, ``changed:``.
+``uncertain:``, ``changed:``, ``ppi:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
 read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
@@ -21,7 +21,7 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings, PowerSettings,
-                     UncertainSettings)
+                     PPISettings, UncertainSettings)
 from .sources import Source
 
 if TYPE_CHECKING:
@@ -420,8 +420,65 @@ CHANGED = Analysis(
     spark="what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark")
 
 
+# --- ppi: ---------------------------------------------------------------------------------------------------------
+
+_PPI_KEYS = ("unit", "confidence", "alpha", "correction")
+
+
+def _ppi_rules() -> Mapping[str, Rule]:
+    from ..evalsets.prediction_powered import PPI_PARAMETERS
+
+    return PPI_PARAMETERS
+
+
+def _read_ppi(check: Checker, value: Any, given: Given) -> PPISettings | None:
+    """``ppi:``: ``{human, unit, scale, confidence, alpha, correction}``: the config's qrels are the judge's labels of
+    every pair, ``human`` (a qrels source) the humans' labels of a random sample."""
+    from .sections import read_source
+
+    if value is None:
+        return None
+    spec = check.mapping(value, ("ppi",), ("human", "scale", *_PPI_KEYS), "{human: qrels/human_sample.txt}")
+    if "human" not in spec:
+        raise check.fail(("ppi",), "prediction-powered estimates need the humans' labels of a sample (the config's "
+                                   "qrels are the judge's labels of every pair).",
+                         fix="write ppi: {human: <path to the human-labelled sample>}.")
+    if given.qrels is None:
+        raise check.fail(("ppi",), "prediction-powered estimates correct the judge's labels (the config's qrels), and "
+                                   "the config has none.", fix="add qrels: <path to the judge's labels>.")
+    scale = spec.get("scale")
+    if scale is not None and not (isinstance(scale, list) and len(scale) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in scale) and scale[0] < scale[1]):
+        raise check.fail(("ppi", "scale"), f"expected the lowest and the highest grade, [low, high]; got "
+                                           f"{scale!r:.60}.", fix="write e.g. scale: [0, 3].")
+    return PPISettings(
+        human=read_source(check, spec["human"], ("ppi", "human"), given.folder, "qrels", "local", given.policies),
+        scale=None if scale is None else (float(scale[0]), float(scale[1])),
+        **PPI.checked(check, spec, _PPI_KEYS, PPISettings))
+
+
+def _run_ppi(ctx: Context, settings: PPISettings) -> Any:
+    """:func:`evalbridge.ppi` of the runs read with the config's qrels as the judge's labels and the human sample
+    (the config's metrics, baseline and settings)."""
+    from ..evalsets.prediction_powered import ppi
+
+    human = ctx.judgements(settings.human)
+    ctx.step("prediction-powered estimates")
+    return ppi(ctx.qrels, human, ctx.runs, ctx.config.metrics, baseline=ctx.baseline if len(ctx.runs) > 1 else None,
+               unit=settings.unit, scale=settings.scale, confidence=settings.confidence, alpha=settings.alpha,
+               correction=settings.correction, settings=ctx.config.settings)
+
+
+PPI = Analysis(
+    "ppi", "{human, unit, scale, confidence, alpha, correction}: the qrels are a judge's labels, human a random "
+           "human-labelled sample: each run's metrics and differences estimated from both (evalbridge.ppi)",
+    _read_ppi, _run_ppi, _ppi_rules, sources=lambda s: (s.human,),
+    spark="prediction-powered estimates are measured from runs and two sets of judgements in memory, and the inputs "
+          "stay in Spark")
+
+
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, DIAGNOSE, UNCERTAIN, CHANGED)
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

@@ -190,6 +190,20 @@ class UncertainSettings:
 
 
 @dataclass(frozen=True)
+class PPISettings:
+    """``ppi:``: the config's qrels are a judge's labels of every pair, ``human`` the humans' labels of a random
+    sample; every run's metrics and differences against the baseline estimated from both (see
+    :func:`evalbridge.ppi`); the settings are the config's."""
+
+    human: Source
+    unit: str = "query"
+    scale: tuple[float, float] | None = None
+    confidence: float = 0.95
+    alpha: float = 0.05
+    correction: str = "holm"
+
+
+@dataclass(frozen=True)
 class PlotSettings:
     """``output.plots:``: which figures, in which formats."""
 

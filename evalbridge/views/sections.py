@@ -1,4 +1,4 @@
-"""A report's sections beyond its means (standings, tiers, diffs, power, diagnosis, uncertainty, slices), one list.
+"""A report's sections beyond its means (standings, tiers, the analyses' results, slices), one list.
 
 :func:`report_sections` says what a report holds of them, in order: for each, its key (its name in the JSON report),
 its heading, its tables in any format that writes tables (terminal, Markdown, LaTeX, HTML:
@@ -130,6 +130,13 @@ def _change(c: Any) -> Section:
     return Section("changed", "What the judgements changed", lambda fmt: change_tables(c, fmt), frames)
 
 
+def _ppi(r: Any, digits: int) -> Section:
+    from .ppi import ppi_tables
+
+    return Section("ppi", "Prediction-powered estimates", lambda fmt: ppi_tables(r, fmt, digits),
+                   lambda: {"ppi": r.to_frame()})
+
+
 def _slices(report: AnyReport) -> Section:
     from .slices import report_tables
 
@@ -187,6 +194,7 @@ VIEWS: Mapping[str, View] = {
     "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data),
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
+    "ppi": View("ppi", lambda r, digits: [_ppi(r, digits)], lambda r: r.to_dict()),
 }
 
 

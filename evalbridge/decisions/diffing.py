@@ -11,6 +11,15 @@ same options) and compares them query by query:
   entered (or left) it, and the largest rank moves of the documents that stayed in it:
   :attr:`RunDiff.queries`.
 
+Without judgements (``eb.diff(None, run_a, run_b, p=0.9, ties="a")``) a diff says how far the rankings moved:
+:attr:`RunDiff.similarity` holds, per query and overall, rank-biased overlap with ties (``rbo`` and its
+``rbo_min`` / ``rbo_max`` / ``rbo_res``; ``ties`` is then the RBO variant ``w``, ``a`` or ``b``, the rankings'
+tie rule staying trec_eval's), Jaccard at ``k``, Kendall's tau and tau_AP over the shared documents
+(:mod:`evalbridge.stats.similarity`); the queries shown in detail are the least similar ones. With judgements it
+holds them too, and :attr:`RunDiff.reproduction` how closely B reproduces A per metric: the RMSE of the per-query
+values and, given ``baselines=(baseline_of_a, baseline_of_b)``, the effect ratio and the delta relative
+improvement (:mod:`evalbridge.stats.reproduction`, as repro_eval computes them).
+
 The metric values are evaluate's own per-query values, never recomputed; the rankings follow the same rules as
 the evaluation (:func:`evalbridge.common.ranking.rank` with the tie rule and score precision asked, then ``depth`` and
 ``judged_only`` as :func:`evalbridge.evaluation.cutting.cut_run` applies them). ``ties="average"`` ranks no single order
@@ -37,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InputError
 from ..evaluation.evaluating import as_qrels, as_run, evaluate
@@ -56,9 +65,13 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..evaluation.results import Results
+    from ..stats.similarity import Similarity
 
 __all__ = ["diff", "diff_results", "RunDiff", "MetricChanges", "QueryDiff", "DocChange", "MeanChange",
-           "DIFF_PARAMETERS"]
+           "ReproductionRow", "DIFF_PARAMETERS", "RBO_TIES"]
+
+#: the values of ``ties`` that name an RBO variant (:data:`evalbridge.stats.rbo.RBO_VARIANTS`) rather than a tie rule
+RBO_TIES = ("w", "a", "b")
 
 #: the diff's own parameters, declared once: the Python API, ``evalbridge diff`` and a config's ``diff:`` check
 #: them with these rules (``queries`` may also be None: every query that changed)
@@ -115,6 +128,19 @@ class MeanChange:
 
 
 @dataclass(frozen=True)
+class ReproductionRow:
+    """One metric's reproduction measures of B against A over the ``n`` paired queries: ``rmse`` of the per-query
+    values; ``effect_ratio`` and ``delta_ri`` of B's improvement over its baseline against A's over its own (nan
+    without baselines, or when A has no effect / a baseline's mean is 0)."""
+
+    metric: str
+    n: int
+    rmse: float
+    effect_ratio: float
+    delta_ri: float
+
+
+@dataclass(frozen=True)
 class QueryDiff:
     """One query's change: each metric's ``(metric, a, b)``, and its top ``k`` compared (see :class:`DocChange`).
 
@@ -145,6 +171,8 @@ class RunDiff(Shown):
         queries: the queries shown in detail (:class:`QueryDiff`), the largest drop of the first metric first.
         conventions: the tie rule, precision, depth and judged-only setting of both rankings.
         provenance: how each run's values were computed (one line each).
+        similarity: how far the rankings moved, per query and overall, without judgements (None when not asked).
+        reproduction: one :class:`ReproductionRow` per metric (empty without judgements).
     """
 
     systems: tuple[str, str]
@@ -155,6 +183,8 @@ class RunDiff(Shown):
     queries: tuple[QueryDiff, ...]
     conventions: Settings
     provenance: tuple[str, ...] = ()
+    similarity: Similarity | None = None
+    reproduction: tuple[ReproductionRow, ...] = ()
 
     def query(self, query_id: str) -> QueryDiff | None:
         """The detail of one query, or None when it is not among :attr:`queries`."""
@@ -170,12 +200,15 @@ class RunDiff(Shown):
     @property
     def empty(self) -> bool:
         """True when no metric changed on any query and no top k differs (a run against itself)."""
-        return not self.queries and all(m.improved == m.worsened == 0 for m in self.means)
+        return (not self.queries and all(m.improved == m.worsened == 0 for m in self.means)
+                and (self.similarity is None or all(v == 1 for v in self.similarity.jaccard)))
 
     def to_frame(self, *, table: str = "queries") -> pd.DataFrame:
         """``queries``: one row per (metric, query) with a, b and delta, in rank order; ``documents``: one row
         per document of a query shown in detail, with its kind (entered, left, unjudged_entered,
-        unjudged_left, moved), grade and ranks; ``means``: one row per metric."""
+        unjudged_left, moved), grade and ranks; ``means``: one row per metric; ``similarity``: one row per query
+        (rbo, rbo_min, rbo_max, rbo_res, jaccard, tau, tau_ap, shared documents); ``reproduction``: one row per
+        metric."""
         import pandas as pd
 
         if table not in _FRAMES:
@@ -192,6 +225,7 @@ class RunDiff(Shown):
         """Everything, JSON-ready (NaN becomes None)."""
         data = asdict(self)
         data["conventions"] = {key: getattr(self.conventions, key) for key in CONVENTIONS}
+        data["similarity"] = None if self.similarity is None else self.similarity.to_dict()
         return json_ready(data)
 
 
@@ -201,6 +235,8 @@ _COLUMNS = {
     "queries": ["metric", "query", "a", "b", "delta"],
     "documents": ["query", "kind", "doc", "grade", "rank_a", "rank_b", "move"],
     "means": ["metric", "n", "a", "b", "delta", "improved", "worsened", "unchanged", "unpaired"],
+    "similarity": ["query", "rbo", "rbo_min", "rbo_max", "rbo_res", "jaccard", "tau", "tau_ap", "shared"],
+    "reproduction": ["metric", "n", "rmse", "effect_ratio", "delta_ri"],
 }
 
 
@@ -217,36 +253,96 @@ def _mean_rows(d: RunDiff) -> list[tuple[Any, ...]]:
     return [tuple(asdict(m).values()) for m in d.means]
 
 
-_FRAMES = {"queries": _query_rows, "documents": _document_rows, "means": _mean_rows}
+def _similarity_rows(d: RunDiff) -> list[tuple[Any, ...]]:
+    return [] if d.similarity is None else d.similarity.rows()
 
 
-def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg, *, k: int = 10, queries: int | None = 10,
-         moves: int = 3, names: Sequence[str] | None = None, settings: Settings | None = None,
+def _reproduction_rows(d: RunDiff) -> list[tuple[Any, ...]]:
+    return [tuple(asdict(r).values()) for r in d.reproduction]
+
+
+_FRAMES = {"queries": _query_rows, "documents": _document_rows, "means": _mean_rows, "similarity": _similarity_rows,
+           "reproduction": _reproduction_rows}
+
+
+def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, *, k: int = 10,
+         queries: int | None = 10, moves: int = 3, names: Sequence[str] | None = None, p: float = 0.9,
+         baselines: Sequence[Any] | None = None, settings: Settings | None = None,
          **keywords: Unpack[Keywords]) -> RunDiff:
     """Compare run B with run A query by query (see the module docstring).
 
     Args:
-        qrels, run_a, run_b, metrics: as :func:`evalbridge.evaluate` takes them (files, tables, dicts, ...).
-        k: the top of the rankings whose documents are compared.
-        queries: how many of the largest drops and of the largest gains of each metric are shown in detail;
-            None: every query whose metrics or top ``k`` differ.
+        qrels, run_a, run_b, metrics: as :func:`evalbridge.evaluate` takes them (files, tables, dicts, ...);
+            ``qrels=None`` (and no metrics): the rankings compared without judgements.
+        k: the top of the rankings whose documents are compared (and Jaccard's depth).
+        queries: how many of the largest drops and of the largest gains of each metric are shown in detail
+            (without judgements: the least similar queries); None: every query whose metrics or top ``k`` differ.
         moves: how many of the largest rank moves each query shows.
         names: the names of the two runs (default: their own names, else ``A`` and ``B``).
+        p: the persistence of rank-biased overlap (0.9: the top 10 hold 65% of its weight).
+        baselines: with judgements, the baseline of A and the baseline of B (two runs, as ``run_a`` is taken):
+            the effect ratio and delta relative improvement of B's effect against A's.
         settings, **keywords: :func:`evalbridge.evaluate`'s settings (:class:`~evalbridge.model.settings.Settings`, whole
-            or as keywords), applied to both runs alike.
+            or as keywords), applied to both runs alike; ``ties`` may also be an RBO variant (:data:`RBO_TIES`:
+            ``w`` ties are equalities, ``a`` the default, their order is unknown, ``b`` a corrected), the rankings
+            then keeping trec_eval's tie rule for their top k.
 
     Returns:
         :class:`RunDiff`.
     """
-    chosen = settings_of(settings, keywords)
+    from ..stats.similarity import similarity
+
+    asked = dict(keywords)
+    variant = str(asked.pop("ties")) if asked.get("ties") in RBO_TIES else "a"
+    chosen = settings_of(settings, cast("Keywords", asked))
     _check_options(k=k, queries=queries, moves=moves, ties=chosen.ties)
     run_a = as_run(run_a, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
     run_b = as_run(run_b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
+    systems = _names(names, run_a, run_b)
+    if qrels is None:
+        if metrics is not None or baselines is not None:
+            raise InputError("metrics and baselines need judgements, and this diff has none (qrels=None).",
+                             fix="give the qrels to diff the metrics, or leave metrics and baselines out to compare "
+                                 "the rankings alone.")
+        found = similarity(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
+                           score_precision=chosen.score_precision, depth=chosen.depth)
+        return _unjudged(run_a, run_b, found, systems, chosen, k=k, queries=queries, moves=moves)
+    if metrics is None:
+        raise InputError("a diff with judgements compares metrics, and none was given.",
+                         fix="name the metrics (e.g. 'nDCG@10'), or pass qrels=None to compare the rankings alone.")
     columns = run_a.columnar is not None or run_b.columnar is not None
     qrels = as_qrels(qrels, copy=False, prefer_columns=columns, ids=chosen.ids)
     results_a = evaluate(qrels, run_a, metrics, settings=chosen)
     results_b = evaluate(qrels, run_b, metrics, settings=chosen)
-    return diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves, names=names)
+    found = similarity(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
+                       score_precision=chosen.score_precision, depth=chosen.depth, unpaired="count")
+    base = None
+    if baselines is not None:
+        if isinstance(baselines, (str, bytes)) or len(baselines) != 2:
+            raise InputError("baselines must be two runs: the baseline of A, then the baseline of B.",
+                             fix="give baselines=(baseline_of_a, baseline_of_b).")
+        base = tuple(evaluate(qrels, as_run(b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates), metrics,
+                              settings=chosen) for b in baselines)
+    return diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves, names=systems,
+                        similarity=found, baselines=base)
+
+
+def _unjudged(run_a: Run, run_b: Run, found: Similarity, systems: tuple[str, str], conventions: Settings, *, k: int,
+              queries: int | None, moves: int) -> RunDiff:
+    """A diff without judgements: the similarity, and the top k of the least similar queries."""
+    judged = Qrels({}, allow_empty=True)
+    details: list[QueryDiff] = []
+    step = len(found.queries) if queries is None else max(2 * queries, 16)
+    for start in range(0, len(found.queries), step):  # the least similar first, until ``queries`` have moved
+        batch = list(found.queries[start:start + step])
+        rows = _Rows(judged, run_a, run_b, batch)
+        details += [d for d in (_query_diff(q, rows, (), conventions, k, moves) for q in batch) if _moved(d)]
+        if queries is not None and len(details) >= queries:
+            break
+    return RunDiff(systems=systems, k=k, metrics=(), means=(), changes=(),
+                   queries=tuple(details if queries is None else details[:queries]), conventions=conventions,
+                   provenance=(f"{systems[0]} and {systems[1]}: rankings compared without judgements",),
+                   similarity=found)
 
 
 def _check_options(*, k: Any, queries: Any, moves: Any, ties: str) -> None:
@@ -259,21 +355,25 @@ def _check_options(*, k: Any, queries: Any, moves: Any, ties: str) -> None:
 
 
 def diff_results(qrels: Qrels, run_a: Run, run_b: Run, results_a: Results, results_b: Results, *, k: int = 10,
-                 queries: int | None = 10, moves: int = 3, names: Sequence[str] | None = None) -> RunDiff:
+                 queries: int | None = 10, moves: int = 3, names: Sequence[str] | None = None,
+                 similarity: Similarity | None = None, baselines: Sequence[Results] | None = None) -> RunDiff:
     """:func:`diff` from results already computed by :func:`evalbridge.evaluate` of ``run_a`` and ``run_b``
-    (with the same metrics and conventions): what a config run uses against its baseline."""
+    (with the same metrics and conventions): what a config run uses against its baseline. ``similarity``: the
+    rankings' (:func:`evalbridge.stats.similarity.similarity`), shown beside; ``baselines``: the results of A's and
+    B's baselines, for the effect ratio and delta RI."""
     conventions = results_a.provenance.settings
     _check_options(k=k, queries=queries, moves=moves, ties=conventions.ties)
     if results_b.provenance.settings != conventions or results_a.labels != results_b.labels:
         raise InputError("the two results were computed with different metrics or conventions; a diff compares "
                          "like with like.", fix="evaluate both runs with the same metrics and options.")
     systems = _names(names, run_a, run_b)
-    changes, means = [], []
+    changes, means, reproduction = [], [], []
     for request in results_a.requests:
-        found, mean = _changes(request.label, results_a.values[request.metric],
-                               results_b.values[results_b.request(request.label).metric])
+        values_a, values_b = results_a.values[request.metric], results_b.values[results_b.request(request.label).metric]
+        found, mean = _changes(request.label, values_a, values_b)
         changes.append(found)
         means.append(mean)
+        reproduction.append(_reproduction(request.label, values_a, values_b, baselines))
     shown = _shown(changes, queries)
     if queries is None:
         ranked = [q for q in dict.fromkeys(q for c in changes for q in c.queries) if q not in set(shown)]
@@ -289,7 +389,35 @@ def diff_results(qrels: Qrels, run_a: Run, run_b: Run, results_a: Results, resul
     return RunDiff(systems=systems, k=k, metrics=results_a.labels, means=tuple(means), changes=tuple(changes),
                    queries=details, conventions=conventions,
                    provenance=(f"{systems[0]}: {results_a.provenance.summary()}",
-                               f"{systems[1]}: {results_b.provenance.summary()}"))
+                               f"{systems[1]}: {results_b.provenance.summary()}"),
+                   similarity=similarity, reproduction=tuple(reproduction))
+
+
+def _paired(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[Any, Any]:
+    import numpy as np
+
+    both = [q for q in a if q in b]
+    return (np.fromiter((a[q] for q in both), dtype=np.float64, count=len(both)),
+            np.fromiter((b[q] for q in both), dtype=np.float64, count=len(both)))
+
+
+def _reproduction(label: str, a: Mapping[str, float], b: Mapping[str, float],
+                  baselines: Sequence[Results] | None) -> ReproductionRow:
+    """B's per-query values as a reproduction of A's (RMSE over the paired queries); with the two baselines, B's
+    effect over its baseline against A's over its own."""
+    from ..stats.reproduction import delta_relative_improvement, effect_ratio, rmse
+
+    va, vb = _paired(a, b)
+    if not len(va):
+        return ReproductionRow(label, 0, math.nan, math.nan, math.nan)
+    ratio = delta = math.nan
+    if baselines is not None:
+        base_a, base_b = (r.values[r.request(label).metric] for r in baselines)
+        oa, ob = _paired(a, base_a)
+        ra, rb = _paired(b, base_b)
+        if len(oa) and len(ra):
+            ratio, delta = effect_ratio(oa, ob, ra, rb), delta_relative_improvement(oa, ob, ra, rb)
+    return ReproductionRow(label, len(va), rmse(va, vb), ratio, delta)
 
 
 def _names(names: Sequence[str] | None, run_a: Run, run_b: Run) -> tuple[str, str]:

@@ -1,6 +1,7 @@
-"""How two orderings of the same systems agree: Kendall's tau (scipy) and the AP rank correlation tau_ap.
+"""How two orderings of the same items agree: Kendall's tau (scipy, and tau_b in numpy) and the AP correlation tau_ap.
 
-One home for what compares two rankings of systems, used by the agreement of two sets of judgements
+One home for what compares two rankings of systems (or of the documents two runs share, per query, in
+:mod:`evalbridge.stats.similarity`), used by the agreement of two sets of judgements
 (:mod:`evalbridge.evalsets.agreement`), by what new judgements changed (:mod:`evalbridge.evalsets.changes`) and by
 the diagnostics of a test collection (swap rates, leave-one-run-out). Each function takes two score lists
 of the same systems (their means under two conditions), highest first. Scores equal to 12 significant digits
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 
-__all__ = ["kendall_tau", "tau_ap", "ranking", "settled"]
+__all__ = ["kendall_tau", "tau_b", "tau_ap", "ranking", "settled"]
 
 DIGITS = 12
 
@@ -45,6 +46,30 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
         warnings.simplefilter("ignore")  # constant input: scipy warns and returns nan
         result = kendalltau(settled(a), settled(b))
     return float(result.statistic), float(result.pvalue)
+
+
+def tau_b(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's tau-b of two score lists (scipy's statistic without its p-value), in numpy over every pair: the
+    concordant minus the discordant pairs over sqrt((pairs - ties in a) (pairs - ties in b)); nan with fewer than
+    two items or when either side is constant. For the many short lists of a diff's queries (one per query), where
+    scipy's call costs more than the pairs.
+
+    >>> round(tau_b([4, 3, 2, 1], [3, 4, 2, 1]), 4), round(tau_b([1, 1, 2], [1, 2, 3]), 4)
+    (0.6667, 0.8165)
+    """
+    import numpy as np
+
+    x, y = np.asarray(settled(a), dtype="float64"), np.asarray(settled(b), dtype="float64")
+    if x.shape != y.shape or x.ndim != 1:
+        raise InputError(f"Kendall's tau compares two score lists of the same length; got {x.shape} and {y.shape}.")
+    n = len(x)
+    if n < 2:
+        return math.nan
+    upper = np.triu_indices(n, k=1)
+    sx, sy = np.sign(x[:, None] - x[None, :])[upper], np.sign(y[:, None] - y[None, :])[upper]
+    pairs = n * (n - 1) / 2
+    untied = (pairs - float(np.count_nonzero(sx == 0))) * (pairs - float(np.count_nonzero(sy == 0)))
+    return float(np.dot(sx, sy)) / math.sqrt(untied) if untied > 0 else math.nan
 
 
 def tau_ap(truth: Sequence[float], estimate: Sequence[float], *, symmetric: bool = False) -> float:

@@ -2,7 +2,9 @@
 (:class:`~evalbridge.decisions.standings.Standings`), declared once and written by every output format that writes
 tables (terminal, Markdown, LaTeX, HTML: :func:`evalbridge.views.formats.show`); JSON is their ``to_dict()``.
 
-A diff shows, in this order: the means and how many queries rose, fell or stayed; for each metric the
+A diff shows, in this order: the means and how many queries rose, fell or stayed (with judgements); how far
+the rankings moved (RBO with its bounds, Jaccard at k, tau and tau_AP: overall, then the :data:`ROWS` least
+similar queries); B as a reproduction of A per metric (RMSE, effect ratio, delta RI); for each metric the
 :data:`ROWS` largest drops and gains; each query shown in detail with the documents that entered or left the
 top k (grade, rank in A and B), the unjudged ones, and the largest rank moves. Names (systems, metrics,
 query and doc ids) are escaped by the format.
@@ -24,6 +26,9 @@ AnyStandings = Any
 
 #: the largest drops (and gains) of each metric the tables list; every query is in JSON and to_frame()
 ROWS = 5
+
+#: the similarity's per-query measures, in its table's order
+_MEASURES = ("rbo", "rbo_min", "rbo_max", "rbo_res", "jaccard", "tau", "tau_ap")
 
 _KINDS = (("left", "left the top {k}"), ("entered", "entered the top {k}"),
           ("unjudged_entered", "entered, unjudged"), ("unjudged_left", "left, unjudged"), ("moves", "moved"))
@@ -49,16 +54,58 @@ def _title(d: AnyDiff) -> str:
 
 
 
+#: what each RBO variant takes a tie for (Corsi & Urbano, SIGIR 2024)
+_VARIANTS = {"w": "tied documents are equal", "a": "the order of tied documents is unknown: the expected RBO over "
+             "their orders", "b": "as a, corrected for what the ties lose (a ranking against itself scores 1)"}
+
+
+def _similarity_table(d: AnyDiff, fmt: ReportFormat) -> Table:
+    e, s = fmt.escape, d.similarity
+    overall = s.overall()
+    rows = [(e(f"overall (mean of {len(s.queries)})"), *(number(overall[m]) for m in _MEASURES), "")]
+    rows += [(e(q), *map(number, values[:-1]), str(values[-1])) for q, *values in s.rows()[:ROWS]]
+    return Table(
+        headers=(fmt.heading("query"), "rbo", "min", "max", "res", f"jaccard@{s.k}", "tau", "tau_ap", "shared"),
+        rows=tuple(rows), align=aligned(fmt, 1, 8),
+        title=e(f"how far the rankings moved: RBO^{s.ties} at p={s.p:g} (and its bounds), the least similar "
+                f"queries first"),
+        footnotes=tuple(map(e, (
+            f"RBO^{s.ties}: {_VARIANTS[s.ties]}; min and max bound it, res = max - min is what the lists' depth "
+            f"leaves unknown; jaccard@{s.k}: the top {s.k} lists' overlap (ties: {s.order}); tau and tau_ap over the "
+            "documents both retrieved (shared).",
+            *((f"{s.unpaired} queries only one run ranks have no value.",) if s.unpaired else ()),
+            f"every query: to_frame(table='similarity') or JSON ({len(s.queries)} queries)."))))
+
+
+def _reproduction_table(d: AnyDiff, fmt: ReportFormat) -> Table:
+    e = fmt.escape
+    a, b = map(e, d.systems)
+    return Table(
+        headers=(fmt.heading("metric"), "queries", "rmse", "effect ratio", "delta RI"),
+        rows=tuple((e(r.metric), str(r.n), number(r.rmse), number(r.effect_ratio), number(r.delta_ri))
+                   for r in d.reproduction),
+        align=aligned(fmt, 1, 4), title=e(f"{b} as a reproduction of {a} (Breuer et al., SIGIR 2020)"),
+        footnotes=(e("rmse of the per-query values (0: every value reproduced); effect ratio (1: the effect over the "
+                     "baseline reproduced whole) and delta RI (0: the relative improvement reproduced) need the two "
+                     "baselines (nan without)."),))
+
+
 def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
     """Every table of ``d``, as text of ``fmt``."""
     e = fmt.escape
     a, b = map(e, d.systems)
+    empty = (e("no query changed: the same metric values and the same top k everywhere."),) if d.empty else ()
     tables = [Table(
         headers=(fmt.heading("metric"), a, b, "delta", "rose", "fell", "same", "queries"),
         rows=tuple((e(m.metric), number(m.a), number(m.b), _signed(m.delta), str(m.improved), str(m.worsened),
                     str(m.unchanged), str(m.n)) for m in d.means),
-        align=aligned(fmt, 1, 7), title=e(_title(d)),
-        footnotes=(e("no query changed: the same metric values and the same top k everywhere."),) if d.empty else ())]
+        align=aligned(fmt, 1, 7), title=e(_title(d)), footnotes=empty)] if d.means else []
+    if d.similarity is not None:
+        table = _similarity_table(d, fmt)
+        tables.append(table if d.means else Table(table.headers, table.rows, table.align,
+                                                  e(_title(d)) + ": " + table.title, (*empty, *table.footnotes)))
+    if d.reproduction:
+        tables.append(_reproduction_table(d, fmt))
     for c in d.changes:
         rows = list(zip(c.queries, c.a, c.b, c.delta))
         picked = [r for r in rows[:ROWS] if r[3] < 0] + [r for r in reversed(rows[-ROWS:]) if r[3] > 0]
@@ -72,7 +119,8 @@ def diff_tables(d: AnyDiff, fmt: ReportFormat) -> tuple[Table, ...]:
         rows_q = tuple((e(title.format(k=d.k)), e(c.doc), e(_grade(c.grade)), _rank(c.rank_a), _rank(c.rank_b),
                         "" if c.move is None else f"{c.move:+d}")
                        for kind, title in _KINDS for c in getattr(q, kind))
-        head = "; ".join(f"{m} {number(x)} -> {number(y)} ({_signed(y - x)})" for m, x, y in q.values)
+        head = "; ".join(f"{m} {number(x)} -> {number(y)} ({_signed(y - x)})" for m, x, y in q.values) or \
+            f"RBO {number(d.similarity.rbo[d.similarity.queries.index(q.query)])}"
         tables.append(Table(
             headers=(fmt.heading("change"), fmt.heading("doc"), fmt.heading("grade"), "rank " + a, "rank " + b,
                      fmt.heading("move")),

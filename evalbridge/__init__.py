@@ -32,7 +32,7 @@ _EXPORTS = {
     "read_qrels": "io", "read_run": "io", "read_pair": "io", "read_logs": "io.rag", "write": "io", "formats": "io",
     "from_labels": "io.shapes", "from_pairs": "io.shapes", "from_records": "io.shapes", "from_graded": "io.shapes",
     "load_config": "config",
-    "Qrels": "model.data", "Run": "model.data", "Settings": "model.settings", "Metric": "metrics.spec", "Results": "evaluation.results",
+    "Qrels": "model.data", "Run": "model.data", "Settings": "model.settings", "Statistics": "stats.statistics", "Metric": "metrics.spec", "Results": "evaluation.results",
     "Report": "reports.report",
     "EvalbridgeError": "errors", "InputError": "errors", "MetricSpecError": "errors",
     "UnsupportedMetricError": "errors", "BackendUnavailableError": "errors", "EvalbridgeWarning": "errors",
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .config import load_config as load_config
     from .model.data import Qrels as Qrels, Run as Run
     from .model.settings import Settings as Settings
+    from .stats.statistics import Statistics as Statistics
     from .metrics.spec import Metric as Metric
     from .evaluation.results import Results as Results
     from .reports.report import Report as Report

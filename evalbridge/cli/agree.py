@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_OK, FLAGS, add_conventions, add_inputs, add_quiet, conventions, emit, input_source, policies,
+from .shared import (add_statistics, EXIT_OK, FLAGS, add_conventions, add_inputs, add_quiet, conventions, emit, input_source, policies,
                      named_runs, progress, refuse_overwrites, side_columns)
 
 
@@ -78,7 +78,6 @@ def add(commands: Any) -> None:
     from ..views.formats import report_formats
     from ..evalsets.agreement import DEFAULT_METRICS
     from ..stats.kappa import ALPHA_LEVELS
-    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
 
     ag = commands.add_parser("agree", help="agreement between two sets of judgements (e.g. human vs LLM judge)",
                              description="Compare two qrels over the (query, doc) pairs both judged: confusion, "
@@ -99,11 +98,7 @@ def add(commands: Any) -> None:
                     help="thresholds for the second judges' grades only")
     ag.add_argument("--alpha-level", default="ordinal", metavar="LEVEL",
                     help=f"Krippendorff's alpha level of measurement: {', '.join(ALPHA_LEVELS)} (default ordinal)")
-    ag.add_argument("--test", default="t", metavar="TEST",
-                    help=f"test of each pair of systems: {', '.join(AGREEMENT_TESTS)} (default t)")
-    ag.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
-    ag.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
-    ag.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    add_statistics(ag, "test", "alpha", "n_resamples", "seed")
     ag.add_argument("--format", choices=["text", *report_formats()], default="text",
                     help="a report format (text = terminal): the report `evalbridge run` writes")
     ag.add_argument("-o", "--output", default=None, metavar="PATH",

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+from .shared import add_statistics, EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -31,8 +31,6 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..evalsets.ranking_agreement import TESTS
-
     ch = commands.add_parser("changed", help="what new judgements changed: means, orderings, significance, ship",
                              description="Evaluate the runs with the judgements BEFORE and AFTER (e.g. merged with a "
                                          "judge's grades): each system's mean, Kendall's tau and tau_ap between the "
@@ -44,10 +42,7 @@ def add(commands: Any) -> None:
     ch.add_argument("-m", "--metrics", nargs="+", default=["nDCG@10"], metavar="METRIC",
                     help="the metrics; the first decides which system to ship (default nDCG@10)")
     ch.add_argument("--after-format", default=None, metavar="FMT", help="input format of AFTER")
-    ch.add_argument("--test", default="t", metavar="TEST", help=f"test of each pair: {', '.join(TESTS)} (default t)")
-    ch.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
-    ch.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
-    ch.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    add_statistics(ch, "test", "alpha", "n_resamples", "seed")
     ch.add_argument("--format", choices=["text", "markdown", "json"], default="text", help="output format")
     ch.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     ch.add_argument("--title", default=None, help=argparse.SUPPRESS)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit,
+from .shared import (add_statistics, EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit,
                      positionals, progress, refuse_overwrites)
 
 
@@ -56,7 +56,7 @@ def add(commands: Any) -> None:
                     help="json: the whole report (as `eval --format json`), with the cross-check")
     ck.add_argument("-o", "--output", default=None, metavar="PATH",
                     help="write the report to this file instead of stdout")
-    ck.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_statistics(ck, "seed", hidden=True)
     ck.add_argument("--title", default=None, help="heading of the report")
     add_quiet(ck)
     add_inputs(ck)

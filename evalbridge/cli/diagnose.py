@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
+from .shared import add_statistics, EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
@@ -41,7 +41,6 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..evalsets.diagnostics import DIAGNOSIS_PARAMETERS
-    from ..stats.paired_tests import CORRECTIONS, TESTS
 
     di = commands.add_parser("diagnose", help="diagnostics of a test collection: can it tell these systems apart?",
                              description="Discriminative power, swap rate between random halves of the queries, "
@@ -58,12 +57,7 @@ def add(commands: Any) -> None:
                          "there (default 100)")
     di.add_argument("--trials", type=int, default=DIAGNOSIS_PARAMETERS["trials"].default, metavar="N",
                     help="random splits of the queries into halves for the swap rate (default 1000)")
-    di.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
-    di.add_argument("--correction", default="holm", metavar="NAME",
-                    help=f"multiple-comparison correction: {', '.join(CORRECTIONS)} (default holm)")
-    di.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
-    di.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test")
-    di.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    add_statistics(di, "test", "correction", "alpha", "n_resamples", "seed")
     add_shown(di, "the diagnosis")
     di.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(di)

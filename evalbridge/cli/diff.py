@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
+from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
                      refuse_overwrites)
 
 
@@ -40,7 +40,7 @@ def add(commands: Any) -> None:
                        help=f"{rule.fix.rstrip('.')} (default {rule.default})")
     add_shown(p, "the diff")
     p.add_argument("--title", default=None, help="heading of the report")
-    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_statistics(p, "seed", hidden=True)
     add_quiet(p)
     add_inputs(p)
     add_conventions(p)

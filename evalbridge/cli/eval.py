@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_tracking, config_of, emit,
+from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_tracking, config_of, emit,
                      note, note_tracked, positionals, progress, refuse_overwrites)
 
 
@@ -34,8 +34,6 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..views.formats import report_formats
-    from ..stats.paired_tests import CORRECTIONS, TESTS
-
     ev = commands.add_parser("eval", help="evaluate run files against qrels",
                              description="Evaluate one or more runs against QRELS; each run is named after its file, or NAME=PATH names it. "
                                          "Inputs that hold their own judgements (a RAG log, a judged list, label "
@@ -52,14 +50,7 @@ def add(commands: Any) -> None:
     ev.add_argument("--baseline", default=None, metavar="NAME",
                     help="compare every run with this one: its name (bm25 for bm25=runs/x.txt or for bm25.txt), "
                          "or NAME=PATH, one more run that is the baseline")
-    ev.add_argument("--test", default="t", metavar="TEST", help=f"significance test: {', '.join(TESTS)} (default t)")
-    ev.add_argument("--correction", default="holm", metavar="NAME",
-                    help=f"multiple-comparison correction: {', '.join(CORRECTIONS)} (default holm)")
-    ev.add_argument("--alpha", type=float, default=0.05, help="significance level, in (0, 1) (default 0.05)")
-    ev.add_argument("--confidence", type=float, default=0.95, help="level of the bootstrap intervals (default 0.95)")
-    ev.add_argument("--n-resamples", type=int, default=10_000, help="resamples of the randomization test and the "
-                                                                    "bootstrap (default 10000)")
-    ev.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    add_statistics(ev, "test", "correction", "alpha", "confidence", "n_resamples", "seed")
     ev.add_argument("--slice-by", default=None, metavar="FIELD",
                     help="per-slice means, intervals and differences against the baseline (slices:): a field of "
                          "the RAG logs holding each question's label(s), or with --slices-file a column of a table")

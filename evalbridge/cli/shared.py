@@ -416,6 +416,21 @@ def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
             parser.add_argument(row.flag, type=kind, default=None, metavar=row.metavar or row.name.upper(), help=shown)
 
 
+def add_statistics(parser: argparse.ArgumentParser, *names: str, hidden: bool = False) -> None:
+    """One flag per field ``names`` of :class:`~evalbridge.Statistics` (``--test``, ``--n-resamples``...), generated
+    from its row (:data:`evalbridge.stats.statistics.ROWS`) with the row's default; its value is checked by the row's
+    rule where the command builds its config or calls its verb, so a bad value has one message at every door.
+    ``hidden``: flags kept for scripts but out of the help (a command whose numbers use no randomness)."""
+    from ..common.parameters import Interval
+    from ..stats.statistics import ROWS as STATISTICS
+
+    for name in names:
+        row = STATISTICS[name]
+        kind = row.rule.kind if isinstance(row.rule, Interval) else str
+        parser.add_argument(row.flag, type=kind, default=row.rule.default, metavar=row.metavar or name.upper(),
+                            help=argparse.SUPPRESS if hidden else row.help.replace("%", "%%"))
+
+
 def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
     """``--format`` and ``-o/--output`` of a command that shows one result (``what``) in any format that writes
     tables, or JSON (:func:`evalbridge.views.formats.shown_formats`)."""
@@ -428,7 +443,7 @@ def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_metrics(parser: argparse.ArgumentParser) -> None:
     """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling."""
-    parser.add_argument("-m", "--metrics", nargs="+", required=True, metavar="METRIC",
+    parser.add_argument("-m", "--metrics", nargs="+", action="extend", required=True, metavar="METRIC",
                         help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC "
                              "names the metric's column and JSON key, e.g. precision@5=P@5")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
+from .shared import add_statistics, EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -55,9 +55,7 @@ def add(commands: Any) -> None:
                     help="one qrels whose grades are probabilities of relevance, in [0, 1]")
     un.add_argument("--draws", type=int, default=UNCERTAINTY_PARAMETERS["draws"].default,
                     help="labellings drawn from the probabilities (default 200)")
-    un.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
-    un.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
-    un.add_argument("--seed", type=int, default=0, help="seed of every random step (default 0)")
+    add_statistics(un, "n_resamples", "confidence", "seed")
     add_shown(un, "the measurement")
     un.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(un)

@@ -20,15 +20,19 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict, Union
+from types import MappingProxyType
+from typing import Any, TypedDict, TypeVar, Union
 
 from ..errors import InputError
 
-__all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters", "check_choice"]
+__all__ = ["Interval", "OneOf", "Text", "Boolean", "Rule", "rule_table", "check_parameters", "check_choice", "Row",
+           "declared", "rows_of", "value_of"]
 
 #: closed= value -> (low end included, high end included)
 _CLOSED: Mapping[str, tuple[bool, bool]] = {
@@ -208,3 +212,69 @@ def check_choice(value: object, allowed: Iterable[str], what: str) -> None:
     names = list(allowed)
     if value not in names:
         raise InputError(f"unknown {what} {value!r}; choose one of {', '.join(map(repr, names))}.")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One field of a frozen value of options (:class:`~evalbridge.Settings`, :class:`~evalbridge.Statistics`) as
+    every door shows it: the flags of the command line and the keys of a config are generated from these rows.
+
+    Attributes:
+        name: the Python keyword and the config key (``min_relevance``); the flag is ``--min-relevance``.
+        rule: what a value may be (checked when the value is built, and by the config validator).
+        help: what it does, in the command line's help and the config reference.
+        optional: ``None`` is a value (no level given, no depth: the default decides).
+        metavar: the placeholder of its value in the command line's help (``LEVEL``).
+        reads: a read policy, applied where inputs are read (``ids``, ``duplicates``).
+        registry: the names are those of a registry a door checks (``backend``).
+    """
+
+    name: str
+    rule: Rule
+    help: str
+    optional: bool = False
+    metavar: str | None = None
+    reads: bool = False
+    registry: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag (``--min-relevance``)."""
+        return "--" + self.name.replace("_", "-")
+
+
+def declared(default: Any, rule: Rule, help: str, **row: Any) -> Any:  # noqa: A002 - argparse's word
+    """A dataclass field and its :class:`Row` (kept in the field's metadata)."""
+    return dataclasses.field(default=default, metadata={"row": Row(rule.name, rule, help, **row)})
+
+
+def rows_of(cls: type) -> Mapping[str, Row]:
+    """Field name -> its :class:`Row`, in the order of the dataclass ``cls``'s fields."""
+    return MappingProxyType({f.name: f.metadata["row"] for f in dataclasses.fields(cls)})
+
+
+_Value = TypeVar("_Value")
+
+
+def value_of(cls: type[_Value], base: _Value | None, keywords: Mapping[str, Any] | None, *, what: str,
+             argument: str, example: str) -> _Value:
+    """``base`` (default: every default of ``cls``) with ``keywords`` over it; a keyword that is no field of ``cls``
+    is refused with the closest name, as a misspelt keyword would be.
+
+    Args:
+        what: a field in messages (``setting``).
+        argument: the keyword the value is given as (``settings``).
+        example: a value of ``cls`` as written in Python, for the fix (``ties='docid_desc', ...``).
+    """
+    if base is not None and not isinstance(base, cls):
+        raise InputError(f"{argument} must be an evalbridge.{cls.__name__}; got {type(base).__name__} {base!r:.60}.",
+                         fix=f"pass {argument}=evalbridge.{cls.__name__}({example}), or the {what}s as keywords.")
+    given = dict(keywords or {})
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], names, n=1, cutoff=0.5)
+        raise InputError(f"unknown {what} {unknown[0]!r}; expected one of {', '.join(names)}.",
+                         fix=f"did you mean {close[0]!r}?" if close else f"see help(evalbridge.{cls.__name__}).")
+    start = base if base is not None else cls()
+    return dataclasses.replace(start, **given) if given else start  # type: ignore[type-var]

@@ -201,9 +201,9 @@ def _read_power(check: Checker, value: Any, given: Given) -> PowerSettings | Non
     spec = check.mapping({} if value is None or value is True else value, ("power",), _POWER_KEYS,
                          "{effect: 0.01, power: 0.8}")
     _at_least_two(check, "power", given.runs, "power compares a system with the baseline")
-    test = comparison.test if comparison is not None else "t"
+    test = comparison.statistics.test if comparison is not None else "t"
     defaults: dict[str, Any] = {"test": test if test in POWER_TESTS else "t",
-                                "alpha": comparison.alpha if comparison is not None else PowerSettings.alpha}
+                                "alpha": comparison.statistics.alpha if comparison is not None else PowerSettings.alpha}
     chosen = POWER.checked(check, {k: v for k, v in spec.items() if v is not None}, _POWER_KEYS, PowerSettings)
     return PowerSettings(**{**chosen, **{k: v for k, v in defaults.items() if spec.get(k) is None}})
 

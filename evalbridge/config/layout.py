@@ -17,6 +17,7 @@ from ..backends import CROSSCHECK_BACKENDS
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from ..model.settings import ROWS, Settings
+from ..stats.statistics import Statistics
 from .sources import Source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "SliceSettings",
@@ -80,14 +81,20 @@ class CrossCheckSettings:
 
 @dataclass(frozen=True)
 class ComparisonSettings:
-    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.decisions.compare`)."""
+    """``comparison:``: paired tests of every system against ``baseline`` (see :mod:`evalbridge.decisions.compare`),
+    with the section's ``test``, ``correction``, ``alpha``, ``confidence`` and ``n_resamples`` and the config's
+    ``seed``, one :class:`~evalbridge.Statistics`."""
 
     baseline: str
-    test: str = "t"
-    correction: str = "holm"
-    alpha: float = 0.05
-    confidence: float = 0.95
-    n_resamples: int = 10_000
+    statistics: Statistics = Statistics()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section as the provenance records it (the seed is the config's own key)."""
+        return {"baseline": self.baseline, **self.statistics.keywords(*COMPARISON_KEYS)}
+
+
+#: the keys of ``comparison:`` that are fields of :class:`~evalbridge.Statistics`
+COMPARISON_KEYS = ("test", "correction", "alpha", "confidence", "n_resamples")
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ def settings_of(config: Config) -> dict[str, Any]:
             "crosscheck": None if config.crosscheck is None else {
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
-            "comparison": None if config.comparison is None else dict(vars(config.comparison)),
+            "comparison": None if config.comparison is None else config.comparison.to_dict(),
             "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
             **analysis_settings(config)}
 
@@ -360,9 +360,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
 
         step("comparing with the baseline")
         c = config.comparison
-        comparison = compare_systems(results, config.metrics, baseline=c.baseline, test=c.test,
-                                     correction=c.correction, alpha=c.alpha, confidence=c.confidence,
-                                     n_resamples=c.n_resamples, seed=config.seed, slices=groups)
+        comparison = compare_systems(results, config.metrics, baseline=c.baseline, statistics=c.statistics,
+                                     slices=groups)
         sliced = comparison.slices
     elif groups is not None:
         from ..evaluation.slices import slice_table

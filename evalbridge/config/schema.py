@@ -126,8 +126,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     agreement = read_agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics), policies)
     if agreement is not None:
         read_supported(check, agreement.metrics, backend, ("agreement", "metrics"))
-    comparison = read_comparison(check, spec.get("comparison"), runs)
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
+    comparison = read_comparison(check, spec.get("comparison"), runs, seed)
     from ..decisions.gates import ON_INCONCLUSIVE
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
     config = Config(

@@ -17,8 +17,9 @@ from ..model.settings import ROWS, Row, Settings
 from ..common.parameters import Boolean, Interval, OneOf, Text
 from ..common.wording import option
 from .checking import RULES, Checker, dotted, suggest
-from .layout import (AGREEMENT_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, OutputSettings,
+from .layout import (AGREEMENT_KEYS, COMPARISON_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, OutputSettings,
                      PlotSettings, SliceSettings, SparkSettings)
+from ..stats.statistics import Statistics
 from .sources import Source, check_source
 
 if TYPE_CHECKING:
@@ -292,13 +293,11 @@ def read_crosscheck(check: Checker, value: Any) -> CrossCheckSettings | None:
     return CrossCheckSettings(tuple(backends), float(atol), canonicalise)
 
 
-def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source]) -> ComparisonSettings | None:
-    from ..stats.paired_tests import CORRECTIONS, TESTS
-
+def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source], seed: int = 0) -> ComparisonSettings | None:
+    """``comparison:``: the baseline and the statistics of the tests (with the config's ``seed``)."""
     if value is None:
         return None
-    keys = ("baseline", "test", "correction", "alpha", "confidence", "n_resamples")
-    spec = check.mapping(value, ("comparison",), keys, "{baseline: bm25, test: t, correction: holm, alpha: 0.05}")
+    spec = check.mapping(value, ("comparison",), ("baseline", *COMPARISON_KEYS), "{baseline: bm25, test: t, correction: holm, alpha: 0.05}")
     if not runs:
         raise check.fail(("comparison",), "a comparison needs at least two runs; the config has none.",
                          fix="add runs:, or remove the comparison section.")
@@ -308,14 +307,8 @@ def read_comparison(check: Checker, value: Any, runs: Mapping[str, Source]) -> C
         raise check.fail(("comparison",), "a comparison needs at least two runs.",
                          fix="add another run, or " + ("remove the comparison section." if check.locator.source
                                                        else f"leave out {check.locator.label(('comparison', 'baseline'))}."))
-    return ComparisonSettings(
-        baseline=baseline,
-        test=check.rule(spec.get("test", "t"), ("comparison", "test"), "comparison.test"),
-        correction=check.rule(spec.get("correction", "holm"), ("comparison", "correction"), "comparison.correction"),
-        alpha=check.rule(spec.get("alpha", 0.05), ("comparison", "alpha"), "comparison.alpha"),
-        confidence=check.rule(spec.get("confidence", 0.95), ("comparison", "confidence"), "comparison.confidence"),
-        n_resamples=check.rule(spec.get("n_resamples", 10_000), ("comparison", "n_resamples"),
-                               "comparison.n_resamples"))
+    return ComparisonSettings(baseline=baseline, statistics=Statistics(seed=seed, **{
+        key: check.rule(spec[key], ("comparison", key), f"comparison.{key}") for key in COMPARISON_KEYS if key in spec}))
 
 
 def read_gates(check: Checker, value: Any, metrics: Sequence[MetricRequest], runs: Mapping[str, Source],

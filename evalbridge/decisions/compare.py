@@ -41,17 +41,30 @@ from ..errors import InputError, MetricSpecError
 from ..metrics.requests import MetricRequest, MetricsArg, bad_metrics, metric_requests, request
 from ..metrics.spec import Metric
 from .comparison import Comparison, PairedComparison, SystemInterval
-from ..stats.paired_tests import CORRECTIONS, TESTS, check_comparison_parameters, check_finite, effect_size, \
+from ..stats.paired_tests import CORRECTIONS, TESTS, check_finite, effect_size, \
     paired_t_test, win_tie_loss, wilcoxon_test
 from ..stats.resampling import DEFAULT_MEMORY
+from ..stats.statistics import Statistics, split_statistics, statistics_of
 
 if TYPE_CHECKING:
     import numpy as np
     from typing_extensions import Unpack
 
     from ..model.settings import Keywords, Settings
+    from ..stats.statistics import StatisticsKeywords
 
-__all__ = ["compare_systems", "compare"]
+    class CompareKeywords(Keywords, StatisticsKeywords, total=False):
+        """The keywords :func:`compare` takes beside its own: the settings of the evaluation and the statistics."""
+
+
+def comparison_parameters(statistics: Statistics) -> dict[str, Any]:
+    """What a comparison takes of ``statistics`` (its tests are two-sided: ``sides=1`` is refused, not ignored)."""
+    if statistics.sides != 2:
+        raise InputError("the comparisons' tests are two-sided (sides=1 is a question of power, or of a gate's "
+                         "'>= baseline - 0.01 at 95%'); got sides=1.", fix="leave sides at 2 for a comparison.")
+    return statistics.keywords("test", "correction", "alpha", "confidence", "n_resamples", "seed", "ci_method")
+
+__all__ = ["compare_systems", "compare", "comparison_parameters"]
 
 # ---------------------------------------------------------------- computing a comparison
 
@@ -178,10 +191,9 @@ def _provenance(results: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[Any], *,
-                    baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
-                    alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
-                    ci_method: str = "BCa",
-                    labels: Sequence[str] | None = None, slices: Any = None) -> Comparison:
+                    baseline: str | Sequence[str] | None = None, statistics: Statistics | None = None,
+                    labels: Sequence[str] | None = None, slices: Any = None,
+                    **keywords: Unpack[StatisticsKeywords]) -> Comparison:
     """Compare systems pair by pair on each metric, paired by query id.
 
     Args:
@@ -192,14 +204,12 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
             (default: the spelling given), and :attr:`Comparison.names` records each label's metric.
         baseline: one system name (every other system against it), several (every system against
             each, each pair once), or None (all pairs, as ranx's ``compare``).
-        test: a key of :data:`TESTS` (``t``, ``randomization``, ``wilcoxon``); decides significance.
-        correction: ``holm``, ``bh`` (Benjamini-Hochberg), ``bonferroni`` or ``none``, over every
-            (pair, metric) compared.
-        alpha: significance level of the corrected p-values.
-        confidence: level of the bootstrap confidence intervals (each system's mean, each difference).
-        n_resamples: resamples of the randomization test and of the bootstrap.
-        seed: seed of every random generator.
-        ci_method: ``BCa`` or ``percentile``.
+        statistics: the tests and intervals (:class:`~evalbridge.Statistics`), or its fields as keywords:
+            ``test`` (``t``, ``randomization``, ``wilcoxon``: decides significance), ``correction`` (``holm``, ``bh``,
+            ``bonferroni`` or ``none``, over every (pair, metric) compared), ``alpha`` (of the corrected p-values),
+            ``confidence`` (of the bootstrap intervals: each system's mean, each difference), ``n_resamples`` (of
+            the randomization test and the bootstrap), ``seed`` (of every random generator), ``ci_method``
+            (``BCa`` or ``percentile``); the tests are two-sided.
         labels: the name of each metric in the rows, overriding the labels of ``metrics``.
         slices: per-slice means and differences in :attr:`Comparison.slices`: a mapping query id -> label(s),
             a field the systems' RAG logs kept, or a (query table, column) pair
@@ -225,8 +235,7 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
     """
     import numpy as np
 
-    settings = check_comparison_parameters(test=test, correction=correction, alpha=alpha, confidence=confidence,
-                                           n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+    settings = comparison_parameters(statistics_of(statistics, keywords))
     if not isinstance(results, Mapping):
         raise InputError(f"results must be a mapping of system names to their results; got "
                          f"{type(results).__name__} {results!r:.60}.",
@@ -354,10 +363,8 @@ def _names(first: Any, metrics: Sequence[Any], labels: Sequence[str]) -> tuple[M
 
 
 def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
-            baseline: str | Sequence[str] | None = None, test: str = "t", correction: str = "holm",
-            alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0,
-            ci_method: str = "BCa", settings: Settings | None = None, slices: Any = None,
-            **keywords: Unpack[Keywords]) -> Comparison:
+            baseline: str | Sequence[str] | None = None, statistics: Statistics | None = None,
+            settings: Settings | None = None, slices: Any = None, **keywords: Unpack[CompareKeywords]) -> Comparison:
     """Evaluate every run against ``qrels`` and compare them, in one call.
 
     ``runs`` maps system names to runs (anything :func:`evalbridge.evaluate` reads: dicts,
@@ -365,7 +372,8 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     :class:`~evalbridge.Results`, in display order; with ``qrels=None`` every value is taken as evaluated
     (Results, or ``{metric: {query id: value}}``). Each run is
     evaluated with the same settings (``settings=Settings(...)`` or its keywords, as ``evaluate``), then
-    :func:`compare_systems` compares them (``baseline`` ... ``ci_method``, see there); each metric
+    :func:`compare_systems` compares them with the same statistics (``statistics=Statistics(...)`` or its
+    keywords, ``test="randomization"``, see there); each metric
     is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
     :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``). ``slices``: per-slice
     means and differences (see :func:`compare_systems`); a field name reads the labels the runs' RAG logs kept.
@@ -382,15 +390,16 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     from ..evaluation.results import Results
     from ..model.settings import settings_of
 
-    chosen = settings_of(settings, keywords)
-    parameters = check_comparison_parameters(test=test, correction=correction, alpha=alpha, confidence=confidence,
-                                           n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+    tests, rest = split_statistics(keywords)
+    chosen = settings_of(settings, rest)
+    chosen_statistics = statistics_of(statistics, tests)
+    comparison_parameters(chosen_statistics)
     if not isinstance(runs, Mapping):
         raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
                          fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
     _baselines(baseline, _systems(list(runs)))
     if qrels is None:  # every value already evaluated (Results, or {metric: {query id: value}}): compared as it is
-        return compare_systems(runs, metrics, baseline=baseline, slices=slices, **parameters)
+        return compare_systems(runs, metrics, baseline=baseline, slices=slices, statistics=chosen_statistics)
     wanted = metric_requests(metrics)
     results = {name: run if isinstance(run, Results) else evaluate(qrels, run, wanted, settings=chosen)
                for name, run in runs.items()}
@@ -399,4 +408,4 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
         from ..evaluation.slices import slice_labels
 
         slices = slice_labels(slices, [run for run in runs.values() if isinstance(run, Run)])
-    return compare_systems(results, wanted, baseline=baseline, slices=slices, **parameters)
+    return compare_systems(results, wanted, baseline=baseline, slices=slices, statistics=chosen_statistics)

@@ -33,14 +33,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import InputError
-from ..common.parameters import Boolean, Interval, OneOf, Rule, Text, check_parameters
+from ..common.parameters import Boolean, Interval, OneOf, Row, Rule, Text, check_parameters, declared as setting, \
+    rows_of, value_of
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -56,39 +56,6 @@ SCORE_PRECISIONS = ("float64", "float32")
 MISSING_QUERY_POLICIES = ("zero", "drop")
 #: What a query with no relevant judgement (at the relevance level) does, as torchmetrics' empty_target_action.
 NO_RELEVANT_POLICIES = ("zero", "drop", "error")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One setting as every door shows it.
-
-    Attributes:
-        name: the Python keyword and the config key (``min_relevance``); the flag is ``--min-relevance``.
-        rule: what a value may be (checked by :meth:`Settings.__post_init__` and the config validator).
-        help: what it does, in the command line's help and the config reference.
-        optional: ``None`` is a value (no level given, no depth: the default decides).
-        metavar: the placeholder of its value in the command line's help (``LEVEL``).
-        reads: a read policy, applied where inputs are read (``ids``, ``duplicates``).
-        registry: the names are those of a registry a door checks (``backend``: :data:`evalbridge.backends.BACKENDS`).
-    """
-
-    name: str
-    rule: Rule
-    help: str
-    optional: bool = False
-    metavar: str | None = None
-    reads: bool = False
-    registry: bool = False
-
-    @property
-    def flag(self) -> str:
-        """The command-line flag (``--min-relevance``)."""
-        return "--" + self.name.replace("_", "-")
-
-
-def setting(default: Any, rule: Rule, help: str, **row: Any) -> Any:  # noqa: A002 - argparse's word
-    """A field of :class:`Settings` and its :class:`Row` (kept in the field's metadata)."""
-    return dataclasses.field(default=default, metadata={"row": Row(rule.name, rule, help, **row)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,7 +159,7 @@ class Keywords(TypedDict, total=False):
 
 
 #: setting name -> its :class:`Row`, in the order of :class:`Settings`' fields.
-ROWS: Mapping[str, Row] = MappingProxyType({f.name: f.metadata["row"] for f in dataclasses.fields(Settings)})
+ROWS: Mapping[str, Row] = rows_of(Settings)
 #: setting name -> its default
 DEFAULTS: Mapping[str, Any] = MappingProxyType({f.name: f.default for f in dataclasses.fields(Settings)})
 #: setting name -> its rule (what Settings checks each value by)
@@ -210,14 +177,4 @@ def settings_of(settings: Settings | None = None, keywords: Mapping[str, Any] | 
         >>> settings_of(None, {"depth": 5}) == Settings(depth=5)
         True
     """
-    if settings is not None and not isinstance(settings, Settings):
-        raise InputError(f"settings must be an evalbridge.Settings; got {type(settings).__name__} {settings!r:.60}.",
-                         fix="pass settings=evalbridge.Settings(ties='docid_desc', ...), or the settings as keywords.")
-    given = dict(keywords or {})
-    unknown = [name for name in given if name not in ROWS]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], list(ROWS), n=1, cutoff=0.5)
-        raise InputError(f"unknown setting {unknown[0]!r}; expected one of {', '.join(ROWS)}.",
-                         fix=f"did you mean {close[0]!r}?" if close else "see help(evalbridge.Settings).")
-    base = settings if settings is not None else DEFAULT
-    return dataclasses.replace(base, **given) if given else base
+    return value_of(Settings, settings, keywords, what="setting", argument="settings", example="ties='docid_desc', ...")

@@ -272,7 +272,7 @@ def test_an_unknown_option_lists_the_formats_that_take_it(tmp_path: Path) -> Non
     """Options are declared once per format: a misplaced one says where it applies."""
     path = tmp_path / "run.txt"
     path.write_text("q1 Q0 d1 1 1.0 sys\n")
-    with pytest.raises(InputError, match="option 'retrieved' does not apply to format 'trec' \\(it applies to rag\\)"):
+    with pytest.raises(InputError, match="option 'retrieved' does not apply to format 'trec' \\(it applies to nested, rag\\)"):
         eb.read_run(path, retrieved="contexts")
 
 

@@ -49,6 +49,17 @@ FILES = {
     "run.csv": "qid,docno,score\nq1,d3,12.5\nq1,d1,11.0\n",
     "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t1\n",
     "run.dev.tsv": "q1\td3\t1\nq1\td1\t2\n",
+    "responses.jsonl": '{"qid": "q1", "took": 3, "timed_out": false, "hits": {"total": {"value": 2, "relation": "eq"}, '
+                       '"max_score": 7.3, "hits": [{"_index": "docs", "_id": "d3", "_score": 7.3}, '
+                       '{"_index": "docs", "_id": "d1", "_score": 6.0}]}}\n',
+    "qdrant.jsonl": '{"result": [{"id": 3, "version": 1, "score": 0.91, "payload": {}}, {"id": 1, "version": 1, '
+                    '"score": 0.87, "payload": {}}], "status": "ok", "time": 0.002}\n',
+    "chroma.json": '{"ids": [["d3", "d1"]], "distances": [[0.12, 0.3]], "documents": [["...", "..."]], '
+                   '"metadatas": [[{}, {}]], "embeddings": null, "included": ["metadatas", "documents", "distances"]}\n',
+    "spans.jsonl": '{"name": "retrieve", "span_kind": "RETRIEVER", "context": {"trace_id": "t1", "span_id": "s1"}, '
+                   '"attributes": {"metadata": {"query_id": "q1"}, "retrieval": {"documents": [{"document": '
+                   '{"id": "d3", "score": 0.8}}, {"document": {"id": "d1", "score": 0.7}}]}}}\n',
+    "results.jsonl": '{"query_id": "q1", "results": [{"id": "d3", "score": 0.8}, {"id": "d1", "score": 0.7}]}\n',
     "llamaindex_dataset.json": '{"queries": {"q1": "annual leave?"}, "corpus": {"d1": "Leave is 25 days."}, '
                                '"relevant_docs": {"q1": ["d1"]}, "mode": "text"}\n',
 }

@@ -29,7 +29,7 @@ def handle(args: argparse.Namespace) -> int:
         note(args, write_output(qrels, args.output, args.output_format))
         note(args, write_output(run, args.run_output, args.output_format))
         return EXIT_OK
-    told = get_format(fmt) if fmt is not None else prefixed(path)  # a format that holds one kind says it
+    told = get_format(fmt) if fmt is not None else prefixed(path) or _sniffed(path)  # one kind: says it
     kind = args.kind if args.kind is not None or told is None or len(told.holds) != 1 else next(iter(told.holds))
     if kind is None and split_named(args.input)[0] is not None:
         kind = "run"  # NAME=PATH names a run
@@ -45,6 +45,17 @@ def handle(args: argparse.Namespace) -> int:
         obj = load_run(source, name, None, args.min_relevance)[1]
     note(args, write_output(obj, args.output, args.output_format))
     return EXIT_OK
+
+
+def _sniffed(path: str) -> Any:
+    """The format a file's first bytes name when it holds runs only (a search engine's responses), else None."""
+    from ..io import resolve
+
+    try:
+        fmt = resolve(path, kind="run")
+    except (InputError, OSError):
+        return None
+    return fmt if fmt.sniffed_only and fmt.holds == {"run"} else None
 
 
 def add(commands: Any) -> None:

@@ -243,13 +243,15 @@ def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[st
     return source
 
 
-def format_options(path: str, fmt: str | None, kind: str) -> Any:
+def format_options(path: str, fmt: str | None, kind: str, columns: Mapping[str, str] | None = None) -> Any:
     """The options the format of a command-line input takes (None when the format cannot be told yet:
-    the path is checked, and named in the error, when the config is validated)."""
+    the path is checked, and named in the error, when the config is validated); ``columns``: the roles given,
+    which pick among the formats of a shared suffix as at every door (:func:`evalbridge.io.resolve`)."""
     from ..io import get_format, resolve
 
     try:
-        return get_format(fmt, kind=kind).options if fmt is not None else resolve(path, kind=kind).options
+        return get_format(fmt, kind=kind).options if fmt is not None else \
+            resolve(path, kind=kind, options=columns).options
     except (InputError, OSError):
         return None
 
@@ -264,7 +266,7 @@ def side_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     out: list[dict[str, str]] = []
     taken: set[str] = set()
     for path, fmt, kind, flag in inputs:
-        options = format_options(path, fmt, kind) if shared else None  # the format is asked only to share --columns
+        options = format_options(path, fmt, kind, {**shared, **sides[flag]}) if shared else None  # (only to share)
         mine = {r: n for r, n in shared.items() if options is None or r in options}
         taken.update(mine)
         out.append({**mine, **sides[flag]})
@@ -308,9 +310,10 @@ def positionals(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     if len(inputs) == 1 and args.qrels_format is not None:
         raise InputError(f"--qrels-format is given but {inputs[0]} is the only input: the run is missing.",
                          fix="give QRELS then RUN..., or one input that holds both (e.g. --run-format rag).")
+    roles = {**columns_of(args.columns), **columns_of(getattr(args, "run_columns", None), "--run-columns")}
     try:
         first = get_format(args.run_format) if args.run_format is not None and len(inputs) == 1 else \
-            resolve(split_named(inputs[0])[1], kind="run" if len(inputs) == 1 else "qrels")
+            resolve(split_named(inputs[0])[1], kind="run" if len(inputs) == 1 else "qrels", options=roles)
     except (InputError, OSError):
         first = None  # a missing file or an unknown format: the config's validation names it
     if first is not None and first.paired:

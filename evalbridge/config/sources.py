@@ -96,7 +96,7 @@ def check_source(fmt_name: str | None, kind: str, *, path: str | os.PathLike[str
     if fmt_name is None:
         if path is None:
             raise InputError("inline data needs a format.", fix="add e.g. format: labels.")
-        fmt_name = resolve(os.fspath(path), kind=wanted).name
+        fmt_name = resolve(os.fspath(path), kind=wanted, options=flatten_options(options)).name
     fmt = get_format(fmt_name, kind=wanted)
     if has_data and not fmt.inline:
         inline = ", ".join(n for n, f in formats().items() if f.inline and f.accepts is None)

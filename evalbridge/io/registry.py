@@ -52,7 +52,7 @@ __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", 
 Kind = Literal["qrels", "run", "pair"]
 
 #: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
-MODULES = ("trec", "judging", "jsonl", "rag", "tables", "spark_tables", "datasets", "shapes", "objects")
+MODULES = ("trec", "judging", "retrieval_logs", "jsonl", "rag", "tables", "spark_tables", "datasets", "shapes", "objects")
 
 
 #: The option of every format that reads judgements: the relevance level of binary metrics, stored on the
@@ -208,7 +208,7 @@ def check_prefixed(obj: object, format: str | None) -> None:
                          fix=f"remove the format (or give format {named.name!r}).")
 
 
-def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
+def _resolve_path(path: str | os.PathLike[str], kind: str, options: Mapping[str, Any]) -> Format:
     from .text import head
 
     table = formats()
@@ -222,6 +222,8 @@ def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
     candidates = [f for f in table.values() if suffix in f.suffixes and f.can_read(kind)]
     if not candidates:
         return table["trec"]
+    # options some of them take pick among those (a RAG log's relevant= names a RAG log); none: the reader says so
+    candidates = [f for f in candidates if all(o in f.takes for o in options)] or candidates
     if len(candidates) == 1:
         return candidates[0]
     first = head(path)
@@ -233,13 +235,15 @@ def _resolve_path(path: str | os.PathLike[str], kind: str) -> Format:
     return next((f for f in usual if f.suffixes[0] == suffix), usual[0])
 
 
-def resolve(obj: Any, *, kind: str, format: str | None = None) -> Format:
-    """The format of ``obj`` (a path or an in-memory object) when read as ``kind``."""
+def resolve(obj: Any, *, kind: str, format: str | None = None, options: Mapping[str, Any] | None = None) -> Format:
+    """The format of ``obj`` (a path or an in-memory object) when read as ``kind``; ``options``: the options
+    given (column and field names...): among the formats a file's suffix may hold, those that take every one
+    of them are tried first, so ``relevant=`` reads a JSON Lines file as a RAG log at every door."""
     if format is not None:
         check_prefixed(obj, format)
         return get_format(format, kind=kind)
     if _is_path(obj):
-        return _resolve_path(obj, kind)
+        return _resolve_path(obj, kind, {k: v for k, v in (options or {}).items() if v is not None})
     for fmt in formats().values():
         if fmt.accepts is not None and fmt.accepts(obj):
             if not fmt.can_read(kind):
@@ -272,8 +276,8 @@ def load(obj: Any, kind: str, *, format: str | None = None, prefer_columns: bool
     """Read ``obj`` as ``kind`` (``qrels``, ``run`` or ``pair``) through its format; with ``prefer_columns``,
     by the format's columnar reader whatever the input's size, where it has one and takes the input
     (the same values either way)."""
-    fmt = resolve(obj, kind=kind, format=format)
     given = {k: v for k, v in options.items() if v is not None}
+    fmt = resolve(obj, kind=kind, format=format, options=given)
     check_options(fmt, given)
     level = given.pop("min_relevance", None) if "min_relevance" not in fmt.options else None
     if level is not None and kind == "run":

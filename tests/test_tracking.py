@@ -265,3 +265,106 @@ def test_a_registered_html_report_format_is_logged_as_report_html(monkeypatch: p
     with tempfile.TemporaryDirectory() as folder:
         parent.files["report.html"](Path(folder) / "report.html")
         assert (Path(folder) / "report.html").read_text() == "<h1>nightly</h1>"
+
+
+# ---------------------------------------------------------------- stores that cannot be opened, and long names
+
+def _refused_port() -> int:
+    """A local port nothing listens on (bound, then closed): connecting to it is refused at once."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _store(tmp_path: Path, kind: str) -> str:
+    import os
+
+    if kind == "refused port":
+        return f"http://127.0.0.1:{_refused_port()}"
+    path = tmp_path / "store" / "mlflow.db"
+    path.parent.mkdir()
+    if kind == "not a database":
+        path.write_text("title,value\nnot,sqlite\n")
+    elif kind == "a folder":
+        path.mkdir()
+    elif kind == "read-only file":
+        MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()  # a real store, then read-only
+        os.chmod(path, 0o444)
+    elif kind == "read-only folder":
+        os.chmod(path.parent, 0o555)
+    elif kind == "under a file":
+        (tmp_path / "store" / "notes.txt").write_text("a file\n")
+        path = tmp_path / "store" / "notes.txt" / "runs" / "mlflow.db"
+    return f"sqlite:///{path}"
+
+
+@pytest.mark.parametrize("kind", ["not a database", "a folder", "read-only file", "read-only folder", "under a file",
+                                  "refused port"])
+def test_a_store_that_cannot_be_opened_fails_at_once_with_the_uri_and_the_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    import os
+    import time
+
+    monkeypatch.chdir(tmp_path)
+    uri = _store(tmp_path, kind)
+    config = _files(tmp_path)
+    try:
+        started = time.monotonic()
+        code, _, err = _cli("run", str(config), "--no-write", "--mlflow", uri)
+        took = time.monotonic() - started
+        with pytest.raises(eb.InputError, match=f"MLflow could not log to '{uri}'.*Fix: "):
+            eb.log_mlflow(eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1"), uri=uri)
+    finally:
+        os.chmod(tmp_path / "store", 0o755) if (tmp_path / "store").is_dir() else None
+    assert code == 2, err
+    assert err.startswith(f"evalbridge: error: MLflow could not log to '{uri}'") and "Fix: " in err, err
+    assert len(err.strip().splitlines()) == 1 and "DatabaseError" not in err and "internal error" not in err
+    assert took < 15, f"{took:.0f} s: MLflow's retries were entered"  # they take 100 s and more
+
+
+def test_a_host_that_does_not_resolve_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resolver answers that the name does not exist (no network is asked)."""
+    import socket
+
+    def nowhere(*args: object, **kwargs: object) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", nowhere)
+    with pytest.raises(eb.InputError, match="the host 'tracking.example' cannot be resolved"):
+        eb.log_mlflow(eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1"), uri="http://tracking.example:5000")
+
+
+def test_long_system_names_and_labels_are_logged_under_short_stable_names(tmp_path: Path) -> None:
+    long_system, long_label = "bm25 " + "x" * 300, "P@1 of " + "y" * 300
+    results = eb.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, {long_label: "P@1"})
+    uri = _uri(tmp_path)
+    tracked = eb.log_mlflow({long_system: results, "dense": results}, uri=uri)
+    logged = _read(uri, tracked.parent)
+    assert set(logged["systems"]) == {long_system, "dense"}
+    (key,) = logged["systems"]["dense"]["metrics"]
+    assert len(key) <= 250 and key.startswith("P_at_1 of yyy") and key.endswith("y" * 20)
+    assert key == tracked_runs({"dense": results})[1]["dense"].metrics.keys().__iter__().__next__()  # stable
+    assert logged["systems"][long_system]["metrics"] == {key: 1.0}
+
+
+@pytest.mark.parametrize(("label", "key"), [("long (7+)", "long 7plus"), ("P(rel=2)@5", "P_rel_2_at_5"),
+                                            ("<= 10 words", "lt 10 words"), ("top 5%", "top 5pct")])
+def test_a_key_is_readable(label: str, key: str) -> None:
+    assert tracking_key(label) == key
+
+
+@given(st.text(min_size=1, max_size=600))
+def test_every_bounded_key_is_a_name_mlflow_accepts(label: str) -> None:
+    from mlflow.exceptions import MlflowException
+    from mlflow.utils.validation import _validate_metric_name
+
+    from evalbridge.tracking import bounded_key
+
+    key = bounded_key(f"slice.{tracking_key(label)}.AP")
+    assert len(key) <= 250 and key.endswith(".AP")
+    try:
+        _validate_metric_name(key)
+    except MlflowException as error:  # pragma: no cover - the failure shows the label
+        pytest.fail(f"{label!r} -> {key!r}: {error}")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..common.parameters import Rule
 
 __all__ = ["Tracker", "RunLog", "Tracked", "trackers", "get_tracker", "tracked_runs", "log", "log_mlflow",
-           "tracking_key", "REPORT_ARTIFACTS", "MODULES"]
+           "tracking_key", "bounded_key", "MAX_KEY", "REPORT_ARTIFACTS", "MODULES"]
 
 #: the tracker modules of this package, each declaring ``TRACKER``
 MODULES = ("mlflow",)
@@ -47,8 +47,9 @@ class RunLog:
 
     Attributes:
         name: the run's name (the evaluation's title, or the system's name).
-        params: name -> value (text), the keys already valid for every tracker (:func:`tracking_key`).
-        metrics: name -> value (the means, keyed by :func:`tracking_key` of each metric's label).
+        params: name -> value (text), the keys already valid for every tracker (:func:`tracking_key`); a key
+            longer than :data:`MAX_KEY` is shortened around a stable hash (:func:`bounded_key`).
+        metrics: name -> value (the means, keyed by :func:`tracking_key` of each metric's label), bounded alike.
         files: artifact file name -> a function writing it at the path given.
     """
 
@@ -56,6 +57,10 @@ class RunLog:
     params: Mapping[str, str]
     metrics: Mapping[str, float] = field(default_factory=dict)
     files: Mapping[str, Callable[[Path], None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # every name within the trackers' limit (bounded_key), whoever made the run
+        object.__setattr__(self, "params", MappingProxyType({bounded_key(k): v for k, v in self.params.items()}))
+        object.__setattr__(self, "metrics", MappingProxyType({bounded_key(k): v for k, v in self.metrics.items()}))
 
 
 @dataclass(frozen=True)
@@ -140,17 +145,43 @@ def get_tracker(name: str) -> Tracker:
 
 #: what a tracker accepts in a param or metric name: word characters, ``_ - . space : /`` (MLflow's rule)
 _FORBIDDEN = re.compile(r"[^\w.\- :/]")
+#: characters with a readable spelling in a name (\0 marks where a separator goes)
+_SPELLED = {"@": "\0at\0", "+": "plus", "%": "pct", "<": "lt", ">": "gt"}
+#: a separator put in (not the label's own underscores): runs of them are one, and none is kept beside a space,
+#: a dot, a slash or an end
+_PUT_IN = re.compile("\0+")
+_BESIDE_BOUNDARY = re.compile("(?<![^\\s./])\0|\0(?![^\\s./])")
+#: the longest param or metric name MLflow takes
+MAX_KEY = 250
 
 
 def tracking_key(label: str) -> str:
-    """A metric label as a name every tracker accepts: ``@`` becomes ``_at_``, any other character outside
-    ``[\\w.- :/]`` becomes ``_``, and ``/`` is kept only between two names.
+    """A metric label (or a slice's, an input's name) as a name every tracker accepts, readable: ``@`` becomes
+    ``_at_``, ``+`` ``plus``, ``%`` ``pct``, ``<`` / ``>`` ``lt`` / ``gt``, each run of other characters outside
+    ``[\\w.- :/]`` one ``_`` (none beside a space, a dot or an end), and ``/`` is kept only between two names.
 
-    >>> [tracking_key(k) for k in ("nDCG@10", "P(rel=2)@5", "hit rate", "a//b")]
-    ['nDCG_at_10', 'P_rel_2__at_5', 'hit rate', 'a/b']
+    >>> [tracking_key(k) for k in ("nDCG@10", "P(rel=2)@5", "hit rate", "a//b", "long (7+)", "my_metric_")]
+    ['nDCG_at_10', 'P_rel_2_at_5', 'hit rate', 'a/b', 'long 7plus', 'my_metric_']
     """
-    text = _FORBIDDEN.sub("_", label.replace("@", "_at_"))
+    text = _FORBIDDEN.sub("\0", "".join(_SPELLED.get(c, c) for c in label.replace("\0", " ")))
+    text = _BESIDE_BOUNDARY.sub("", _PUT_IN.sub("\0", text)).replace("\0", "_")
     return "/".join(part for part in text.split("/") if part not in ("", ".", "..")) or "_"
+
+
+def bounded_key(key: str) -> str:
+    """``key`` when it fits MLflow's :data:`MAX_KEY` characters; else its start and its end around a stable hash of
+    the whole (``slice.<a long name>...-1a2b3c4d-....AP``), so the name stays readable and unique.
+
+    >>> bounded_key("nDCG_at_10"), len(bounded_key("slice." + "x" * 300 + ".AP"))
+    ('nDCG_at_10', 250)
+    """
+    if len(key) <= MAX_KEY:
+        return key
+    import hashlib
+
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
+    tail = 80
+    return f"{key[:MAX_KEY - tail - 10]}-{digest}-{key[-tail:]}"
 
 
 def _keys(labels: list[str]) -> dict[str, str]:

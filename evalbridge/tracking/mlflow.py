@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -48,6 +49,93 @@ def _refused(uri: str, error: Exception) -> InputError:
                           f"missing) or http://host:5000 (a tracking server){folder}.")
 
 
+#: the first bytes of every SQLite 3 database file
+_SQLITE_HEADER = b"SQLite format 3\x00"
+#: seconds a tracking server's host may take to resolve and to accept a connection, before logging starts
+_CONNECT_TIMEOUT = 5.0
+
+
+def _store_problem(uri: str) -> tuple[str, str] | None:
+    """``(what is wrong, the fix)`` when the store at ``uri`` cannot be opened, checked before MLflow is asked
+    (MLflow retries a SQLite file it cannot open for about 100 s, and a server that refuses the connection
+    for minutes): a SQLite path that is a folder, not a database, read-only, or under a read-only folder or a
+    file (missing folders are created); an HTTP server whose host does not resolve or that refuses the
+    connection. None otherwise."""
+    if uri.startswith("sqlite:///") and uri != "sqlite:///:memory:":
+        return _sqlite_problem(Path(uri[len("sqlite:///"):]).expanduser())
+    if uri.startswith(("http://", "https://")):
+        return _server_problem(uri)
+    return None
+
+
+def _read_only(path: Path, mode: int) -> bool:
+    return not mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def _sqlite_problem(path: Path) -> tuple[str, str] | None:
+    new = "give a new file (created when missing), e.g. sqlite:///mlflow.db"
+    if path.is_dir():
+        return f"{str(path)!r} is a folder, not a SQLite database file", new
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # MLflow creates the missing folders
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{str(folder)!r} is a file, where the database's folder would be", new
+    if _read_only(folder, folder.stat().st_mode):
+        return (f"the folder {str(folder)!r} is read-only (SQLite writes its journal beside the database)",
+                f"make it writable (chmod u+w {str(folder)!r}), or {new}")
+    if not path.exists():
+        return None
+    if not path.is_file():
+        return f"{str(path)!r} is not a regular file", new
+    if _read_only(path, path.stat().st_mode):
+        return f"the database {str(path)!r} is read-only", f"make it writable (chmod u+w {str(path)!r}), or {new}"
+    try:
+        with open(path, "rb") as file:
+            head = file.read(len(_SQLITE_HEADER))
+    except OSError as error:
+        return f"{str(path)!r} cannot be read ({error.strerror})", new
+    if head and head != _SQLITE_HEADER:
+        return f"{str(path)!r} is not a SQLite database", f"{new}; that file is something else"
+    return None
+
+
+def _server_problem(uri: str) -> tuple[str, str] | None:
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"the port of {parts.netloc!r} is not a number", "write e.g. http://host:5000"
+    fix = (f"start the tracking server (mlflow server --host {host} --port {port}), check the host and port, or log "
+           "to a local store, e.g. sqlite:///mlflow.db")
+    found: list[Any] = []
+
+    def resolve() -> None:
+        with contextlib.suppress(OSError):
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+
+    looking = threading.Thread(target=resolve, daemon=True)  # getaddrinfo has no timeout of its own
+    looking.start()
+    looking.join(_CONNECT_TIMEOUT)
+    if not found:
+        return f"the host {host!r} cannot be resolved", fix
+    failures = []
+    for family, kind, proto, _, address in found[0]:
+        try:
+            with socket.socket(family, kind, proto) as connection:
+                connection.settimeout(_CONNECT_TIMEOUT)
+                connection.connect(address)
+            return None
+        except OSError as error:
+            failures.append(error.strerror or type(error).__name__)
+    return f"the tracking server at {host}:{port} cannot be reached ({failures[0] if failures else 'no address'})", fix
+
+
 def _artifact_root(uri: str) -> str | None:
     """Where a new experiment of a local SQLite store keeps its artifacts: ``mlartifacts/`` beside the database
     (MLflow's default, ``./mlruns``, would be relative to the working directory)."""
@@ -62,6 +150,10 @@ def _send(parent: RunLog, systems: Mapping[str, RunLog], options: Mapping[str, A
     experiment: str = options.get("experiment") or DEFAULT_EXPERIMENT
     from mlflow.exceptions import MlflowException
 
+    problem = _store_problem(uri)
+    if problem is not None:
+        what, fix = problem
+        raise InputError(f"MLflow could not log to {uri!r}: {what}.", fix=f"{fix}.")
     with _quiet():
         try:
             from mlflow.tracking import MlflowClient

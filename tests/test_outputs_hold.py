@@ -171,6 +171,7 @@ JSON_COMMANDS = {
     "uncertain": lambda f: ["uncertain", f["a"], "-m", "P@2", "--judges", f["qrels"], f["qrels_b"]],
     "pool": lambda f: ["pool", f["qrels"], f["a"], f["b"], "--depth", "2"],
     "changed": lambda f: ["changed", f["qrels"], f["qrels_b"], f["a"], f["b"], "-m", "P@2"],
+    "ppi": lambda f: ["ppi", f["qrels_b"], f["a"], f["b"], "-m", "P@2", "--human", f["qrels"], "--plan-width", "0.1"],
     "metrics": lambda f: ["metrics"],
 }
 

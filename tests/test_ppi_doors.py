@@ -1,5 +1,5 @@
-"""eb.ppi through a config: a ppi: section of evalbridge run gives eb.ppi's numbers in the report, in every format,
-and its mistakes are refused with the key and the fix."""
+"""eb.ppi through its three doors: the Python API, evalbridge ppi and a config's ppi: section give the same numbers
+(the plan and the batch too), in every format; mistakes are refused with the key or the flag and the fix."""
 
 from __future__ import annotations
 
@@ -37,6 +37,12 @@ def _config(folder: Path, **sections: object) -> str:
     return "eval.yaml"
 
 
+def _run_json(folder: Path, **sections: object) -> dict:
+    code, out, err = cli("run", _config(folder, **sections), "--no-write", "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
 def test_a_ppi_section_gives_eb_ppi_s_numbers_in_every_format(folder: Path) -> None:
     runs = {n: eb.read_run(f"{n}.run") for n in ("bm25", "dense", "hybrid")}
     for section, keywords in (({"human": "human.txt"}, {}),
@@ -63,3 +69,32 @@ def test_a_bad_ppi_section_is_refused_with_the_key_and_the_fix(folder: Path, sec
     code, out, err = cli("run", _config(folder, ppi=section), "--no-write")
     assert code == 2 and "Fix:" in err, err
     assert pytest.importorskip("re").search(message, err), err
+
+
+def test_evalbridge_ppi_gives_the_same_numbers_plan_and_batch_as_the_api_and_the_config(folder: Path) -> None:
+    runs = {n: eb.read_run(f"{n}.run") for n in ("bm25", "dense", "hybrid")}
+    api = eb.ppi(eb.read_qrels("judge.txt"), eb.read_qrels("human.txt"), runs, ["nDCG@5", "P(rel=2)@5"],
+                 baseline="bm25", correction="bh")
+    code, out, err = cli("ppi", "judge.txt", *(f"{n}.run" for n in runs), "--human", "human.txt", "-m", "nDCG@5",
+                         "P(rel=2)@5", "--correction", "bh", "--plan-width", "0.05", "--cost-human", "2",
+                         "--batch", "next.jsonl", "--batch-size", "4", "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)
+    plan = shown.pop("plan")
+    assert shown == json.loads(json.dumps(api.to_dict()))
+    assert plan == json.loads(json.dumps(api.plan(width=0.05, cost_human=2.0).to_dict()))
+    api.write_batch(folder / "api.jsonl", 4)
+    assert (folder / "next.jsonl").read_text() == (folder / "api.jsonl").read_text()
+    report = _run_json(folder, ppi={"human": "human.txt", "correction": "bh"})
+    assert report["ppi"] == shown
+
+
+def test_evalbridge_ppi_refuses_bad_input_naming_the_flag(folder: Path) -> None:
+    code, _, err = cli("ppi", "judge.txt", "bm25.run", "--human", "human.txt", "-m", "P@5", "--scale", "3", "0")
+    assert code == 2 and "--scale" in err and "Fix:" in err, err
+    code, _, err = cli("ppi", "judge.txt", "bm25.run", "--human", "human.txt", "-m", "nDCG@5", "--unit", "pair")
+    assert code == 2 and "nDCG is not" in err and "Traceback" not in err, err
+    code, _, err = cli("ppi", "judge.txt", "bm25.run", "--human", "human.txt", "-m", "P@5", "-o", "judge.txt")
+    assert code == 2 and "judge.txt" in err, err
+    code, _, err = cli("ppi", "judge.txt", "bm25.run", "--human", "human.txt", "-m", "P@5", "--cost-human", "1")
+    assert code == 2 and "--plan-width" in err, err

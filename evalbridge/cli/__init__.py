@@ -15,6 +15,7 @@ Commands::
     evalbridge merge BASE NEW -o MERGED         a judge's graded pairs merged into qrels, each grade's source kept
     evalbridge changed BEFORE AFTER RUN...      what new judgements changed: means, order, significance, ship
     evalbridge uncertain RUN -m M --judges ...  a metric with its labels' uncertainty (eb.uncertain)
+    evalbridge ppi QRELS BASE RUN... --human H  metrics from a judge's labels and a human sample (eb.ppi)
 
 A command is one module of this package with ``add(commands)`` (its parser, whose ``handler`` returns the exit
 code) and one line in :data:`COMMANDS`. Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained
@@ -39,7 +40,7 @@ __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAIL
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
 COMMANDS = ("run", "eval", "check", "diff", "power", "metrics", "convert", "agree", "diagnose", "uncertain", "pool", "merge",
-            "changed", "formats")
+            "changed", "ppi", "formats")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

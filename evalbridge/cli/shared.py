@@ -228,6 +228,9 @@ FLAGS: dict[tuple[str, ...], str] = {
 DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
               ("diff",): "RUN_A RUN_B"}
 #: ``evalbridge power``'s section (each key's flag is ``--KEY``): config key path -> its flag
+PPI_FLAGS: dict[tuple[str, ...], str] = {("ppi",): "--human", ("ppi", "human"): "--human",
+                                          **{("ppi", key): f"--{key}"
+                                             for key in ("unit", "scale", "confidence", "alpha", "correction")}}
 POWER_FLAGS: dict[tuple[str, ...], str] = {("power",): "BASELINE RUN...",
                                             **{("power", key): f"--{key}"
                                                for key in ("test", "alpha", "power", "effect", "sides")}}
@@ -376,13 +379,18 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if args.command == "power":
         raw["power"] = {path[1]: getattr(args, path[1]) for path in POWER_FLAGS
                         if len(path) == 2 and getattr(args, path[1]) is not None}
+    if args.command == "ppi":
+        raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
+                      **{key: value for key in ("unit", "confidence", "alpha", "correction")
+                         if (value := getattr(args, key)) is not None},
+                      **({"scale": list(args.scale)} if args.scale is not None else {})}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     flags = tracking_flags()
     tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS}), folder=Path.cwd(),
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS, **PPI_FLAGS}), folder=Path.cwd(),
                     default_dir=None)
 
 

@@ -209,7 +209,7 @@ def test_comparison_tiers_take_the_comparisons_settings_and_show_in_every_report
     t = cmp.tiers()
     assert (t.n_resamples, t.seed, t.alpha, t.confidence) == (500, 3, 0.01, 0.95)
     assert t == tiers(_results(x, names), ["ndcg"], n_resamples=500, seed=3, alpha=0.01)
-    report = Report(results={}, comparison=cmp, tiers=t)
+    report = Report(results={}, comparison=cmp, analyses={"tiers": t})
     for fmt in ("terminal", "markdown", "html", "latex"):
         text = report.render(fmt) if fmt != "latex" else t.table("latex")
         assert "rank interval" in text and "dense" in text

@@ -1,5 +1,5 @@
-"""The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``diagnose:``,
-``uncertain:``, ``changed:``, ``ppi:``.
+"""The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``tiers:``,
+``topic_set_size:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
 read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
@@ -21,7 +21,7 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings, PowerSettings,
-                     PPISettings, UncertainSettings)
+                     PPISettings, TiersSettings, TopicSetSettings, UncertainSettings)
 from .sources import Source
 
 if TYPE_CHECKING:
@@ -477,8 +477,93 @@ PPI = Analysis(
           "stay in Spark")
 
 
+# --- tiers: -------------------------------------------------------------------------------------------------------
+
+#: the keys of ``tiers:`` (the keywords of Comparison.tiers but the seed, which is the config's)
+_TIERS_KEYS = ("method", "alpha", "confidence", "n_resamples")
+
+
+def _tiers_rules() -> Mapping[str, Rule]:
+    from ..stats.tiers import TIERS_PARAMETERS
+
+    return TIERS_PARAMETERS
+
+
+def _read_tiers(check: Checker, value: Any, given: Given) -> TiersSettings | None:
+    """``tiers:``: true, false or ``{method, alpha, confidence, n_resamples}``; the keys left out are the
+    comparison's (alpha, confidence, n_resamples), else their defaults."""
+    if value is None or value is False:
+        return None
+    spec = check.mapping({} if value is True else value, ("tiers",), _TIERS_KEYS,
+                         "{method: randomization, alpha: 0.05, n_resamples: 1000}")
+    _at_least_two(check, "tiers", given.runs, "tiers compare the systems with each other")
+    c = given.comparison
+    defaults = (TiersSettings(alpha=c.alpha, confidence=c.confidence, n_resamples=c.n_resamples) if c is not None
+                else TiersSettings())
+    return TiersSettings(**TIERS.checked(check, {k: v for k, v in spec.items() if v is not None}, _TIERS_KEYS,
+                                         defaults))
+
+
+def _run_tiers(ctx: Context, settings: TiersSettings) -> Any:
+    """Every system's tier and rank interval, metric by metric (:func:`evalbridge.decisions.tiers.tiers`)."""
+    from ..decisions.tiers import tiers
+
+    if len(ctx.results) < 2:
+        return None
+    ctx.step("tiers of the systems")
+    return tiers(ctx.results, [r.label for r in ctx.config.metrics], method=settings.method, alpha=settings.alpha,
+                 confidence=settings.confidence, n_resamples=settings.n_resamples, seed=ctx.config.seed)
+
+
+TIERS = Analysis(
+    "tiers", "true or {method, alpha, confidence, n_resamples}: the tiers of systems no simultaneous test over all "
+             "pairs separates and each system's rank interval (Comparison.tiers; the comparison's settings by "
+             "default)",
+    _read_tiers, _run_tiers, _tiers_rules)
+
+
+# --- topic_set_size: ----------------------------------------------------------------------------------------------
+
+_TOPIC_SET_KEYS = ("alpha", "beta", "min_difference", "ci_width", "systems")
+
+
+def _topic_set_rules() -> Mapping[str, Rule]:
+    from ..decisions.topic_set_size import TOPIC_SET_PARAMETERS
+
+    return TOPIC_SET_PARAMETERS
+
+
+def _read_topic_set(check: Checker, value: Any, given: Given) -> TopicSetSettings | None:
+    """``topic_set_size:``: true, false or ``{alpha, beta, min_difference, ci_width, systems}``."""
+    if value is None or value is False:
+        return None
+    spec = check.mapping({} if value is True else value, ("topic_set_size",), _TOPIC_SET_KEYS,
+                         "{min_difference: 0.05, beta: 0.2}")
+    _at_least_two(check, "topic_set_size", given.runs, "the design estimates the variance of systems x queries")
+    return TopicSetSettings(**TOPIC_SET.checked(check, {k: v for k, v in spec.items() if v is not None},
+                                                _TOPIC_SET_KEYS, TopicSetSettings))
+
+
+def _run_topic_set(ctx: Context, settings: TopicSetSettings) -> Any:
+    """The queries a collection needs, from the runs' per-query values (:func:`evalbridge.topic_set_size`)."""
+    from ..decisions.topic_set_size import topic_set_size
+
+    if len(ctx.results) < 2:
+        return None
+    return topic_set_size(ctx.results, [r.label for r in ctx.config.metrics], alpha=settings.alpha,
+                          beta=settings.beta, min_difference=settings.min_difference, ci_width=settings.ci_width,
+                          systems=settings.systems)
+
+
+TOPIC_SET = Analysis(
+    "topic_set_size", "true or {alpha, beta, min_difference, ci_width, systems}: the queries a collection needs for "
+                      "a paired t-test, a one-way ANOVA and a confidence interval, from the runs' variance (Sakai's "
+                      "topic set size design, evalbridge.topic_set_size)",
+    _read_topic_set, _run_topic_set, _topic_set_rules, steps=lambda config, s: 0)
+
+
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

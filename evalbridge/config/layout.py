@@ -20,7 +20,8 @@ from ..model.settings import ROWS, Settings
 from ..stats.statistics import Statistics
 from .sources import Source
 
-__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "SliceSettings",
+__all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "TiersSettings",
+           "TopicSetSettings", "SliceSettings",
            "AgreementSettings", "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings",
            "UncertainSettings", "CORE_KEYS", "AGREEMENT_KEYS", "ENGINES"]
 
@@ -117,6 +118,30 @@ class PowerSettings:
     power: float = 0.8
     effect: float | None = None
     sides: int = 2
+
+
+@dataclass(frozen=True)
+class TiersSettings:
+    """``tiers:``: every system's tier and rank interval, metric by metric (see
+    :meth:`evalbridge.decisions.comparison.Comparison.tiers`; the keys are its keywords, checked by the same rules;
+    absent, alpha, confidence and n_resamples are the comparison's, the seed the config's)."""
+
+    method: str = "randomization"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_resamples: int = 10_000
+
+
+@dataclass(frozen=True)
+class TopicSetSettings:
+    """``topic_set_size:``: the queries a collection needs, from the variance of the runs' per-query values (see
+    :func:`evalbridge.topic_set_size`; the keys are its keywords, checked by the same rules)."""
+
+    alpha: float = 0.05
+    beta: float = 0.2
+    min_difference: float = 0.05
+    ci_width: float | None = None
+    systems: int | None = None
 
 
 @dataclass(frozen=True)

@@ -110,15 +110,14 @@ class Report:
             alone, or of a comparison alone (``Report(results={}, comparison=cmp)``), has no ``results``.
         standings: the systems' :class:`~evalbridge.decisions.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
-        tiers: the systems' :class:`~evalbridge.decisions.tiers.Tiers` (tiers no simultaneous test separates, rank
-            intervals; ``comparison.tiers()``), or None.
         slices: per-slice means, intervals and differences against the baseline
             (:class:`~evalbridge.evaluation.slices.Slices`, ``slices:`` of a config), or None.
         analyses: analysis key -> its result, for each analysis of a config
             (:data:`evalbridge.config.analyses.ANALYSES`) it holds, in their order: ``diff`` (system -> its
             :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline), ``power``
             (:class:`~evalbridge.decisions.power.PowerAnalysis`: the smallest difference each pair and metric can
-            detect), ``diagnose`` (:class:`~evalbridge.evalsets.diagnostics.Diagnosis`), ``uncertain`` (system -> its
+            detect), ``tiers`` (:class:`~evalbridge.decisions.tiers.Tiers`: the tiers no simultaneous test separates, rank
+            intervals), ``topic_set_size`` (:class:`~evalbridge.decisions.topic_set_size.TopicSetSize`), ``diagnose`` (:class:`~evalbridge.evalsets.diagnostics.Diagnosis`), ``uncertain`` (system -> its
             :class:`~evalbridge.evalsets.uncertainty.Uncertainty`), ``changed``
             (:class:`~evalbridge.evalsets.changes.JudgementChange`); each shows through its view
             (:data:`evalbridge.views.sections.VIEWS`).
@@ -136,7 +135,6 @@ class Report:
     markers: str = "arrows"
     agreement: Any = None
     standings: Any = None
-    tiers: Any = None
     slices: Slices | None = None
     analyses: Mapping[str, Any] = field(default_factory=dict)
 
@@ -377,8 +375,6 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["agreement"] = report.agreement.to_dict()
     if report.standings is not None:
         data["standings"] = report.standings.to_dict()
-    if report.tiers is not None:
-        data["tiers"] = report.tiers.to_dict()
     data |= report_data(report)
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts

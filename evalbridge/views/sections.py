@@ -61,6 +61,13 @@ def _tiers(t: Any) -> Section:
                    lambda: {f"tiers_{table}": t.to_frame(table=table) for table in ("systems", "pairs")})
 
 
+def _topic_set(d: Any) -> Section:
+    from .topic_set_size import topic_set_tables
+
+    return Section("topic_set_size", "How many queries: collection design", lambda fmt: topic_set_tables(d, fmt),
+                   lambda: {"topic_set_size": d.to_frame()})
+
+
 def _diff(d: Any) -> Section:
     from .run_diff import diff_tables
 
@@ -191,6 +198,8 @@ VIEWS: Mapping[str, View] = {
     "diff": View("diffs", lambda found, digits: [_diff(d) for d in found.values()],
                  lambda found: {system: d.to_dict() for system, d in found.items()}),
     "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict()),
+    "tiers": View("tiers", lambda t, digits: [_tiers(t)], lambda t: t.to_dict()),
+    "topic_set_size": View("topic_set_size", lambda d, digits: [_topic_set(d)], lambda d: d.to_dict()),
     "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data),
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
@@ -201,7 +210,6 @@ VIEWS: Mapping[str, View] = {
 def report_sections(report: AnyReport) -> list[Section]:
     """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
     out = [_standings(report.standings)] if report.standings is not None else []
-    out += [_tiers(report.tiers)] if report.tiers is not None else []
     for key, found in report.analyses.items():
         out += VIEWS[key].sections(found, report.digits)
     out += [_slices(report)] if _has_slices(report) else []

@@ -31,7 +31,7 @@ def extra_csv_files(report: Report) -> Mapping[str, str]:
     report's sections (:func:`evalbridge.views.sections.report_sections`) at full precision: ``standings_pairs.csv``,
     ``standings_hardest.csv``, ``standings_mean_ranks.csv``, ``standings_ranks.csv`` (every system's rank on every
     query), ``diff_means.csv``, ``diff_queries.csv``, ``diff_documents.csv`` (every run diff, each row saying whose),
-    ``power.csv``, ``slices_means.csv``, ``slices_differences.csv``, ``logged.csv`` (each system's logged numbers),
+    ``power.csv``, ``tiers_systems.csv``, ``tiers_pairs.csv``, ``topic_set_size.csv``, ``slices_means.csv``, ``slices_differences.csv``, ``logged.csv`` (each system's logged numbers),
     ``diagnosis_systems.csv``, ``diagnosis_swaps.csv``, ``diagnosis_findings.csv``, ``uncertainty.csv``."""
     import pandas as pd
 

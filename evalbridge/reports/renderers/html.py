@@ -275,12 +275,13 @@ def _decisions(report: Report) -> str:
 
 def _tiers(report: Report) -> str:
     """The tiers no simultaneous test separates, each system's rank interval, and their plot."""
-    if report.tiers is None:
+    found = report.analyses.get("tiers")
+    if found is None:
         return ""
     from ...views.tiers import tiers_tables
     from ..plots import rank_intervals_figure
 
-    return _svg(rank_intervals_figure(report.tiers)) + _tables(tiers_tables(report.tiers, FORMAT))
+    return _svg(rank_intervals_figure(found)) + _tables(tiers_tables(found, FORMAT))
 
 
 def _slices(report: Report) -> str:

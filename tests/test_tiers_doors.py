@@ -1,0 +1,75 @@
+"""Tiers and collection design at the config's door: a config's ``tiers:`` and ``topic_set_size:`` sections give the
+numbers of ``Comparison.tiers()`` and ``eb.topic_set_size`` on the same runs, show in every report format, and are
+refused with the same rules."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.views.formats import render
+
+METRICS = ["nDCG@5", "P@3"]
+RUNS = ("base", "new", "other", "fourth")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """30 queries of 8 graded documents, four runs ranking 5 of them at random (fixed seed)."""
+    folder = tmp_path_factory.mktemp("tiers")
+    rng = random.Random(3)
+    qrels, runs = [], {name: [] for name in RUNS}
+    for i in range(30):
+        qrels += [f"q{i:02d} 0 d{d} {rng.choice([0, 0, 1, 2])}" for d in range(8)]
+        for name, rows in runs.items():
+            docs = rng.sample([f"d{d}" for d in range(8)], 5)
+            rows += [f"q{i:02d} Q0 {doc} {r + 1} {10 - r} {name}" for r, doc in enumerate(docs)]
+    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    for name, rows in runs.items():
+        (folder / f"{name}.run").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+def _report(folder: Path, **sections: object) -> eb.Report:
+    config = {"qrels": "qrels.txt", "runs": {n: f"{n}.run" for n in RUNS}, "metrics": METRICS, "seed": 5, **sections}
+    (folder / "eval.yaml").write_text(json.dumps(config))
+    return eb.run_config(eb.load_config(folder / "eval.yaml"), write=False).report
+
+
+def test_a_configs_tiers_are_the_comparisons_with_its_settings(folder: Path) -> None:
+    comparison = {"baseline": "base", "alpha": 0.1, "n_resamples": 300}
+    report = _report(folder, comparison=comparison, tiers={"method": "bootstrap"})
+    results = {name: eb.evaluate(folder / "qrels.txt", folder / f"{name}.run", METRICS) for name in RUNS}
+    cmp = eb.compare(None, results, METRICS, baseline="base", alpha=0.1, n_resamples=300, seed=5)
+    assert report.analyses["tiers"] == cmp.tiers(method="bootstrap")
+    data = json.loads(render(report, "json"))
+    assert data["tiers"] == json.loads(cmp.tiers(method="bootstrap").table("json"))
+    for fmt in ("terminal", "markdown", "html", "latex"):
+        assert "rank interval" in render(report, fmt)
+
+
+def test_a_configs_topic_set_size_is_eb_topic_set_size(folder: Path) -> None:
+    report = _report(folder, topic_set_size={"min_difference": 0.1, "beta": 0.1, "systems": 12})
+    results = {name: eb.evaluate(folder / "qrels.txt", folder / f"{name}.run", METRICS) for name in RUNS}
+    assert report.analyses["topic_set_size"] == eb.topic_set_size(results, METRICS, min_difference=0.1, beta=0.1,
+                                                                  systems=12)
+    assert json.loads(render(report, "json"))["topic_set_size"]["rows"][0]["metric"] == "nDCG@5"
+    for fmt in ("terminal", "markdown", "html", "latex"):
+        assert "collection design" in render(report, fmt)
+
+
+@pytest.mark.parametrize(("sections", "message"), [
+    ({"tiers": {"method": "scheffe"}}, "tiers.method"),
+    ({"tiers": {"alpha": 2}}, "tiers.alpha"),
+    ({"tiers": {"seed": 1}}, "seed"),
+    ({"topic_set_size": {"beta": 1.5}}, "topic_set_size.beta"),
+    ({"topic_set_size": {"systems": 1}}, "topic_set_size.systems"),
+])
+def test_bad_sections_are_refused_naming_the_key(folder: Path, sections: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        _report(folder, **sections)

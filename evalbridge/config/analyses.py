@@ -498,8 +498,8 @@ def _read_tiers(check: Checker, value: Any, given: Given) -> TiersSettings | Non
                          "{method: randomization, alpha: 0.05, n_resamples: 1000}")
     _at_least_two(check, "tiers", given.runs, "tiers compare the systems with each other")
     c = given.comparison
-    defaults = (TiersSettings(alpha=c.alpha, confidence=c.confidence, n_resamples=c.n_resamples) if c is not None
-                else TiersSettings())
+    defaults = (TiersSettings(alpha=c.statistics.alpha, confidence=c.statistics.confidence,
+                              n_resamples=c.statistics.n_resamples) if c is not None else TiersSettings())
     return TiersSettings(**TIERS.checked(check, {k: v for k, v in spec.items() if v is not None}, _TIERS_KEYS,
                                          defaults))
 

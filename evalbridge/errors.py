@@ -15,6 +15,7 @@ __all__ = [
     "BackendUnavailableError",
     "EvalbridgeWarning",
     "OutputError",
+    "warn",
 ]
 
 
@@ -57,6 +58,18 @@ class EvalbridgeWarning(UserWarning):
     A warning, not an error: the numbers are computed, and the message says what looks wrong and how to check it.
     The command line prints it once on stderr; results note it in their provenance.
     """
+
+
+def warn(text: str) -> None:
+    """Warn ``text`` as an :class:`EvalbridgeWarning` pointing at the caller's line: the first frame outside
+    evalbridge, however deep inside the library the warning is found (``compare``, ``diff``, a reader...)."""
+    import sys
+    import warnings
+
+    frame, level = sys._getframe(1), 2  # stacklevel 2: warn's caller
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] == "evalbridge":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(EvalbridgeWarning(text), stacklevel=level)
 
 
 class OutputError(EvalbridgeError, OSError):

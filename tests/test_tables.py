@@ -156,7 +156,7 @@ def test_a_query_doc_pair_given_twice_is_refused_with_its_rows(side: str, rows: 
     (lambda q, r: (q, r.set_column(2, "score", pa.array([1.0, math.nan]))), r"'q1': the score of doc 'b' is nan"),
     (lambda q, r: (q.set_column(2, "relevance", pa.array(["1"])), r), r"must hold numbers; got string"),
     (lambda q, r: (q, r.set_column(1, "doc_id", pa.array([1.0, 2.0]))), r"strings or integers; got double"),
-    (lambda q, r: (q.set_column(1, "doc_id", pa.array([1])), r), r"doc ids are int in the qrels table but str in"),
+    (lambda q, r: (q.set_column(1, "doc_id", pa.array([1])), r), r"doc ids are int in the qrels table \(1\) but str in the run table \("),
     (lambda q, r: (q.set_column(2, "relevance", pa.array([2 ** 53 + 1])), r), r"cannot hold exactly"),
 ])
 def test_bad_tables_raise_input_errors_saying_where_and_how_to_fix(change, message: str) -> None:  # noqa: ANN001

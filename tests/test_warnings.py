@@ -45,7 +45,7 @@ CASES = {
     "white space": ({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1 ": 0.9, "d2 ": 0.5}}, "differ only in white space"),
     "letter case": ({"q1": {"DOC1": 1}}, {"q1": {"doc1": 0.9}}, "differ only in letter case"),
     "padded numbers": ({"q1": {"007": 1}}, {"q1": {"7": 0.9}}, "numbers written differently"),
-    "another corpus": ({"q1": {"d1": 1}}, {"q1": {"x9": 0.9, "x8": 0.4}}, "another corpus"),
+    "other ids": ({"q1": {"d1": 1}}, {"q1": {"x9": 0.9, "x8": 0.4}}, "name documents differently"),
 }
 
 

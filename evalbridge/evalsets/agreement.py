@@ -362,9 +362,10 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
     qa, qb = as_qrels(qrels_a), as_qrels(qrels_b)
     for what, ka, kb in (("query", qa.query_id_kind, qb.query_id_kind), ("doc", qa.doc_id_kind, qb.doc_id_kind)):
         if ka and kb and ka != kb:
-            raise InputError(f"{what} ids are {'/'.join(ka)} in {names[0]!r} but {'/'.join(kb)} in {names[1]!r} "
-                             f"(e.g. 1 vs '1'); evalbridge does not guess that they are the same ids.",
-                             fix=f"give both the same id type, e.g. convert every {what} id with str().")
+            from ..evaluation.evaluating import kinds_error, seen_ids
+
+            raise kinds_error(what, [(repr(names[0]), ka, seen_ids(qa, what)), (repr(names[1]), kb, seen_ids(qb, what))],
+                              fix=f"give both the same id type, e.g. convert every {what} id with str().")
     for name, side in zip(names, (qa, qb)):
         if not side.n_rows:
             shown = f"{len(side)} quer{'y' if len(side) == 1 else 'ies'} without a judgement (e.g. " \

@@ -27,13 +27,12 @@ are not a random sample (the plan's footnote says so).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalbridgeWarning, InputError
+from ..errors import InputError, warn
 from ..common.json_data import json_ready
 from ..common.parameters import Interval, OneOf, check_parameters, rule_table
 from ..model.settings import Settings, settings_of
@@ -364,12 +363,11 @@ def _warn_if_few(keys: list[tuple[str, str, str]], human: list[Any], judge: list
         return
     system, metric, kind = keys[worst]
     units = "queries" if unit == "query" else "pairs"
-    warnings.warn(EvalbridgeWarning(
+    warn((
         f"{system} {metric} ({kind}): only {counting[worst]} of the {int(labelled.sum())} human-labelled {units} "
         f"have a value other than 0 under either labels: a normal interval from so few may cover less than its "
         f"{100 * confidence:g}% (on the LLMJudge labels, P@10 sampled by 200 random pairs, about a dozen that count, "
-        f"covered 90%). Label more {units}" + ("" if unit == "query" else ", or sample by query") + "."),
-        stacklevel=3)
+        f"covered 90%). Label more {units}" + ("" if unit == "query" else ", or sample by query") + "."))
 
 
 def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,

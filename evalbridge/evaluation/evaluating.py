@@ -8,7 +8,8 @@ are DataFrames, shares its metric step (:func:`evalbridge.metrics.resolution.res
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
@@ -82,15 +83,42 @@ def _examples(ids: Iterable[str], n: int = 3) -> str:
     return shown + (f" (+{len(ids) - n} more)" if len(ids) > n else "")
 
 
+def seen_ids(data: Qrels | Run, what: str, n: int = 3) -> list[str]:
+    """The first ``n`` query ids (``what="query"``) or doc ids of ``data``, as text."""
+    if what == "query":
+        return list(itertools.islice(data, n))
+    docs: list[str] = []
+    for qid in data:
+        docs += [d for d in itertools.islice(data[qid], n - len(docs)) if d not in docs]
+        if len(docs) >= n:
+            break
+    return docs
+
+
+def shown_ids(ids: Iterable[str], kind: tuple[str, ...]) -> str:
+    """Ids as the user wrote them: integers bare (``1``), texts quoted (``'1'``)."""
+    return ", ".join(i if kind == ("int",) else repr(i) for i in ids)
+
+
+def kinds_error(what: str, sides: Sequence[tuple[str, tuple[str, ...], list[str]]], fix: str) -> InputError:
+    """The error of int ids on one side and str ids on the other: each side's kind and the ids it holds (as the
+    user wrote them), and whether they would meet as text. ``sides``: (name, kind, first ids) twice."""
+    (a, ka, ia), (b, kb, ib) = sides
+    meet = set(ia) & set(ib)
+    hint = f" (as text they meet: {shown_ids(sorted(meet)[:3], ('str',))})" if meet else ""
+    return InputError(f"{what} ids are {'/'.join(ka)} in {a} ({shown_ids(ia, ka)}) but {'/'.join(kb)} in {b} "
+                      f"({shown_ids(ib, kb)}){hint}; evalbridge does not guess that they are the same ids.", fix=fix)
+
+
 def check_compatible(qrels: Qrels, run: Run) -> None:
-    """Refuse id sets that cannot be what the user meant: int vs str ids, or no query in common."""
+    """Refuse id sets that cannot be what the user meant: int vs str ids (each side's ids shown), or no query in
+    common."""
     for what, qk, rk in (("query", qrels.query_id_kind, run.query_id_kind),
                          ("doc", qrels.doc_id_kind, run.doc_id_kind)):
         if qk and rk and qk != rk:
-            raise InputError(
-                f"{what} ids are {'/'.join(qk)} in the qrels but {'/'.join(rk)} in the run (e.g. 1 vs '1'); "
-                f"evalbridge does not guess that they are the same ids.",
-                fix=f"give both the same id type, e.g. convert every {what} id with str(), or read both with ids='str'.")
+            raise kinds_error(what, [("the qrels", qk, seen_ids(qrels, what)), ("the run", rk, seen_ids(run, what))],
+                              fix=f"give both the same id type, e.g. convert every {what} id with str(), or read "
+                                  f"both with {option('ids', 'str')}.")
     if len(qrels) and len(run) and not any(qid in run for qid in qrels):  # empty inputs: see empty_notes
         raise InputError(
             f"no query id is in both the qrels ({_examples(qrels)}) and the run ({_examples(run)}).",
@@ -306,7 +334,8 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
-        notes=(*empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes)), warnings=warned,
+        notes=(*empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes),
+               *_relevant_only_note(qrels, judged)), warnings=warned,
         without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
                    requests=resolved.requests, numbers=summarise_numbers(run.logged))
@@ -335,17 +364,24 @@ def _compute(chosen: Any, qrels: Qrels, run: Run, wanted: list[Metric], conventi
     return values, bridges, (judged, apart[judged])
 
 
+def _relevant_only_note(qrels: Qrels, judged: tuple[Metric, dict[str, float]]) -> tuple[str, ...]:
+    """:data:`~evalbridge.evaluation.matching.RELEVANT_ONLY` when the qrels list only relevant documents and some
+    query found none of them (said once, where a warning would name the queries)."""
+    from .matching import RELEVANT_ONLY, relevant_only
+
+    missed = sum(v == 0 for v in judged[1].values())
+    return (RELEVANT_ONLY,) if 0 < missed < len(judged[1]) and relevant_only(qrels) else ()
+
+
 def _warn_unmatched(qrels: Qrels, run: Run, judged: tuple[Metric, dict[str, float]]) -> tuple[str, ...]:
     """Warn (:class:`~evalbridge.errors.EvalbridgeWarning`) when retrieved and judged ids do not meet; the text
     goes to the provenance too."""
     text = unmatched(qrels, run, judged[1], judged[0])
     if text is None:
         return ()
-    import warnings
+    from ..errors import warn
 
-    from ..errors import EvalbridgeWarning
-
-    warnings.warn(text, EvalbridgeWarning, stacklevel=4)  # evaluate's caller
+    warn(text)
     return (text,)
 
 

@@ -1,7 +1,7 @@
 """Tell when the documents a run retrieved and the documents the qrels judge do not meet, and why they might not.
 
 Every metric of a query whose retrieved ids never meet a judged id is 0, and nothing in the numbers says
-why: texts given where ids were expected, ``"d1 "`` beside ``"d1"``, ids of another corpus. The evaluation
+why: texts given where ids were expected, ``"d1 "`` beside ``"d1"``, two id schemes. The evaluation
 computes, with the metrics asked and by the same backend pass where it can, ``Judged@k`` (the judged
 share of the first ``k`` documents, :func:`probe`); :func:`unmatched` turns the queries where it is 0 into
 one :class:`~evalbridge.errors.EvalbridgeWarning` text: counted, with ids of both sides and the likely cause.
@@ -16,7 +16,7 @@ from ..metrics.spec import Metric, parse_metric
 from ..model.data import Qrels, Run, rows_of
 from ..common.wording import option
 
-__all__ = ["probe", "unmatched", "describe", "SAMPLE"]
+__all__ = ["probe", "unmatched", "describe", "relevant_only", "RELEVANT_ONLY", "SAMPLE"]
 
 #: queries whose ids are looked at for the likely cause (the warning's path only)
 SAMPLE = 20
@@ -75,8 +75,10 @@ _NUMBER = re.compile(r"[+-]?\d+(\.0*)?")
 
 #: (how two ids that differ only this way are made equal, what the cause is called, its fix)
 _SPELLINGS: tuple[tuple[Callable[[str], str], str, str], ...] = (
-    (lambda i: " ".join(i.split()), "the ids differ only in white space (e.g. a trailing space or a newline)",
-     "strip the ids on both sides (e.g. df['doc_id'].str.strip())"),
+    (lambda i: " ".join(i.split()), "the ids differ only in white space (e.g. a trailing space, a newline, or two "
+                                     "spaces for one)",
+     "match them after normalising the white space on both sides (e.g. ' '.join(text.split()), or "
+     "df['doc_id'].str.split().str.join(' ')): then they meet"),
     (str.casefold, "the ids differ only in letter case", "write the ids in one case on both sides"),
     (lambda i: str(int(float(i))) if _NUMBER.fullmatch(i.strip()) else i,
      "the ids are numbers written differently on each side (e.g. '7' and '007' or '7.0')",
@@ -97,23 +99,80 @@ def _cause(pairs: Sequence[tuple[set[str], set[str]]]) -> tuple[str, str] | None
         if any({spelled(i) for i in j - r} & {spelled(i) for i in r - j} for j, r in pairs):
             return cause, fix
     if any(j & r for j, r in pairs):
-        return ("the judged documents are retrieved, but ranked below the first k",
-                "judge the documents ranked first, or evaluate deeper (a larger k)")
+        return _BELOW_K
     return None
+
+
+#: the cause of judged documents found below the first k
+_BELOW_K = ("the judged documents are retrieved, but ranked below the first k",
+            "judge the documents ranked first, or evaluate deeper (a larger k)")
+
+
+#: the note of qrels that list only relevant documents, said once instead of a warning per query that misses them
+RELEVANT_ONLY = ("the qrels list only relevant documents (no grade 0 anywhere, as BEIR and MS MARCO qrels do): a query "
+                 "whose first documents hold none of them scores 0 for them, as intended, and is not warned about")
+
+
+def relevant_only(qrels: Qrels) -> bool:
+    """The qrels list only relevant documents: no grade <= 0 anywhere (BEIR, MS MARCO)."""
+    table = qrels.columnar
+    if table is not None:
+        return bool(len(table.values)) and float(table.values.min()) > 0
+    grades = [g for docs in rows_of(qrels).values() for g in docs.values()]
+    return bool(grades) and min(grades) > 0
 
 
 def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric: Metric) -> str | None:
     """The warning's text when some evaluated query has no judged document among its first ``k`` (``judged``:
-    the query's ``Judged@k``, 0 exactly then), else None."""
+    the query's ``Judged@k``, 0 exactly then), else None. With qrels that list only relevant documents
+    (:func:`relevant_only`) a miss is what they mean: warned only when every query misses or the ids look
+    spelled apart (the evaluation notes :data:`RELEVANT_ONLY` once instead)."""
     empty = sorted(q for q, share in judged.items() if share == 0)  # by id, as on Spark
     if empty:
         nothing = _retrieved_nothing(run)
         empty = [q for q in empty if q not in nothing]  # a query that retrieved nothing has nothing to judge
     if not empty:
         return None
+    if len(empty) < len(judged) and relevant_only(qrels):
+        sample = empty[:SAMPLE]
+        cause = _cause([(set(_docs(qrels, q)), set(_docs(run, q))) for q in sample])
+        if cause is None or cause[0] == _BELOW_K[0]:
+            return None
     return describe(empty[:SAMPLE], len(empty), len(judged), probe_metric.k,
                     {q: _docs(qrels, q) for q in empty[:SAMPLE]}, {q: _docs(run, q) for q in empty[:SAMPLE]},
                     run.name)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def where_they_differ(retrieved: Iterable[str], judged: Iterable[str], context: int = 20) -> str | None:
+    """Where the closest retrieved and judged ids (the longest common start, at least 8 characters, not equal)
+    first differ, shown around that place rather than cut at their start: ``the closest pair first differs at
+    character 52: '...the fox jumps' vs '...the fox  jumps'``; None when no pair looks alike."""
+    best: tuple[int, str, str] | None = None
+    for r in retrieved:
+        for j in judged:
+            n = _common_prefix(r, j)
+            if r != j and n >= 8 and (best is None or n > best[0]):
+                best = (n, r, j)
+    if best is None:
+        return None
+    n, r, j = best
+    start = max(0, n - context)
+
+    def around(text: str) -> str:
+        part = text[start:n + context]
+        return ("..." if start else "") + part + ("..." if n + context < len(text) else "")
+
+    return (f"the closest retrieved and judged ids first differ at character {n + 1}: {around(r)!r} (retrieved) vs "
+            f"{around(j)!r} (judged)")
 
 
 def describe(sample: Sequence[str], n_empty: int, n_evaluated: int, k: int | None,
@@ -129,16 +188,19 @@ def describe(sample: Sequence[str], n_empty: int, n_evaluated: int, k: int | Non
     found = _cause(pairs)
     whose = f"run {name!r}: " if name else ""
     ids = f"e.g. query {example!r} retrieved {_shown(retrieved)} and the qrels judge {_shown(judged_ids)}"
+    differ = where_they_differ(retrieved_docs.get(example, {}), judged_docs.get(example, {}))
+    ids += f"; {differ}" if differ else ""
     if n_empty == n_evaluated:
         cause, fix = found or (
-            "no id is shared: the qrels may judge another corpus or use another id scheme (e.g. passage ids "
-            "against document ids)", "check that the run and the qrels use the same collection and the same ids")
+            "no retrieved id is among the ids the qrels judge: the two sides name documents differently (e.g. "
+            "passage ids against document ids, or texts written apart)",
+            "give both sides the same ids for the same documents")
         where = "retrieved document" if k is None else f"document among the first {k} retrieved"
         return (f"{whose}no {where} of any of the {n_evaluated} evaluated queries has a judgement, so "
                 f"every metric of relevance is 0 ({ids}). Likely cause: {cause}. Fix: {fix}.")
     cause, fix = found or (
         "judgements that do not reach these documents (a pool made without this run, shallow judgements), or "
-        "ids of another corpus", "judge the documents this run retrieves, or check their ids")
+        "documents named differently on the two sides", "judge the documents this run retrieves, or check their ids")
     shown = ", ".join(map(repr, sample[:3])) + (f" (+{n_empty - 3} more)" if n_empty > 3 else "")
     return (f"{whose}{n_empty} of {n_evaluated} evaluated queries have no judgement among their {first} "
             f"({shown}), so their metrics of relevance are 0 ({ids}). Likely cause: {cause}. Fix: {fix}.")

@@ -182,13 +182,17 @@ def _check_distinct(rows: RowTable, side: str) -> None:
                        fix=f"keep one row per (query, doc): each document has one {what} per query.")
 
 
-def _check_kinds(qrels: tuple[str, str], run: tuple[str, str]) -> None:
-    """Refuse int ids on one side and str ids on the other, as :func:`evalbridge.evaluation.evaluating.check_compatible`."""
-    for what, q, r in zip(("query", "doc"), qrels, run):
+def _check_kinds(qrels: RowTable, run: RowTable) -> None:
+    """Refuse int ids on one side and str ids on the other (each side's first ids shown), as
+    :func:`evalbridge.evaluation.evaluating.check_compatible`."""
+    from ..evaluation.evaluating import kinds_error
+
+    for what, q, r in (("query", qrels.query_kind, run.query_kind), ("doc", qrels.doc_kind, run.doc_kind)):
         if q != r:
-            raise InputError(f"{what} ids are {q} in the qrels table but {r} in the run table (e.g. 1 vs '1'); "
-                             f"evalbridge does not guess that they are the same ids.",
-                             fix=f"give both the same id type, e.g. cast every {what} id to string.")
+            seen = [list(dict.fromkeys(map(str, rows.query_ids[:3] if what == "query" else rows.docs[:3].to_pylist())))
+                    for rows in (qrels, run)]
+            raise kinds_error(what, [("the qrels table", (q,), seen[0]), ("the run table", (r,), seen[1])],
+                              fix=f"give both the same id type, e.g. cast every {what} id to string.")
 
 
 def pair_from_arrow(qrels: pa.Table, run: pa.Table, *, query: str = "query_id", doc: str = "doc_id",
@@ -219,7 +223,7 @@ def pair_from_arrow(qrels: pa.Table, run: pa.Table, *, query: str = "query_id", 
 
     qrels_rows = _read(qrels, "qrels", query, doc, relevance, "grade", "relevance")
     run_rows = _read(run, "run", query, doc, score, "score", "score")
-    _check_kinds((qrels_rows.query_kind, qrels_rows.doc_kind), (run_rows.query_kind, run_rows.doc_kind))
+    _check_kinds(qrels_rows, run_rows)
     _check_distinct(qrels_rows, "qrels")
     _check_distinct(run_rows, "run")
     return TablePair(columns=pair(qrels_rows, run_rows),

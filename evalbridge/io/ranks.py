@@ -18,11 +18,10 @@ Two ways a rank passes for a score are stopped here:
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalbridgeWarning, InputError
+from ..errors import InputError, warn
 from ..common.values import check_value
 from ..common.wording import option
 
@@ -182,5 +181,5 @@ def rising_in_lists(queries: Iterable[Iterable[float]]) -> bool:
 def warn_rising(name: str, *, stacklevel: int = 2, fix: str | None = None) -> str:
     """Warn that the scores look like ranks (:func:`rising_note`) and return the note."""
     text = rising_note(name, fix)
-    warnings.warn(EvalbridgeWarning(text + "."), stacklevel=stacklevel + 1)
+    warn(text + ".")
     return text

@@ -507,7 +507,7 @@ def _warn_unmatched(cached: DataFrame, probed: str, evaluated: int, k: int | Non
     them, so the words are the local evaluation's)."""
     from pyspark.sql import functions as F
 
-    from ..errors import EvalbridgeWarning
+    from ..errors import warn
 
     found = (F.col("_status") == EVALUATED) & (F.col(probed) == 0)
     if emptied:
@@ -534,7 +534,7 @@ def _warn_unmatched(cached: DataFrame, probed: str, evaluated: int, k: int | Non
         cut = cut_run(Qrels(sides[0], allow_empty=True), Run(sides[1], allow_empty=True), settings).run
         sides[1] = {q: dict(cut[q]) for q in cut}
     text = describe(sample, n_empty, evaluated, k, sides[0], sides[1], None)
-    warnings.warn(text, EvalbridgeWarning, stacklevel=3)  # evaluate's caller
+    warn(text)
     return (text,)
 
 

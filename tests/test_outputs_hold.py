@@ -273,3 +273,33 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ---------------------------------------------------------------- the Python API's writers too
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_a_writer_that_fails_midway_leaves_the_old_file_and_no_temporary(tmp_path: Path,
+                                                                         failure: BaseException) -> None:
+    from evalbridge.io.text import open_text, replacing
+
+    target = tmp_path / "batch.jsonl.gz"
+    target.write_bytes(b"old")
+    with pytest.raises(type(failure)):
+        with replacing(target) as temporary, open_text(temporary) as f:
+            f.write('{"query_id": "q1"}\n' * 1000)
+            raise failure
+    assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl.gz"]
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".jsonl", ".parquet", ".csv.gz"])
+def test_eb_write_replaces_a_file_whole_and_follows_a_symlink(tmp_path: Path, suffix: str) -> None:
+    import evalbridge as eb
+
+    run = eb.read_run({"q1": {"d1": 0.9, "d2": 0.5}})
+    real, link = tmp_path / f"real{suffix}", tmp_path / f"link{suffix}"
+    real.write_bytes(b"old")
+    link.symlink_to(real)
+    eb.write(run, link)
+    back = eb.read_run(real)
+    assert link.is_symlink() and {q: dict(back[q]) for q in back} == {"q1": {"d1": 0.9, "d2": 0.5}}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([real.name, link.name])

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..common.values import check_value
 from .policies import as_id, policy_options
-from .text import Lines, open_text
+from .text import Lines, open_text, replacing
 
 if TYPE_CHECKING:
     from ..model.data import Qrels
@@ -83,7 +83,7 @@ def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: 
     asked = _texts_for([q for q, _ in pairs], query_texts, "queries", "topics")
     passages = _texts_for([d for _, d in pairs], doc_texts, "documents", "corpus")
     target = Path(path)
-    with open_text(target) as f:
+    with replacing(target) as temporary, open_text(temporary) as f:  # the old batch stays whole until then
         for (qid, doc), query, passage in zip(pairs, asked, passages):
             f.write(json.dumps({"query_id": qid, "query": query, "doc_id": doc, "passage": passage},
                                ensure_ascii=False, allow_nan=False) + "\n")

@@ -39,7 +39,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import InputError
-from .text import file_error, not_a_file
+from .text import file_error, not_a_file, replacing
 from .policies import EVERY_FORMAT, POLICIES, policy_options
 
 if TYPE_CHECKING:
@@ -465,5 +465,6 @@ def write(obj: Qrels | Run, path: str | os.PathLike[str], *, format: str | None 
     given = {k: v for k, v in options.items() if v is not None}
     check_options(fmt, given)
     target = Path(path)
-    fmt.write(obj, target, MappingProxyType(given))
+    with replacing(target) as temporary:  # written whole or not at all: the old file stays until then
+        fmt.write(obj, temporary, MappingProxyType(given))
     return target

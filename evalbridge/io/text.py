@@ -6,7 +6,7 @@
   :func:`read_text` and :class:`Lines` say so in their ``notes``;
 * text must be UTF-8: an invalid byte is reported with the number of the line that holds it
   (found by scanning the raw lines again, only when the error happens);
-* writers open ``.gz`` paths as gzip.
+* writers open ``.gz`` paths as gzip, and write a file whole or not at all (:func:`replacing`).
 
 Every reader in :mod:`evalbridge.io` goes through these functions, so a BOM, a bad byte or a
 broken archive gives the same message whatever the format.
@@ -14,8 +14,11 @@ broken archive gives the same message whatever the format.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
+import secrets
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from typing import IO, Literal
 
 from ..errors import InputError
 
-__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "not_a_file", "file_error", "NOT_A_FILE", "NOT_A_FILE_FIX", "read_bytes", "read_text", "Lines", "open_text", "head",
+__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "not_a_file", "file_error", "NOT_A_FILE", "NOT_A_FILE_FIX", "read_bytes", "read_text", "Lines", "open_text", "replacing", "head",
            "bad_utf8_line", "BOM_NOTE"]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -149,6 +152,29 @@ class Lines:
             raise _decode_error(self.path, read_bytes(self.path)) from None
         except _BROKEN_GZIP as error:
             raise _broken_gzip(self.path, error) from None
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` (its name ends with ``path``'s, so writers that read the suffix
+    behave) that replaces ``path`` once the block is done: a reader sees the old file or the new one, and after a
+    failure (an error, a full disk, Ctrl-C) ``path`` is as it was and the temporary file is gone. A symlink's
+    target is replaced (the link stays); a path that is not a regular file (a FIFO, ``/dev/stdout``) is written
+    in place, as a stream. The command line's outputs add their checks on top
+    (:func:`evalbridge.reports.writing.atomic_file`)."""
+    given = Path(path)
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            yield target
+            return
+    temporary = target.with_name(f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}")
+    try:
+        yield temporary
+        os.replace(temporary, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
 
 
 def open_text(path: str | os.PathLike[str], mode: Literal["w"] = "w") -> IO[str]:

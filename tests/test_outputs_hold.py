@@ -57,6 +57,16 @@ CASES = {
     "run --junit T with slices: {file: T}": (lambda f: ["run", f["config"], "-q", "--no-write", "--junit", f["table"]],
                                              "table"),
     "run --junit CONFIG": (lambda f: ["run", f["config"], "-q", "--no-write", "--junit", f["config"]], "config"),
+    "eval -o RUN": (lambda f: ["eval", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["b"]], "b"),
+    "check -o QRELS": (lambda f: ["check", f["qrels"], f["a"], "-m", "P@2", "--backends", "pytrec_eval",
+                                  "-o", f["qrels"]], "qrels"),
+    "diff -o RUN_B": (lambda f: ["diff", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["b"]], "b"),
+    "power -o RUN": (lambda f: ["power", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["a"]], "a"),
+    "agree -o QRELS_B": (lambda f: ["agree", f["qrels"], f["qrels_b"], "-o", f["qrels_b"]], "qrels_b"),
+    "pool --batch TOPICS": (lambda f: ["pool", f["qrels"], f["a"], "--topics", f["table"], "--batch", f["table"]],
+                            "table"),
+    "merge -o NEW": (lambda f: ["merge", f["qrels"], f["qrels_b"], "--prefer", "new", "-o", f["qrels_b"]], "qrels_b"),
+    "convert INPUT INPUT": (lambda f: ["convert", f["a"], f["a"], "--kind", "run"], "a"),
 }
 
 
@@ -109,7 +119,9 @@ INTERRUPTED = (130, -signal.SIGINT)
 
 
 @pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")
-def test_ctrl_c_while_the_judging_batch_is_written_keeps_the_old_batch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["Ctrl-C", "kill -9"])
+def test_stopping_the_command_while_the_judging_batch_is_written_keeps_the_old_batch(tmp_path: Path,
+                                                                                     stop: signal.Signals) -> None:
     batch = tmp_path / "batch.jsonl"
     old = '{"query_id": "old", "query": null, "doc_id": "d", "passage": null}\n'
     batch.write_text(old)
@@ -122,11 +134,16 @@ def test_ctrl_c_while_the_judging_batch_is_written_keeps_the_old_batch(tmp_path:
     while not any(p.name.startswith(".tmp-") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
         assert process.poll() is None and time.monotonic() < deadline, "the batch was never being written"
         time.sleep(0.002)
-    code, err = _interrupted(process)  # mid-write: the temporary batch holds some lines
-    assert code in INTERRUPTED, err
-    assert "Traceback" not in err and "no report was half-written" not in err
+    process.send_signal(stop)  # mid-write: the temporary batch holds some lines
+    _, err = process.communicate(timeout=120)
     assert batch.read_text() == old
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl"]  # no temporary file, no report
+    assert not (tmp_path / "pool.txt").exists()
+    if stop == signal.SIGKILL:  # nothing runs after a kill: its temporary file stays, beside the old batch
+        assert process.returncode == -signal.SIGKILL
+        return
+    assert process.returncode in INTERRUPTED, err
+    assert "Traceback" not in err and "no report was half-written" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl"]  # no temporary file left
 
 
 @pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")

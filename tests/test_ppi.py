@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import evalbridge as eb
 from evalbridge.errors import InputError
@@ -288,3 +289,30 @@ def test_an_estimate_resting_on_few_labelled_items_that_count_is_warned_about(ll
     with warnings.catch_warnings():
         warnings.simplefilter("error", eb.EvalbridgeWarning)
         eb.ppi(d["judge"], sparse, d["runs"], ["P(rel=2)@100"], unit="pair")
+
+
+@st.composite
+def _tied_cases(draw: st.DrawFn) -> tuple[dict, dict, dict]:
+    """A judge's and humans' grades of the same pairs (every pair labelled) and a run with tied scores."""
+    judge, human, run = {}, {}, {}
+    for q in range(draw(st.integers(2, 4))):
+        docs = [f"d{j}" for j in range(draw(st.integers(1, 7)))]
+        judge[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in docs}
+        human[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in docs}
+        ranked = draw(st.lists(st.sampled_from(docs + ["u1", "u2"]), unique=True, max_size=8))
+        run[f"q{q}"] = {d: float(draw(st.integers(0, 3))) for d in ranked}
+    return judge, human, run
+
+
+@pytest.mark.filterwarnings("ignore::evalbridge.errors.EvalbridgeWarning")   # a few pairs: warned, rightly
+@settings(max_examples=80, deadline=None)
+@given(_tied_cases(), st.sampled_from(["docid_desc", "docid_asc", "input", "average"]),
+       st.sampled_from(["float64", "float32"]), st.sampled_from(["P(rel=2)@3", "DCG@2", "DCG", "P@1"]))
+def test_by_pair_the_shares_add_up_to_evaluate_under_every_tie_policy(case, ties, precision, metric) -> None:
+    judge, human, run = case
+    options = {"ties": ties, "score_precision": precision}
+    result = eb.ppi(judge, human, {"r": run}, [metric], unit="pair", scale=(0, 3), **options)
+    row = result.rows[0]
+    assert row.judge_only == pytest.approx(eb.evaluate(judge, run, metric, **options).means[metric], abs=1e-12)
+    # every pair labelled: the human sample's mean is the metric under the human labels
+    assert row.classical == pytest.approx(eb.evaluate(human, run, metric, **options).means[metric], abs=1e-12)

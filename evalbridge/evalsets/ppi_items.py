@@ -138,18 +138,18 @@ def _pair_shares(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], 
 
     from ..evaluation.evaluating import as_run, evaluate
     from ..model.data import Qrels as QrelsType, Run
-    from ..common.ranking import rank
 
     ranked = as_run(run, ids=options.ids, duplicates=options.duplicates)
     cuts = [r.metric.k for r in requests]
     deepest = None if any(k is None for k in cuts) else max(k for k in cuts if k is not None)
+    # a score as the ranking compares it (every tie policy orders by it first): float32 rounds it
+    compared = (lambda x: float(np.float32(x))) if options.score_precision == "float32" else float
     kept: dict[str, dict[str, float]] = {}
     for q in judge:
         scores = dict(ranked.get(q, {}))
         if deepest is not None and len(scores) > deepest:
-            order = rank(scores, ties=options.ties, score_precision=options.score_precision)
-            floor = scores[order[deepest - 1]]          # below it a document is never within the cut
-            scores = {d: s for d, s in scores.items() if s >= floor}
+            floor = sorted(map(compared, scores.values()), reverse=True)[deepest - 1]
+            scores = {d: s for d, s in scores.items() if compared(s) >= floor}   # below: never within the cut
         kept[q] = scores
     inside = [i for i, (q, d) in enumerate(pairs) if d in kept[q]]
     asked = {r.label: r.metric for r in requests}
@@ -161,8 +161,8 @@ def _pair_shares(judge: Qrels, human: Qrels, run: Any, requests: Sequence[Any], 
         run_rows = {}
         for j, i in enumerate(inside):      # a document ranked below the pair's never changes its share
             q, d = pairs[i]
-            floor = kept[q][d]
-            run_rows[str(j)] = {doc: score for doc, score in kept[q].items() if score >= floor}
+            floor = compared(kept[q][d])
+            run_rows[str(j)] = {doc: score for doc, score in kept[q].items() if compared(score) >= floor}
         for g, grade in enumerate(grades):
             qrels = QrelsType({str(j): {pairs[i][1]: grade} for j, i in enumerate(inside)},
                               min_relevance=judge.min_relevance)

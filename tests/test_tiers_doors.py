@@ -73,3 +73,32 @@ def test_a_configs_topic_set_size_is_eb_topic_set_size(folder: Path) -> None:
 def test_bad_sections_are_refused_naming_the_key(folder: Path, sections: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
         _report(folder, **sections)
+
+
+def _cli(folder: Path, command: str, *flags: str) -> tuple[int, str, str]:
+    from doors import cli
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        return cli(command, "qrels.txt", *(f"{n}={n}.run" for n in RUNS), "-m", *METRICS, "--format", "json", *flags)
+
+
+def test_the_command_line_gives_the_configs_numbers(folder: Path) -> None:
+    code, out, err = _cli(folder, "tiers", "--method", "tukey", "--alpha", "0.1", "--seed", "5")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(_report(folder, tiers={"method": "tukey", "alpha": 0.1}).analyses["tiers"]
+                                         .table("json"))
+    code, out, err = _cli(folder, "design", "--min-difference", "0.1", "--systems", "12", "--ci-width", "0.2")
+    assert code == 0, err
+    expected = _report(folder, topic_set_size={"min_difference": 0.1, "systems": 12, "ci_width": 0.2})
+    assert json.loads(out) == json.loads(expected.analyses["topic_set_size"].table("json"))
+
+
+@pytest.mark.parametrize(("command", "flags", "message"), [
+    ("tiers", ("--alpha", "2"), "--alpha must be"), ("tiers", ("--n-resamples", "0"), "--n-resamples must be"),
+    ("design", ("--beta", "1"), "--beta must be"), ("design", ("--systems", "1"), "--systems must be"),
+])
+def test_the_command_line_refuses_bad_values_naming_the_flag(folder: Path, command: str, flags: tuple[str, ...],
+                                                             message: str) -> None:
+    code, out, err = _cli(folder, command, *flags)
+    assert code == 2 and message in err and "Traceback" not in err

@@ -7,6 +7,8 @@ Commands::
     evalbridge check QRELS RUN -m ... --backends ...   the cross-check report (or check LOG)
     evalbridge diff QRELS RUN_A RUN_B -m ...    where run B differs from run A, query by query
     evalbridge power QRELS BASE RUN... -m ...   the smallest difference the eval set can detect (eb.power)
+    evalbridge tiers QRELS RUN RUN... -m ...    the tiers no test separates, each run's rank interval
+    evalbridge design QRELS RUN RUN... -m ...   the queries a collection needs (eb.topic_set_size)
     evalbridge metrics                          every metric, its options, which backend supports what
     evalbridge convert INPUT OUTPUT             between the supported input formats
     evalbridge agree QRELS_A QRELS_B [RUN...]   agreement of two sets of judgements (a config's agreement:)
@@ -39,8 +41,8 @@ from .shared import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL"]
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
-COMMANDS = ("run", "eval", "check", "diff", "power", "metrics", "convert", "agree", "diagnose", "uncertain", "pool", "merge",
-            "changed", "ppi", "formats")
+COMMANDS = ("run", "eval", "check", "diff", "power", "tiers", "design", "metrics", "convert", "agree", "diagnose",
+            "uncertain", "pool", "merge", "changed", "ppi", "formats")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

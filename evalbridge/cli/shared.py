@@ -231,6 +231,13 @@ DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "m
 PPI_FLAGS: dict[tuple[str, ...], str] = {("ppi",): "--human", ("ppi", "human"): "--human",
                                           **{("ppi", key): f"--{key}"
                                              for key in ("unit", "scale", "confidence", "alpha", "correction")}}
+#: ``evalbridge tiers``' and ``evalbridge design``'s sections: config key path -> its flag
+TIERS_FLAGS: dict[tuple[str, ...], str] = {("tiers",): "RUN RUN...",
+                                            **{("tiers", key): f"--{key.replace('_', '-')}"
+                                               for key in ("method", "alpha", "confidence", "n_resamples")}}
+DESIGN_FLAGS: dict[tuple[str, ...], str] = {("topic_set_size",): "RUN RUN...",
+                                             **{("topic_set_size", key): f"--{key.replace('_', '-')}"
+                                                for key in ("min_difference", "alpha", "beta", "ci_width", "systems")}}
 POWER_FLAGS: dict[tuple[str, ...], str] = {("power",): "BASELINE RUN...",
                                             **{("power", key): f"--{key}"
                                                for key in ("test", "alpha", "power", "effect", "sides")}}
@@ -379,6 +386,10 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if args.command == "power":
         raw["power"] = {path[1]: getattr(args, path[1]) for path in POWER_FLAGS
                         if len(path) == 2 and getattr(args, path[1]) is not None}
+    for command, section, flags_of in (("tiers", "tiers", TIERS_FLAGS), ("design", "topic_set_size", DESIGN_FLAGS)):
+        if args.command == command:
+            raw[section] = {path[1]: getattr(args, path[1]) for path in flags_of
+                            if len(path) == 2 and getattr(args, path[1]) is not None}
     if args.command == "ppi":
         raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
                       **{key: value for key in ("unit", "confidence", "alpha", "correction")
@@ -390,7 +401,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS, **PPI_FLAGS}), folder=Path.cwd(),
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS, **PPI_FLAGS, **TIERS_FLAGS,
+                                                   **DESIGN_FLAGS}), folder=Path.cwd(),
                     default_dir=None)
 
 

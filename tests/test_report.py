@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
+from evalbridge.views.table import p_value
 from evalbridge.decisions.compare import compare_systems
 from evalbridge.decisions.gates import check_gates, parse_gates
 from evalbridge.reports.per_query import per_query_frame, write_per_query
@@ -89,7 +90,7 @@ def test_markdown_marks_significant_improvements(report):
     assert hybrid.count("▲") == 4
     bm25 = next(line for line in text.splitlines() if line.startswith("| bm25"))
     assert "▲" not in bm25 and "▼" not in bm25
-    assert "paired t-test, Holm-corrected over 8 comparisons" in text
+    assert "two-sided paired t-test, Holm-corrected over 8 comparisons" in text
     assert "## Gates" in text and "**FAIL**" in text and "## Provenance" in text
 
 
@@ -109,7 +110,7 @@ def test_terminal_is_short_and_lists_failed_gates(report):
     assert failed and text.count("gate FAILED") == len(failed)
     assert "gate FAILED: dense P@5" in text
     assert f"{len(report.gates) - len(failed)} passed, {len(failed)} failed, 0 inconclusive; the run fails" in text
-    assert len(text.splitlines()) < 25
+    assert len(text.splitlines()) < 25 + 4 + len(report.comparison.rows)   # + the differences: a title, a head, a rule
 
 
 def test_unknown_format_is_refused(report):
@@ -258,3 +259,17 @@ def test_the_gate_summary_counts_passed_failed_and_inconclusive_apart(results, l
             else "3 passed, 1 failed, 2 inconclusive (counted as failed: on_inconclusive is fail); the run fails")
     for text in (render(report, "terminal"), render(report, "html"), repr(report)):
         assert said in text and "5/6" not in text and "3/6" not in text
+
+
+def test_the_terminal_comparison_shows_each_difference_its_interval_and_its_corrected_p(report):
+    """print(comparison) and a terminal report show, beside the arrows, every (system, baseline, metric): Δ =
+    system - baseline, its interval labelled unadjusted, the corrected p-value and the decision; the footnote
+    names the test, its sides and the correction's family."""
+    comparison = report.comparison
+    for text in (str(comparison), render(report, "terminal")):
+        assert "95% CI (unadjusted)" in text and "Δ = system - baseline" in text
+        assert "two-sided paired t-test, Holm-corrected over 8 comparisons" in text
+        for r in comparison.rows:
+            line = next(l for l in text.splitlines() if l.split()[:3] == [r.metric, r.system, r.baseline])
+            assert f"{r.delta:+.4f}" in line and f"[{r.ci_low:.4f}, {r.ci_high:.4f}]" in line
+            assert p_value(r.p_adjusted) in line and line.split()[-1] == ("yes" if r.significant else "no")

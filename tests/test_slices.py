@@ -420,3 +420,15 @@ def test_a_slice_of_every_query_gives_the_comparisons_intervals_ties_included(pa
         mean = cmp.slices.mean("all", "m", interval.system)
         assert (mean.ci_low, mean.ci_high) == pytest.approx((interval.ci_low, interval.ci_high), abs=1e-12,
                                                             nan_ok=True)
+
+
+def test_the_slices_say_their_test_its_sides_their_own_family_and_that_the_interval_is_unadjusted() -> None:
+    """Beside the comparison (Holm over its family), the slices' differences name their test and sides, their
+    own Benjamini-Hochberg family, and label the interval beside the corrected p-value as unadjusted."""
+    values = {f"q{i}": (i % 5) / 5 for i in range(24)}
+    new = {q: min(1.0, v + 0.2 * (int(q[1:]) % 2)) for q, v in values.items()}
+    cmp = eb.compare(None, {"base": {"m": values}, "new": {"m": new}}, ["m"], baseline="base",
+                     slices={q: "odd" if int(q[1:]) % 2 else "even" for q in values}, n_resamples=100)
+    assert cmp.slices is not None
+    text = cmp.slices.table()
+    assert "95% CI (unadjusted)" in text and "two-sided t test" in text and "a family of its own" in text

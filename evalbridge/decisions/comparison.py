@@ -261,7 +261,7 @@ class Comparison:
         else:
             who = f"vs baselines {', '.join(map(repr, self.baselines))}"
         unpaired = sum(r.unpaired for r in self.rows)
-        text = (f"{who}: {TESTS[self.test].title}, {CORRECTIONS[self.correction].title} over {len(self.rows)} "
+        text = (f"{who}: two-sided {TESTS[self.test].title}, {CORRECTIONS[self.correction].title} over {len(self.rows)} "
                 f"comparisons ({pairs} pairs x {len(self.metrics)} metrics: every comparison made), "
                 f"alpha {self.alpha:g}; {self.confidence:.0%} {self.ci_method} bootstrap CIs "
                 f"({self.n_resamples} resamples); seed {self.seed}")

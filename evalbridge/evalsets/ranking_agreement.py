@@ -204,7 +204,7 @@ class RankingAgreement(Shown):
         """One sentence saying how significance was decided."""
         test = {"t": "paired t-test", "randomization": f"Fisher randomization test ({self.n_resamples} "
                                                        f"resamples, seed {self.seed})"}[self.test]
-        return (f"significance: {test} per pair of systems, Holm-corrected over the pairs of each metric under "
+        return (f"significance: two-sided {test} per pair of systems, Holm-corrected over the pairs of each metric under "
                 f"each set of judgements, alpha {self.alpha:g}; tau_ap takes {self.names[self.truth]} as the truth")
 
     def table(self, fmt: str = "terminal") -> str:

@@ -296,7 +296,8 @@ def comparison_rows(report: Report) -> list[list[str]]:
     return rows
 
 
-COMPARISON_HEADERS = ("metric", "system", "Δ", "CI", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.", "sig.")
+COMPARISON_HEADERS = ("metric", "system", "Δ", "CI (unadjusted)", "d_z", "W/T/L", "p (t)", "p (rand.)", "p adj.",
+                      "sig.")
 
 
 def band_rows(report: Report) -> list[list[str | None]]:

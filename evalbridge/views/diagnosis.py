@@ -43,7 +43,7 @@ def _pct(value: float) -> str:
 def _power(d: AnyDiagnosis) -> str:
     p = d.discriminative_power
     head = (f"{p.significant} of {p.pairs} system pairs ({_pct(p.share)}) differ significantly on {d.metric} "
-            f"({p.test} test, {p.correction} correction, alpha {p.alpha:g}): ")
+            f"(two-sided {p.test} test, {p.correction} correction over the {p.pairs} pairs, alpha {p.alpha:g}): ")
     if p.share >= 0.5:
         return head + "these queries separate most systems, so a pair found not significant is close indeed."
     return head + ("most pairs cannot be told apart with these queries: add queries before trusting the order "

@@ -49,13 +49,15 @@ def slice_tables(s: Any, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...
             drows.append((e(d.slice), str(d.n), e(d.metric), e(d.system), e(d.baseline), number(d.delta, digits),
                           f"[{number(d.ci_low, digits)}, {number(d.ci_high, digits)}]", p_value(d.p_value),
                           p_value(d.p_adjusted), verdict))
-        notes = [f"Δ = system - baseline on the slice's queries; p: {s.test} test; p adj.: Benjamini-Hochberg over "
-                 f"every (slice, system, metric) tested, significant at {s.alpha:g}."]
+        notes = [f"Δ = system - baseline on the slice's queries; p: two-sided {s.test} test; p adj.: "
+                 f"Benjamini-Hochberg over every (slice, system, metric) tested (a family of its own, not the "
+                 f"comparison's), significant at {s.alpha:g}; the {level} CI is each difference's own, unadjusted."]
         if s.too_small:
             notes.append(f"Not tested: {', '.join(map(e, s.too_small))} (fewer than {s.min_queries} queries, too few "
                          f"for a test).")
         tables.append(Table(headers=(fmt.heading("slice"), "queries", fmt.heading("metric"), fmt.heading("system"),
-                                     fmt.heading("baseline"), "Δ", f"{level} CI", "p", "p adj.", "result"),
+                                     fmt.heading("baseline"), "Δ", f"{level} CI (unadjusted)", "p", "p adj.",
+                                     "result"),
                             rows=tuple(drows), title="Slices: differences against the baseline",
                             footnotes=tuple(notes)))
     return tuple(tables)

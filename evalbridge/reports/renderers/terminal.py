@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...common.names import one_line
-from ...views.formats import ReportFormat
+from ...views.comparison_table import differences_view
+from ...views.formats import ReportFormat, show, table_format
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
 from ...views.sections import section_tables
 from ...views.table import Table
@@ -55,7 +56,8 @@ def _results(report: Report) -> list[str]:
     lines = [tabulate([[one_line(c) for c in row] for row in cells(report)],  # a name never breaks the table
                       headers=["system", *map(one_line, report.labels)], tablefmt="simple", disable_numparse=True)]
     if report.comparison is not None:
-        lines.append(legend(report))
+        lines += [legend(report), "",
+                  show(differences_view(report.comparison, table_format("terminal"), report.digits), "terminal")]
     bands = band_rows(report) if report.bands else []
     if bands:
         lines += ["", "RAG quality bands (poor / fair / good / excellent; thresholds in docs/config.md):",

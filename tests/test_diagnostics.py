@@ -343,3 +343,48 @@ def test_runs_read_as_arrays_keep_what_ranking_the_runs_keeps(n_systems: int, n_
     same = from_runs(dicts, depth)
     assert sorted(zip(tops.pairs.codes().tolist(), tops.pairs.docs.to_pylist())) == \
         sorted(zip(same.pairs.codes().tolist(), same.pairs.docs.to_pylist()))
+
+
+@pytest.mark.parametrize("value, word", [(1.0, "perfect"), (0.95, "almost perfect"), (0.8, "almost perfect"),
+                                         (0.7, "substantial"), (0.5, "moderate"), (0.3, "fair"), (0.1, "slight"),
+                                         (-0.1, "worse than chance")])
+def test_kappa_and_alpha_are_worded_by_one_scale_where_one_is_perfect(value: float, word: str) -> None:
+    """Landis & Koch's words, 1.0 alone perfect (a kappa of 1.000 was called 'substantial')."""
+    from evalbridge.views.agreement_tables import agreement_word
+
+    assert agreement_word(value) == word
+
+
+def test_identical_judgements_agree_perfectly_in_the_diagnosis_and_the_agreement_table() -> None:
+    """The same judgements twice: kappa and alpha 1, worded 'perfect' in the diagnosis and in agree's table."""
+    qrels, runs = _known_bias()
+    said = meanings(diagnose(qrels, runs, "P@1", judgements_b=qrels, trials=5))["agreement"]
+    assert "kappa 1.000" in said and "(perfect agreement, 1 being perfect)" in said and "substantial" not in said
+    table = eb.agree(qrels, qrels).judges.table()
+    assert "1.0000 (perfect)" in table and "substantial" not in table
+
+
+def test_power_gates_and_the_diagnosis_name_one_smallest_decidable_difference() -> None:
+    """The diagnosis's decision threshold is power's minimum detectable effect (the median over the pairs), in
+    the same words as power's table and an inconclusive gate; its swap-rate sentence speaks of halves and reads
+    the decision against that threshold (it said 'a difference under 0.1 should not decide' where power said 0.049)."""
+    import numpy as np
+
+    from evalbridge.decisions.gates import evaluate_noise_gate, parse_gate
+    from evalbridge.views.power_view import DECIDABLE
+
+    rng = np.random.default_rng(5)
+    n = 60
+    qrels = {f"q{i}": {f"d{j}": int(rng.random() < 0.4) for j in range(12)} for i in range(n)}
+    runs = {name: {q: {f"d{j}": float(rng.random() + bias * qrels[q][f"d{j}"]) for j in range(12)} for q in qrels}
+            for name, bias in (("bm25", 0.0), ("dense", 0.3), ("hybrid", 0.6))}
+    d = diagnose(qrels, runs, "nDCG@10", trials=50)
+    results = {name: eb.evaluate(qrels, run, "nDCG@10") for name, run in runs.items()}
+    analysis = eb.power(results, ["nDCG@10"])
+    assert d.detectable == pytest.approx(float(np.median([r.mde for r in analysis.rows])), rel=1e-12)
+    said = meanings(d)["swap"]
+    assert f"{DECIDABLE} is {d.detectable:.4f}" in said and "of half the queries each" in said
+    assert DECIDABLE in str(analysis)
+    gate = evaluate_noise_gate(parse_gate("nDCG@10", ">= baseline - 0.01 at 95%"), "dense",
+                               [0.2, -0.3, 0.1, -0.1, 0.1] * 4, baseline_mean=0.5)
+    assert gate.inconclusive and f"{DECIDABLE} is {gate.detectable:.4f} from the margin" in gate.reason

@@ -168,8 +168,10 @@ class GateResult:
         needed = (f"{self.queries_needed:,} queries would tell {abs(self.difference - self.margin):.4f} from the "
                   f"margin" if self.queries_needed else "no number of queries tells the observed difference from "
                   "the margin")
-        return (f"{text}: the eval set cannot tell; it detects a distance of {self.detectable:.4f} from the margin "
-                f"(power {GATE_POWER:.0%}); {needed}")
+        from ..views.power_view import DECIDABLE
+
+        return (f"{text}: the eval set cannot tell; {DECIDABLE} is {self.detectable:.4f} from the margin "
+                f"(one-sided, power {GATE_POWER:.0%}); {needed}")
 
     def to_dict(self) -> dict[str, Any]:
         out = {"system": self.system, "metric": self.metric, "expression": self.gate.text,

@@ -129,7 +129,10 @@ class SystemOrder:
 class Diagnosis(Shown):
     """What :func:`diagnose` found (see the module docstring). ``means``: each system's mean, in
     ``systems`` order, over the ``queries`` queries every system was evaluated on; ``agreement`` and ``order``
-    only where a second set of judgements was given."""
+    only where a second set of judgements was given. ``detectable``: the smallest difference this set can decide,
+    power's minimum detectable effect (:func:`evalbridge.decisions.power.detectable_effect`: the diagnosis' test,
+    the t-test's for Wilcoxon, two-sided at its alpha, power 0.8) from each pair's per-query differences, the
+    median over the pairs that differ on some query (nan when none does)."""
 
     metric: str
     systems: tuple[str, ...]
@@ -142,10 +145,11 @@ class Diagnosis(Shown):
     judged: JudgedByRank
     agreement: JudgeAgreement | None = None
     order: SystemOrder | None = None
+    detectable: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (nan and infinity as None; the agreement as its own ``to_dict``)."""
-        out = {name: getattr(self, name) for name in ("metric", "systems", "means", "queries")}
+        out = {name: getattr(self, name) for name in ("metric", "systems", "means", "queries", "detectable")}
         for name in ("discriminative_power", "swap", "pool_bias", "saturation", "judged"):
             out[name] = asdict(getattr(self, name))
         out["discriminative_power"]["share"] = self.discriminative_power.share
@@ -535,4 +539,21 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         pool_bias=_pool_bias(collection, listed, ids, values, label, pool_depth,
                              _level(judgements, options), options, direct),
         saturation=_saturation(collection, ids, values, label, options),
-        judged=_judged_by_rank(collection, pool_depth), agreement=agreement, order=order)
+        judged=_judged_by_rank(collection, pool_depth), agreement=agreement, order=order,
+        detectable=_detectable(values, chosen["test"], chosen["alpha"]))
+
+
+def _detectable(values: np.ndarray, test: str, alpha: float) -> float:
+    """The median over the pairs of systems (those differing on some query) of power's minimum detectable effect."""
+    import numpy as np
+
+    from ..decisions.power import POWER_PARAMETERS, POWER_TESTS, analyse
+
+    k, n = values.shape
+    differences = [values[j] - values[i] for j in range(k) for i in range(j)]
+    differences = [d for d in differences if d.any()]
+    if n < 2 or not differences:
+        return math.nan
+    solved = analyse(differences, test=test if test in POWER_TESTS else "t", alpha=alpha,
+                     power=POWER_PARAMETERS["power"].default, effect=None)
+    return float(np.median([mde for _, _, _, mde, *_ in solved]))

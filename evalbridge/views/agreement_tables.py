@@ -18,13 +18,38 @@ from .formats import ReportFormat, show, table_format
 from .table import Table, columns, number
 
 __all__ = ["judge_tables", "ranking_tables", "agreement_tables", "render_judges", "render_ranking", "render_both",
-           "FORMATS", "render_agreement"]
+           "FORMATS", "render_agreement", "AGREEMENT_SCALE", "ENOUGH_AGREEMENT", "agreement_word"]
 
 #: A JudgeAgreement, a RankingAgreement, an Agreement, as the functions here read them.
 AnyAgreement = Any
 
 
 # -- judge agreement ------------------------------------------------------------------------------------
+
+#: the one scale every kappa and alpha is worded by (Landis & Koch 1977), each word from its lower bound up;
+#: 1.0 alone is perfect
+AGREEMENT_SCALE: tuple[tuple[float, str], ...] = (
+    (-math.inf, "worse than chance"), (0.0, "slight"), (0.2, "fair"), (0.4, "moderate"), (0.6, "substantial"),
+    (0.8, "almost perfect"), (1.0, "perfect"))
+#: agreement from which either judge should lead to the same decisions (substantial or better on the scale)
+ENOUGH_AGREEMENT = 0.6
+
+
+def agreement_word(value: float) -> str:
+    """A kappa's or an alpha's word on :data:`AGREEMENT_SCALE` ("undefined" for nan); 1 to rounding is perfect.
+
+    >>> [agreement_word(v) for v in (1.0, 0.9999, 0.81, 0.6, 0.1, -0.2)]
+    ['perfect', 'almost perfect', 'almost perfect', 'substantial', 'slight', 'worse than chance']
+    """
+    if not math.isfinite(value):
+        return "undefined"
+    return next(word for bound, word in reversed(AGREEMENT_SCALE) if value >= bound - 1e-12)
+
+
+def _worded(value: float) -> str:
+    """A kappa or an alpha with its word on the one scale (1 is perfect)."""
+    return f"{number(value)} ({agreement_word(value)})" if math.isfinite(value) else number(value)
+
 
 def _summary_rows(judges: AnyAgreement) -> list[tuple[str, str]]:
     a, b = judges.names
@@ -36,9 +61,9 @@ def _summary_rows(judges: AnyAgreement) -> list[tuple[str, str]]:
     scale = judges.scale_a if judges.scale_a == judges.scale_b else f"{a}: {judges.scale_a}; {b}: {judges.scale_b}"
     rows += [("categories", scale),
              ("exact agreement", number(judges.observed_agreement)),
-             ("Cohen's kappa", number(judges.cohen_kappa)),
-             ("quadratic-weighted kappa", number(judges.weighted_kappa)),
-             (f"Krippendorff's alpha ({judges.alpha_level})", number(judges.krippendorff_alpha)),
+             ("Cohen's kappa", _worded(judges.cohen_kappa)),
+             ("quadratic-weighted kappa", _worded(judges.weighted_kappa)),
+             (f"Krippendorff's alpha ({judges.alpha_level})", _worded(judges.krippendorff_alpha)),
              (f"mean difference ({b} - {a})", "nan" if math.isnan(judges.mean_difference)
               else f"{judges.mean_difference:+.4f} categories"),
              (f"relevant ({a} >= {judges.level_a:g}, {b} >= {judges.level_b:g})",

@@ -13,7 +13,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .agreement_tables import ENOUGH_AGREEMENT, agreement_word
 from .formats import ReportFormat, show, table_format
+from .power_view import DECIDABLE, TEST_TITLES
 from .table import Table, number
 from ..common.json_data import json_text
 
@@ -54,11 +56,22 @@ def _swap(d: AnyDiagnosis) -> str:
     s = d.swap
     head = f"Over {s.trials} random splits into halves of {s.half} queries, {_pct(s.rate)} of pair orders swapped: "
     if s.stable_delta is None:
-        return head + "even the largest differences swap more than 5% of the time, so no order of these systems is settled."
+        return head + ("even the largest differences swap more than 5% of the time between halves, so no order of "
+                       f"these systems is settled by half the queries{_decidable(d)}")
     if s.stable_delta == 0:
-        return head + "every difference, however small, kept its sign in at least 95% of the splits."
-    return head + (f"differences of {s.stable_delta:g} and more kept their sign in at least 95% of the splits; a "
-                   f"smaller difference should not decide which system to ship.")
+        return head + f"every difference, however small, kept its sign in at least 95% of the splits{_decidable(d)}"
+    return head + (f"differences of {s.stable_delta:g} and more kept their sign in at least 95% of the splits (of "
+                   f"half the queries each){_decidable(d)}")
+
+
+def _decidable(d: AnyDiagnosis) -> str:
+    """The decision threshold the swap rate is read against: power's, over every query."""
+    if not math.isfinite(d.detectable):
+        return "."
+    test = d.discriminative_power.test
+    return (f"; with all {d.queries} queries, {DECIDABLE} is {number(d.detectable)} (power 80%, two-sided "
+            f"{TEST_TITLES.get(test, 'paired t-test')} at {d.discriminative_power.alpha:g}, the median over the "
+            f"pairs): a smaller difference should not decide which system to ship.")
 
 
 def _bias(d: AnyDiagnosis) -> str:
@@ -101,9 +114,10 @@ def _agreement(d: AnyDiagnosis) -> str:
     if a is None:
         return ""
     kappa = a.cohen_kappa
-    head = f"The two sets of judgements agree with Cohen's kappa {kappa:.3f} on {a.shared_pairs} pairs: "
-    if math.isfinite(kappa) and kappa >= 0.6:
-        return head + "substantial agreement; either set should lead to the same decisions."
+    head = (f"The two sets of judgements agree with Cohen's kappa {kappa:.3f} on {a.shared_pairs} pairs "
+            f"({agreement_word(kappa)} agreement, 1 being perfect): ")
+    if math.isfinite(kappa) and kappa >= ENOUGH_AGREEMENT:
+        return head + "either set should lead to the same decisions."
     return head + "the decision may depend on who judged; check the ranking of systems under both before shipping."
 
 

@@ -9,10 +9,12 @@ from typing import Any
 from .formats import ReportFormat, aligned, show, table_format
 from .table import Table, number
 
-__all__ = ["power_tables", "render_power", "TEST_TITLES"]
+__all__ = ["power_tables", "render_power", "TEST_TITLES", "DECIDABLE"]
 
 #: power test -> how the table names it
 TEST_TITLES = {"t": "paired t-test", "randomization": "randomization test"}
+#: the one name of power's minimum detectable effect, in power, the gates and the diagnosis alike
+DECIDABLE = "the smallest difference this set can decide"
 
 
 def _count(value: int | None) -> str:
@@ -30,11 +32,11 @@ def power_tables(analysis: Any, fmt: ReportFormat) -> tuple[Table, ...]:
         rows=tuple((e(r.metric), e(r.system), e(r.baseline), str(r.n), number(r.delta), number(r.sd), number(r.mde),
                     number(r.power_at_effect, 2), _count(r.queries_needed)) for r in analysis.rows),
         align=aligned(fmt, 3, 6),
-        title=e(f"power: the smallest difference each pair can detect ({TEST_TITLES[analysis.test]}, "
+        title=e(f"power: {DECIDABLE}, per pair ({TEST_TITLES[analysis.test]}, "
                 f"{'two' if analysis.sides == 2 else 'one'}-sided alpha {analysis.alpha:g}, power {analysis.power:g}) "
                 f"and the queries a target of {target} needs"),
-        footnotes=(e("detectable: the minimum detectable effect with the queries at hand; sd(Δ): the spread of the "
-                     "per-query differences the numbers come from."),)),)
+        footnotes=(e(f"detectable: {DECIDABLE} (the minimum detectable effect with the queries at hand); sd(Δ): the "
+                     "spread of the per-query differences the numbers come from."),)),)
 
 
 def render_power(analysis: Any, fmt: str = "terminal") -> str:

@@ -160,3 +160,19 @@ def cli_format(folder: Path, fmt: str, *flags: str) -> tuple[int, str, str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(folder)
         return cli("power", "qrels.txt", "base.run", "new.run", "-m", *METRICS, "--format", fmt, *flags)
+
+
+def test_power_and_check_gates_take_runs_with_their_qrels_as_compare_does() -> None:
+    """Runs (here dicts, as evaluate reads them) with qrels= give the numbers of their evaluated Results, for
+    power and for the gates alike."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    qrels = {f"q{i}": {f"d{j}": int(rng.random() < 0.4) for j in range(10)} for i in range(30)}
+    runs = {name: {q: {f"d{j}": float(rng.random() + bias * qrels[q][f"d{j}"]) for j in range(10)} for q in qrels}
+            for name, bias in (("bm25", 0.0), ("dense", 0.5))}
+    results = {name: eb.evaluate(qrels, run, ["nDCG@10", "P@5"]) for name, run in runs.items()}
+    assert eb.power(runs, ["nDCG@10", "P@5"], baseline="bm25", qrels=qrels) == \
+        eb.power(results, ["nDCG@10", "P@5"], baseline="bm25")
+    gates = {"nDCG@10": ">= baseline - 0.01 at 95%", "P@5": ">= 0.2"}
+    assert eb.check_gates(gates, runs, baseline="bm25", qrels=qrels) == eb.check_gates(gates, results, baseline="bm25")

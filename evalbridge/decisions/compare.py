@@ -386,8 +386,7 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     >>> [(r.metric, r.delta, round(r.p_randomization, 4)) for r in cmp.rows]
     [('P@1', 1.0, 0.0312), ('RR', 0.5, 0.0312)]
     """
-    from ..evaluation.evaluating import evaluate
-    from ..evaluation.results import Results
+    from ..evaluation.evaluating import evaluate_each
     from ..model.settings import settings_of
 
     tests, rest = split_statistics(keywords)
@@ -401,8 +400,7 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     if qrels is None:  # every value already evaluated (Results, or {metric: {query id: value}}): compared as it is
         return compare_systems(runs, metrics, baseline=baseline, slices=slices, statistics=chosen_statistics)
     wanted = metric_requests(metrics)
-    results = {name: run if isinstance(run, Results) else evaluate(qrels, run, wanted, settings=chosen)
-               for name, run in runs.items()}
+    results = evaluate_each(qrels, runs, wanted, settings=chosen)
     if isinstance(slices, str):
         from ..model.data import Run
         from ..evaluation.slices import slice_labels

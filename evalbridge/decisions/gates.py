@@ -39,10 +39,13 @@ import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
 from ..metrics.spec import Metric, parse_metric
+
+if TYPE_CHECKING:
+    from ..model.settings import Settings
 
 __all__ = ["Gate", "GateResult", "parse_gate", "parse_gates", "evaluate_gate", "evaluate_noise_gate", "check_gates",
            "OPERATORS", "ON_INCONCLUSIVE", "OUTCOMES", "check_on_inconclusive", "gate_summary"]
@@ -410,7 +413,8 @@ def _mean(results: Any, metric: Metric | str) -> float:
 
 
 def check_gates(gates: Iterable[Gate] | Mapping[str, str | Iterable[str]], results: Mapping[str, Any], *,
-                baseline: str | None = None, on_inconclusive: str = "fail") -> list[GateResult]:
+                baseline: str | None = None, on_inconclusive: str = "fail", qrels: Any = None,
+                settings: Settings | None = None) -> list[GateResult]:
     """Apply every gate to the systems it covers.
 
     Args:
@@ -421,6 +425,8 @@ def check_gates(gates: Iterable[Gate] | Mapping[str, str | Iterable[str]], resul
         baseline: the baseline system: relative gates compare with it, and gates without a
             system apply to every other system.
         on_inconclusive: ``fail`` (default) or ``pass``: the verdict of a gate the eval set cannot decide.
+        qrels, settings: with ``qrels``, ``results`` may hold runs too (anything :func:`evalbridge.evaluate`
+            reads), evaluated against ``qrels`` with the gates' metrics and ``settings`` first, as ``compare``.
 
     Returns:
         One :class:`GateResult` per (gate, system), in order.
@@ -441,6 +447,11 @@ def check_gates(gates: Iterable[Gate] | Mapping[str, str | Iterable[str]], resul
     if baseline is not None and baseline not in results:
         raise InputError(f"the baseline {baseline!r} is not one of the systems ({', '.join(results)}).")
     check_on_inconclusive(on_inconclusive)
+    gates = list(gates)
+    if qrels is not None:
+        from ..evaluation.evaluating import evaluate_each
+
+        results = evaluate_each(qrels, results, list(dict.fromkeys(str(g.metric) for g in gates)), settings=settings)
     out = []
     for gate in gates:
         if gate.system is not None and gate.system not in results:

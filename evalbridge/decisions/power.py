@@ -47,6 +47,8 @@ from ..common.parameters import Interval, OneOf, Rule, check_parameters, rule_ta
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..model.settings import Settings
+
 __all__ = ["POWER_TESTS", "POWER_PARAMETERS", "PowerRow", "PowerAnalysis", "power", "power_at", "detectable_effect",
            "queries_needed", "MAX_QUERIES"]
 
@@ -381,12 +383,14 @@ def analyse(differences: Sequence[Any], *, test: str, alpha: float, power: float
 
 def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Sequence[str] | None = None,
           test: str = "t", alpha: float = 0.05, power: float = 0.8, effect: float | None = None,
-          sides: int = 2) -> PowerAnalysis:
+          sides: int = 2, qrels: Any = None, settings: Settings | None = None) -> PowerAnalysis:
     """How small a difference the eval set can detect, and how many queries a target difference needs.
 
     Args:
         results: system name -> :class:`~evalbridge.evaluation.results.Results` (or metric -> {query id: value}), as
-            :func:`~evalbridge.decisions.compare.compare_systems` takes them; pairs are formed the same way.
+            :func:`~evalbridge.decisions.compare.compare_systems` takes them; pairs are formed the same way. With
+            ``qrels``, runs too (anything :func:`evalbridge.evaluate` reads), evaluated against ``qrels`` with
+            ``metrics`` and ``settings`` first, as ``compare`` does.
         metrics: the metrics (any spelling, labels, or a mapping label -> spec); default: every metric of
             the first system.
         baseline: one system, several, or None (all pairs), as in ``compare``.
@@ -397,6 +401,7 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
         power: the probability of detecting the effect, 0.8 by default.
         effect: the target difference the queries are counted for, in the metric's units (default: each
             pair's observed ``|delta|``).
+        qrels, settings: the judgements the runs among ``results`` are evaluated against, and how.
 
     Raises:
         InputError: a bad setting, an unknown baseline, fewer than two systems, a pair without common
@@ -425,6 +430,12 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
                          fix="pass e.g. {'bm25': eb.evaluate(qrels, bm25, metrics), 'dense': ...}.")
     names = _systems(list(results))
     pairs = _pairs(names, _baselines(baseline, names))
+    if qrels is not None:
+        from ..evaluation.evaluating import evaluate_each
+
+        if metrics is None:
+            raise InputError("runs evaluated for their power need the metrics.", fix="pass e.g. metrics=['ndcg@10'].")
+        results = evaluate_each(qrels, results, _requests(metrics), settings=settings)
     if metrics is None:
         from ..evaluation.results import Results
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .results import Results
 
 __all__ = ["evaluate", "prepare", "Prepared", "as_qrels", "as_run", "check_compatible", "check_supported",
-           "fill_missing", "empty_notes",
+           "fill_missing", "empty_notes", "evaluate_each",
            "without_relevant", "drop_queries"]
 
 
@@ -412,3 +412,17 @@ def _evaluate_on_spark(qrels: Any, run: Any, requests: tuple[MetricRequest, ...]
         return evaluation.require_results()
     finally:
         evaluation.unpersist()
+
+
+def evaluate_each(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
+                  settings: Settings | None = None) -> dict[str, Results]:
+    """Each run of ``runs`` (system name -> anything :func:`evaluate` reads) evaluated against ``qrels`` with the
+    same ``metrics`` and ``settings``; a value already evaluated (:class:`~evalbridge.Results`) is kept as it is.
+    The one way every verb that takes runs or results (compare, power, gates) turns runs into results."""
+    from .results import Results
+
+    if not isinstance(runs, Mapping):
+        raise InputError(f"runs must be a mapping of system names to runs; got {type(runs).__name__}.",
+                         fix="pass e.g. {'bm25': run_a, 'dense': run_b}.")
+    return {name: run if isinstance(run, Results) else evaluate(qrels, run, metrics, settings=settings)
+            for name, run in runs.items()}

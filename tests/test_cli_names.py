@@ -71,8 +71,8 @@ def test_baseline_name_equals_path_adds_the_baseline_run_first(folder: Path) -> 
     assert {(row[1], row[2]) for row in _decisions(report)} == {("dense", "bm25")}
 
 
-@pytest.mark.parametrize("command", ["check", "diff", "power", "diagnose", "changed", "pool", "agree", "uncertain",
-                                     "convert"])
+@pytest.mark.parametrize("command", ["check", "diff", "power", "tiers", "diagnose", "changed", "pool", "agree",
+                                     "uncertain", "convert"])
 def test_every_command_that_takes_runs_takes_name_equals_path(folder: Path, command: str) -> None:
     """The name NAME=PATH gives is the system's name in what the command shows (and a file is never looked up as
     'bm25=run.bm25.top100')."""
@@ -80,6 +80,7 @@ def test_every_command_that_takes_runs_takes_name_equals_path(folder: Path, comm
     argv = {"check": ["check", "qrels.txt", runs[0], "-m", "P@1", "--format", "json"],
             "diff": ["diff", "qrels.txt", *runs, "-m", "P@1", "--format", "json"],
             "power": ["power", "qrels.txt", *runs, "-m", "P@1", "--format", "json"],
+            "tiers": ["tiers", "qrels.txt", *runs, "-m", "P@1", "--n-resamples", "50", "--format", "json"],
             "diagnose": ["diagnose", "qrels.txt", *runs, "-m", "P@1", "--trials", "10", "--n-resamples", "50",
                          "--format", "json"],
             "changed": ["changed", "qrels.txt", "qrels.txt", *runs, "-m", "P@1", "--n-resamples", "50", "--format",

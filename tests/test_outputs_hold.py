@@ -62,6 +62,8 @@ CASES = {
                                   "-o", f["qrels"]], "qrels"),
     "diff -o RUN_B": (lambda f: ["diff", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["b"]], "b"),
     "power -o RUN": (lambda f: ["power", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["a"]], "a"),
+    "tiers -o RUN": (lambda f: ["tiers", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["b"]], "b"),
+    "design -o QRELS": (lambda f: ["design", f["qrels"], f["a"], f["b"], "-m", "P@2", "-o", f["qrels"]], "qrels"),
     "agree -o QRELS_B": (lambda f: ["agree", f["qrels"], f["qrels_b"], "-o", f["qrels_b"]], "qrels_b"),
     "pool --batch TOPICS": (lambda f: ["pool", f["qrels"], f["a"], "--topics", f["table"], "--batch", f["table"]],
                             "table"),
@@ -189,6 +191,8 @@ JSON_COMMANDS = {
     "pool": lambda f: ["pool", f["qrels"], f["a"], f["b"], "--depth", "2"],
     "changed": lambda f: ["changed", f["qrels"], f["qrels_b"], f["a"], f["b"], "-m", "P@2"],
     "ppi": lambda f: ["ppi", f["qrels_b"], f["a"], f["b"], "-m", "P@2", "--human", f["qrels"], "--plan-width", "0.1"],
+    "tiers": lambda f: ["tiers", f["qrels"], f["a"], f["b"], "-m", "P@2", "--n-resamples", "50"],
+    "design": lambda f: ["design", f["qrels"], f["a"], f["b"], "-m", "P@2"],
     "metrics": lambda f: ["metrics"],
 }
 

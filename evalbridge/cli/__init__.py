@@ -21,7 +21,8 @@ Commands::
 
 A command is one module of this package with ``add(commands)`` (its parser, whose ``handler`` returns the exit
 code) and one line in :data:`COMMANDS`. Exit codes: 0 ok; 1 a gate failed or the cross-check found unexplained
-differences; 2 bad input or config (one line on stderr, no traceback); 3 an internal error. A progress bar is
+differences; 2 bad input or config (one line on stderr, no traceback); 3 an internal error; 130 interrupted
+(Ctrl-C), every output as it was or complete. A progress bar is
 drawn on stderr only when it is a terminal. ``docs/cli.md`` documents every option.
 """
 

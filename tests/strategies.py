@@ -77,7 +77,8 @@ def qrels_and_run(draw: Any, *, max_queries: int = 3, max_docs: int = 10, max_gr
                   float_grades: bool = False, negative: bool = False, ties: bool = False,
                   min_retrieved: int = 1, missing: bool = False,
                   run_only: bool = False) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
-    """``(qrels, run)`` as plain dicts of dicts.
+    """``(qrels, run)`` as plain dicts of dicts. Whole-number grades are a judged pool: when the draw holds four
+    grades or more and none below 1 (a 1-4 rating, which binary metrics refuse without a level), one is made 0.
 
     Args:
         max_queries: queries in the qrels (at least one).
@@ -101,6 +102,11 @@ def qrels_and_run(draw: Any, *, max_queries: int = 3, max_docs: int = 10, max_gr
             run[qid] = dict(zip(ranking, scores))
         else:
             run[qid] = {d: float(len(ranking) - r) for r, d in enumerate(ranking)}
+    grades_drawn = {g for docs in qrels.values() for g in docs.values()}
+    if not float_grades and len(grades_drawn) >= 4 and min(grades_drawn) >= 1:
+        # a judged pool, not a 1-5 rating (which binary metrics refuse without a level): one judged non-relevant
+        first = next(iter(qrels.values()))
+        first[next(iter(first))] = 0
     if missing and n > 1:
         dropped = draw(st.lists(st.sampled_from(sorted(run)[1:]), unique=True))
         for qid in dropped:

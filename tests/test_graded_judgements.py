@@ -114,7 +114,7 @@ def test_the_formats_table_lists_the_level_wherever_judgements_are_read():
 
 @settings(max_examples=60, deadline=None)
 @given(qrels_and_run(float_grades=False, negative=True), metrics(names=("P", "R", "RR", "AP", "Success", "Rprec")))
-def test_whole_number_grades_never_need_a_level(data, metric):
+def test_whole_number_grades_of_a_judged_pool_never_need_a_level(data, metric):
     qrels, run = data
     eb.evaluate(qrels, run, metric)
     eb.evaluate({q: {d: float(g) for d, g in docs.items()} for q, docs in qrels.items()}, run, metric)
@@ -162,3 +162,105 @@ def test_an_agreement_with_one_side_empty_is_an_input_error_with_the_fix(tmp_pat
 def test_an_agreement_with_nothing_on_one_side_in_python_says_so():
     with pytest.raises(eb.InputError, match="the judgements 'a' hold no .query, doc, grade.: no query"):
         eb.agree({}, {"q1": {"d1": 1}}).judges
+
+
+# ------------------------------------------------------------------ rating scales (1-5 ratings, integer 0-10 scores)
+
+#: an LLM's 1-5 ratings of every retrieved document: at rating >= 4, P@5 is 2/5 in each query (q1 a b, q2 g i);
+#: at the silent level 1 every rated document was relevant: P@5 1.0
+RATING = {"q1": {"a": 5, "b": 4, "c": 1, "d": 2, "e": 3}, "q2": {"f": 1, "g": 4, "h": 2, "i": 5, "j": 1}}
+#: integer 0-10 judge scores: at >= 7, P@5 is 3/5 in q1 (a b d) and 1/5 in q2 (i); at level 1, 4/5 and 4/5
+SCORES = {"q1": {"a": 9, "b": 7, "c": 3, "d": 8, "e": 0}, "q2": {"f": 2, "g": 6, "h": 1, "i": 10, "j": 0}}
+RANKED = {q: {d: float(5 - i) for i, d in enumerate(docs)} for q, docs in RATING.items()}
+RATING_AT_4, SCORES_AT_7 = (2 / 5 + 2 / 5) / 2, (3 / 5 + 1 / 5) / 2
+
+
+def graded_case(folder: Path, fmt: str, grades: dict, metric: str, **settings: float) -> Case:
+    """``grades`` in format ``fmt`` (a TREC qrels file too) beside a run ranking each query's five documents."""
+    run = "".join(f"{q} Q0 {d} {i + 1} {s} sys\n" for q, docs in RANKED.items() for i, (d, s) in enumerate(docs.items()))
+    rows = [(q, d, g) for q, docs in grades.items() for d, g in docs.items()]
+    if fmt == "rag":
+        log = "".join(json.dumps({"query_id": q, "retrieved": list(RANKED[q]), "relevant": grades[q]}) + "\n"
+                      for q in grades)
+        return Case(files={"log.jsonl": log}, runs=("log.jsonl",), metrics=(metric,), settings=settings)
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    if fmt == "parquet":
+        frame.to_parquet(folder / "judge.parquet")
+        files: dict = {}
+    else:
+        files = {"judge.csv": frame.to_csv(index=False), "judge.tsv": frame.to_csv(index=False, sep="\t"),
+                 "judge.jsonl": "".join(json.dumps(dict(zip(frame.columns, r))) + "\n" for r in rows),
+                 "judge.json": json.dumps(grades), "judge.qrels": "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)}
+    name = {"trec": "judge.qrels"}.get(fmt, f"judge.{fmt}")
+    return Case(files={**files, "run.txt": run}, qrels=name, runs=("run.txt",), metrics=(metric,), settings=settings)
+
+
+RATING_FORMATS = ["csv", "tsv", "parquet", "jsonl", "json", "trec", "rag"]
+
+
+@pytest.mark.parametrize("fmt", RATING_FORMATS)
+@pytest.mark.parametrize(("grades", "level", "says"), [
+    (RATING, 4, "grades 1, 2, 3, 4, 5: several, none below 1, as in a 1-5 rating"),
+    ({q: {d: min(g, 4) for d, g in docs.items()} for q, docs in RATING.items()}, 3,
+     "grades 1, 2, 3, 4: several, none below 1"),
+    (SCORES, 7, "grades up to 10, above the 0-4 of judged pools"),
+])
+def test_a_rating_with_a_binary_metric_and_no_level_is_refused_with_each_doors_fix(tmp_path, fmt, grades, level,
+                                                                                    says):
+    doors = through_doors(graded_case(tmp_path, fmt, grades, "P@5"), tmp_path)
+    assert_same(doors, says=("grades that look like a rating", says, "P@5 needs a relevance level"))
+    assert doors["api"].code == 2
+    fixes = {"api": f"min_relevance={level} (", "cli": f"--min-relevance {level} (",
+             "config": f"min_relevance: {level} ("}
+    assert all(fixes[name] in door.message for name, door in doors.items()), {n: d.message for n, d in doors.items()}
+
+
+@pytest.mark.parametrize("fmt", RATING_FORMATS)
+@pytest.mark.parametrize(("grades", "level", "truth"), [(RATING, 4, RATING_AT_4), (SCORES, 7, SCORES_AT_7)])
+def test_a_rating_with_its_level_gives_the_precision_by_hand_at_every_door(tmp_path, fmt, grades, level, truth):
+    doors = through_doors(graded_case(tmp_path, fmt, grades, "P@5", min_relevance=level), tmp_path)
+    assert_same(doors)
+    assert next(iter(doors["config"].means.values()))["P@5"] == pytest.approx(truth)
+
+
+@pytest.mark.parametrize("metric", ["nDCG@5", "ERR@5", "P(rel=4)@5", "RR(rel=4)"])
+def test_graded_metrics_and_metrics_with_their_own_level_take_a_rating_as_it_is(tmp_path, metric):
+    doors = through_doors(graded_case(tmp_path, "csv", RATING, metric), tmp_path)
+    assert_same(doors)
+    assert doors["cli"].means["run"][metric] == pytest.approx(eb.evaluate(eb.Qrels(RATING), RANKED, metric)[metric])
+
+
+@pytest.mark.parametrize(("name", "grades"), [
+    ("relevant only, one grade (BEIR, MS MARCO)", {"q1": {"a": 1, "c": 1}, "q2": {"g": 1}}),
+    ("relevant only, two grades", {"q1": {"a": 2, "c": 1}, "q2": {"g": 1}}),
+    ("relevant only, a TREC 0-3 pool's 1, 2, 3", {"q1": {"a": 3, "c": 1}, "q2": {"g": 2, "i": 1}}),
+    ("TREC 0-3", {"q1": {"a": 3, "b": 2, "c": 1, "d": 0}, "q2": {"g": 2, "h": 0}}),
+    ("TREC 0-4", {"q1": {"a": 4, "b": 3, "c": 1, "d": 0}, "q2": {"g": 2, "h": 0}}),
+    ("TREC web, -2 for spam", {"q1": {"a": 4, "b": -2, "c": 1, "d": 0}, "q2": {"g": 3, "h": 2}}),
+])
+def test_judged_pools_keep_level_1_silently_at_every_door(tmp_path, name, grades):
+    """By hand, level 1: every graded doc >= 1 among the five retrieved of each query, over 5."""
+    truth = sum(sum(1 for d in RANKED[q] if docs.get(d, 0) >= 1) / 5 for q, docs in grades.items()) / len(grades)
+    for fmt in ("csv", "trec"):
+        doors = through_doors(graded_case(tmp_path, fmt, grades, "P@5"), tmp_path)
+        assert_same(doors)
+        assert doors["config"].means["run"]["P@5"] == pytest.approx(truth), name
+        assert not any("rating" in w for door in doors.values() for w in door.warnings), name
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(st.sampled_from(["q1", "q2"]), st.dictionaries(st.sampled_from(list("abcdef")),
+                                                                    st.integers(-2, 10), min_size=1), min_size=1),
+       st.sampled_from(["P@3", "RR", "AP", "nDCG@3"]), st.sampled_from([None, 1, 4]))
+def test_a_level_is_asked_for_exactly_when_a_binary_metric_meets_a_rating(grades, metric, level):
+    """The rule said independently: four distinct grades or more and none below 1, or a grade above 4."""
+    ranked = {q: {d: float(6 - i) for i, d in enumerate("abcdef")} for q in grades}
+    drawn = {g for docs in grades.values() for g in docs.values()}
+    rating = (len(drawn) >= 4 and min(drawn) >= 1) or max(drawn) > 4
+    refused = level is None and rating and metric != "nDCG@3"
+    try:
+        eb.evaluate(grades, ranked, metric, min_relevance=level)
+    except eb.InputError as error:
+        assert refused and "look like a rating" in str(error)
+    else:
+        assert not refused

@@ -377,3 +377,16 @@ def test_workers_without_evalbridges_modules_get_an_error_naming_pyspark_python(
     assert "Spark's Python workers cannot import" in got["message"] and str(bare) in got["message"]
     assert "Fix: run the workers with a Python that has them: set PYSPARK_PYTHON" in got["message"]
     assert "Traceback" not in got["message"] and got["cached"]
+
+
+def test_a_rating_is_refused_without_a_level_on_spark_as_locally(spark: Any) -> None:
+    """An LLM's 1-5 ratings as DataFrames: the local rule, the same message; at level 4, P@5 2/5 as locally."""
+    rating = {"q1": {"a": 5, "b": 4, "c": 1, "d": 2, "e": 3}}
+    run = {"q1": {"a": 5.0, "c": 4.0, "b": 3.0, "e": 2.0, "d": 1.0}}
+    qrels_df, run_df = frames(spark, rating, run)
+    with pytest.raises(InputError) as local:
+        eb.evaluate(rating, run, "P@5")
+    with pytest.raises(InputError) as on_spark:
+        es.evaluate(qrels_df, run_df, "P@5")
+    assert str(on_spark.value) == str(local.value) and "look like a rating" in str(local.value)
+    assert es.evaluate(qrels_df, run_df, "P@5", min_relevance=4).means["P@5"] == pytest.approx(2 / 5)

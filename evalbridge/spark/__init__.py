@@ -332,6 +332,13 @@ class _Judgements:
         found = self.frame.filter(grade != F.floor(grade)).agg(F.min(grade)).first()[0]
         return None if found is None else float(found)
 
+    @property
+    def grades(self) -> frozenset[float]:
+        """The distinct grades (one Spark job; whole numbers here, so few: the first 1000 found tell a rating
+        from a judged pool, :func:`~evalbridge.metrics.resolution.rating_scale`)."""
+        rows = self.frame.select(self.column).distinct().limit(1000).collect()
+        return frozenset(float(row[0]) for row in rows if row[0] is not None)
+
 
 def _default_buckets(session: Any) -> int:  # noqa: ANN401 - SparkSession
     """Four buckets per shuffle partition (so partitions receive similar numbers of rows)."""

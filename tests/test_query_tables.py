@@ -143,3 +143,20 @@ def test_a_slice_field_no_log_line_has_is_refused(tmp_path: Path) -> None:
     messages.append((code, err))
     for code, message in messages:
         assert code == 2 and "'category'" in message and "Fix:" in message, message
+
+
+@pytest.mark.parametrize("value", ["95.0", "true", "[95]"])
+def test_a_topics_id_that_is_no_text_or_integer_is_refused_with_its_line(tmp_path: Path, value: str) -> None:
+    """The texts of a judging batch (pool --topics, eb.pool's write_batch, read_texts): a float id such as 95.0
+    was kept as the text '95.0'; now its file:line and the fix, exit 2."""
+    import evalbridge as eb
+    from evalbridge.io.texts import read_texts
+
+    (tmp_path / "queries.jsonl").write_text('{"_id": "094", "text": "a"}\n{"_id": ' + value + ', "text": "b"}\n')
+    with pytest.raises(eb.InputError, match=r"queries.jsonl:2.*not a text or an integer.*Fix:"):
+        read_texts(str(tmp_path / "queries.jsonl"))
+    (tmp_path / "qrels.txt").write_text("094 0 d1 1\n")
+    (tmp_path / "a.run").write_text("094 Q0 d1 1 2 a\n094 Q0 d2 2 1 a\n")
+    code, _, err = cli("pool", str(tmp_path / "qrels.txt"), str(tmp_path / "a.run"), "--depth", "2", "--batch",
+                       str(tmp_path / "batch.jsonl"), "--topics", str(tmp_path / "queries.jsonl"))
+    assert code == 2 and "queries.jsonl:2" in err and "Fix:" in err, err

@@ -68,6 +68,15 @@ def _objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{path}:{n}", obj
 
 
+def _id(value: Any, where: str) -> str:
+    """An id of a JSON line as text: a string, or an integer as ``str()`` writes it; a float, a boolean or a
+    container is refused (``95.0`` only looks like ``95``)."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise InputError(f"the id {value!r:.40} is not a text or an integer; an id like 95.0 only looks like 95 or '095'.",
+                     source=where, fix='write the ids as JSON strings, e.g. "_id": "095".')
+
+
 def _retrieved(obj: Mapping[str, Any]) -> str | None:
     """The field of a RAG log's retrieved list, when ``obj`` is one of its questions."""
     found = [n for n in RAG_FIELDS["retrieved"] if isinstance(obj.get(n), list)]
@@ -82,17 +91,17 @@ def _from_jsonl(path: Path, kind: str, id_field: str | None, text_field: str | N
                 if isinstance(item, Mapping):
                     here = f"{where} ({listed}[{i}])"
                     doc = item[_one(item, RAG_FIELDS["doc"], id_field, "document id", here)]
-                    yield here, str(doc), str(item[_one(item, TEXT_FIELDS, text_field, "document text", here)])
+                    yield here, _id(doc, here), str(item[_one(item, TEXT_FIELDS, text_field, "document text", here)])
             continue
         if listed is not None:
             key = _one(obj, RAG_FIELDS["query"], id_field, "question id", where)
-            yield where, str(obj[key]), str(obj[_one(obj, ("question", "query"), text_field, "question text", where)])
+            yield where, _id(obj[key], where), str(obj[_one(obj, ("question", "query"), text_field, "question text", where)])
             continue
         key = _one(obj, ID_FIELDS, id_field, "id", where)
         names = QUESTION_FIELDS if kind == "queries" else TEXT_FIELDS
         text = str(obj[_one(obj, names, text_field, "text", where)])
         title = obj.get("title") if kind == "documents" and text_field is None else None
-        yield where, str(obj[key]), f"{title} {text}" if isinstance(title, str) and title else text
+        yield where, _id(obj[key], where), f"{title} {text}" if isinstance(title, str) and title else text
 
 
 _SGML = re.compile(r"<top>(.*?)</top>", re.S | re.I)

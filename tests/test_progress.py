@@ -10,7 +10,7 @@ import sys
 
 
 import evalbridge as eb
-from evalbridge import progress
+from evalbridge.common import progress
 
 SETUP = """
 import sys

@@ -23,7 +23,7 @@ from test_engine import TIES, any_metric
 
 import evalbridge as eb
 from evalbridge import spark as es
-from evalbridge.spark.buckets import exact_sum
+from evalbridge.evaluation.spark_buckets import exact_sum
 from evalbridge.errors import BackendUnavailableError, EvalbridgeError, InputError, UnsupportedMetricError
 from evalbridge.metrics.spec import Metric
 

@@ -430,10 +430,10 @@ def read_spark(check: Checker, value: Any, engine: str) -> SparkSettings | None:
                              fix=f"add {option('engine', 'spark')}, or remove {check.locator.label(('spark',))}.")
         return None
     from ..errors import BackendUnavailableError
-    from ..spark import INSTALL_HINT, _pyspark
+    from ..io.spark_tables import INSTALL_HINT, pyspark_sql
 
     try:
-        _pyspark()
+        pyspark_sql()
     except BackendUnavailableError as error:
         raise check.fail(("engine",), str(error).split(" Fix: ")[0], fix=INSTALL_HINT) from None
     spec = check.mapping(value or {}, ("spark",), ("master", "buckets"), "{master: 'local[4]', buckets: 64}")

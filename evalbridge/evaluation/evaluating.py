@@ -405,7 +405,7 @@ def _is_spark_frame(obj: Any) -> bool:
 def _evaluate_on_spark(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], settings: Settings) -> Results:
     """:func:`evalbridge.spark.evaluate`'s Results, its cached table released; an error naming
     ``evalbridge.spark.evaluate`` when the per-query table is too large to collect."""
-    from .. import spark
+    from . import spark
 
     evaluation = spark.evaluate(qrels, run, requests, settings=settings)
     try:

@@ -20,13 +20,44 @@ pyspark is imported only inside the functions here.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from ..errors import InputError
+from ..errors import BackendUnavailableError, InputError
 from . import fields
 
-__all__ = ["active_session", "read_spark_table", "pick_columns", "local_frame", "FORMATS"]
+__all__ = ["active_session", "read_spark_table", "pick_columns", "local_frame", "FORMATS", "pyspark_sql",
+           "quiet_pandas_warning", "MIN_PYSPARK", "INSTALL_HINT"]
+
+#: ``cogroup(...).applyInArrow`` appeared in Spark 4.0.
+MIN_PYSPARK = (4, 0)
+INSTALL_HINT = "pip install 'evalbridge[spark]'  (pyspark >= 4.0, and Java 17 or 21 on the machine)"
+
+
+def pyspark_sql() -> Any:  # noqa: ANN401 - the pyspark.sql module
+    """pyspark.sql, or :class:`BackendUnavailableError` with the install hint."""
+    try:
+        import pyspark
+        import pyspark.sql
+    except ImportError:
+        raise BackendUnavailableError(f"evalbridge.spark needs pyspark, which is not installed. Fix: {INSTALL_HINT}.") \
+            from None
+    found = tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit())
+    if found < MIN_PYSPARK:
+        raise BackendUnavailableError(
+            f"evalbridge.spark needs pyspark >= {'.'.join(map(str, MIN_PYSPARK))} (cogroup(...).applyInArrow); "
+            f"found {pyspark.__version__}. Fix: {INSTALL_HINT}.")
+    return pyspark.sql
+
+
+@contextmanager
+def quiet_pandas_warning() -> Iterator[None]:
+    """pyspark warns about the pandas version on Arrow paths too; evalbridge.spark does not use pandas."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        yield
 
 #: the column names every Spark input is given (what :func:`evalbridge.spark.evaluate` reads by default)
 COLUMNS = {"query": "query_id", "doc": "doc_id", "grade": "relevance", "score": "score"}
@@ -40,9 +71,8 @@ def _spark_errors() -> tuple[type[BaseException], ...]:
 
 def active_session() -> Any:  # noqa: ANN401 - pyspark.sql.SparkSession
     """The active Spark session, or an :class:`InputError` saying how to get one."""
-    from ..spark import _pyspark
 
-    sql = _pyspark()
+    sql = pyspark_sql()
     session = sql.SparkSession.getActiveSession()
     if session is None:
         raise InputError("a spark-table is read through the active Spark session, and there is none.",
@@ -106,13 +136,12 @@ def local_frame(session: Any, data: Any) -> Any:  # noqa: ANN401 - SparkSession,
     (``query_id, doc_id, relevance | score``; rows in the data's order, so ``ties: input`` keeps it)."""
     import pyarrow as pa
 
-    from ..spark import _no_pandas_version_warning
     from .tables import _frame
 
     table = _frame(data)
     value = table.column_names[2]  # grades / scores as doubles (as Spark reads them): no null type when empty
     table = table.set_column(2, value, table.column(value).cast(pa.float64()))
-    with _no_pandas_version_warning():
+    with quiet_pandas_warning():
         return session.createDataFrame(table)
 
 

@@ -263,3 +263,18 @@ def test_an_unknown_method_or_level_names_the_choices() -> None:
         tiers(_results([[0.1, 0.2], [0.3, 0.4]]), method="scheffe")
     with pytest.raises(InputError, match="alpha"):
         tiers(_results([[0.1, 0.2], [0.3, 0.4]]), alpha=1.5)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([0.01, 0.05, 0.1]), st.sampled_from([0.8, 0.95]), st.integers(20, 200), st.integers(0, 9))
+def test_a_statistics_value_gives_the_same_tiers_as_its_keywords(alpha, confidence, resamples, seed) -> None:  # noqa: ANN001
+    results = _results(np.array(SAKAI_TABLE_5_1))
+    chosen = eb.Statistics(alpha=alpha, confidence=confidence, n_resamples=resamples, seed=seed)
+    assert tiers(results, statistics=chosen) == tiers(results, alpha=alpha, confidence=confidence,
+                                                      n_resamples=resamples, seed=seed)
+    assert tiers(results, statistics=chosen, seed=seed + 1).seed == seed + 1      # a keyword replaces its field
+
+
+def test_one_sided_tiers_are_refused() -> None:
+    with pytest.raises(InputError, match="sides=1"):
+        tiers(_results([[0.1, 0.2], [0.3, 0.4]]), statistics=eb.Statistics(sides=1))

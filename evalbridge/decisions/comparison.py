@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from ..evaluation.slices import Slices
     from .standings import Standings
+    from ..stats.statistics import Statistics
     from .tiers import Tiers
 
 __all__ = ["PairedComparison", "SystemInterval", "Comparison"]
@@ -206,13 +207,15 @@ class Comparison:
         return {system: {label: dict(zip(ids, values.tolist())) for label, (ids, values) in metrics.items()}
                 for system, metrics in self.values.items()}
 
-    def tiers(self, *, method: str = "randomization", alpha: float | None = None, confidence: float | None = None,
-              n_resamples: int | None = None, seed: int | None = None) -> Tiers:
+    def tiers(self, *, method: str = "randomization", statistics: Statistics | None = None,
+              alpha: float | None = None, confidence: float | None = None, n_resamples: int | None = None,
+              seed: int | None = None) -> Tiers:
         """Every system's tier and rank interval, per metric, from the values compared: simultaneous tests of all
         pairs (``method``: ``randomization``, Carterette's randomised Tukey HSD; ``bootstrap``, the bootstrap of the
         maximum statistic; ``tukey``, Tukey's HSD), tiers no test separates and each system's rank interval from the
         bootstrap over the queries every system has (:func:`evalbridge.decisions.tiers.tiers`). ``alpha``,
-        ``confidence``, ``n_resamples`` and ``seed`` default to the comparison's.
+        ``confidence``, ``n_resamples`` and ``seed`` are ``statistics``' (default: the comparison's), each replaced by
+        its keyword when given.
 
         >>> import evalbridge as eb
         >>> values = {"q1": 0.1, "q2": 0.2, "q3": 0.3, "q4": 0.2}
@@ -223,13 +226,13 @@ class Comparison:
         >>> [(r.system, r.tier, r.rank_low, r.rank_high) for r in t.rows]
         [('hybrid', 'a', 1, 1), ('dense', 'a', 2, 2), ('bm25', 'b', 3, 3)]
         """
+        from ..stats.statistics import Statistics
         from .tiers import tiers
 
-        return tiers(self._per_system(), list(self.metrics), method=method,
-                     alpha=self.alpha if alpha is None else alpha,
-                     confidence=self.confidence if confidence is None else confidence,
-                     n_resamples=self.n_resamples if n_resamples is None else n_resamples,
-                     seed=self.seed if seed is None else seed)
+        base = statistics if statistics is not None else Statistics(
+            alpha=self.alpha, confidence=self.confidence, n_resamples=self.n_resamples, seed=self.seed)
+        return tiers(self._per_system(), list(self.metrics), method=method, statistics=base, alpha=alpha,
+                     confidence=confidence, n_resamples=n_resamples, seed=seed)
 
     def to_frame(self, *, table: str = "pairs") -> pd.DataFrame:
         """``pairs``: one row per (metric, pair), one column per field; ``systems``: one row per

@@ -18,6 +18,7 @@ from ..common.json_data import json_ready
 from ..common.parameters import check_parameters
 from ..errors import InputError
 from ..stats.paired_tests import check_finite
+from ..stats.statistics import Statistics, statistics_of
 from ..stats.tiers import (TIERS_PARAMETERS, bootstrap_means, by_mean, hsd_pvalues, min_ranks, rank_intervals,
                            tiers_of)
 from ..views.table import Shown
@@ -140,11 +141,22 @@ def score_matrix(results: Mapping[str, Any], metric: str) -> tuple[np.ndarray, l
 
 
 def tiers(results: Mapping[str, Any], metrics: Sequence[str] | None = None, *, method: str = "randomization",
-          alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> Tiers:
+          statistics: Statistics | None = None, alpha: float | None = None, confidence: float | None = None,
+          n_resamples: int | None = None, seed: int | None = None) -> Tiers:
     """Tiers and rank intervals of every system, for every metric (default: the first system's labels), from
-    per-query values already computed, on the queries every system has (:mod:`evalbridge.stats.tiers`)."""
-    checked = check_parameters(TIERS_PARAMETERS, {"method": method, "alpha": alpha, "confidence": confidence,
-                                                  "n_resamples": n_resamples, "seed": seed})
+    per-query values already computed, on the queries every system has (:mod:`evalbridge.stats.tiers`).
+
+    ``statistics`` (:class:`~evalbridge.Statistics`, default: its defaults) gives the family-wise ``alpha``, the
+    rank intervals' ``confidence``, ``n_resamples`` and ``seed``, each replaced by its keyword when given; its test
+    and correction are not read (``method`` is the test, simultaneous over all pairs), and ``sides=1`` is refused
+    (the tests are two-sided)."""
+    given = {"alpha": alpha, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    chosen = statistics_of(statistics, {name: value for name, value in given.items() if value is not None})
+    if chosen.sides != 2:
+        raise InputError(f"tiers test every pair two-sided; got sides={chosen.sides}.",
+                         fix="leave sides at 2 (a one-sided question is a power analysis's: eb.power).")
+    checked = check_parameters(TIERS_PARAMETERS, {"method": method,
+                                                  **chosen.keywords("alpha", "confidence", "n_resamples", "seed")})
     systems = tuple(results)
     if len(systems) < 2:
         raise InputError(f"tiers compare two systems or more; got {len(systems)}.",

@@ -115,3 +115,13 @@ def test_every_warning_points_at_the_callers_line(verb: str) -> None:
     ours = [w for w in seen if issubclass(w.category, eb.EvalbridgeWarning)]
     assert ours, verb
     assert {Path(w.filename).name for w in ours} == {Path(__file__).name}, [(w.filename, w.lineno) for w in ours]
+
+
+def test_ratings_read_at_a_level_are_no_relevant_only_qrels() -> None:
+    """1-5 ratings at min_relevance=4 list non-relevant documents (their 1-3): a query whose first documents hold
+    no judgement is still warned about, and no note says the qrels list only relevant documents."""
+    qrels = {"q1": {"d1": 5, "n1": 2}, "q2": {"d2": 4, "n2": 1}, "q3": {"d3": 3}}
+    run = {"q1": {"d1": 1.0}, "q2": {"z2": 1.0}, "q3": {"d3": 1.0}}
+    with pytest.warns(eb.EvalbridgeWarning, match="1 of 3 evaluated queries have no judgement"):
+        res = eb.evaluate(qrels, run, "P@1", min_relevance=4)
+    assert eb.evaluation.matching.RELEVANT_ONLY not in res.provenance.notes

@@ -324,7 +324,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
     values, bridges, judged = _compute(chosen, qrels, run, wanted, settings)
 
     bar.step("assembling the results")
-    warned = _warn_unmatched(qrels, run, judged)
+    warned = _warn_unmatched(qrels, run, judged, resolved.level)
     missing = tuple(filterfalse(run.keys().__contains__, qrels))
     fill_missing(values, qrels, settings.missing_queries)
     if settings.no_relevant == "drop":
@@ -335,7 +335,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
         notes=(*empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes),
-               *_relevant_only_note(qrels, judged)), warnings=warned,
+               *_relevant_only_note(qrels, judged, resolved.level)), warnings=warned,
         without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,
                    requests=resolved.requests, numbers=summarise_numbers(run.logged))
@@ -364,19 +364,19 @@ def _compute(chosen: Any, qrels: Qrels, run: Run, wanted: list[Metric], conventi
     return values, bridges, (judged, apart[judged])
 
 
-def _relevant_only_note(qrels: Qrels, judged: tuple[Metric, dict[str, float]]) -> tuple[str, ...]:
+def _relevant_only_note(qrels: Qrels, judged: tuple[Metric, dict[str, float]], level: float) -> tuple[str, ...]:
     """:data:`~evalbridge.evaluation.matching.RELEVANT_ONLY` when the qrels list only relevant documents and some
     query found none of them (said once, where a warning would name the queries)."""
     from .matching import RELEVANT_ONLY, relevant_only
 
     missed = sum(v == 0 for v in judged[1].values())
-    return (RELEVANT_ONLY,) if 0 < missed < len(judged[1]) and relevant_only(qrels) else ()
+    return (RELEVANT_ONLY,) if 0 < missed < len(judged[1]) and relevant_only(qrels, level) else ()
 
 
-def _warn_unmatched(qrels: Qrels, run: Run, judged: tuple[Metric, dict[str, float]]) -> tuple[str, ...]:
+def _warn_unmatched(qrels: Qrels, run: Run, judged: tuple[Metric, dict[str, float]], level: float) -> tuple[str, ...]:
     """Warn (:class:`~evalbridge.errors.EvalbridgeWarning`) when retrieved and judged ids do not meet; the text
     goes to the provenance too."""
-    text = unmatched(qrels, run, judged[1], judged[0])
+    text = unmatched(qrels, run, judged[1], judged[0], level=level)
     if text is None:
         return ()
     from ..errors import warn

@@ -113,19 +113,21 @@ RELEVANT_ONLY = ("the qrels list only relevant documents (no grade 0 anywhere, a
                  "whose first documents hold none of them scores 0 for them, as intended, and is not warned about")
 
 
-def relevant_only(qrels: Qrels) -> bool:
-    """The qrels list only relevant documents: no grade <= 0 anywhere (BEIR, MS MARCO)."""
+def relevant_only(qrels: Qrels, level: float = 1) -> bool:
+    """The qrels list only relevant documents: no grade below the relevance ``level`` anywhere (BEIR, MS MARCO;
+    a 1-5 rating read at level 4 lists non-relevant documents, its 1-3)."""
     table = qrels.columnar
     if table is not None:
-        return bool(len(table.values)) and float(table.values.min()) > 0
+        return bool(len(table.values)) and float(table.values.min()) >= level
     grades = [g for docs in rows_of(qrels).values() for g in docs.values()]
-    return bool(grades) and min(grades) > 0
+    return bool(grades) and min(grades) >= level
 
 
-def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric: Metric) -> str | None:
+def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric: Metric, *,
+              level: float | None = None) -> str | None:
     """The warning's text when some evaluated query has no judged document among its first ``k`` (``judged``:
-    the query's ``Judged@k``, 0 exactly then), else None. With qrels that list only relevant documents
-    (:func:`relevant_only`) a miss is what they mean: warned only when every query misses or the ids look
+    the query's ``Judged@k``, 0 exactly then), else None. With qrels that list only relevant documents at the
+    relevance ``level`` (:func:`relevant_only`; None: not looked at) a miss is what they mean: warned only when every query misses or the ids look
     spelled apart (the evaluation notes :data:`RELEVANT_ONLY` once instead)."""
     empty = sorted(q for q, share in judged.items() if share == 0)  # by id, as on Spark
     if empty:
@@ -133,7 +135,7 @@ def unmatched(qrels: Qrels, run: Run, judged: Mapping[str, float], probe_metric:
         empty = [q for q in empty if q not in nothing]  # a query that retrieved nothing has nothing to judge
     if not empty:
         return None
-    if len(empty) < len(judged) and relevant_only(qrels):
+    if level is not None and len(empty) < len(judged) and relevant_only(qrels, level):
         sample = empty[:SAMPLE]
         cause = _cause([(set(_docs(qrels, q)), set(_docs(run, q))) for q in sample])
         if cause is None or cause[0] == _BELOW_K[0]:

@@ -82,6 +82,24 @@ def check_order(given: Mapping[str, Any], kind: str, *, where: str | None, what:
         refuse_as_score(given["score"], where=where, what=what)
 
 
+def _run_order(have: Sequence[str], given: Mapping[str, str], *, where: str | None, what: str) -> str:
+    """The role that orders a run no score was named for: the rank or distance named; else ``score`` when a column
+    looks like one; else ``rank`` or ``distance`` when one column looks like it (two: refused, naming both)."""
+    named = [role for role in ORDER_ROLES[1:] if role in given]
+    if named:
+        return named[0]
+    if any(c in have for c in CANDIDATES["score"]):
+        return "score"
+    found = {role: next(c for c in CANDIDATES[role] if c in have)
+             for role in ORDER_ROLES[1:] if any(c in have for c in CANDIDATES[role])}
+    if len(found) > 1:
+        columns = ", ".join(f"{role}={name!r}" for role, name in found.items())
+        raise InputError(f"no {what} looks like the score, and several could order the run ({columns}); the "
+                         f"{what}s are {', '.join(map(repr, have))}.", source=where,
+                         fix=f"name the one to rank by: {' or '.join(option(r, column=True) for r in found)}.")
+    return next(iter(found), "score")
+
+
 def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where: str | None,
          what: str = "column") -> tuple[dict[str, str], tuple[str, ...]]:
     """``({role: name}, notes)`` for ``query``, ``doc`` and the value role of ``kind``: for a run ``rank`` or
@@ -103,15 +121,7 @@ def pick(available: Sequence[str], kind: str, given: Mapping[str, str], *, where
     check_order(given, kind, where=where, what=what)
     have = [str(c) for c in available]
     if kind == "run" and "score" not in given:
-        named = [role for role in ORDER_ROLES[1:] if role in given]
-        found = [role for role in ORDER_ROLES[1:] if any(c in have for c in CANDIDATES[role])]
-        if not named and not any(c in have for c in CANDIDATES["score"]) and len(found) > 1:
-            columns = ", ".join(f"{role}={next(c for c in CANDIDATES[role] if c in have)!r}" for role in found)
-            raise InputError(f"no {what} looks like the score, and several could order the run ({columns}); the "
-                             f"{what}s are {', '.join(map(repr, have))}.", source=where,
-                             fix=f"name the one to rank by: {' or '.join(option(r, column=True) for r in found)}.")
-        if named or (found and not any(c in have for c in CANDIDATES["score"])):
-            value = (named or found)[0]
+        value = _run_order(have, given, where=where, what=what)
     chosen: dict[str, str] = {}
     picked: list[str] = []
     for role in ("query", "doc", value):

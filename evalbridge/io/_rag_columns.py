@@ -164,7 +164,7 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
                      relevant: str | None = None,
                      min_relevance: float | None = None, name: str | None = None,
                      large_only: bool = True, slice: str | None = None,
-                     numbers: str | None = None) -> tuple[Qrels, Run] | None:
+                     numbers: str | None = None, preset: str | None = None) -> tuple[Qrels, Run] | None:
     """``(qrels, run)`` of a JSON Lines RAG log as columnar objects, or None (see the module docstring).
 
     Takes the options of :func:`evalbridge.io.rag.read_log`; ``large_only`` declines a file too small to
@@ -184,7 +184,7 @@ def read_log_columns(source: str | Path, *, query: str | None = None, retrieved:
         return None
     try:
         log = _Log(path, query=query, retrieved=retrieved, relevant=relevant, doc=doc, score=score, rank=rank,
-                   min_relevance=min_relevance, slice=slice, numbers=numbers)
+                   min_relevance=min_relevance, slice=slice, numbers=numbers, preset=preset)
         with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as lines:
             for n, raw in enumerate(lines, 1):
                 if b"\r" in raw and (raw.count(b"\r") != 1 or not raw.endswith(b"\r\n")):
@@ -204,7 +204,7 @@ class _Log:
 
     def __init__(self, path: Path, *, query: str | None, retrieved: str | None, relevant: str | None,
                  doc: str | None, score: str | None, rank: str | None, min_relevance: float | None,
-                 slice: str | None = None, numbers: str | None = None) -> None:
+                 slice: str | None = None, numbers: str | None = None, preset: str | None = None) -> None:
         import orjson
 
         from .distances import says_distance
@@ -232,14 +232,15 @@ class _Log:
         self.seen: set[Any] = set()
         self.run, self.qrels = _Rows(), _Rows()
         self.loads = orjson.loads
-        self.slice, self.numbers = slice, numbers
+        self.slice, self.numbers, self.preset = slice, numbers, preset
         self.logged: Any = None
 
     def _pick(self, obj: dict[str, Any], where: str) -> None:
-        from ._rag_fields import Logged, choose_field as _choose, get_path as _get
+        from ._rag_fields import Logged, choose_field as _choose, get_path as _get, preset_of
 
+        preset = preset_of(obj, self.preset, where)
         for role, given in self.given.items():
-            self.names[role], note = _choose(obj, role, given, where)
+            self.names[role], note = _choose(obj, role, given, where, preset)
             if note:
                 self.picked.append(note)
         self.logged = Logged(obj, slice=self.slice, numbers=self.numbers, where=where)

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import InputError
 from ..common.wording import option
 
-__all__ = ["DEFAULTS", "RANK_FIELDS", "NUMBER_DEFAULTS", "Logged", "get_path", "choose_field"]
+__all__ = ["DEFAULTS", "RANK_FIELDS", "NUMBER_DEFAULTS", "PRESETS", "Logged", "get_path", "choose_field", "preset_of"]
 
 #: role -> the field names looked for when the option is not given
 DEFAULTS: Mapping[str, tuple[str, ...]] = {
@@ -38,10 +38,67 @@ def get_path(obj: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def choose_field(obj: Mapping[str, Any], role: str, given: str | None, where: str) -> tuple[str, str | None]:
-    """(field, note) for ``role``: the given one, or the single default present."""
+#: the field names of RAG tools' own logs: preset -> role -> its fields, the first one present in the first question
+#: taken (ids before texts). ragas: ``SingleTurnSample``; LlamaIndex: ``RetrievalEvalResult``; DeepEval:
+#: ``LLMTestCase``; TruLens: a ground-truth dataset beside the retrieved contexts; LangSmith: an experiment's
+#: runs (``outputs``) beside their examples (``reference_outputs``).
+PRESETS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "ragas": {"query": ("user_input",), "retrieved": ("retrieved_context_ids", "retrieved_contexts"),
+              "relevant": ("reference_context_ids", "reference_contexts")},
+    "llamaindex": {"query": ("query",), "retrieved": ("retrieved_ids", "retrieved_texts"),
+                   "relevant": ("expected_ids", "expected_texts")},
+    "deepeval": {"query": ("input",), "retrieved": ("retrieval_context",), "relevant": ("context",)},
+    "trulens": {"query": ("query_id", "query"), "retrieved": ("retrieved_contexts", "contexts"),
+                "relevant": ("expected_chunks",)},
+    "langsmith": {"query": ("reference_example_id", "example_id"), "retrieved": ("outputs.documents",),
+                  "relevant": ("reference_outputs.documents", "reference_outputs.relevant")},
+}
+
+
+def preset_of(obj: Mapping[str, Any], preset: str | None, where: str) -> str | None:
+    """The preset whose fields name the log's roles: the one given (checked), else the one preset every role of
+    which has a field in the first question ``obj``, when the usual names do not find every role; else None.
+
+    Raises:
+        InputError: an unknown preset, or several presets that fit the question.
+    """
+    if preset is not None:
+        if preset not in PRESETS:
+            raise InputError(f"preset={preset!r} is not one of {', '.join(map(repr, PRESETS))}.", source=where,
+                             fix="name the tool whose log this is, or name the fields (query=, retrieved=, relevant=).")
+        return preset
+    if all(any(name in obj for name in DEFAULTS[role]) for role in ("query", "retrieved", "relevant")):
+        return None
+    fitting = [name for name, roles in PRESETS.items()
+               if all(any(_has(obj, field) for field in fields) for fields in roles.values())]
+    if len(fitting) > 1:
+        raise InputError(f"the question's fields fit the logs of several tools: {', '.join(fitting)}.", source=where,
+                         fix=f"name the tool: {option('preset', fitting[0])}, or name the fields.")
+    return fitting[0] if fitting else None
+
+
+def _has(obj: Mapping[str, Any], path: str) -> bool:
+    try:
+        get_path(obj, path)
+    except KeyError:
+        return False
+    return True
+
+
+def choose_field(obj: Mapping[str, Any], role: str, given: str | None, where: str,
+                 preset: str | None = None) -> tuple[str, str | None]:
+    """(field, note) for ``role``: the given one, the first of the preset's fields present (``preset``, from
+    :func:`preset_of`), or the single default present."""
     if given is not None:
         return given, None
+    if preset is not None and role in PRESETS[preset]:
+        fields = PRESETS[preset][role]
+        field = next((name for name in fields if _has(obj, name)), None)
+        if field is None:
+            raise InputError(f"a {preset} log holds the {role} in {' or '.join(map(repr, fields))}; the question has "
+                             f"{', '.join(map(repr, obj))}.", source=where,
+                             fix=f"name the field: {option(role, column=True)}.")
+        return field, f"{role}={field} ({preset})"
     found = [name for name in DEFAULTS[role] if name in obj]
     if len(found) != 1:
         problem = (f"no field looks like the {role} list" if role != "query" else "no field looks like the question id"

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.data import Qrels, Run, check_level
-from ._rag_fields import DEFAULTS, RANK_FIELDS, Logged, choose_field as _choose, get_path as _get
+from ._rag_fields import DEFAULTS, PRESETS, RANK_FIELDS, Logged, choose_field as _choose, get_path as _get, preset_of
 from ..common.values import check_value
 from . import distances
 from .ranks import note as ranks_note, rank_value, rising_in_lists, scores_from_ranks, warn_rising
@@ -58,6 +58,8 @@ FIELDS: Mapping[str, str] = {
     "distance": "the distance sub-field of retrieved objects (lower is better), read as scores -distance",
     "relevant": "the field holding the relevant ids (list) or grades ({doc: grade})",
     "slice": "the field holding the question's slice label (a text, or a list of texts), kept for slices",
+    "preset": f"the tool whose field names the log uses: {', '.join(PRESETS)} (default: the one that fits, when the "
+              f"usual names do not)",
     "numbers": "the fields holding numbers per question, comma-separated (default: those of latency_ms, latency, "
                "latency_s, cost, cost_usd, tokens, total_tokens, prompt_tokens, completion_tokens present)",
 }
@@ -188,8 +190,8 @@ class _Order:
 def read_log(source: Any, *, query: str | None = None, retrieved: str | None = None, doc: str | None = None,
              score: str | None = None, rank: str | None = None, distance: str | None = None,
              relevant: str | None = None, min_relevance: float | None = None, name: str | None = None, ids: str | None = None,
-             duplicates: str | None = None, slice: str | None = None, numbers: str | None = None
-             ) -> tuple[Qrels, Run]:
+             duplicates: str | None = None, slice: str | None = None, numbers: str | None = None,
+             preset: str | None = None) -> tuple[Qrels, Run]:
     """``(qrels, run)`` of one RAG log (see the module docstring for the shapes and options).
 
     ``ids="str"`` reads every id as a string (an int ``chunk_id`` then meets the string ids of the
@@ -210,7 +212,7 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
 
         fast = read_log_columns(source, query=query, retrieved=retrieved, doc=doc, score=score, rank=rank,
                                 relevant=relevant, min_relevance=min_relevance, name=name, slice=slice,
-                                numbers=numbers)
+                                numbers=numbers, preset=preset)
         if fast is not None:
             return fast
     qrels: dict[Any, dict[Any, Any]] = {}
@@ -229,8 +231,9 @@ def read_log(source: Any, *, query: str | None = None, retrieved: str | None = N
                              fix="one JSON object per question.")
         if names is None:
             names = {}
+            preset = preset_of(obj, preset, where)
             for role, given in (("query", query), ("retrieved", retrieved), ("relevant", relevant)):
-                names[role], note = _choose(obj, role, given, where)
+                names[role], note = _choose(obj, role, given, where, preset)
                 if note:
                     picked.append(note)
             logged = Logged(obj, slice=slice, numbers=numbers, where=where)

@@ -208,3 +208,44 @@ def test_a_retrieval_log_alone_says_it_holds_no_judgements_at_every_door(tmp_pat
     doors = through_doors(Case(files={"es.jsonl": LOGS["es.jsonl"][0]}, runs=("es.jsonl",)), tmp_path)
     assert doors["cli"].code == doors["config"].code == 2
     assert "holds no judgements" in doors["cli"].message and "elasticsearch" in doors["cli"].message
+
+
+def _rankings() -> Any:
+    """Rankings of 1-4 queries: distinct doc ids, each with a score, best first."""
+    from hypothesis import strategies as st
+
+    ranked = st.dictionaries(st.text("abc123-", min_size=1, max_size=4),
+                             st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=6)
+    return st.lists(ranked.map(lambda docs: sorted(docs.items(), key=lambda item: -item[1])), min_size=1,
+                    max_size=4)
+
+
+def _as_logs(rankings: list[list[tuple[str, float]]]) -> dict[str, Any]:
+    """The same rankings as each format writes them (format -> records)."""
+    return {
+        "elasticsearch": [{"took": 1, "hits": {"hits": [{"_id": d, "_score": s} for d, s in ranked]}}
+                          for ranked in rankings],
+        "qdrant": [{"result": [{"id": d, "version": 0, "score": s} for d, s in ranked], "status": "ok", "time": 0}
+                   for ranked in rankings],
+        "chroma": {"ids": [[d for d, _ in ranked] for ranked in rankings],
+                   "distances": [[-s for _, s in ranked] for ranked in rankings]},
+        "openinference": [{"attributes": {"retrieval": {"documents": [{"document": {"id": d, "score": s}}
+                                                                      for d, s in ranked]}}} for ranked in rankings],
+        "nested": [{"results": [{"id": d, "score": s} for d, s in ranked]} for ranked in rankings],
+    }
+
+
+def test_every_log_format_gives_the_ranking_it_holds() -> None:
+    """Property: a ranking written as each format's records is read back as that ranking (query ids the positions),
+    Chroma's distances as scores -distance."""
+    from hypothesis import given
+
+    import evalbridge as eb
+
+    @given(_rankings())
+    def check(rankings: list[list[tuple[str, float]]]) -> None:
+        truth = {f"q{i}": {d: s for d, s in ranked} for i, ranked in enumerate(rankings, 1)}
+        for fmt, records in _as_logs(rankings).items():
+            assert eb.read_run(records, format=fmt).to_dict() == truth, fmt
+
+    check()

@@ -68,6 +68,7 @@ bench: install
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/report_html.py
 	$(BIN)/python bench/tracking.py
+	$(BIN)/python bench/retrieval_logs.py
 
 # 100 runs x 5,000 queries x depth 1,000 pooled at depth 100 and diagnosed in one process (issue 27: 120 s, 4 GiB)
 bench-diagnose: install
@@ -81,6 +82,7 @@ bench-quick: install
 	$(BIN)/python bench/slices.py --queries 10000 --repeat 1
 	$(BIN)/python bench/report_html.py --queries 10000
 	$(BIN)/python bench/tracking.py --queries 10000
+	$(BIN)/python bench/retrieval_logs.py --queries 1000 --repeat 1
 
 # Only the doors (every way in: paths, read_*, tables, the command line, a config, a RAG log) at 7M rows, ~10 min
 # on a quiet machine; `make bench` measures them too, with everything else.

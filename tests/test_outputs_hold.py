@@ -324,3 +324,13 @@ def test_eb_write_replaces_a_file_whole_and_follows_a_symlink(tmp_path: Path, su
     back = eb.read_run(real)
     assert link.is_symlink() and {q: dict(back[q]) for q in back} == {"q1": {"d1": 0.9, "d2": 0.5}}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([real.name, link.name])
+
+
+def test_a_control_character_in_a_config_key_is_escaped_in_the_python_error_too(files: dict[str, Path]) -> None:
+    import evalbridge as eb
+
+    config = files["config"]
+    config.write_text(config.read_text().replace("comparison: {baseline: a}", 'comparison: {"base\\nline": a}'))
+    with pytest.raises(eb.InputError) as error:
+        eb.load_config(config)
+    assert "\n" not in str(error.value) and "comparison.base\\nline" in str(error.value)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..io.text import NOT_A_FILE, NOT_A_FILE_FIX, not_a_file
+from ..io.yamldata import dotted
 from ..model.settings import ROWS
 
 if TYPE_CHECKING:
@@ -124,13 +125,6 @@ class _LazyRules(Mapping[str, Any]):
 
 #: Config key -> the rule its values follow (each declared once; the CLI's flags map onto these keys).
 RULES: Mapping[str, Any] = _LazyRules()
-
-
-def dotted(path: KeyPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
 
 
 def suggest(word: str, choices: Sequence[str]) -> str:

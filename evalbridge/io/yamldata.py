@@ -80,15 +80,18 @@ _DEFAULT_FIX = "check the indentation, and quote strings that start with special
 
 
 def dotted(path: KeyPath) -> str:
-    """A key path as people write it: ``runs.bm25.path``, ``metrics[2]``, ``(top level)``.
+    """A key path as people write it: ``runs.bm25.path``, ``metrics[2]``, ``(top level)``; a control character in
+    a key shown as its escape (a key is the user's text, and the path goes into one-line messages).
 
-    >>> dotted(("runs", "bm25", "path")), dotted(("metrics", 2)), dotted(())
-    ('runs.bm25.path', 'metrics[2]', '(top level)')
+    >>> dotted(("runs", "bm25", "path")), dotted(("metrics", 2)), dotted(()), dotted(("a\\n::error::x",))
+    ('runs.bm25.path', 'metrics[2]', '(top level)', 'a\\\\n::error::x')
     """
+    from ..common.escaping import message_text
+
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (
-            f".{part}" if text else str(part))
+            f".{message_text(str(part))}" if text else message_text(str(part)))
     return text or "(top level)"
 
 

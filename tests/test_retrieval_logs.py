@@ -249,3 +249,12 @@ def test_every_log_format_gives_the_ranking_it_holds() -> None:
             assert eb.read_run(records, format=fmt).to_dict() == truth, fmt
 
     check()
+
+
+def test_chroma_takes_no_sub_field_options_its_column_lists_do_not_have(tmp_path: Path) -> None:
+    import evalbridge as eb
+
+    path = tmp_path / "chroma.json"
+    path.write_text(LOGS["chroma.json"][0], encoding="utf-8")
+    with pytest.raises(eb.InputError, match="option 'doc' does not apply to format 'chroma'"):
+        eb.read_run(path, format="chroma", doc="id")

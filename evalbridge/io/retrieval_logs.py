@@ -612,6 +612,9 @@ OPTIONS: Mapping[str, str] = {
     **policy_options("duplicates"),
 }
 
+#: the options naming sub-fields of retrieved objects: a family of column lists (Chroma's) has none
+_SUB_FIELDS = ("doc", "score", "distance")
+
 FAMILIES: tuple[Family, ...] = (
     Family("elasticsearch", "Elasticsearch / OpenSearch _search or _msearch responses (hits.hits[]._id/_score)",
            _search_lists, "_id", "_score",
@@ -645,8 +648,9 @@ def _formats() -> tuple[Any, ...]:
 
     out = []
     for family in FAMILIES:
-        options = {**OPTIONS, **({"retrieved": "the field holding the list of retrieved objects (dotted path)"}
-                                 if family.name == "nested" else {})}
+        options = {k: v for k, v in OPTIONS.items() if family.doc is not None or k not in _SUB_FIELDS}
+        if family.name == "nested":
+            options["retrieved"] = "the field holding the list of retrieved objects (dotted path)"
         out.append(Format(family.name, family.title, frozenset({"run"}), _reader(family), suffixes=family.suffixes,
                           options=options, sniff=family.sniff, sniffed_only=True, inline=True,
                           example=family.example))

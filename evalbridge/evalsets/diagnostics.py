@@ -213,11 +213,13 @@ class _Collection:
             _compact(self.table, self.row_code, mask, self.qrels)
 
 
-def _level(qrels: Qrels, options: Settings) -> float:
-    level = options.min_relevance
-    if level is None:
-        level = qrels.min_relevance
-    return 1.0 if level is None else float(level)
+def _level(qrels: Qrels, metric: str, options: Settings) -> float:
+    """The relevance level of the pool bias: evaluate's own (:func:`~evalbridge.metrics.resolution.relevance_level`,
+    so fractional grades and ratings without a level are refused here as they are by every evaluation)."""
+    from ..metrics.resolution import relevance_level
+    from ..metrics.spec import parse_metric
+
+    return float(relevance_level(qrels, options.min_relevance, [parse_metric(metric)]))
 
 
 def _metric(metric: Any) -> str:
@@ -537,7 +539,7 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
                                                   seed=chosen["seed"]),
         swap=swap_rate(values, trials=trials, seed=chosen["seed"]),
         pool_bias=_pool_bias(collection, listed, ids, values, label, pool_depth,
-                             _level(judgements, options), options, direct),
+                             _level(judgements, label, options), options, direct),
         saturation=_saturation(collection, ids, values, label, options),
         judged=_judged_by_rank(collection, pool_depth), agreement=agreement, order=order,
         detectable=_detectable(values, chosen["test"], chosen["alpha"]))

@@ -258,3 +258,20 @@ def test_chroma_takes_no_sub_field_options_its_column_lists_do_not_have(tmp_path
     path.write_text(LOGS["chroma.json"][0], encoding="utf-8")
     with pytest.raises(eb.InputError, match="option 'doc' does not apply to format 'chroma'"):
         eb.read_run(path, format="chroma", doc="id")
+
+
+def test_flattened_span_attributes_give_the_same_run_as_nested_ones() -> None:
+    """OpenTelemetry SDKs hold a span's documents as flattened attributes (``retrieval.documents.0.document.id``)."""
+    import evalbridge as eb
+
+    def flat(documents: list[tuple[str, float]]) -> dict[str, Any]:
+        attributes: dict[str, Any] = {"openinference.span.kind": "RETRIEVER", "input.value": "leave?"}
+        for i, (doc, score) in reversed(list(enumerate(documents))):  # (written out of index order)
+            attributes[f"retrieval.documents.{i}.document.id"] = doc
+            attributes[f"retrieval.documents.{i}.document.score"] = score
+        return {"name": "retrieve", "context": {"span_id": "s"}, "attributes": attributes}
+
+    spans = [flat([("102", 0.83), ("101", 0.79), ("103", 0.4)]), flat([("102", 0.9), ("104", 0.2)])]
+    nested = [json.loads(line) for line in LOGS["spans.jsonl"][0].splitlines()]
+    assert eb.read_run(spans, format="openinference").to_dict() == \
+        eb.read_run(nested, format="openinference").to_dict()

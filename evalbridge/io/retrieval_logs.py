@@ -12,7 +12,9 @@ Each family is one format of the registry (so every door reads it, ``convert`` w
   distances (lower is better) become scores ``-distance`` (:mod:`.distances`, the one rule of every format);
 * ``openinference``: span tables of Arize Phoenix / OpenInference (JSON Lines or Parquet) whose retriever spans
   hold ``retrieval.documents``: a list of ``{"document.id", "document.score"}`` (nested ``{"document": {"id",
-  "score"}}`` as span JSON writes it, or under ``attributes``); spans without documents are skipped (counted);
+  "score"}}`` as span JSON writes it, or under ``attributes``; or flattened attributes
+  ``retrieval.documents.0.document.id``, as OpenTelemetry SDKs hold them); spans without documents are skipped
+  (counted);
 * ``nested``: any log whose lines hold a list of retrieved objects (``retrieved=``, default as in RAG logs, and
   ``hits``, ``points``, ``matches``, ``documents``), each with an id and an optional score.
 
@@ -187,6 +189,10 @@ _DOCUMENT_PATHS = (("attributes", "retrieval", "documents"), ("attributes", "ret
                    ("attributes.retrieval.documents",), ("retrieval.documents",), ("retrieval", "documents"))
 
 
+#: a flattened attribute of one retrieved document, as OpenTelemetry SDKs hold them (``retrieval.documents.0.document.id``)
+_FLAT_DOCUMENT = re.compile(r"(?:attributes\.)?retrieval\.documents\.(\d+)\.(document\.\w+)")
+
+
 def _span_documents(obj: Mapping[str, Any]) -> Any:
     for path in _DOCUMENT_PATHS:
         value: Any = obj
@@ -194,7 +200,18 @@ def _span_documents(obj: Mapping[str, Any]) -> Any:
             value = value.get(part) if isinstance(value, Mapping) else None
         if value is not None:
             return value
-    return None
+    attributes = obj.get("attributes")
+    return _flat_documents(obj) or (_flat_documents(attributes) if isinstance(attributes, Mapping) else None)
+
+
+def _flat_documents(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The documents of flattened attributes, in the order of their index (None when there are none)."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = _FLAT_DOCUMENT.fullmatch(key) if isinstance(key, str) else None
+        if match is not None:
+            found.setdefault(int(match[1]), {})[match[2]] = value
+    return [found[i] for i in sorted(found)] if found else None
 
 
 def _span_lists(obj: Any, where: str) -> Iterator[Found]:

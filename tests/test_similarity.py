@@ -106,7 +106,8 @@ def test_dl19_with_judgements_holds_the_similarity_and_the_reproduction(dl19) ->
     qrels = dl19 / "qrels.dl19-passage.txt"
     bm25, rm3, splade = (dl19 / f"run.{n}.top100.txt" for n in ("bm25", "bm25-rm3", "splade-pp-ed"))
     # the original experiment: RM3 over BM25; the "reproduction": SPLADE++ over BM25
-    d = eb.diff(qrels, rm3, splade, ["nDCG@10", "AP(rel=2)"], baselines=(bm25, bm25))
+    d = eb.diff(qrels, rm3, splade, ["nDCG@10", "AP(rel=2)"], baselines=(bm25, bm25), similarity=True)
+    assert eb.diff(qrels, rm3, splade, "nDCG@10").similarity is None  # with judgements: asked for only
     assert d.similarity is not None and len(d.similarity.queries) == 43
     values = {name: eb.evaluate(qrels, run, ["nDCG@10", "AP(rel=2)"]) for name, run in
               (("bm25", bm25), ("rm3", rm3), ("splade", splade))}

@@ -16,8 +16,9 @@ Without judgements (``eb.diff(None, run_a, run_b, p=0.9, ties="a")``) a diff say
 ``rbo_min`` / ``rbo_max`` / ``rbo_res``; ``ties`` is then the RBO variant ``w``, ``a`` or ``b``, the rankings'
 tie rule staying trec_eval's), Jaccard at ``k``, Kendall's tau and tau_AP over the shared documents
 (:mod:`evalbridge.stats.similarity`); the queries shown in detail are the least similar ones. With judgements it
-holds them too, and :attr:`RunDiff.reproduction` how closely B reproduces A per metric: the RMSE of the per-query
-values and, given ``baselines=(baseline_of_a, baseline_of_b)``, the effect ratio and the delta relative
+holds them when asked (``similarity=True``: it ranks every query of both runs again), and always
+:attr:`RunDiff.reproduction`, how closely B reproduces A per metric: the RMSE of the per-query values and, given
+``baselines=(baseline_of_a, baseline_of_b)``, the effect ratio and the delta relative
 improvement (:mod:`evalbridge.stats.reproduction`, as repro_eval computes them).
 
 The metric values are evaluate's own per-query values, never recomputed; the rankings follow the same rules as
@@ -267,7 +268,7 @@ _FRAMES = {"queries": _query_rows, "documents": _document_rows, "means": _mean_r
 
 def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, *, k: int = 10,
          queries: int | None = 10, moves: int = 3, names: Sequence[str] | None = None, p: float = 0.9,
-         baselines: Sequence[Any] | None = None, settings: Settings | None = None,
+         similarity: bool | None = None, baselines: Sequence[Any] | None = None, settings: Settings | None = None,
          **keywords: Unpack[Keywords]) -> RunDiff:
     """Compare run B with run A query by query (see the module docstring).
 
@@ -280,6 +281,7 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
         moves: how many of the largest rank moves each query shows.
         names: the names of the two runs (default: their own names, else ``A`` and ``B``).
         p: the persistence of rank-biased overlap (0.9: the top 10 hold 65% of its weight).
+        similarity: compare the rankings (RBO, Jaccard, tau, tau_AP per query); None: without judgements only.
         baselines: with judgements, the baseline of A and the baseline of B (two runs, as ``run_a`` is taken):
             the effect ratio and delta relative improvement of B's effect against A's.
         settings, **keywords: :func:`evalbridge.evaluate`'s settings (:class:`~evalbridge.model.settings.Settings`, whole
@@ -290,11 +292,12 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
     Returns:
         :class:`RunDiff`.
     """
-    from ..stats.similarity import similarity
+    from ..stats.similarity import SIMILARITY_PARAMETERS, similarity as similarity_of
 
     asked = dict(keywords)
     variant = str(asked.pop("ties")) if asked.get("ties") in RBO_TIES else "a"
     chosen = settings_of(settings, cast("Keywords", asked))
+    check_parameters(SIMILARITY_PARAMETERS, {"p": p, "ties": variant})
     _check_options(k=k, queries=queries, moves=moves, ties=chosen.ties)
     run_a = as_run(run_a, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
     run_b = as_run(run_b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates)
@@ -304,8 +307,11 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
             raise InputError("metrics and baselines need judgements, and this diff has none (qrels=None).",
                              fix="give the qrels to diff the metrics, or leave metrics and baselines out to compare "
                                  "the rankings alone.")
-        found = similarity(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
-                           score_precision=chosen.score_precision, depth=chosen.depth)
+        if similarity is False:
+            raise InputError("a diff without judgements compares the rankings alone; similarity=False leaves nothing.",
+                             fix="give the qrels and metrics, or leave similarity out.")
+        found = similarity_of(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
+                              score_precision=chosen.score_precision, depth=chosen.depth)
         return _unjudged(run_a, run_b, found, systems, chosen, k=k, queries=queries, moves=moves)
     if metrics is None:
         raise InputError("a diff with judgements compares metrics, and none was given.",
@@ -314,8 +320,9 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
     qrels = as_qrels(qrels, copy=False, prefer_columns=columns, ids=chosen.ids)
     results_a = evaluate(qrels, run_a, metrics, settings=chosen)
     results_b = evaluate(qrels, run_b, metrics, settings=chosen)
-    found = similarity(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
-                       score_precision=chosen.score_precision, depth=chosen.depth, unpaired="count")
+    compared = similarity_of(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
+                             score_precision=chosen.score_precision, depth=chosen.depth, unpaired="count") \
+        if similarity else None
     base = None
     if baselines is not None:
         if isinstance(baselines, (str, bytes)) or len(baselines) != 2:
@@ -324,7 +331,7 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
         base = tuple(evaluate(qrels, as_run(b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates), metrics,
                               settings=chosen) for b in baselines)
     return diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves, names=systems,
-                        similarity=found, baselines=base)
+                        similarity=compared, baselines=base)
 
 
 def _unjudged(run_a: Run, run_b: Run, found: Similarity, systems: tuple[str, str], conventions: Settings, *, k: int,

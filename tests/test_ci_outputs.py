@@ -171,7 +171,7 @@ def test_junit_inside_the_report_folder_is_refused_before_any_work(tmp_path: Pat
 
 @pytest.mark.parametrize(("config", "said"), [
     ('title: x\nruns:\n  "bm25\\n::warning::injected":\n    format: pairs\n    data: {q1: [[d1], [d1]]}\n'
-     'metrics: [mrr]\n', r"runs.bm25\n::warning::injected.*the system name .* holds a control character \('\\n' at "
+     'metrics: [mrr]\n', r"runs.bm25\\n::warning::injected.*the system name .* holds a control character \('\\n' at "
                          r"position 4\).*Fix: remove it \(e.g. 'bm25 ::warning::injected'\)"),
     ('title: "a\\x1b[31mred"\nruns:\n  bm25:\n    format: pairs\n    data: {q1: [[d1], [d1]]}\nmetrics: [mrr]\n',
      r"eval.yaml:1: title: the report title name .*holds a control character \('\\x1b'"),

@@ -362,7 +362,7 @@ def agreement(qrels_a: Any, qrels_b: Any, *, names: Sequence[str] = ("a", "b"), 
     qa, qb = as_qrels(qrels_a), as_qrels(qrels_b)
     for what, ka, kb in (("query", qa.query_id_kind, qb.query_id_kind), ("doc", qa.doc_id_kind, qb.doc_id_kind)):
         if ka and kb and ka != kb:
-            from ..evaluation.evaluating import kinds_error, seen_ids
+            from ..model.ids import kinds_error, seen_ids
 
             raise kinds_error(what, [(repr(names[0]), ka, seen_ids(qa, what)), (repr(names[1]), kb, seen_ids(qb, what))],
                               fix=f"give both the same id type, e.g. convert every {what} id with str().")

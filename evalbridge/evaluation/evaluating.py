@@ -20,6 +20,7 @@ from ..errors import InputError, UnsupportedMetricError
 from ..metrics.requests import MetricRequest, MetricsArg, metric_requests
 from ..metrics.spec import Metric
 from ..metrics.resolution import Resolved, resolve_metrics
+from ..model.ids import kinds_error, seen_ids, shown_ids
 from ..model.data import Qrels, Run, check_level, rows_of, with_str_ids
 from ..model.settings import Keywords, Settings, settings_of
 from .matching import probe, unmatched
@@ -81,33 +82,6 @@ def _examples(ids: Iterable[str], n: int = 3) -> str:
     ids = list(ids)
     shown = ", ".join(map(repr, ids[:n]))
     return shown + (f" (+{len(ids) - n} more)" if len(ids) > n else "")
-
-
-def seen_ids(data: Qrels | Run, what: str, n: int = 3) -> list[str]:
-    """The first ``n`` query ids (``what="query"``) or doc ids of ``data``, as text."""
-    if what == "query":
-        return list(itertools.islice(data, n))
-    docs: list[str] = []
-    for qid in data:
-        docs += [d for d in itertools.islice(data[qid], n - len(docs)) if d not in docs]
-        if len(docs) >= n:
-            break
-    return docs
-
-
-def shown_ids(ids: Iterable[str], kind: tuple[str, ...]) -> str:
-    """Ids as the user wrote them: integers bare (``1``), texts quoted (``'1'``)."""
-    return ", ".join(i if kind == ("int",) else repr(i) for i in ids)
-
-
-def kinds_error(what: str, sides: Sequence[tuple[str, tuple[str, ...], list[str]]], fix: str) -> InputError:
-    """The error of int ids on one side and str ids on the other: each side's kind and the ids it holds (as the
-    user wrote them), and whether they would meet as text. ``sides``: (name, kind, first ids) twice."""
-    (a, ka, ia), (b, kb, ib) = sides
-    meet = set(ia) & set(ib)
-    hint = f" (as text they meet: {shown_ids(sorted(meet)[:3], ('str',))})" if meet else ""
-    return InputError(f"{what} ids are {'/'.join(ka)} in {a} ({shown_ids(ia, ka)}) but {'/'.join(kb)} in {b} "
-                      f"({shown_ids(ib, kb)}){hint}; evalbridge does not guess that they are the same ids.", fix=fix)
 
 
 def check_compatible(qrels: Qrels, run: Run) -> None:

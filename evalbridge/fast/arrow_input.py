@@ -185,7 +185,7 @@ def _check_distinct(rows: RowTable, side: str) -> None:
 def _check_kinds(qrels: RowTable, run: RowTable) -> None:
     """Refuse int ids on one side and str ids on the other (each side's first ids shown), as
     :func:`evalbridge.evaluation.evaluating.check_compatible`."""
-    from ..evaluation.evaluating import kinds_error
+    from ..model.ids import kinds_error
 
     for what, q, r in (("query", qrels.query_kind, run.query_kind), ("doc", qrels.doc_kind, run.doc_kind)):
         if q != r:

@@ -1,5 +1,5 @@
 """The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``tiers:``,
-``topic_set_size:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``.
+``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
 read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
-from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings, PowerSettings,
-                     PPISettings, TiersSettings, TopicSetSettings, UncertainSettings)
+from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
+                     FusionSettings, PowerSettings, PPISettings, TiersSettings, TopicSetSettings, UncertainSettings)
 from .sources import Source
 
 if TYPE_CHECKING:
@@ -562,8 +562,108 @@ TOPIC_SET = Analysis(
     _read_topic_set, _run_topic_set, _topic_set_rules, steps=lambda config, s: 0)
 
 
+# --- fusion: ------------------------------------------------------------------------------------------------------
+
+_FUSION_KEYS = ("runs", "method", "norm", "params", "train", "metric")
+
+
+def _fusion_rules() -> Mapping[str, Rule]:
+    from ..transforms.fusion import FUSION_PARAMETERS
+
+    return FUSION_PARAMETERS
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _read_fusion(check: Checker, value: Any, given: Given) -> FusionSettings | None:
+    """``fusion:``: ``{runs, method, norm, params, train, metric}``: the config's runs named (default: all) fused into
+    one by ranx's ``method``, its parameters given (``params``) or learnt on the training queries (``train``)."""
+    from ..transforms.fusion import METHODS, TRAINED
+
+    if value is None or value is False:
+        return None
+    path, runs = ("fusion",), given.runs
+    spec = check.mapping({} if value is True else value, path, _FUSION_KEYS,
+                         "{runs: [bm25, splade], method: rrf, params: {k: 60}}")
+    chosen = spec.get("runs", list(runs))
+    if not isinstance(chosen, list) or len(chosen) < 2 or len(set(map(str, chosen))) != len(chosen):
+        raise check.fail(path + ("runs",), f"fusion combines two or more distinct runs of the config; got "
+                                           f"{chosen!r:.60}.", fix=f"write e.g. runs: [{', '.join(list(runs)[:2])}].")
+    for i, name in enumerate(chosen):
+        if name not in runs:
+            raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
+                                                 f"{', '.join(runs) or 'none'}.",
+                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
+    chosen_keys = {k: v for k, v in spec.items() if k in ("method", "norm", "metric") and v is not None}
+    picked = FUSION.checked(check, chosen_keys, ("method", "norm", "metric"), FusionSettings)
+    if "norm" in spec and spec["norm"] is None:
+        picked["norm"] = None
+    method = picked["method"]
+    params = spec.get("params")
+    if params is not None:
+        if not isinstance(params, Mapping):
+            raise check.fail(path + ("params",), f"expected a mapping parameter -> value; got {params!r:.60}.",
+                             fix="write e.g. params: {k: 60} or params: {weights: [0.3, 0.7]}.")
+        for key, given_value in params.items():
+            if key not in METHODS[method]:
+                raise check.fail(path + ("params", key), f"{method} takes "
+                                                         f"{', '.join(METHODS[method]) or 'no parameter'}; got "
+                                                         f"{key!r}.",
+                                 fix=f"{suggest(str(key), METHODS[method])}Give the parameters of {method}.")
+            if method not in TRAINED and not (_number(given_value) or (
+                    isinstance(given_value, list) and given_value and all(map(_number, given_value)))):
+                raise check.fail(path + ("params", key), f"expected a number or a list of numbers; got "
+                                                         f"{given_value!r:.60}.", fix="write e.g. k: 60.")
+    train = spec.get("train")
+    if train is not None:
+        if not isinstance(train, list) or not train or not all(isinstance(q, (str, int)) for q in train):
+            raise check.fail(path + ("train",), f"expected a list of query ids to learn the parameters on; got "
+                                                f"{train!r:.60}.", fix="write e.g. train: [q1, q2, q3].")
+        if params is not None:
+            raise check.fail(path, "fusion takes params or a training split (train) to learn them, not both.",
+                             fix="leave params out to learn them, or train out to use them.")
+        if given.qrels is None:
+            raise check.fail(path + ("train",), "learning the fusion's parameters needs judgements, and the config "
+                                                "has no qrels.", fix="add qrels: <path to the qrels>.")
+    return FusionSettings(runs=tuple(map(str, chosen)), params=None if params is None else MappingProxyType(
+        {str(k): tuple(v) if isinstance(v, list) else v for k, v in params.items()}),
+        train=None if train is None else tuple(map(str, train)), **picked)
+
+
+def _run_fusion(ctx: Context, settings: FusionSettings) -> Any:
+    """The runs named fused (:func:`evalbridge.transforms.fusion.fuse`), evaluated with the config's metrics and
+    settings, and compared with each of its parts (:func:`evalbridge.decisions.compare.compare_systems`: the
+    comparison's statistics, else the defaults at the config's seed)."""
+    from ..decisions.compare import compare_systems
+    from ..evaluation.evaluating import evaluate
+    from ..stats.statistics import Statistics
+    from ..transforms.fusion import fuse
+
+    qrels = ctx.pairs[settings.runs[0]][0]
+    ctx.step(f"fusing {', '.join(settings.runs)}")
+    params = None if settings.params is None else {k: list(v) if isinstance(v, tuple) else v
+                                                   for k, v in settings.params.items()}
+    fused = fuse({name: ctx.pairs[name][1] for name in settings.runs}, method=settings.method, norm=settings.norm,
+                 params=params, qrels=qrels if settings.train is not None else None,
+                 train=None if settings.train is None else list(settings.train), metric=settings.metric)
+    results: dict[str, Any] = {fused.name or settings.method: evaluate(qrels, fused, ctx.config.metrics, settings=ctx.config.settings),
+                               **{name: ctx.results[name] for name in settings.runs}}
+    c = ctx.config.comparison
+    return compare_systems(results, ctx.config.metrics, baseline=list(settings.runs),
+                           statistics=c.statistics if c is not None else Statistics(seed=ctx.config.seed))
+
+
+FUSION = Analysis(
+    "fusion", "{runs, method, norm, params, train, metric}: the runs named (default: all) fused into one by ranx "
+              "(rrf, wsum, ...), evaluated and compared with each of its parts (the comparison's statistics)",
+    _read_fusion, _run_fusion, _fusion_rules,
+    spark="fusion reads every run's rankings in memory, and the inputs stay in Spark")
+
+
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

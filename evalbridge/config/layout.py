@@ -21,7 +21,7 @@ from ..stats.statistics import Statistics
 from .sources import Source
 
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "TiersSettings",
-           "TopicSetSettings", "SliceSettings",
+           "TopicSetSettings", "FusionSettings", "SliceSettings",
            "AgreementSettings", "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings",
            "UncertainSettings", "CORE_KEYS", "AGREEMENT_KEYS", "ENGINES"]
 
@@ -142,6 +142,20 @@ class TopicSetSettings:
     min_difference: float = 0.05
     ci_width: float | None = None
     systems: int | None = None
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """``fusion:``: the config's runs named fused into one (see :func:`evalbridge.transforms.fusion.fuse`; the keys
+    are its keywords, checked by the same rules), evaluated with the config's metrics and settings and compared with
+    each of its parts (the comparison's statistics, else the defaults at the config's seed)."""
+
+    runs: tuple[str, ...]
+    method: str = "rrf"
+    norm: str | None = "min-max"
+    params: Mapping[str, Any] | None = None
+    train: tuple[str, ...] | None = None
+    metric: str = "ndcg@10"
 
 
 @dataclass(frozen=True)

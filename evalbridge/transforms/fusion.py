@@ -32,11 +32,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..common.parameters import OneOf, Rule, Text, rule_table
 from ..common.ranking import rank
 from ..errors import InputError
 from ..model.data import Run
 
-__all__ = ["fuse", "METHODS", "NORMS", "TRAINED"]
+__all__ = ["fuse", "METHODS", "NORMS", "TRAINED", "FUSION_PARAMETERS"]
 
 #: ranx's fusion methods -> the parameters each takes (those without a default must be given or learnt)
 METHODS: Mapping[str, tuple[str, ...]] = {
@@ -54,6 +55,13 @@ TRAINED = ("bayesfuse", "mapfuse", "posfuse", "probfuse", "segfuse", "slidefuse"
 DEFAULTS: Mapping[str, Mapping[str, Any]] = {"rrf": {"k": 60}, "logn_isr": {"sigma": 0.01}}
 #: ranx's score normalisations (None: the scores as they are)
 NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda", "min-max-inverted", None)
+#: One rule per scalar keyword of :func:`fuse` (a ``fusion:`` section's keys; its ``norm`` may also be null: none)
+FUSION_PARAMETERS: Mapping[str, Rule] = rule_table(
+    OneOf("method", tuple(METHODS), default="rrf", fix="choose one of ranx's methods, e.g. rrf or wsum."),
+    OneOf("norm", tuple(n for n in NORMS if n is not None), default="min-max",
+          fix="choose one of ranx's normalisations (min-max is its default), or null for none."),
+    Text("metric", default="ndcg@10", fix="name what the training maximises in ranx's spelling, e.g. ndcg@10."),
+)
 #: the methods whose parameters ranx's optimize_fusion searches (with a progress bar, turned off here); the other
 #: trained methods are fitted in one pass
 _SEARCHED = ("gmnz", "logn_isr", "mixed", "probfuse", "rbc", "rrf", "slidefuse", "w_bordafuse", "w_condorcet", "wmnz",

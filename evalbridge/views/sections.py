@@ -144,6 +144,16 @@ def _ppi(r: Any, digits: int) -> Section:
                    lambda: {"ppi": r.to_frame()})
 
 
+def _fusion(c: Any, digits: int) -> Section:
+    """The fused run (the comparison's first system, named by its recipe) against each of its parts."""
+    from .comparison_table import comparison_view, differences_view
+
+    return Section("fusion", f"Fusion: {c.systems[0]}",
+                   lambda fmt: (comparison_view(c, fmt, c.marker_style(None), digits),
+                                differences_view(c, fmt, digits)),
+                   lambda: {f"fusion_{table}": c.to_frame(table=table) for table in ("systems", "pairs")})
+
+
 def _slices(report: AnyReport) -> Section:
     from .slices import report_tables
 
@@ -200,6 +210,7 @@ VIEWS: Mapping[str, View] = {
     "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict()),
     "tiers": View("tiers", lambda t, digits: [_tiers(t)], lambda t: t.to_dict()),
     "topic_set_size": View("topic_set_size", lambda d, digits: [_topic_set(d)], lambda d: d.to_dict()),
+    "fusion": View("fusion", lambda c, digits: [_fusion(c, digits)], lambda c: c.to_dict()),
     "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data),
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),

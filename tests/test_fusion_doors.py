@@ -1,0 +1,94 @@
+"""Fusion at the config's door: a ``fusion:`` section gives the numbers of ``fuse`` and ``eb.compare`` on the same
+runs (the config's metrics, settings and comparison statistics), shows in every report format, and a bad key is
+refused naming it, its file and its line."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.transforms.fusion import fuse
+from evalbridge.views.formats import render
+
+METRICS = ["nDCG@5", "P@3"]
+RUNS = ("bm25", "dense", "other")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """30 queries of 10 graded documents, three runs scoring 6 of them (distinct scores: no ties)."""
+    folder = tmp_path_factory.mktemp("fusion")
+    rng = random.Random(7)
+    qrels, runs = [], {name: [] for name in RUNS}
+    for i in range(30):
+        qrels += [f"q{i:02d} 0 d{d} {rng.choice([0, 0, 1, 2])}" for d in range(10)]
+        for name, rows in runs.items():
+            docs = rng.sample([f"d{d}" for d in range(10)], 6)
+            rows += [f"q{i:02d} Q0 {doc} {r + 1} {rng.uniform(0, 1) + 10 - r:.6f} {name}"
+                     for r, doc in enumerate(docs)]
+    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    for name, rows in runs.items():
+        (folder / f"{name}.run").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+def _config(folder: Path, sections: str) -> eb.Report:
+    runs = "".join(f"  {n}: {n}.run\n" for n in RUNS)
+    (folder / "eval.yaml").write_text(f"qrels: qrels.txt\nruns:\n{runs}metrics: [nDCG@5, P@3]\nseed: 5\n{sections}")
+    return eb.run_config(eb.load_config(folder / "eval.yaml"), write=False).report
+
+
+def _parts(folder: Path, names: tuple[str, ...]) -> dict[str, eb.Run]:
+    return {name: eb.read_run(folder / f"{name}.run") for name in names}
+
+
+def test_a_configs_fusion_is_fuse_then_compare_with_its_parts(folder: Path) -> None:
+    report = _config(folder, "comparison: {baseline: bm25, alpha: 0.1, n_resamples: 300}\n"
+                             "fusion:\n  runs: [bm25, dense]\n  method: wsum\n  params: {weights: [0.3, 0.7]}\n")
+    fused = fuse(_parts(folder, ("bm25", "dense")), method="wsum", params={"weights": [0.3, 0.7]})
+    assert fused.name == "wsum[min-max](bm25, dense; weights=0.3, 0.7)"
+    expected = eb.compare(folder / "qrels.txt", {fused.name: fused, **_parts(folder, ("bm25", "dense"))}, METRICS,
+                          baseline=["bm25", "dense"], alpha=0.1, n_resamples=300, seed=5)
+    found = report.analyses["fusion"]
+    assert found.to_dict() == expected.to_dict()
+    pairs = {(r.system, r.baseline) for r in found.rows}
+    assert {(fused.name, "bm25"), (fused.name, "dense")} <= pairs
+    assert json.loads(render(report, "json"))["fusion"] == json.loads(json.dumps(expected.to_dict()))
+    for fmt in ("terminal", "markdown", "html", "latex"):
+        assert "Fusion" in render(report, fmt) and "weights=0.3" in render(report, fmt)
+
+
+def test_a_configs_fusion_without_a_comparison_uses_the_default_statistics_at_its_seed(folder: Path) -> None:
+    report = _config(folder, "fusion: {method: rrf, norm: null, params: {k: 10}}\n")
+    parts = _parts(folder, RUNS)
+    fused = fuse(parts, method="rrf", norm=None, params={"k": 10})
+    expected = eb.compare(folder / "qrels.txt", {fused.name: fused, **parts}, METRICS, baseline=list(RUNS), seed=5)
+    assert report.analyses["fusion"].to_dict() == expected.to_dict()
+
+
+def test_a_configs_trained_fusion_learns_on_the_training_queries(folder: Path) -> None:
+    train = [f"q{i:02d}" for i in range(15)]
+    report = _config(folder, f"fusion: {{runs: [bm25, dense], method: wsum, train: [{', '.join(train)}]}}\n")
+    fused = fuse(_parts(folder, ("bm25", "dense")), method="wsum", qrels=folder / "qrels.txt", train=train)
+    assert report.analyses["fusion"].systems[0] == fused.name
+
+
+@pytest.mark.parametrize(("section", "key", "line"), [
+    ("fusion:\n  runs: [bm25, dense]\n  method: rff\n", "fusion.method", 10),
+    ("fusion:\n  runs: [bm25, dens]\n", "fusion.runs", 9),
+    ("fusion:\n  method: rrf\n  params: {weights: [1, 2]}\n", "fusion.params.weights", 10),
+    ("fusion:\n  norm: minmax\n", "fusion.norm", 9),
+    ("fusion:\n  runs: [bm25]\n", "fusion.runs", 9),
+    ("fusion:\n  metric: ndcg@10\n  wieghts: [1, 2]\n", "wieghts", 10),
+])
+def test_a_bad_fusion_key_is_refused_naming_it_its_file_and_line(folder: Path, section: str, key: str,
+                                                                  line: int) -> None:
+    with pytest.raises(InputError, match=key.replace(".", r"\.")) as caught:
+        _config(folder, section)
+    assert caught.value.source is not None and caught.value.source.endswith("eval.yaml")
+    assert caught.value.line == line

@@ -470,9 +470,9 @@ def test_a_binned_side_without_its_own_level_gets_a_note():
 def test_settings_and_input_shapes_are_checked_before_any_work():
     """Unknown test, significance level out of (0, 1), runs not keyed by name, per-query dicts instead of
     Results, an unknown output format: each an InputError saying what is expected."""
-    with pytest.raises(InputError, match="unknown test 'bogus'"):
+    with pytest.raises(InputError, match="test must be one of 't', 'randomization', 'wilcoxon'; got 'bogus'"):
         agree(JUDGES_A, JUDGES_B, test="bogus")
-    with pytest.raises(InputError, match="between 0 and 1"):
+    with pytest.raises(InputError, match=r"alpha must be a number in \(0, 1\); got 1.5"):
         agree(JUDGES_A, JUDGES_B, alpha=1.5)
     with pytest.raises(InputError, match="runs must map a name to each run"):
         agree(JUDGES_A, JUDGES_B, [RUNS["x"], RUNS["y"]])

@@ -105,3 +105,88 @@ def test_an_unknown_option_is_refused_with_the_closest_name() -> None:
 def test_a_comparison_refuses_one_sided_tests_instead_of_ignoring_them() -> None:
     with pytest.raises(InputError, match="two-sided"):
         eb.compare(QRELS, RUNS, ["P@1"], baseline="a", sides=1)
+
+
+# ---------------------------------------------------------------- every verb that tests or resamples takes it whole
+
+AFTER = {q: {**docs, "d3": int(int(q[1:]) % 4 == 0)} for q, docs in QRELS.items()}
+RUNS3 = {**RUNS, "c": {q: {"d2": 0.9, "d1": 0.4, "d3": 0.2} for q in QRELS}}
+PER_QUERY = {name: eb.evaluate(QRELS, run, ["P@1", "RR"]) for name, run in RUNS3.items()}
+
+
+def same(whole: object, loose: object) -> bool:
+    """The two results, as their JSON (nan equal to nan)."""
+    return json.dumps(whole.to_dict(), sort_keys=True, default=str) == \
+        json.dumps(loose.to_dict(), sort_keys=True, default=str)  # type: ignore[attr-defined]
+
+
+#: verb -> (a call taking its statistics, the options its call honours)
+VERBS = {
+    "power": (lambda **o: eb.power(PER_QUERY, ["P@1", "RR"], baseline="a", effect=0.1, **o),
+              st.fixed_dictionaries({}, optional={"test": st.sampled_from(["t", "randomization"]),
+                                                  "alpha": st.sampled_from([0.01, 0.05, 0.1]),
+                                                  "sides": st.sampled_from([1, 2])})),
+    "diagnose": (lambda **o: eb.diagnose(QRELS, RUNS3, "P@1", trials=20, **o),
+                 st.fixed_dictionaries({}, optional={"test": st.sampled_from(["t", "randomization", "wilcoxon"]),
+                                                     "correction": st.sampled_from(["holm", "bh", "none"]),
+                                                     "alpha": st.sampled_from([0.05, 0.1]),
+                                                     "n_resamples": st.integers(20, 100),
+                                                     "seed": st.integers(0, 3)})),
+    "what_changed": (lambda **o: eb.what_changed(QRELS, AFTER, RUNS3, ["P@1", "RR"], **o),
+                     st.fixed_dictionaries({}, optional={"test": st.sampled_from(["t", "randomization"]),
+                                                         "alpha": st.sampled_from([0.05, 0.1]),
+                                                         "n_resamples": st.integers(20, 100),
+                                                         "seed": st.integers(0, 3)})),
+    "uncertain": (lambda **o: eb.uncertain(RUNS["b"], "P@1", judges={"x": QRELS, "y": AFTER}, draws=20, **o),
+                  st.fixed_dictionaries({}, optional={"confidence": st.sampled_from([0.9, 0.95]),
+                                                      "n_resamples": st.integers(20, 100),
+                                                      "seed": st.integers(0, 3)})),
+    "agree": (lambda **o: eb.agree(QRELS, AFTER, RUNS3, ["P@1"], **o),
+              st.fixed_dictionaries({}, optional={"test": st.sampled_from(["t", "randomization"]),
+                                                  "alpha": st.sampled_from([0.05, 0.1]),
+                                                  "n_resamples": st.integers(20, 100),
+                                                  "seed": st.integers(0, 3)})),
+}
+
+
+@pytest.mark.parametrize("verb", VERBS)
+@settings(max_examples=6, deadline=None)
+@given(data=st.data())
+def test_every_verb_gives_the_same_answer_to_the_value_whole_and_to_its_keywords(verb: str, data: st.DataObject
+                                                                                 ) -> None:
+    call, options = VERBS[verb]
+    chosen = data.draw(options)
+    assert same(call(statistics=Statistics(**chosen)), call(**chosen))
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_keywords_beside_the_value_replace_its_fields_in_every_verb(verb: str) -> None:
+    call, _ = VERBS[verb]
+    field = "alpha" if verb not in ("uncertain",) else "confidence"
+    assert same(call(statistics=Statistics(**{field: 0.2}), **{field: 0.1}), call(**{field: 0.1}))
+
+
+#: verb -> (a field it cannot honour, and what its refusal says)
+REFUSED = {
+    "power": ({"test": "wilcoxon"}, r"power takes test = 't' or 'randomization'; got test='wilcoxon'.*no closed form"),
+    "diagnose": ({"sides": 1}, r"diagnose takes sides = 2; got sides=1"),
+    "what_changed": ({"correction": "bh"}, r"what_changed takes correction = 'holm'; got correction='bh'"),
+    "uncertain": ({"test": "randomization"}, r"uncertain does not use test \(.*it tests nothing\); "
+                                             r"got test='randomization'.*leave test at its default"),
+    "agree": ({"confidence": 0.9}, r"agree does not use confidence \(.*no interval\); got confidence=0.9"),
+}
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_field_a_verb_cannot_honour_is_refused_with_the_reason(verb: str) -> None:
+    call, _ = VERBS[verb]
+    field, message = REFUSED[verb]
+    with pytest.raises(InputError, match=message):
+        call(statistics=Statistics(**field))
+
+
+def test_power_refuses_what_it_would_ignore() -> None:
+    call, _ = VERBS["power"]
+    for field in ({"seed": 3}, {"n_resamples": 100}, {"correction": "bh"}, {"ci_method": "percentile"}):
+        with pytest.raises(InputError, match=f"power does not use {next(iter(field))} .*its answer is exact"):
+            call(statistics=Statistics(**field))

@@ -26,6 +26,7 @@ from .sources import Source
 
 if TYPE_CHECKING:
     from ..common.parameters import Rule
+    from ..stats.statistics import Statistics
 
 __all__ = ["Analysis", "ANALYSES", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
            "analysis_settings"]
@@ -69,6 +70,17 @@ class Context:
     def runs(self) -> dict[str, Any]:
         """System name -> its run, as read."""
         return {name: run for name, (_, run) in self.pairs.items()}
+
+
+def _statistics(settings: Any, keys: Iterable[str], seed: int | None = None) -> Statistics:
+    """The one :class:`~evalbridge.Statistics` of an analysis: its section's keys that are fields of it (read into
+    ``settings``), and the config's ``seed`` for an analysis that draws at random."""
+    from ..stats.statistics import ROWS, Statistics
+
+    chosen: dict[str, Any] = {name: getattr(settings, name) for name in keys if name in ROWS}
+    if seed is not None:
+        chosen["seed"] = seed
+    return Statistics(**chosen)
 
 
 def _none(settings: Any) -> tuple[Source | None, ...]:
@@ -214,8 +226,8 @@ def _run_power(ctx: Context, settings: PowerSettings) -> Any:
 
     if not ctx.results:
         return None
-    return power(ctx.results, ctx.config.metrics, baseline=ctx.baseline, test=settings.test, alpha=settings.alpha,
-                 power=settings.power, effect=settings.effect, sides=settings.sides)
+    return power(ctx.results, ctx.config.metrics, baseline=ctx.baseline, statistics=_statistics(settings, _POWER_KEYS),
+                 power=settings.power, effect=settings.effect)
 
 
 POWER = Analysis(
@@ -266,8 +278,8 @@ def _run_diagnose(ctx: Context, settings: DiagnoseSettings) -> Any:
     other = None if settings.judgements_b is None else ctx.judgements(settings.judgements_b)
     ctx.step("diagnosing the test collection")
     return diagnose(ctx.qrels, ctx.runs, str(settings.metric), judgements_b=other, pool_depth=settings.pool_depth,
-                    trials=settings.trials, test=settings.test, correction=settings.correction, alpha=settings.alpha,
-                    n_resamples=settings.n_resamples, seed=ctx.config.seed, settings=ctx.config.settings)
+                    trials=settings.trials, statistics=_statistics(settings, _DIAGNOSE_KEYS, ctx.config.seed),
+                    settings=ctx.config.settings)
 
 
 DIAGNOSE = Analysis(
@@ -342,8 +354,8 @@ def _run_uncertain(ctx: Context, settings: UncertainSettings) -> dict[str, Any]:
         ctx.step(f"the uncertainty of {name}'s labels")
         found[name] = uncertain(ctx.pairs[name][1], str(settings.metric), judges=judges or None,
                                 probabilities=probabilities, system=name, draws=settings.draws,
-                                n_resamples=settings.n_resamples, confidence=settings.confidence,
-                                seed=ctx.config.seed, settings=ctx.config.settings)
+                                statistics=_statistics(settings, _UNCERTAIN_KEYS, ctx.config.seed),
+                                settings=ctx.config.settings)
     return found
 
 
@@ -408,9 +420,8 @@ def _run_changed(ctx: Context, settings: ChangedSettings) -> Any:
 
     before = ctx.judgements(settings.before)
     ctx.step("what the judgements changed")
-    return what_changed(before, ctx.qrels, ctx.runs, list(settings.metrics), test=settings.test,
-                        alpha=settings.alpha, n_resamples=settings.n_resamples, seed=ctx.config.seed,
-                        settings=ctx.config.settings)
+    return what_changed(before, ctx.qrels, ctx.runs, list(settings.metrics),
+                        statistics=_statistics(settings, _CHANGED_KEYS, ctx.config.seed), settings=ctx.config.settings)
 
 
 CHANGED = Analysis(

@@ -166,6 +166,7 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
     (:func:`evalbridge.agree`, with the config's backend and conventions)."""
     from .sources import load_qrels, load_run
     from ..evalsets.agreement import agree
+    from ..stats.statistics import Statistics
 
     level = config.settings.min_relevance
     judges = []
@@ -186,8 +187,9 @@ def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], 
     try:
         return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
                      bins=bins_a if same else None, bins_a=None if same else bins_a, bins_b=None if same else bins_b,
-                     alpha_level=settings.alpha_level, test=settings.test, alpha=settings.alpha,
-                     n_resamples=settings.n_resamples, seed=config.seed, settings=config.settings)
+                     alpha_level=settings.alpha_level,
+                     statistics=Statistics(test=settings.test, alpha=settings.alpha, n_resamples=settings.n_resamples,
+                                           seed=config.seed), settings=config.settings)
     except InputError as error:
         raise InputError(f"agreement: {error}", source=config.where) from None
 

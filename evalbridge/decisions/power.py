@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..common.parameters import Interval, OneOf, Rule, check_parameters, rule_table
+from ..stats.statistics import Statistics, statistics_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -382,8 +383,9 @@ def analyse(differences: Sequence[Any], *, test: str, alpha: float, power: float
 
 
 def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Sequence[str] | None = None,
-          test: str = "t", alpha: float = 0.05, power: float = 0.8, effect: float | None = None,
-          sides: int = 2, qrels: Any = None, settings: Settings | None = None) -> PowerAnalysis:
+          statistics: Statistics | None = None, test: str | None = None, alpha: float | None = None,
+          power: float = 0.8, effect: float | None = None, sides: int | None = None, qrels: Any = None,
+          settings: Settings | None = None) -> PowerAnalysis:
     """How small a difference the eval set can detect, and how many queries a target difference needs.
 
     Args:
@@ -394,6 +396,9 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
         metrics: the metrics (any spelling, labels, or a mapping label -> spec); default: every metric of
             the first system.
         baseline: one system, several, or None (all pairs), as in ``compare``.
+        statistics: the test, level and sides (:class:`~evalbridge.Statistics`); ``test``, ``alpha`` and ``sides``
+            given replace its fields. Power is exact (no resampling, no correction, no interval): any other field
+            away from its default is refused, not ignored.
         test: ``t`` (noncentral t, statsmodels' ``TTestPower``) or ``randomization`` (Fisher's randomization
             test: its permutation distribution on small sets, see the module docstring); the Wilcoxon test is
             refused (no closed form).
@@ -417,11 +422,14 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
     from .compare import _baselines, _pairs, _per_query, _requests, _systems
     from ..stats.paired_tests import check_finite
 
-    if test == "wilcoxon":
-        raise InputError("the Wilcoxon signed-rank test's power has no closed form here.",
-                         fix="ask for test='t' (noncentral t) or test='randomization'; the t-test's power is a "
-                             "close guide for the Wilcoxon test on per-query metric differences.")
-    checked = check_parameters(POWER_PARAMETERS, dict(test=test, alpha=alpha, power=power, sides=sides))
+    chosen = statistics_for("power", statistics, {"test": test, "alpha": alpha, "sides": sides},
+                            uses={"test": POWER_TESTS, "alpha": None, "sides": None},
+                            why="its answer is exact: no resampling, no correction, no interval",
+                            fixes={"test": "the Wilcoxon signed-rank test's power has no closed form here: ask for "
+                                           "test='t' (noncentral t) or test='randomization'; the t-test's power is "
+                                           "a close guide for the Wilcoxon test on per-query metric differences."})
+    checked = check_parameters(POWER_PARAMETERS, dict(test=chosen.test, alpha=chosen.alpha, power=power,
+                                                      sides=chosen.sides))
     if effect is not None:
         effect = check_parameters(POWER_PARAMETERS, dict(effect=effect))["effect"]
     if not isinstance(results, Mapping):

@@ -38,7 +38,8 @@ from ..common.json_data import json_ready
 from ..views.table import Shown, number
 from ..stats.kappa import ALPHA_LEVELS, cohen_kappa, krippendorff_alpha
 from ..common.parameters import check_choice
-from .ranking_agreement import RankingAgreement, check_names, check_significance, ranking_agreement
+from ..stats.statistics import Statistics, statistics_for
+from .ranking_agreement import USES, WHY, RankingAgreement, check_names, ranking_agreement
 
 if TYPE_CHECKING:
     import numpy as np
@@ -495,8 +496,9 @@ class Agreement(Shown):
 def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
           metrics: str | Iterable[str] = DEFAULT_METRICS, *, names: Sequence[str] = ("a", "b"),
           bins: Sequence[float] | None = None, bins_a: Sequence[float] | None = None,
-          bins_b: Sequence[float] | None = None, alpha_level: str = "ordinal", test: str = "t", alpha: float = 0.05,
-          n_resamples: int = 10_000, seed: int = 0, settings: Settings | None = None,
+          bins_b: Sequence[float] | None = None, alpha_level: str = "ordinal", statistics: Statistics | None = None,
+          test: str | None = None, alpha: float | None = None, n_resamples: int | None = None,
+          seed: int | None = None, settings: Settings | None = None,
           **keywords: Unpack[Keywords]) -> Agreement:
     """Judge agreement of two sets of judgements and, with runs, the agreement of the system rankings.
 
@@ -513,7 +515,10 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
             as keywords), as :func:`evalbridge.evaluate`; ``min_relevance`` is also the level of the judges'
             binary kappa (:func:`agreement`; default: each qrels' own, else 1), ``ids`` and ``duplicates``
             read the inputs given as files.
-        test, alpha, n_resamples, seed: see :func:`ranking_agreement`.
+        statistics: the tests of the rankings (:class:`~evalbridge.Statistics`); ``test``, ``alpha``, ``n_resamples``
+            and ``seed`` given replace its fields (see :func:`ranking_agreement`). Its tests are two-sided and
+            Holm-corrected, without interval: ``sides=1``, another correction, ``test='wilcoxon'``, a ``confidence``
+            or ``ci_method`` away from its default are refused, not ignored.
 
     Returns:
         :class:`Agreement`; ``.render("text" | "markdown" | "json")``.
@@ -524,7 +529,9 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
     chosen = settings_of(settings, keywords)
     min_relevance = chosen.min_relevance
     names = check_names(names)
-    check_significance(test, alpha)
+    tests = statistics_for("agree", statistics, {"test": test, "alpha": alpha, "n_resamples": n_resamples,
+                                                 "seed": seed}, uses=USES, why=WHY)
+    chosen_tests = tests.keywords("test", "alpha", "n_resamples", "seed")
     if runs is not None and not isinstance(runs, Mapping):
         raise InputError(f"runs must map a name to each run; got {type(runs).__name__}.",
                          fix='e.g. runs={"bm25": "run.bm25.txt", "splade": splade_run}.')
@@ -539,8 +546,7 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
         for qrels, results in ((qa, results_a), (qb, results_b)):
             results[name] = evaluate(qrels, run, asked, settings=chosen)
     if results_a:
-        ranking = ranking_agreement(results_a, results_b, metrics=asked, names=names, test=test, alpha=alpha,
-                                    n_resamples=n_resamples, seed=seed)
+        ranking = ranking_agreement(results_a, results_b, metrics=asked, names=names, **chosen_tests)
     else:
-        ranking = RankingAgreement(rows=(), names=names, test=test, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        ranking = RankingAgreement(rows=(), names=names, **chosen_tests)
     return Agreement(judges=judges, ranking=ranking, results_a=results_a, results_b=results_b)

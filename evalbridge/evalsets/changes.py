@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..stats.statistics import Statistics, statistics_for
 from ..stats.system_order import ranking
 
 if TYPE_CHECKING:
@@ -128,14 +129,18 @@ def _counts(before: Any, after: Any) -> dict[str, int]:
 
 
 def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str | Iterable[str] = "nDCG@10", *,
-                 test: str = "t", alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
-                 settings: Settings | None = None, **keywords: Unpack[Keywords]) -> JudgementChange:
+                 statistics: Statistics | None = None, test: str | None = None, alpha: float | None = None,
+                 n_resamples: int | None = None, seed: int | None = None, settings: Settings | None = None, **keywords: Unpack[Keywords]) -> JudgementChange:
     """What ``after`` (e.g. :func:`evalbridge.merge_judgements`' output) changed against ``before`` for these runs.
 
     Args:
         before, after: two sets of judgements of the same eval set (anything :func:`evalbridge.read_qrels` reads).
         runs: system name -> run (two systems or more).
         metrics: the metrics; the first decides which system to ship.
+        statistics: the tests (:class:`~evalbridge.Statistics`); ``test``, ``alpha``, ``n_resamples`` and ``seed``
+            given replace its fields. Its tests are two-sided and Holm-corrected, without interval: ``sides=1``,
+            another correction, ``test='wilcoxon'``, a ``confidence`` or ``ci_method`` away from its default are
+            refused, not ignored.
         test, alpha, n_resamples, seed: the significance test of every pair (``t`` or ``randomization``), Holm
             over the pairs of each metric under each side, as :func:`evalbridge.evalsets.ranking_agreement.ranking_agreement`;
             each pair is a later run against an earlier one (delta = later - earlier: system - baseline, the first
@@ -149,8 +154,10 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
     """
     from ..evaluation.evaluating import as_qrels, as_run, evaluate
     from ..model.settings import settings_of
-    from .ranking_agreement import ranking_agreement
+    from .ranking_agreement import USES, WHY, ranking_agreement
 
+    tests = statistics_for("what_changed", statistics, {"test": test, "alpha": alpha, "n_resamples": n_resamples,
+                                                        "seed": seed}, uses=USES, why=WHY)
     chosen = settings_of(settings, keywords)
     if not isinstance(runs, Mapping) or len(runs) < 2:
         raise InputError(f"what changed for the decision needs two runs or more, by name; got "
@@ -172,8 +179,8 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
             out[str(name)] = evaluate(side, run, asked, settings=chosen)
     counts = _counts(sides[0], sides[1])
     # tau_ap's truth: the fuller set of judgements (after, unless it holds fewer judged pairs than before)
-    agreement = ranking_agreement(results[0], results[1], metrics=asked, names=("before", "after"), test=test,
-                                  alpha=alpha, n_resamples=n_resamples, seed=seed,
+    agreement = ranking_agreement(results[0], results[1], metrics=asked, names=("before", "after"),
+                                  **tests.keywords("test", "alpha", "n_resamples", "seed"),
                                   truth=1 if counts["after"] >= counts["before"] else 0)
     first = agreement.rows[0]
     return JudgementChange(metric=first.metric, systems=first.systems, ranking=agreement,

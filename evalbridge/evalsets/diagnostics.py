@@ -35,7 +35,7 @@ from ..common.parameters import Interval, check_parameters, rule_table
 from ..model.settings import Settings, settings_of
 from ..stats.discrimination import (SWAP_EDGES, DiscriminativePower, SwapBin, SwapRate, discriminative_power, ranks,
                                    swap_rate)
-from ..stats.paired_tests import check_comparison_parameters
+from ..stats.statistics import Statistics, statistics_for
 from ..views.table import Shown
 
 if TYPE_CHECKING:
@@ -450,9 +450,15 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
     return PoolBias(depth, level, tuple(out))
 
 
+#: the fields of Statistics diagnose honours (any value of test, correction, alpha, n_resamples, seed; two sides)
+_USES: Mapping[str, tuple[Any, ...] | None] = {"test": None, "correction": None, "alpha": None, "n_resamples": None,
+                                               "seed": None, "sides": (2,)}
+
+
 def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG@10", *,
-             judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000, test: str = "t",
-             correction: str = "holm", alpha: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
+             judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000,
+             statistics: Statistics | None = None, test: str | None = None, correction: str | None = None,
+             alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
              settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnosis:
     """Diagnose a test collection: ``qrels`` judged, ``runs`` the systems it is to tell apart.
 
@@ -465,8 +471,10 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
             systems' means under it with Kendall's tau and tau_AP between the two orders (``Diagnosis.order``).
         pool_depth: the depth of the pool, for the documents a run contributed alone and the judged share.
         trials: random splits into halves for the swap rate.
-        test, correction, alpha, n_resamples, seed: as :func:`evalbridge.compare`'s (``seed`` also draws the
-            halves).
+        statistics: the tests (:class:`~evalbridge.Statistics`), as :func:`evalbridge.compare`'s; ``test``,
+            ``correction``, ``alpha``, ``n_resamples`` and ``seed`` given replace its fields (``seed`` also draws the
+            halves). Its tests are two-sided and it draws no interval: ``sides=1``, a ``confidence`` or a
+            ``ci_method`` away from its default is refused, not ignored.
         settings, keywords: :func:`evalbridge.evaluate`'s settings (a :class:`~evalbridge.model.settings.Settings`, whole,
             or its fields as keywords, which replace those of ``settings``); every evaluation takes them.
 
@@ -478,8 +486,9 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     from ..evaluation.evaluating import as_qrels, as_run
     from ..fast.tops import TopLists, from_runs, pair_grades, qrels_table
 
-    chosen = check_comparison_parameters(test=test, correction=correction, alpha=alpha, n_resamples=n_resamples,
-                                         seed=seed)
+    chosen = statistics_for("diagnose", statistics, {"test": test, "correction": correction, "alpha": alpha,
+                                                     "n_resamples": n_resamples, "seed": seed},
+                            uses=_USES, why="its tests are two-sided and it draws no interval").to_dict()
     depth_and_trials = check_parameters(DIAGNOSIS_PARAMETERS, {"pool_depth": pool_depth, "trials": trials})
     pool_depth, trials = depth_and_trials["pool_depth"], depth_and_trials["trials"]
     label = _metric(metric)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..evaluation.results import Results
 
-__all__ = ["ranking_agreement", "RankingAgreement", "MetricRankingAgreement", "PairOutcome", "TESTS", "OUTCOMES",
+__all__ = ["ranking_agreement", "RankingAgreement", "MetricRankingAgreement", "PairOutcome", "TESTS", "USES", "OUTCOMES",
            "check_names", "check_significance"]
 
 
@@ -38,6 +38,12 @@ def _p_randomization(a: Sequence[float], b: Sequence[float], n_resamples: int, s
 TESTS: Mapping[str, Callable[[Sequence[float], Sequence[float], int, int], float]] = {
     "t": _p_t, "randomization": _p_randomization,
 }
+#: the fields of Statistics a ranking agreement honours: its tests (two-sided, Holm over the pairs), level,
+#: resamples and seed; no interval
+USES: Mapping[str, tuple[Any, ...] | None] = {"test": tuple(TESTS), "correction": ("holm",), "alpha": None,
+                                              "n_resamples": None, "seed": None, "sides": (2,)}
+#: why a ranking agreement refuses the other fields
+WHY = "it tests each pair two-sided, Holm-corrected, and draws no interval"
 #: (significant under a, significant under b, signs opposite) -> what happened to the pair
 OUTCOMES: Mapping[tuple[bool, bool, bool], str] = {
     (True, True, False): "agree", (True, True, True): "reversed", (True, False, False): "lost",

@@ -33,6 +33,7 @@ from ..errors import InputError
 from ..common.json_data import json_ready
 from ..model.settings import Settings, settings_of
 from ..common.parameters import Interval, check_parameters, rule_table
+from ..stats.statistics import Statistics, statistics_for
 from ..views.table import Shown
 
 if TYPE_CHECKING:
@@ -232,8 +233,8 @@ def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed:
 
 
 def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None, probabilities: Any = None,
-              system: str = "run", draws: int = 200, n_resamples: int = 10_000, confidence: float = 0.95,
-              seed: int = 0, settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty:
+              system: str = "run", draws: int = 200, statistics: Statistics | None = None,
+              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None, settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty:
     """``metric`` of ``run`` with the uncertainty of its labels: give ``judges`` (name -> qrels, the same pairs
     graded by each) or ``probabilities`` (one qrels whose grades are probabilities of relevance), not both.
 
@@ -241,7 +242,10 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
         run: the run (anything ``evaluate`` reads); ``system``: its name in the result.
         metric: one metric; with probabilities, one of :data:`EXPECTED` (binary, at its default options).
         draws: labellings drawn from the probabilities for the interval.
-        n_resamples, confidence, seed: the bootstrap's.
+        statistics: the bootstrap's resamples, confidence and seed (:class:`~evalbridge.Statistics`);
+            ``n_resamples``, ``confidence`` and ``seed`` given replace its fields. Its interval is the percentile
+            bootstrap over queries and labels and it tests nothing: a ``test``, ``correction``, ``alpha``, ``sides``
+            or ``ci_method`` away from its default is refused, not ignored.
         settings, keywords: :func:`evalbridge.evaluate`'s settings (a ``Settings`` whole, or its fields as keywords).
     """
     import numpy as np
@@ -255,8 +259,12 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
         raise InputError(f"uncertain takes one metric (a spec such as 'P@10'); got {type(metric).__name__} "
                          f"{metric!r:.60}.", fix="measure one metric at a time.")
     metric = str(parse_metric(metric))  # one spelling whichever door: p@10 -> P@10
-    chosen = check_parameters(UNCERTAINTY_PARAMETERS, {"draws": draws, "n_resamples": n_resamples,
-                                                       "confidence": confidence, "seed": seed})
+    resampling = statistics_for("uncertain", statistics, {"n_resamples": n_resamples, "confidence": confidence,
+                                                          "seed": seed},
+                                uses={"n_resamples": None, "confidence": None, "seed": None},
+                                why="its interval is the percentile bootstrap over queries and labels; it tests nothing")
+    chosen = check_parameters(UNCERTAINTY_PARAMETERS, {"draws": draws,
+                                                       **resampling.keywords("n_resamples", "confidence", "seed")})
     if (judges is None) == (probabilities is None):
         raise InputError("give either judges (name -> qrels: several judges' grades) or probabilities (one qrels of "
                          "probabilities of relevance), not both and not neither.",

@@ -32,10 +32,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypedDict
 
+from ..errors import InputError
 from ..common.parameters import Interval, Row, Rule, check_parameters, declared, rows_of, value_of
 from .paired_tests import COMPARISON_PARAMETERS as _P
 
-__all__ = ["Statistics", "ROWS", "DEFAULTS", "StatisticsKeywords", "statistics_of", "split_statistics"]
+__all__ = ["Statistics", "ROWS", "DEFAULTS", "StatisticsKeywords", "statistics_of", "split_statistics",
+           "statistics_for"]
 
 _SIDES = Interval("sides", int, 1, 2, closed="both", default=2, fix="1 (one-sided) or 2 (two-sided).")
 
@@ -125,3 +127,34 @@ def split_statistics(keywords: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
     """``keywords`` parted into the fields of :class:`Statistics` and the rest (the settings, say)."""
     ours = {name: value for name, value in keywords.items() if name in ROWS}
     return ours, {name: value for name, value in keywords.items() if name not in ROWS}
+
+
+def statistics_for(verb: str, statistics: Statistics | None, keywords: Mapping[str, Any], *,
+                   uses: Mapping[str, tuple[Any, ...] | None], why: str, fixes: Mapping[str, str] | None = None
+                   ) -> Statistics:
+    """The one :class:`Statistics` of a call to ``verb``, refused where ``verb`` cannot honour it.
+
+    ``keywords`` are the verb's loose keywords, None meaning "from ``statistics``"; the others go over
+    ``statistics``. ``uses`` declares, once per verb, the fields it honours: field -> the values it can honour
+    (None: any value the field's rule allows). A field the verb does not use is refused when it is not at its
+    default (``why`` says what the verb does instead), never ignored; ``fixes`` holds the fix of a refused value.
+
+    Example:
+        >>> statistics_for("power", None, {"test": "t", "alpha": None}, uses={"test": ("t",), "alpha": None},
+        ...                why="its answer is exact").alpha
+        0.05
+        >>> statistics_for("power", Statistics(seed=3), {}, uses={"test": ("t",)}, why="its answer is exact")
+        Traceback (most recent call last):
+        ...
+        evalbridge.errors.InputError: power does not use seed (its answer is exact); got seed=3. Fix: leave seed at its default (0) for power.
+    """
+    chosen = statistics_of(statistics, {name: value for name, value in keywords.items() if value is not None})
+    for name in ROWS:
+        value, allowed = getattr(chosen, name), uses.get(name)
+        if name not in uses and value != DEFAULTS[name]:
+            raise InputError(f"{verb} does not use {name} ({why}); got {name}={value!r}.",
+                             fix=f"leave {name} at its default ({DEFAULTS[name]!r}) for {verb}.")
+        if allowed is not None and value not in allowed:
+            raise InputError(f"{verb} takes {name} = {' or '.join(map(repr, allowed))}; got {name}={value!r}.",
+                             fix=(fixes or {}).get(name, f"ask {verb} for {name}={allowed[0]!r}."))
+    return chosen

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import evalbridge as eb
 from evalbridge.views.table import p_value
+from evalbridge.views.decision import decision_lines
 from evalbridge.decisions.compare import compare_systems
 from evalbridge.decisions.gates import check_gates, parse_gates
 from evalbridge.reports.per_query import per_query_frame, write_per_query
@@ -104,13 +105,15 @@ def test_latex_is_a_booktabs_table_with_escaped_labels(report):
 
 
 def test_terminal_is_short_and_lists_failed_gates(report):
-    """The terminal view: table, legend, bands, provenance, one line per failed gate and a gate count."""
+    """The terminal view: the decision (one line per failed gate), table, legend, bands, provenance and a gate
+    count."""
     text = render(report, "terminal")
     failed = [g for g in report.gates if not g.passed]
     assert failed and text.count("gate FAILED") == len(failed)
     assert "gate FAILED: dense P@5" in text
     assert f"{len(report.gates) - len(failed)} passed, {len(failed)} failed, 0 inconclusive; the run fails" in text
-    assert len(text.splitlines()) < 25 + 4 + len(report.comparison.rows)   # + the differences: a title, a head, a rule
+    block = len(decision_lines(report.decision, report.digits)) + 3  # the decision: a heading, its lines, two blanks
+    assert len(text.splitlines()) < 25 + 4 + len(report.comparison.rows) + block  # + the differences: title, head, rule
 
 
 def test_unknown_format_is_refused(report):

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ..cross_check.checking import CrossCheck
     from ..evaluation.results import Results
     from ..decisions.comparison import Comparison
+    from ..decisions.decision import Decision
     from ..decisions.gates import GateResult
     from ..evaluation.slices import Slices
 
@@ -177,6 +178,14 @@ class Report:
         if row is None or not row.significant:
             return ""
         return up if row.delta > 0 else down if row.delta < 0 else ""
+
+    @property
+    def decision(self) -> Decision:
+        """What the numbers decide (:func:`evalbridge.decisions.decision.decide`): the first block of every format."""
+        from ..decisions.decision import decide
+
+        return decide(results=self.results, comparison=self.comparison, gates=self.gates, analyses=self.analyses,
+                      provenance=self.provenance)
 
     @property
     def failed_gates(self) -> list[Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...common.escaping import markdown_text
 from ...common.json_data import json_value
+from ...views.decision import TITLE, decision_lines
 from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
     queries_lines
@@ -28,11 +29,14 @@ def _outcome(gate: Any) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """The full report in GitHub Markdown: table, comparison, bands, gates, cross-checks, agreement, provenance."""
+    """The full report in GitHub Markdown: the decision, table, comparison, bands, gates, cross-checks, agreement, provenance."""
     from tabulate import tabulate
 
     md = markdown_text
     out = [f"# {md(report.title)}"]
+    decided = decision_lines(report.decision, report.digits)
+    if decided:
+        out += ["", f"## {TITLE}", "", *(f"- {md(line)}" for line in decided)]
     if report.results:
         out += ["", "## Systems x metrics", "",
                 tabulate([[md(c) for c in row] for row in cells(report)], headers=["system", *map(md, report.labels)],

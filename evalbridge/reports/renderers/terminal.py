@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...common.names import one_line
 from ...views.comparison_table import differences_view
+from ...views.decision import TITLE, decision_lines
 from ...views.formats import ReportFormat, show, table_format
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
 from ...views.sections import section_tables
@@ -25,15 +26,18 @@ def text_table(table: Table, tablefmt: str = "simple") -> str:
 
 
 def render_terminal(report: Report) -> str:
-    """A short plain-text view: the table, the legend, cross-check and gate lines, then the agreement."""
+    """A short plain-text view: the decision (with the gates that failed), the table, the legend, cross-check and
+    gate lines, then the agreement."""
     lines = [one_line(report.title)]
+    decided = decision_lines(report.decision, report.digits)
+    if decided:
+        lines += ["", f"{TITLE}:", *(f"- {one_line(line)}" for line in decided), ""]
     if report.results:
         lines += _results(report)
     lines += section_tables(report, "terminal", lambda title: ["", title])
     for system, check in report.crosscheck.items():
         lines.append(f"cross-check {system}: {crosscheck_line(check)}")
-    failed = report.failed_gates
-    lines += [gate.reason for gate in failed]
+    lines += [gate.reason for gate in report.failed_gates] if not decided else []  # else said in the decision
     lines += [f"{gate.reason} (let pass: on_inconclusive is pass)" for gate in report.gates
               if gate.passed and gate.inconclusive]
     if report.gates:

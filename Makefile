@@ -89,8 +89,9 @@ bench-quick: install
 bench-doors: install
 	$(BIN)/python bench/run.py --doors
 
-# docs/img/report.png, the picture of report.html in README.md: the TREC DL 2019 runs of examples/ (configs/dl19.yaml)
-# rendered as report.html and photographed in headless Chromium.
+# docs/img/report.png, the picture of report.html in README.md, and docs/img/page-1400.png / page-400.png, its first
+# screen at 1400 and 400 px in docs/outputs.md: the TREC DL 2019 runs of examples/ (configs/dl19.yaml) rendered as
+# report.html and photographed in headless Chromium.
 report-picture: install chromium
 	$(BIN)/python tools/report_picture.py
 

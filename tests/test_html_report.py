@@ -157,10 +157,10 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
     outcome = eb.run_config(eb.load_config(config))
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == render(outcome.report, "html")
-    # the sections of the decisions (run diff, standings) and of the slices, their tables sortable, names escaped
+    # the sections of the analyses (each run diff) and of the slices, their tables sortable, names escaped
     assert outcome.report.analyses["diff"] and outcome.report.slices is not None
-    for anchor in ("decisions", "slices"):
-        section = page.split(f'<section id="{anchor}">')[1].split("</section>")[0]
+    for anchor in ("diffs-", "slices"):
+        section = page.split(f'<section id="{anchor}')[1].split("</section>")[0]
         assert '<table class="sortable">' in section and "<table>" not in section
     assert "&lt;k0&gt;" in page and "<k0>" not in page
     assert _parse((tmp_path / "cli.html").read_text(encoding="utf-8")).tables[0][0] == ["system", "P@1", "queries"]

@@ -185,8 +185,9 @@ def test_the_gallery_tool_writes_one_png_per_kind_and_docs_img_holds_them(tmp_pa
     stems = [stem for stem, _ in plot_gallery.KINDS.values()]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{s}.png" for s in stems)
     assert all((tmp_path / f"{s}.png").read_bytes()[:4] == b"\x89PNG" for s in stems)
-    # beside them, report.png: the picture of report.html (tools/report_picture.py, tests/test_html_report.py)
+    # beside them, the pictures of report.html (tools/report_picture.py, tests/test_html_report.py)
     assert sorted(p.name for p in (ROOT / "docs" / "img").glob("*.png")) == sorted([*(f"{s}.png" for s in stems),
-                                                                                    "report.png"])
+                                                                                    "report.png", "page-1400.png",
+                                                                                    "page-400.png"])
     page = (ROOT / "docs" / "config.md").read_text()
     assert all(f"](img/{s}.png)" in page for s in stems)

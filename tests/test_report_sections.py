@@ -52,8 +52,9 @@ def test_every_text_format_shows_each_section_under_its_heading() -> None:
             assert written.escape(section.title) in text, (fmt, section.title)
             assert show(section.tables(written), fmt).rstrip("\n") in text, (fmt, section.title)
     page = render(report, "html")
-    for section in sections:
-        assert f"<h3>{output_format('html').escape(section.title)}</h3>" in page
+    for section in sections:  # each a section of the page, with its entry in the navigation
+        assert f"<h2>{output_format('html').escape(section.title)}</h2>" in page
+        assert f">{output_format('html').escape(section.title)}</a>" in page
     data = json.loads(render(report, "json"))
     assert {s.key for s in sections} <= set(data)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -316,8 +316,16 @@ def _others(values: Mapping[str, Mapping[str, float]], baseline: str) -> list[st
     return [name for name in values if name != baseline]
 
 
-def differences_figure(values: Mapping[str, Mapping[str, float]], baseline: str, metric: str) -> Any:
-    """The :class:`~matplotlib.figure.Figure` of :func:`plot_differences`."""
+#: the start of a bar's SVG id that names its query (:func:`differences_figure`'s ``named``): the rest is the hex of
+#: the name's UTF-8 bytes, which a page turns into the bar's hover title
+NAMED = "evalbridge-named-"
+
+
+def differences_figure(values: Mapping[str, Mapping[str, float]], baseline: str, metric: str, *,
+                       named: Callable[[str, float], str] | None = None) -> Any:
+    """The :class:`~matplotlib.figure.Figure` of :func:`plot_differences`. ``named``: (query id, Δ) -> the name of
+    the query's bar (its id, its text); each bar's SVG id is then :data:`NAMED`, its panel, its place and the
+    name's hex (a page shows it on hover); bars only: beyond :data:`MAX_BARS` queries the curve names none."""
     others = _others(values, baseline)
     if not others:
         raise InputError(f"a differences plot needs a system besides the baseline {baseline!r}.")
@@ -327,9 +335,15 @@ def differences_figure(values: Mapping[str, Mapping[str, float]], baseline: str,
     figure = _figure(7.2, 0.6 + 2.2 * len(others))
     base = values[baseline]
     panels = figure.subplots(len(others), 1, sharey=True, squeeze=False)[:, 0]  # one scale: panels compare
-    for axes, name in zip(panels, others):
-        diffs = -np.sort(-differences(values[name], base)[1])  # from the largest
-        _sorted_differences(axes, diffs)
+    for panel, (axes, name) in enumerate(zip(panels, others)):
+        shared, unsorted = differences(values[name], base)
+        order = np.argsort(-unsorted, kind="stable")  # from the largest
+        diffs = unsorted[order]
+        bars = _sorted_differences(axes, diffs)
+        if named is not None:
+            for place, (bar, i) in enumerate(zip(bars, order)):
+                text = named(shared[i], float(unsorted[i])).encode("utf-8").hex()
+                bar.set_gid(f"{NAMED}{panel}-{place}-{text}")
         axes.axhline(0, color="black", linewidth=0.6)
         mean = math.fsum(diffs) / len(diffs) if len(diffs) else 0.0
         mean_line = axes.axhline(mean, color="black", linestyle="--", linewidth=0.8, label=f"mean Δ {mean:+.4f}")
@@ -363,20 +377,21 @@ def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> t
     return shared, own - base
 
 
-def _sorted_differences(axes: Any, diffs: Any) -> None:
+def _sorted_differences(axes: Any, diffs: Any) -> list[Any]:
     """The sorted differences of one panel: a bar per query up to :data:`MAX_BARS` queries; beyond, the curve of
     the sorted values through :data:`MAX_BARS` evenly spaced ranks (first and last included), filled green above 0
-    and red below (one bar per query would be drawn for minutes and read as one shape anyway)."""
+    and red below (one bar per query would be drawn for minutes and read as one shape anyway). Returns the bars
+    (none for the curve)."""
     if len(diffs) <= MAX_BARS:
         colours = [_BETTER if d > 0 else _WORSE if d < 0 else _EQUAL for d in diffs]
-        axes.bar(range(len(diffs)), diffs, color=colours, width=1.0)
-        return
+        return list(axes.bar(range(len(diffs)), diffs, color=colours, width=1.0))
     import numpy as np
 
     ranks = np.unique(np.linspace(0, len(diffs) - 1, MAX_BARS).round().astype(np.int64))
     shown = diffs[ranks]
     axes.fill_between(ranks, shown, 0, where=shown > 0, color=_BETTER, interpolate=True, linewidth=0)
     axes.fill_between(ranks, shown, 0, where=shown < 0, color=_WORSE, interpolate=True, linewidth=0)
+    return []
 
 
 def rank_intervals_figure(tiers: Any) -> Any:

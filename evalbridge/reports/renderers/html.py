@@ -155,11 +155,23 @@ def _frame_table(frame: Any, *, limit: int | None = None, digits: int = 4) -> st
 @dataclass(frozen=True)
 class Section:
     """One section of the page: its anchor, its heading, and its body (HTML; '' when the report has nothing
-    for it, and the section is then left out)."""
+    for it, and the section is then left out). ``collapsed``: shown closed, its heading the summary of a
+    ``<details>`` that opens it (long sections: run diffs, per-query tables); ``parts``: instead of one body, one
+    section per part (anchor, title, body, collapsed), each with an entry in the navigation (the analyses' sections)."""
 
     anchor: str
     title: str
     body: Callable[[Report], str]
+    collapsed: bool = False
+    parts: Callable[[Report], list[tuple[str, str, str, bool]]] | None = None
+
+
+def _decision(report: Report) -> str:
+    """What the numbers decide (:mod:`evalbridge.views.decision`), a list of sentences."""
+    from ...views.decision import decision_lines
+
+    lines = decision_lines(report.decision, report.digits)
+    return f'<ul class="decision">{"".join(f"<li>{_e(line)}</li>" for line in lines)}</ul>' if lines else ""
 
 
 def _summary(report: Report) -> str:
@@ -265,12 +277,21 @@ def _tables(tables: Iterable[Table]) -> str:
                    + html_table(replace(t, title="")).replace("<table>", '<table class="sortable">', 1) for t in tables)
 
 
-def _decisions(report: Report) -> str:
-    """Across the systems (standings), each run diff against the baseline, and the power analysis."""
-    from ...views.sections import section_tables
+#: the analyses' sections shown open (short ones); the others are collapsed to their heading
+_OPEN = ("power",)
 
-    lines = section_tables(report, "html", lambda title: [f"<h3>{title}</h3>"], skip=("slices", "tiers"))
-    return "".join(line.replace("<table>", '<table class="sortable">') for line in lines)
+
+def _analyses(report: Report) -> list[tuple[str, str, str, bool]]:
+    """Each section of the analyses (:func:`evalbridge.views.sections.report_sections`: standings, each run diff,
+    power, diagnosis, ...) as (anchor, title, body, collapsed); the tiers and slices have sections of their own."""
+    from ...views.sections import report_sections
+
+    parts = []
+    for i, section in enumerate(report_sections(report)):
+        if section.key in ("slices", "tiers"):
+            continue
+        parts.append((f"{section.key}-{i}", section.title, _tables(section.tables(FORMAT)), section.key not in _OPEN))
+    return parts
 
 
 def _tiers(report: Report) -> str:
@@ -311,7 +332,19 @@ def _svg(figure: Any) -> str:
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     start, end = text.index("<metadata>"), text.index("</metadata>") + len("</metadata>")
-    return text[text.index("<svg"):start] + text[end:]  # the metadata: matplotlib's name, address and RDF terms
+    return _named(text[text.index("<svg"):start] + text[end:])  # the metadata: matplotlib's name, address and RDF terms
+
+
+def _named(svg: str) -> str:
+    """Each bar named by its id (:data:`evalbridge.reports.plots.NAMED`) given its name as a hover title."""
+    import re
+
+    from ..plots import NAMED
+
+    def title(found: re.Match[str]) -> str:
+        return f'<g id="{found[1]}"><title>{_e(bytes.fromhex(found[2]).decode("utf-8"))}</title>'
+
+    return re.sub(f'<g id="({NAMED}[0-9]+-[0-9]+)-([0-9a-f]*)">', title, svg)
 
 
 def _quantiles(values: Any) -> list[float]:
@@ -346,16 +379,17 @@ def _per_metric(report: Report) -> str:
                  num(float((a == 0).mean()) if len(a) else math.nan,
                      f"{(a == 0).mean():.1%}" if len(a) else "nan")] for s, a in arrays.items()]
         evaluated = f'<p class="note">as evaluated: {_e(request.metric)}</p>' if str(request.metric) != label else ""
-        parts.append(f'<section class="metric"><h3>{_e(label)}</h3>{evaluated}'
+        parts.append(f'<details class="metric"><summary><h3>{_e(label)}</h3></summary>{evaluated}'
                      + table(["system", "queries", "mean", "median", "10th pct", "90th pct", "min", "max", "= 0"],
                              rows, cls="stats"))
         figures = [distribution_figure(values, label)]
         if baseline is not None and len(values) > 1:
-            figures.append(differences_figure(values, baseline, label))
+            figures.append(differences_figure(values, baseline, label,
+                                              named=lambda query, delta: f"{query}: Δ {delta:+.{report.digits}f}"))
         parts.append('<div class="plots">' + "".join(f"<figure>{_svg(f)}</figure>" for f in figures) + "</div>")
         if baseline is not None:
             parts.append(_moved(values, baseline, label, report.digits))
-        parts.append("</section>")
+        parts.append("</details>")
     return "".join(parts)
 
 
@@ -417,23 +451,24 @@ def _provenance(report: Report) -> str:
     lines = "".join(f"<li>{_e(line)}</li>" for line in queries_lines(report))
     data = json.dumps(json_value(report.provenance), indent=2, sort_keys=False)
     return ((f"<ul>{lines}</ul>" if lines else "")
-            + f"<details open><summary>provenance (JSON)</summary><pre>{_e(data)}</pre></details>")
+            + f"<details><summary>provenance (JSON)</summary><pre>{_e(data)}</pre></details>")
 
 
 #: The page's sections, in order. A new one is a function (report) -> HTML ('' when the report has nothing for it)
 #: and one entry here.
 SECTIONS: tuple[Section, ...] = (
+    Section("decision", "Decision", _decision),
     Section("summary", "Systems x metrics", _summary),
     Section("comparison", "Comparison with the baseline", _comparison),
     Section("gates", "Gates", _gates),
     Section("bands", "Quality bands", _bands),
     Section("metrics", "Per metric: distributions, differences, queries", _per_metric),
-    Section("tiers", "Tiers and rank intervals", _tiers),
-    Section("decisions", "Across the systems, run diffs, power", _decisions),
-    Section("slices", "Slices and logged numbers", _slices),
-    Section("crosscheck", "Cross-check", _crosscheck),
+    Section("tiers", "Tiers and rank intervals", _tiers, collapsed=True),
+    Section("analyses", "Across the systems, run diffs, power, diagnosis", str, parts=_analyses),
+    Section("slices", "Slices and logged numbers", _slices, collapsed=True),
+    Section("crosscheck", "Cross-check", _crosscheck, collapsed=True),
     Section("agreement", "Agreement of judgements", _agreement),
-    Section("provenance", "Provenance", _provenance),
+    Section("provenance", "Provenance", _provenance, collapsed=True),
 )
 
 
@@ -447,12 +482,19 @@ header { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
 h1 { font-size: 24px; margin: 24px 0 4px; overflow-wrap: anywhere; }
 h2 { font-size: 19px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 16px; margin: 20px 0 6px; overflow-wrap: anywhere; }
-nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
+nav { display: flex; flex-wrap: wrap; gap: 2px 14px; padding-bottom: 8px; }
+nav a { color: #0969da; text-decoration: none; }
+p, li, summary, caption { overflow-wrap: anywhere; }
+.decision { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px 8px 28px;
+            margin: 8px 0; }
+.decision li { margin: 3px 0; }
+summary h2, summary h3 { display: inline; border: 0; }
 .note, .meta { color: var(--muted); font-size: 13px; margin: 4px 0; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
+main table { display: block; overflow-x: auto; max-width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 6px 0 4px; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; max-width: 28em; }
+         overflow-wrap: break-word; max-width: 28em; }
 thead th { background: #f6f8fa; cursor: pointer; user-select: none; white-space: nowrap; }
 thead th::after { content: " \\2195"; color: #8c959f; font-size: 11px; }
 thead th[aria-sort="ascending"]::after { content: " \\25B2"; color: #1f2328; }
@@ -465,16 +507,28 @@ td.best .mean { font-weight: 700; }
 .inconclusive { color: #9a6700; font-weight: 600; }
 .sig { font-weight: 600; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
-figure { margin: 8px 0; }
+figure { margin: 8px 0; min-width: 0; max-width: 100%; }
 figure svg { max-width: 100%; height: auto; }
 details { margin: 8px 0; } summary { cursor: pointer; color: #0969da; }
-pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
+pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; max-width: 100%; }
+@media (max-width: 600px) { body { padding: 0 10px 32px; } }
 """
 
 #: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value (or
-#: their text, when a cell is a plain number), then text by its content; a second click reverses; empty values last
+#: their text, when a cell is a plain number), then text by its content; a second click reverses; empty values last.
+#: A link to a section (the navigation's, or the page opened at #anchor) opens the collapsed sections holding it.
 _SCRIPT = r"""
 (function () {
+  function reveal() {
+    var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (!target) { return; }
+    for (var node = target; node; node = node.parentElement) { if (node.tagName === "DETAILS") { node.open = true; } }
+    var inner = target.querySelector(":scope > details");
+    if (inner) { inner.open = true; }
+    target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
   function key(cell) {
     var value = cell.getAttribute("data-value");
     if (value !== null) { return value === "" ? null : parseFloat(value); }
@@ -523,19 +577,32 @@ def _policy() -> str:
             "base-uri 'none'; form-action 'none'")
 
 
+def _shown(report: Report) -> Iterable[tuple[str, str, str, bool]]:
+    """The page's sections that have a body: (anchor, title, body, collapsed), a section with parts one per part."""
+    for section in SECTIONS:
+        if section.parts is not None:
+            yield from (part for part in section.parts(report) if part[2])
+            continue
+        body = section.body(report)
+        if body:
+            yield section.anchor, section.title, body, section.collapsed
+
+
 def render_page(report: Report) -> str:
     """The whole report as one self-contained HTML page (see the module docstring)."""
     from ..._version import __version__
 
-    shown = [(s, body) for s in SECTIONS for body in [s.body(report)] if body]
-    nav = "".join(f'<a href="#{s.anchor}">{_e(s.title)}</a>' for s, _ in shown)
+    shown = [*_shown(report)]
+    nav = "".join(f'<a href="#{anchor}">{_e(title)}</a>' for anchor, title, _, _ in shown)
     first = next(iter(report.results.values()), None)
     what = (f"{len(report.results)} system{'s' if len(report.results) != 1 else ''} x {len(report.labels)} "
             f"metric{'s' if len(report.labels) != 1 else ''}, {first.provenance.queries_evaluated} queries evaluated"
             if first is not None else
             f"{len(report.comparison.systems)} systems x {len(report.comparison.metrics)} metrics compared"
             if report.comparison is not None else "an agreement of judgements")
-    sections = "".join(f'<section id="{s.anchor}"><h2>{_e(s.title)}</h2>{body}</section>' for s, body in shown)
+    sections = "".join(f'<section id="{anchor}"><details><summary><h2>{_e(title)}</h2></summary>{body}</details>'
+                       f"</section>" if collapsed else f'<section id="{anchor}"><h2>{_e(title)}</h2>{body}</section>'
+                       for anchor, title, body, collapsed in shown)
     return ("<!DOCTYPE html>\n"
             f'<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{_policy()}">'

@@ -141,6 +141,10 @@ VERBS = {
                   st.fixed_dictionaries({}, optional={"confidence": st.sampled_from([0.9, 0.95]),
                                                       "n_resamples": st.integers(20, 100),
                                                       "seed": st.integers(0, 3)})),
+    "ppi": (lambda **o: eb.ppi(QRELS, {q: AFTER[q] for q in list(AFTER)[:5]}, RUNS3, ["P@1"], baseline="a", **o),
+            st.fixed_dictionaries({}, optional={"confidence": st.sampled_from([0.9, 0.95]),
+                                                "alpha": st.sampled_from([0.05, 0.1]),
+                                                "correction": st.sampled_from(["holm", "bh", "none"])})),
     "agree": (lambda **o: eb.agree(QRELS, AFTER, RUNS3, ["P@1"], **o),
               st.fixed_dictionaries({}, optional={"test": st.sampled_from(["t", "randomization"]),
                                                   "alpha": st.sampled_from([0.05, 0.1]),
@@ -162,7 +166,7 @@ def test_every_verb_gives_the_same_answer_to_the_value_whole_and_to_its_keywords
 @pytest.mark.parametrize("verb", VERBS)
 def test_keywords_beside_the_value_replace_its_fields_in_every_verb(verb: str) -> None:
     call, _ = VERBS[verb]
-    field = "alpha" if verb not in ("uncertain",) else "confidence"
+    field = "confidence" if verb == "uncertain" else "alpha"
     assert same(call(statistics=Statistics(**{field: 0.2}), **{field: 0.1}), call(**{field: 0.1}))
 
 
@@ -173,6 +177,7 @@ REFUSED = {
     "what_changed": ({"correction": "bh"}, r"what_changed takes correction = 'holm'; got correction='bh'"),
     "uncertain": ({"test": "randomization"}, r"uncertain does not use test \(.*it tests nothing\); "
                                              r"got test='randomization'.*leave test at its default"),
+    "ppi": ({"seed": 2}, r"ppi does not use seed \(.*without resampling\); got seed=2"),
     "agree": ({"confidence": 0.9}, r"agree does not use confidence \(.*no interval\); got confidence=0.9"),
 }
 

@@ -476,8 +476,8 @@ def _run_ppi(ctx: Context, settings: PPISettings) -> Any:
     human = ctx.judgements(settings.human)
     ctx.step("prediction-powered estimates")
     return ppi(ctx.qrels, human, ctx.runs, ctx.config.metrics, baseline=ctx.baseline if len(ctx.runs) > 1 else None,
-               unit=settings.unit, scale=settings.scale, confidence=settings.confidence, alpha=settings.alpha,
-               correction=settings.correction, settings=ctx.config.settings)
+               unit=settings.unit, scale=settings.scale, statistics=_statistics(settings, _PPI_KEYS),
+               settings=ctx.config.settings)
 
 
 PPI = Analysis(
@@ -522,8 +522,8 @@ def _run_tiers(ctx: Context, settings: TiersSettings) -> Any:
     if len(ctx.results) < 2:
         return None
     ctx.step("tiers of the systems")
-    return tiers(ctx.results, [r.label for r in ctx.config.metrics], method=settings.method, alpha=settings.alpha,
-                 confidence=settings.confidence, n_resamples=settings.n_resamples, seed=ctx.config.seed)
+    return tiers(ctx.results, [r.label for r in ctx.config.metrics], method=settings.method,
+                 statistics=_statistics(settings, _TIERS_KEYS, ctx.config.seed))
 
 
 TIERS = Analysis(

@@ -37,6 +37,7 @@ from ..common.json_data import json_ready
 from ..common.parameters import Interval, OneOf, check_parameters, rule_table
 from ..model.settings import Settings, settings_of
 from ..stats.paired_tests import CORRECTIONS
+from ..stats.statistics import Statistics, statistics_for
 from ..views.table import Shown
 from .ppi_items import LINEAR, UNITS, Samples, check_labels, item_values, pairs_of, where
 
@@ -372,7 +373,8 @@ def _warn_if_few(keys: list[tuple[str, str, str]], human: list[Any], judge: list
 
 def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
         baseline: str | None = None, unit: str = "query", scale: tuple[float, float] | None = None,
-        confidence: float = 0.95, alpha: float = 0.05, correction: str = "holm", settings: Settings | None = None,
+        statistics: Statistics | None = None, confidence: float | None = None, alpha: float | None = None,
+        correction: str | None = None, settings: Settings | None = None,
         **keywords: Unpack[Keywords]) -> PredictionPowered:
     """Each system's ``metrics`` (and each difference against ``baseline``) estimated from the judge's labels of
     every pair (``llm_qrels``) and the humans' of a random sample (``human_qrels``), PPI++ (module docstring).
@@ -384,6 +386,10 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
         metrics: one metric or several (``evaluate``'s ``metrics``); sampled by pair, :data:`LINEAR` only.
         baseline: the system every other is compared with (Δ = system - baseline); None: means only.
         unit: ``query`` (the humans labelled sampled queries whole) or ``pair`` (sampled pairs).
+        statistics: the intervals' confidence, and the differences' alpha and correction
+            (:class:`~evalbridge.Statistics`); ``confidence``, ``alpha`` and ``correction`` given replace its fields.
+            Its intervals and tests are closed-form and two-sided: a ``test``, ``sides``, ``n_resamples``, ``seed``
+            or ``ci_method`` away from its default is refused, not ignored.
         confidence: the intervals' level; alpha / correction: the differences' significance (the correction
             over every (system, metric) difference, :data:`~evalbridge.stats.paired_tests.CORRECTIONS`).
         settings, keywords: ``evaluate``'s settings (a ``Settings`` whole, or its fields as keywords).
@@ -398,8 +404,11 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
     from ..evaluation.evaluating import as_qrels
     from ..metrics.requests import metric_requests
 
-    chosen = check_parameters(PPI_PARAMETERS, {"unit": unit, "confidence": confidence, "alpha": alpha,
-                                               "correction": correction})
+    tests = statistics_for("ppi", statistics, {"confidence": confidence, "alpha": alpha, "correction": correction},
+                           uses={"confidence": None, "alpha": None, "correction": None, "sides": (2,)},
+                           why="its intervals and tests are PPI++'s closed-form normal ones, two-sided, without "
+                               "resampling")
+    chosen = check_parameters(PPI_PARAMETERS, {"unit": unit, **tests.keywords("confidence", "alpha", "correction")})
     unit, confidence = chosen["unit"], chosen["confidence"]
     options = settings_of(settings, keywords)
     judge = as_qrels(llm_qrels, ids=options.ids)
@@ -438,7 +447,7 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
     adjusted = dict(zip(differences, CORRECTIONS[chosen["correction"]].adjust([results[i][0].p for i in differences])))
     rows = tuple(PPIRow(system=s, metric=m, kind=kind, baseline=baseline if kind == "difference" else None,
                         estimate=e.estimate, low=e.low, high=e.high, se=e.se, weight=e.weight, p=e.p,
-                        p_adjusted=adjusted.get(i), significant=None if i not in adjusted else adjusted[i] < alpha,
+                        p_adjusted=adjusted.get(i), significant=None if i not in adjusted else adjusted[i] < chosen["alpha"],
                         classical=c.estimate, classical_low=c.low, classical_high=c.high, classical_p=c.p,
                         judge_only=only)
                  for i, ((s, m, kind), (e, c, only)) in enumerate(zip(keys, results)))

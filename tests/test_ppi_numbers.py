@@ -58,9 +58,11 @@ def test_the_tuned_weight_is_ppi_py_s_clipped_weight(sample) -> None:
     y, f, f_all = sample
     from ppi_py.ppi import _calc_lam_glm
 
-    expected = _calc_lam_glm(y - y.mean(), f - y.mean(), f_all - y.mean(), np.eye(1), clip=True) \
+    expected = float(_calc_lam_glm(y - y.mean(), f - y.mean(), f_all - y.mean(), np.eye(1), clip=True)) \
         if np.var(np.concatenate([f, f_all])) > 0 else 0.0
-    assert power_tuned_weight(y, f, f_all) == pytest.approx(float(expected), abs=1e-12)
+    # Where ppi_py's weight is 0/0 (nan: a judge whose values do not vary, up to rounding), evalbridge gives the judge
+    # no weight: the estimate is then the human sample's own, as the docstring of power_tuned_weight says.
+    assert power_tuned_weight(y, f, f_all) == pytest.approx(0.0 if np.isnan(expected) else expected, abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)

@@ -71,7 +71,10 @@ def test_log_mlflow_nests_one_run_per_system_with_the_means_params_and_artifacts
     tracked = eb.log_mlflow(report, uri=_uri(tmp_path), experiment="retrieval", run_name="nightly")
     got = _read(_uri(tmp_path), tracked.parent)
     assert got["parent"]["name"] == "nightly" and got["parent"]["parent_tag"] is None
-    assert got["parent"]["status"] == "FINISHED" and got["parent"]["metrics"] == {}
+    assert got["parent"]["status"] == "FINISHED"
+    assert got["parent"]["metrics"] == {f"mean.{system}.{tracking_key(label)}": mean
+                                        for system, results in report.results.items()
+                                        for label, mean in results.means.items()}
     assert set(got["systems"]) == {"bm25", "dense"} == set(tracked.runs)
     for system, results in report.results.items():
         run = got["systems"][system]
@@ -159,6 +162,61 @@ def test_the_three_doors_log_the_same_runs(tmp_path: Path, monkeypatch: pytest.M
     assert first["systems"]["bm25"][1] and first["parent"]["input.qrels.sha256"]
     for other in others:
         assert other == first
+
+
+DECISION = ("comparison: {baseline: bm25, n_resamples: 200}\n"
+            "gates:\n  nDCG@10: '>= baseline - 0.01'\n  'dense: P@1': ['>= 0.5', '> baseline at 95%']\npower: true\n")
+
+
+def test_the_parent_run_holds_every_difference_and_gate_outcome(tmp_path: Path) -> None:
+    report = eb.run_config(eb.load_config(_files(tmp_path, DECISION)), write=False).report
+    assert report.comparison is not None and len(report.gates) == 3
+    tracked = eb.log_mlflow(report, uri=_uri(tmp_path))
+    client = MlflowClient(tracking_uri=_uri(tmp_path))
+    parent = client.get_run(tracked.parent).data
+    for row in report.comparison.rows:  # every difference, its unadjusted interval, its corrected p-value
+        key = f"diff.{row.system}.{tracking_key(row.metric)}"
+        assert {stat: parent.metrics[f"{key}.{stat}"] for stat in ("delta", "ci_low", "ci_high", "p_adjusted")} == \
+            {"delta": row.delta, "ci_low": row.ci_low, "ci_high": row.ci_high, "p_adjusted": row.p_adjusted}
+        assert parent.metrics[f"{key}.significant"] == float(row.significant)
+        assert (parent.metrics[f"{key}.wins"], parent.metrics[f"{key}.losses"]) == (row.wins, row.losses)
+    expected = {"gate.dense.nDCG_at_10.ge baseline - 0.01": "failed", "gate.dense.P_at_1.ge 0.5": "passed",
+                "gate.dense.P_at_1.gt baseline at 95pct": "inconclusive"}
+    assert sorted(g.outcome for g in report.gates) == sorted(expected.values())
+    for gate in report.gates:  # every gate: its outcome as a tag, the verdict the run counts and its numbers
+        (name,) = [n for n, outcome in expected.items() if outcome == gate.outcome]
+        assert parent.tags[name] == gate.outcome
+        assert parent.metrics[f"{name}.passed"] == float(gate.passed)
+        assert parent.metrics[f"{name}.value"] == gate.value and parent.metrics[f"{name}.threshold"] == gate.threshold
+    assert parent.metrics["gate.dense.P_at_1.gt baseline at 95pct.ci_low"] == report.gates[-1].ci_low
+    assert parent.metrics["gates.failed"] == 2 and parent.tags["decision.gates"] == "failed"
+    assert parent.tags["decision.significance"] == report.comparison.describe()
+    for row in report.analyses["power"].rows:  # the analyses' headline numbers
+        assert parent.metrics[f"power.{row.system}.{tracking_key(row.metric)}.detectable"] == row.mde
+    # each key sorts and filters in the UI: the differences of one system, the failed gates
+    runs = client.search_runs([client.get_run(tracked.parent).info.experiment_id],
+                              filter_string="metrics.`diff.dense.nDCG_at_10.delta` < 0")
+    assert [r.info.run_id for r in runs] == [tracked.parent]
+
+
+def test_the_three_doors_log_the_same_decision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    uri = _uri(tmp_path)
+    config = _files(tmp_path, DECISION)
+    api = eb.log_mlflow(eb.run_config(eb.load_config(config), write=False).report, uri=uri, experiment="doors")
+    code, _, err = _cli("run", str(config), "--no-write", "--mlflow", uri, "--mlflow-experiment", "doors")
+    assert code == 1, err  # a gate failed
+    (tmp_path / "tracked").mkdir()
+    tracked = _files(tmp_path / "tracked", DECISION + f"tracking: {{mlflow: {{uri: '{uri}', experiment: doors}}}}\n")
+    eb.run_config(eb.load_config(tracked), write=False)
+    client = MlflowClient(tracking_uri=uri)
+    parents = client.search_runs([client.get_experiment_by_name("doors").experiment_id],
+                                 filter_string="tags.mlflow.parentRunId IS NULL", order_by=["attributes.start_time ASC"])
+    assert len(parents) == 3 and parents[0].info.run_id == api.parent
+    logged = [(p.data.metrics, {k: v for k, v in p.data.tags.items() if not k.startswith("mlflow.")})
+              for p in parents]
+    assert any(k.startswith("diff.") for k in logged[0][0]) and "decision.gates" in logged[0][1]
+    assert logged[1] == logged[0] and logged[2] == logged[0]
 
 
 def test_a_run_flag_overrides_the_config_tracking_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

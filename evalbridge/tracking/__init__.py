@@ -51,16 +51,19 @@ class RunLog:
             longer than :data:`MAX_KEY` is shortened around a stable hash (:func:`bounded_key`).
         metrics: name -> value (the means, keyed by :func:`tracking_key` of each metric's label), bounded alike.
         files: artifact file name -> a function writing it at the path given.
+        tags: name -> text (what a number cannot say: a gate's outcome, the test that decided), bounded alike.
     """
 
     name: str
     params: Mapping[str, str]
     metrics: Mapping[str, float] = field(default_factory=dict)
     files: Mapping[str, Callable[[Path], None]] = field(default_factory=dict)
+    tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:  # every name within the trackers' limit (bounded_key), whoever made the run
-        object.__setattr__(self, "params", MappingProxyType({bounded_key(k): v for k, v in self.params.items()}))
-        object.__setattr__(self, "metrics", MappingProxyType({bounded_key(k): v for k, v in self.metrics.items()}))
+        for name in ("params", "metrics", "tags"):
+            object.__setattr__(self, name, MappingProxyType({bounded_key(k): v
+                                                             for k, v in getattr(self, name).items()}))
 
 
 @dataclass(frozen=True)
@@ -290,7 +293,9 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
     for name in REPORT_ARTIFACTS:
         if name in available:
             files[f"report{available[name].suffix}"] = _report_writer(available[name].render, report)
-    parent = RunLog(name=report.title, params=MappingProxyType(params), files=MappingProxyType(files))
+    metrics, tags = _decision(report, keys)
+    parent = RunLog(name=report.title, params=MappingProxyType(params), metrics=MappingProxyType(metrics),
+                    files=MappingProxyType(files), tags=MappingProxyType(tags))
     systems = {}
     counts = provenance.get("queries") or {}
     for system, results in report.results.items():
@@ -308,6 +313,73 @@ def tracked_runs(evaluation: Report | Results | Mapping[str, Results], *,
         systems[system] = RunLog(name=system, params=MappingProxyType(own), metrics=MappingProxyType(means),
                                  files=MappingProxyType({"per_query.csv": _per_query_writer(results)}))
     return parent, systems
+
+
+#: a gate's operator as a word in its name (``>=`` would lose its ``=``)
+_OPERATOR_WORDS = MappingProxyType({">=": "ge", ">": "gt", "<=": "le", "<": "lt", "==": "eq"})
+
+
+#: what the parent run logs of each gate: the verdict the run counts (1 or 0), the value against the threshold, and
+#: for a gate that knows about noise the mean difference, its one-sided bounds and the queries it would need
+_GATE_NUMBERS = ("passed", "value", "threshold", "difference", "ci_low", "ci_high", "queries_needed")
+
+
+class _Names:
+    """Names made of parts (a system, a metric's label, a statistic), each part a :func:`tracking_key` joined with
+    dots; two different parts that would log under one name are refused."""
+
+    def __init__(self, keys: Mapping[str, str]) -> None:
+        self.keys, self.seen = keys, dict[str, tuple[str, ...]]()
+
+    def __call__(self, *parts: str) -> str:
+        name = ".".join(self.keys.get(part) or tracking_key(part) for part in parts)
+        other = self.seen.setdefault(name, parts)
+        if other != parts:
+            raise InputError(f"{' / '.join(other)!r} and {' / '.join(parts)!r} would both be logged as {name!r}.",
+                             fix="give the systems (or metrics) names that differ in letters or digits.")
+        return name
+
+
+def _decision(report: Report, keys: Mapping[str, str]) -> tuple[dict[str, float], dict[str, str]]:
+    """What the parent run holds of the decision: metrics and tags, named so that they sort and filter in a
+    tracker's UI (``diff.<system>.<metric>.delta``).
+
+    Metrics: each system's means (``mean.<system>.<metric>``); each difference against a baseline (``diff.<system>
+    .<metric>``: ``delta`` = system - baseline, ``ci_low`` / ``ci_high`` its unadjusted interval, ``p_adjusted``,
+    ``significant`` 1 or 0, ``wins`` / ``ties`` / ``losses`` from the system's side; ``<system> vs <baseline>`` for
+    a baseline after the first); each gate (``gate.<system>.<metric>.<expression>``: ``passed`` 1 or 0, what the
+    run counts, ``value``, ``threshold``, and for a gate at a level ``difference``, ``ci_low`` / ``ci_high``,
+    ``queries_needed``), ``gates.failed``; the analyses' headline numbers
+    (:func:`evalbridge.views.sections.report_headlines`: ``power.<system>.<metric>.detectable``, ``ppi...``).
+    Numbers that are not finite (a p-value of one query) are left out. Tags: each gate's outcome (``passed``,
+    ``failed``, ``inconclusive``), ``decision.gates`` (``passed`` or ``failed``) and ``decision.significance`` (the
+    test, its sides, the correction and alpha: what every ``significant`` means)."""
+    from ..views.sections import report_headlines
+
+    name = _Names(keys)
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {}
+    for system, results in report.results.items():
+        metrics |= {name("mean", system, label): float(results.means[label]) for label in keys
+                    if label in results.means}
+    comparison = report.comparison
+    if comparison is not None:
+        tags["decision.significance"] = comparison.describe()
+        for row in comparison.rows:
+            pair = row.system if row.baseline == comparison.baseline else f"{row.system} vs {row.baseline}"
+            for stat in ("delta", "ci_low", "ci_high", "p_adjusted", "significant", "wins", "ties", "losses"):
+                metrics[name("diff", pair, row.metric, stat)] = float(getattr(row, stat))
+    for gate in report.gates:
+        expression = f"{_OPERATOR_WORDS[gate.gate.op]} {gate.gate.text.strip()[len(gate.gate.op):].strip()}"
+        where = ("gate", gate.system, gate.metric, expression)
+        metrics |= {name(*where, stat): float(getattr(gate, stat)) for stat in _GATE_NUMBERS
+                    if getattr(gate, stat) is not None}
+        tags[name(*where)] = gate.outcome
+    if report.gates:
+        metrics["gates.failed"] = float(len(report.failed_gates))
+        tags["decision.gates"] = "failed" if report.failed_gates else "passed"
+    metrics |= {name(*parts): float(value) for parts, value in report_headlines(report).items()}
+    return {key: value for key, value in metrics.items() if math.isfinite(value)}, tags
 
 
 def _slice_means(report: Report, system: str, keys: Mapping[str, str]) -> dict[str, float]:

@@ -22,8 +22,8 @@ from . import RunLog, Tracked, Tracker
 
 __all__ = ["TRACKER"]
 
-#: MLflow's limits: params and tags per ``log_batch`` call, characters of a param's value
-_BATCH_PARAMS, _PARAM_VALUE = 100, 6000
+#: MLflow's limits: params and tags per ``log_batch`` call, metrics per call, characters of a param's value
+_BATCH_PARAMS, _BATCH_METRICS, _PARAM_VALUE = 100, 1000, 6000
 _PARENT_TAG = "mlflow.parentRunId"
 #: the experiment runs go to when none is named (created on first use)
 DEFAULT_EXPERIMENT = "evalbridge"
@@ -188,7 +188,7 @@ def _send(parent: RunLog, systems: Mapping[str, RunLog], options: Mapping[str, A
 def _fill(client: Any, run_id: str, run: RunLog) -> None:
     """Params (in batches of MLflow's size), metrics (one batch) and artifacts (written to a temporary folder,
     then logged) of one run."""
-    from mlflow.entities import Metric, Param
+    from mlflow.entities import Metric, Param, RunTag
 
     too_long = next((k for k, v in run.params.items() if len(v) > _PARAM_VALUE), None)
     if too_long is not None:
@@ -198,11 +198,16 @@ def _fill(client: Any, run_id: str, run: RunLog) -> None:
     params = [Param(k, v) for k, v in run.params.items()]
     for start in range(0, len(params), _BATCH_PARAMS):
         client.log_batch(run_id, params=params[start:start + _BATCH_PARAMS])
+    tags = [RunTag(k, v) for k, v in run.tags.items()]
+    for start in range(0, len(tags), _BATCH_PARAMS):
+        client.log_batch(run_id, tags=tags[start:start + _BATCH_PARAMS])
     if run.metrics:
         import time
 
         now = int(time.time() * 1000)
-        client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in run.metrics.items()])
+        metrics = [Metric(k, v, now, 0) for k, v in run.metrics.items()]
+        for start in range(0, len(metrics), _BATCH_METRICS):
+            client.log_batch(run_id, metrics=metrics[start:start + _BATCH_METRICS])
     if run.files:
         with tempfile.TemporaryDirectory(prefix="evalbridge-mlflow-") as folder:
             for name, write in run.files.items():

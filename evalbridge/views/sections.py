@@ -16,13 +16,23 @@ from typing import Any
 from .formats import ReportFormat, output_format, show, table_format
 from .table import Table
 
-__all__ = ["Section", "View", "VIEWS", "report_sections", "report_data", "section_tables", "section_files"]
+__all__ = ["Section", "View", "VIEWS", "Headline", "report_sections", "report_data", "report_headlines", "section_tables",
+           "section_files"]
 
 #: A Report (read, never imported: this module is below the reports that render it).
 AnyReport = Any
 
 
+#: an analysis's headline numbers: the parts of each one's name (``("power", system, metric, "detectable")``) -> its
+#: value; a tracker makes each part a valid name and joins them with dots (``power.dense.nDCG_at_10.detectable``)
+Headline = dict[tuple[str, ...], float]
+
+
 def _no_frames() -> Mapping[str, Any]:
+    return {}
+
+
+def _no_headline(found: Any) -> Headline:
     return {}
 
 
@@ -188,6 +198,52 @@ def _uncertainty_data(found: Mapping[str, Any]) -> Any:
     return {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in found.items()}
 
 
+def _pair(system: str, baseline: str | None, first: str | None) -> str:
+    """A system's name in a headline: itself against the first baseline, ``system vs baseline`` against another."""
+    return system if baseline in (None, first) else f"{system} vs {baseline}"
+
+
+def _power_headline(p: Any) -> Headline:
+    """Each pair's smallest detectable difference and the queries its observed (or target) effect needs."""
+    first = p.rows[0].baseline if p.rows else None
+    out: Headline = {}
+    for row in p.rows:
+        name = ("power", _pair(row.system, row.baseline, first), row.metric)
+        out[name + ("detectable",)] = row.mde
+        if row.queries_needed is not None:
+            out[name + ("queries_needed",)] = float(row.queries_needed)
+    return out
+
+
+def _tiers_headline(t: Any) -> Headline:
+    """Each system's rank and rank interval, metric by metric."""
+    return {("tiers", row.system, row.metric, stat): float(getattr(row, stat)) for row in t.rows
+            for stat in ("rank", "rank_low", "rank_high")}
+
+
+def _topic_set_headline(d: Any) -> Headline:
+    """The queries each design needs, metric by metric (out of reach: not given)."""
+    return {("topic_set_size", row.metric, design): float(getattr(row, design)) for row in d.rows
+            for design in ("t_test", "anova", "ci") if getattr(row, design) is not None}
+
+
+def _diagnosis_headline(d: Any) -> Headline:
+    return {("diagnose", "detectable"): d.detectable}
+
+
+def _ppi_headline(r: Any) -> Headline:
+    """Each prediction-powered mean and difference (Δ = system - baseline) with its interval, and the difference's
+    corrected p-value."""
+    out: Headline = {}
+    for row in r.rows:
+        name = ("ppi", _pair(row.system, row.baseline, r.baseline), row.metric)
+        kind = "mean" if row.kind == "mean" else "delta"
+        out |= {name + (kind,): row.estimate, name + (f"{kind}_low",): row.low, name + (f"{kind}_high",): row.high}
+        if row.p_adjusted is not None:
+            out[name + ("p_adjusted",)] = row.p_adjusted
+    return out
+
+
 @dataclass(frozen=True)
 class View:
     """How the result of one analysis (:data:`evalbridge.config.analyses.ANALYSES`) shows in a report.
@@ -196,25 +252,29 @@ class View:
         key: its key in the JSON report.
         sections: its result (and the report's digits) -> its sections.
         data: its result -> its JSON data.
+        headline: its result -> its headline numbers (:data:`Headline`), what a tracker logs of it; none when the
+            analysis has no number that sums it up.
     """
 
     key: str
     sections: Callable[[Any, int], list[Section]]
     data: Callable[[Any], Any]
+    headline: Callable[[Any], Headline] = _no_headline
 
 
 #: analysis key -> its view, for every analysis a report can hold (``Report.analyses``)
 VIEWS: Mapping[str, View] = {
     "diff": View("diffs", lambda found, digits: [_diff(d) for d in found.values()],
                  lambda found: {system: d.to_dict() for system, d in found.items()}),
-    "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict()),
-    "tiers": View("tiers", lambda t, digits: [_tiers(t)], lambda t: t.to_dict()),
-    "topic_set_size": View("topic_set_size", lambda d, digits: [_topic_set(d)], lambda d: d.to_dict()),
+    "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict(), _power_headline),
+    "tiers": View("tiers", lambda t, digits: [_tiers(t)], lambda t: t.to_dict(), _tiers_headline),
+    "topic_set_size": View("topic_set_size", lambda d, digits: [_topic_set(d)], lambda d: d.to_dict(),
+                           _topic_set_headline),
     "fusion": View("fusion", lambda c, digits: [_fusion(c, digits)], lambda c: c.to_dict()),
-    "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data),
+    "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data, _diagnosis_headline),
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
-    "ppi": View("ppi", lambda r, digits: [_ppi(r, digits)], lambda r: r.to_dict()),
+    "ppi": View("ppi", lambda r, digits: [_ppi(r, digits)], lambda r: r.to_dict(), _ppi_headline),
 }
 
 
@@ -230,6 +290,15 @@ def report_sections(report: AnyReport) -> list[Section]:
 def report_data(report: AnyReport) -> dict[str, Any]:
     """The JSON data of the analyses ``report`` holds, each under its view's key."""
     return {VIEWS[key].key: VIEWS[key].data(found) for key, found in report.analyses.items()}
+
+
+def report_headlines(report: AnyReport) -> Headline:
+    """The headline numbers of the analyses ``report`` holds (those that have one), in the registry's order."""
+    out: Headline = {}
+    for key, found in report.analyses.items():
+        if found is not None:
+            out |= VIEWS[key].headline(found)
+    return out
 
 
 def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]], *,

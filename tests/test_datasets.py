@@ -45,7 +45,8 @@ def _fresh(code: str, home: Path, cwd: Path) -> dict:
     """Run ``code`` in a fresh interpreter with ``home`` as ir_datasets' cache and no way out of the machine;
     return the JSON it prints last."""
     env = {**os.environ, "IR_DATASETS_HOME": str(home), "HTTPS_PROXY": CLOSED, "HTTP_PROXY": CLOSED,
-           "https_proxy": CLOSED, "http_proxy": CLOSED, "PYTHONPATH": str(TESTS)}
+           "https_proxy": CLOSED, "http_proxy": CLOSED,
+           "PYTHONPATH": os.pathsep.join((str(TESTS), str(TESTS.parent)))}  # this checkout's evalbridge
     env.pop("NO_PROXY", None)
     env.pop("no_proxy", None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, env=env,
@@ -195,3 +196,37 @@ print(json.dumps({{"code": done.returncode, "err": done.stderr, "same": same}}))
 """
     got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
     assert got["code"] == 0 and got["same"], got
+
+
+def test_official_takes_the_dataset_s_official_measures_with_the_published_values(tmp_path: Path, dl19: Path) -> None:
+    """``metrics: official`` (a config) and ``-m official`` (the command line) on ``irds:`` DL19 passage evaluate
+    ir_datasets' official measures, nDCG@10, RR(rel=2) and AP(rel=2): BM25's nDCG@10 is Anserini's published
+    0.5058; the other two equal the same metrics named by hand on the qrels file."""
+    run, qrels = dl19 / "run.bm25.top100.txt", dl19 / "qrels.dl19-passage.txt"
+    code = f"""
+import json, subprocess, sys
+import evalbridge as eb
+open("eval.yaml", "w").write("qrels: irds:{DATASET}\\nruns: {{bm25: {run}}}\\nmetrics: official\\n")
+report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+by_hand = eb.evaluate(eb.read_qrels({str(qrels)!r}), eb.read_run({str(run)!r}), ["nDCG@10", "RR(rel=2)", "AP(rel=2)"])
+done = subprocess.run([sys.executable, "-m", "evalbridge", "eval", "irds:{DATASET}", {str(run)!r}, "-m", "official",
+                       "--format", "json"], capture_output=True, text=True)
+print(json.dumps({{"config": dict(report.results["bm25"].means), "by_hand": dict(by_hand.means),
+                  "cli": done.stdout, "code": done.returncode, "err": done.stderr}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", qrels), tmp_path)
+    assert list(got["config"]) == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
+    assert got["config"] == got["by_hand"]
+    assert got["config"]["nDCG@10"] == pytest.approx(0.5058, abs=5e-5)  # Anserini's BM25 (default) on DL19
+    assert got["code"] == 0, got["err"]
+    assert all(f'"{label}"' in got["cli"] for label in got["config"]), got["cli"]
+
+
+def test_official_without_a_dataset_is_refused_with_the_fix(tmp_path: Path) -> None:
+    import evalbridge as eb
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 x\n")
+    (tmp_path / "eval.yaml").write_text("qrels: q.txt\nruns: {a: r.txt}\nmetrics: [official]\n")
+    with pytest.raises(eb.InputError, match="not a dataset of ir_datasets"):
+        eb.load_config(tmp_path / "eval.yaml")

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..errors import EvalbridgeError
 from ..io.registry import BESIDE_QRELS
 from ..common.wording import option
 from .checking import Checker, Locator
@@ -26,6 +27,7 @@ from .sections import (read_agreement, read_bands, read_comparison, read_crossch
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
+    from .sources import Source
 
 __all__ = ["validate", "with_tracking"]
 
@@ -46,6 +48,28 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
     (("agreement",), lambda c: c.agreement is not None,
      "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
 )
+
+
+def _official(check: Checker, value: Any, qrels: Source | None) -> Any:  # noqa: ANN401 - the metrics section
+    """``metrics:`` with ``official`` (alone or in the list) replaced by the official measures of the qrels' dataset
+    (``qrels: irds:<id>``: :func:`evalbridge.io.datasets.official_metrics`); refused without such qrels."""
+    from ..io.datasets import OFFICIAL, official_metrics
+
+    entries = [value] if isinstance(value, str) else value
+    if not isinstance(entries, list) or OFFICIAL not in entries:
+        return value
+    if qrels is None or qrels.named is None or qrels.format != "irds":
+        raise check.fail(("metrics",), f"{OFFICIAL!r} takes the official measures of a dataset, and the qrels are not "
+                                       f"a dataset of ir_datasets.",
+                         fix="read the qrels as irds:<dataset id>, or name the metrics, e.g. [nDCG@10, AP].")
+    try:
+        official = list(official_metrics(qrels.named))
+    except EvalbridgeError as error:
+        raise check.fail(("metrics",), str(error), fix="name the metrics, e.g. metrics: [nDCG@10, AP].") from None
+    out: list[Any] = []
+    for entry in entries:
+        out += official if entry == OFFICIAL else [entry]
+    return out
 
 
 def _on_spark(check: Checker, config: Config) -> None:
@@ -120,7 +144,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    metrics = read_metrics(check, spec["metrics"]) if "metrics" in spec else ()
+    metrics = read_metrics(check, _official(check, spec["metrics"], qrels), ("metrics",)) if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))
     agreement = read_agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics), policies)

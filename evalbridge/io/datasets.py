@@ -25,11 +25,13 @@ from typing import Any
 
 from ..errors import BackendUnavailableError, InputError
 
-__all__ = ["PREFIX", "INSTALL_HINT", "read_dataset", "dataset_id", "FORMATS"]
+__all__ = ["PREFIX", "INSTALL_HINT", "OFFICIAL", "read_dataset", "dataset_id", "official_metrics", "FORMATS"]
 
 #: what starts the name of a dataset of ir_datasets wherever a path is taken
 PREFIX = "irds:"
 INSTALL_HINT = "pip install 'evalbridge[datasets]'"
+#: the metric spec that stands for a dataset's official measures (``metrics: official``, ``-m official``)
+OFFICIAL = "official"
 
 
 def dataset_id(source: Any) -> str:
@@ -146,6 +148,22 @@ def read_dataset(source: Any, kind: str, options: Mapping[str, Any]) -> Any:  # 
                              fix="check ir_datasets' cache (IR_DATASETS_HOME), or read the qrels file directly.") from None
     qrels = parsed.qrels
     return Parsed(qrels=type(qrels)(qrels, source=f"{PREFIX}{name}", notes=qrels.notes, copy=False))
+
+
+def official_metrics(source: Any) -> tuple[str, ...]:  # noqa: ANN401 - irds:<id>
+    """The measures ir_datasets lists as the official ones of the dataset ``source`` names (its documentation's
+    ``official_measures``, in ir-measures' spelling, which evalbridge reads: DL19 passage's ``nDCG@10``,
+    ``RR(rel=2)``, ``AP(rel=2)``); read from ir_datasets' package, no download."""
+    name = dataset_id(source)
+    irds = _ir_datasets()
+    with _quiet():
+        dataset = _load(irds, name)
+        documentation = dataset.documentation() if hasattr(dataset, "documentation") else {}
+    found = tuple(str(m) for m in (documentation or {}).get("official_measures") or ())
+    if not found:
+        raise InputError(f"ir_datasets lists no official measures for {name!r}.",
+                         fix="name the metrics, e.g. metrics: [nDCG@10, AP].")
+    return found
 
 
 def _formats() -> tuple[Any, ...]:

@@ -212,7 +212,8 @@ by_hand = eb.evaluate(eb.read_qrels({str(qrels)!r}), eb.read_run({str(run)!r}), 
 done = subprocess.run([sys.executable, "-m", "evalbridge", "eval", "irds:{DATASET}", {str(run)!r}, "-m", "official",
                        "--format", "json"], capture_output=True, text=True)
 print(json.dumps({{"config": dict(report.results["bm25"].means), "by_hand": dict(by_hand.means),
-                  "cli": done.stdout, "code": done.returncode, "err": done.stderr}}))
+                  "cli": done.stdout, "code": done.returncode, "err": done.stderr,
+                  "title": json.loads(done.stdout)["title"] if done.returncode == 0 else None}}))
 """
     got = _fresh(code, _cache(tmp_path / "irds", qrels), tmp_path)
     assert list(got["config"]) == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
@@ -220,6 +221,7 @@ print(json.dumps({{"config": dict(report.results["bm25"].means), "by_hand": dict
     assert got["config"]["nDCG@10"] == pytest.approx(0.5058, abs=5e-5)  # Anserini's BM25 (default) on DL19
     assert got["code"] == 0, got["err"]
     assert all(f'"{label}"' in got["cli"] for label in got["config"]), got["cli"]
+    assert got["title"] == f"evalbridge eval irds:{DATASET}"  # the report is titled by the dataset's id
 
 
 def test_official_without_a_dataset_is_refused_with_the_fix(tmp_path: Path) -> None:

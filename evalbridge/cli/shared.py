@@ -347,6 +347,14 @@ def input_formats() -> Any:
     return formats()
 
 
+def _input_name(given: str) -> str:
+    """An input as a title names it: a dataset by its id (``irds:msmarco-passage/trec-dl-2019/judged``), a file by
+    its name."""
+    from ..io.datasets import PREFIX
+
+    return given if given.startswith(PREFIX) else Path(given).name
+
+
 def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) -> Any:
     """The command line as a :class:`~evalbridge.config.schema.Config`, checked by the config's own schema."""
     from ..config.checking import FlagLocator
@@ -359,7 +367,7 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     sides = ([(qrels, args.qrels_format, "qrels", "--qrels-columns")] if qrels is not None else []) + \
         [(path, args.run_format, "run", "--run-columns") for path in named.values()]
     columns = side_columns(args, sides)
-    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {Path(qrels or split_named(runs[0])[1]).name}"}
+    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {_input_name(qrels or split_named(runs[0])[1])}"}
     if qrels is not None:
         raw["qrels"] = input_source(qrels, args.qrels_format, columns[0])
     raw["runs"] = {name: input_source(path, args.run_format, wanted)

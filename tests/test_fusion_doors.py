@@ -92,3 +92,35 @@ def test_a_bad_fusion_key_is_refused_naming_it_its_file_and_line(folder: Path, s
         _config(folder, section)
     assert caught.value.source is not None and caught.value.source.endswith("eval.yaml")
     assert caught.value.line == line
+
+
+def _cli(folder: Path, *argv: str) -> tuple[int, str, str]:
+    from doors import cli
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        return cli("diff", *argv)
+
+
+@pytest.mark.parametrize("flags", [(), ("--p", "0.8", "--rbo-ties", "w", "-k", "5")])
+def test_a_diff_without_qrels_on_the_command_line_is_eb_diff_of_no_qrels(folder: Path, flags: tuple[str, ...]) -> None:
+    code, out, err = _cli(folder, "bm25=bm25.run", "dense=dense.run", "--format", "json", *flags)
+    assert code == 0, err
+    keywords = {"p": 0.8, "ties": "w", "k": 5} if flags else {}
+    expected = eb.diff(None, eb.read_run(folder / "bm25.run"), eb.read_run(folder / "dense.run"),
+                       names=("bm25", "dense"), **keywords)  # type: ignore[arg-type]
+    assert json.loads(out) == json.loads(json.dumps(expected.to_dict()))
+    assert {"rbo", "jaccard", "tau"} <= set(expected.to_frame(table="similarity").columns.str.split("@").str[0])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("bm25.run", "dense.run", "-m", "P@3"), "metrics need judgements"),
+    (("qrels.txt", "bm25.run", "dense.run"), "none was given"),
+    (("qrels.txt", "bm25.run", "dense.run", "-m", "P@3", "--p", "0.5"), "without QRELS"),
+    (("bm25.run",), "RUN_A RUN_B"),
+    (("bm25.run", "dense.run", "--p", "1.5"), "p must be"),
+    (("bm25.run", "dense.run", "--rbo-ties", "x"), "ties"),
+])
+def test_a_bad_diff_command_line_is_refused_with_the_fix(folder: Path, argv: tuple[str, ...], message: str) -> None:
+    code, _, err = _cli(folder, *argv)
+    assert code == 2 and message in err and "Traceback" not in err

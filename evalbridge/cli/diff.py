@@ -1,19 +1,62 @@
-"""``evalbridge diff QRELS RUN_A RUN_B -m METRIC...``: where run B differs from run A, query by query (a config's ``diff:``)."""
+"""``evalbridge diff QRELS RUN_A RUN_B -m METRIC...``: where run B differs from run A, query by query (a config's
+``diff:``); ``evalbridge diff RUN_A RUN_B``, without judgements: how far the rankings moved (``eb.diff(None, ...)``:
+RBO with its bounds, Jaccard at k, tau and tau_AP per query and overall)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from ..errors import InputError
 from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
-                     refuse_overwrites)
+                     named_runs, refuse_overwrites, settings_given)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[str | None, str, str]:
+    """``(QRELS or None, RUN_A, RUN_B)`` of the command line's two or three inputs."""
+    if len(args.inputs) not in (2, 3):
+        raise InputError(f"diff takes RUN_A RUN_B, or QRELS RUN_A RUN_B; got {len(args.inputs)} inputs.",
+                         fix="give the two runs compared, after the qrels when their metrics are compared.")
+    *qrels, run_a, run_b = args.inputs
+    return (qrels[0] if qrels else None), run_a, run_b
+
+
+def _similarity(args: argparse.Namespace, run_a: str, run_b: str) -> int:
+    """The rankings of two runs compared without judgements: :func:`evalbridge.decisions.diffing.diff` of no qrels."""
+    from ..decisions.diffing import diff
+    from ..io import read_run
+    from ..views.run_diff import render_diff
+
+    if args.metrics:
+        raise InputError("metrics need judgements, and diff was given no QRELS (two inputs: the runs).",
+                         fix="give QRELS RUN_A RUN_B to compare the metrics, or leave -m out to compare the rankings.")
+    (name_a, path_a), (name_b, path_b) = named_runs([run_a, run_b]).items()
+    runs = [read_run(path, format=args.run_format, name=name) for name, path in ((name_a, path_a), (name_b, path_b))]
+    keywords: dict[str, Any] = {**settings_given(args, reads=False), **settings_given(args, reads=True)}
+    if args.rbo_ties is not None:
+        keywords["ties"] = args.rbo_ties
+    found = diff(None, *runs, k=args.k, queries=args.queries, moves=args.moves, names=(name_a, name_b), p=args.p,
+                 **keywords)
+    emit(render_diff(found, args.format), args.output, args)
+    return EXIT_OK
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..config.pipeline import run_config
     from ..views.run_diff import render_diff
 
-    config = config_of(args, args.qrels, [args.run_a, args.run_b])
+    from ..stats.similarity import SIMILARITY_PARAMETERS
+
+    qrels, run_a, run_b = _inputs(args)
+    if qrels is None:
+        return _similarity(args, run_a, run_b)
+    if not args.metrics:
+        raise InputError("diff with QRELS compares metrics, and none was given.",
+                         fix="add -m METRIC..., e.g. -m ndcg@10 P@10; or leave QRELS out to compare the rankings.")
+    if args.rbo_ties is not None or args.p != SIMILARITY_PARAMETERS["p"].default:
+        raise InputError("--p and --rbo-ties set the rankings' similarity, which diff computes without QRELS.",
+                         fix="leave QRELS out to compare the rankings, or --p and --rbo-ties out.")
+    config = config_of(args, qrels, [run_a, run_b])
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
     found = next(iter(outcome.report.analyses["diff"].values()))
@@ -24,16 +67,24 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..decisions.diffing import DIFF_PARAMETERS
+    from ..stats.similarity import SIMILARITY_PARAMETERS
 
     p = commands.add_parser(
-        "diff", help="where run B differs from run A, query by query",
+        "diff", help="where run B differs from run A, query by query (without QRELS: how far the rankings moved)",
         description="Evaluate RUN_A and RUN_B once each, rank every query by the change of each metric, and show for "
                     "the largest drops and gains the judged documents that entered or left the top k (grade, rank in "
-                    "A and B), the unjudged ones, and the largest rank moves (a config's diff: section).")
-    p.add_argument("qrels", metavar="QRELS", help="the judgements")
-    p.add_argument("run_a", metavar="RUN_A", help="the run compared with (the baseline): PATH or NAME=PATH")
-    p.add_argument("run_b", metavar="RUN_B", help="the run compared: PATH or NAME=PATH")
-    add_metrics(p)
+                    "A and B), the unjudged ones, and the largest rank moves (a config's diff: section). Without QRELS "
+                    "(RUN_A RUN_B only): the rankings compared, per query and overall: rank-biased overlap with its "
+                    "min / max / residual, Jaccard at k, Kendall's tau and tau_AP over the shared documents.")
+    p.add_argument("inputs", nargs="+", metavar="[QRELS] RUN_A RUN_B",
+                   help="the judgements (leave them out to compare the rankings only), the run compared with (the "
+                        "baseline) and the run compared, each run PATH or NAME=PATH")
+    add_metrics(p, required=False)
+    persistence, ties = SIMILARITY_PARAMETERS["p"], SIMILARITY_PARAMETERS["ties"]
+    p.add_argument("--p", dest="p", type=float, default=persistence.default, metavar="P",
+                   help=f"without QRELS: {persistence.fix.rstrip('.')} (default {persistence.default})".replace("%", "%%"))
+    p.add_argument("--rbo-ties", dest="rbo_ties", default=None, metavar="w|a|b",
+                   help=f"without QRELS: RBO's treatment of ties: {ties.fix.rstrip('.')} (default a)".replace("%", "%%"))
     for flag, name in (("-k", "k"), ("--queries", "queries"), ("--moves", "moves")):
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",

@@ -472,9 +472,10 @@ def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"write {what} to this file instead of stdout")
 
 
-def add_metrics(parser: argparse.ArgumentParser) -> None:
-    """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling."""
-    parser.add_argument("-m", "--metrics", nargs="+", action="extend", required=True, metavar="METRIC",
+def add_metrics(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling (``required``: a command
+    that also works without judgements, and so without metrics, leaves them optional)."""
+    parser.add_argument("-m", "--metrics", nargs="+", action="extend", required=required, metavar="METRIC",
                         help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC "
                              "names the metric's column and JSON key, e.g. precision@5=P@5")
 

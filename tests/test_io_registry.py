@@ -310,7 +310,7 @@ def test_writing_then_reading_gives_back_the_same_qrels_and_runs(fmt: str, data:
     """write -> read is the identity for every writable format; ids with spaces, quotes and unicode where the
     format can hold them (TREC and MS MARCO separate columns by whitespace, so their ids are single words)."""
     spec = get_format(fmt)
-    ids = _ID if fmt in ("trec", "msmarco") else _SPACED
+    ids = _ID if fmt in ("trec", "msmarco", "sample_eval") else _SPACED
     folder = tmp_path_factory.mktemp(fmt)
     suffix = next((s for s in spec.suffixes if s), ".txt")
     for kind in ("qrels", "run"):

@@ -9,12 +9,16 @@ reference, which compares Python numbers exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..metrics.spec import Metric
 from ..model.data import Qrels, Run
 from ..model.settings import ORDERED_TIES, Settings
 from .base import Backend, Capabilities
+
+if TYPE_CHECKING:
+    from ..fast.columns import Columns
 
 NAME = "fast"
 CONVENTIONS = Settings()
@@ -48,6 +52,8 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Sett
         columns = columns_of(qrels, run)
     except OverflowError:
         columns = None
+    if columns is not None and any("stratum" in metric.inputs for metric in metrics):
+        columns = _with_strata(columns, qrels)
     if columns is None or not columns.exact:
         from . import reference
 
@@ -60,6 +66,25 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Sett
 #: Like the reference, the engine computes every metric with every option.
 BACKEND = Backend(name=NAME, version=version, library="numpy", conventions=None, capabilities=Capabilities.every(),
                   ties=TIES, compute=compute)
+
+
+def _with_strata(columns: Columns, qrels: Qrels) -> Columns | None:
+    """``columns`` with the stratum code of every qrels row (:attr:`Columns.judged_strata`), or None (the reference
+    then computes): columns that did not keep the qrels row of each hit (read into columns by pyarrow)."""
+    from dataclasses import replace
+    from itertools import chain
+
+    import numpy as np
+
+    if columns.judged_index is None or columns.zero_query is None:
+        return None
+    strata = qrels.strata
+    names = sorted({s for q in columns.query_ids for s in strata.get(q, {}).values()})
+    code = {name: i for i, name in enumerate(names)}
+    none: dict[str, str] = {}
+    codes = np.fromiter(chain.from_iterable((code.get(strata.get(q, none).get(doc, ""), -1) for doc in qrels[q])
+                                            for q in columns.query_ids), dtype=np.int64, count=len(columns.judged))
+    return replace(columns, judged_strata=codes)
 
 
 def _compact(ids: Sequence[str]) -> Sequence[str]:

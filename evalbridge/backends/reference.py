@@ -24,11 +24,14 @@ NAME = "reference"
 CONVENTIONS = Settings()
 
 #: Kernel input (:data:`evalbridge.metrics.catalogue.INPUTS`) -> how it is built from one query's
-#: ranking, its judgements and the pool (every doc judged for some query).
-INPUTS: dict[str, Callable[[list[str], Mapping[str, float], Collection[str]], list[bool]]] = {
-    "in_qrels": lambda ranking, grades, pool: [doc in grades for doc in ranking],
-    "in_pool": lambda ranking, grades, pool: [doc in pool for doc in ranking],
+#: ranking, its judgements, the pool (every doc judged for some query) and the query's strata.
+INPUTS: dict[str, Callable[[list[str], Mapping[str, float], Collection[str], Mapping[str, str]], list[Any]]] = {
+    "in_qrels": lambda ranking, grades, pool, strata: [doc in grades for doc in ranking],
+    "in_pool": lambda ranking, grades, pool, strata: [doc in pool for doc in ranking],
+    "stratum": lambda ranking, grades, pool, strata: [strata.get(doc) if doc in grades else None for doc in ranking],
+    "judged_strata": lambda ranking, grades, pool, strata: [strata.get(doc) for doc in grades],
 }
+_NO_STRATA: Mapping[str, str] = {}
 
 
 def version() -> str:
@@ -62,7 +65,8 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Sett
         ranking = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
         retrieved = [grades.get(doc, 0) for doc in ranking]
         judged = list(grades.values())
-        built = {name: INPUTS[name](ranking, grades, pool) for name in needed}
+        strata = qrels.strata.get(qid, _NO_STRATA)
+        built = {name: INPUTS[name](ranking, grades, pool, strata) for name in needed}
         for metric, kernel, kwargs, inputs in calls:
             values[metric][qid] = _value(metric, qid, kernel, retrieved, judged, kwargs, inputs, built)
     return values, []
@@ -92,11 +96,11 @@ def _compute_averaged(qrels: Qrels, run: Run, metrics: Sequence[Metric],
         tied = len(groups) != len(scores)
         if tied:  # the tie groups, and each input in their shape
             retrieved: list[Any] = groups
-            built: dict[str, list[Any]] = {name: [INPUTS[name](group, grades, pool) for group in ranked]
+            built: dict[str, list[Any]] = {name: [INPUTS[name](group, grades, pool, _NO_STRATA) for group in ranked]
                                            for name in needed}
         else:
             retrieved = [grade for (grade,) in groups]
-            built = {name: INPUTS[name]([doc for (doc,) in ranked], grades, pool) for name in needed}
+            built = {name: INPUTS[name]([doc for (doc,) in ranked], grades, pool, _NO_STRATA) for name in needed}
         for metric, averaged, kernel, kwargs, inputs in calls:
             values[metric][qid] = _value(metric, qid, averaged if tied else kernel, retrieved, judged, kwargs,
                                          inputs, built)

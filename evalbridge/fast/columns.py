@@ -46,6 +46,10 @@ class Columns:
             ``None`` when the producer did not collect them (the pyarrow reader).
         pool_rows: global run row indices of the docs judged for some query of the qrels (BEIR's
             pool, for ``Hole``), computed when first asked; ``None`` when the producer cannot.
+        judged_index: the qrels row (index into ``judged``) of each hit of :meth:`judged_hits`; ``None`` when the
+            producer did not keep it.
+        judged_strata: int64 code of the stratum of every qrels row (codes in the order of the strata's names, -1:
+            none), for ``xinfAP`` and ``infNDCG``; ``None`` when the qrels have no strata.
     """
 
     query_ids: Sequence[str]
@@ -62,6 +66,8 @@ class Columns:
     zero_score: np.ndarray | None = None
     zero_doc_ids: IdsOf | None = None
     pool_rows: Callable[[], np.ndarray] | None = None
+    judged_index: np.ndarray | None = None
+    judged_strata: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -184,4 +190,4 @@ def from_mappings(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Ma
         hit_query=np.searchsorted(judged_offsets, hits, side="right") - 1, hit_score=found[hits],
         hit_grade=grades[hits], doc_ids=_ids_at(ranked, offsets), hit_doc_ids=lambda h: judged_ids(hits[h]),
         zero_query=np.searchsorted(judged_offsets, zeros, side="right") - 1, zero_score=found[zeros],
-        zero_doc_ids=lambda z: judged_ids(zeros[z]), pool_rows=pool_rows)
+        zero_doc_ids=lambda z: judged_ids(zeros[z]), pool_rows=pool_rows, judged_index=np.concatenate([hits, zeros]))

@@ -16,6 +16,7 @@ any query (:meth:`Context.pooled`); both are placed only when such a metric is a
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..metrics.catalogue import functions_of
-from ..metrics.reference import INFAP_EPSILON, dcg_overflow, discount_of, err_probability, rbp_weight
+from ..metrics.reference import (INFAP_EPSILON, SAMPLE_EVAL_DEPTH, dcg_overflow, discount_of, err_probability,
+                                 rbp_weight)
 from ..metrics.spec import Metric
 from ..model.settings import Settings
 from .columns import Columns
@@ -61,6 +63,26 @@ class Context:
         if self._pooled is None:
             self._pooled = self._place(self.columns.pool_hits())
         return self._pooled
+
+    def stratified(self) -> tuple[Placed, np.ndarray, np.ndarray]:
+        """The retrieved judged docs in rank order (:meth:`judged`), the stratum code of each, and the stratum
+        code of every qrels row (:attr:`Columns.judged_strata`), for the stratified-sample estimates."""
+        columns = self.columns
+        codes = columns.judged_strata
+        if codes is None or columns.judged_index is None or (codes < 0).any():
+            raise InputError("the qrels hold no stratum for some judged document, and xinfAP / infNDCG estimate "
+                             "from a stratified sample.",
+                             fix="read the stratified sample with format='sample_eval' (`topic 0 doc stratum rel`).")
+        hits = columns.judged_hits()
+        placed = self._place(replace(hits, hit_grade=codes[columns.judged_index].astype(np.float64)))
+        return self.judged(), placed.grade.astype(np.int64), codes
+
+    def strata_counts(self, codes: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per query and stratum (n x strata), the qrels rows (those of ``mask``) of each stratum."""
+        width = int(codes.max()) + 1 if len(codes) else 1
+        keys = self.judged_query * width + codes
+        counted = np.bincount(keys if mask is None else keys[mask], minlength=self.n * width)
+        return counted.reshape(self.n, width).astype(np.float64)
 
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Per query, the judgements for which ``mask`` (over ``columns.judged``) holds (float64)."""
@@ -356,6 +378,63 @@ def inferred_ap(ctx: Context, *, rel: float = 1) -> np.ndarray:
                  * ((r_above + INFAP_EPSILON) / ((r_above + n_above) + 2 * INFAP_EPSILON)))
     terms = np.where(j == 0, 1.0, terms)
     return _divide(ctx.per_query(query, terms), n_relevant)
+
+
+def _scaled(counts: np.ndarray, pooled: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    """Per query, sum over the strata of counts * pooled / sampled (strata with no sampled doc skipped)."""
+    total = np.zeros(counts.shape[0])
+    for k in range(counts.shape[1]):
+        total += _divide(counts[:, k] * pooled[:, k], sampled[:, k])
+    return total
+
+
+def stratified_ap(ctx: Context, *, rel: float = 1) -> np.ndarray:
+    """xinfAP as NIST's sample_eval.pl (see :func:`evalbridge.metrics.reference.stratified_ap`)."""
+    rows, stratum, codes = ctx.stratified()
+    judged = ctx.columns.judged
+    pooled = ctx.strata_counts(codes)
+    sampled = ctx.strata_counts(codes, judged >= 0)
+    n_relevant = _scaled(ctx.strata_counts(codes, (judged >= 0) & (judged >= rel)), pooled, sampled)
+    query, grade, pos = rows.query, rows.grade, rows.pos.astype(np.float64)
+    relevant = (grade >= 0) & (grade >= rel)
+    estimate = np.zeros(len(query))
+    for k in range(pooled.shape[1]):
+        in_k = stratum == k
+        d = _running(query, in_k).astype(np.float64)
+        n = _running(query, in_k & (grade >= 0)).astype(np.float64)
+        r = _running(query, in_k & relevant).astype(np.float64)
+        estimate += np.where(d > 0, d * (r + INFAP_EPSILON) / (n + 3 * INFAP_EPSILON), 0.0)
+    precision = 1 / pos + estimate / pos
+    width = pooled.shape[1]
+    sums = np.bincount(query[relevant] * width + stratum[relevant], weights=precision[relevant],
+                       minlength=ctx.n * width).reshape(ctx.n, width)
+    return _divide(_scaled(sums, pooled, sampled), n_relevant)
+
+
+def stratified_ndcg(ctx: Context, *, rel: float | None = None) -> np.ndarray:
+    """infNDCG as NIST's sample_eval.pl (see :func:`evalbridge.metrics.reference.stratified_ndcg`)."""
+    rows, stratum, codes = ctx.stratified()
+    judged = ctx.columns.judged
+    pooled = ctx.strata_counts(codes)
+    sampled = ctx.strata_counts(codes, judged >= 0)
+    gainful = (judged > 0) if rel is None else (judged > 0) & (judged >= rel)
+    discounts = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, SAMPLE_EVAL_DEPTH + 2)))]
+    ideal, start = np.zeros(ctx.n), np.zeros(ctx.n, dtype=np.int64)
+    for grade in sorted(set(judged[gainful].tolist()), reverse=True):
+        estimated = _scaled(ctx.strata_counts(codes, gainful & (judged == grade)), pooled, sampled)
+        end = start + np.floor(estimated + 0.5).astype(np.int64)
+        ideal += grade * (discounts[np.minimum(end, SAMPLE_EVAL_DEPTH)] - discounts[np.minimum(start, SAMPLE_EVAL_DEPTH)])
+        start = end
+    query, grade_of, pos = rows.query, rows.grade, rows.pos.astype(np.float64)
+    width = pooled.shape[1]
+    keys = query * width + stratum
+    gains = (grade_of > 0) if rel is None else (grade_of > 0) & (grade_of >= rel)
+    gain = np.bincount(keys[gains], weights=grade_of[gains] / np.log2(pos[gains] + 1), minlength=ctx.n * width)
+    retrieved = np.bincount(keys, minlength=ctx.n * width).astype(np.float64)
+    retrieved_sampled = np.bincount(keys[grade_of >= 0], minlength=ctx.n * width).astype(np.float64)
+    shape = (ctx.n, width)
+    estimate = _scaled(gain.reshape(shape), retrieved.reshape(shape), retrieved_sampled.reshape(shape))
+    return _divide(estimate, ideal)
 
 
 def _sequential(ctx: Context, query: np.ndarray, step: Callable[[np.ndarray, np.ndarray], None]) -> None:

@@ -52,7 +52,7 @@ __all__ = ["Format", "Parsed", "Kind", "LEVEL_OPTION", "formats", "get_format", 
 Kind = Literal["qrels", "run", "pair"]
 
 #: The modules that declare formats (a ``FORMATS`` tuple each), in resolution order.
-MODULES = ("trec", "judging", "retrieval_logs", "jsonl", "rag", "tables", "spark_tables", "datasets", "shapes", "objects")
+MODULES = ("trec", "sample_eval", "judging", "retrieval_logs", "jsonl", "rag", "tables", "spark_tables", "datasets", "shapes", "objects")
 
 
 #: The option of every format that reads judgements: the relevance level of binary metrics, stored on the

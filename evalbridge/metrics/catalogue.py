@@ -89,8 +89,13 @@ _GAIN_MAP_INPUTS = {"gains": ("in_qrels",)}
 #: Per retrieved document, in rank order, what a kernel may read besides the grades:
 #: ``in_qrels`` True when the document has a judgement for the query (any grade, negative
 #: included); ``in_pool`` True when it has a judgement for some query of the qrels (BEIR's
-#: "annotated corpus").
-INPUTS = ("in_qrels", "in_pool")
+#: "annotated corpus"); ``stratum`` the stratum of the query's stratified pool sample it belongs
+#: to (``None`` outside it), and with it ``judged_strata``, the stratum of each judged document
+#: (parallel to the query's judgements, not to the ranking).
+INPUTS = ("in_qrels", "in_pool", "stratum", "judged_strata")
+
+#: What the stratified-sample estimates read (Qrels.strata, ``format="sample_eval"``).
+_STRATIFIED = ("stratum", "judged_strata")
 
 _GAINS = ("a custom gain map gains={grade: gain} (floats and negatives allowed, as trec_eval's ndcg.1=3 "
           "and ir-measures' gains=) replaces the gain of the grades it lists; unjudged docs gain 0")
@@ -137,6 +142,19 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType({m.name: m for m in (
           "else 1/(j+1) + j/(j+1) * ((r + n + u) / j) * ((r + e) / (r + n + 2e)), with r, n, u the judged "
           "relevant, judged non-relevant and negative-grade (pooled, unjudged) docs above it and e = 1e-5; "
           "docs without a judgement are skipped but count in j; 0 when R = 0", "none", inputs=("in_qrels",)),
+    _info("xinfAP", "stratified_ap", "extended inferred AP (stratified sample)",
+          "sample_eval.pl's xinfAP (Yilmaz, Kanoulas and Aslam 2008): AP estimated from a stratified sample of the "
+          "pool with known sampling rates: sum over strata s of (D_s / N_s) * (sum of the estimated precisions at "
+          "the sampled relevant docs of s) / R^, the precision at rank k estimated as 1/k + (1/k) * sum over s of "
+          "d_s * (r_s + e) / (n_s + 3e) over the pooled (d), sampled (n) and sampled relevant (r) docs above k, "
+          "D_s / N_s a stratum's pooled / sampled docs, R^ = sum over s of R_s * D_s / N_s, e = 1e-5; unsampled "
+          "pooled docs have a negative grade; 0 when R^ = 0", "none", inputs=_STRATIFIED, tie_aware=False),
+    _info("infNDCG", "stratified_ndcg", "inferred nDCG (stratified sample)",
+          "sample_eval.pl's infNDCG: DCG estimated as sum over strata s of d_s * G_s / n_s (G_s the discounted "
+          "gains grade / log2(rank + 1) of the sampled docs of s retrieved, d_s and n_s its pooled and sampled "
+          "docs retrieved), over the ideal DCG of the estimated number of docs of each positive grade (rounded "
+          "half up, at most 1000 ranks); linear gains; 0 when the ideal DCG is 0", "none", binary=False,
+          inputs=_STRATIFIED, tie_aware=False),
     _info("ERR", "expected_reciprocal_rank", "expected reciprocal rank",
           "sum over i <= k of (1/i) * R_i * prod over j < i of (1 - R_j), R = (2^grade - 1) / 2^max_grade "
           "(Chapelle et al.; 0 for grade <= 0 or grade < rel), or gains[grade] when a gains map (probabilities "

@@ -18,7 +18,11 @@ to ``retrieved``:
 * ``in_qrels``: True when the document has a judgement for the query, whatever its grade
   (trec_eval's unjudged-in-pool documents have negative grades: judged here, and the metrics
   that follow trec_eval skip them as unjudged);
-* ``in_pool`` (``Hole``): True when the document is judged for some query of the qrels.
+* ``in_pool`` (``Hole``): True when the document is judged for some query of the qrels;
+* ``stratum`` (``xinfAP``, ``infNDCG``): the stratum of the pool the document belongs to in a stratified
+  sample (:attr:`Qrels.strata <evalbridge.model.data.Qrels.strata>`), ``None`` outside the pool; with it
+  ``judged_strata``, the stratum of each of ``judged`` (parallel to ``judged``, not to ``retrieved``).
+  A pooled document that was not sampled has a negative grade, as in NIST's ``sample_eval.pl``.
 
 ``None`` for ``in_qrels`` means every retrieved document is judged. The other kernels are
 unchanged and never see these lists. These functions are the documented definition of every
@@ -37,13 +41,16 @@ __all__ = ["precision", "recall", "reciprocal_rank", "average_precision", "ndcg"
            "discounted", "exp_shift", "dcg_overflow", "r_precision", "success", "judged_share", "hole", "bpref", "inferred_ap",
            "expected_reciprocal_rank", "err_probability", "rank_biased_precision", "rbp_weight", "rbp_residual",
            "f1", "capped_recall", "hits", "num_ret", "num_rel", "set_precision", "set_recall", "FUNCTIONS", "nothing_retrieved",
-           "INFAP_EPSILON"]
+           "INFAP_EPSILON", "stratified_ap", "stratified_ndcg", "SAMPLE_EVAL_DEPTH"]
 
 Grades = Sequence[float]
 Flags = Sequence[bool]
 
 #: trec_eval's ``INFAP_EPSILON`` (``trec_eval.h``).
 INFAP_EPSILON = 0.00001
+
+#: ``sample_eval.pl``'s ``$maxResultSize``: the ideal DCG of infNDCG counts at most this many ranks.
+SAMPLE_EVAL_DEPTH = 1000
 
 
 def precision(retrieved: Grades, judged: Grades, *, k: int, rel: float = 1) -> float:
@@ -342,6 +349,113 @@ def inferred_ap(retrieved: Grades, judged: Grades, *, rel: float = 1, in_qrels: 
                 total += (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((relevant - 1 + nonrelevant + pooled) / fj)
                           * ((relevant - 1 + INFAP_EPSILON) / (relevant - 1 + nonrelevant + 2 * INFAP_EPSILON)))
     return total / n_relevant
+
+
+class _Strata:
+    """One query's stratified sample, per stratum: its pooled docs, the sampled ones (grade >= 0), the sampled
+    relevant ones and the sampled docs of each positive grade (``sample_eval.pl``'s per-category counts)."""
+
+    def __init__(self, judged: Grades, judged_strata: Sequence[str | None], relevant: Callable[[float], bool]) -> None:
+        if len(judged_strata) != len(judged):
+            raise InputError("the qrels hold no stratum for some judged document, and xinfAP / infNDCG estimate from "
+                             "a stratified sample.",
+                             fix="read the stratified sample with format='sample_eval' (`topic 0 doc stratum rel`).")
+        self.pooled: dict[str, int] = {}
+        self.sampled: dict[str, int] = {}
+        self.relevant: dict[str, int] = {}
+        self.graded: dict[float, float] = {}
+        by_grade: dict[str, dict[float, int]] = {}
+        for grade, stratum in zip(judged, judged_strata):
+            if stratum is None:
+                raise InputError("a judged document has no stratum, and xinfAP / infNDCG estimate from a stratified "
+                                 "sample.", fix="read the stratified sample with format='sample_eval'.")
+            self.pooled[stratum] = self.pooled.get(stratum, 0) + 1
+            if grade >= 0:
+                self.sampled[stratum] = self.sampled.get(stratum, 0) + 1
+            if relevant(grade):
+                self.relevant[stratum] = self.relevant.get(stratum, 0) + 1
+                by_grade.setdefault(stratum, {})
+                by_grade[stratum][grade] = by_grade[stratum].get(grade, 0) + 1
+        for stratum, grades in by_grade.items():
+            for grade, count in grades.items():
+                self.graded[grade] = self.graded.get(grade, 0.0) + count * self.pooled[stratum] / self.sampled[stratum]
+
+    def estimated_relevant(self) -> float:
+        """R estimated: each stratum's sampled relevant docs scaled by its inverse sampling rate."""
+        return sum(self.relevant.get(s, 0) * self.pooled[s] / self.sampled[s] for s in self.pooled if self.sampled.get(s))
+
+
+def stratified_ap(retrieved: Grades, judged: Grades, *, rel: float = 1, stratum: Sequence[str | None],
+                  judged_strata: Sequence[str | None]) -> float:
+    """xinfAP (Yilmaz, Kanoulas and Aslam, SIGIR 2008), exactly as NIST's ``sample_eval.pl`` computes it.
+
+    For the relevant sampled document at 1-based rank k the precision above it is estimated from the pooled
+    documents above it: ``1/k + (1/k) * sum over strata s of d_s * (r_s + e) / (n_s + 3e)``, with d_s the pooled,
+    n_s the sampled and r_s the sampled relevant docs of s above rank k, and e = 1e-5. xinfAP is
+    ``sum over strata s of (D_s / N_s) * (the sum of those precisions in s) / R``, with D_s and N_s the pooled
+    and sampled docs of the stratum and ``R = sum over s of R_s * D_s / N_s`` the estimated relevant docs. A
+    fully judged stratum has D_s = N_s: judged wholly, xinfAP is AP up to e. 0 when R = 0.
+
+    Two strata, the second sampled at one doc in two (``d4`` not judged, grade -1):
+
+    >>> round(stratified_ap([1, 0, 1], [1, 0, 1, -1], stratum=["a", "a", "b"], judged_strata=["a", "a", "b", "b"]), 4)
+    0.5556
+    """
+    pool = _Strata(judged, judged_strata, lambda g: g >= 0 and g >= rel)
+    n_relevant = pool.estimated_relevant()
+    if not n_relevant:
+        return 0.0
+    above: dict[str, list[int]] = {s: [0, 0, 0] for s in pool.pooled}  # pooled, sampled, relevant above
+    precisions: dict[str, float] = {}
+    for k, (g, s) in enumerate(zip(retrieved, stratum), start=1):
+        if s is not None and g >= 0 and g >= rel:
+            estimate = sum(d * (r + INFAP_EPSILON) / (n + 3 * INFAP_EPSILON) for d, n, r in above.values() if d)
+            precisions[s] = precisions.get(s, 0.0) + 1 / k + estimate / k
+            above[s][2] += 1
+        if s is not None:
+            above[s][0] += 1
+            above[s][1] += g >= 0
+    return sum(pool.pooled[s] / pool.sampled[s] * total for s, total in precisions.items()) / n_relevant
+
+
+def stratified_ndcg(retrieved: Grades, judged: Grades, *, rel: float | None = None, stratum: Sequence[str | None],
+                    judged_strata: Sequence[str | None]) -> float:
+    """infNDCG (Yilmaz, Kanoulas and Aslam, SIGIR 2008), exactly as NIST's ``sample_eval.pl`` computes it.
+
+    The DCG is estimated stratum by stratum: ``sum over s of d_s * G_s / n_s``, with G_s the discounted gain
+    (grade / log2(rank + 1)) of the sampled docs of s retrieved, d_s and n_s the pooled and sampled docs of s
+    retrieved. The ideal DCG ranks the estimated number of docs of each positive grade (each stratum's sampled
+    docs of that grade times D_s / N_s over the strata, rounded half up) best grade first, at most
+    :data:`SAMPLE_EVAL_DEPTH` ranks. Gains are linear, grades <= 0 (and below ``rel`` when given) gain nothing.
+    Judged wholly, infNDCG is nDCG. 0 when the ideal DCG is 0.
+
+    >>> round(stratified_ndcg([2, 0, 1], [2, 0, 1, -1], stratum=["a", "a", "b"], judged_strata=["a", "a", "b", "b"]), 4)
+    0.8652
+    """
+    def gains(g: float) -> bool:
+        return g > 0 and (rel is None or g >= rel)
+
+    pool = _Strata(judged, judged_strata, gains)
+    ideal, start = 0.0, 0
+    for grade in sorted(pool.graded, reverse=True):
+        count = math.floor(pool.graded[grade] + 0.5)
+        for r in range(start + 1, min(start + count, SAMPLE_EVAL_DEPTH) + 1):
+            ideal += grade / math.log2(r + 1)
+        start += count
+    if ideal == 0:
+        return 0.0
+    gain: dict[str, float] = {}
+    retrieved_pool: dict[str, list[int]] = {}  # pooled, sampled
+    for k, (g, s) in enumerate(zip(retrieved, stratum), start=1):
+        if s is None:
+            continue
+        if gains(g):
+            gain[s] = gain.get(s, 0.0) + g / math.log2(k + 1)
+        counts = retrieved_pool.setdefault(s, [0, 0])
+        counts[0] += 1
+        counts[1] += g >= 0
+    dcg_estimate = sum(retrieved_pool[s][0] * total / retrieved_pool[s][1] for s, total in gain.items())
+    return dcg_estimate / ideal
 
 
 def err_probability(grade: float, *, max_grade: float, rel: float | None = None,

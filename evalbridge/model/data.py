@@ -314,6 +314,9 @@ class Qrels(_Base):
         judged_by: who gave each grade, ``{query id: {doc id: source}}`` (``human``, a judge's name), where the
             input says it (a file of graded pairs with a judge field, :func:`evalbridge.merge_judgements`): kept as
             :attr:`judged_by` (read-only, empty when unknown); not compared.
+        strata: the stratum each judged pair was sampled from, ``{query id: {doc id: stratum}}``, where the input
+            says it (a stratified sample of the pool, ``format="sample_eval"``): kept as :attr:`strata`, read by
+            ``xinfAP`` and ``infNDCG`` (read-only, empty when unknown); not compared.
 
     Example:
         >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}})
@@ -321,19 +324,23 @@ class Qrels(_Base):
         (2, 2)
     """
 
-    __slots__ = ("min_relevance", "_grades", "_topics", "_judged_by")
+    __slots__ = ("min_relevance", "_grades", "_topics", "_judged_by", "_strata")
     min_relevance: float | None
     _grades: frozenset[float]
     _topics: dict[str, str]
     _judged_by: dict[str, dict[str, str]]
+    _strata: dict[str, dict[str, str]]
     _what = "grade"
     _compared = ("min_relevance",)
-    _state = (*_Base._state, "min_relevance", "_topics", "_judged_by")
+    _state = (*_Base._state, "min_relevance", "_topics", "_judged_by", "_strata")
 
     def __init__(self, data: object, *, min_relevance: float | None = None, source: str | None = None,
                  copy: bool = True, notes: tuple[str, ...] = (), allow_empty: bool = False,
                  topics: Mapping[str, str] | None = None,
-                 judged_by: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 judged_by: Mapping[str, Mapping[str, str]] | None = None,
+                 strata: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        if strata is None and isinstance(data, Qrels):
+            strata = data._strata
         if min_relevance is None and isinstance(data, Qrels):
             min_relevance = data.min_relevance
         if topics is None and isinstance(data, Qrels):
@@ -346,7 +353,15 @@ class Qrels(_Base):
         object.__setattr__(self, "_topics", {str(q): str(t) for q, t in (topics or {}).items()})
         object.__setattr__(self, "_judged_by", {str(q): {str(d): str(who) for d, who in docs.items()}
                                                 for q, docs in (judged_by or {}).items()})
+        object.__setattr__(self, "_strata", {str(q): {str(d): str(s) for d, s in docs.items()}
+                                             for q, docs in (strata or {}).items()})
         super().__init__(data, source=source, copy=copy, notes=notes, allow_empty=allow_empty)
+
+    @property
+    def strata(self) -> Mapping[str, Mapping[str, str]]:
+        """Query id -> doc id -> the stratum of the pool the pair was sampled from, where the input said it
+        (``format="sample_eval"``); empty otherwise. Read-only; not part of equality."""
+        return MappingProxyType({q: MappingProxyType(docs) for q, docs in self._strata.items()})
 
     @property
     def judged_by(self) -> Mapping[str, Mapping[str, str]]:

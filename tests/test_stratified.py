@@ -144,3 +144,27 @@ def test_cli_and_config_agree_with_the_api(shared, tmp_path):
                              "sample_eval", "--metrics", "xinfAP"], capture_output=True, text=True)
     assert failed.returncode == 2 and "bad.qrels:2" in failed.stderr and "Traceback" not in failed.stderr
     json.dumps(api.query("xinfAP"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["q1", "q2", "q3"]), st.dictionaries(
+    st.sampled_from([f"d{i}" for i in range(12)]), st.tuples(st.sampled_from([-1, 0, 1, 2, 3]), st.sampled_from("xyz")),
+    min_size=1, max_size=12), min_size=1, max_size=3),
+    st.lists(st.floats(0, 3, allow_nan=False), min_size=12, max_size=12), st.sampled_from([None, 1, 2]))
+def test_the_fast_kernels_equal_the_reference_per_query(sample, scores, rel):
+    grades = {q: {d: g for d, (g, _) in docs.items()} for q, docs in sample.items()}
+    strata = {q: {d: s for d, (_, s) in docs.items()} for q, docs in sample.items()}
+    qrels = eb.Qrels(grades, strata=strata)
+    run = {q: {f"d{i}": scores[(i * 7 + len(q)) % 12] for i in range(0, 12, 2 if q == "q2" else 1)} for q in grades}
+    metrics = ["xinfAP", "infNDCG"] if rel is None else [f"xinfAP(rel={rel})", f"infNDCG(rel={rel})"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = eb.evaluate(qrels, run, metrics=metrics, backend="fast")
+        theirs = eb.evaluate(qrels, run, metrics=metrics, backend="reference")
+    for metric in metrics:
+        fast, reference = ours.query(metric), theirs.query(metric)
+        assert fast.keys() == reference.keys()
+        for qid in fast:
+            assert fast[qid] == pytest.approx(reference[qid], abs=1e-12), (metric, qid)

@@ -43,7 +43,7 @@ __all__ = ["main", "build_parser", "commands", "COMMANDS", "EXIT_OK", "EXIT_FAIL
 
 #: the commands, in the order ``evalbridge --help`` lists them: each is the module of this package of that name.
 COMMANDS = ("run", "eval", "check", "diff", "power", "tiers", "design", "metrics", "convert", "agree", "diagnose",
-            "uncertain", "pool", "merge", "changed", "ppi", "formats")
+            "uncertain", "pool", "merge", "changed", "ppi", "judges", "formats")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``tiers:``,
-``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``.
+``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``, ``judges:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
 read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
@@ -21,7 +21,8 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
-                     FusionSettings, PowerSettings, PPISettings, TiersSettings, TopicSetSettings, UncertainSettings)
+                     FusionSettings, JudgesSettings, PowerSettings, PPISettings, TiersSettings, TopicSetSettings,
+                     UncertainSettings)
 from .sources import Source
 
 if TYPE_CHECKING:
@@ -488,6 +489,61 @@ PPI = Analysis(
           "stay in Spark")
 
 
+# --- judges: ------------------------------------------------------------------------------------------------------
+
+_JUDGES_KEYS = ("calibration_bins", "test", "alpha")
+
+
+def _judges_rules() -> Mapping[str, Rule]:
+    from ..evalsets.judges import JUDGES_PARAMETERS
+
+    return JUDGES_PARAMETERS
+
+
+def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | None:
+    """``judges:``: ``{labels: {name: qrels source}, calibration_bins, test, alpha}``: the config's qrels are the
+    humans' labels, each of ``labels`` a judge's."""
+    from .sections import read_name, read_source
+
+    if value is None:
+        return None
+    path = ("judges",)
+    spec = check.mapping(value, path, ("labels", *_JUDGES_KEYS), "{labels: {gpt4o: judges/gpt4o.qrels}}")
+    if "labels" not in spec:
+        raise check.fail(path, "a judge's report card holds its labels against the humans' (the config's qrels).",
+                         fix="write judges: {labels: {gpt4o: <path to the judge's labels>}}.")
+    if given.qrels is None:
+        raise check.fail(path, "the judges are held against the humans' labels (the config's qrels), and the config "
+                               "has none.", fix="add qrels: <path to the human labels>.")
+    named = check.mapping(spec["labels"], path + ("labels",), None, "{gpt4o: judges/gpt4o.qrels}")
+    if not named:
+        raise check.fail(path + ("labels",), "no judge is named.", fix="name one or more: labels: {gpt4o: ...}.")
+    labels = {read_name(check, name, path + ("labels", name), "judge"):
+              read_source(check, source, path + ("labels", name), given.folder, "qrels", "local", given.policies)
+              for name, source in named.items()}
+    return JudgesSettings(labels=MappingProxyType(labels), **JUDGES.checked(check, spec, _JUDGES_KEYS, JudgesSettings))
+
+
+def _run_judges(ctx: Context, settings: JudgesSettings) -> Any:
+    """:func:`evalbridge.judges` of the config's qrels (the humans) and each judge's labels, the runs ranked by the
+    config's metrics under each."""
+    from ..evalsets.judges import judges
+
+    labels = {name: ctx.judgements(source) for name, source in settings.labels.items()}
+    ctx.step("the judges' report cards")
+    return judges(ctx.qrels, labels, ctx.runs, [r.label for r in ctx.config.metrics],
+                  calibration_bins=settings.calibration_bins, test=settings.test, alpha=settings.alpha,
+                  seed=ctx.config.seed, settings=ctx.config.settings)
+
+
+JUDGES = Analysis(
+    "judges", "{labels: {name: qrels}, calibration_bins, test, alpha}: the qrels are the humans' labels, each of labels "
+              "a judge's: each judge's kappas, confusion, precision and recall per grade, grade shift, out-of-scale "
+              "grades and calibration, and the runs' order under it against the humans' (evalbridge.judges)",
+    _read_judges, _run_judges, _judges_rules, sources=lambda s: tuple(s.labels.values()),
+    spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark")
+
+
 # --- tiers: -------------------------------------------------------------------------------------------------------
 
 #: the keys of ``tiers:`` (the keywords of Comparison.tiers but the seed, which is the config's)
@@ -674,7 +730,7 @@ FUSION = Analysis(
 
 
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI)
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES)
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

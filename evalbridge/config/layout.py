@@ -250,6 +250,17 @@ class PPISettings:
 
 
 @dataclass(frozen=True)
+class JudgesSettings:
+    """``judges:``: the config's qrels are the humans' labels, ``labels`` each judge's labels of the same pairs;
+    every judge's report card against the humans, the runs ranked under each (see :func:`evalbridge.judges`)."""
+
+    labels: Mapping[str, Source]
+    calibration_bins: int = 10
+    test: str = "t"
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
 class PlotSettings:
     """``output.plots:``: which figures, in which formats."""
 

@@ -164,6 +164,13 @@ def _fusion(c: Any, digits: int) -> Section:
                    lambda: {f"fusion_{table}": c.to_frame(table=table) for table in ("systems", "pairs")})
 
 
+def _judges(r: Any, digits: int) -> Section:
+    from .judges import judges_tables
+
+    return Section("judges", "The judges against the humans", lambda fmt: judges_tables(r, fmt, digits),
+                   lambda: {"judges": r.to_frame()})
+
+
 def _slices(report: AnyReport) -> Section:
     from .slices import report_tables
 
@@ -244,6 +251,17 @@ def _ppi_headline(r: Any) -> Headline:
     return out
 
 
+def _judges_headline(r: Any) -> Headline:
+    """Each judge's kappas against the humans and, with runs, the tau_AP of its system order (nan left out)."""
+    out: Headline = {}
+    for card in r.cards:
+        row = card.summary()
+        for key in ("kappa", "linear_kappa", "quadratic_kappa", "tau_ap"):
+            if row[key] == row[key]:
+                out[("judges", card.judge, key)] = row[key]
+    return out
+
+
 @dataclass(frozen=True)
 class View:
     """How the result of one analysis (:data:`evalbridge.config.analyses.ANALYSES`) shows in a report.
@@ -275,6 +293,7 @@ VIEWS: Mapping[str, View] = {
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
     "ppi": View("ppi", lambda r, digits: [_ppi(r, digits)], lambda r: r.to_dict(), _ppi_headline),
+    "judges": View("judges", lambda r, digits: [_judges(r, digits)], lambda r: r.to_dict(), _judges_headline),
 }
 
 

@@ -1,0 +1,59 @@
+"""``evalbridge judges HUMAN NAME=LABELS... [--runs RUN...] -m METRIC``: each judge's report card against the humans
+(eb.judges; a config's ``judges:`` section)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .shared import EXIT_OK, add_inputs, add_quiet, emit, named_runs
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..evalsets.judges import judges
+    from ..reports.writing import STDOUT, check_outputs
+
+    labels = named_runs(args.labels)
+    runs = named_runs(args.runs or [])
+    if len(runs) == 1:
+        raise InputError("the system order under a judge compares two or more runs; one is given.",
+                         fix="give --runs two or more runs, or none (the labels alone).")
+    check_outputs([args.human, *labels.values(), *runs.values()], files=[args.output or STDOUT])
+    report = judges(args.human, labels, runs or None, list(args.metrics), calibration_bins=args.calibration_bins,
+                    test=args.test, alpha=args.alpha, min_relevance=args.min_relevance)
+    emit(report.table("terminal" if args.format == "text" else args.format), args.output, args)
+    return EXIT_OK
+
+
+def add(commands: Any) -> None:
+    """Add the command's parser to ``commands`` (argparse's subparsers)."""
+    from ..evalsets.agreement import DEFAULT_METRICS
+    from ..evalsets.judges import JUDGES_PARAMETERS
+    from ..evalsets.ranking_agreement import TESTS
+    from ..views.formats import report_formats
+
+    p = commands.add_parser(
+        "judges", help="each judge's (LLM's) labels against the humans': kappas, confusion, calibration, system order",
+        description="Each judge's report card against the humans' labels (HUMAN): Cohen's kappa (plain, linear, "
+                    "quadratic), the confusion table, precision and recall per grade, the mean grade shift, grades "
+                    "outside the humans' scale, a calibration curve; with --runs, each system's mean under the judge "
+                    "and the humans, Kendall's tau and tau_AP of the orders and the pairs whose significance flips. "
+                    "Judges side by side, best first (eb.judges; a config's judges: section).")
+    p.add_argument("human", metavar="HUMAN", help="the humans' labels (qrels)")
+    p.add_argument("labels", nargs="+", metavar="NAME=LABELS", help="each judge's labels (qrels), PATH or NAME=PATH")
+    p.add_argument("--runs", nargs="+", default=None, metavar="RUN", help="runs ranked under each (two or more)")
+    p.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
+                   help="metrics the systems are ranked by (the first ranks the judges)")
+    p.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
+                   help="the humans' relevance level (default: 1), the calibration's 'relevant'")
+    p.add_argument("--calibration-bins", type=int, default=JUDGES_PARAMETERS["calibration_bins"].default,
+                   metavar="N", help="bins of equal counts of a calibration curve over scores (default 10)")
+    p.add_argument("--test", choices=tuple(TESTS), default="t", help="the paired test of the flips (default t)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the flips (default 0.05)")
+    p.add_argument("--format", choices=["text", "json", *(f for f in report_formats() if f not in ("json", "csv"))],
+                   default="text", help="output format (text = terminal)")
+    p.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    add_quiet(p)
+    add_inputs(p)
+    p.set_defaults(handler=handle)

@@ -1,0 +1,185 @@
+"""The judges' report card (evalbridge.evalsets.judges): on the LLMJudge labels (15 LLM label sets against the humans on
+4,423 pairs), every kappa and confusion table equals scikit-learn's, per-grade precision and recall equal
+scikit-learn's, the judge with grade 5 is named as out of scale, and with runs the system orders' tau and tau_AP equal
+the ranking agreement's; every door (API, CLI, config) gives the same numbers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbridge as eb
+from evalbridge.errors import InputError
+from evalbridge.evalsets.judges import judges
+
+LLMJUDGE = "data/real/llmjudge"
+
+
+def aligned(human: eb.Qrels, judge: eb.Qrels) -> tuple[list[float], list[float]]:
+    pairs = [(human[q][d], g) for q in judge for d, g in judge[q].items() if q in human and d in human[q]]
+    return [h for h, _ in pairs], [j for _, j in pairs]
+
+
+@pytest.fixture(scope="module")
+def llmjudge(shared):
+    folder = shared / LLMJUDGE
+    labels = {path.stem: path for path in sorted((folder / "judges").glob("*.qrels"))}
+    return folder / "human.test.qrels", labels, judges(folder / "human.test.qrels", labels)
+
+
+def test_every_kappa_and_confusion_equals_scikit_learn(llmjudge):
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_score, recall_score
+
+    human_path, labels, report = llmjudge
+    human = eb.read_qrels(human_path)
+    assert len(report.cards) == 15
+    for name, path in labels.items():
+        card = report[name]
+        h, j = aligned(human, eb.read_qrels(path))
+        categories = list(card.agreement.categories)
+        assert card.agreement.shared_pairs == len(h) == 4423
+        assert [list(row) for row in card.agreement.confusion] == confusion_matrix(h, j, labels=categories).tolist()
+        for weights, ours in ((None, card.kappa), ("linear", card.linear_kappa), ("quadratic", card.quadratic_kappa)):
+            assert ours == pytest.approx(cohen_kappa_score(h, j, labels=categories, weights=weights), abs=1e-12)
+        assert card.kappa == pytest.approx(cohen_kappa_score(h, j), abs=1e-12)  # plain kappa: whatever the labels
+        used = [c for c in categories if c in set(j)]
+        theirs = dict(zip(used, precision_score(h, j, labels=used, average=None, zero_division=np.nan)))
+        for c, p in zip(categories, card.precision):
+            if c in theirs:
+                assert p == pytest.approx(theirs[c], abs=1e-12)
+        recalls = dict(zip(categories, recall_score(h, j, labels=categories, average=None, zero_division=np.nan)))
+        for c, r in zip(categories, card.recall):
+            assert r == pytest.approx(recalls[c], abs=1e-12, nan_ok=True)
+        assert card.shift == pytest.approx(float(np.mean(np.subtract(j, h))), abs=1e-12)
+
+
+def test_the_judge_with_grade_5_is_named_out_of_scale(llmjudge):
+    _, _, report = llmjudge
+    flagged = {card.judge: dict(card.out_of_scale) for card in report.cards if card.out_of_scale}
+    assert list(flagged) == ["RMITIR-llama70B"] and set(flagged["RMITIR-llama70B"]) == {5}
+    card = report["RMITIR-llama70B"]
+    assert 5 in card.agreement.categories  # its own column, not dropped
+    assert card.agreement.shared_pairs == 4423
+    text = report.table("markdown")
+    assert "RMITIR-llama70B gives grades outside human's scale" in text
+    assert report.to_dict()["judges"][[c.judge for c in report.cards].index("RMITIR-llama70B")][
+        "out_of_scale_grades"] == {"5": flagged["RMITIR-llama70B"][5]}
+
+
+def test_judges_are_ranked_by_quadratic_kappa_without_runs(llmjudge):
+    _, _, report = llmjudge
+    kappas = [card.quadratic_kappa for card in report.cards]
+    assert kappas == sorted(kappas, reverse=True)
+    assert max(card.kappa for card in report.cards) == pytest.approx(0.29, abs=0.01)  # the README's best kappa
+
+
+def test_with_runs_the_system_orders_equal_the_ranking_agreement_and_rank_the_judges():
+    """Systems scored under the humans and under each judge: tau and tau_AP are ranking_agreement's; judges ranked
+    by tau_AP."""
+    from evalbridge.evalsets.ranking_agreement import ranking_agreement
+
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(30)]
+    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(12)}
+    good = {q: {d: min(3, g + int(rng.random() < 0.1)) for d, g in row.items()} for q, row in human.items()}
+    bad = {q: {d: int(rng.integers(0, 4)) for d in row} for q, row in human.items()}
+    runs = {f"s{s}": {q: {d: float(human[q][d] * s + rng.normal()) for d in docs} for q in human} for s in range(5)}
+    report = judges(human, {"bad": bad, "good": good}, runs, metrics=["nDCG@10"], test="t")
+    assert [c.judge for c in report.cards] == ["good", "bad"]
+    under_h = {n: eb.evaluate(human, r, ["nDCG@10"]) for n, r in runs.items()}
+    for name, labels in (("good", good), ("bad", bad)):
+        under_j = {n: eb.evaluate(labels, r, ["nDCG@10"]) for n, r in runs.items()}
+        expected = ranking_agreement(under_h, under_j, metrics=["nDCG@10"], names=("human", name)).rows[0]
+        order = report[name].orders[0]
+        assert (order.kendall_tau, order.tau_ap, order.flipped) == (expected.kendall_tau, expected.tau_ap,
+                                                                     expected.flipped)
+        assert order.means_a == expected.means_a and order.means_b == expected.means_b
+    for fmt in ("terminal", "markdown", "html", "latex"):
+        assert "tau_AP" in report.table(fmt)
+    json.loads(report.table("json"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), min_size=2, max_size=60))
+def test_kappas_equal_scikit_learn_on_any_labels(pairs):
+    from sklearn.metrics import cohen_kappa_score
+
+    human = {"q": {f"d{i}": h for i, (h, _) in enumerate(pairs)}}
+    judge = {"q": {f"d{i}": j for i, (_, j) in enumerate(pairs)}}
+    h, j = [p[0] for p in pairs], [p[1] for p in pairs]
+    if len(set(h) | set(j)) < 2:
+        return
+    card = judges(human, {"j": judge}).cards[0]
+    labels = list(card.agreement.categories)
+    for weights, ours in ((None, card.kappa), ("linear", card.linear_kappa), ("quadratic", card.quadratic_kappa)):
+        theirs = cohen_kappa_score(h, j, labels=labels, weights=weights)
+        assert ours == pytest.approx(theirs, abs=1e-9, nan_ok=True)
+    assert sum(card.out_of_scale.values()) == sum(g not in set(h) for g in j)
+
+
+def test_scores_need_thresholds_and_get_a_calibration_curve():
+    human = {"q": {f"d{i}": i % 4 for i in range(40)}}
+    scores = {"q": {f"d{i}": (i % 4) / 3 + 0.01 * (i % 3) for i in range(40)}}
+    with pytest.raises(InputError, match="bins="):
+        judges(human, {"probs": scores})
+    card = judges(human, {"probs": scores}, bins={"probs": [0.2, 0.5, 0.8]}, calibration_bins=4).cards[0]
+    assert card.kappa == pytest.approx(1.0)
+    assert [row[1] for row in card.calibration] == [10, 10, 10, 10]
+    assert [row[3] for row in card.calibration] == [0, 1, 2, 3]  # the humans' mean grade rises with the score
+
+
+def test_cli_equals_the_api_and_bad_input_exits_2(shared, tmp_path, llmjudge):
+    human_path, labels, report = llmjudge
+    chosen = {name: labels[name] for name in ("RMITIR-llama70B", "Olz-gpt4o")}
+    cli = subprocess.run([sys.executable, "-m", "evalbridge", "judges", str(human_path),
+                          *[f"{n}={p}" for n, p in chosen.items()], "--format", "json"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    out = json.loads(cli.stdout)
+    for card in out["judges"]:
+        assert card["kappa"] == pytest.approx(report[card["judge"]].kappa, abs=1e-12)
+        assert card["quadratic_kappa"] == pytest.approx(report[card["judge"]].quadratic_kappa, abs=1e-12)
+    bad = tmp_path / "dup.qrels"
+    bad.write_text("q1 0 d1 1\nq1 0 d1 2\n")
+    failed = subprocess.run([sys.executable, "-m", "evalbridge", "judges", str(human_path), f"dup={bad}"],
+                            capture_output=True, text=True)
+    assert failed.returncode == 2 and "dup.qrels:2" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_a_judges_section_gives_eb_judges_numbers_in_every_format(tmp_path, monkeypatch):
+    """A config's judges: section (the config's qrels the humans) gives the API's report, in JSON and every text
+    format; a bad key is refused with the key and exit 2."""
+    rng = np.random.default_rng(2)
+    docs = [f"d{i}" for i in range(12)]
+    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(10)}
+    judge = {q: {d: min(3, max(0, g + int(rng.integers(-1, 2)))) for d, g in row.items()} for q, row in human.items()}
+    for name, data in (("human", human), ("judge", judge)):
+        (tmp_path / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
+                                                      for d, g in row.items()))
+    for s in range(3):
+        (tmp_path / f"s{s}.run").write_text("".join(f"{q} Q0 {d} 1 {g * s + rng.random() * 3:.6f} s{s}\n"
+                                                    for q, row in human.items() for d, g in row.items()))
+    monkeypatch.chdir(tmp_path)
+    runs = {f"s{s}": f"s{s}.run" for s in range(3)}
+    config = {"qrels": "human.txt", "runs": runs, "metrics": ["nDCG@5"], "judges": {"labels": {"llm": "judge.txt"}}}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    api = judges("human.txt", {"llm": "judge.txt"}, runs, ["nDCG@5"])
+    out = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["judges"] == json.loads(json.dumps(api.to_dict()))
+    for fmt in ("terminal", "markdown", "latex", "html"):
+        shown = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", fmt],
+                               capture_output=True, text=True)
+        assert shown.returncode == 0 and "llm" in shown.stdout and "tau_AP" in shown.stdout, shown.stderr
+    config["judges"] = {"labels": {"llm": "judge.txt"}, "calibration_bins": 0}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "judges.calibration_bins" in bad.stderr and "Fix" in bad.stderr, bad.stderr

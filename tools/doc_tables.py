@@ -41,6 +41,7 @@ FILES = {
     "qrels.txt": "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n",
     "run.txt": "q1 Q0 d3 1 12.5 bm25\nq1 Q0 d1 2 11.0 bm25\nq2 Q0 d5 1 9.1 bm25\nq2 Q0 d4 2 8.7 bm25\n",
     "judged.txt": "q1 Q0 d3 1\nq1 Q0 d1 2\nq1 Q0 d2 0\n",
+    "sample.qrels": "q1 0 d1 top 2\nq1 0 d2 top 0\nq1 0 d3 rest 1\nq1 0 d4 rest -1\n",
     "run.json": '{"q1": {"d3": 12.5, "d1": 11.0}, "q2": {"d5": 9.1}}\n',
     "run.jsonl": '{"query_id": "q1", "doc_id": "d3", "score": 12.5}\n{"query_id": "q1", "doc_id": "d1", "score": 11.0}\n',
     "graded.jsonl": '{"query_id": "q1", "doc_id": "d3", "grade": 2, "judge": "umbrela"}\n',

@@ -61,6 +61,11 @@ def test_a_configs_fusion_is_fuse_then_compare_with_its_parts(folder: Path) -> N
     assert json.loads(render(report, "json"))["fusion"] == json.loads(json.dumps(expected.to_dict()))
     for fmt in ("terminal", "markdown", "html", "latex"):
         assert "Fusion" in render(report, fmt) and "weights=0.3" in render(report, fmt)
+    from evalbridge.views.sections import report_headlines
+
+    headline = {name: value for name, value in report_headlines(report).items() if name[0] == "fusion"}
+    assert headline == {("fusion", f"fused vs {r.baseline}", r.metric, "delta"): r.delta for r in expected.rows
+                        if r.system == fused.name}
 
 
 def test_a_configs_fusion_without_a_comparison_uses_the_default_statistics_at_its_seed(folder: Path) -> None:

@@ -234,6 +234,14 @@ def _topic_set_headline(d: Any) -> Headline:
             for design in ("t_test", "anova", "ci") if getattr(row, design) is not None}
 
 
+def _fusion_headline(c: Any) -> Headline:
+    """The fused run's difference from each of its parts, metric by metric (the fused run is the comparison's first
+    system; its recipe is the report's, the headline calls it fused)."""
+    fused = c.systems[0]
+    return {("fusion", f"fused vs {row.baseline}", row.metric, "delta"): float(row.delta) for row in c.rows
+            if row.system == fused}
+
+
 def _diagnosis_headline(d: Any) -> Headline:
     return {("diagnose", "detectable"): d.detectable}
 
@@ -288,7 +296,7 @@ VIEWS: Mapping[str, View] = {
     "tiers": View("tiers", lambda t, digits: [_tiers(t)], lambda t: t.to_dict(), _tiers_headline),
     "topic_set_size": View("topic_set_size", lambda d, digits: [_topic_set(d)], lambda d: d.to_dict(),
                            _topic_set_headline),
-    "fusion": View("fusion", lambda c, digits: [_fusion(c, digits)], lambda c: c.to_dict()),
+    "fusion": View("fusion", lambda c, digits: [_fusion(c, digits)], lambda c: c.to_dict(), _fusion_headline),
     "diagnose": View("diagnosis", lambda d, digits: [_diagnosis(d, digits)], _diagnosis_data, _diagnosis_headline),
     "uncertain": View("uncertainty", lambda found, digits: [_uncertainty(found, digits)], _uncertainty_data),
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import (add_statistics, EXIT_OK, FLAGS, add_conventions, add_inputs, add_quiet, conventions, emit, input_source, policies,
-                     named_runs, progress, refuse_overwrites, side_columns)
+from .shared import (EXIT_OK, FLAGS, add_conventions, add_inputs, add_quiet, add_statistics, conventions, emit,
+                     input_source, named_runs, policies, progress, refuse_overwrites, side_columns)
 
 
 

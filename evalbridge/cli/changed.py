@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import add_statistics, EXIT_OK, add_conventions, add_inputs, add_quiet, config_of, emit, refuse_overwrites
+from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_statistics, config_of, emit, refuse_overwrites
 
 
 def handle(args: argparse.Namespace) -> int:

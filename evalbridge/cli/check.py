@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from .shared import (add_statistics, EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, config_of, emit,
-                     positionals, progress, refuse_overwrites)
+from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_statistics,
+                     config_of, emit, positionals, progress, refuse_overwrites)
 
 
 

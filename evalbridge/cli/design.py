@@ -6,20 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
-                     positionals, refuse_overwrites)
+from .shared import add_conventions, add_inputs, add_metrics, add_quiet, add_shown, show_analysis
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..config.pipeline import run_config
     from ..views.topic_set_size import render_topic_set_size
 
-    qrels, runs = positionals(args)
-    config = config_of(args, qrels, runs)
-    refuse_overwrites(args, config)
-    outcome = run_config(config, write=False)
-    emit(render_topic_set_size(outcome.report.analyses["topic_set_size"], args.format), args.output, args)
-    return EXIT_OK
+    return show_analysis(args, "topic_set_size", render_topic_set_size)
 
 
 def add(commands: Any) -> None:

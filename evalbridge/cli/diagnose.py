@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import add_statistics, EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, config_of, emit, refuse_overwrites
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
+                     refuse_overwrites)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:

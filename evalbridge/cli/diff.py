@@ -8,8 +8,8 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
-                     named_runs, refuse_overwrites, settings_given)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, add_statistics,
+                     config_of, emit, named_runs, refuse_overwrites, settings_given)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[str | None, str, str]:

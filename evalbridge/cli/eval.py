@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_tracking, config_of, emit,
-                     note, note_tracked, positionals, progress, refuse_overwrites)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_statistics, add_tracking,
+                     config_of, emit, note, note_tracked, positionals, progress, refuse_overwrites)
 
 
 

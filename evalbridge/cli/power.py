@@ -5,26 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (add_statistics, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
-                     positionals, refuse_overwrites)
+from .shared import add_conventions, add_inputs, add_metrics, add_quiet, add_shown, add_statistics, show_analysis
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..config.pipeline import run_config
     from ..views.power_view import render_power
 
-    qrels, runs = positionals(args)
-    config = config_of(args, qrels, runs)
-    refuse_overwrites(args, config)
-    outcome = run_config(config, write=False)
-    emit(render_power(outcome.report.analyses["power"], args.format), args.output, args)
-    return EXIT_OK
+    return show_analysis(args, "power", render_power)
 
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..decisions.power import POWER_PARAMETERS, POWER_TESTS
-    
+
     p = commands.add_parser(
         "power", help="the smallest difference the eval set can detect, and the queries a target effect needs",
         description="Evaluate every run once and, for each run against the first (the baseline) and each metric, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +422,20 @@ def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
     check_outputs([s.path for s in input_sources(config) if s.path is not None],
                   files=[args.output or STDOUT, getattr(args, "per_query", None)])
 
+
+
+def show_analysis(args: argparse.Namespace, key: str, render: Callable[[Any, str], str]) -> int:
+    """A command that shows one analysis of the registry (``power``, ``tiers``, ``topic_set_size``...): the
+    command line checked as a config with that section, run by the one pipeline, its result shown by ``render``
+    in ``--format`` to ``-o`` or stdout."""
+    from ..config.pipeline import run_config
+
+    qrels, runs = positionals(args)
+    config = config_of(args, qrels, runs)
+    refuse_overwrites(args, config)
+    outcome = run_config(config, write=False)
+    emit(render(outcome.report.analyses[key], args.format), args.output, args)
+    return EXIT_OK
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
     """Every setting's flag but the read policies (:func:`add_policies`)."""

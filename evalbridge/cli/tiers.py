@@ -5,20 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit,
-                     positionals, refuse_overwrites)
+from .shared import add_conventions, add_inputs, add_metrics, add_quiet, add_shown, show_analysis
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..config.pipeline import run_config
     from ..views.tiers import render_tiers
 
-    qrels, runs = positionals(args)
-    config = config_of(args, qrels, runs)
-    refuse_overwrites(args, config)
-    outcome = run_config(config, write=False)
-    emit(render_tiers(outcome.report.analyses["tiers"], args.format), args.output, args)
-    return EXIT_OK
+    return show_analysis(args, "tiers", render_tiers)
 
 
 def add(commands: Any) -> None:

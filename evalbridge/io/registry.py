@@ -21,7 +21,7 @@ config files. So one path means one thing everywhere:
 
 Example:
     >>> [f.name for f in formats().values()][:3]
-    ['trec', 'judged_list', 'judgements']
+    ['trec', 'judged_list', 'sample_eval']
     >>> resolve("runs/bm25.run", kind="run").name
     'trec'
 """

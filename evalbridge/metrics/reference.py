@@ -399,7 +399,7 @@ def stratified_ap(retrieved: Grades, judged: Grades, *, rel: float = 1, stratum:
     Two strata, the second sampled at one doc in two (``d4`` not judged, grade -1):
 
     >>> round(stratified_ap([1, 0, 1], [1, 0, 1, -1], stratum=["a", "a", "b"], judged_strata=["a", "a", "b", "b"]), 4)
-    0.5556
+    0.7778
     """
     pool = _Strata(judged, judged_strata, lambda g: g >= 0 and g >= rel)
     n_relevant = pool.estimated_relevant()
@@ -430,7 +430,7 @@ def stratified_ndcg(retrieved: Grades, judged: Grades, *, rel: float | None = No
     Judged wholly, infNDCG is nDCG. 0 when the ideal DCG is 0.
 
     >>> round(stratified_ndcg([2, 0, 1], [2, 0, 1, -1], stratum=["a", "a", "b"], judged_strata=["a", "a", "b", "b"]), 4)
-    0.8652
+    0.7985
     """
     def gains(g: float) -> bool:
         return g > 0 and (rel is None or g >= rel)

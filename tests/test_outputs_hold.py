@@ -8,6 +8,7 @@ output check (the one before the work and the one just before a file is replaced
 from __future__ import annotations
 
 import json
+from xml.etree import ElementTree
 import os
 import signal
 import subprocess
@@ -165,7 +166,9 @@ def test_ctrl_c_at_any_moment_of_a_run_ends_it_with_130_and_the_old_outputs(tmp_
     code, err = _interrupted(process)
     assert code in INTERRUPTED, err
     assert "Traceback" not in err and "internal error" not in err, err
-    assert junit.read_text() == "old junit\n"
+    # the old file, or the whole new one when the interrupt came after it was written (never a part of it)
+    written = junit.read_text()
+    assert written == "old junit\n" or ElementTree.fromstring(written).tag == "testsuites", written
     assert not (tmp_path / "reports").exists() or json.loads((tmp_path / "reports" / "report.json").read_text())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
 

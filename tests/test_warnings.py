@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import evalbridge as eb
@@ -89,6 +89,9 @@ def test_ids_that_meet_below_the_first_k_are_not_blamed_on_their_spelling():
 @given(qrels_and_run(max_queries=3, missing=True, run_only=True), st.sampled_from(["AP", "P@3", "nDCG@5"]))
 def test_the_warning_fires_exactly_when_some_query_has_no_judgement_in_its_first_k(data, metric):
     qrels, run = data
+    # qrels that list only relevant documents (no grade below the level) are said once in a note instead, their
+    # misses being legitimate (tests/test_messages.py): left out here
+    assume(any(g < 1 for docs in qrels.values() for g in docs.values()))
     k = eb.Metric.parse(metric).k
     evaluated = [q for q in qrels if q in run]
 

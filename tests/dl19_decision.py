@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
-DL19 = Path("/work/shared/data/real/trec-dl-2019-passage")
+DL19 = SHARED / "data" / "real" / "trec-dl-2019-passage"
 
 
 def dl19_config(folder: Path) -> Path:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from evalbridge.cli import main
 
@@ -101,7 +102,7 @@ def test_a_config_run_refuses_a_report_folder_that_holds_its_slice_table(files: 
 
 # ---------------------------------------------------------------- Ctrl-C
 
-DL19 = Path("/work/shared/data/real/trec-dl-2019-passage")
+DL19 = SHARED / "data" / "real" / "trec-dl-2019-passage"
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -278,3 +278,13 @@ def test_a_statistics_value_gives_the_same_tiers_as_its_keywords(alpha, confiden
 def test_one_sided_tiers_are_refused() -> None:
     with pytest.raises(InputError, match="sides=1"):
         tiers(_results([[0.1, 0.2], [0.3, 0.4]]), statistics=eb.Statistics(sides=1))
+
+
+@pytest.mark.parametrize("field, value", [("test", "wilcoxon"), ("correction", "bh"), ("ci_method", "percentile")])
+def test_a_test_correction_or_interval_method_tiers_cannot_honour_is_refused(field: str, value: str) -> None:
+    """tiers' test is method= (simultaneous over every pair: no correction), its rank intervals percentiles: a
+    Statistics asking for another test, correction or interval method is refused with the fix, never ignored."""
+    with pytest.raises(InputError, match=rf"tiers does not use {field}.*{field}={value!r}") as raised:
+        tiers(_results([[0.1, 0.2], [0.3, 0.4]]), statistics=eb.Statistics(**{field: value}))
+    assert "Fix:" in str(raised.value)
+    assert tiers(_results([[0.1, 0.2], [0.3, 0.4]]), statistics=eb.Statistics(), n_resamples=50).method == "randomization"

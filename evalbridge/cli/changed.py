@@ -6,7 +6,11 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .shared import EXIT_OK, add_conventions, add_inputs, add_quiet, add_statistics, config_of, emit, refuse_overwrites
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_statistics, config_of, emit, refuse_overwrites,
+                     statistics_given)
+
+#: the fields of Statistics changed's flags set
+_STATISTICS = ("test", "alpha", "n_resamples", "seed")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -23,8 +27,8 @@ def handle(args: argparse.Namespace) -> int:
     before = load_qrels(config.qrels, level)
     after = load_qrels(after_source, level)
     runs = {name: load_run(source, name, before, level)[1] for name, source in config.runs.items()}
-    found = what_changed(before, after, runs, list(args.metrics), test=args.test, alpha=args.alpha,
-                         n_resamples=args.n_resamples, seed=args.seed, settings=config.settings)
+    found = what_changed(before, after, runs, list(args.metrics), statistics=statistics_given(args, *_STATISTICS),
+                         settings=config.settings)
     emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)
     return EXIT_OK
 
@@ -42,7 +46,7 @@ def add(commands: Any) -> None:
     ch.add_argument("-m", "--metrics", nargs="+", default=["nDCG@10"], metavar="METRIC",
                     help="the metrics; the first decides which system to ship (default nDCG@10)")
     ch.add_argument("--after-format", default=None, metavar="FMT", help="input format of AFTER")
-    add_statistics(ch, "test", "alpha", "n_resamples", "seed")
+    add_statistics(ch, *_STATISTICS)
     ch.add_argument("--format", choices=["text", "markdown", "json"], default="text", help="output format")
     ch.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     ch.add_argument("--title", default=None, help=argparse.SUPPRESS)

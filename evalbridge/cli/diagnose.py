@@ -7,7 +7,10 @@ from typing import Any
 
 from ..errors import InputError
 from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
-                     refuse_overwrites)
+                     refuse_overwrites, statistics_given)
+
+#: the fields of Statistics diagnose's flags set
+_STATISTICS = ("test", "correction", "alpha", "n_resamples", "seed")
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
@@ -33,8 +36,7 @@ def handle(args: argparse.Namespace) -> int:
 
     qrels, runs, settings, other = _inputs(args)
     found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
-                     test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
-                     seed=args.seed, settings=settings)
+                     statistics=statistics_given(args, *_STATISTICS), settings=settings)
     emit(found.table(args.format), args.output, args)
     return EXIT_OK
 
@@ -58,7 +60,7 @@ def add(commands: Any) -> None:
                          "there (default 100)")
     di.add_argument("--trials", type=int, default=DIAGNOSIS_PARAMETERS["trials"].default, metavar="N",
                     help="random splits of the queries into halves for the swap rate (default 1000)")
-    add_statistics(di, "test", "correction", "alpha", "n_resamples", "seed")
+    add_statistics(di, *_STATISTICS)
     add_shown(di, "the diagnosis")
     di.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(di)

@@ -476,6 +476,14 @@ def add_statistics(parser: argparse.ArgumentParser, *names: str, hidden: bool = 
                             help=argparse.SUPPRESS if hidden else row.help.replace("%", "%%"))
 
 
+def statistics_given(args: argparse.Namespace, *names: str) -> Any:
+    """The one :class:`~evalbridge.Statistics` of the statistics flags ``names`` a command has (:func:`add_statistics`:
+    each defaults to its row's default), built and checked once, passed whole to the verb."""
+    from ..stats.statistics import Statistics
+
+    return Statistics(**{name: getattr(args, name) for name in names})
+
+
 def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
     """``--format`` and ``-o/--output`` of a command that shows one result (``what``) in any format that writes
     tables, or JSON (:func:`evalbridge.views.formats.shown_formats`)."""

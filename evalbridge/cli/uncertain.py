@@ -8,7 +8,10 @@ from typing import Any
 
 from ..errors import InputError
 from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
-                     refuse_overwrites)
+                     refuse_overwrites, statistics_given)
+
+#: the fields of Statistics uncertain's flags set
+_STATISTICS = ("n_resamples", "confidence", "seed")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -29,8 +32,8 @@ def handle(args: argparse.Namespace) -> int:
     level = config.settings.min_relevance
     (name, source), = config.runs.items()
     run = load_run(source, name, None, level)[1]
-    options = dict(system=name, draws=args.draws, n_resamples=args.n_resamples, confidence=args.confidence,
-                   seed=args.seed, settings=config.settings)
+    options = dict(system=name, draws=args.draws, statistics=statistics_given(args, *_STATISTICS),
+                   settings=config.settings)
     if args.judges:
         judges = {n: load_qrels(judge, level) for n, judge in sources.items()}
         found = uncertain(run, args.metrics[0], judges=judges, **options)
@@ -56,7 +59,7 @@ def add(commands: Any) -> None:
                     help="one qrels whose grades are probabilities of relevance, in [0, 1]")
     un.add_argument("--draws", type=int, default=UNCERTAINTY_PARAMETERS["draws"].default,
                     help="labellings drawn from the probabilities (default 200)")
-    add_statistics(un, "n_resamples", "confidence", "seed")
+    add_statistics(un, *_STATISTICS)
     add_shown(un, "the measurement")
     un.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_quiet(un)

@@ -18,7 +18,7 @@ from ..common.json_data import json_ready
 from ..common.parameters import check_parameters
 from ..errors import InputError
 from ..stats.paired_tests import check_finite
-from ..stats.statistics import Statistics, statistics_of
+from ..stats.statistics import Statistics, statistics_for
 from ..stats.tiers import (TIERS_PARAMETERS, bootstrap_means, by_mean, hsd_pvalues, min_ranks, rank_intervals,
                            tiers_of)
 from ..views.table import Shown
@@ -140,6 +140,12 @@ def score_matrix(results: Mapping[str, Any], metric: str) -> tuple[np.ndarray, l
     return x, common, len(every) - len(common)
 
 
+#: the fields of Statistics tiers honours (any alpha, confidence, n_resamples and seed; two sides); a test, a correction
+#: or an interval method away from its default is refused, not ignored
+_USES: Mapping[str, tuple[Any, ...] | None] = {"alpha": None, "confidence": None, "n_resamples": None, "seed": None,
+                                               "sides": (2,)}
+
+
 def tiers(results: Mapping[str, Any], metrics: Sequence[str] | None = None, *, method: str = "randomization",
           statistics: Statistics | None = None, alpha: float | None = None, confidence: float | None = None,
           n_resamples: int | None = None, seed: int | None = None) -> Tiers:
@@ -147,14 +153,14 @@ def tiers(results: Mapping[str, Any], metrics: Sequence[str] | None = None, *, m
     per-query values already computed, on the queries every system has (:mod:`evalbridge.stats.tiers`).
 
     ``statistics`` (:class:`~evalbridge.Statistics`, default: its defaults) gives the family-wise ``alpha``, the
-    rank intervals' ``confidence``, ``n_resamples`` and ``seed``, each replaced by its keyword when given; its test
-    and correction are not read (``method`` is the test, simultaneous over all pairs), and ``sides=1`` is refused
-    (the tests are two-sided)."""
-    given = {"alpha": alpha, "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
-    chosen = statistics_of(statistics, {name: value for name, value in given.items() if value is not None})
-    if chosen.sides != 2:
-        raise InputError(f"tiers test every pair two-sided; got sides={chosen.sides}.",
-                         fix="leave sides at 2 (a one-sided question is a power analysis's: eb.power).")
+    rank intervals' ``confidence``, ``n_resamples`` and ``seed``, each replaced by its keyword when given. ``method`` is
+    the test, simultaneous over all pairs (no correction), and the rank intervals are percentiles: a ``test``,
+    ``correction`` or ``ci_method`` away from its default, and ``sides=1``, are refused, never ignored."""
+    chosen = statistics_for("tiers", statistics, {"alpha": alpha, "confidence": confidence,
+                                                  "n_resamples": n_resamples, "seed": seed}, uses=_USES,
+                            why="its test is method=, simultaneous over every pair, so it needs no correction, and "
+                                "its rank intervals are the bootstrap's percentiles",
+                            fixes={"sides": "leave sides at 2 (a one-sided question is a power analysis's: eb.power)."})
     checked = check_parameters(TIERS_PARAMETERS, {"method": method,
                                                   **chosen.keywords("alpha", "confidence", "n_resamples", "seed")})
     systems = tuple(results)

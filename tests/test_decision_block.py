@@ -6,7 +6,9 @@ an inconclusive one, the gates that failed, the eval set's caveats, the test, si
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -61,6 +63,21 @@ def test_each_format_says_first_which_systems_are_better_and_which_are_inconclus
         for line in lines:
             assert (html.escape(line) if fmt == "html" else line.replace("<", "&lt;")) in shown or \
                 eb.reports.renderers.markdown.markdown_text(line) in shown
+    _decision_in_json(report, comparison)
+
+
+def _decision_in_json(report: Report, comparison: Any) -> None:
+    """report.json's second key (after the title) is the decision: one verdict per comparison row, the same outcome,
+    Δ and interval, and the rule the other formats say."""
+    data = json.loads(render(report, "json"))
+    assert list(data)[:2] == ["title", "decision"]
+    verdicts = data["decision"]["verdicts"]
+    assert [(v["system"], v["metric"]) for v in verdicts] == [(r.system, r.metric) for r in comparison.rows]
+    for v, row in zip(verdicts, comparison.rows):
+        word = "inconclusive" if not row.significant else "better" if row.delta > 0 else "worse"
+        assert v["outcome"] == word and v["delta"] == pytest.approx(row.delta)
+        assert v["baseline"] == "base" and v["ci_low"] <= v["ci_high"]
+    assert data["decision"]["rule"] == report.decision.rule
 
 
 def test_an_inconclusive_comparison_says_how_many_queries_would_settle_it() -> None:
@@ -88,6 +105,9 @@ def test_a_failed_gate_is_in_the_decision_block_of_every_format() -> None:
         block = "\n".join(_decision_first(render(report, fmt), fmt))
         assert "gates: 0 passed, 1 failed, 0 inconclusive; the run fails" in block
         assert "gate FAILED" in block and "P@1" in block
+    decided = json.loads(render(report, "json"))["decision"]
+    assert "0 passed, 1 failed, 0 inconclusive; the run fails" in decided["gates"]
+    assert len(decided["failed"]) == 1 and "P@1" in decided["failed"][0]
 
 
 def test_a_hostile_system_name_is_escaped_in_the_decision_block() -> None:

@@ -361,8 +361,10 @@ def crosscheck_line(check: Any) -> str:
 def report_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict."""
     labels = report.labels
+    decision = report.decision
     data: dict[str, Any] = {
         "title": report.title,
+        **({} if decision.empty else {"decision": decision.to_dict()}),  # first, as every format opens with it
         "metrics": labels,
         "names": [r.to_dict() for r in report.names],
         "systems": {s: {"metrics": {lab: r[m] for m, lab in zip(report.metrics, labels)},

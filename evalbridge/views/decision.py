@@ -2,7 +2,8 @@
 says, in the words of the decision vocabulary, as plain sentences (names as given: a format escapes them).
 
 :func:`decision_lines` declares the block once: its heading (:data:`TITLE`) and its lines, which the terminal,
-Markdown and HTML formats write as a list.
+Markdown and HTML formats write as a list (the page folds the caveats and rule on a narrow screen,
+:func:`decision_parts`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from .table import number, p_value
 
-__all__ = ["TITLE", "decision_lines"]
+__all__ = ["TITLE", "decision_lines", "decision_parts"]
 
 #: the block's heading in every format
 TITLE = "Decision"
@@ -46,16 +47,21 @@ def _verdicts(decision: AnyDecision, digits: int) -> list[str]:
             for (system, outcome, baseline), parts in sorted(groups.items(), key=lambda g: order[g[0][1]])]
 
 
-def decision_lines(decision: AnyDecision, digits: int = 4) -> list[str]:
-    """The block's lines, in order: the verdicts (better, worse, inconclusive), the gates and each failed one,
-    the caveats, then how significance and the queries needed were decided; none when nothing is decided."""
+def decision_parts(decision: AnyDecision, digits: int = 4) -> tuple[list[str], list[str]]:
+    """The block's two parts: what is decided (the verdicts, better, worse, inconclusive, then the gates and each
+    failed one) and what it stands on (the caveats, then how significance and the queries needed were decided)."""
     if decision.empty:
-        return []
-    lines = _verdicts(decision, digits)
+        return [], []
+    decided = _verdicts(decision, digits)
     if decision.gates is not None:
-        lines.append(f"gates: {decision.gates}")
-        lines += list(decision.failed)
-    lines += [f"caveat: {c}" for c in decision.caveats]
-    lines += [text for text in (decision.rule, decision.settle) if text]
-    return lines
+        decided.append(f"gates: {decision.gates}")
+        decided += list(decision.failed)
+    grounds = [f"caveat: {c}" for c in decision.caveats]
+    grounds += [text for text in (decision.rule, decision.settle) if text]
+    return decided, grounds
 
+
+def decision_lines(decision: AnyDecision, digits: int = 4) -> list[str]:
+    """The block's lines, in order (:func:`decision_parts`, one after the other); none when nothing is decided."""
+    decided, grounds = decision_parts(decision, digits)
+    return decided + grounds

@@ -167,11 +167,23 @@ class Section:
 
 
 def _decision(report: Report) -> str:
-    """What the numbers decide (:mod:`evalbridge.views.decision`), a list of sentences."""
-    from ...views.decision import decision_lines
+    """What the numbers decide (:mod:`evalbridge.views.decision`), a list of sentences: what is decided, then what it
+    stands on (caveats, rule) in a ``<details>`` shown open, which the page's script folds on a narrow screen so that
+    the verdicts fit its first screen."""
+    from ...views.decision import decision_parts
 
-    lines = decision_lines(report.decision, report.digits)
-    return f'<ul class="decision">{"".join(f"<li>{_e(line)}</li>" for line in lines)}</ul>' if lines else ""
+    decided, grounds = decision_parts(report.decision, report.digits)
+    if not (decided or grounds):
+        return ""
+    caveats = len(report.decision.caveats)
+    said = f"{caveats} caveat{'s' if caveats != 1 else ''} and how it was decided" if caveats else "how it was decided"
+    folded = (f'<details class="grounds" open><summary>{said}</summary><ul>{_items(grounds)}</ul></details>'
+              if grounds else "")
+    return f'<div class="decision"><ul>{_items(decided)}</ul>{folded}</div>'
+
+
+def _items(lines: Iterable[str]) -> str:
+    return "".join(f"<li>{_e(line)}</li>" for line in lines)
 
 
 def _summary(report: Report) -> str:
@@ -485,9 +497,9 @@ h3 { font-size: 16px; margin: 20px 0 6px; overflow-wrap: anywhere; }
 nav { display: flex; flex-wrap: wrap; gap: 2px 14px; padding-bottom: 8px; }
 nav a { color: #0969da; text-decoration: none; }
 p, li, summary, caption { overflow-wrap: anywhere; }
-.decision { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px 8px 28px;
-            margin: 8px 0; }
-.decision li { margin: 3px 0; }
+.decision { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+.decision ul { margin: 0; padding-left: 16px; } .decision li { margin: 3px 0; }
+.decision details { margin: 4px 0 0; } .decision summary { font-size: 13px; }
 summary h2, summary h3 { display: inline; border: 0; }
 .note, .meta { color: var(--muted); font-size: 13px; margin: 4px 0; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
@@ -511,7 +523,11 @@ figure { margin: 8px 0; min-width: 0; max-width: 100%; }
 figure svg { max-width: 100%; height: auto; }
 details { margin: 8px 0; } summary { cursor: pointer; color: #0969da; }
 pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; max-width: 100%; }
-@media (max-width: 600px) { body { padding: 0 10px 32px; } }
+@media (max-width: 600px) {
+  body { padding: 0 10px 32px; } h1 { font-size: 20px; margin-top: 12px; } h2 { margin-top: 20px; }
+  nav { flex-wrap: nowrap; overflow-x: auto; white-space: nowrap; }
+  .decision { font-size: 13px; line-height: 1.35; padding: 6px 8px; } .decision ul { padding-left: 14px; }
+}
 """
 
 #: sorts a table by the column whose heading is clicked (or Enter / Space on it): numbers by their data-value (or
@@ -528,6 +544,9 @@ _SCRIPT = r"""
     target.scrollIntoView();
   }
   window.addEventListener("hashchange", reveal);
+  if (window.matchMedia("(max-width: 600px)").matches) {
+    document.querySelectorAll("details.grounds").forEach(function (d) { d.open = false; });
+  }
   reveal();
   function key(cell) {
     var value = cell.getAttribute("data-value");

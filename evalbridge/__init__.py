@@ -19,7 +19,7 @@ from ._version import __version__
 
 #: public name -> module that defines it: one name per job. Verbs: evaluate, compare (runs or evaluated Results),
 #: crosscheck, agree, diff, diagnose, check_gates, power, topic_set_size, uncertain, pool, merge_judgements,
-#: what_changed, ppi, judges, run_config, log_mlflow. Readers: read_qrels / read_run / read_pair read any source the format
+#: what_changed, ppi, judges, run_config, log_mlflow; fuse makes one run of several. Readers: read_qrels / read_run / read_pair read any source the format
 #: registry reads (a path, a DataFrame, a dict, ``irds:``...), read_logs several RAG logs of the same questions;
 #: from_* build qrels and a run from one Python shape; write writes any format. Converters to other libraries'
 #: objects live in :mod:`evalbridge.io.objects`; the steps behind the verbs in their own modules.
@@ -28,7 +28,7 @@ _EXPORTS = {
     "diff": "decisions.diffing", "diagnose": "evalsets.diagnostics", "check_gates": "decisions.gates", "run_config": "config.pipeline",
     "log_mlflow": "tracking", "power": "decisions.power", "uncertain": "evalsets.uncertainty", "pool": "evalsets.pooling",
     "merge_judgements": "evalsets.merging", "what_changed": "evalsets.changes", "ppi": "evalsets.prediction_powered",
-    "topic_set_size": "decisions.topic_set_size", "judges": "evalsets.judges",
+    "topic_set_size": "decisions.topic_set_size", "judges": "evalsets.judges", "fuse": "transforms.fusion",
     "read_qrels": "io", "read_run": "io", "read_pair": "io", "read_logs": "io.rag", "write": "io", "formats": "io",
     "from_labels": "io.shapes", "from_pairs": "io.shapes", "from_records": "io.shapes", "from_graded": "io.shapes",
     "load_config": "config",
@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
     from .decisions.topic_set_size import topic_set_size as topic_set_size
     from .evalsets.prediction_powered import ppi as ppi
     from .evalsets.judges import judges as judges
+    from .transforms.fusion import fuse as fuse
     from .errors import (
         EvalbridgeError as EvalbridgeError, InputError as InputError, MetricSpecError as MetricSpecError,
         UnsupportedMetricError as UnsupportedMetricError, BackendUnavailableError as BackendUnavailableError,

@@ -77,3 +77,17 @@ def test_a_diff_on_spark_is_refused_where_it_is_written(folder: Path) -> None:
                                        "engine: spark\ndiff: true\n")
     with pytest.raises(InputError, match=r"spark.yaml:5: diff: .*engine: spark.*Fix: remove diff"):
         eb.load_config(folder / "spark.yaml")
+
+
+def test_a_configs_diff_with_similarity_keys_equals_the_api_with_similarity(folder: Path) -> None:
+    """diff: {p, rbo_ties} (the keys of evalbridge diff --p --rbo-ties) shows the rankings' similarity beside the
+    metrics, the numbers of eb.diff(..., similarity=True, p=, ties=); a bad p is refused where it is written."""
+    api = _api(folder, k=2, p=0.8, ties="w", similarity=True)
+    config = _config(folder, {"k": 2, "p": 0.8, "rbo_ties": "w"})
+    assert api["similarity"] is not None and config["similarity"] == api["similarity"]
+    assert config["queries"] == api["queries"] and config["means"] == api["means"]
+    assert _config(folder, {"k": 2}).get("similarity") is None            # left out: no similarity, as before
+    with pytest.raises(InputError, match=r"eval.yaml:\d+: diff.p must be a number in \(0, 1\); got 1.5"):
+        _config(folder, {"p": 1.5})
+    with pytest.raises(InputError, match=r"eval.yaml:\d+: diff.rbo_ties must be one of"):
+        _config(folder, {"rbo_ties": "x"})

@@ -152,8 +152,8 @@ def test_dl19_rrf_of_bm25_and_splade_compared_with_its_parts_in_one_call(shared)
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: fuse([{"q1": {"a": 1.0}}]), "at least two runs"),
     (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q2": {"d": 1.0}}}), "rank different queries"),
-    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="best"), "unknown fusion method"),
-    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, norm="l2"), "unknown normalisation"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="best"), "method must be one of .*got 'best'"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, norm="l2"), "norm must be one of .*got 'l2'"),
     (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="wsum"), "wsum needs weights"),
     (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="probfuse"), "learnt from judged"),
     (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="rrf", params={"k": 5},

@@ -151,41 +151,56 @@ def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
 
 # --- diff: --------------------------------------------------------------------------------------------------------
 
+#: the keys of ``diff:``: the diff's own and the rankings' similarity's (``p``, ``rbo_ties``, as ``evalbridge diff
+#: --p --rbo-ties``)
+_DIFF_KEYS = ("k", "queries", "moves", "p", "rbo_ties")
+
+
 def _diff_rules() -> Mapping[str, Rule]:
     from ..decisions.diffing import DIFF_PARAMETERS
+    from ..stats.similarity import SIMILARITY_PARAMETERS
 
-    return DIFF_PARAMETERS
+    return {**DIFF_PARAMETERS, "p": SIMILARITY_PARAMETERS["p"], "rbo_ties": SIMILARITY_PARAMETERS["ties"]}
 
 
 def _read_diff(check: Checker, value: Any, given: Given) -> DiffSettings | None:
-    """``diff:``: true, false or ``{k, queries, moves}``."""
+    """``diff:``: true, false or ``{k, queries, moves, p, rbo_ties}``; ``p`` or ``rbo_ties`` given: the rankings'
+    similarity (RBO at persistence ``p``, its ties variant; Jaccard at k, tau, tau_AP) shown beside the metrics."""
     if value is None or value is False:
         return None
-    spec = check.mapping({} if value is True else value, ("diff",), ("k", "queries", "moves"),
-                         "{k: 10, queries: 10, moves: 3}")
+    spec = check.mapping({} if value is True else value, ("diff",), _DIFF_KEYS,
+                         "{k: 10, queries: 10, moves: 3, p: 0.9, rbo_ties: a}")
     _at_least_two(check, "diff", given.runs, "a diff compares a system with the baseline")
-    return DiffSettings(**DIFF.checked(check, spec, ("k", "queries", "moves"), DiffSettings))
+    return DiffSettings(**DIFF.checked(check, spec, _DIFF_KEYS, DiffSettings))
 
 
 def _run_diff(ctx: Context, settings: DiffSettings) -> dict[str, Any]:
     """Every other system against the baseline, from the results already computed
-    (:func:`evalbridge.decisions.diffing.diff_results`)."""
+    (:func:`evalbridge.decisions.diffing.diff_results`), with the rankings' similarity when asked for
+    (:func:`evalbridge.stats.similarity.similarity`, as ``eb.diff(..., similarity=True)``)."""
     from ..decisions.diffing import diff_results
+    from ..stats.similarity import SIMILARITY_PARAMETERS, similarity
 
     baseline, found = ctx.baseline, {}
+    conventions = ctx.config.settings
     for name in ctx.results:
         if name != baseline and baseline is not None:
             ctx.step(f"diff of {name} against {baseline}")
             qrels, run = ctx.pairs[name]
-            found[name] = diff_results(qrels, ctx.pairs[baseline][1], run, ctx.results[baseline], ctx.results[name],
+            base = ctx.pairs[baseline][1]
+            moved = similarity(base, run, p=SIMILARITY_PARAMETERS["p"].default if settings.p is None else settings.p,
+                               ties=settings.rbo_ties or SIMILARITY_PARAMETERS["ties"].default, k=settings.k,
+                               order=conventions.ties, score_precision=conventions.score_precision,
+                               depth=conventions.depth, unpaired="count") if settings.similarity else None
+            found[name] = diff_results(qrels, base, run, ctx.results[baseline], ctx.results[name],
                                        k=settings.k, queries=settings.queries, moves=settings.moves,
-                                       names=(baseline, name))
+                                       names=(baseline, name), similarity=moved)
     return found
 
 
 DIFF = Analysis(
-    "diff", "true or {k, queries, moves}: every system against the baseline query by query (the documents that "
-            "entered or left the top k)",
+    "diff", "true or {k, queries, moves, p, rbo_ties}: every system against the baseline query by query (the "
+            "documents that entered or left the top k; with p or rbo_ties, the rankings' similarity beside)",
     _read_diff, _run_diff, _diff_rules, steps=lambda config, s: max(len(config.runs) - 1, 0),
     spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark")
 

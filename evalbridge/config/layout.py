@@ -106,6 +106,13 @@ class DiffSettings:
     k: int = 10
     queries: int = 10
     moves: int = 3
+    p: float | None = None
+    rbo_ties: str | None = None
+
+    @property
+    def similarity(self) -> bool:
+        """Whether the rankings' similarity is shown beside (``p`` or ``rbo_ties`` given)."""
+        return self.p is not None or self.rbo_ties is not None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..common.parameters import OneOf, Rule, Text, rule_table
+from ..common.parameters import OneOf, Rule, Text, check_parameters, rule_table
 from ..common.ranking import rank
 from ..errors import InputError
 from ..model.data import Run
@@ -159,12 +159,8 @@ def fuse(runs: Mapping[str, Any] | Sequence[Any], *, method: str = "rrf", norm: 
     """
     import ranx
 
-    if method not in METHODS:
-        raise InputError(f"unknown fusion method {method!r}; ranx's are {', '.join(METHODS)}.",
-                         fix="choose one of them, e.g. method='rrf' or method='wsum'.")
-    if norm not in NORMS:
-        raise InputError(f"unknown normalisation {norm!r}; ranx's are {', '.join(map(str, NORMS))}.",
-                         fix="choose one of them (min-max is ranx's default).")
+    # the declared rules of every door (a fusion: section's keys, the command's flags): one message for a bad value
+    check_parameters(FUSION_PARAMETERS, {"method": method, "metric": metric, **({} if norm is None else {"norm": norm})})
     named = _named(runs)
     converted = [_to_ranx(run) for run in named.values()]
     given = dict(params or {})

@@ -49,11 +49,22 @@ def choose(qrels: Qrels | Any, run: Run | Any, *, ties: str = "docid_desc") -> s
         >>> choose(Qrels({"q1": {"d1": 1}}), Run({"q1": {"d1": 0.5}}))
         'reference'
     """
+    return choose_rows(run.n_rows, ties=ties)
+
+
+def choose_rows(rows: int, *, ties: str = "docid_desc") -> str:
+    """:func:`choose` for a run of ``rows`` rows (a verb that hands the kernels columns without building a run
+    asks it so: the diagnosis over :class:`~evalbridge.fast.tops.TopLists`).
+
+    Example:
+        >>> choose_rows(THRESHOLD), choose_rows(THRESHOLD - 1), choose_rows(THRESHOLD, ties="average")
+        ('fast', 'reference', 'reference')
+    """
     from . import fast
 
     if ties not in fast.BACKEND.ties:
         return "reference"
-    return "fast" if run.n_rows >= THRESHOLD else "reference"
+    return "fast" if rows >= THRESHOLD else "reference"
 
 
 def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Settings = CONVENTIONS, *,

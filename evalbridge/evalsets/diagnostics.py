@@ -374,18 +374,24 @@ def _direct(collection: _Collection, label: str, options: Settings) -> tuple[Any
     """(the metric as evaluate resolves it, the qrels grouped for the kernels, the depth) when a TopLists' runs
     can go to the kernels directly, with no Run built and no hash matching (the grades of every pair are known):
     settings whose effect the kernels' columns carry alone (missing queries and no-relevant ones scored 0, no
-    judged_only, the fast backend or auto) and a metric that reads no judgement beyond the grades; else None."""
+    judged_only), the backend evaluate would use for each run's rows the fast one (``auto`` decided by
+    :func:`~evalbridge.evaluation.evaluating.backend_for`, evaluate's own decision, and checked as evaluate checks it)
+    and a metric that reads no judgement beyond the grades; else None (each run is then evaluated as a Run)."""
+    from ..evaluation.evaluating import backend_for, check_supported
     from ..fast.tops import Judged
     from ..metrics.requests import metric_requests
     from ..metrics.resolution import resolve_metrics
 
-    if (options.missing_queries, options.no_relevant, options.judged_only) != ("zero", "zero", False) or \
-            options.backend not in ("auto", "fast"):
-        return None
-    metric = resolve_metrics(collection.qrels, metric_requests([label]), min_relevance=options.min_relevance).metrics[0]
-    if metric.inputs:
+    if (options.missing_queries, options.no_relevant, options.judged_only) != ("zero", "zero", False):
         return None
     depth = collection.tops.depth if options.depth is None else min(options.depth, collection.tops.depth)
+    per_run = collection.tops.lengths().clip(max=depth).sum(axis=1)  # each run's rows, cut at the depth
+    if backend_for(options, int(per_run.min()) if len(per_run) else 0) != "fast":  # the smallest run decides
+        return None
+    metric = resolve_metrics(collection.qrels, metric_requests([label]), min_relevance=options.min_relevance).metrics[0]
+    check_supported("fast", [metric], collection.qrels, options)
+    if metric.inputs:
+        return None
     return metric, Judged(collection.tops, collection.table, collection.row_code, collection.grades,
                           collection.needed), depth
 

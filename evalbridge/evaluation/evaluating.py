@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .results import Results
 
 __all__ = ["evaluate", "prepare", "Prepared", "as_qrels", "as_run", "check_compatible", "check_supported",
-           "fill_missing", "empty_notes", "evaluate_each",
+           "fill_missing", "empty_notes", "evaluate_each", "backend_for",
            "without_relevant", "drop_queries"]
 
 
@@ -168,12 +168,27 @@ class Prepared:
     backend: str
 
 
+def backend_for(settings: Settings, rows: int) -> str:
+    """The backend that evaluates a run of ``rows`` rows (after the cut) under ``settings``: its ``backend``, with
+    ``auto`` decided by :func:`evalbridge.backends.auto.choose_rows` (the reference below its threshold or under
+    ``ties="average"``, else ``fast``). :func:`prepare` and the diagnosis's kernel path decide it here alone.
+
+    Example:
+        >>> backend_for(Settings(), 10), backend_for(Settings(), 10**6), backend_for(Settings(backend="ranx"), 10**6)
+        ('reference', 'fast', 'ranx')
+    """
+    if settings.backend != "auto":
+        return settings.backend
+    from ..backends.auto import choose_rows
+
+    return choose_rows(rows, ties=settings.ties)
+
+
 def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], settings: Settings) -> Prepared:
     """The preparation every verb that evaluates in memory shares, in one order: coerce both inputs
     (the rows wrapped, not copied: nothing built from them outlives the verb's call; files and tables read
     by the format registry, large ones into columns, the qrels too when the run is read into columns), check
-    their ids, cut the run (:func:`cut_run`), decide ``auto`` (:func:`evalbridge.backends.auto.choose`,
-    from the cut run), resolve the metrics (:func:`~evalbridge.metrics.resolution.resolve_metrics`) and
+    their ids, cut the run (:func:`cut_run`), decide ``auto`` (:func:`backend_for`, from the cut run's rows), resolve the metrics (:func:`~evalbridge.metrics.resolution.resolve_metrics`) and
     refuse those the backend cannot compute exactly (:func:`check_supported`), all under ``settings``
     (its read policies given to the readers).
 
@@ -192,11 +207,7 @@ def prepare(qrels: Any, run: Any, requests: tuple[MetricRequest, ...], settings:
     run = as_run(run, copy=False, ids=settings.ids, duplicates=settings.duplicates, stacklevel=4)
     check_compatible(qrels, run)
     cut = cut_run(qrels, run, settings)
-    backend = settings.backend
-    if backend == "auto":
-        from ..backends.auto import choose
-
-        backend = choose(qrels, cut.run, ties=settings.ties)
+    backend = backend_for(settings, cut.run.n_rows)
     resolved = resolve_metrics(qrels, requests, min_relevance=settings.min_relevance)
     check_supported(backend, resolved.metrics, qrels, settings)
     return Prepared(qrels, cut.run, cut, resolved, backend)
@@ -332,9 +343,8 @@ def _compute(chosen: Any, qrels: Qrels, run: Run, wanted: list[Metric], conventi
     values, bridges = chosen.compute(qrels, run, wanted, conventions)
     if asked:
         return values, bridges, (judged, values[judged])
-    from ..backends.auto import choose
-
-    apart = get_backend(choose(qrels, run, ties=conventions.ties)).compute(qrels, run, [judged], conventions)[0]
+    apart = get_backend(backend_for(conventions.replace(backend="auto"), run.n_rows)).compute(
+        qrels, run, [judged], conventions)[0]
     return values, bridges, (judged, apart[judged])
 
 

@@ -48,11 +48,13 @@ def handle(args: argparse.Namespace) -> int:
     ids = {"ids": read["ids"]} if "ids" in read else {}
     qrels = load_qrels(source_from_path(args.qrels, "qrels", args.qrels_format, "QRELS", options=ids), None)
     found = pool(qrels, _Runs(args.runs, args.run_format, read), depth=args.depth, k=args.k, queries=args.queries,
-                 ties=args.ties, score_precision=args.score_precision)
+                 strata=args.strata, seed=args.seed, ties=args.ties,
+                 score_precision=args.score_precision)
     if args.batch is not None:
         with atomic_file(args.batch) as temporary:  # the old batch stays whole until the new one is
             write_batch(found, temporary, queries=args.topics, documents=args.corpus)
-        note(args, f"wrote {args.batch}: {found.size()} pairs to judge (depth {found.depths[-1]})")
+        to_judge = found.size() if found.drawn is None else int(found.drawn.sampled.sum())
+        note(args, f"wrote {args.batch}: {to_judge} pairs to judge (depth {found.depths[-1]})")
     emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)
     return EXIT_OK
 
@@ -60,6 +62,7 @@ def handle(args: argparse.Namespace) -> int:
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..evalsets.pooling import QUERY_SCOPES, POOL_TIES
+    from ..evalsets.stratified import STRATA_EXAMPLE
     from ..model.settings import SCORE_PRECISIONS
 
     po = commands.add_parser("pool", help="the unjudged pairs in any run's first d documents (depth pooling)",
@@ -69,8 +72,13 @@ def add(commands: Any) -> None:
                                          "batch (JSON Lines: query_id, query, doc_id, passage).")
     po.add_argument("qrels", metavar="QRELS", help="the judgements so far")
     po.add_argument("runs", nargs="*", metavar="RUN", help="the runs to pool (one or more), each PATH or NAME=PATH (the name a config's runs: gives it)")
-    po.add_argument("--depth", type=int, nargs="+", default=[10], metavar="N",
-                    help="pool depth, or several (nested pools), e.g. --depth 10 20 50 (default 10)")
+    po.add_argument("--depth", type=int, nargs="+", default=None, metavar="N",
+                    help="pool depth, or several (nested pools), e.g. --depth 10 20 50 (default 10, or the strata's "
+                         "ends)")
+    po.add_argument("--strata", nargs="+", default=None, metavar="RANKS:RATE",
+                    help=f"sample the pool by rank strata, each at its inclusion rate, e.g. --strata {STRATA_EXAMPLE} "
+                         f"(the batch records each pair's stratum and rate; merged back, xinfAP and infNDCG)")
+    po.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the strata's sample (default 0)")
     po.add_argument("-k", type=int, default=None, metavar="K", help="cutoff of Judged@k (default: the deepest depth)")
     po.add_argument("--queries", choices=list(QUERY_SCOPES), default="qrels",
                     help="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items()))

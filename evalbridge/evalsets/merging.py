@@ -5,6 +5,12 @@ A pair graded differently is a *conflict*: refused by default, naming the query,
 their sources; a rule (``prefer=``, :data:`RULES`) settles every conflict the same way, and the merged qrels say
 how many it settled (:attr:`~evalbridge.model.data.Qrels.notes`).
 
+A stratified sample (a graded batch of ``pool(..., strata=)``, or ``format="sample_eval"``) keeps its strata
+(:attr:`~evalbridge.model.data.Qrels.strata`): the other side's pairs, judged wholly, are the stratum
+:data:`~evalbridge.evalsets.stratified.JUDGED`, so ``xinfAP`` and ``infNDCG`` read the merged qrels. Two samples are
+not merged (their rates would no longer hold), nor a pair the sample pooled but did not sample and the other side
+judges (it would leave its stratum).
+
 The source of each grade is kept in :attr:`~evalbridge.model.data.Qrels.judged_by`: the source an input already says
 (graded pairs with a ``judge`` field, an earlier merge), else the name given for that side (``names=``), else its
 file name, else ``base`` / ``new``.
@@ -25,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError
+from .stratified import JUDGED
 
 __all__ = ["merge_judgements", "RULES"]
 
@@ -91,14 +98,15 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
         if a and b and a != b:
             raise InputError(f"{what} ids are {'/'.join(a)} in the base but {'/'.join(b)} in the new judgements.",
                              fix="read both with ids='str'.")
+    strata = _strata(sides, labels)
     grades: dict[str, dict[str, Any]] = {}
     source: dict[str, dict[str, str]] = {}
     for qrels, label in zip(sides[:1], labels[:1]):
         for qid, docs in qrels.items():
             known = qrels.judged_by.get(qid, {})
             grades[qid] = dict(docs)
-            source[qid] = {doc: known.get(doc, label) for doc in docs}
-    settled, added, agreed = 0, 0, 0
+            source[qid] = {doc: known.get(doc, label) for doc, grade in docs.items() if strata is None or grade >= 0}
+    settled, added, agreed, unsampled = 0, 0, 0, 0
     added_by: dict[str, int] = {}
     conflicts: dict[str, list[tuple[str, Any, Any, str, str]]] = {}
     wins = RULES[prefer][1] if prefer is not None else None
@@ -108,7 +116,11 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
         for doc, grade in docs.items():
             by = known.get(doc, labels[1])
             if doc not in row:
-                row[doc], row_source[doc] = grade, by
+                row[doc] = grade
+                if strata is not None and grade < 0:
+                    unsampled += 1
+                    continue
+                row_source[doc] = by
                 added += 1
                 added_by[by] = added_by.get(by, 0) + 1
             elif row[doc] == grade:
@@ -129,8 +141,35 @@ def merge_judgements(base: Any, new: Any, *, prefer: str | None = None,
                          fix=_rules_fix())
     rule = f", {settled} conflicts settled by prefer={prefer!r} ({RULES[prefer][0]})" if prefer is not None else ""
     sources = ", ".join(f"{n} from {who}" for who, n in sorted(added_by.items())) or "none"
+    sample = "" if strata is None else (f", {unsampled} pooled pairs not sampled; a stratified sample (the pairs "
+                                        f"judged wholly: stratum {JUDGED!r})")
     note = (f"judgements merged: {added} grades added ({sources}) to the {sides[0].n_rows} of {labels[0]}, "
-            f"{agreed} pairs graded alike{rule}")
+            f"{agreed} pairs graded alike{rule}{sample}")
     topics = {**sides[1].topics, **sides[0].topics}
     return Qrels(grades, min_relevance=next(iter(levels), None), source=sides[0].source, topics=topics,
-                 notes=(*sides[0].notes, *sides[1].notes, note), judged_by=source, allow_empty=True)
+                 notes=(*sides[0].notes, *sides[1].notes, note), judged_by=source, allow_empty=True, strata=strata)
+
+
+def _strata(sides: Sequence[Any], labels: Sequence[str]) -> dict[str, dict[str, str]] | None:
+    """The strata of the merged qrels: the stratified side's, the other side's pairs judged wholly (None: neither
+    side is a stratified sample)."""
+    stratified = [i for i, side in enumerate(sides) if side.strata]
+    if not stratified:
+        return None
+    if len(stratified) == 2:
+        raise InputError(f"both {labels[0]} and {labels[1]} are stratified samples; merged, neither's inclusion "
+                         f"rates would hold.", fix="evaluate each sample by itself, or draw one stratified pool over "
+                                                  "every run and judge its batch.")
+    sample, other = sides[stratified[0]], sides[1 - stratified[0]]
+    strata = {str(q): dict(docs) for q, docs in sample.strata.items()}
+    for qid, docs in other.items():
+        row, grades = strata.setdefault(str(qid), {}), sample.get(qid, {})
+        for doc in docs:
+            if doc in grades and grades[doc] < 0:
+                raise InputError(f"doc {doc!r} is pooled but not sampled in {labels[stratified[0]]} (stratum "
+                                 f"{row.get(str(doc))!r}), and {labels[1 - stratified[0]]} judges it; it would leave "
+                                 f"its stratum, whose rate then no longer holds.", query_id=str(qid),
+                                 fix="pool against these judgements (a pool leaves the judged pairs out), or leave "
+                                     "that grade out.")
+            row.setdefault(str(doc), JUDGED)
+    return strata

@@ -5,6 +5,10 @@ first d documents per query; here only the pairs the qrels do not judge yet are 
 judge has to grade. Several depths at once give nested pools (the pool at 10 is inside the pool at 20), each
 pair carrying the best rank any run gives it, so one call answers "how many pairs to judge at depth 10, 20, 50?".
 
+Stratified (``strata=``, :mod:`evalbridge.evalsets.stratified`): the pool is cut into rank strata, each sampled at
+its rate (seeded), so the judging batch holds each pair's stratum and inclusion rate and the graded batch, merged,
+gives qrels whose strata ``xinfAP`` and ``infNDCG`` read (Yilmaz, Kanoulas and Aslam, SIGIR 2008).
+
 Counted per run (unjudged pairs in its first d), per query (pool pairs), and, per run, how much its ``Judged@k``
 (:mod:`evalbridge.metrics.catalogue`'s ``Judged``: the share of its first k documents that have a judgement)
 would gain once the pool at each depth is judged. The ranking of each run is :mod:`evalbridge.common.ranking`'s
@@ -29,6 +33,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from .stratified import STRATA_EXAMPLE, Drawn, Stratum, check_strata, draw_strata
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,6 +73,9 @@ class Pool:
         judged_after: float64 (runs, depths): its mean ``Judged@k`` once the pool at each depth is judged.
         unpooled_queries: queries only the runs answer, left out by ``queries="qrels"`` (how many).
         ties: the tie order of the rankings.
+        strata: the rank strata of a stratified pool (empty: the pool is judged wholly).
+        seed: the seed its sample was drawn from.
+        drawn: per pair its stratum, whether it is sampled and its inclusion rate (None: no strata).
     """
 
     systems: tuple[str, ...]
@@ -85,6 +93,9 @@ class Pool:
     judged_after: np.ndarray
     unpooled_queries: int = 0
     ties: str = "docid_desc"
+    strata: tuple[Stratum, ...] = ()
+    seed: int = 0
+    drawn: Drawn | None = None
 
     def _depth(self, depth: int | None) -> int:
         if depth is None:
@@ -127,7 +138,8 @@ class Pool:
 
     def pairs_frame(self, depth: int | None = None) -> pd.DataFrame:
         """One row per pair in the pool at ``depth``: query_id, doc_id, best_rank, runs (how many place it within
-        the deepest depth) and depth (the smallest pooled depth it is in)."""
+        the deepest depth) and depth (the smallest pooled depth it is in); a stratified pool adds stratum, rate
+        (the pair's inclusion probability) and sampled."""
         import numpy as np
         import pandas as pd
 
@@ -136,10 +148,50 @@ class Pool:
         rank = self.pair_rank[keep]
         depths = np.asarray(self.depths)
         ids = np.asarray(self.query_ids, dtype=object)
-        return pd.DataFrame({"query_id": ids[self.pair_query[keep]] if len(keep) else [],
-                             "doc_id": self.pair_docs.take(keep).to_pylist() if len(keep) else [],
-                             "best_rank": rank, "runs": self.pair_runs[keep],
-                             "depth": depths[np.searchsorted(depths, rank)]})
+        frame = pd.DataFrame({"query_id": ids[self.pair_query[keep]] if len(keep) else [],
+                              "doc_id": self.pair_docs.take(keep).to_pylist() if len(keep) else [],
+                              "best_rank": rank, "runs": self.pair_runs[keep],
+                              "depth": depths[np.searchsorted(depths, rank)]})
+        if self.drawn is not None:
+            names = np.asarray([s.name for s in self.strata], dtype=object)
+            frame["stratum"] = names[self.drawn.stratum[keep]] if len(keep) else []
+            frame["rate"] = self.drawn.rate[keep]
+            frame["sampled"] = self.drawn.sampled[keep]
+        return frame
+
+    def sample(self) -> list[tuple[str, str, str, float, bool]]:
+        """``(query id, doc id, stratum, inclusion rate, sampled)`` of every pair of a stratified pool, the sampled
+        ones first (each part in the pool's order): what its judging batch holds.
+
+        Raises:
+            InputError: the pool has no strata.
+        """
+        import numpy as np
+
+        if self.drawn is None:
+            raise InputError("the pool has no strata, so nothing is sampled: every pair is to be judged.",
+                             fix=f"pool with strata=, e.g. {{'1-10': 1, '11-100': 0.1}} (--strata {STRATA_EXAMPLE}).")
+        drawn = self.drawn
+        order = np.concatenate((np.flatnonzero(drawn.sampled), np.flatnonzero(~drawn.sampled)))
+        docs = self.pair_docs.take(order).to_pylist() if len(order) else []
+        names = [s.name for s in self.strata]
+        return [(self.query_ids[q], doc, names[s], r, bool(k)) for q, doc, s, r, k in zip(
+            self.pair_query[order].tolist(), docs, drawn.stratum[order].tolist(), drawn.rate[order].tolist(),
+            drawn.sampled[order].tolist())]
+
+    def strata_frame(self) -> pd.DataFrame:
+        """One row per stratum of a stratified pool: its rate, its pairs pooled and sampled, and the queries that
+        have some (empty without strata)."""
+        import numpy as np
+        import pandas as pd
+
+        rows = []
+        for i, s in enumerate(self.strata):
+            mine = self.drawn.stratum == i if self.drawn is not None else np.zeros(0, dtype=bool)
+            rows.append({"stratum": s.name, "rate": s.rate, "pooled": int(mine.sum()),
+                         "sampled": int((mine & self.drawn.sampled).sum()) if self.drawn is not None else 0,
+                         "queries": len(np.unique(self.pair_query[mine]))})
+        return pd.DataFrame(rows, columns=["stratum", "rate", "pooled", "sampled", "queries"]).set_index("stratum")
 
     def runs_frame(self) -> pd.DataFrame:
         """One row per run: unjudged pairs in its first d for each depth, Judged@k now and after each depth."""
@@ -180,7 +232,9 @@ class Pool:
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{self.size(d)} at depth {d}" for d in self.depths)
-        return f"Pool({len(self.systems)} runs, {len(self.query_ids)} queries; unjudged pairs: {sizes})"
+        sampled = f"; {int(self.drawn.sampled.sum())} sampled in {len(self.strata)} strata" \
+            if self.drawn is not None else ""
+        return f"Pool({len(self.systems)} runs, {len(self.query_ids)} queries; unjudged pairs: {sizes}{sampled})"
 
 
 def _depths(depth: object) -> tuple[int, ...]:
@@ -207,19 +261,26 @@ def _runs_in_turn(runs: object) -> list[tuple[str | None, Callable[[], Any]]]:
     return [(None, partial(runs.__getitem__, i)) for i in range(len(runs))]
 
 
-def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Sequence[int] = 10, *,
-         k: int | None = None, queries: str = "qrels", settings: Settings | None = None, ties: str | None = None,
-         score_precision: str | None = None, ids: str | None = None, duplicates: str | None = None) -> Pool:
+def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Sequence[int] | None = None, *,
+         k: int | None = None, queries: str = "qrels", strata: Any = None, seed: int = 0,
+         settings: Settings | None = None, ties: str | None = None, score_precision: str | None = None,
+         ids: str | None = None, duplicates: str | None = None) -> Pool:
     """The unjudged (query, doc) pairs in the first ``depth`` documents of any run, and what judging them gives.
 
     Args:
         qrels: the judgements so far (anything :func:`evalbridge.read_qrels` reads; may hold no query when
             nothing is judged yet, with ``queries="runs"``).
         runs: name -> run, or a list of runs (named by their tag); any input :func:`evalbridge.read_run` reads.
-        depth: the pool depth, or several (nested pools, each pair tagged with the best rank any run gives it).
+        depth: the pool depth, or several (nested pools, each pair tagged with the best rank any run gives it);
+            default 10, or the strata's ends.
         k: the cutoff of ``Judged@k`` reported per run now and after judging each pool (default: the deepest depth).
         queries: ``qrels`` (the eval set's queries) or ``runs`` (every query any run answers); see
             :data:`QUERY_SCOPES`.
+        strata: rank strata with their inclusion rates, ``{"1-10": 1, "11-100": 0.1, "101-1000": 0.02}``
+            (:func:`~evalbridge.evalsets.stratified.check_strata`): each query's pairs of each stratum (by their best
+            rank) sampled at its rate, the pool's depths being the strata's ends; the judging batch then records
+            each pair's stratum and rate, and the graded batch merged gives qrels for ``xinfAP`` / ``infNDCG``.
+        seed: the seed of the strata's sample (the same pool and seed draw the same sample).
         settings: a :class:`~evalbridge.model.settings.Settings`; of its fields, ``ties`` and ``score_precision`` rank
             each run (``average`` puts no order on tied documents, so it cannot say which of them are in the first
             d: refused), ``ids`` and ``duplicates`` read the inputs; the others decide no pool (its ``depth``, the
@@ -228,7 +289,7 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
             fields), as :func:`evalbridge.evaluate` takes them.
 
     Raises:
-        InputError: no run, bad depth / k / scope / ties, unreadable inputs.
+        InputError: no run, bad depth / k / scope / ties / strata / seed, unreadable inputs.
     """
     from ..evaluation.evaluating import as_qrels, as_run, check_compatible
     from ..fast.pooling import pool_tables, table_of
@@ -238,7 +299,15 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
     given = {"ties": ties, "score_precision": score_precision, "ids": ids, "duplicates": duplicates}
     chosen = settings_of(settings, {name: value for name, value in given.items() if value is not None})
     ties, score_precision = chosen.ties, chosen.score_precision
-    depths = _depths(depth)
+    chosen_strata = check_strata(strata, key="strata") if strata is not None else ()
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise InputError(f"seed must be a whole number >= 0; got {seed!r}.", fix="e.g. seed=0.")
+    ends = tuple(s.high for s in chosen_strata)
+    depths = ends if chosen_strata and depth is None else _depths(10 if depth is None else depth)
+    if chosen_strata and depths != ends:
+        raise InputError(f"the strata end at ranks {', '.join(map(str, ends))}, which are the pool's depths; "
+                         f"depth {', '.join(map(str, depths))} is given too.",
+                         fix="leave depth out: a stratified pool is pooled to each stratum's end.")
     if k is None:
         k = depths[-1]
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
@@ -282,8 +351,10 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
 
     columns = pool_tables(table_of(judged), tables(), query_ids, depths, int(k), ties=ties,
                           score_precision=score_precision)
+    drawn = draw_strata(columns.pair_query, columns.pair_rank, chosen_strata, seed=int(seed)) \
+        if chosen_strata else None
     return Pool(systems=tuple(names), depths=depths, k=int(k), query_ids=query_ids, queries=queries,
                 pair_query=columns.pair_query, pair_docs=columns.pair_docs, pair_rank=columns.pair_rank,
                 pair_runs=columns.pair_runs, unjudged_by_run=columns.unjudged, by_query=columns.by_query,
                 judged_before=columns.judged_before, judged_after=columns.judged_after, unpooled_queries=len(unpooled),
-                ties=ties)
+                ties=ties, strata=chosen_strata, seed=int(seed), drawn=drawn)

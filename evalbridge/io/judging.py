@@ -10,6 +10,19 @@ or null when none was given. The judge answers with the same objects and a grade
 
     {"query_id": "1037798", "doc_id": "7067032", "grade": 2, "judge": "umbrela-gpt4o"}
 
+A stratified pool's batch (``pool(..., strata=)``, Yilmaz, Kanoulas and Aslam 2008) holds every pooled pair with
+its stratum and inclusion rate (its query's sampled over pooled pairs of the stratum); the sampled pairs, to be
+judged, come first, then the pairs pooled but not sampled (``"sampled": false``, no texts), which the estimates
+need to know the strata's sizes::
+
+    {"query_id": "1037798", "query": "...", "doc_id": "7067032", "passage": "...", "stratum": "11-100", "rate": 0.1, "sampled": true}
+    {"query_id": "1037798", "query": null, "doc_id": "4112851", "passage": null, "stratum": "11-100", "rate": 0.1, "sampled": false}
+
+Read back, a pair not sampled has grade -1 (pooled, not judged, as ``format="sample_eval"`` writes it; a grade a
+judge gave it anyway is left out, and the qrels' notes say how many), and the qrels carry each pair's stratum
+(:attr:`~evalbridge.model.data.Qrels.strata`). Every line of such a file has its stratum and rate, and each query's
+stratum holds the share of sampled pairs its rate says: a batch that lost or gained lines is refused.
+
 Those graded pairs are the ``judgements`` format of the registry: ``eb.read_qrels("graded.jsonl")`` (recognised by
 its ``judge`` or ``passage`` field, or named: ``format="judgements"``) gives qrels whose
 :attr:`~evalbridge.model.data.Qrels.judged_by` says who gave each grade (the ``judge`` field, else the ``judge_name``
@@ -39,6 +52,10 @@ BATCH_FIELDS = ("query_id", "query", "doc_id", "passage")
 #: field names of the grade in graded pairs (the first one present is taken; two present is refused)
 GRADE_FIELDS = ("grade", "relevance", "judgement", "judgment", "label")
 DEFAULT_JUDGE = "judge"
+#: the fields a stratified sample's batch adds to each pair: its stratum, its inclusion rate, whether it is sampled
+DESIGN_FIELDS = ("stratum", "rate", "sampled")
+#: the grade of a pair pooled but not sampled (as format="sample_eval" writes it)
+NOT_SAMPLED = -1
 
 
 def _texts_for(ids: list[str], texts: Mapping[str, str] | None, what: str, option: str) -> list[str | None]:
@@ -65,29 +82,103 @@ def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, querie
     Raises:
         InputError: a pair whose query or document has no text in the file given.
     """
+    if pool.strata:
+        if depth is not None and depth != pool.depths[-1]:
+            raise InputError(f"a stratified pool's batch is the whole sample, to depth {pool.depths[-1]}; got "
+                             f"depth={depth!r}.", fix="leave depth out.")
+        sample = pool.sample()
+        return write_pairs([(q, d) for q, d, *_ in sample], path, queries=queries, documents=documents,
+                           design=[tuple(rest) for _, _, *rest in sample])
     return write_pairs([(q, d) for q, d, _ in pool.pairs(depth)], path, queries=queries, documents=documents)
 
 
 def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: Any = None,
-                documents: Any = None) -> Path:
+                documents: Any = None, design: Sequence[tuple[Any, ...]] | None = None) -> Path:
     """Write ``(query id, doc id)`` pairs as a judging batch (see the module docstring), in their order, with the
-    texts of ``queries`` and ``documents`` as :func:`write_batch`.
+    texts of ``queries`` and ``documents`` as :func:`write_batch`; ``design`` gives each pair's ``(stratum, rate,
+    sampled)`` of a stratified sample (a pair not sampled is written without texts).
 
     Raises:
         InputError: a pair whose query or document has no text in the file given.
     """
     from .texts import read_texts
 
+    designs: Sequence[tuple[Any, ...] | None] = design if design is not None else [None] * len(pairs)
+    judged = [pair for pair, d in zip(pairs, designs) if d is None or d[2]]
     query_texts = None if queries is None else read_texts(queries, kind="queries")
     doc_texts = None if documents is None else read_texts(documents, kind="documents")
-    asked = _texts_for([q for q, _ in pairs], query_texts, "queries", "topics")
-    passages = _texts_for([d for _, d in pairs], doc_texts, "documents", "corpus")
+    asked = iter(_texts_for([q for q, _ in judged], query_texts, "queries", "topics"))
+    passages = iter(_texts_for([d for _, d in judged], doc_texts, "documents", "corpus"))
     target = Path(path)
     with replacing(target) as temporary, open_text(temporary) as f:  # the old batch stays whole until then
-        for (qid, doc), query, passage in zip(pairs, asked, passages):
-            f.write(json.dumps({"query_id": qid, "query": query, "doc_id": doc, "passage": passage},
-                               ensure_ascii=False, allow_nan=False) + "\n")
+        for (qid, doc), drawn in zip(pairs, designs):
+            texts = (next(asked), next(passages)) if drawn is None or drawn[2] else (None, None)
+            line: dict[str, Any] = {"query_id": qid, "query": texts[0], "doc_id": doc, "passage": texts[1]}
+            if drawn is not None:
+                line.update(zip(DESIGN_FIELDS, drawn))
+            f.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
     return target
+
+
+class _Design:
+    """The strata of a stratified sample's batch read line by line (:data:`DESIGN_FIELDS`), checked once all is read:
+    every line has a stratum and a rate, each query's stratum one rate, its sampled share of pairs."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.strata: dict[Any, dict[Any, str]] = {}
+        self.groups: dict[tuple[Any, str], list[Any]] = {}  # (query, stratum) -> [first line, rate, pooled, sampled]
+        self.stratified: bool | None = None
+        self.ignored = 0
+
+    def _fail(self, message: str, n: int, qid: Any, fix: str) -> InputError:
+        return InputError(message, source=self.source, line=n, query_id=str(qid), fix=fix)
+
+    def read(self, obj: Mapping[str, Any], n: int, qid: Any, doc: Any) -> bool:
+        """Record the line's stratum and rate; whether its pair is to be graded (True unless it is not sampled)."""
+        stratum = obj.get("stratum")
+        if self.stratified is None:
+            self.stratified = stratum is not None
+        if (stratum is not None) != self.stratified:
+            raise self._fail(f"doc {doc!r} {'has' if stratum is not None else 'has no'} stratum where the lines "
+                             f"before {'have none' if stratum is not None else 'have one'}.", n, qid,
+                             "a stratified sample's batch gives every pair its stratum and rate, as pool(..., "
+                             "strata=) wrote it; a plain batch gives none.")
+        if stratum is None:
+            return True
+        rate, sampled = obj.get("rate"), obj.get("sampled", True)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+            raise self._fail(f"doc {doc!r} of stratum {stratum!r} has {'no rate' if rate is None else f'rate {rate!r}'}"
+                             f"; a stratified sample's estimates need each pair's inclusion rate, in (0, 1].", n, qid,
+                             "keep the batch's rate field in the graded pairs (as pool(..., strata=) wrote it).")
+        if not isinstance(sampled, bool):
+            raise self._fail(f"doc {doc!r} has sampled {sampled!r}; it is true or false.", n, qid,
+                             "keep the batch's sampled field in the graded pairs.")
+        self.strata.setdefault(qid, {})[doc] = str(stratum)
+        group = self.groups.setdefault((qid, str(stratum)), [n, float(rate), 0, 0])
+        if group[1] != float(rate):
+            raise self._fail(f"stratum {stratum!r} of query {qid!r} has rate {group[1]!r} on line {group[0]} and "
+                             f"{rate!r} here; one stratum of a query has one rate.", n, qid,
+                             "keep the rates the batch gave.")
+        group[2] += 1
+        group[3] += sampled
+        if not sampled:
+            self.ignored += any(field in obj and obj[field] is not None for field in GRADE_FIELDS)
+        return sampled
+
+    def checked(self) -> tuple[str, ...]:
+        """The notes of a sample whose strata hold the share of sampled pairs their rates say (else refused)."""
+        for (qid, stratum), (n, rate, pooled, sampled) in self.groups.items():
+            if abs(sampled / pooled - rate) > 1e-9:
+                raise self._fail(f"stratum {stratum!r} of query {qid!r} says rate {rate:g} from line {n} on, but holds "
+                                 f"{sampled} sampled of {pooled} pooled pairs ({sampled / pooled:.4g}): lines were "
+                                 f"lost or added.", n, qid,
+                                 "merge the whole graded batch, every line pool(..., strata=) wrote (the pairs not "
+                                 "sampled too).")
+        if self.ignored:
+            return (f"{self.ignored} grades of pairs pooled but not sampled were left out (the sample's rates "
+                    f"hold only for the sampled pairs)",)
+        return ()
 
 
 def read_judgements(path: str | Path, options: Mapping[str, Any]) -> Qrels:
@@ -102,6 +193,7 @@ def read_judgements(path: str | Path, options: Mapping[str, Any]) -> Qrels:
     judged_by: dict[Any, dict[Any, str]] = {}
     lines: dict[tuple[Any, Any], int] = {}
     reader = Lines(path)
+    design = _Design(str(path))
     for n, line in reader:
         if not line.strip():
             continue
@@ -116,15 +208,23 @@ def read_judgements(path: str | Path, options: Mapping[str, Any]) -> Qrels:
             if field not in obj or obj[field] is None:
                 raise InputError(f"the graded pair has no {field!r}.", source=str(path), line=n,
                                  fix="each line is {\"query_id\", \"doc_id\", \"grade\"[, \"judge\"]}.")
-        found = [grade_field] if grade_field is not None else [f for f in GRADE_FIELDS if f in obj]
-        if len(found) != 1 or found[0] not in obj:
-            problem = "no grade" if not found or found[0] not in obj else \
-                f"several fields could be the grade: {', '.join(map(repr, found))}"
-            raise InputError(f"the graded pair has {problem} (looked for {', '.join(GRADE_FIELDS)}).", source=str(path),
-                             line=n, query_id=str(obj["query_id"]),
-                             fix="give each pair its grade, or name the field: grade='...'.")
         qid, doc = as_id(obj["query_id"], ids), as_id(obj["doc_id"], ids)  # ints stay ints: their kind is checked
-        value = check_value(obj[found[0]], label=f"grade of doc {doc!r}:", source=str(path), line=n, query_id=str(qid))
+        if design.read(obj, n, qid, doc):
+            found = [grade_field] if grade_field is not None else [f for f in GRADE_FIELDS if f in obj]
+            if len(found) != 1 or found[0] not in obj:
+                problem = "no grade" if not found or found[0] not in obj else \
+                    f"several fields could be the grade: {', '.join(map(repr, found))}"
+                raise InputError(f"the graded pair has {problem} (looked for {', '.join(GRADE_FIELDS)}).",
+                                 source=str(path), line=n, query_id=str(obj["query_id"]),
+                                 fix="give each pair its grade, or name the field: grade='...'.")
+            value = check_value(obj[found[0]], label=f"grade of doc {doc!r}:", source=str(path), line=n,
+                                query_id=str(qid))
+            if design.strata and value < 0:
+                raise InputError(f"doc {doc!r} is sampled and its grade is {value!r}; a negative grade means pooled, "
+                                 f"not sampled.", source=str(path), line=n, query_id=str(qid),
+                                 fix="grade a sampled pair on the scale (0 and up), or mark it \"sampled\": false.")
+        else:
+            value = NOT_SAMPLED
         if (qid, doc) in lines:
             raise InputError(f"doc {doc!r} is graded twice for query {qid!r}, on lines {lines[qid, doc]} and {n}.",
                              source=str(path), line=n, query_id=str(qid),
@@ -132,19 +232,39 @@ def read_judgements(path: str | Path, options: Mapping[str, Any]) -> Qrels:
         lines[qid, doc] = n
         data.setdefault(qid, {})[doc] = value
         judge = obj.get(judge_field)
-        judged_by.setdefault(qid, {})[doc] = str(judge) if judge not in (None, "") else default_judge
+        if value != NOT_SAMPLED or not design.strata:
+            judged_by.setdefault(qid, {})[doc] = str(judge) if judge not in (None, "") else default_judge
     if not data:
         raise InputError("the file holds no graded pair.", source=str(path), fix="check the path.")
-    return Qrels(data, source=str(path), notes=reader.notes, judged_by=judged_by)
+    return Qrels(data, source=str(path), notes=(*reader.notes, *design.checked()), judged_by=judged_by,
+                 strata=design.strata or None)
 
 
 def write_judgements(qrels: Qrels, path: str | Path) -> None:
-    """One ``{"query_id", "doc_id", "grade", "judge"}`` per line; ``judge`` from ``judged_by`` (null when unknown)."""
+    """One ``{"query_id", "doc_id", "grade", "judge"}`` per line; ``judge`` from ``judged_by`` (null when unknown);
+    qrels with strata add each pair's stratum, rate and whether it is sampled (a pair not sampled: grade null)."""
     with open_text(path) as f:
         for qid, docs in qrels.items():
             sources = qrels.judged_by.get(qid, {})
-            f.write("".join(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade, "judge": sources.get(doc)},
-                                       ensure_ascii=False, allow_nan=False) + "\n" for doc, grade in docs.items()))
+            strata = qrels.strata.get(str(qid), {})
+            rates = _rates(docs, strata)
+            for doc, grade in docs.items():
+                line = {"query_id": qid, "doc_id": doc, "grade": grade, "judge": sources.get(doc)}
+                if strata:
+                    sampled = grade >= 0
+                    line.update(grade=grade if sampled else None, stratum=strata.get(str(doc)),
+                                rate=rates.get(strata.get(str(doc))), sampled=sampled)
+                f.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _rates(docs: Mapping[Any, Any], strata: Mapping[Any, str]) -> dict[str | None, float]:
+    """Each stratum's inclusion rate in one query: its sampled over its pooled pairs."""
+    counts: dict[str | None, list[int]] = {}
+    for doc, grade in docs.items():
+        count = counts.setdefault(strata.get(str(doc)), [0, 0])
+        count[0] += grade >= 0
+        count[1] += 1
+    return {stratum: sampled / pooled for stratum, (sampled, pooled) in counts.items()}
 
 
 def _sniff(first: bytes) -> bool:

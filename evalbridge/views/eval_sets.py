@@ -31,7 +31,9 @@ def pool_dict(p: AnyPool) -> dict[str, Any]:
             "runs": {s: {"unjudged": {str(d): p.unjudged(s, d) for d in p.depths},
                          f"Judged@{p.k}": p.judged_at_k(s),
                          f"Judged@{p.k} after": {str(d): p.judged_at_k(s, after=d) for d in p.depths}}
-                     for s in p.systems}}
+                     for s in p.systems},
+            **({"strata": [{"stratum": name, **row} for name, row in p.strata_frame().to_dict("index").items()],
+                "seed": p.seed} if p.strata else {})}
 
 
 def pool_tables(p: AnyPool, fmt: ReportFormat) -> tuple[Table, ...]:
@@ -50,7 +52,16 @@ def pool_tables(p: AnyPool, fmt: ReportFormat) -> tuple[Table, ...]:
                              *(number(p.judged_at_k(s, after=d)) for d in p.depths)) for s in p.systems),
                  align=aligned(fmt, 1, 2 * len(p.depths) + 1),
                  title=e(f"per run: unjudged pairs in its first d, and its mean Judged@{p.k} once each pool is judged"))
-    return sizes, runs
+    if not p.strata:
+        return sizes, runs
+    frame = p.strata_frame()
+    strata = Table(headers=(fmt.heading("stratum (best ranks)"), "rate", "pooled", "sampled", "queries"),
+                   rows=tuple((e(name), number(row.rate), str(row.pooled), str(row.sampled), str(row.queries))
+                              for name, row in zip(frame.index, frame.itertuples())),
+                   align=aligned(fmt, 1, 4),
+                   title=e(f"stratified sample: each query's pairs of a stratum sampled at its rate (seed {p.seed}); "
+                           f"the batch holds each pair's stratum and inclusion rate, for xinfAP and infNDCG"))
+    return sizes, strata, runs
 
 
 def render_pool(p: AnyPool, fmt: str) -> str:

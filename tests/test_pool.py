@@ -174,7 +174,7 @@ def test_queries_only_the_runs_answer_are_counted_not_pooled_by_default():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"depth": 0}, "positive integer"), ({"depth": [5, "x"]}, "positive integer"), ({"k": 0}, "k \\(the cutoff"),
+    ({"depth": 0}, "positive integer"), ({"depth": [5, "x"]}, "positive integer"), ({"k": 0}, "k must be .* cutoff of Judged@k"),
     ({"ties": "average"}, "no order"), ({"queries": "all"}, "queries must be one of"),
 ])
 def test_bad_options_are_refused_with_the_fix(kwargs, message):

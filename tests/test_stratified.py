@@ -346,3 +346,33 @@ def test_the_cli_pools_by_strata_as_the_api_does(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "evalbridge", "pool", str(qrels), str(run), "--strata", "1-3:1",
                           "5-12:0.4"], capture_output=True, text=True)
     assert bad.returncode == 2 and "4-4" in bad.stderr and "Fix" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_config_pool_section_draws_the_apis_sample(tmp_path, monkeypatch):
+    """A config's pool: {strata} section (the config's qrels the judgements so far, its seed the sample's) reports
+    the API's pool and strata in JSON and every text format; strata with a gap exit 2 naming the key and the fix."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d0 1\nq2 0 d0 0\n")
+    for s in range(2):
+        (tmp_path / f"s{s}.run").write_text("".join(f"{q} Q0 d{(i * (s + 2)) % 17} {i + 1} {30 - i} s{s}\n"
+                                                    for q in ("q1", "q2") for i in range(15)))
+    monkeypatch.chdir(tmp_path)
+    runs = {f"s{s}": f"s{s}.run" for s in range(2)}
+    config = {"qrels": "qrels.txt", "runs": runs, "metrics": ["nDCG@5"], "seed": 4,
+              "pool": {"strata": {"1-3": 1, "4-15": 0.25}}}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    api = eb.pool("qrels.txt", runs, strata={"1-3": 1, "4-15": 0.25}, seed=4)
+    out = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["pool"] == json.loads(json.dumps(api.to_dict()))
+    for fmt in ("terminal", "markdown", "latex", "html"):
+        shown = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", fmt],
+                               capture_output=True, text=True)
+        assert shown.returncode == 0 and "4-15" in shown.stdout, shown.stderr
+    config["pool"] = {"strata": {"1-3": 1, "5-15": 0.25}}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "pool.strata" in bad.stderr and "4-4" in bad.stderr and "Fix" in bad.stderr, \
+        bad.stderr

@@ -1,5 +1,5 @@
 """The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``tiers:``,
-``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``, ``judges:``.
+``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``, ``judges:``, ``pool:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
 read), the inputs it reads beyond the runs, whether ``engine: spark`` can compute it, its steps and its step of the
@@ -21,8 +21,8 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
-                     FusionSettings, JudgesSettings, PowerSettings, PPISettings, TiersSettings, TopicSetSettings,
-                     UncertainSettings)
+                     FusionSettings, JudgesSettings, PoolSettings, PowerSettings, PPISettings, TiersSettings,
+                     TopicSetSettings, UncertainSettings)
 from .sources import Source
 
 if TYPE_CHECKING:
@@ -559,6 +559,65 @@ JUDGES = Analysis(
     spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark")
 
 
+# --- pool: -------------------------------------------------------------------------------------------------------
+
+_POOL_KEYS = ("k", "queries")
+
+
+def _pool_rules() -> Mapping[str, Rule]:
+    from ..evalsets.pooling import POOL_PARAMETERS
+
+    return POOL_PARAMETERS
+
+
+def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
+    """``pool:``: ``{depth, strata, k, queries}``: the pool of the config's runs against its qrels (the judgements so
+    far), nested at each depth, or sampled by rank strata (``{1-10: 1, 11-100: 0.1}``) at the config's seed."""
+    from ..evalsets.pooling import check_depths
+    from ..evalsets.stratified import check_strata
+
+    if value is None:
+        return None
+    path = ("pool",)
+    spec = check.mapping({} if value is True else value, path, ("depth", "strata", *_POOL_KEYS),
+                         "{strata: {1-10: 1, 11-100: 0.1}}")
+    if given.qrels is None:
+        raise check.fail(path, "a pool is the pairs the judgements so far (the config's qrels) do not judge, and the "
+                               "config has none.", fix="add qrels: <path to the judgements so far>.")
+    if "depth" in spec and "strata" in spec:
+        raise check.fail(path + ("depth",), "the strata's ends are the pool's depths; a depth is given too.",
+                         fix="leave depth out of a stratified pool.")
+
+    def where(key: str) -> dict[str, Any]:
+        return {"source": check.locator.source, "line": check.locator.line(path + (key,)),
+                "key": check.locator.label(path + (key,))}
+
+    depth = check_depths(spec["depth"], **where("depth")) if "depth" in spec else None
+    strata = check_strata(spec["strata"], **where("strata")) if "strata" in spec else None
+    return PoolSettings(depth=depth, strata=None if strata is None else tuple((s.name, s.rate) for s in strata),
+                        **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
+
+
+def _run_pool(ctx: Context, settings: PoolSettings) -> Any:
+    """:func:`evalbridge.pool` of the runs read against the config's qrels (its settings' tie order; the strata's
+    sample at the config's seed)."""
+    from ..evalsets.pooling import pool
+
+    ctx.step("the pool")
+    chosen = ctx.config.settings
+    return pool(ctx.qrels, ctx.runs, depth=settings.depth, k=settings.k, queries=settings.queries,
+                strata=None if settings.strata is None else dict(settings.strata), seed=ctx.config.seed,
+                ties=chosen.ties, score_precision=chosen.score_precision)
+
+
+POOL = Analysis(
+    "pool", "{depth, strata, k, queries}: the pairs the qrels do not judge in the runs' first documents, nested at "
+            "each depth or sampled by rank strata ({1-10: 1, 11-100: 0.1}: range -> inclusion rate) at the config's "
+            "seed, each run's Judged@k now and once judged (evalbridge.pool)",
+    _read_pool, _run_pool, _pool_rules,
+    spark="a pool reads each ranking's first documents in memory, and the inputs stay in Spark")
+
+
 # --- tiers: -------------------------------------------------------------------------------------------------------
 
 #: the keys of ``tiers:`` (the keywords of Comparison.tiers but the seed, which is the config's)
@@ -745,7 +804,8 @@ FUSION = Analysis(
 
 
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES)
+ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES,
+                                  POOL)
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

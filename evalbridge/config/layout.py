@@ -268,6 +268,18 @@ class JudgesSettings:
 
 
 @dataclass(frozen=True)
+class PoolSettings:
+    """``pool:``: the unjudged pairs of the runs' first documents against the config's qrels (the judgements so far),
+    nested at each ``depth`` or sampled by rank ``strata`` (range -> inclusion rate) at the config's seed (see
+    :func:`evalbridge.pool`)."""
+
+    depth: tuple[int, ...] | None = None
+    strata: tuple[tuple[str, float], ...] | None = None
+    k: int | None = None
+    queries: str = "qrels"
+
+
+@dataclass(frozen=True)
 class PlotSettings:
     """``output.plots:``: which figures, in which formats."""
 

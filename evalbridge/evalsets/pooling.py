@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
+from ..common.parameters import Interval, OneOf, rule_table
 from ..errors import InputError
 from .stratified import STRATA_EXAMPLE, Drawn, Stratum, check_strata, draw_strata
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
     from ..model.settings import Settings
 
-__all__ = ["pool", "Pool", "QUERY_SCOPES", "POOL_TIES"]
+__all__ = ["pool", "Pool", "QUERY_SCOPES", "POOL_TIES", "POOL_PARAMETERS", "check_depths"]
 
 #: which queries are pooled: the queries of the qrels (the eval set), or every query any run answers
 QUERY_SCOPES: Mapping[str, str] = {
@@ -237,15 +238,22 @@ class Pool:
         return f"Pool({len(self.systems)} runs, {len(self.query_ids)} queries; unjudged pairs: {sizes}{sampled})"
 
 
-def _depths(depth: object) -> tuple[int, ...]:
+#: the verb's own parameters that a rule declares (the config's ``pool:`` keys too); depth and strata: their checks
+POOL_PARAMETERS = rule_table(
+    Interval("k", int, 1, None, default=None, fix="k is the cutoff of Judged@k, a whole number >= 1, e.g. 10."),
+    OneOf("queries", tuple(QUERY_SCOPES), default="qrels",
+          fix="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items())),
+)
+
+
+def check_depths(depth: object, *, source: str | None = None, line: int | None = None,
+                 key: str | None = None) -> tuple[int, ...]:
+    """The pool depths ``depth`` gives (one or several positive integers), ascending; refused naming where."""
     values = [depth] if isinstance(depth, Integral) or isinstance(depth, bool) else depth
-    if not isinstance(values, Sequence) or isinstance(values, str) or not values:
-        raise InputError(f"depth must be a positive integer or a list of them; got {depth!r}.",
-                         fix="pass e.g. depth=10 or depth=[10, 20, 50].")
-    for d in values:
-        if isinstance(d, bool) or not isinstance(d, Integral) or d < 1:
-            raise InputError(f"a pool depth must be a positive integer (documents per query and run); got {d!r}.",
-                             fix="pass e.g. depth=10 or depth=[10, 20, 50].")
+    if not isinstance(values, Sequence) or isinstance(values, str) or not values or any(
+            isinstance(d, bool) or not isinstance(d, Integral) or d < 1 for d in values):
+        raise InputError(f"{key or 'depth'} must be a positive integer (documents per query and run) or a list of "
+                         f"them; got {depth!r}.", source=source, line=line, fix="pass e.g. 10 or [10, 20, 50].")
     return tuple(sorted({int(d) for d in values}))
 
 
@@ -303,18 +311,15 @@ def pool(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], depth: int | Seque
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise InputError(f"seed must be a whole number >= 0; got {seed!r}.", fix="e.g. seed=0.")
     ends = tuple(s.high for s in chosen_strata)
-    depths = ends if chosen_strata and depth is None else _depths(10 if depth is None else depth)
+    depths = ends if chosen_strata and depth is None else check_depths(10 if depth is None else depth)
     if chosen_strata and depths != ends:
         raise InputError(f"the strata end at ranks {', '.join(map(str, ends))}, which are the pool's depths; "
                          f"depth {', '.join(map(str, depths))} is given too.",
                          fix="leave depth out: a stratified pool is pooled to each stratum's end.")
     if k is None:
         k = depths[-1]
-    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-        raise InputError(f"k (the cutoff of Judged@k) must be a positive integer; got {k!r}.", fix="e.g. k=10.")
-    if queries not in QUERY_SCOPES:
-        raise InputError(f"queries must be one of {', '.join(map(repr, QUERY_SCOPES))}; got {queries!r}.",
-                         fix="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items()))
+    k = POOL_PARAMETERS["k"].check(k)
+    queries = POOL_PARAMETERS["queries"].check(queries)
     if ties not in POOL_TIES:
         raise InputError(f"a pool needs one order of each run's documents; ties={ties!r} "
                          f"{'puts tied documents in no order' if ties == 'average' else 'is no tie order'}.",

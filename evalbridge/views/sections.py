@@ -259,6 +259,22 @@ def _ppi_headline(r: Any) -> Headline:
     return out
 
 
+def _pool(p: Any) -> Section:
+    from .eval_sets import pool_tables
+
+    return Section("pool", "The pool: what to judge next", lambda fmt: pool_tables(p, fmt),
+                   lambda: {"pool_runs": p.runs_frame().reset_index(), "pool_pairs": p.pairs_frame(),
+                            **({"pool_strata": p.strata_frame().reset_index()} if p.strata else {})})
+
+
+def _pool_headline(p: Any) -> Headline:
+    """The pool's size at each depth and, sampled by strata, the pairs to judge."""
+    out: Headline = {("pool", f"depth {d}", "pairs"): float(p.size(d)) for d in p.depths}
+    if p.drawn is not None:
+        out[("pool", "sampled")] = float(p.drawn.sampled.sum())
+    return out
+
+
 def _judges_headline(r: Any) -> Headline:
     """Each judge's kappas against the humans and, with runs, the tau_AP of its system order (nan left out)."""
     out: Headline = {}
@@ -302,6 +318,7 @@ VIEWS: Mapping[str, View] = {
     "changed": View("changed", lambda c, digits: [_change(c)], lambda c: c.to_dict()),
     "ppi": View("ppi", lambda r, digits: [_ppi(r, digits)], lambda r: r.to_dict(), _ppi_headline),
     "judges": View("judges", lambda r, digits: [_judges(r, digits)], lambda r: r.to_dict(), _judges_headline),
+    "pool": View("pool", lambda p, digits: [_pool(p)], lambda p: p.to_dict(), _pool_headline),
 }
 
 

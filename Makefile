@@ -53,10 +53,12 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "chromium is missing and could not be installed (root and apt-get needed): the browser tests will skip"
 
-# mypy --strict on the package first (settings in pyproject.toml's [tool.mypy]): a type error fails `make test`.
+# The whole suite on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process). mypy --strict on the
+# package (settings in pyproject.toml's [tool.mypy]) is one of its tests (tests/test_typing.py): a type error fails
+# `make test`. --dist loadgroup keeps the tests that share one expensive fixture (mypy's run) on one worker.
+TEST_WORKERS ?= auto
 test: install chromium
-	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -20,50 +20,70 @@ reveal_type(results.means)
 '''
 
 
-@pytest.mark.slow
-def test_mypy_sees_the_signature_of_every_public_name(tmp_path: Path) -> None:
-    """`reveal_type(eb.evaluate(...))` is `Results`, not `Any`: the lazy `__getattr__` no longer hides the API."""
+STRICT_USER = '''\
+import evalbridge as eb
+from evalbridge.cross_check.checking import CrossCheck
+
+results: eb.Results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])
+check: CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")
+qrels: eb.Qrels = eb.read_qrels("qrels.txt")
+means: dict[str, float] = results.means
+'''
+
+
+@pytest.fixture(scope="module")
+def mypy_strict(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int, Path]:
+    """One ``mypy`` run with the project's settings (pyproject.toml: strict) over the package and two user scripts.
+
+    One run, not three: each run analyses the whole package again (about 40 s of CPU); the project's cache is the
+    one ``mypy`` from the command line fills and reuses."""
     api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
-    snippet = tmp_path / "use_evalbridge.py"
-    snippet.write_text(SNIPPET)
-    out, err, _ = api.run([str(snippet), "--ignore-missing-imports", "--follow-imports=silent",
-                           "--cache-dir", str(tmp_path / ".mypy_cache"), "--no-error-summary"])
-    revealed = [line.split("Revealed type is ", 1)[1] for line in out.splitlines() if "Revealed type is" in line]
-    assert len(revealed) == 5, out + err
+    root = Path(__file__).resolve().parent.parent
+    scripts = tmp_path_factory.mktemp("users")
+    (scripts / "use_evalbridge.py").write_text(SNIPPET)
+    (scripts / "strict_user.py").write_text(STRICT_USER)
+    out, err, status = api.run(["--config-file", str(root / "pyproject.toml"), "--cache-dir",
+                                str(root / ".mypy_cache"), str(root / "evalbridge"),
+                                str(scripts / "use_evalbridge.py"), str(scripts / "strict_user.py")])
+    return out + err, status, scripts
+
+
+def _lines_of(report: str, path: Path) -> list[str]:
+    return [line for line in report.splitlines() if line.startswith(str(path))]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("mypy")
+def test_mypy_sees_the_signature_of_every_public_name(mypy_strict: tuple[str, int, Path]) -> None:
+    """`reveal_type(eb.evaluate(...))` is `Results`, not `Any`: the lazy `__getattr__` no longer hides the API."""
+    report, _, scripts = mypy_strict
+    lines = _lines_of(report, scripts / "use_evalbridge.py")
+    revealed = [line.split("Revealed type is ", 1)[1] for line in lines if "Revealed type is" in line]
+    assert len(revealed) == 5, report
     assert revealed[0] == '"evalbridge.evaluation.results.Results"'
     assert "CrossCheck" in revealed[1] and "Qrels" in revealed[2] and "Comparison" in revealed[3]
     assert revealed[4].strip("\"").replace("builtins.", "") == "dict[str, float]"
     assert not any("Any" == r.strip('"') for r in revealed)
+    assert not [line for line in lines if ": error:" in line], report
 
 
 @pytest.mark.slow
-def test_the_package_passes_mypy_strict() -> None:
-    """`mypy` with the project's settings (pyproject.toml: `strict = true` on the package) finds no error.
-
-    `make test` runs the same check before pytest (and fills the cache this run reuses); this test keeps
-    the check in any pytest run of the suite."""
-    api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
+@pytest.mark.xdist_group("mypy")
+def test_the_package_passes_mypy_strict(mypy_strict: tuple[str, int, Path]) -> None:
+    """`mypy` with the project's settings (pyproject.toml: `strict = true` on the package) finds no error."""
+    report, status, _ = mypy_strict
     root = Path(__file__).resolve().parent.parent
-    out, err, status = api.run(["--config-file", str(root / "pyproject.toml"), "--cache-dir",
-                                str(root / ".mypy_cache"), str(root / "evalbridge")])
-    assert status == 0, out + err
-    assert out.startswith("Success: no issues found"), out + err
+    assert not _lines_of(report, root / "evalbridge"), report
+    assert status == 0 and "Success: no issues found" in report, report
 
 
 @pytest.mark.slow
-def test_a_strict_user_script_may_use_every_public_name(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("mypy")
+def test_a_strict_user_script_may_use_every_public_name(mypy_strict: tuple[str, int, Path]) -> None:
     """Under `mypy --strict` (no implicit re-export) `eb.evaluate`, `eb.Results`... are names the package
     exports, not errors: the TYPE_CHECKING imports of `evalbridge/__init__.py` re-export them ("X as X")."""
-    api = pytest.importorskip("mypy.api", reason="mypy is a test dependency")
-    snippet = tmp_path / "strict_user.py"
-    snippet.write_text('import evalbridge as eb\nfrom evalbridge.cross_check.checking import CrossCheck\n\n'
-                       'results: eb.Results = eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, ["P@1"])\n'
-                       'check: CrossCheck = eb.crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 0.5}}, "P@1")\n'
-                       'qrels: eb.Qrels = eb.read_qrels("qrels.txt")\n'
-                       'means: dict[str, float] = results.means\n')
-    out, err, status = api.run([str(snippet), "--strict", "--follow-imports=silent", "--cache-dir",
-                                str(tmp_path / ".mypy_cache"), "--no-error-summary"])
-    assert status == 0, out + err
+    report, _, scripts = mypy_strict
+    assert not _lines_of(report, scripts / "strict_user.py"), report
 
 
 def test_the_public_api_is_one_name_per_job_and_at_most_forty_five_names() -> None:

@@ -129,3 +129,47 @@ def test_a_diff_without_qrels_on_the_command_line_is_eb_diff_of_no_qrels(folder:
 def test_a_bad_diff_command_line_is_refused_with_the_fix(folder: Path, argv: tuple[str, ...], message: str) -> None:
     code, _, err = _cli(folder, *argv)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("method, flags, keywords", [
+    ("rrf", ("--params", "k=10", "--norm", "none"), {"params": {"k": 10}, "norm": None}),
+    ("wsum", ("--params", "weights=0.3,0.7,0.5"), {"params": {"weights": [0.3, 0.7, 0.5]}}),
+    ("mnz", ("--norm", "zmuv"), {"norm": "zmuv"}),
+    ("wsum", ("--qrels", "qrels.txt", "--train", "q00", "q01", "q02", "--metric", "ndcg@5"),
+     {"qrels": "qrels.txt", "train": ["q00", "q01", "q02"], "metric": "ndcg@5"}),
+])
+def test_evalbridge_fuse_writes_the_run_eb_fuse_makes(folder: Path, method: str, flags: tuple[str, ...],
+                                                     keywords: dict) -> None:
+    """evalbridge fuse RUN... -o FUSED writes what eb.fuse returns (same queries, documents and scores), named by its
+    recipe in the note and, without spaces, in the TREC tag column."""
+    from doors import cli
+
+    out = folder / f"fused-{method}-{len(flags)}.run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        code, _, err = cli("fuse", *(f"{n}.run" for n in RUNS), "--method", method, *flags, "-o", out.name)
+        expected = eb.fuse(_parts(folder, RUNS), method=method, **keywords)
+    assert code == 0, err
+    assert f"fused: {expected.name}" in err and f"wrote {out.name}" in err
+    written = eb.read_run(out)
+    assert written.name == "".join(expected.name.split())
+    flat = {(q, doc): score for q, docs in written.items() for doc, score in docs.items()}
+    assert flat == pytest.approx({(q, doc): score for q, docs in expected.items() for doc, score in docs.items()})
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("bm25.run", "-o", "x.run"), "two runs or more"),
+    (("bm25.run", "dense.run", "-o", "bm25.run"), "would destroy the input"),
+    (("bm25.run", "dense.run", "--params", "k=ten", "-o", "x.run"), "--params k 'ten' is not a number"),
+    (("bm25.run", "dense.run", "--params", "w=1", "-o", "x.run"), "rrf takes k"),
+    (("bm25.run", "dense.run", "--train", "q00", "-o", "x.run"), "--qrels"),
+])
+def test_evalbridge_fuse_refuses_bad_input_with_the_fix(folder: Path, flags: tuple[str, ...], message: str) -> None:
+    from doors import cli
+
+    before = (folder / "bm25.run").read_bytes()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        code, _, err = cli("fuse", *flags)
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert (folder / "bm25.run").read_bytes() == before and not (folder / "x.run").exists()

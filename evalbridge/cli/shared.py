@@ -125,16 +125,17 @@ def settings_given(args: argparse.Namespace, *, reads: bool) -> dict[str, Any]:
             if row.reads == reads and getattr(args, name, None) is not None}
 
 
-def write_output(obj: Any, path: str, fmt: str | None) -> str:
+def write_output(obj: Any, path: str, fmt: str | None, *, tag: str | None = None) -> str:
     """Write Qrels or a Run to ``path`` in ``fmt`` (from the suffix of ``path`` when None), atomically; the note
-    saying so."""
-    from ..io.registry import output_format, write
+    saying so. ``tag``: a run's tag column, for a format that writes one (the run's name otherwise)."""
+    from ..io.registry import get_format, output_format, write
     from ..model.data import Qrels
     from ..reports.writing import atomic_file
 
     chosen = fmt or output_format(path, "qrels" if isinstance(obj, Qrels) else "run").name
+    options = {"tag": tag} if tag is not None and "tag" in get_format(chosen).options else {}
     with atomic_file(path) as tmp:
-        write(obj, tmp, format=chosen)
+        write(obj, tmp, format=chosen, **options)
     shown = "standard output" if path == "-" else path
     return f"wrote {shown} ({len(obj)} queries, {obj.n_rows} rows)"
 
@@ -227,20 +228,20 @@ FLAGS: dict[tuple[str, ...], str] = {
 #: ``evalbridge diff``'s section: config key path -> its flag
 DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
               ("diff",): "RUN_A RUN_B"}
-#: ``evalbridge power``'s section (each key's flag is ``--KEY``): config key path -> its flag
+#: ``evalbridge ppi``'s section (each key's flag is ``--KEY``): config key path -> its flag
 PPI_FLAGS: dict[tuple[str, ...], str] = {("ppi",): "--human", ("ppi", "human"): "--human",
                                           **{("ppi", key): f"--{key}"
                                              for key in ("unit", "scale", "confidence", "alpha", "correction")}}
-#: ``evalbridge tiers``' and ``evalbridge design``'s sections: config key path -> its flag
-TIERS_FLAGS: dict[tuple[str, ...], str] = {("tiers",): "RUN RUN...",
-                                            **{("tiers", key): f"--{key.replace('_', '-')}"
-                                               for key in ("method", "alpha", "confidence", "n_resamples")}}
-DESIGN_FLAGS: dict[tuple[str, ...], str] = {("topic_set_size",): "RUN RUN...",
-                                             **{("topic_set_size", key): f"--{key.replace('_', '-')}"
-                                                for key in ("min_difference", "alpha", "beta", "ci_width", "systems")}}
-POWER_FLAGS: dict[tuple[str, ...], str] = {("power",): "BASELINE RUN...",
-                                            **{("power", key): f"--{key}"
-                                               for key in ("test", "alpha", "power", "effect", "sides")}}
+
+
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def analysis_flags(analysis: Any) -> dict[tuple[str, ...], str]:
+    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag."""
+    command = analysis.command
+    return {(analysis.key,): command.runs, **{(analysis.key, key): _flag(key) for key in command.keys}}
 
 
 def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
@@ -391,13 +392,9 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         raw["spark"] = spark
     if args.command == "diff":
         raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves}
-    if args.command == "power":
-        raw["power"] = {path[1]: getattr(args, path[1]) for path in POWER_FLAGS
-                        if len(path) == 2 and getattr(args, path[1]) is not None}
-    for command, section, flags_of in (("tiers", "tiers", TIERS_FLAGS), ("design", "topic_set_size", DESIGN_FLAGS)):
-        if args.command == command:
-            raw[section] = {path[1]: getattr(args, path[1]) for path in flags_of
-                            if len(path) == 2 and getattr(args, path[1]) is not None}
+    analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
+    if analysis is not None:
+        raw[analysis.key] = {key: getattr(args, key) for key in analysis.command.keys if getattr(args, key) is not None}
     if args.command == "ppi":
         raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
                       **{key: value for key in ("unit", "confidence", "alpha", "correction")
@@ -409,8 +406,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **POWER_FLAGS, **PPI_FLAGS, **TIERS_FLAGS,
-                                                   **DESIGN_FLAGS}), folder=Path.cwd(),
+    located = analysis_flags(analysis) if analysis is not None else {}
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **PPI_FLAGS, **located}), folder=Path.cwd(),
                     default_dir=None)
 
 
@@ -482,6 +479,45 @@ def statistics_given(args: argparse.Namespace, *names: str) -> Any:
     from ..stats.statistics import Statistics
 
     return Statistics(**{name: getattr(args, name) for name in names})
+
+
+def add_rules(parser: argparse.ArgumentParser, rules: Mapping[str, Any], names: Sequence[str], *,
+              helps: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None) -> None:
+    """One flag per parameter ``names`` of ``rules`` (an analysis's: ``--alpha``, ``--min-difference``...), generated
+    from its rule as :func:`add_statistics` generates the statistics' flags: the choices of a set of words, the type of
+    a number, the help from the rule's fix (``helps``: where it does not say what a key chooses) and its default
+    (``defaults``: how it reads where the rule's is None). Every flag defaults to None: left out, the section's default
+    decides; its value is checked by the rule where the config is read, so a bad value has one message at every door."""
+    from ..common.parameters import Interval, OneOf
+
+    for name in names:
+        rule = rules[name]
+        default = (defaults or {}).get(name, rule.default)
+        said = (helps or {}).get(name) or (rule.fix.split(";")[0].rstrip(".") if rule.fix else "")
+        shown = f"{said} (default {default})".replace("%", "%%")
+        if isinstance(rule, OneOf):
+            parser.add_argument(_flag(name), dest=name, choices=rule.choices, default=None, help=shown)
+        else:
+            kind = rule.kind if isinstance(rule, Interval) else str
+            parser.add_argument(_flag(name), dest=name, type=kind, default=None, metavar=name.upper(), help=shown)
+
+
+def add_analysis(commands: Any, analysis: Any) -> None:
+    """The command of an analysis of the registry (``analysis.command``, :class:`~evalbridge.config.analyses.Command`),
+    added to ``commands`` (argparse's subparsers): INPUT..., ``-m``, its section's keys (:func:`add_rules`), the output,
+    ``--seed`` and the flags of the inputs and settings; its handler is :func:`show_analysis`."""
+    command = analysis.command
+    p = commands.add_parser(command.name, help=command.help, description=command.description)
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help=command.inputs)
+    add_metrics(p)
+    add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults)
+    add_shown(p, command.what)
+    p.add_argument("--title", default=None, help=argparse.SUPPRESS)
+    add_statistics(p, "seed", hidden=not command.random)
+    add_quiet(p)
+    add_inputs(p)
+    add_conventions(p)
+    p.set_defaults(handler=lambda args: show_analysis(args, analysis.key, command.render), analysis=analysis)
 
 
 def add_shown(parser: argparse.ArgumentParser, what: str) -> None:

@@ -12,7 +12,7 @@ view and one entry here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..common.parameters import Rule
     from ..stats.statistics import Statistics
 
-__all__ = ["Analysis", "ANALYSES", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
+__all__ = ["Analysis", "Command", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
            "analysis_settings"]
 
 
@@ -93,6 +93,38 @@ def _one(config: Config, settings: Any) -> int:
 
 
 @dataclass(frozen=True)
+class Command:
+    """An analysis's own command (``evalbridge power QRELS BASE RUN... -m METRIC``), declared with its entry: the
+    command line builds its parser from this and from the analysis's rules (:func:`evalbridge.cli.shared.add_analysis`:
+    INPUT..., ``-m``, one ``--KEY`` per key, the output, the settings' and inputs' flags) and its handler runs the
+    command line as a config with the analysis's section through the one pipeline
+    (:func:`evalbridge.cli.shared.show_analysis`), so a new analysis gets its command with no module of the CLI.
+
+    Attributes:
+        name: the command (``design`` for ``topic_set_size:``).
+        help: its line in ``evalbridge --help``; ``description``: its own ``--help``.
+        inputs: what its INPUTs are; ``runs``: how a message about the section names them (``RUN RUN...``).
+        keys: the section's keys given as flags (``--KEY``), typed, helped and checked by the analysis's rules.
+        helps: a key's help where its rule's fix does not say what it chooses (the tests of ``--test``).
+        defaults: how a key's default reads where its rule's default is None (``the observed |difference|``).
+        random: its numbers draw at random (``--seed`` shown; else kept for scripts but out of the help).
+        render: (its result, an output format) -> the text shown; ``what``: what ``-o`` writes.
+    """
+
+    name: str
+    help: str
+    description: str
+    inputs: str
+    runs: str
+    keys: tuple[str, ...]
+    render: Callable[[Any, str], str]
+    helps: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    random: bool = False
+    what: str = "the table"
+
+
+@dataclass(frozen=True)
 class Analysis:
     """One analysis a config can ask for.
 
@@ -105,6 +137,7 @@ class Analysis:
         sources: the inputs its settings name beyond the qrels and runs (for hashing and the overwrite check).
         steps: how many steps of progress it reports.
         spark: why ``engine: spark`` cannot compute it (None: it can).
+        command: its own command of the command line (None: a config section only, or a command of its own module).
     """
 
     key: str
@@ -115,6 +148,7 @@ class Analysis:
     sources: Callable[[Any], Iterable[Source | None]] = _none
     steps: Callable[[Config, Any], int] = _one
     spark: str | None = None
+    command: Command | None = None
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
         """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
@@ -246,10 +280,27 @@ def _run_power(ctx: Context, settings: PowerSettings) -> Any:
                  power=settings.power, effect=settings.effect)
 
 
+def _render_power(result: Any, fmt: str) -> str:
+    from ..views.power_view import render_power
+
+    return render_power(result, fmt)
+
+
 POWER = Analysis(
     "power", "true, false or {effect, power, alpha, test, sides}: the smallest difference each pair can detect and "
              "the queries a target effect needs (on by default with a comparison, at its test and alpha)",
-    _read_power, _run_power, _power_rules, steps=lambda config, s: 0)  # closed-form: no step worth showing
+    _read_power, _run_power, _power_rules, steps=lambda config, s: 0,  # closed-form: no step worth showing
+    command=Command(
+        "power", "the smallest difference the eval set can detect, and the queries a target effect needs",
+        "Evaluate every run once and, for each run against the first (the baseline) and each metric, give the minimum "
+        "detectable effect with the queries at hand and the queries needed to detect the target effect (default: the "
+        "observed difference), from the spread of the per-query differences (eb.power; a config's power: section). "
+        "Inputs: QRELS then the runs, or inputs that hold their own judgements (RAG logs).",
+        "QRELS, the baseline run, then one or more runs (each PATH or NAME=PATH)", "BASELINE RUN...", _POWER_KEYS,
+        _render_power,
+        helps={"test": "t (noncentral t, as statsmodels' TTestPower) or randomization (Fisher's test, from its "
+                       "permutation distribution on small sets)"},
+        defaults={"effect": "the observed |difference|"}))
 
 
 # --- diagnose: ----------------------------------------------------------------------------------------------------
@@ -656,11 +707,27 @@ def _run_tiers(ctx: Context, settings: TiersSettings) -> Any:
                  statistics=_statistics(settings, _TIERS_KEYS, ctx.config.seed))
 
 
+def _render_tiers(result: Any, fmt: str) -> str:
+    from ..views.tiers import render_tiers
+
+    return render_tiers(result, fmt)
+
+
 TIERS = Analysis(
     "tiers", "true or {method, alpha, confidence, n_resamples}: the tiers of systems no simultaneous test over all "
              "pairs separates and each system's rank interval (Comparison.tiers; the comparison's settings by "
              "default)",
-    _read_tiers, _run_tiers, _tiers_rules)
+    _read_tiers, _run_tiers, _tiers_rules,
+    command=Command(
+        "tiers", "the tiers of runs no test over all pairs separates, and each run's rank interval",
+        "Evaluate every run once and, metric by metric, test every pair of runs at once (the family-wise error over "
+        "all pairs controlled), group the runs no test separates into tiers (letters) and give each run's rank "
+        "interval from the bootstrap over the queries every run has (Comparison.tiers; a config's tiers: section). "
+        "Inputs: QRELS then the runs, or inputs that hold their own judgements.",
+        "QRELS, then two or more runs (each PATH or NAME=PATH)", "RUN RUN...", _TIERS_KEYS, _render_tiers,
+        helps={"method": "randomization (Carterette's randomised Tukey HSD, default), bootstrap (the bootstrap of the "
+                         "maximum statistic) or tukey (Tukey's HSD on the two-way ANOVA residual)"},
+        what="the tables", random=True))
 
 
 # --- topic_set_size: ----------------------------------------------------------------------------------------------
@@ -696,11 +763,27 @@ def _run_topic_set(ctx: Context, settings: TopicSetSettings) -> Any:
                           systems=settings.systems)
 
 
+def _render_topic_set(result: Any, fmt: str) -> str:
+    from ..views.topic_set_size import render_topic_set_size
+
+    return render_topic_set_size(result, fmt)
+
+
 TOPIC_SET = Analysis(
     "topic_set_size", "true or {alpha, beta, min_difference, ci_width, systems}: the queries a collection needs for "
                       "a paired t-test, a one-way ANOVA and a confidence interval, from the runs' variance (Sakai's "
                       "topic set size design, evalbridge.topic_set_size)",
-    _read_topic_set, _run_topic_set, _topic_set_rules, steps=lambda config, s: 0)
+    _read_topic_set, _run_topic_set, _topic_set_rules, steps=lambda config, s: 0,
+    command=Command(
+        "design", "the queries a collection needs to tell systems apart (topic set size design)",
+        "Evaluate every run once and, metric by metric, estimate the within-system variance (the residual of the "
+        "two-way ANOVA of runs x queries) and give the queries a paired t-test, a one-way ANOVA and a confidence "
+        "interval need at the requirements given (Sakai's topic set size design; eb.topic_set_size; a config's "
+        "topic_set_size: section). Inputs: QRELS then the runs (a pilot or an existing collection), or inputs that "
+        "hold their own judgements.",
+        "QRELS, then two or more runs (each PATH or NAME=PATH)", "RUN RUN...",
+        ("min_difference", "alpha", "beta", "ci_width", "systems"), _render_topic_set,
+        defaults={"ci_width": "the minimum difference", "systems": "the runs' count"}))
 
 
 # --- fusion: ------------------------------------------------------------------------------------------------------
@@ -806,6 +889,11 @@ FUSION = Analysis(
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
 ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES,
                                   POOL)
+
+
+def commands() -> dict[str, Analysis]:
+    """The analyses that declare a command of their own: command name -> analysis, in the registry's order."""
+    return {analysis.command.name: analysis for analysis in ANALYSES if analysis.command is not None}
 
 
 #: every top-level key of a config -> what it sets: the core sections' and the analyses'

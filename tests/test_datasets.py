@@ -10,8 +10,10 @@ port of the loopback interface (``HTTPS_PROXY``), so the download fails at once 
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -232,3 +234,92 @@ def test_official_without_a_dataset_is_refused_with_the_fix(tmp_path: Path) -> N
     (tmp_path / "eval.yaml").write_text("qrels: q.txt\nruns: {a: r.txt}\nmetrics: [official]\n")
     with pytest.raises(eb.InputError, match="not a dataset of ir_datasets"):
         eb.load_config(tmp_path / "eval.yaml")
+
+
+def test_official_at_the_python_door_says_which_measures_it_took(tmp_path: Path, dl19: Path) -> None:
+    """``eb.evaluate("irds:<id>", run, "official")`` (and qrels read from the dataset, ``official`` in a list) takes
+    the same measures as the config and the command line, with the published BM25 nDCG@10, and its provenance says
+    which; a config without a title is titled by its dataset."""
+    run, qrels = dl19 / "run.bm25.top100.txt", dl19 / "qrels.dl19-passage.txt"
+    code = f"""
+import json
+import evalbridge as eb
+alone = eb.evaluate("irds:{DATASET}", {str(run)!r}, "official")
+listed = eb.evaluate(eb.read_qrels("irds:{DATASET}"), {str(run)!r}, ["P@10", "official"])
+open("eval.yaml", "w").write("qrels: irds:{DATASET}\\nruns: {{bm25: {run}}}\\nmetrics: official\\n")
+report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+print(json.dumps({{"alone": dict(alone.means), "notes": list(alone.provenance.notes), "listed": list(listed.means),
+                  "config": dict(report.results["bm25"].means), "title": report.title}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", qrels), tmp_path)
+    assert got["alone"] == got["config"] and list(got["alone"]) == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
+    assert got["alone"]["nDCG@10"] == pytest.approx(0.5058, abs=5e-5)  # Anserini's BM25 (default) on DL19
+    assert got["listed"] == ["P@10", "nDCG@10", "RR(rel=2)", "AP(rel=2)"]
+    assert f"metrics: the official measures of irds:{DATASET} (ir_datasets): nDCG@10, RR(rel=2), AP(rel=2)" \
+        in got["notes"]
+    assert got["title"] == f"irds:{DATASET}"
+
+
+def test_official_at_the_python_door_without_a_dataset_is_refused_with_the_fix() -> None:
+    import evalbridge as eb
+
+    with pytest.raises(eb.InputError, match="not a dataset of ir_datasets.*Fix: read the qrels as irds:"):
+        eb.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, "official")
+
+
+def _cache_with_topics(home: Path, dl19: Path) -> Path:
+    """``home`` as ir_datasets' cache holding DL19 passage's qrels and its topics (``queries.tsv``: id, tab, text)."""
+    _cache(home, dl19 / "qrels.dl19-passage.txt")
+    shutil.copyfile(dl19 / "topics.dl19-passage.txt", home / "msmarco-passage" / "trec-dl-2019" / "queries.tsv")
+    return home
+
+
+def test_a_dataset_s_grade_meanings_and_topics_reach_every_report_and_the_judging_batch(tmp_path: Path,
+                                                                                       dl19: Path) -> None:
+    """From ir_datasets' cache, offline: what DL19's grades mean (its qrels_defs) in the decision block of the
+    terminal, Markdown, HTML and JSON reports; its topics as the texts of ``pool --batch`` and of the page's hover
+    names of the plotted queries. With no topics in the cache nothing is downloaded: the batch says null."""
+    runs = {name: str(dl19 / f"run.{name}.top100.txt") for name in ("bm25", "splade-pp-ed")}
+    config = (f"qrels: irds:{DATASET}\nruns: {json.dumps(runs)}\nmetrics: [nDCG@10]\n"
+              "comparison: {baseline: bm25, n_resamples: 200}\n")
+    code = f"""
+import json, subprocess, sys
+import evalbridge as eb
+from evalbridge.io.datasets import grade_meanings
+def cli(*args):
+    done = subprocess.run([sys.executable, "-m", "evalbridge", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+shown = {{fmt: cli("eval", "irds:{DATASET}", {runs["bm25"]!r}, "-m", "official", "--format", fmt)
+         for fmt in ("terminal", "markdown", "html", "json")}}
+cli("pool", "irds:{DATASET}", {runs["bm25"]!r}, "--depth", "100", "--batch", "batch.jsonl")
+batch = [json.loads(line) for line in open("batch.jsonl")]
+open("eval.yaml", "w").write({config!r})
+report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+print(json.dumps({{"shown": shown, "batch": batch, "meanings": grade_meanings("irds:{DATASET}"),
+                  "page": report.render("html"), "topics": dict(report.topics)}}))
+"""
+    home = _cache_with_topics(tmp_path / "irds", dl19)
+    got = _fresh(code, home, tmp_path)
+    meanings = got["meanings"]
+    assert meanings["0"].startswith("Irrelevant: ") and meanings["3"].startswith("Perfectly relevant: ")
+    assert list(meanings) == ["0", "1", "2", "3"]
+    said = f"its grades mean: {' '.join(f'{g} = {m}' for g, m in meanings.items())}"
+    for fmt, text in got["shown"].items():
+        if fmt == "json":
+            caveats = json.loads(text)["decision"]["caveats"]
+            assert any(c.endswith(said) and f"irds:{DATASET}" in c for c in caveats), caveats
+        else:
+            head = text[:text.index("nDCG@10")]  # the decision block comes before the tables
+            assert ("Perfectly relevant: The passage is dedicated to the query" in head
+                    and "Irrelevant: The passage has nothing to do with the query." in head), (fmt, head[:2000])
+    topics = {line.split("\t")[0]: line.split("\t", 1)[1] for line in
+              (dl19 / "topics.dl19-passage.txt").read_text(encoding="utf-8").splitlines()}
+    assert got["batch"] and all(item["query"] == topics[item["query_id"]] for item in got["batch"])
+    assert got["topics"] == topics
+    for qid in list(topics)[:5]:
+        assert re.search(f"<title>{qid}: Δ [+-]\\d\\.\\d{{4}}\\n{re.escape(html.escape(topics[qid]))}</title>",
+                         got["page"]), qid
+    (home / "msmarco-passage" / "trec-dl-2019" / "queries.tsv").unlink()
+    bare = _fresh(code, home, tmp_path)
+    assert bare["batch"] and all(item["query"] is None for item in bare["batch"]) and bare["topics"] == {}

@@ -52,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
                  score_precision=args.score_precision)
     if args.batch is not None:
         with atomic_file(args.batch) as temporary:  # the old batch stays whole until the new one is
-            write_batch(found, temporary, queries=args.topics, documents=args.corpus)
+            write_batch(found, temporary, queries=args.topics or qrels.topics or None, documents=args.corpus)
         to_judge = found.size() if found.drawn is None else int(found.drawn.sampled.sum())
         note(args, f"wrote {args.batch}: {to_judge} pairs to judge (depth {found.depths[-1]})")
     emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)
@@ -89,7 +89,8 @@ def add(commands: Any) -> None:
     po.add_argument("--batch", default=None, metavar="PATH",
                     help="write the pool (at the deepest depth) as a judging batch, JSON Lines")
     po.add_argument("--topics", default=None, metavar="PATH",
-                    help="the queries' texts for the batch: TREC topics, BEIR queries.jsonl, a RAG log")
+                    help="the queries' texts for the batch: TREC topics, BEIR queries.jsonl, a RAG log (default: "
+                         "the topics of an irds: dataset, when ir_datasets' cache holds them)")
     po.add_argument("--corpus", default=None, metavar="PATH",
                     help="the documents' texts for the batch: BEIR corpus.jsonl, a RAG log")
     po.add_argument("--qrels-format", default=None, metavar="FMT", help="input format of the qrels")

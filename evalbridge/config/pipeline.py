@@ -113,7 +113,19 @@ def _fingerprint(source: Source, hashes: _Hashes, read: Any = None) -> dict[str,
 
     if isinstance(read, (Qrels, Run)) and read.notes:  # (with engine: spark the qrels are a DataFrame)
         found["notes"] = list(read.notes)
+    if source.format == "irds" and source.named is not None:  # a dataset says what its grades mean
+        from ..io.datasets import grade_meanings
+
+        if meanings := grade_meanings(source.named):
+            found["grades"] = meanings
     return found
+
+
+def _topics(qrels: Any) -> dict[str, str]:  # noqa: ANN401 - Qrels, a Spark DataFrame or None
+    """The query texts the qrels came with (a dataset's topics), for the report to name its queries by."""
+    from ..model.data import Qrels
+
+    return dict(qrels.topics) if isinstance(qrels, Qrels) else {}
 
 
 def _origin(source: Source, hashes: _Hashes) -> dict[str, Any]:
@@ -401,7 +413,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits, agreement=agreement, standings=standings, slices=sliced,
-                    analyses=analyses)
+                    analyses=analyses, topics=_topics(shared))
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
     if plots and plots.curves and results:

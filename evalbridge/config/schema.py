@@ -52,24 +52,21 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
 
 def _official(check: Checker, value: Any, qrels: Source | None) -> Any:  # noqa: ANN401 - the metrics section
     """``metrics:`` with ``official`` (alone or in the list) replaced by the official measures of the qrels' dataset
-    (``qrels: irds:<id>``: :func:`evalbridge.io.datasets.official_metrics`); refused without such qrels."""
-    from ..io.datasets import OFFICIAL, official_metrics
+    (``qrels: irds:<id>``: :func:`evalbridge.io.datasets.with_official`, as the Python API's); refused without such
+    qrels."""
+    from ..io.datasets import with_official
 
-    entries = [value] if isinstance(value, str) else value
-    if not isinstance(entries, list) or OFFICIAL not in entries:
-        return value
-    if qrels is None or qrels.named is None or qrels.format != "irds":
-        raise check.fail(("metrics",), f"{OFFICIAL!r} takes the official measures of a dataset, and the qrels are not "
-                                       f"a dataset of ir_datasets.",
-                         fix="read the qrels as irds:<dataset id>, or name the metrics, e.g. [nDCG@10, AP].")
+    named = qrels.named if qrels is not None and qrels.format == "irds" else None
     try:
-        official = list(official_metrics(qrels.named))
+        return with_official(value, named)[0]
     except EvalbridgeError as error:
-        raise check.fail(("metrics",), str(error), fix="name the metrics, e.g. metrics: [nDCG@10, AP].") from None
-    out: list[Any] = []
-    for entry in entries:
-        out += official if entry == OFFICIAL else [entry]
-    return out
+        said, _, fix = str(error).partition(" Fix: ")
+        raise check.fail(("metrics",), said, fix=fix or "name the metrics, e.g. metrics: [nDCG@10, AP].") from None
+
+
+def _default_title(stem: str, qrels: Source | None) -> str:
+    """A config's title when it gives none: the dataset its qrels name (``irds:<id>``), else its file's stem."""
+    return qrels.written if qrels is not None and qrels.named is not None and qrels.written else stem
 
 
 def _on_spark(check: Checker, config: Config) -> None:
@@ -155,7 +152,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     from ..decisions.gates import ON_INCONCLUSIVE
     stem = (path.stem if path is not None else "evalbridge") + (f"-{document + 1}" if count > 1 else "")
     config = Config(
-        path=path, document=document, title=read_name(check, spec.get("title") or stem, ("title",), "report title"),
+        path=path, document=document, title=read_name(check, spec.get("title") or _default_title(stem, qrels), ("title",), "report title"),
         runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, settings=settings, crosscheck=read_crosscheck(check, spec.get("crosscheck")),
         comparison=comparison, agreement=agreement,

@@ -147,11 +147,20 @@ def _provenance_caveats(results: Mapping[str, Any]) -> list[str]:
 
 
 def _labels(provenance: Mapping[str, Any]) -> list[str]:
-    """Where the labels come from, when the provenance says (a config's qrels input)."""
+    """Where the labels come from, when the provenance says (a config's qrels input), and what its grades mean when
+    the source says (a dataset's documented grades)."""
     inputs = provenance.get("inputs")
     qrels = inputs.get("qrels") if isinstance(inputs, Mapping) else None
-    where = qrels.get("path") or qrels.get("table") if isinstance(qrels, Mapping) else None
-    return [f"the labels are the judgements in {where}"] if where else []
+    if not isinstance(qrels, Mapping):
+        return []
+    where = qrels.get("path") or qrels.get("table")
+    if not where:
+        return []
+    said = f"the labels are the judgements in {where}"
+    grades = qrels.get("grades")
+    if isinstance(grades, Mapping) and grades:
+        said += f"; its grades mean: {' '.join(f'{g} = {m}' for g, m in grades.items())}"
+    return [said]
 
 
 def decide(*, results: Mapping[str, Any], comparison: Any = None, gates: Sequence[Any] = (),

@@ -252,7 +252,9 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, settings: Settings | 
         metrics: one metric spec or several, any spelling (``"ndcg@10"``, ``"P(rel=2)@5"``), or a
             mapping label -> spec (``{"precision@5": "P@5", "ndcg": "nDCG(gain=exp)@10"}``): the results,
             reports and JSON are keyed by each label, else by the spelling asked
-            (:mod:`evalbridge.metrics.requests`).
+            (:mod:`evalbridge.metrics.requests`). ``"official"`` (alone or in a list), with qrels of a dataset
+            (``"irds:<id>"``), takes the measures ir_datasets lists as its official ones, and the provenance's
+            notes say which.
         settings: everything that decides a number (:class:`~evalbridge.model.settings.Settings`: backend,
             min_relevance, ties, score_precision, missing_queries, judged_only, depth, no_relevant and the read
             policies ids and duplicates), whole; default: every setting's default.
@@ -297,6 +299,9 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
     from ..io.fields import scoring_notes
     from .results import Provenance, Results, summarise_numbers
 
+    from ..io.datasets import with_official
+
+    metrics, official = with_official(metrics, qrels)  # "official": the measures of the qrels' dataset
     requests = metric_requests(metrics)
     if settings.backend == "spark" or _is_spark_frame(qrels) or _is_spark_frame(run):
         return _evaluate_on_spark(qrels, run, requests, settings)
@@ -319,7 +324,7 @@ def _evaluate(qrels: Any, run: Any, metrics: MetricsArg, bar: Steps, settings: S
         queries_evaluated=len(values[wanted[0]]), missing_from_run=missing,
         ignored_run_only=tuple(filterfalse(qrels.keys().__contains__, run)), bridges=tuple(bridges),
         evalbridge_version=__version__, removed_beyond_depth=cut.beyond_depth, removed_unjudged=cut.unjudged,
-        notes=(*empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes),
+        notes=(*official, *empty_notes(qrels, run, settings.missing_queries), *scoring_notes(run.notes),
                *_relevant_only_note(qrels, judged, resolved.level)), warnings=warned,
         without_relevant=unjudged)
     return Results(metrics=resolved.metrics, values=values, provenance=provenance, max_grade=resolved.max_grade,

@@ -10,6 +10,11 @@ ir_datasets wants (its address and checksum) and the path to put it at; an unkno
 names; a missing ir_datasets gets the command that installs it. No exception of ir_datasets reaches the user, and its
 log lines are held back while it reads (they are said in the error when the read fails).
 
+The dataset's own conventions come with it: its topics (the query texts, kept as the qrels'
+:attr:`~evalbridge.model.data.Qrels.topics` when ir_datasets' cache holds them: never downloaded for that), the
+measures it lists as official (:func:`official_metrics`, ``metrics: official``) and what its grades mean
+(:func:`grade_meanings`).
+
 ir_datasets is imported only inside the functions here (``evalbridge[datasets]``).
 """
 
@@ -19,13 +24,14 @@ import contextlib
 import difflib
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
 from ..errors import BackendUnavailableError, InputError
 
-__all__ = ["PREFIX", "INSTALL_HINT", "OFFICIAL", "read_dataset", "dataset_id", "official_metrics", "FORMATS"]
+__all__ = ["PREFIX", "INSTALL_HINT", "OFFICIAL", "read_dataset", "dataset_id", "official_metrics", "with_official",
+           "official_note", "grade_meanings", "FORMATS"]
 
 #: what starts the name of a dataset of ir_datasets wherever a path is taken
 PREFIX = "irds:"
@@ -146,8 +152,59 @@ def read_dataset(source: Any, kind: str, options: Mapping[str, Any]) -> Any:  # 
             said = held.messages[-1] if held.messages else (str(error).splitlines() or [type(error).__name__])[0]
             raise InputError(f"ir_datasets could not read the qrels of {name!r}: {said}.",
                              fix="check ir_datasets' cache (IR_DATASETS_HOME), or read the qrels file directly.") from None
+        topics = _cached_topics(dataset, parsed.qrels.keys())
     qrels = parsed.qrels
-    return Parsed(qrels=type(qrels)(qrels, source=f"{PREFIX}{name}", notes=qrels.notes, copy=False))
+    return Parsed(qrels=type(qrels)(qrels, source=f"{PREFIX}{name}", notes=qrels.notes, copy=False, topics=topics))
+
+
+def _caches(handler: Any) -> list[Any]:  # noqa: ANN401 - an ir_datasets handler
+    """The files of ir_datasets' cache (its ``Cache`` objects) that ``handler`` reads, found through the handlers
+    it wraps (a judged subset filters the queries of its parent, which read a file, which ir_datasets downloads
+    and keeps; checked on 0.6)."""
+    from ir_datasets.util.fileio import Cache
+
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [handler]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or len(seen) > 200:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Cache):
+            found.append(obj)
+        elif type(obj).__module__.startswith("ir_datasets") and hasattr(obj, "__dict__"):
+            todo += [v for v in vars(obj).values() if type(v).__module__.startswith("ir_datasets")]
+    return found
+
+
+def _cached_topics(dataset: Any, queries: Iterable[Any]) -> dict[str, str] | None:  # noqa: ANN401 - a Dataset
+    """The text of each query of ``queries`` from the dataset's topics, read only when ir_datasets' cache holds
+    their files already (never a download: the texts are for reading, the qrels are what was asked); None when the
+    dataset has no topics or they are not cached."""
+    if not dataset.has_queries():
+        return None
+    files = _caches(dataset.queries_handler())
+    if not files or not all(f.path(force=False).exists() for f in files):
+        return None
+    wanted = {str(q) for q in queries}
+    try:  # every query type of ir_datasets says its text (the title of TREC topics, ...) by default_text()
+        found = {str(q.query_id): str(q.default_text()) for q in dataset.queries_iter() if str(q.query_id) in wanted}
+    except Exception:  # noqa: BLE001 - the topics are extra: when ir_datasets cannot read them, the qrels stand
+        return None
+    return found or None
+
+
+def grade_meanings(source: Any) -> dict[str, str]:  # noqa: ANN401 - irds:<id>
+    """What each grade of the dataset's qrels means, as ir_datasets documents it (``qrels_defs()``: DL19 passage's
+    ``0`` "Irrelevant: The passage has nothing to do with the query." ... ``3`` "Perfectly relevant: ..."), by grade;
+    read from ir_datasets' package, no download; empty when it says nothing."""
+    name = dataset_id(source)
+    irds = _ir_datasets()
+    with _quiet():
+        dataset = _load(irds, name)
+        defined = dataset.qrels_defs() if dataset.has_qrels() else {}
+    return {str(grade): str(meaning) for grade, meaning in sorted((defined or {}).items())}
 
 
 def official_metrics(source: Any) -> tuple[str, ...]:  # noqa: ANN401 - irds:<id>
@@ -164,6 +221,44 @@ def official_metrics(source: Any) -> tuple[str, ...]:  # noqa: ANN401 - irds:<id
         raise InputError(f"ir_datasets lists no official measures for {name!r}.",
                          fix="name the metrics, e.g. metrics: [nDCG@10, AP].")
     return found
+
+
+def _asks_official(metrics: Any) -> bool:  # noqa: ANN401 - any metrics argument
+    if isinstance(metrics, str):
+        return metrics == OFFICIAL
+    return isinstance(metrics, (list, tuple)) and OFFICIAL in metrics
+
+
+def _dataset_of(qrels: Any) -> str | None:  # noqa: ANN401 - any qrels argument
+    """``irds:<id>`` when ``qrels`` names a dataset or was read from one (its ``source``), else None."""
+    source = qrels if isinstance(qrels, (str, os.PathLike)) else getattr(qrels, "source", None)
+    text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
+    return text if text.startswith(PREFIX) else None
+
+
+def official_note(source: str, measures: tuple[str, ...]) -> str:
+    """What a result says of the measures ``official`` took."""
+    return f"metrics: the official measures of {source} (ir_datasets): {', '.join(measures)}"
+
+
+def with_official(metrics: Any, qrels: Any) -> tuple[Any, tuple[str, ...]]:  # noqa: ANN401 - MetricsArg, any qrels
+    """``metrics`` with :data:`OFFICIAL` (alone or in a list) replaced by the official measures of the dataset the
+    qrels name or were read from (:func:`official_metrics`), and the note saying which (none when not asked).
+
+    Raises:
+        InputError: ``official`` asked of qrels that are not a dataset of ir_datasets, with the fix.
+    """
+    if not _asks_official(metrics):
+        return metrics, ()
+    source = _dataset_of(qrels)
+    if source is None:
+        raise InputError(f"{OFFICIAL!r} takes the official measures of a dataset, and the qrels are not a dataset of "
+                         f"ir_datasets.", fix=f"read the qrels as {PREFIX}<dataset id>, or name the metrics, e.g. "
+                                              f"['nDCG@10', 'AP'].")
+    measures = official_metrics(source)
+    entries = [metrics] if isinstance(metrics, str) else list(metrics)
+    taken = [m for entry in entries for m in (measures if entry == OFFICIAL else (entry,))]
+    return taken, (official_note(source, measures),)
 
 
 def _formats() -> tuple[Any, ...]:

@@ -122,6 +122,8 @@ class Report:
             :class:`~evalbridge.evalsets.uncertainty.Uncertainty`), ``changed``
             (:class:`~evalbridge.evalsets.changes.JudgementChange`); each shows through its view
             (:data:`evalbridge.views.sections.VIEWS`).
+        topics: query id -> its text, where the judgements came with them (a dataset's topics): the page names
+            each plotted query by its id and text.
     """
 
     results: Mapping[str, Results]
@@ -138,6 +140,7 @@ class Report:
     standings: Any = None
     slices: Slices | None = None
     analyses: Mapping[str, Any] = field(default_factory=dict)
+    topics: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.results and self.agreement is None and self.comparison is None:

@@ -182,6 +182,12 @@ def _decision(report: Report) -> str:
     return f'<div class="decision"><ul>{_items(decided)}</ul>{folded}</div>'
 
 
+def _hover(report: Report, query: str, delta: float) -> str:
+    """What a plotted query says on hover: its id and Δ, and its text on the next line when the report has it."""
+    text = report.topics.get(query)
+    return f"{query}: Δ {delta:+.{report.digits}f}" + (f"\n{text}" if text else "")
+
+
 def _items(lines: Iterable[str]) -> str:
     return "".join(f"<li>{_e(line)}</li>" for line in lines)
 
@@ -397,7 +403,7 @@ def _per_metric(report: Report) -> str:
         figures = [distribution_figure(values, label)]
         if baseline is not None and len(values) > 1:
             figures.append(differences_figure(values, baseline, label,
-                                              named=lambda query, delta: f"{query}: Δ {delta:+.{report.digits}f}"))
+                                              named=lambda query, delta: _hover(report, query, delta)))
         parts.append('<div class="plots">' + "".join(f"<figure>{_svg(f)}</figure>" for f in figures) + "</div>")
         if baseline is not None:
             parts.append(_moved(values, baseline, label, report.digits))

@@ -163,3 +163,14 @@ def test_bad_input_is_refused_with_what_to_do(scores, options, message) -> None:
 def test_a_requirement_out_of_reach_is_none_not_a_number() -> None:
     assert ci_queries(1e-9, variance=1.0) is None
     assert topic_set_size(np.array([[0.0, 1.0], [1.0, 0.0]]), min_difference=1e-7).rows[0].t_test is None
+
+
+@pytest.mark.parametrize("verb", ["topic_set_size", "tiers"])
+def test_values_without_the_metric_name_are_refused_with_the_shape_to_give(verb):
+    """{system: {query: value}} (one metric, unnamed) is refused with the shape that names it, not a TypeError."""
+    from evalbridge.decisions.tiers import tiers
+
+    values = {"a": {"q1": 0.1, "q2": 0.3, "q3": 0.2}, "b": {"q1": 0.2, "q2": 0.5, "q3": 0.4}}
+    call = {"topic_set_size": eb.topic_set_size, "tiers": tiers}[verb]
+    with pytest.raises(eb.InputError, match=r"without the metric's name .*'q1': 0\.1.*Fix: name the metric"):
+        call(values)

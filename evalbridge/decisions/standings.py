@@ -148,6 +148,12 @@ def metric_values(per_system: Any, metric: str) -> Mapping[str, float]:
         except KeyError:
             pass
     elif isinstance(per_system, Mapping) and metric in per_system:
+        if not isinstance(per_system[metric], Mapping):
+            raise InputError(f"the per-query values are {{query: value}} without the metric's name (e.g. "
+                             f"{metric!r}: {per_system[metric]!r:.40}): each system's values are read as "
+                             f"{{metric: {{query: value}}}}.",
+                             fix='name the metric: {system: {"nDCG@10": {query: value}}}, or give each system\'s '
+                                 'Results.')
         return per_system[metric]  # type: ignore[no-any-return]
     raise InputError(f"metric {metric!r} has no per-query values for one of the systems.",
                      fix="give every system's results for every metric compared.")

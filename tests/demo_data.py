@@ -1,8 +1,13 @@
 """The data of `make run`: TREC Robust04 qrels and a BM25+RM3 run, read out of the capreolus 0.2.6 wheel on
-PyPI into .cache/robust04/ exactly as the Makefile's `demo-data` target does (pip download + zipfile)."""
+PyPI into .cache/robust04/ exactly as the Makefile's `demo-data` target does (pip download + zipfile).
+
+`make test` runs the suite on several workers: the first to need the files fetches them under a lock, the others
+wait for it and read whole files."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 import zipfile
@@ -20,6 +25,15 @@ def fetch_robust04() -> Path:
     if all((ROBUST / name).is_file() for name in ROBUST_FILES):
         return ROBUST
     cache = REPO / ".cache"
+    cache.mkdir(exist_ok=True)
+    with open(cache / "robust04.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all((ROBUST / name).is_file() for name in ROBUST_FILES):
+            return ROBUST
+        return _fetch(cache)
+
+
+def _fetch(cache: Path) -> Path:
     wheel = cache / "capreolus-0.2.6-py3-none-any.whl"
     if not wheel.is_file():
         done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
@@ -31,5 +45,7 @@ def fetch_robust04() -> Path:
     ROBUST.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as archive:
         for name in ROBUST_FILES:
-            (ROBUST / name).write_bytes(archive.read(f"capreolus/data/{name}"))
+            part = ROBUST / f".{name}.part"
+            part.write_bytes(archive.read(f"capreolus/data/{name}"))
+            os.replace(part, ROBUST / name)
     return ROBUST

@@ -13,7 +13,10 @@ on first use, and backend libraries only when a backend is asked for.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+#: what type checkers see (they take any ``TYPE_CHECKING`` as true); not ``typing``'s, so that importing the
+#: package imports no module it does not need (the command line is then guarded against Ctrl-C the sooner)
+TYPE_CHECKING = False
 
 from ._version import __version__
 
@@ -39,6 +42,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its signature ("X as X": re-exported)
+    from typing import Any
     from .evaluation.evaluating import evaluate as evaluate
     from .decisions.compare import compare as compare
     from .cross_check.checking import crosscheck as crosscheck
@@ -81,7 +85,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: every public name with its
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # (annotations are not evaluated: Any is typing's, imported above for checkers)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'evalbridge' has no attribute {name!r}")

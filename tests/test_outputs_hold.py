@@ -174,6 +174,47 @@ def test_ctrl_c_at_any_moment_of_a_run_ends_it_with_130_and_the_old_outputs(tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
 
 
+def _entry_point() -> str:
+    """The code of the ``evalbridge`` console script as pip writes it from pyproject.toml's entry point."""
+    import tomllib
+
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["evalbridge"]
+    module, function = entry.split(":")
+    return f"import sys\nfrom {module} import {function}\nif __name__ == '__main__':\n    sys.exit({function}())\n"
+
+
+@pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")
+@pytest.mark.parametrize("door", ["python -m evalbridge", "console script"])
+def test_ctrl_c_in_the_first_moments_of_a_command_ends_it_with_130_once_evalbridge_runs(tmp_path: Path,
+                                                                                      door: str) -> None:
+    """A real SIGINT at 10 ms to 400 ms of a command (the interpreter starting, the command line loading, the
+    inputs read): the old output stays, and every interrupt that came once evalbridge's first line ran ends with
+    130 and one line; one that came before (Python's own start: ``site``, ``.pth`` files) is Python's to say, so
+    its traceback holds no frame of evalbridge."""
+    script = tmp_path / "evalbridge_script.py"
+    script.write_text(_entry_point())
+    start = [sys.executable, "-m", "evalbridge"] if door == "python -m evalbridge" else [sys.executable, str(script)]
+    out = tmp_path / "out.md"
+    said = []
+    for moment in (0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4):
+        out.write_text("old\n")
+        process = subprocess.Popen([*start, "eval", str(DL19 / "qrels.dl19-passage.txt"), str(DL19 / "run.bm25.top100.txt"),
+                                    "-m", "nDCG@10", "AP", "--format", "markdown", "-o", str(out)],
+                                   env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        time.sleep(moment)
+        code, err = _interrupted(process)
+        said.append((moment, code, err.strip().splitlines()[-1:] if err.strip() else []))
+        assert out.read_text() == "old\n" or code == 0, (moment, code, err)
+        if "Traceback" in err:  # Python's own start: no line of evalbridge had run
+            assert f"{os.sep}evalbridge{os.sep}" not in err, (moment, err)
+            continue
+        assert code in (*INTERRUPTED, 0), (moment, code, err)
+        assert err.count("\n") <= 1, (moment, err)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp-")] == []
+    assert any(code == 130 for _, code, _ in said), said
+
+
 # ---------------------------------------------------------------- JSON by one rule
 
 def _strict_json(text: str) -> object:

@@ -183,3 +183,52 @@ def test_a_judges_section_gives_eb_judges_numbers_in_every_format(tmp_path, monk
     bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "judges.calibration_bins" in bad.stderr and "Fix" in bad.stderr, bad.stderr
+
+
+def test_a_score_judge_gets_its_bins_at_every_door_and_the_flips_one_statistics(tmp_path, monkeypatch):
+    """A judge giving scores: bins={name: thresholds} (API), --bins NAME=T1,T2 (CLI) and judges: {bins: {name: ...}}
+    (a config) give one report card; the flips' test is one Statistics (statistics= equals its loose keywords); bad
+    bins are refused naming the judge (the config: its key, exit 2)."""
+    rng = np.random.default_rng(4)
+    docs = [f"d{i}" for i in range(15)]
+    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(8)}
+    scores = {q: {d: round(min(1.0, max(0.0, g / 3 + float(rng.normal(0, 0.15)))), 4) for d, g in row.items()}
+              for q, row in human.items()}
+    for name, data in (("human", human), ("scores", scores)):
+        (tmp_path / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
+                                                      for d, g in row.items()))
+    for s in range(3):
+        (tmp_path / f"s{s}.run").write_text("".join(f"{q} Q0 {d} 1 {g * s + rng.random() * 3:.6f} s{s}\n"
+                                                    for q, row in human.items() for d, g in row.items()))
+    monkeypatch.chdir(tmp_path)
+    runs = {f"s{s}": f"s{s}.run" for s in range(3)}
+    bins = {"llm": [0.2, 0.5, 0.8]}
+    api = judges("human.txt", {"llm": "scores.txt"}, runs, ["nDCG@5"], bins=bins, calibration_bins=5,
+                 statistics=eb.Statistics(test="randomization", n_resamples=500, seed=2))
+    assert api.to_dict() == judges("human.txt", {"llm": "scores.txt"}, runs, ["nDCG@5"], bins=bins,
+                                   calibration_bins=5, test="randomization", n_resamples=500, seed=2).to_dict()
+    assert api.test == "randomization" and len(api.cards[0].calibration) == 5
+    cli = subprocess.run([sys.executable, "-m", "evalbridge", "judges", "human.txt", "llm=scores.txt", "--runs",
+                          *runs.values(), "-m", "nDCG@5", "--bins", "llm=0.2,0.5,0.8", "--calibration-bins", "5",
+                          "--test", "randomization", "--n-resamples", "500", "--seed", "2", "--format", "json"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == json.loads(json.dumps(api.to_dict()))
+    config = {"qrels": "human.txt", "runs": runs, "metrics": ["nDCG@5"], "seed": 2,
+              "judges": {"labels": {"llm": "scores.txt"}, "bins": bins, "calibration_bins": 5,
+                         "test": "randomization", "n_resamples": 500}}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    out = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["judges"] == json.loads(json.dumps(api.to_dict()))
+    with pytest.raises(InputError, match="no judge"):
+        judges("human.txt", {"llm": "scores.txt"}, bins={"lm": [0.5]})
+    config["judges"]["bins"] = {"llm": [0.8, 0.2]}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "judges.bins.llm" in bad.stderr and "Fix" in bad.stderr, bad.stderr
+    bad_cli = subprocess.run([sys.executable, "-m", "evalbridge", "judges", "human.txt", "llm=scores.txt", "--bins",
+                              "llm=0.2,x"], capture_output=True, text=True)
+    assert bad_cli.returncode == 2 and "--bins" in bad_cli.stderr and "Traceback" not in bad_cli.stderr

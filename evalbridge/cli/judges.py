@@ -6,7 +6,30 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import EXIT_OK, add_inputs, add_quiet, emit, named_runs
+from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, statistics_given
+
+
+#: the fields of Statistics the judges' flags set (the flips' paired test)
+_STATISTICS = ("test", "alpha", "n_resamples", "seed")
+
+
+def _bins(given: list[str] | None) -> dict[str, list[float]] | None:
+    """``--bins NAME=T1,T2,...``: each judge's thresholds (checked by the verb, as every door's)."""
+    from ..errors import InputError
+
+    if given is None:
+        return None
+    found: dict[str, list[float]] = {}
+    for word in given:
+        name, _, edges = word.partition("=")
+        try:
+            found[name] = [float(edge) for edge in edges.split(",")]
+        except ValueError:
+            raise InputError(f"--bins takes NAME=T1,T2,... (a judge's thresholds onto the humans' scale); got "
+                             f"{word!r}.", fix="e.g. --bins umbrela=0.25,0.5,0.75.") from None
+        if not name or not edges:
+            raise InputError(f"--bins takes NAME=T1,T2,...; got {word!r}.", fix="e.g. --bins umbrela=0.25,0.5,0.75.")
+    return found
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -20,8 +43,9 @@ def handle(args: argparse.Namespace) -> int:
         raise InputError("the system order under a judge compares two or more runs; one is given.",
                          fix="give --runs two or more runs, or none (the labels alone).")
     check_outputs([args.human, *labels.values(), *runs.values()], files=[args.output or STDOUT])
-    report = judges(args.human, labels, runs or None, list(args.metrics), calibration_bins=args.calibration_bins,
-                    test=args.test, alpha=args.alpha, min_relevance=args.min_relevance)
+    report = judges(args.human, labels, runs or None, list(args.metrics), bins=_bins(args.bins),
+                    calibration_bins=args.calibration_bins, statistics=statistics_given(args, *_STATISTICS),
+                    min_relevance=args.min_relevance)
     emit(report.table("terminal" if args.format == "text" else args.format), args.output, args)
     return EXIT_OK
 
@@ -30,7 +54,6 @@ def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
     from ..evalsets.agreement import DEFAULT_METRICS
     from ..evalsets.judges import JUDGES_PARAMETERS
-    from ..evalsets.ranking_agreement import TESTS
     from ..views.formats import report_formats
 
     p = commands.add_parser(
@@ -47,10 +70,12 @@ def add(commands: Any) -> None:
                    help="metrics the systems are ranked by (the first ranks the judges)")
     p.add_argument("--min-relevance", type=float, default=None, metavar="LEVEL",
                    help="the humans' relevance level (default: 1), the calibration's 'relevant'")
+    p.add_argument("--bins", nargs="+", default=None, metavar="NAME=T1,T2,...",
+                   help="thresholds onto the humans' scale of a judge giving scores or probabilities (a score s is "
+                        "the grade of the number of thresholds <= s), e.g. --bins umbrela=0.25,0.5,0.75")
     p.add_argument("--calibration-bins", type=int, default=JUDGES_PARAMETERS["calibration_bins"].default,
                    metavar="N", help="bins of equal counts of a calibration curve over scores (default 10)")
-    p.add_argument("--test", choices=tuple(TESTS), default="t", help="the paired test of the flips (default t)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the flips (default 0.05)")
+    add_statistics(p, *_STATISTICS)
     p.add_argument("--format", choices=["text", "json", *(f for f in report_formats() if f not in ("json", "csv"))],
                    default="text", help="output format (text = terminal)")
     p.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")

@@ -557,24 +557,28 @@ PPI = Analysis(
 
 # --- judges: ------------------------------------------------------------------------------------------------------
 
-_JUDGES_KEYS = ("calibration_bins", "test", "alpha")
+_JUDGES_KEYS = ("calibration_bins", "test", "alpha", "n_resamples")
 
 
 def _judges_rules() -> Mapping[str, Rule]:
     from ..evalsets.judges import JUDGES_PARAMETERS
+    from ..stats.statistics import ROWS
 
-    return JUDGES_PARAMETERS
+    return {**JUDGES_PARAMETERS, "n_resamples": ROWS["n_resamples"].rule}
 
 
 def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | None:
-    """``judges:``: ``{labels: {name: qrels source}, calibration_bins, test, alpha}``: the config's qrels are the
-    humans' labels, each of ``labels`` a judge's."""
+    """``judges:``: ``{labels: {name: qrels source}, bins: {name: thresholds}, calibration_bins, test, alpha,
+    n_resamples}``: the config's qrels are the humans' labels, each of ``labels`` a judge's (``bins``: thresholds onto
+    the humans' scale of a judge giving scores)."""
+    from ..errors import InputError
+    from ..evalsets.judges import check_bins
     from .sections import read_name, read_source
 
     if value is None:
         return None
     path = ("judges",)
-    spec = check.mapping(value, path, ("labels", *_JUDGES_KEYS), "{labels: {gpt4o: judges/gpt4o.qrels}}")
+    spec = check.mapping(value, path, ("labels", "bins", *_JUDGES_KEYS), "{labels: {gpt4o: judges/gpt4o.qrels}}")
     if "labels" not in spec:
         raise check.fail(path, "a judge's report card holds its labels against the humans' (the config's qrels).",
                          fix="write judges: {labels: {gpt4o: <path to the judge's labels>}}.")
@@ -587,7 +591,15 @@ def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | N
     labels = {read_name(check, name, path + ("labels", name), "judge"):
               read_source(check, source, path + ("labels", name), given.folder, "qrels", "local", given.policies)
               for name, source in named.items()}
-    return JudgesSettings(labels=MappingProxyType(labels), **JUDGES.checked(check, spec, _JUDGES_KEYS, JudgesSettings))
+    bins = check.mapping(spec.get("bins", {}), path + ("bins",), None, "{umbrela: [0.25, 0.5, 0.75]}")
+    thresholds: dict[str, tuple[float, ...]] = {}
+    for name, edges in bins.items():
+        try:
+            thresholds.update(check_bins({name: edges}, labels))
+        except InputError as error:
+            raise check.fail(path + ("bins", name), str(error)) from None
+    return JudgesSettings(labels=MappingProxyType(labels), bins=MappingProxyType(thresholds),
+                          **JUDGES.checked(check, spec, _JUDGES_KEYS, JudgesSettings))
 
 
 def _run_judges(ctx: Context, settings: JudgesSettings) -> Any:
@@ -597,15 +609,16 @@ def _run_judges(ctx: Context, settings: JudgesSettings) -> Any:
 
     labels = {name: ctx.judgements(source) for name, source in settings.labels.items()}
     ctx.step("the judges' report cards")
-    return judges(ctx.qrels, labels, ctx.runs, [r.label for r in ctx.config.metrics],
-                  calibration_bins=settings.calibration_bins, test=settings.test, alpha=settings.alpha,
-                  seed=ctx.config.seed, settings=ctx.config.settings)
+    return judges(ctx.qrels, labels, ctx.runs, [r.label for r in ctx.config.metrics], bins=settings.bins or None,
+                  calibration_bins=settings.calibration_bins,
+                  statistics=_statistics(settings, _JUDGES_KEYS, ctx.config.seed), settings=ctx.config.settings)
 
 
 JUDGES = Analysis(
-    "judges", "{labels: {name: qrels}, calibration_bins, test, alpha}: the qrels are the humans' labels, each of labels "
-              "a judge's: each judge's kappas, confusion, precision and recall per grade, grade shift, out-of-scale "
-              "grades and calibration, and the runs' order under it against the humans' (evalbridge.judges)",
+    "judges", "{labels: {name: qrels}, bins, calibration_bins, test, alpha, n_resamples}: the qrels are the humans' "
+              "labels, each of labels a judge's: each judge's kappas, confusion, precision and recall per grade, "
+              "grade shift, out-of-scale grades and calibration, and the runs' order under it against the humans' "
+              "(evalbridge.judges)",
     _read_judges, _run_judges, _judges_rules, sources=lambda s: tuple(s.labels.values()),
     spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark")
 

@@ -262,9 +262,11 @@ class JudgesSettings:
     every judge's report card against the humans, the runs ranked under each (see :func:`evalbridge.judges`)."""
 
     labels: Mapping[str, Source]
+    bins: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: MappingProxyType({}))
     calibration_bins: int = 10
     test: str = "t"
     alpha: float = 0.05
+    n_resamples: int = 10_000
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,10 @@ from ..common.json_data import json_ready
 from ..errors import InputError
 from ..stats.kappa import cohen_kappa
 from ..views.table import Shown, number
-from .agreement import DEFAULT_METRICS, JudgeAgreement, agreement
+from .agreement import DEFAULT_METRICS, JudgeAgreement, agreement, check_thresholds
 from ..common.parameters import Interval, OneOf, rule_table
-from .ranking_agreement import TESTS, MetricRankingAgreement, check_significance, ranking_agreement
+from ..stats.statistics import Statistics, statistics_for
+from .ranking_agreement import TESTS, USES, WHY, MetricRankingAgreement, ranking_agreement
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     from ..model.settings import Keywords, Settings
 
-__all__ = ["judges", "JudgeCard", "JudgeReport", "CALIBRATION_BINS", "JUDGES_PARAMETERS"]
+__all__ = ["judges", "JudgeCard", "JudgeReport", "CALIBRATION_BINS", "JUDGES_PARAMETERS", "check_bins"]
 
 #: bins of a calibration curve over a judge's non-integer scores (equal counts of pairs)
 CALIBRATION_BINS = 10
@@ -212,6 +213,39 @@ def _card(name: str, human: Any, judge: Any, scale: frozenset[float], level: flo
         calibration=_calibration(raw_h, raw_j, level, judge.is_integral, calibration_bins))
 
 
+def check_bins(bins: Mapping[str, Sequence[float]] | None, judges: Iterable[str]) -> dict[str, tuple[float, ...]]:
+    """``bins`` (judge name -> thresholds onto the humans' scale) checked: each name a judge's, each list strictly
+    increasing finite numbers.
+
+    Raises:
+        InputError: bins that are no mapping, a name that is no judge's, bad thresholds; the message names the
+            judge and the fix.
+    """
+    names = [str(name) for name in judges]
+    if bins is None:
+        return {}
+    if not isinstance(bins, Mapping):
+        raise InputError(f"bins maps a judge's name to its thresholds; got {bins!r:.80}.",
+                         fix=f"e.g. bins={{{names[0]!r}: [0.25, 0.5, 0.75]}} (a grade g is the number of thresholds "
+                             f"<= g).")
+    found = {}
+    for name, edges in bins.items():
+        if str(name) not in names:
+            raise InputError(f"bins names {name!r}, which is no judge; the judges are {', '.join(names)}.",
+                             fix="key bins by a judge's name.")
+        try:
+            checked = check_thresholds(edges, f"bins of {name}")
+        except InputError as error:
+            if error.fix:
+                raise
+            raise InputError(str(error), fix="give increasing thresholds onto the humans' scale, e.g. [0.25, 0.5, "
+                                             "0.75] (a score s is the grade of the number of thresholds <= s).") from None
+        if checked is None:
+            raise InputError(f"bins of {name} must be a list of thresholds; got None.", fix="e.g. [0.25, 0.5, 0.75].")
+        found[str(name)] = checked
+    return found
+
+
 def _rank_key(card: JudgeCard) -> tuple[float, float, float]:
     row = card.summary()
     tau = row["tau_ap"]
@@ -223,9 +257,9 @@ def _rank_key(card: JudgeCard) -> tuple[float, float, float]:
 def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None = None,
            metrics: str | Iterable[str] = DEFAULT_METRICS, *, human_name: str = "human",
            scale: Iterable[float] | None = None, bins: Mapping[str, Sequence[float]] | None = None,
-           calibration_bins: int = CALIBRATION_BINS, test: str = "t", alpha: float = 0.05,
-           n_resamples: int = 10_000, seed: int = 0, settings: Settings | None = None,
-           **keywords: Unpack[Keywords]) -> JudgeReport:
+           calibration_bins: int = CALIBRATION_BINS, statistics: Statistics | None = None, test: str | None = None,
+           alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
+           settings: Settings | None = None, **keywords: Unpack[Keywords]) -> JudgeReport:
     """The report card of each judge in ``labels`` against the humans' labels, judges ranked best first.
 
     Args:
@@ -237,7 +271,9 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
         scale: the grades of the scale (default: the grades the humans use); a judge's grade outside it is named.
         bins: judge name -> thresholds onto the humans' scale, for a judge giving scores or probabilities.
         calibration_bins: bins of equal counts of a calibration curve over non-integer scores.
-        test, alpha, n_resamples, seed: the paired test of the significance flips (see ``ranking_agreement``).
+        statistics: the paired test of the significance flips (:class:`~evalbridge.Statistics`: its test, alpha,
+            resamples and seed; two-sided, Holm over the pairs, see ``ranking_agreement``); ``test``, ``alpha``,
+            ``n_resamples`` and ``seed`` as keywords go over it, as every verb takes them.
         settings, **keywords: the evaluations' settings (:class:`~evalbridge.model.settings.Settings`, whole or as
             keywords); ``min_relevance`` is the humans' relevance level (default: their own, else 1).
 
@@ -248,13 +284,14 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
     from ..model.settings import settings_of
 
     chosen = settings_of(settings, keywords)
-    check_significance(test, alpha)
+    tests = statistics_for("judges", statistics, {"test": test, "alpha": alpha, "n_resamples": n_resamples,
+                                                  "seed": seed}, uses=USES, why=WHY)
+    flips = tests.keywords("test", "alpha", "n_resamples", "seed")
     if not isinstance(labels, Mapping) or not labels:
         raise InputError(f"labels must map each judge's name to its labels; got {labels!r:.80}.",
                          fix='e.g. labels={"gpt4o": "judges/gpt4o.qrels", "llama": llama_qrels}.')
-    if isinstance(calibration_bins, bool) or not isinstance(calibration_bins, int) or calibration_bins < 1:
-        raise InputError(f"calibration_bins must be a whole number >= 1; got {calibration_bins!r}.",
-                         fix="e.g. calibration_bins=10.")
+    calibration_bins = JUDGES_PARAMETERS["calibration_bins"].check(calibration_bins, key="calibration_bins")
+    thresholds = check_bins(bins, labels)
     qh = as_qrels(human, ids=chosen.ids)
     level = chosen.min_relevance if chosen.min_relevance is not None else (
         qh.min_relevance if qh.min_relevance is not None else 1)
@@ -265,16 +302,16 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
     cards = []
     for name, given in labels.items():
         qj = as_qrels(given, ids=chosen.ids)
-        card = _card(str(name), qh, qj, grades, level, human_name, (bins or {}).get(name), calibration_bins)
+        card = _card(str(name), qh, qj, grades, level, human_name, thresholds.get(str(name)), calibration_bins)
         if len(read_runs) > 1:
             under_judge = {run_name: evaluate(qj, run, list(asked), settings=chosen)
                            for run_name, run in read_runs.items()}
             order = ranking_agreement(under_humans, under_judge, metrics=list(asked), names=(human_name, str(name)),
-                                      test=test, alpha=alpha, n_resamples=n_resamples, seed=seed)
+                                      **flips)
             card = JudgeCard(**{**card.__dict__, "orders": tuple(order.rows)})
         cards.append(card)
     ranked_by = ("tau_AP of the system order on " + asked[0] + " against the humans', then fewer significance flips, "
                  "then quadratic kappa") if len(read_runs) > 1 else "quadratic kappa"
     return JudgeReport(cards=tuple(sorted(cards, key=_rank_key)), human=human_name, scale=tuple(sorted(grades)),
                        level=float(level), ranked_by=ranked_by, metrics=asked if len(read_runs) > 1 else (),
-                       test=test, alpha=alpha)
+                       test=tests.test, alpha=tests.alpha)

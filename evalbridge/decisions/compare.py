@@ -35,15 +35,17 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from ..common.parallel import workers
 from ..errors import InputError, MetricSpecError
 from ..metrics.requests import MetricRequest, MetricsArg, bad_metrics, metric_requests, request
 from ..metrics.spec import Metric
 from .comparison import Comparison, PairedComparison, SystemInterval
 from ..stats.paired_tests import CORRECTIONS, TESTS, check_finite, effect_size, \
     paired_t_test, win_tie_loss, wilcoxon_test
-from ..stats.resampling import DEFAULT_MEMORY
+from ..stats.resampling import DEFAULT_MEMORY, PARALLEL_WORK
 from ..stats.statistics import Statistics, split_statistics, statistics_of
 
 if TYPE_CHECKING:
@@ -149,34 +151,52 @@ def _resample(group: _Group, *, confidence: float, n_resamples: int, seed: int, 
     """Bootstrap intervals of every column and difference of a group, and randomization p-values.
 
     Metrics are taken together as long as their bootstrap means fit in ``memory``; each batch of
-    metrics draws the same resamples (same seed), so the split changes nothing.
+    metrics draws the same resamples (same seed), so the split changes nothing. The randomization test runs on
+    a second thread beside the bootstrap when the work is large and the cores are free (two streams of draws
+    that never meet: the same numbers either way).
     """
     import numpy as np
+    from threadpoolctl import threadpool_limits
 
     from ..stats.resampling import bootstrap_intervals, randomization_pvalues
 
+    units = list(group.units.values())
+    pairs = [pair for _, diffs in units for pair in diffs]
     columns: dict[int, tuple[float, float]] = {}
     differences: dict[tuple[int, int], tuple[float, float]] = {}
-    per_metric = max(1, memory // max(1, 8 * n_resamples * max(len(c) + len(d) for c, d in group.units.values())))
-    units = list(group.units.values())
-    for start in range(0, len(units), per_metric):
-        chosen = units[start:start + per_metric]
-        order = [c for cols, _ in chosen for c in cols]
-        position = {c: k for k, c in enumerate(order)}
-        pairs = [(i, j) for _, diffs in chosen for i, j in diffs]
-        intervals = bootstrap_intervals(np.stack([group.columns[c] for c in order]),
-                                        [(position[i], position[j]) for i, j in pairs], confidence=confidence,
-                                        n_resamples=n_resamples, seed=seed, method=method, memory=memory)
-        columns.update(zip(order, intervals[:len(order)]))
-        differences.update(zip(pairs, intervals[len(order):]))
-    pairs = [pair for _, diffs in units for pair in diffs]
     pvalues: dict[tuple[int, int], float] = {}
-    if pairs and group.n >= 2:
-        d = np.stack([group.columns[i] - group.columns[j] for i, j in pairs])
-        pvalues = dict(zip(pairs, map(float, randomization_pvalues(d, n_resamples=n_resamples, seed=seed,
-                                                                   memory=memory))))
-        pvalues.update({pair: 1.0 for pair, row in zip(pairs, d) if not row.any()})
+    d = np.stack([group.columns[i] - group.columns[j] for i, j in pairs]) if pairs and group.n >= 2 else None
+
+    def randomization() -> Any:
+        return randomization_pvalues(d, n_resamples=n_resamples, seed=seed, memory=memory)
+
+    widest = max(len(cols) + len(diffs) for cols, diffs in units)
+    per_metric = max(1, memory // max(1, 8 * n_resamples * widest))
+    large = _large(group, n_resamples)
+    # one BLAS thread each: the two threads (and theirs) keep the cores busy with draws and products
+    with threadpool_limits(1, user_api="blas") if large else nullcontext(), \
+            workers(2, None if large else 1) as pool:
+        tested = pool.submit(randomization) if pool is not None and d is not None else None
+        for start in range(0, len(units), per_metric):
+            chosen = units[start:start + per_metric]
+            order = [c for cols, _ in chosen for c in cols]
+            position = {c: k for k, c in enumerate(order)}
+            metric_pairs = [(i, j) for _, diffs in chosen for i, j in diffs]
+            intervals = bootstrap_intervals(np.stack([group.columns[c] for c in order]),
+                                            [(position[i], position[j]) for i, j in metric_pairs],
+                                            confidence=confidence, n_resamples=n_resamples, seed=seed, method=method,
+                                            memory=memory)
+            columns.update(zip(order, intervals[:len(order)]))
+            differences.update(zip(metric_pairs, intervals[len(order):]))
+        if d is not None:
+            pvalues = dict(zip(pairs, map(float, tested.result() if tested is not None else randomization())))
+            pvalues.update({pair: 1.0 for pair, row in zip(pairs, d) if not row.any()})
     return columns, differences, pvalues
+
+
+def _large(group: _Group, n_resamples: int) -> bool:
+    """Whether a group's resampling is worth threads (below, handing work over costs more than it saves)."""
+    return n_resamples * group.n * len(group.columns) >= PARALLEL_WORK
 
 
 def _provenance(results: Mapping[str, Any]) -> tuple[str, ...]:
@@ -288,7 +308,24 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
 
     options = dict(confidence=settings["confidence"], n_resamples=settings["n_resamples"], seed=settings["seed"],
                    method=settings["ci_method"], memory=DEFAULT_MEMORY)
-    done = {id(group): _resample(group, **options) for group in groups.values()}
+    large = any(_large(group, settings["n_resamples"]) for group in groups.values())
+    # the resampling runs on its own threads while this one computes the rest of every row
+    with workers(2, None if large else 1) as pool:
+        resampled = {id(group): pool.submit(_resample, group, **options) for group in groups.values()} \
+            if pool is not None else {}
+        rows: list[dict[str, Any]] = []
+        keys = [(m, system, base) for m in range(len(labels)) for system, base in pairs]
+        for m, system, base in keys:
+            group, i, j, unpaired = paired[m, system, base]
+            a, b = group.columns[i], group.columns[j]
+            mean_a, mean_b = math.fsum(a) / len(a), math.fsum(b) / len(b)
+            wins, ties, losses = win_tie_loss(a, b)
+            rows.append(dict(metric=labels[m], system=system, baseline=base, n=len(a), baseline_mean=mean_b,
+                             system_mean=mean_a, delta=mean_a - mean_b, effect_size=effect_size(a, b),
+                             wins=wins, ties=ties, losses=losses, p_t=paired_t_test(a, b),
+                             p_wilcoxon=wilcoxon_test(a, b), unpaired=unpaired))
+        done = {key: job.result() for key, job in resampled.items()} if resampled else \
+            {id(group): _resample(group, **options) for group in groups.values()}
 
     intervals = []
     for m, label in enumerate(labels):
@@ -297,19 +334,10 @@ def compare_systems(results: Mapping[str, Any], metrics: MetricsArg | Sequence[A
             low, high = done[id(group)][0][column]
             intervals.append(SystemInterval(metric=label, system=name, n=len(values),
                                             mean=math.fsum(values) / len(values), ci_low=low, ci_high=high))
-    rows: list[dict[str, Any]] = []
-    for m, label in enumerate(labels):
-        for system, base in pairs:
-            group, i, j, unpaired = paired[m, system, base]
-            a, b = group.columns[i], group.columns[j]
-            low, high = done[id(group)][1][i, j]
-            mean_a, mean_b = math.fsum(a) / len(a), math.fsum(b) / len(b)
-            wins, ties, losses = win_tie_loss(a, b)
-            rows.append(dict(metric=label, system=system, baseline=base, n=len(a), baseline_mean=mean_b,
-                             system_mean=mean_a, delta=mean_a - mean_b, ci_low=low, ci_high=high,
-                             effect_size=effect_size(a, b), wins=wins, ties=ties, losses=losses,
-                             p_t=paired_t_test(a, b), p_randomization=done[id(group)][2].get((i, j), math.nan),
-                             p_wilcoxon=wilcoxon_test(a, b), unpaired=unpaired))
+    for row, key in zip(rows, keys):
+        group, i, j, _ = paired[key]
+        row["ci_low"], row["ci_high"] = done[id(group)][1][i, j]
+        row["p_randomization"] = done[id(group)][2].get((i, j), math.nan)
     chosen = TESTS[settings["test"]].field
     adjusted = CORRECTIONS[settings["correction"]].adjust([row[chosen] for row in rows])
     final = tuple(PairedComparison(**row, p_adjusted=p, significant=bool(p <= settings["alpha"]))

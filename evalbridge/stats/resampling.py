@@ -14,9 +14,9 @@ floating-point operations, so on any input that fits scipy's way the results are
 * randomization (``permutation_type="samples"``, statistic mean(x - y)): scipy swaps each pair
   with ``rng.permuted`` on ``[0, 1]``, which takes one 32-bit draw per (resample, query) and
   swaps when it is even; here the same draws come from ``rng.integers(0, 2**32, dtype=uint32)``
-  (the tests check both against each other and against scipy). A resample's statistic is the
-  sequential sum over queries of +-d_q, divided by n, as scipy's does; the observed one is
-  numpy's mean of d; the p-value counts with scipy's tolerance (100 eps |observed|).
+  (the tests check both against each other and against scipy). scipy's statistic of a resample is the
+  sequential sum over queries of +-d_q, divided by n (here a product, made exact where it counts: below);
+  the observed one is numpy's mean of d; the p-value counts with scipy's tolerance (100 eps |observed|).
   Exact (all 2^n sign vectors) when 2^n <= ``n_resamples``, as scipy.
 * bootstrap: ``rng.integers(0, n, (B, n))`` per batch (the draws do not depend on ``B``), each
   resample's mean taken by numpy over the gathered row, as scipy's; the percentile interval is
@@ -33,16 +33,25 @@ One set of draws serves every column of the same length: the columns given toget
 system and every difference of a metric, every metric of a comparison) see the same resamples,
 exactly as separate scipy calls seeded alike would.
 
-Counted bootstrap (:func:`counted_means`, ``counted=True``): the same resamples, each turned into how often
-it drew each query, so that a batch of B resamples is a ``(B, n)`` matrix of counts and every column's
-resample sums are one matrix product (BLAS) of the counts with the ``(n, k)`` columns; a difference's mean
-is the difference of two sums over n, so the differences cost nothing. Per batch that is B x n draws and
-counts and a product, where the gather takes B x n x (columns + differences) steps. The means equal
-:func:`bootstrap_means`' up to the order of the additions (bit for bit when every sum is exact, e.g. values
-k / 2^j on few queries), and so are the intervals: BCa's ``z0`` counts a bootstrap mean that ties the
-observed mean up to rounding as a tie, whichever way its sum was added (:func:`bootstrap_intervals`). Not
-scipy's operations:
-:mod:`evalbridge.decisions.compare` keeps the gather; per-slice intervals (:mod:`evalbridge.evaluation.slices`) count.
+Matrix products, scipy's numbers. The sums are matrix products (BLAS, float64): a batch of B sign vectors
+as a ``(B, n)`` matrix of +-1 times the ``(n, p)`` differences, and a batch of B bootstrap resamples turned
+into how often each drew each query, a ``(B, n)`` matrix of counts, times the ``(n, k)`` columns (a
+difference's mean is the difference of two sums over n, so the differences cost nothing). Per batch that is
+B x n draws and one product, where summing resample by resample takes B x n x (columns + differences)
+steps. A product adds in another order than scipy's sums, so its values differ from theirs by rounding, at
+most 2 (n + 2) eps max|x| for a mean (any order of n additions is that close); but a p-value only counts
+statistics on either side of two thresholds, and an interval reads only a few order statistics of the
+bootstrap means and, for BCa, which side of the observed mean each is on. The few statistics that fall within
+that bound of a threshold, or of an order statistic an interval reads, are computed again scipy's way (the
+signs added query after query; the resample drawn again from its generator's state, gathered and summed by
+numpy): every count and every order statistic is then scipy's, so the p-values and intervals are, bit for
+bit, whatever order BLAS adds in and however many threads share the work.
+
+Counted bootstrap as it is (:func:`counted_means`, ``counted=True``): the means of the products without that
+last step, equal to :func:`bootstrap_means`' up to the order of the additions (bit for bit when every sum is
+exact, e.g. values k / 2^j on few queries), and so are the intervals: BCa's ``z0`` counts a bootstrap mean
+that ties the observed mean up to rounding as a tie, whichever way its sum was added
+(:func:`bootstrap_intervals`); per-slice intervals (:mod:`evalbridge.evaluation.slices`) take them.
 
 Example:
     >>> import numpy as np
@@ -53,20 +62,20 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
 from ..common.parallel import workers
 from ..errors import InputError
 
-__all__ = ["DEFAULT_MEMORY", "randomization_pvalues", "bootstrap_means", "counted_means", "bootstrap_intervals",
-           "jackknife_acceleration", "batch_rows"]
+__all__ = ["DEFAULT_MEMORY", "PARALLEL_WORK", "randomization_pvalues", "bootstrap_means", "counted_means",
+           "bootstrap_intervals", "jackknife_acceleration", "batch_rows"]
 
 #: bytes a batch's arrays may take (indices, gathered values, signs); results come on top
 DEFAULT_MEMORY = 128 * 2 ** 20
 #: below this many (resample, query, column) steps a call runs on one thread: handing batches over costs more
-_PARALLEL_WORK = 50_000_000
+PARALLEL_WORK = 50_000_000
 #: scipy's relative tolerance for null statistics equal to the observed one (``permutation_test``)
 _TOLERANCE_EPS = 100
 #: a bootstrap mean within this many n eps max|x| of the observed mean ties it (BCa's ``z0``): a sum of n values
@@ -86,38 +95,40 @@ def batch_rows(n: int, bytes_per_value: int, memory: int) -> int:
 #: bytes a batch aims at when that is below ``memory``: the bootstrap's gathered rows are written
 #: and read again at once, which is fastest while they stay in the processor's cache
 _CACHE = 4 * 2 ** 20
+#: resamples per batch of a matrix product at least (a product of fewer rows costs more per resample)
+_COUNTED_ROWS = 64
+#: draws per chunk of a counted bootstrap at least (each chunk's generator state is kept, to draw it again)
+_CHUNK = 2 ** 17
 
 
-def _signs(n: int, total: int, *, exact: bool, seed: int, rows: int, buffers: int = 1) -> Iterator[tuple[Any, int]]:
-    """Batches of sign vectors as ``(n, b')`` float arrays of +-1 (-1 = the pair is swapped), with b.
+def _sign_bits(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator[Any]:
+    """Batches of sign vectors as ``(b, n)`` uint32 arrays of 0 (the pair is swapped) and 1 (kept).
 
     Monte Carlo: the draws scipy's ``permutation_test(permutation_type="samples")`` makes with
     ``default_rng(seed)``, in its order: one 32-bit draw per (resample, query), swapped when even.
-    Exact: every vector once (order does not matter). A batch has at least two columns (a lone
-    last one gets a dummy second, which the caller does not count): the sums over queries then run
-    sequentially, in query order, as in scipy's (n, B) layout. The ``buffers`` arrays are reused in turn
-    from batch to batch (20 bytes per query and resample for one; with two, a batch can be read while the
-    next is drawn).
+    Exact: every vector once, vector c's bit q being bit q of c (the order does not matter).
     """
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    shifts = np.arange(n, dtype=np.uint64)[:, None]
-    full = [np.empty((n, max(2, min(rows, total)))) for _ in range(buffers)]
-    for turn, start in enumerate(range(0, total, rows)):
+    shifts = np.arange(n, dtype=np.uint64)[None, :]
+    for start in range(0, total, rows):
         b = min(rows, total - start)
-        signs = full[turn % buffers] if b == full[0].shape[1] else np.ones((n, max(b, 2)))
         if exact:
-            codes = np.arange(start, start + b, dtype=np.uint64)[None, :]
-            signs[:, :b] = (codes >> shifts) & np.uint64(1)
+            codes = np.arange(start, start + b, dtype=np.uint64)[:, None]
+            yield ((codes >> shifts) & np.uint64(1)).astype(np.uint32)
         else:
             draws = rng.integers(0, 2 ** 32, size=(b, n), dtype=np.uint32)
             np.bitwise_and(draws, 1, out=draws)
-            signs[:, :b] = draws.T
-            del draws
-        signs[:, :b] *= 2   # 1 (odd draw: kept) -> +1, 0 (even draw: swapped) -> -1
-        signs[:, :b] -= 1
-        yield signs, b
+            yield draws
+
+
+def _sequential_sums(signs: Any, d: Any) -> Any:
+    """sum_q s_q d_q of each row pair, added one query after the other in query order (scipy's order): the
+    products of +-1 are exact, and ``add.accumulate`` adds strictly in sequence."""
+    import numpy as np
+
+    return np.add.accumulate(signs * d, axis=-1)[..., -1]
 
 
 def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
@@ -132,12 +143,17 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
 
     with g = 100 eps |t_obs| (ties up to rounding), over the N = 2^n vectors (a = 0) when
     2^n <= ``n_resamples``, else over ``n_resamples`` random ones (a = 1): scipy's
-    ``permutation_test``. Every row sees the same sign vectors. Each t(s) is one
-    ``einsum`` over the queries (a sequential sum in query order, scipy's own order, without
-    the product array). Memory: the ``(n, B)`` signs (B = :func:`batch_rows`), twice when two
-    threads share the rows; nothing grows with ``n_resamples``. Several rows are split between two
-    threads (``threads``: default, as many as the cores allow; 1: none) while the next signs are
-    drawn: each row's sums are the same operations in the same order, so the p-values do not change.
+    ``permutation_test``. Every row sees the same sign vectors.
+
+    The sums of a batch of B sign vectors against every row are one matrix product (BLAS: the ``(B, n)`` signs
+    times the ``(n, p)`` differences), whose additions come in another order than scipy's sequential sum over
+    the queries: each product sum is within 2 (n + 2) eps sum|d| of the sequential one (any order of n
+    additions is). Only a statistic that close to t_obs + g or t_obs - g could count differently, and those few
+    are added again in scipy's order (query after query); so every count, and every p-value, is the one the
+    sequential sums give, bit for bit (scipy's), whatever the order BLAS adds in and however many threads it
+    uses. Memory: the B x n draws and signs (12 bytes each, B = :func:`batch_rows`), twice when a thread
+    reduces one batch while the next is drawn (``threads``: default, as many as the cores allow; 1: none);
+    nothing grows with ``n_resamples``.
 
     >>> import numpy as np
     >>> # d = (.3, .2, .1, .1): of the 16 sign vectors only (+ + + +) has t >= t_obs, so p = 2 (1/16)
@@ -145,40 +161,54 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     array([0.125])
     """
     import numpy as np
+    from threadpoolctl import threadpool_limits
 
     d = np.ascontiguousarray(differences, dtype=np.float64)
     if d.ndim != 2:
         raise InputError(f"differences must be a (p, n) array; got shape {d.shape}.")
     p, n = d.shape
     observed = d.mean(axis=-1)  # numpy's pairwise mean of each row, as scipy's observed statistic
-    gamma = np.abs(np.finfo(np.float64).eps * _TOLERANCE_EPS * observed)
+    eps = np.finfo(np.float64).eps
+    gamma = np.abs(eps * _TOLERANCE_EPS * observed)
     exact = n < 63 and 2 ** n <= n_resamples
     total = 2 ** n if exact else n_resamples
-    parts = [np.ascontiguousarray(d[k::2].T) for k in range(min(2, p))] if p > 1 else [np.ascontiguousarray(d.T)]
-    rows = max(2, batch_rows(n, 20 if len(parts) == 1 else 36, memory))
-    low, high = (observed + gamma)[:, None], (observed - gamma)[:, None]
+    large = total * n * p >= PARALLEL_WORK
+    rows = max(1, min(total, batch_rows(n, 2 * 12, memory), max(_COUNTED_ROWS, batch_rows(n, 12, _CACHE))))
+    low, high = observed + gamma, observed - gamma
+    # a product sum and the sequential one differ by at most 2 (n + 2) eps sum|d| (twice: a margin), and their
+    # quotients by n by that over n and a rounding of the quotient
+    margin = 4 * (n + 2) * eps * np.abs(d).sum(axis=1) / n + 4 * eps * np.abs(observed)
+    columns = d.T   # (n, p), read as such by BLAS without a copy
     less, greater = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
 
-    def count(k: int, signs: Any, b: int) -> None:
-        """The counts of the rows k, k + 2, ... (part k) over one batch of sign vectors."""
-        null = np.einsum("qb,qp->pb", signs, parts[k], optimize=False)[:, :b] / n
-        less[k::len(parts)] += np.count_nonzero(null <= low[k::len(parts)], axis=1)
-        greater[k::len(parts)] += np.count_nonzero(null >= high[k::len(parts)], axis=1)
+    def count(bits: Any) -> None:
+        """The counts of every row over one batch of sign vectors (``bits``: 1 kept, 0 swapped)."""
+        signs = np.multiply(bits, 2.0)
+        signs -= 1.0
+        null = signs @ columns
+        null /= n
+        near = (np.abs(null - low) <= margin) | (np.abs(null - high) <= margin)
+        if near.any():   # too close to call: the sequential sums decide
+            r, k = np.nonzero(near)
+            null[r, k] = _sequential_sums(signs[r], d[k]) / n
+        less[:] += np.count_nonzero(null <= low, axis=0)
+        greater[:] += np.count_nonzero(null >= high, axis=0)
 
-    batches = _signs(n, total, exact=exact, seed=seed, rows=rows, buffers=2 if len(parts) > 1 else 1)
-    with workers(len(parts), threads if threads is not None or total * n * p >= _PARALLEL_WORK else 1) as pool:
+    batches = _sign_bits(n, total, exact=exact, seed=seed, rows=rows)
+    # one BLAS thread for the large: the products are many and small, the cores draw and multiply side by side
+    with threadpool_limits(1, user_api="blas") if large else nullcontext(), \
+            workers(2, threads if threads is not None or large else 1) as pool:
         if pool is None:
-            for signs, b in batches:
-                for k in range(len(parts)):
-                    count(k, signs, b)
-        else:  # a batch's signs are drawn (into the other buffer) while the threads count the last one's
-            pending: list[Any] = []
-            for signs, b in batches:
-                for job in pending:
-                    job.result()
-                pending = [pool.submit(count, k, signs, b) for k in range(len(parts))]
-            for job in pending:
-                job.result()
+            for bits in batches:
+                count(bits)
+        else:   # the next batch is drawn while a thread counts the last one
+            pending: Any = None
+            for bits in batches:
+                if pending is not None:
+                    pending.result()
+                pending = pool.submit(count, bits)
+            if pending is not None:
+                pending.result()
     adjustment = 0 if exact else 1
     p_less = (less + adjustment) / (total + adjustment)
     p_greater = (greater + adjustment) / (total + adjustment)
@@ -230,7 +260,7 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     slot = {i: position for members in components for position, i in enumerate(members)}
     linked = [[(r, i, j) for r, (i, j) in enumerate(differences, start=k) if i in members] for members in components]
     work = n_resamples * n * (k + len(differences))
-    with workers(len(components), threads if threads is not None or work >= _PARALLEL_WORK else 1) as pool:
+    with workers(len(components), threads if threads is not None or work >= PARALLEL_WORK else 1) as pool:
         # one set of buffers, or, when the components are shared between threads, one per component and per batch
         # in flight (two: the threads take the next batch's components while the last of this one's finish, so a
         # number of components that is no multiple of the threads does not leave a thread idle at every batch)
@@ -275,8 +305,88 @@ def bootstrap_means(values: Any, differences: Sequence[tuple[int, int]] = (), *,
     return theta
 
 
-#: resamples per batch of the counted bootstrap at least (a matrix product of fewer rows costs more per count)
-_COUNTED_ROWS = 64
+class _Draws:
+    """Where each resample's draws start in the stream of a counted bootstrap, to draw a few of them again.
+
+    The resamples are drawn in chunks of a few rows (``default_rng(seed).integers(0, n, (rows, n))``, one
+    stream); ``states[c]`` is the generator's state before chunk c, whose first resample is ``firsts[c]``.
+    """
+
+    def __init__(self, n: int, total: int) -> None:
+        self.n, self.total = n, total
+        self.firsts: list[int] = []
+        self.states: list[Any] = []
+
+    def rows(self, resamples: Iterable[int]) -> Iterator[tuple[int, Any]]:
+        """``(resample, its n query indices)`` for each of ``resamples``, drawn again chunk by chunk."""
+        import bisect
+
+        import numpy as np
+
+        by_chunk: dict[int, list[int]] = {}
+        for r in sorted(set(resamples)):
+            by_chunk.setdefault(bisect.bisect_right(self.firsts, r) - 1, []).append(r)
+        for c, wanted in by_chunk.items():
+            first = self.firsts[c]
+            end = self.firsts[c + 1] if c + 1 < len(self.firsts) else self.total
+            rng = np.random.Generator(np.random.PCG64())
+            rng.bit_generator.state = self.states[c]
+            drawn = rng.integers(0, self.n, (end - first, self.n))
+            for r in wanted:
+                yield r, drawn[r - first]
+
+
+def _counted(x: Any, differences: Sequence[tuple[int, int]], *, n_resamples: int, seed: int, memory: int,
+             threads: int | None) -> tuple[Any, _Draws]:
+    """The counted bootstrap means (:func:`counted_means`) and where each resample was drawn (:class:`_Draws`)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    k, n = x.shape
+    large = n_resamples * n * k >= PARALLEL_WORK
+    # per resample and query: its draw (for this batch and the next), its count, bincount's count
+    rows = max(1, min(n_resamples, batch_rows(n, 4 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 4 * 8, _CACHE))))
+    chunk = min(rows, -(-_CHUNK // n))
+    theta = np.empty((k + len(differences), n_resamples))   # the columns' sums first, their means at the end
+    counts = np.empty((rows, n))
+    record = _Draws(n, n_resamples)
+
+    def add(chunks: list[Any], start: int, b: int) -> None:
+        """The sums of every column over one batch of resamples (``chunks``: their draws, a few rows each)."""
+        at = 0
+        for drawn in chunks:
+            c = len(drawn)
+            drawn += (np.arange(c) * n)[:, None]
+            counts[at:at + c] = np.bincount(drawn.ravel(), minlength=c * n).reshape(c, n)
+            at += c
+        np.matmul(x, counts[:b].T, out=theta[:k, start:start + b])
+
+    rng = np.random.default_rng(seed)
+    # one BLAS thread for the large: the products are many and small, and BLAS's own threads, waiting on each
+    # other at every product, cost far more than they share (many times more on a busy machine); the draws of
+    # the next batch and the counting of the last one use the cores instead
+    with threadpool_limits(1, user_api="blas") if large else nullcontext(), \
+            workers(2, threads if threads is not None or large else 1) as pool:
+        pending: Any = None
+        for start in range(0, n_resamples, rows):
+            b = min(rows, n_resamples - start)
+            chunks = []
+            for first in range(start, start + b, chunk):
+                record.firsts.append(first)
+                record.states.append(rng.bit_generator.state)
+                chunks.append(rng.integers(0, n, (min(chunk, start + b - first), n)))
+            if pending is not None:
+                pending.result()
+            if pool is None:
+                add(chunks, start, b)
+            else:
+                pending = pool.submit(add, chunks, start, b)
+        if pending is not None:
+            pending.result()
+    for r, (i, j) in enumerate(differences, start=k):
+        np.subtract(theta[i], theta[j], out=theta[r])
+    theta /= n
+    return theta, record
 
 
 def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n_resamples: int, seed: int,
@@ -297,43 +407,26 @@ def counted_means(values: Any, differences: Sequence[tuple[int, int]] = (), *, n
     True
     """
     import numpy as np
-    from threadpoolctl import threadpool_limits
 
     x = np.ascontiguousarray(values, dtype=np.float64)
+    return _counted(x, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=threads)[0]
+
+
+def _gathered(x: Any, differences: Sequence[tuple[int, int]], draws: _Draws, wanted: Mapping[int, set[int]]) -> \
+        Iterator[tuple[int, int, float]]:
+    """``(row, resample, mean)`` for each resample of ``wanted`` (resample -> rows of the means array: a column, or
+    k + a difference), the mean computed as :func:`bootstrap_means` does (the gathered values, numpy's sum)."""
+    import numpy as np
+
     k, n = x.shape
-    large = n_resamples * n * k >= _PARALLEL_WORK
-    rows = max(1, min(n_resamples, batch_rows(n, 3 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 3 * 8, _CACHE))))
-    theta = np.empty((k + len(differences), n_resamples))   # the columns' sums first, their means at the end
-    counts = np.empty((rows, n))
-
-    def add(index: Any, start: int, b: int) -> None:
-        """The sums of every column over one batch of resamples (``index``: their draws)."""
-        for r in range(b):
-            counts[r] = np.bincount(index[r], minlength=n)
-        theta[:k, start:start + b] = x @ counts[:b].T
-
-    rng = np.random.default_rng(seed)
-    # one BLAS thread for the large: the products are many and small, and BLAS's own threads, waiting on each
-    # other at every product, cost far more than they share (many times more on a busy machine); the draws of
-    # the next batch and the counting of the last one use the cores instead
-    with threadpool_limits(1, user_api="blas") if large else nullcontext(), \
-            workers(2, threads if threads is not None or large else 1) as pool:
-        pending: Any = None
-        for start in range(0, n_resamples, rows):
-            b = min(rows, n_resamples - start)
-            index = rng.integers(0, n, (b, n))
-            if pending is not None:
-                pending.result()
-            if pool is None:
-                add(index, start, b)
+    for r, index in draws.rows(wanted):
+        for row in sorted(wanted[r]):
+            if row < k:
+                gathered = np.take(x[row], index[None, :])
             else:
-                pending = pool.submit(add, index, start, b)
-        if pending is not None:
-            pending.result()
-    for r, (i, j) in enumerate(differences, start=k):
-        np.subtract(theta[i], theta[j], out=theta[r])
-    theta /= n
-    return theta
+                i, j = differences[row - k]
+                gathered = np.take(x[i], index[None, :]) - np.take(x[j], index[None, :])
+            yield row, r, float((np.add.reduce(gathered, axis=-1) / n)[0])
 
 
 def jackknife_acceleration(sample: Any) -> float:
@@ -374,6 +467,15 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     Conventions kept from evalbridge's earlier scipy-based code: a constant column gives (c, c)
     (scipy: nan and a warning), fewer than two queries (nan, nan); a degenerate BCa (every
     bootstrap mean on one side) gives (nan, nan), as scipy.
+
+    The intervals are those of the gathered means (:func:`bootstrap_means`, scipy's), bit for bit, at the cost
+    of the counted ones: an interval reads only a few of the bootstrap means (the order statistics its quantiles
+    interpolate, and whether each mean is below the observed one for BCa), and a counted mean is within
+    2 (n + 2) eps max|x| of the gathered one. So the means are counted (:func:`counted_means`), and the few
+    that fall that close to a threshold of BCa's count or to an order statistic the quantiles read are drawn
+    again (their generator states are kept) and gathered: every count and every order statistic is then the
+    gathered means' (an order statistic moves by no more than the means do). ``counted=True`` takes the counted
+    means as they are (equal to rounding). Non-finite values take the gathered means.
     """
     import numpy as np
     from scipy.special import ndtr, ndtri
@@ -384,29 +486,65 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     columns = [x[j] for j in range(k)] + [x[i] - x[j] for i, j in differences]
     if n < 2:
         return [(float("nan"), float("nan"))] * len(columns)
-    theta = (counted_means if counted else bootstrap_means)(x, differences, n_resamples=n_resamples, seed=seed,
-                                                             memory=memory, threads=threads)
+    draws: _Draws | None = None
+    if counted or not np.isfinite(x).all():
+        theta = (counted_means if counted else bootstrap_means)(x, differences, n_resamples=n_resamples, seed=seed,
+                                                                 memory=memory, threads=threads)
+    else:
+        theta, draws = _counted(x, differences, n_resamples=n_resamples, seed=seed, memory=memory, threads=threads)
     alpha = (1 - confidence) / 2
     largest = np.abs(x).max(axis=1)
-    scales = [*largest, *(largest[i] + largest[j] for i, j in differences)]
-    out = []
-    for column, distribution, scale in zip(columns, theta, scales):
-        if np.ptp(column) == 0:
-            out.append((float(column[0]), float(column[0])))
-            continue
-        if method == "percentile":
-            probabilities = np.asarray([alpha, 1 - alpha])
-        else:
-            observed = column.mean()
-            tie = _TIE_ROUNDING * n * np.finfo(np.float64).eps * scale
-            share = (np.count_nonzero(distribution < observed - tie)
-                     + np.count_nonzero(distribution <= observed + tie)) / (2 * n_resamples)
+    scales = np.array([*largest, *(largest[i] + largest[j] for i, j in differences)])
+    eps = np.finfo(np.float64).eps
+    # a counted mean and the gathered one are within 2 (n + 2) eps scale (twice that: a margin)
+    near = 4 * (n + 2) * eps * scales
+    constant = [bool(np.ptp(column) == 0) for column in columns]
+
+    def gather(thresholds: Mapping[int, Any]) -> None:
+        """The means within ``near`` of any of their row's ``thresholds``, gathered (when the means were counted)."""
+        if draws is None:
+            return
+        wanted: dict[int, set[int]] = {}
+        for row, points in thresholds.items():
+            close = np.abs(theta[row][:, None] - np.asarray(points, dtype=np.float64)[None, :]) <= near[row]
+            for r in np.flatnonzero(close.any(axis=1)).tolist():
+                wanted.setdefault(r, set()).add(row)
+        for row, r, mean in _gathered(x, differences, draws, wanted):
+            theta[row, r] = mean
+
+    rows = [row for row in range(len(columns)) if not constant[row]]
+    observed = {row: columns[row].mean() for row in rows}
+    tie = {row: _TIE_ROUNDING * n * eps * scales[row] for row in rows}
+    probabilities: dict[int, Any] = {}
+    if method == "percentile":
+        probabilities = {row: np.asarray([alpha, 1 - alpha]) for row in rows}
+    else:
+        gather({row: (observed[row] - tie[row], observed[row] + tie[row]) for row in rows})
+        z = float(ndtri(alpha))
+        for row in rows:
+            distribution = theta[row]
+            share = (np.count_nonzero(distribution < observed[row] - tie[row])
+                     + np.count_nonzero(distribution <= observed[row] + tie[row])) / (2 * n_resamples)
             with np.errstate(invalid="ignore", divide="ignore"):
                 z0 = ndtri(share)
-                a = jackknife_acceleration(column)
-                z = float(ndtri(alpha))
-                probabilities = np.asarray([ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))),
-                                            ndtr(z0 + (z0 - z) / (1 - a * (z0 - z)))])
-        low, high = quantile(distribution, probabilities)
+                a = jackknife_acceleration(columns[row])
+                probabilities[row] = np.asarray([ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))),
+                                                 ndtr(z0 + (z0 - z) / (1 - a * (z0 - z)))])
+    if draws is not None:   # the order statistics the quantiles interpolate (one more each side: a margin)
+        reads = {}
+        for row in rows:
+            ps = probabilities[row][np.isfinite(probabilities[row])]
+            at = np.floor((n_resamples - 1) * ps).astype(np.int64)
+            positions = np.unique(np.clip(np.concatenate([at + shift for shift in (-1, 0, 1, 2)]), 0,
+                                          n_resamples - 1))
+            if len(positions):
+                reads[row] = np.partition(theta[row], positions)[positions]
+        gather(reads)
+    out = []
+    for row, column in enumerate(columns):
+        if constant[row]:
+            out.append((float(column[0]), float(column[0])))
+            continue
+        low, high = quantile(theta[row], probabilities[row])
         out.append((float(low), float(high)))
     return out

@@ -124,7 +124,8 @@ def test_a_config_run_shows_the_diagnosis_and_the_uncertainty_in_every_report_fo
 @pytest.mark.parametrize("sections, said", [
     ({"diagnose": {"pool_depth": 0}}, "diagnose.pool_depth"),
     ({"diagnose": {"test": "anova"}}, "diagnose.test"),
-    ({"diagnose": {"metric": ["P@2", "AP"]}}, "one metric"),
+    ({"diagnose": {"metric": {"P@2": "AP"}}}, "a metric (a spec such as nDCG@10) or a list"),
+    ({"diagnose": {"metric": []}}, "or a list of them"),
     ({"diagnose": {"judgements_b": "missing.txt"}}, "missing.txt"),
     ({"diagnose": {"depth": 3}}, "pool_depth"),
     ({"uncertain": {"judges": {"ann": "qrels.txt", "bob": "qrels_b.txt"}, "probabilities": "p.txt"}},
@@ -164,3 +165,46 @@ def test_the_three_doors_refuse_a_bad_option_of_the_diagnosis_with_the_same_rule
     assert code == 2 and rule in err, err
     code, _, err = cli("run", _config(folder, diagnose={key: value}), "--no-write")
     assert code == 2 and rule in err and f"diagnose.{key}" in err, err
+
+
+def test_diagnose_takes_several_metrics_each_as_it_is_alone_at_every_door(folder: Path) -> None:
+    """diagnose(..., [m1, m2]) holds each metric's diagnosis with the numbers it has alone; -m m1 m2 and a config's
+    diagnose: {metric: [m1, m2]} give the same JSON; the tables and frames carry a metric column."""
+    from evalbridge.views.diagnosis import diagnosis_data
+
+    runs = {name[:-4]: eb.read_run(name) for name in RUNS}
+    qrels, other = eb.read_qrels("qrels.txt"), eb.read_qrels("qrels_b.txt")
+    options = dict(judgements_b=other, pool_depth=2, trials=40, seed=3, min_relevance=1)
+    both = eb.diagnose(qrels, runs, ["p@2", "nDCG@3"], **options)
+    assert both.metrics == ("P@2", "nDCG@3")
+    for metric in ("P@2", "nDCG@3"):
+        assert both[metric] == eb.diagnose(qrels, runs, metric, **options)
+    frame = both.to_frame()
+    assert list(frame.columns[:2]) == ["metric", "system"] and list(frame["metric"].unique()) == ["P@2", "nDCG@3"]
+    text = both.table("markdown")
+    assert "| metric " in text and "(nDCG@3)" in text and "(P@2)" in text
+    code, out, err = cli("diagnose", "qrels.txt", *RUNS, "-m", "p@2", "-m", "nDCG@3", "--pool-depth", "2", "--trials",
+                         "40", "--judgements-b", "qrels_b.txt", "--seed", "3", "--min-relevance", "1", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == _json(diagnosis_data(both))
+    report = _run_json(folder, diagnose={"metric": ["p@2", "nDCG@3"], "pool_depth": 2, "trials": 40,
+                                         "judgements_b": "qrels_b.txt"})
+    assert report["diagnosis"] == _json(diagnosis_data(both))
+
+
+def test_uncertain_takes_several_metrics_each_as_it_is_alone_at_every_door(folder: Path) -> None:
+    from evalbridge.views.uncertainty import uncertainty_data
+
+    run, given = eb.read_run("x.run"), {"probabilities": eb.read_qrels("p.txt")}
+    options = dict(system="x", n_resamples=500, draws=30, seed=3, min_relevance=1, **given)
+    both = eb.uncertain(run, ["p@2", "P@1", "P@2"], **options)
+    assert both.metrics == ("P@2", "P@1")                               # asked again: kept once
+    assert both["P@1"] == eb.uncertain(run, "P@1", **options) and both["p@2"] == eb.uncertain(run, "P@2", **options)
+    assert both.table("markdown").count("| x ") == 2
+    code, out, err = cli("uncertain", "x.run", "-m", "p@2", "P@1", "--probabilities", "p.txt", "--n-resamples", "500",
+                         "--draws", "30", "--seed", "3", "--min-relevance", "1", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == _json(uncertainty_data(both))
+    report = _run_json(folder, uncertain={"probabilities": "p.txt", "metric": ["p@2", "P@1"], "runs": ["x"],
+                                          "n_resamples": 500, "draws": 30})
+    assert report["uncertainty"] == {"x": _json(uncertainty_data(both))}

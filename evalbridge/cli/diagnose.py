@@ -1,4 +1,4 @@
-"""``evalbridge diagnose QRELS RUN RUN... -m METRIC``: can this test collection tell these systems apart, and is it biased?"""
+"""``evalbridge diagnose QRELS RUN RUN... -m METRIC...``: can this test collection tell these systems apart, and is it biased?"""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from ..errors import InputError
 from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
                      refuse_overwrites, statistics_given)
 
+#: the metric diagnosed when -m is left out
+DEFAULT_METRIC = "nDCG@10"
 #: the fields of Statistics diagnose's flags set
 _STATISTICS = ("test", "correction", "alpha", "n_resamples", "seed")
 
@@ -34,8 +36,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any, Any]:
 def handle(args: argparse.Namespace) -> int:
     from ..evalsets.diagnostics import diagnose
 
+    args.metrics = metrics = args.metrics or [DEFAULT_METRIC]  # (extend would add to a default list, not replace it)
     qrels, runs, settings, other = _inputs(args)
-    found = diagnose(qrels, runs, args.metrics[0], judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
+    found = diagnose(qrels, runs, metrics[0] if len(metrics) == 1 else metrics, judgements_b=other, pool_depth=args.pool_depth, trials=args.trials,
                      statistics=statistics_given(args, *_STATISTICS), settings=settings)
     emit(found.table(args.format), args.output, args)
     return EXIT_OK
@@ -51,8 +54,8 @@ def add(commands: Any) -> None:
                                          "with --judgements-b, the agreement of two sets of judgements; each with "
                                          "what it means for a decision.")
     di.add_argument("inputs", nargs="+", metavar="INPUT", help="QRELS then two or more RUNs (each PATH or NAME=PATH)")
-    di.add_argument("-m", "--metrics", nargs=1, default=["nDCG@10"], metavar="METRIC",
-                    help="the one metric the systems are compared on (default nDCG@10)")
+    di.add_argument("-m", "--metrics", nargs="+", action="extend", default=None, metavar="METRIC",
+                    help=f"the metrics the systems are compared on, each diagnosed (default {DEFAULT_METRIC})")
     di.add_argument("--judgements-b", default=None, metavar="QRELS_B",
                     help="a second set of judgements of the same pairs (another judge): their agreement")
     di.add_argument("--pool-depth", type=int, default=DIAGNOSIS_PARAMETERS["pool_depth"].default, metavar="N",

@@ -32,13 +32,14 @@ def handle(args: argparse.Namespace) -> int:
     level = config.settings.min_relevance
     (name, source), = config.runs.items()
     run = load_run(source, name, None, level)[1]
+    asked = args.metrics[0] if len(args.metrics) == 1 else list(args.metrics)
     options = dict(system=name, draws=args.draws, statistics=statistics_given(args, *_STATISTICS),
                    settings=config.settings)
     if args.judges:
         judges = {n: load_qrels(judge, level) for n, judge in sources.items()}
-        found = uncertain(run, args.metrics[0], judges=judges, **options)
+        found = uncertain(run, asked, judges=judges, **options)
     else:
-        found = uncertain(run, args.metrics[0], probabilities=load_qrels(config.qrels, level), **options)
+        found = uncertain(run, asked, probabilities=load_qrels(config.qrels, level), **options)
     emit(found.table(args.format), args.output, args)
     return EXIT_OK
 
@@ -53,7 +54,8 @@ def add(commands: Any) -> None:
                                          "and labels (one judge, or one labelling drawn from the probabilities, per "
                                          "query), beside the interval of the queries alone.")
     un.add_argument("run", metavar="RUN", help="the run: PATH or NAME=PATH")
-    un.add_argument("-m", "--metrics", nargs=1, required=True, metavar="METRIC", help="the one metric")
+    un.add_argument("-m", "--metrics", nargs="+", action="extend", required=True, metavar="METRIC",
+                    help="the metrics, each measured")
     un.add_argument("--judges", nargs="+", default=[], metavar="QRELS", help="two or more judges' qrels of the same pairs")
     un.add_argument("--probabilities", default=None, metavar="QRELS",
                     help="one qrels whose grades are probabilities of relevance, in [0, 1]")

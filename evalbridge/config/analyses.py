@@ -165,9 +165,10 @@ def _at_least_two(check: Checker, key: str, runs: Mapping[str, Source], why: str
                          if check.locator.source else "add another run.")
 
 
-def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
-                metrics: Sequence[MetricRequest]) -> Metric:
-    """The section's ``metric`` (one spec), else the config's first metric."""
+def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str,
+                metrics: Sequence[MetricRequest]) -> Metric | tuple[Metric, ...]:
+    """The section's ``metric``: one spec, or a list of specs (each measured, a tuple); else the config's first
+    metric."""
     from .sections import read_metrics
 
     if "metric" not in spec:
@@ -176,11 +177,18 @@ def _one_metric(check: Checker, spec: Mapping[str, Any], section: str,
                              fix=f"write {section}: {{metric: nDCG@10}}.")
         return metrics[0].metric
     given = spec["metric"]
+    if isinstance(given, list) and given and all(isinstance(m, str) for m in given):
+        return tuple(r.metric for r in read_metrics(check, given, (section, "metric")))
     if not isinstance(given, str):
-        raise check.fail((section, "metric"), f"{section} measures one metric (a spec such as nDCG@10); got "
-                                              f"{type(given).__name__} {given!r:.60}.",
-                         fix=f"write {section}: {{metric: nDCG@10}}, one {section} per metric.")
+        raise check.fail((section, "metric"), f"{section} measures a metric (a spec such as nDCG@10) or a list of "
+                                              f"them; got {type(given).__name__} {given!r:.60}.",
+                         fix=f"write {section}: {{metric: nDCG@10}} or {{metric: [nDCG@10, P@10]}}.")
     return read_metrics(check, [given], (section, "metric"))[0].metric
+
+
+def _asked(metric: Metric | tuple[Metric, ...]) -> str | list[str]:
+    """A section's metric as its verb takes it: one spec, or a list of specs."""
+    return str(metric) if isinstance(metric, Metric) else [str(m) for m in metric]
 
 
 # --- diff: --------------------------------------------------------------------------------------------------------
@@ -332,7 +340,7 @@ def _read_diagnose(check: Checker, value: Any, given: Given) -> DiagnoseSettings
                                         f"{len(given.runs)}.", fix="add every system the collection is to tell apart.")
     other = spec.get("judgements_b")
     return DiagnoseSettings(
-        metric=_one_metric(check, spec, "diagnose", given.metrics),
+        metric=_metrics_of(check, spec, "diagnose", given.metrics),
         judgements_b=None if other is None else read_source(check, other, ("diagnose", "judgements_b"), given.folder,
                                                             "qrels", "local", given.policies),
         **DIAGNOSE.checked(check, spec, _DIAGNOSE_KEYS, DiagnoseSettings))
@@ -344,14 +352,14 @@ def _run_diagnose(ctx: Context, settings: DiagnoseSettings) -> Any:
 
     other = None if settings.judgements_b is None else ctx.judgements(settings.judgements_b)
     ctx.step("diagnosing the test collection")
-    return diagnose(ctx.qrels, ctx.runs, str(settings.metric), judgements_b=other, pool_depth=settings.pool_depth,
+    return diagnose(ctx.qrels, ctx.runs, _asked(settings.metric), judgements_b=other, pool_depth=settings.pool_depth,
                     trials=settings.trials, statistics=_statistics(settings, _DIAGNOSE_KEYS, ctx.config.seed),
                     settings=ctx.config.settings)
 
 
 DIAGNOSE = Analysis(
     "diagnose", "true or {metric, judgements_b, pool_depth, trials, test, correction, alpha, n_resamples}: can the "
-                "qrels tell the runs apart, and do they favour some (evalbridge.diagnose)",
+                "qrels tell the runs apart, and do they favour some, for one metric or a list (evalbridge.diagnose)",
     _read_diagnose, _run_diagnose, _diagnose_rules, sources=lambda s: (s.judgements_b,),
     spark="the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in "
           "Spark")
@@ -404,7 +412,7 @@ def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettin
                                                  f"{', '.join(runs) or 'none'}.",
                              fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
     return UncertainSettings(
-        metric=_one_metric(check, spec, "uncertain", given.metrics), runs=tuple(map(str, chosen)),
+        metric=_metrics_of(check, spec, "uncertain", given.metrics), runs=tuple(map(str, chosen)),
         judges=MappingProxyType(judges), probabilities=probabilities,
         **UNCERTAIN.checked(check, spec, _UNCERTAIN_KEYS, UncertainSettings))
 
@@ -419,7 +427,7 @@ def _run_uncertain(ctx: Context, settings: UncertainSettings) -> dict[str, Any]:
     found = {}
     for name in settings.runs:
         ctx.step(f"the uncertainty of {name}'s labels")
-        found[name] = uncertain(ctx.pairs[name][1], str(settings.metric), judges=judges or None,
+        found[name] = uncertain(ctx.pairs[name][1], _asked(settings.metric), judges=judges or None,
                                 probabilities=probabilities, system=name, draws=settings.draws,
                                 statistics=_statistics(settings, _UNCERTAIN_KEYS, ctx.config.seed),
                                 settings=ctx.config.settings)
@@ -427,8 +435,8 @@ def _run_uncertain(ctx: Context, settings: UncertainSettings) -> dict[str, Any]:
 
 
 UNCERTAIN = Analysis(
-    "uncertain", "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric of each run "
-                 "with the uncertainty of its labels (evalbridge.uncertain)",
+    "uncertain", "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric (or a list) of "
+                 "each run with the uncertainty of its labels (evalbridge.uncertain)",
     _read_uncertain, _run_uncertain, _uncertain_rules,
     sources=lambda s: (*s.judges.values(), s.probabilities), steps=lambda config, s: len(s.runs),
     spark="the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in "

@@ -215,9 +215,9 @@ class AgreementSettings:
 @dataclass(frozen=True)
 class DiagnoseSettings:
     """``diagnose:``: the diagnostics of the config's qrels and runs (see :func:`evalbridge.diagnose`); the seed
-    and the settings are the config's."""
+    and the settings are the config's; ``metric``: one, or several (a tuple: each diagnosed)."""
 
-    metric: Metric
+    metric: Metric | tuple[Metric, ...]
     judgements_b: Source | None = None
     pool_depth: int = 100
     trials: int = 1000
@@ -233,7 +233,7 @@ class UncertainSettings:
     ``judges`` (name -> qrels) or one qrels of ``probabilities`` (see :func:`evalbridge.uncertain`); the seed
     and the settings are the config's."""
 
-    metric: Metric
+    metric: Metric | tuple[Metric, ...]
     runs: tuple[str, ...]
     judges: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
     probabilities: Source | None = None

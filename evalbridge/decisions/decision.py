@@ -116,7 +116,10 @@ def _share(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def _diagnosis_caveats(d: Any) -> list[str]:
+def _diagnosis_caveats(found: Any) -> list[str]:
+    """The judged share and the pool bias of a diagnosis (of several metrics: the first's; the judged share is the
+    same for every metric, the pool bias the first metric's)."""
+    d = found.diagnoses[0]
     out = []
     ranked = [(rank, share) for rank, share in enumerate(d.judged.share, 1) if share is not None]
     if ranked:

@@ -1,6 +1,7 @@
 """``eb.diagnose``: evaluates the runs of a test collection once and gathers its diagnosis (:class:`Diagnosis`).
 
-``eb.diagnose(qrels, runs, "nDCG@10")`` returns data only (:mod:`evalbridge.views.diagnosis` says what each
+``eb.diagnose(qrels, runs, "nDCG@10")`` (several metrics: ``["nDCG@10", "P@10"]``, a :class:`Diagnoses`) returns data
+only (:mod:`evalbridge.views.diagnosis` says what each
 number means for a decision):
 
 * **discriminative power** and **swap rate** over the runs' per-query values
@@ -25,9 +26,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import InputError
 from ..common.json_data import json_ready
@@ -44,11 +45,12 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..fast.tops import TopLists
+    from ..metrics.spec import Metric
     from ..model.data import Qrels, Run
     from ..model.settings import Keywords
     from .agreement import JudgeAgreement
 
-__all__ = ["diagnose", "Diagnosis", "DiscriminativePower", "SwapRate", "SwapBin", "RunBias", "PoolBias",
+__all__ = ["diagnose", "Diagnosis", "Diagnoses", "DiscriminativePower", "SwapRate", "SwapBin", "RunBias", "PoolBias",
            "Saturation", "JudgedByRank", "SystemOrder", "SWAP_EDGES", "DIAGNOSIS_PARAMETERS", "discriminative_power",
            "swap_rate"]
 
@@ -147,6 +149,11 @@ class Diagnosis(Shown):
     order: SystemOrder | None = None
     detectable: float = math.nan
 
+    @property
+    def diagnoses(self) -> tuple[Diagnosis, ...]:
+        """The diagnoses of each metric, as :class:`Diagnoses` has them: this one."""
+        return (self,)
+
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (nan and infinity as None; the agreement as its own ``to_dict``)."""
         out = {name: getattr(self, name) for name in ("metric", "systems", "means", "queries", "detectable")}
@@ -172,6 +179,47 @@ class Diagnosis(Shown):
     def table(self, fmt: str = "terminal") -> str:
         """The diagnosis as text: ``json`` (every number and each finding's meaning) or any output format that
         writes tables (:mod:`evalbridge.views.diagnosis`)."""
+        from ..views.diagnosis import render_diagnosis
+
+        return render_diagnosis(self, fmt)
+
+
+@dataclass(frozen=True)
+class Diagnoses(Shown):
+    """What :func:`diagnose` found for several metrics: one :class:`Diagnosis` per metric, in the order asked, each
+    the diagnosis of that metric alone (the same numbers, the same seed); its tables and frames carry a ``metric``
+    column."""
+
+    diagnoses: tuple[Diagnosis, ...]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(d.metric for d in self.diagnoses)
+
+    def __getitem__(self, metric: str) -> Diagnosis:
+        """The diagnosis of ``metric`` (any spelling: ``ndcg@10`` is ``nDCG@10``)."""
+        from ..metrics.spec import parse_metric
+
+        wanted = metric if metric in self.metrics else str(parse_metric(metric))
+        for d in self.diagnoses:
+            if d.metric == wanted:
+                return d
+        raise InputError(f"no diagnosis of {metric!r}; the metrics diagnosed are {', '.join(self.metrics)}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Each metric's :meth:`Diagnosis.to_dict`, in order (``metrics``, ``diagnoses``)."""
+        return {"metrics": list(self.metrics), "diagnoses": [d.to_dict() for d in self.diagnoses]}
+
+    def to_frame(self, *, table: str = "systems") -> pd.DataFrame:
+        """Every metric's :meth:`Diagnosis.to_frame`, one below the other, with a ``metric`` column first."""
+        import pandas as pd
+
+        if table not in _FRAMES:
+            raise InputError(f"unknown table {table!r}; choose one of {', '.join(map(repr, _FRAMES))}.")
+        return pd.DataFrame([{"metric": d.metric, **row} for d in self.diagnoses for row in _FRAMES[table](d)])
+
+    def table(self, fmt: str = "terminal") -> str:
+        """Every metric's diagnosis as text (:mod:`evalbridge.views.diagnosis`), its systems in one table."""
         from ..views.diagnosis import render_diagnosis
 
         return render_diagnosis(self, fmt)
@@ -461,18 +509,35 @@ _USES: Mapping[str, tuple[Any, ...] | None] = {"test": None, "correction": None,
                                                "seed": None, "sides": (2,)}
 
 
+@overload
+def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: str | Metric = "nDCG@10", *,
+             judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000,
+             statistics: Statistics | None = None, test: str | None = None, correction: str | None = None,
+             alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
+             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnosis: ...
+
+
+@overload
+def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Sequence[str | Metric], *,
+             judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000,
+             statistics: Statistics | None = None, test: str | None = None, correction: str | None = None,
+             alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
+             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnoses: ...
+
+
 def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG@10", *,
              judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000,
              statistics: Statistics | None = None, test: str | None = None, correction: str | None = None,
              alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
-             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnosis:
+             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnosis | Diagnoses:
     """Diagnose a test collection: ``qrels`` judged, ``runs`` the systems it is to tell apart.
 
     Args:
         qrels: the judgements (anything ``evaluate`` reads).
         runs: system name -> run (anything ``evaluate`` reads), at least two; or a
             :class:`~evalbridge.fast.tops.TopLists` (then ``metric`` needs a cut-off within its depth).
-        metric: the one metric the systems are compared on.
+        metric: the metric the systems are compared on; a list or tuple of metrics: each diagnosed as it would be
+            alone (the inputs read once), a :class:`Diagnoses`.
         judgements_b: a second set of judgements of the same pairs (another judge): their agreement, and the
             systems' means under it with Kendall's tau and tau_AP between the two orders (``Diagnosis.order``).
         pool_depth: the depth of the pool, for the documents a run contributed alone and the judged share.
@@ -487,6 +552,12 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     Raises:
         InputError: fewer than two runs, a bad option, or (TopLists) a metric without a cut-off within the depth.
     """
+    if isinstance(metric, (list, tuple)):
+        return _several(qrels, runs, metric, judgements_b=judgements_b, pool_depth=pool_depth, trials=trials,
+                        statistics=statistics_for("diagnose", statistics, {
+                            "test": test, "correction": correction, "alpha": alpha, "n_resamples": n_resamples,
+                            "seed": seed}, uses=_USES, why="its tests are two-sided and it draws no interval"),
+                        settings=settings_of(settings, keywords))
     import numpy as np
 
     from ..evaluation.evaluating import as_qrels, as_run
@@ -558,6 +629,23 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
         saturation=_saturation(collection, ids, values, label, options),
         judged=_judged_by_rank(collection, pool_depth), agreement=agreement, order=order,
         detectable=_detectable(values, chosen["test"], chosen["alpha"]))
+
+
+def _several(qrels: Any, runs: Mapping[str, Any] | TopLists, metrics: Sequence[Any], *, judgements_b: Any,
+             pool_depth: int, trials: int, statistics: Statistics, settings: Settings) -> Diagnoses:
+    """Each metric diagnosed as :func:`diagnose` diagnoses it alone, the inputs read once."""
+    from ..evaluation.evaluating import as_qrels, as_run
+    from ..fast.tops import TopLists
+
+    if not metrics:
+        raise InputError("diagnose was given no metric.", fix="name one or more, e.g. ['nDCG@10', 'P@10'].")
+    labels = list(dict.fromkeys(_metric(m) for m in metrics))  # a metric asked again is kept once, as every verb does
+    judgements = as_qrels(qrels, ids=settings.ids)
+    other = None if judgements_b is None else as_qrels(judgements_b, ids=settings.ids)
+    if not isinstance(runs, TopLists) and isinstance(runs, Mapping):
+        runs = {name: as_run(run, ids=settings.ids, duplicates=settings.duplicates) for name, run in runs.items()}
+    return Diagnoses(tuple(diagnose(judgements, runs, label, judgements_b=other, pool_depth=pool_depth, trials=trials,
+                                    statistics=statistics, settings=settings) for label in labels))
 
 
 def _detectable(values: np.ndarray, test: str, alpha: float) -> float:

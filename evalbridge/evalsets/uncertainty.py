@@ -25,15 +25,15 @@ labelling of small cases.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import InputError
 from ..common.json_data import json_ready
 from ..model.settings import Settings, settings_of
 from ..common.parameters import Interval, check_parameters, rule_table
-from ..stats.statistics import Statistics, statistics_for
+from ..stats.statistics import Statistics, statistics_for, statistics_of
 from ..views.table import Shown
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..model.data import Qrels
     from ..model.settings import Keywords
 
-__all__ = ["uncertain", "Uncertainty", "expected_values", "EXPECTED", "UNCERTAINTY_PARAMETERS"]
+__all__ = ["uncertain", "Uncertainty", "Uncertainties", "expected_values", "EXPECTED", "UNCERTAINTY_PARAMETERS"]
 
 UNCERTAINTY_PARAMETERS = rule_table(
     Interval("draws", int, 2, 100_000, closed="both", default=200,
@@ -201,6 +201,11 @@ class Uncertainty(Shown):
         narrow = self.query_ci_high - self.query_ci_low
         return (self.ci_high - self.ci_low) / narrow if narrow > 0 else math.inf
 
+    @property
+    def measured(self) -> tuple[Uncertainty, ...]:
+        """The measurements, as :class:`Uncertainties` has them: this one."""
+        return (self,)
+
     def to_dict(self) -> dict[str, Any]:
         """Every number and each query's expected value, JSON-ready (nan and infinity as None)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "per_query"}
@@ -211,6 +216,56 @@ class Uncertainty(Shown):
         from ..views.uncertainty import render_uncertainty
 
         return render_uncertainty(self, fmt)
+
+
+@dataclass(frozen=True)
+class Uncertainties(Shown):
+    """:func:`uncertain` of several metrics: one :class:`Uncertainty` per metric, in the order asked, each the
+    measurement of that metric alone (the same numbers, the same seed); its table has a metric column."""
+
+    measured: tuple[Uncertainty, ...]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(u.metric for u in self.measured)
+
+    def __getitem__(self, metric: str) -> Uncertainty:
+        """The measurement of ``metric`` (any spelling)."""
+        from ..metrics.spec import parse_metric
+
+        wanted = metric if metric in self.metrics else str(parse_metric(metric))
+        for u in self.measured:
+            if u.metric == wanted:
+                return u
+        raise InputError(f"no measurement of {metric!r}; the metrics measured are {', '.join(self.metrics)}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Each metric's :meth:`Uncertainty.to_dict`, in order (``metrics``, ``measured``)."""
+        return {"metrics": list(self.metrics), "measured": [u.to_dict() for u in self.measured]}
+
+    def table(self, fmt: str = "terminal") -> str:
+        """Every metric's measurement as text, one table (:mod:`evalbridge.views.uncertainty`)."""
+        from ..views.uncertainty import render_uncertainty
+
+        return render_uncertainty(self, fmt)
+
+
+def _several(run: Any, metrics: Sequence[str], *, judges: Mapping[str, Any] | None, probabilities: Any, system: str,
+             draws: int, statistics: Statistics, settings: Settings) -> Uncertainties:
+    """Each metric measured as :func:`uncertain` measures it alone, the inputs read once."""
+    from ..evaluation.evaluating import as_qrels, as_run
+
+    if not metrics:
+        raise InputError("uncertain was given no metric.", fix="name one or more, e.g. ['P@10', 'nDCG@10'].")
+    the_run = as_run(run, ids=settings.ids, duplicates=settings.duplicates)
+    read = None if not isinstance(judges, Mapping) else {n: as_qrels(q, ids=settings.ids) for n, q in judges.items()}
+    labels = None if probabilities is None else as_qrels(probabilities, ids=settings.ids)
+    found: dict[str, Uncertainty] = {}
+    for m in metrics:  # a metric asked again (in any spelling) is kept once, as every verb does
+        u = uncertain(the_run, m, judges=read if read is not None else judges, probabilities=labels, system=system,
+                      draws=draws, statistics=statistics, settings=settings)
+        found.setdefault(u.metric, u)
+    return Uncertainties(tuple(found.values()))
 
 
 def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed: int) -> tuple[float, float]:
@@ -232,15 +287,31 @@ def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed:
     return float(low), float(high)
 
 
+@overload
 def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None, probabilities: Any = None,
               system: str = "run", draws: int = 200, statistics: Statistics | None = None,
-              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None, settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty:
+              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None,
+              settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty: ...
+
+
+@overload
+def uncertain(run: Any, metric: Sequence[str], *, judges: Mapping[str, Any] | None = None, probabilities: Any = None,
+              system: str = "run", draws: int = 200, statistics: Statistics | None = None,
+              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None,
+              settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainties: ...
+
+
+def uncertain(run: Any, metric: str | Sequence[str], *, judges: Mapping[str, Any] | None = None,
+              probabilities: Any = None, system: str = "run", draws: int = 200, statistics: Statistics | None = None,
+              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None,
+              settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainty | Uncertainties:
     """``metric`` of ``run`` with the uncertainty of its labels: give ``judges`` (name -> qrels, the same pairs
     graded by each) or ``probabilities`` (one qrels whose grades are probabilities of relevance), not both.
 
     Args:
         run: the run (anything ``evaluate`` reads); ``system``: its name in the result.
-        metric: one metric; with probabilities, one of :data:`EXPECTED` (binary, at its default options).
+        metric: one metric; with probabilities, one of :data:`EXPECTED` (binary, at its default options). A list or
+            tuple of metrics: each measured as it would be alone (the inputs read once), an :class:`Uncertainties`.
         draws: labellings drawn from the probabilities for the interval.
         statistics: the bootstrap's resamples, confidence and seed (:class:`~evalbridge.Statistics`);
             ``n_resamples``, ``confidence`` and ``seed`` given replace its fields. Its interval is the percentile
@@ -255,6 +326,11 @@ def uncertain(run: Any, metric: str, *, judges: Mapping[str, Any] | None = None,
 
     from ..metrics.spec import parse_metric
 
+    if isinstance(metric, (list, tuple)):
+        return _several(run, metric, judges=judges, probabilities=probabilities, system=system, draws=draws,
+                        statistics=statistics_of(statistics, {name: value for name, value in (
+                            ("n_resamples", n_resamples), ("confidence", confidence), ("seed", seed))
+                            if value is not None}), settings=settings_of(settings, keywords))
     if not isinstance(metric, str):
         raise InputError(f"uncertain takes one metric (a spec such as 'P@10'); got {type(metric).__name__} "
                          f"{metric!r:.60}.", fix="measure one metric at a time.")

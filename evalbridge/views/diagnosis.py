@@ -189,7 +189,26 @@ def _right(fmt: ReportFormat, left: int, right: int) -> tuple[str, ...]:
 
 
 def diagnosis_tables(d: AnyDiagnosis, fmt: ReportFormat, digits: int = 4) -> tuple[Table, ...]:
-    """The tables of ``d``, as text of ``fmt``: the systems, the swap rate by difference, the findings."""
+    """The tables of a diagnosis (``d.diagnoses``: one per metric), as text of ``fmt``: the systems, the swap rate by
+    difference, the findings; for several metrics the systems of all in one table with a metric column, then each
+    metric's swap rate and findings."""
+    found = d.diagnoses
+    if len(found) == 1:
+        return _tables(found[0], fmt, digits)
+    e = fmt.escape
+    each = [_tables(one, fmt, digits, metric=True) for one in found]
+    first = each[0][0]
+    systems = Table(headers=(fmt.heading("metric"), *first.headers),
+                    rows=tuple((e(one.metric), *row) for one, tables in zip(found, each) for row in tables[0].rows),
+                    align=("left", *first.align) if first.align else (),
+                    title=e(f"Diagnosis of {len(found)} metrics, {len(found[0].systems)} systems"),
+                    footnotes=first.footnotes)
+    return (systems, *(table for tables in each for table in tables[1:]))
+
+
+def _tables(d: AnyDiagnosis, fmt: ReportFormat, digits: int, *, metric: bool = False) -> tuple[Table, ...]:
+    """One metric's tables (``metric``: each title names it, as a table of several metrics' diagnoses shows)."""
+    of = f" ({d.metric})" if metric else ""
     e = fmt.escape
     b = d.pool_bias
     under_b = () if d.order is None else ("mean (second judgements)",)
@@ -208,11 +227,11 @@ def diagnosis_tables(d: AnyDiagnosis, fmt: ReportFormat, digits: int = 4) -> tup
         headers=("difference in one half", "comparisons", "swaps", "rate"),
         rows=tuple((e(f"[{x.low:g}, {x.high:g})"), str(x.comparisons), str(x.swaps), e(_pct(x.rate))) for x in s.bins),
         align=_right(fmt, 1, 3),
-        title=e(f"Swap rate by the difference in one half ({s.trials} splits into halves of {s.half} queries, "
+        title=e(f"Swap rate by the difference in one half{of} ({s.trials} splits into halves of {s.half} queries, "
                 f"seed {s.seed})"))
     findings = Table(headers=(fmt.heading("finding"), fmt.heading("found")),
                      rows=tuple((e(TITLES[name]), e(_FOUND[name](d))) for name in meanings(d)),
-                     align=_right(fmt, 2, 0), title=e("What each finding means for the decision"),
+                     align=_right(fmt, 2, 0), title=e(f"What each finding means for the decision{of}"),
                      footnotes=tuple(e(f"{TITLES[name]}: {text}") for name, text in meanings(d).items()))
     return (systems, *((swaps,) if s.bins else ()), findings)
 
@@ -220,5 +239,15 @@ def diagnosis_tables(d: AnyDiagnosis, fmt: ReportFormat, digits: int = 4) -> tup
 def render_diagnosis(d: AnyDiagnosis, fmt: str = "terminal") -> str:
     """``d`` as text: ``json`` (every number, and each finding's meaning), or any format that writes tables."""
     if fmt == "json":
-        return json_text({**d.to_dict(), "meanings": meanings(d)})
+        return json_text(diagnosis_data(d))
     return show(diagnosis_tables(d, table_format(fmt)), fmt)
+
+
+def diagnosis_data(d: AnyDiagnosis) -> Any:
+    """The JSON of a diagnosis, each finding's meaning beside its numbers (several metrics: ``metrics`` and one
+    such object per metric in ``diagnoses``)."""
+    found = d.diagnoses
+    if len(found) == 1:
+        return {**d.to_dict(), "meanings": meanings(d)}
+    return {"metrics": [one.metric for one in found],
+            "diagnoses": [{**one.to_dict(), "meanings": meanings(one)} for one in found]}

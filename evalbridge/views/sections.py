@@ -107,9 +107,12 @@ def _diagnosis(d: Any, digits: int) -> Section:
 
         from .diagnosis import TITLES, meanings
 
-        found = [{"finding": TITLES[name], "meaning": text} for name, text in meanings(d).items()]
+        several = len(d.diagnoses) > 1  # a metric column, as the systems' and swaps' frames of several have
+        found = [{**({"metric": one.metric} if several else {}), "finding": TITLES[name], "meaning": text}
+                 for one in d.diagnoses for name, text in meanings(one).items()]
         return {"diagnosis_systems": d.to_frame(table="systems"), "diagnosis_swaps": d.to_frame(table="swaps"),
-                "diagnosis_findings": pd.DataFrame(found, columns=["finding", "meaning"])}
+                "diagnosis_findings": pd.DataFrame(found, columns=[*(["metric"] if several else []), "finding",
+                                                                   "meaning"])}
 
     return Section("diagnosis", "Diagnosis of the test collection",
                    lambda fmt: diagnosis_tables(d, fmt, digits), frames)
@@ -124,11 +127,12 @@ def _uncertainty(found: Mapping[str, Any], digits: int) -> Section:
         rows = [{name: value for name, value in u.to_dict().items() if name != "per_query"}
                 | {"labellings": u.labellings if isinstance(u.labellings, int) else ", ".join(u.labellings),
                    "widening": u.widening}
-                for u in found.values()]
+                for measured in found.values() for u in measured.measured]
         return {"uncertainty": pd.DataFrame(rows)}
 
     return Section("uncertainty", "Uncertainty of the labels",
-                   lambda fmt: uncertainty_tables(list(found.values()), fmt, digits), frames)
+                   lambda fmt: uncertainty_tables([u for m in found.values() for u in m.measured], fmt, digits),
+                   frames)
 
 
 def _change(c: Any) -> Section:
@@ -194,15 +198,15 @@ def _has_slices(report: AnyReport) -> bool:
 
 
 def _diagnosis_data(d: Any) -> Any:
-    from .diagnosis import meanings
+    from .diagnosis import diagnosis_data
 
-    return {**d.to_dict(), "meanings": meanings(d)}
+    return diagnosis_data(d)
 
 
 def _uncertainty_data(found: Mapping[str, Any]) -> Any:
-    from .uncertainty import meaning
+    from .uncertainty import uncertainty_data
 
-    return {s: {**u.to_dict(), "meaning": meaning(u)} for s, u in found.items()}
+    return {s: uncertainty_data(u) for s, u in found.items()}
 
 
 def _pair(system: str, baseline: str | None, first: str | None) -> str:
@@ -243,7 +247,11 @@ def _fusion_headline(c: Any) -> Headline:
 
 
 def _diagnosis_headline(d: Any) -> Headline:
-    return {("diagnose", "detectable"): d.detectable}
+    """The smallest difference the set can decide (several metrics: for each)."""
+    found = d.diagnoses
+    if len(found) == 1:
+        return {("diagnose", "detectable"): d.detectable}
+    return {("diagnose", one.metric, "detectable"): one.detectable for one in found}
 
 
 def _ppi_headline(r: Any) -> Headline:

@@ -60,8 +60,16 @@ def uncertainty_tables(measured: Sequence[AnyUncertainty], fmt: Any, digits: int
 
 
 def render_uncertainty(u: AnyUncertainty, fmt: str = "terminal") -> str:
-    """``u`` as text: ``json`` (every number, each query's expected value and the meaning), or any format that
-    writes tables."""
-    if fmt == "json":
-        return json_text({**u.to_dict(), "meaning": meaning(u)})
-    return show(uncertainty_tables([u], table_format(fmt)), fmt)
+    """``u`` (one measurement, or several metrics' with a metric column) as text: ``json`` (every number, each
+    query's expected value and the meaning), or any format that writes tables."""
+    return json_text(uncertainty_data(u)) if fmt == "json" else \
+        show(uncertainty_tables(u.measured, table_format(fmt)), fmt)
+
+
+def uncertainty_data(u: AnyUncertainty) -> Any:
+    """The JSON of a measurement with its meaning (several metrics: ``metrics`` and one such object per metric in
+    ``measured``)."""
+    if len(u.measured) == 1:
+        return {**u.to_dict(), "meaning": meaning(u)}
+    return {"metrics": [one.metric for one in u.measured],
+            "measured": [{**one.to_dict(), "meaning": meaning(one)} for one in u.measured]}

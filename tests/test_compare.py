@@ -324,31 +324,41 @@ def test_bootstrap_intervals_are_scipys(pair, n_resamples, seed, confidence, mem
                                   confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
         mean_x, _, difference = bootstrap_intervals(np.stack([x, y]), [(0, 1)], confidence=confidence,
                                                     n_resamples=n_resamples, seed=seed, method=method, memory=memory)
-        for got, want, result, column in ((difference, paired.confidence_interval, paired, x - y),
-                                          (mean_x, single.confidence_interval, single, x)):
+        for got, want, result, column, scale in (
+                (difference, paired.confidence_interval, paired, x - y, np.abs(x).max() + np.abs(y).max()),
+                (mean_x, single.confidence_interval, single, x, np.abs(x).max())):
+            width = _tie_width(len(x), scale)
             if method == "percentile":
                 assert got == tuple(map(float, want))
-            elif not _rounding_ties(result.bootstrap_distribution, column.mean()):
+            elif not _rounding_ties(result.bootstrap_distribution, column.mean(), width):
                 np.testing.assert_allclose(got, tuple(want), rtol=1e-12, atol=1e-15)
             else:
                 np.testing.assert_allclose(got, _bca_counting_ties(result.bootstrap_distribution, column,
-                                                                   confidence), rtol=1e-12, atol=1e-15)
+                                                                   confidence, width), rtol=1e-12, atol=1e-15)
 
 
-def _rounding_ties(distribution: np.ndarray, observed: float) -> bool:
-    """Whether a bootstrap mean is within 1e-9 of the observed one without being equal to it."""
-    close = np.abs(distribution - observed) <= 1e-9
+def _tie_width(n: int, scale: float) -> float:
+    """How close to the observed mean a bootstrap mean of n values of at most ``scale`` ties it up to rounding:
+    4 n eps scale, bootstrap_intervals' documented rule (an absolute 1e-9 took means of values near 1e-12, whole
+    steps of the distribution apart, for ties)."""
+    return 4 * n * float(np.finfo(np.float64).eps) * scale
+
+
+def _rounding_ties(distribution: np.ndarray, observed: float, width: float) -> bool:
+    """Whether a bootstrap mean is within ``width`` of the observed one without being equal to it."""
+    close = np.abs(distribution - observed) <= width
     return bool(np.any(close & (distribution != observed)))
 
 
-def _bca_counting_ties(distribution: np.ndarray, column: np.ndarray, confidence: float) -> tuple[float, float]:
-    """BCa (Efron and Tibshirani 14.3) over scipy's bootstrap means, z0 counting the means within 1e-9 of the
+def _bca_counting_ties(distribution: np.ndarray, column: np.ndarray, confidence: float,
+                       width: float) -> tuple[float, float]:
+    """BCa (Efron and Tibshirani 14.3) over scipy's bootstrap means, z0 counting the means within ``width`` of the
     observed one as ties, a from the n leave-one-out means."""
     from scipy.special import ndtr, ndtri
 
     observed, n = column.mean(), len(column)
-    below = np.count_nonzero(distribution < observed - 1e-9)
-    share = (below + np.count_nonzero(distribution <= observed + 1e-9)) / (2 * len(distribution))
+    below = np.count_nonzero(distribution < observed - width)
+    share = (below + np.count_nonzero(distribution <= observed + width)) / (2 * len(distribution))
     leave_one_out = (column.sum() - column) / (n - 1)
     u = leave_one_out.mean() - leave_one_out
     a = np.sum(u ** 3) / (6 * np.sum(u ** 2) ** 1.5)
@@ -432,9 +442,10 @@ def test_mean_ci_equals_scipy_bootstrap_of_the_mean():
     own interval is 0.0004 away; with the ties counted half, scipy's distribution gives mean_ci's)."""
     res = st.bootstrap((np.array(A),), np.mean, vectorized=True, n_resamples=2500, confidence_level=0.9,
                        rng=np.random.default_rng(3))
-    assert _rounding_ties(res.bootstrap_distribution, np.mean(A))
+    width = _tie_width(len(A), max(A))
+    assert _rounding_ties(res.bootstrap_distribution, np.mean(A), width)
     assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) == pytest.approx(
-        _bca_counting_ties(res.bootstrap_distribution, np.array(A), 0.9), rel=1e-12)
+        _bca_counting_ties(res.bootstrap_distribution, np.array(A), 0.9, width), rel=1e-12)
     assert mean_ci(A, confidence=0.9, n_resamples=2500, seed=3) != pytest.approx(tuple(res.confidence_interval),
                                                                                   abs=1e-4)
     assert mean_ci([0.5] * 6) == (0.5, 0.5)

@@ -142,12 +142,68 @@ def test_stopping_the_command_while_the_judging_batch_is_written_keeps_the_old_b
     _, err = process.communicate(timeout=120)
     assert batch.read_text() == old
     assert not (tmp_path / "pool.txt").exists()
-    if stop == signal.SIGKILL:  # nothing runs after a kill: its temporary file stays, beside the old batch
+    if stop == signal.SIGKILL:  # nothing runs after a kill: its temporary file stays, beside the old batch ...
         assert process.returncode == -signal.SIGKILL
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+        again = subprocess.run([sys.executable, "-m", "evalbridge", "pool", str(DL19 / "qrels.dl19-passage.txt"),
+                                runs[0], "--depth", "5", "--batch", str(batch), "-q"], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=240)
+        assert again.returncode == 0, again.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl"]  # ... until the next write of it
         return
     assert process.returncode in INTERRUPTED, err
     assert "Traceback" not in err and "no report was half-written" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["batch.jsonl"]  # no temporary file left
+
+
+_WRITER = """
+import sys, time
+from evalbridge.io.text import replacing
+with replacing(sys.argv[1]) as temporary:
+    temporary.write_text("half")
+    print(temporary.name, flush=True)
+    time.sleep(120)
+"""
+
+
+def _writing(target: Path) -> tuple[subprocess.Popen[str], str]:
+    """A process in the middle of writing ``target`` (its temporary file written, the lock held), and that file."""
+    process = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="leftovers are swept where fcntl's locks are (POSIX)")
+def test_the_next_write_of_an_output_sweeps_what_a_killed_writer_left_and_nothing_a_live_one_holds(
+        tmp_path: Path) -> None:
+    """Every output is written by one atomic write (io.text.replacing, under the command line's atomic_file and the
+    Python API's writers): a writer killed with -9 leaves its temporary file, which the next write of the same output
+    removes; the temporary file of a writer still at work, and those of other outputs, stay."""
+    from evalbridge.io.text import replacing
+    from evalbridge.reports.writing import write_file_atomic
+
+    target, other = tmp_path / "batch.jsonl", tmp_path / "other.jsonl"
+    target.write_text("old\n")
+    live, held = _writing(target)
+    killed, left = _writing(target)
+    killed.kill()
+    killed.wait()
+    elsewhere, theirs = _writing(other)
+    elsewhere.kill()
+    elsewhere.wait()
+    try:
+        assert {left, held, theirs} <= {p.name for p in tmp_path.iterdir()} and target.read_text() == "old\n"
+        write_file_atomic(target, "new\n")  # the command line's door ...
+        assert target.read_text() == "new\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["batch.jsonl", held, theirs])
+    finally:
+        live.kill()
+        live.wait()
+    with replacing(target) as temporary:  # ... and the Python API's: the same write
+        temporary.write_text("newer\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["batch.jsonl", theirs])
+    assert target.read_text() == "newer\n"
 
 
 @pytest.mark.skipif(not DL19.is_dir(), reason="the TREC DL 2019 files are not on this machine")
@@ -189,8 +245,8 @@ def test_ctrl_c_in_the_first_moments_of_a_command_ends_it_with_130_once_evalbrid
                                                                                       door: str) -> None:
     """A real SIGINT at 10 ms to 400 ms of a command (the interpreter starting, the command line loading, the
     inputs read): the old output stays, and every interrupt that came once evalbridge's first line ran ends with
-    130 and one line; one that came before (Python's own start: ``site``, ``.pth`` files) is Python's to say, so
-    its traceback holds no frame of evalbridge."""
+    130 and one line (or 0, when it came after the command's end); one that came before (Python's own start:
+    ``site``, ``.pth`` files) is Python's to say, so its traceback holds no frame of evalbridge."""
     script = tmp_path / "evalbridge_script.py"
     script.write_text(_entry_point())
     start = [sys.executable, "-m", "evalbridge"] if door == "python -m evalbridge" else [sys.executable, str(script)]
@@ -205,7 +261,9 @@ def test_ctrl_c_in_the_first_moments_of_a_command_ends_it_with_130_once_evalbrid
         time.sleep(moment)
         code, err = _interrupted(process)
         said.append((moment, code, err.strip().splitlines()[-1:] if err.strip() else []))
-        assert out.read_text() == "old\n" or code == 0, (moment, code, err)
+        written = out.read_text()  # the old file, or the whole new one when the interrupt came after it was written
+        whole = written.startswith("# ") and written.rstrip().endswith("```")  # the report's last block, closed
+        assert written == "old\n" or whole, (moment, code, written)
         if "Traceback" in err:  # Python's own start: no line of evalbridge had run
             assert f"{os.sep}evalbridge{os.sep}" not in err, (moment, err)
             continue

@@ -17,16 +17,22 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import secrets
 import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Literal
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
 
-__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "not_a_file", "file_error", "NOT_A_FILE", "NOT_A_FILE_FIX", "read_bytes", "read_text", "Lines", "open_text", "replacing", "head",
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; leftovers of a killed writer are not swept
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["GZIP_MAGIC", "BOM", "is_gzip", "not_a_file", "file_error", "NOT_A_FILE", "NOT_A_FILE_FIX", "read_bytes", "read_text", "Lines", "open_text", "replacing", "fsync", "in_user_terms", "head",
            "bad_utf8_line", "BOM_NOTE"]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -154,27 +160,143 @@ class Lines:
             raise _broken_gzip(self.path, error) from None
 
 
+#: the name of a file being written beside its target: ``.tmp-<8 hex>-<the target's name>``
+_TEMPORARY = ".tmp-{token}-{name}"
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows only: no newline translation
+
+
+#: any such name: a temporary file of an outer write (a writer handed the path an atomic write yielded)
+_OURS = re.compile(r"\.tmp-[0-9a-f]{8}-")
+
+
+def _temporary_names(target: Path) -> re.Pattern[str]:
+    return re.compile(r"\.tmp-[0-9a-f]{8}-" + re.escape(target.name[-200:]) + r"\Z")
+
+
+def fsync(path: Path, *, directory: bool = False) -> None:
+    """Flush a file (or a folder's entries) to disk. Folders cannot be opened on Windows: skipped there."""
+    if directory and os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY if os.name == "posix" else os.O_RDWR)  # Windows flushes only writable handles
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
+    """``error`` with every temporary path replaced by the user's path (same errno, same traceback); an
+    :class:`~evalbridge.errors.OutputError` already is."""
+    if isinstance(error, OutputError):
+        return error
+
+    def swap(value: object) -> object:
+        if not isinstance(value, (str, os.PathLike)):
+            return value
+        text = os.fspath(value)
+        for temporary, shown in sorted(names.items(), key=lambda item: -len(item[0])):
+            text = text.replace(temporary, shown)
+        return text
+
+    if error.errno is None:
+        mapped = OSError(swap(str(error)))
+    else:
+        mapped = OSError(error.errno, swap(error.strerror), swap(error.filename), None, swap(error.filename2))
+    return mapped.with_traceback(error.__traceback__)
+
+
+def _sweep(target: Path) -> None:
+    """Remove the temporary files a killed writer of ``target`` left beside it (``kill -9``, a crash, power lost):
+    each writer holds a lock on its temporary file for as long as it writes (:func:`_held`), and the kernel lets go
+    of it when the writer dies, so a temporary file of this target that nobody holds is a leftover. Without
+    ``fcntl`` (Windows) nothing is swept."""
+    if fcntl is None:
+        return
+    names = _temporary_names(target)
+    try:
+        found = [entry.path for entry in os.scandir(target.parent)
+                 if entry.name.startswith(".tmp-") and names.match(entry.name)]
+    except OSError:
+        return
+    for path in found:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+            if os.fstat(fd).st_ino == os.lstat(path).st_ino:
+                os.unlink(path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _held(target: Path) -> tuple[Path, int]:
+    """A new temporary file beside ``target`` (umask permissions) and an open descriptor holding its lock."""
+    while True:
+        temporary = target.with_name(_TEMPORARY.format(token=secrets.token_hex(4), name=target.name[-200:]))
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
+        if fcntl is None:
+            return temporary, fd
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits only while a sweep of another writer holds it, a moment
+        try:
+            if os.fstat(fd).st_ino == os.lstat(temporary).st_ino:
+                return temporary, fd
+        except FileNotFoundError:  # that sweep took it for a leftover before the lock: take another name
+            pass
+        os.close(fd)
+
+
 @contextlib.contextmanager
-def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path`` (its name ends with ``path``'s, so writers that read the suffix
-    behave) that replaces ``path`` once the block is done: a reader sees the old file or the new one, and after a
-    failure (an error, a full disk, Ctrl-C) ``path`` is as it was and the temporary file is gone. A symlink's
-    target is replaced (the link stays); a path that is not a regular file (a FIFO, ``/dev/stdout``) is written
-    in place, as a stream. The command line's outputs add their checks on top
-    (:func:`evalbridge.reports.writing.atomic_file`)."""
+def replacing(path: str | os.PathLike[str], *, check: Callable[[], object] | None = None) -> Iterator[Path]:
+    """The one way evalbridge writes a file: yield a temporary path beside ``path`` (its name ends with
+    ``path``'s, so writers that read the suffix behave: ``.gz``, ``.parquet``, a plot's format) that replaces
+    ``path`` once the block is done. A reader sees the old file or the new one; after a failure (an error, a full
+    disk, Ctrl-C) ``path`` is as it was and the temporary file is gone; after ``kill -9`` the temporary file is
+    left, and the next write of ``path`` removes it (:func:`_sweep`).
+
+    Missing parent folders are created; permissions come from the umask; the new file is flushed (``fsync``),
+    ``check`` (if given) runs just before the replacement, and the folder's entry is flushed after. A symlink's
+    target is replaced (the link stays); a path that is not a regular file (a FIFO, ``/dev/stdout``) is written in
+    place, as a stream, and so is the temporary file of an outer write (the command line's batch, written by the
+    Python API's writer into the temporary file it was given). An ``OSError`` names ``path``, never the temporary file. The command line's outputs add
+    their checks and messages on top (:func:`evalbridge.reports.writing.atomic_file`).
+
+    A named temporary file, not an unnamed one (Linux ``O_TMPFILE`` + ``linkat``): writers are given a path, and
+    several choose what to write by its suffix, which ``/proc/self/fd/N`` has not."""
     given = Path(path)
     target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    if _OURS.match(target.name):  # the temporary file of an outer write, which replaces its target whole
+        yield target
+        return
     with contextlib.suppress(OSError):
         if not stat.S_ISREG(os.stat(target).st_mode):
             yield target
             return
-    temporary = target.with_name(f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}")
+    names = {str(target): os.fspath(path)}
+    fd = None
     try:
-        yield temporary
-        os.replace(temporary, target)
+        os.makedirs(target.parent, mode=0o777, exist_ok=True)
+        _sweep(target)
+        temporary, fd = _held(target)
+        names[str(temporary)] = os.fspath(path)
+        try:
+            yield temporary
+            fsync(temporary)
+            if check is not None:
+                check()
+            os.replace(temporary, target)
+            fsync(target.parent, directory=True)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+    except OSError as error:
+        raise in_user_terms(error, names) from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        if fd is not None:
+            os.close(fd)
 
 
 def open_text(path: str | os.PathLike[str], mode: Literal["w"] = "w") -> IO[str]:

@@ -8,9 +8,11 @@
   any work: a single file goes only onto a regular file (a symlink: the file it points to) or a
   new one, a report folder only onto a folder evalbridge wrote; FIFOs, devices, sockets, read-only
   files and folders are refused with the fix. ``-`` is standard output for single files.
-* :func:`write_file_atomic` / :func:`atomic_file` write one file: a temporary file in the same
-  folder, ``fsync``, then ``os.replace``; a reader sees the old file or the new one. A failure
-  (disk full, permissions) is an :class:`~evalbridge.errors.OutputError` naming the path and the fix.
+* :func:`write_file_atomic` / :func:`atomic_file` write one file by the one atomic write,
+  :func:`evalbridge.io.text.replacing` (a temporary file in the same folder, ``fsync``, then ``os.replace``; a
+  reader sees the old file or the new one; a killed writer's leftover is swept by the next write), with the checks
+  above before and just before the replacement. A failure (disk full, permissions) is an
+  :class:`~evalbridge.errors.OutputError` naming the path and the fix.
 * :func:`resolve_output_dir`: where a config's ``output.dir`` points (relative paths stay inside
   the config's folder; an absolute path is taken as is).
 * :func:`one_command`: the block is one command: every file it reads (:func:`note_read`, called where a file is
@@ -30,7 +32,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import stat
 import signal
 import sys
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Union
 
 from ..errors import InputError, OutputError
+from ..io.text import fsync, in_user_terms, replacing
 
 __all__ = ["guard_outputs", "unique_file_names", "slug", "write_file_atomic", "atomic_file", "resolve_output_dir",
            "output_file", "check_output_folder", "check_outputs", "STDOUT", "StrPath", "real_path", "shown_path",
@@ -487,27 +489,6 @@ def output_error(error: OSError, shown: str) -> OutputError:
 
 # ---------------------------------------------------------------- low-level helpers
 
-def in_user_terms(error: OSError, names: dict[str, str]) -> OSError:
-    """``error`` with every temporary path replaced by the user's path (same errno, same traceback);
-    an :class:`OutputError` already is."""
-    if isinstance(error, OutputError):
-        return error
-
-    def swap(value: object) -> object:
-        if not isinstance(value, (str, os.PathLike)):
-            return value
-        text = os.fspath(value)
-        for temporary, shown in sorted(names.items(), key=lambda item: -len(item[0])):
-            text = text.replace(temporary, shown)
-        return text
-
-    if error.errno is None:
-        mapped = OSError(swap(str(error)))
-    else:
-        mapped = OSError(error.errno, swap(error.strerror), swap(error.filename), None, swap(error.filename2))
-    return mapped.with_traceback(error.__traceback__)
-
-
 def make_dirs(path: Path) -> None:
     """``mkdir -p`` with the umask's permissions (``0o777`` minus the umask)."""
     os.makedirs(path, mode=0o777, exist_ok=True)
@@ -522,17 +503,6 @@ def write_new(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-
-
-def fsync(path: Path, *, directory: bool = False) -> None:
-    """Flush a file (or a folder's entries) to disk. Folders cannot be opened on Windows: skipped there."""
-    if directory and os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY if os.name == "posix" else os.O_RDWR)  # Windows flushes only writable handles
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------- single files
@@ -564,22 +534,11 @@ def atomic_file(path: StrPath) -> Iterator[Path]:
         sys.stdout.buffer.flush()
         return
     target = output_file(path)
-    temporary = target.parent / f".tmp-{secrets.token_hex(4)}-{target.name[-200:]}"
-    names = {str(temporary): shown, str(target): shown}
     try:
-        make_dirs(target.parent)
-        create_file(temporary)
-        try:
+        with replacing(target, check=lambda: output_file(path)) as temporary:  # checked again just before
             yield temporary
-            fsync(temporary)
-            output_file(path)  # again, just before: nothing that is not a regular file took its place meanwhile
-            os.replace(temporary, target)
-            fsync(target.parent, directory=True)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
     except OSError as error:
-        raise output_error(in_user_terms(error, names), shown) from None
+        raise output_error(in_user_terms(error, {str(target): shown}), shown) from None
 
 
 def write_file_atomic(path: StrPath, data: str | bytes) -> Path:

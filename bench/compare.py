@@ -4,7 +4,8 @@ Usage::
 
     .venv/bin/python bench/compare.py            # full: up to 100,000 queries x 10,000 resamples, ~5-10 min
     .venv/bin/python bench/compare.py --quick    # small sizes only, < 1 min
-    .venv/bin/python bench/compare.py --goal     # issue 26's goals: 100,000 x 10,000 on both cores and one; power
+    .venv/bin/python bench/compare.py --goal     # issue 36's goals: 100,000 x 10,000 on both cores and one, the
+                                                 # floor, power (about 1 min on a quiet machine)
 
 Each measurement runs in a fresh worker process (``--worker``): the per-query values of five
 systems on five metrics are generated there with a fixed seed (not timed), then one comparison
@@ -17,9 +18,13 @@ Contenders:
 * ``evalbridge``: ``compare_systems(..., baseline="s0", test="randomization", n_resamples=R)``:
   t, randomization and Wilcoxon p-values of the 20 pairs, BCa CIs of the 20 differences and of
   the 25 system means, batched (``evalbridge.stats.resampling``).
-* ``one thread``: the same call with :data:`evalbridge.common.parallel.MAX_THREADS` = 1 (the resampling's
-  columns on one core, as before they were shared between the cores): the same numbers, the time
-  the cores save.
+* ``one core``: the same call in a worker bound to one core (``sched_setaffinity`` before it starts, so numpy, BLAS
+  and evalbridge see one core): the same numbers, the time the second core saves.
+* ``floor``: what any implementation must do at that size: drawing the same resamples (the bootstrap's query
+  indices and the randomization test's 32-bit sign draws, each stream with its own generator) and one BLAS product
+  of that size (a float64 ``(B, n)`` matrix of the draws times the ``(n, 25)`` columns, and times the ``(n, 20)``
+  differences), in batches of 64 resamples, the two streams on two threads side by side (BLAS on one thread each);
+  no counting, no comparison, no test.
 * ``power``: ``eb.power`` of 20 systems against the baseline on 5 metrics (100 rows; no resampling).
 * ``before``: the comparison code as it was before the batched resampling (kept here verbatim
   in spirit: one ``scipy.stats.permutation_test`` and one ``scipy.stats.bootstrap(method="BCa")``
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -110,15 +116,35 @@ def before_compare(data: dict, n_resamples: int) -> int:
     return rows
 
 
-def one_thread_compare(data: dict, n_resamples: int) -> int:
-    """evalbridge's comparison on one thread (as before the resampling shared its columns between cores)."""
-    import evalbridge.common.parallel
+def floor(data: dict, n_resamples: int) -> int:
+    """Drawing the comparison's resamples and one BLAS product of that size (see the module docstring); the pairs
+    (x metrics) it stands for."""
+    import threading
 
-    evalbridge.common.parallel.MAX_THREADS = 1
-    try:
-        return evalbridge_compare(data, n_resamples)
-    finally:
-        evalbridge.common.parallel.MAX_THREADS = 4
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    systems = list(data)
+    metrics = list(next(iter(data.values())))
+    n = len(data[systems[0]][metrics[0]])
+    columns = np.random.default_rng(1).random((n, len(systems) * len(metrics)))
+    differences = np.random.default_rng(2).random((n, (len(systems) - 1) * len(metrics)))
+
+    def stream(draw, against) -> None:  # noqa: ANN001
+        rng = np.random.default_rng(0)
+        for start in range(0, n_resamples, 64):
+            drawn = draw(rng, (min(64, n_resamples - start), n))
+            np.asarray(drawn, dtype=np.float64) @ against
+
+    streams = [(lambda rng, shape: rng.integers(0, n, shape), columns),
+               (lambda rng, shape: rng.integers(0, 2 ** 32, shape, dtype=np.uint32), differences)]
+    with threadpool_limits(1, user_api="blas"):
+        threads = [threading.Thread(target=stream, args=pair) for pair in streams]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return differences.shape[1]   # the pairs, as the comparison's rows
 
 
 def power_analysis(data: dict, n_resamples: int) -> int:  # noqa: ARG001 - no resampling
@@ -130,8 +156,10 @@ def power_analysis(data: dict, n_resamples: int) -> int:  # noqa: ARG001 - no re
     return len(power(data, metrics, baseline="s0").rows)
 
 
-TASKS = {"evalbridge": evalbridge_compare, "one thread": one_thread_compare, "before": before_compare,
-         "power": power_analysis}
+TASKS = {"evalbridge": evalbridge_compare, "one core": evalbridge_compare, "floor": floor,
+         "before": before_compare, "power": power_analysis}
+#: the tasks whose worker runs bound to one core
+ONE_CORE = {"one core"}
 
 
 def worker(spec: dict) -> dict:
@@ -156,7 +184,11 @@ def worker(spec: dict) -> dict:
 
 
 def spawn(spec: dict) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
+    def one_core() -> None:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    done = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True,
+                          preexec_fn=one_core if spec["task"] in ONE_CORE else None)
     if done.returncode:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -169,21 +201,40 @@ def plan(quick: bool, goal: bool = False) -> list[dict]:
         return {"task": task, "queries": queries, "resamples": resamples, "systems": systems, "metrics": metrics,
                 "reps": reps}
 
-    if goal:   # the issue's goals only: the comparison shared between the cores and on one thread, and power
-        return [step("evalbridge", 100_000, 10_000), step("one thread", 100_000, 10_000),
+    if goal:   # the issue's goals only: the comparison on both cores and on one, the floor, and power
+        return [step("evalbridge", 100_000, 10_000), step("one core", 100_000, 10_000), step("floor", 100_000, 10_000),
                 step("power", 100_000, 0, systems=21, reps=3)]
     if quick:
         return [step("evalbridge", 1_000, 1_000, reps=3), step("evalbridge", 1_000, 10_000),
-                step("evalbridge", 10_000, 1_000), step("one thread", 10_000, 1_000), step("before", 1_000, 1_000),
-                step("power", 10_000, 0, systems=21, reps=3)]
+                step("evalbridge", 10_000, 1_000), step("one core", 10_000, 1_000), step("floor", 10_000, 1_000),
+                step("before", 1_000, 1_000), step("power", 10_000, 0, systems=21, reps=3)]
     return [step("evalbridge", 1_000, 10_000, reps=3), step("evalbridge", 10_000, 10_000),
             step("evalbridge", 100_000, 1_000), step("evalbridge", 100_000, 10_000),
-            step("one thread", 100_000, 10_000), step("power", 100_000, 0, systems=21, reps=3),
+            step("one core", 100_000, 10_000), step("floor", 100_000, 10_000),
+            step("power", 100_000, 0, systems=21, reps=3),
             step("before", 1_000, 10_000), step("before", 5_000, 10_000, systems=2, metrics=1)]
 
 
 def fmt(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
+def goals(results: list[tuple[dict, dict]]) -> list[str]:
+    """The goal lines of issue 36 for the largest size measured on both cores, on one and as the floor."""
+    timed = {(s["task"], s["queries"], s["resamples"]): g for s, g in results if "error" not in g}
+    sizes = [(q, r) for task, q, r in timed if task == "evalbridge" and ("one core", q, r) in timed]
+    if not sizes:
+        return []
+    q, r = max(sizes)
+    two, one = timed["evalbridge", q, r], timed["one core", q, r]
+    out = [f"Goals at {q:,} queries x {r:,} resamples (issue 36): two cores {two['median']:.1f} s (goal <= 20 s; CPU "
+           f"{two['cpu']:.1f} s), one core {one['median']:.1f} s; two cores x{one['median'] / two['median']:.2f} one "
+           f"(goal >= 1.7); peak memory growth {two['peak_growth'] / 2 ** 20:.0f} MiB (goal <= 1,024)."]
+    if ("floor", q, r) in timed:
+        bottom = timed["floor", q, r]
+        out.append(f"Floor (the same draws and one BLAS product of that size, two threads): {bottom['median']:.1f} s; "
+                   f"evalbridge x{two['median'] / bottom['median']:.2f} the floor.")
+    return out + [""]
 
 
 def render(results: list[tuple[dict, dict]], mode: str, wall: float) -> str:
@@ -203,13 +254,8 @@ def render(results: list[tuple[dict, dict]], mode: str, wall: float) -> str:
         unit = got["median"] / (spec["queries"] * max(1, spec["resamples"]) * got["rows"]) * 1e9
         lines.append(f"| {spec['task']} | {size} | {spec['queries']:,} | {spec['resamples']:,} | {fmt(got['median'])} "
                      f"| {unit:.1f} ns | {got['peak_growth'] / 2 ** 20:.0f} MiB | {fmt(got.get('cpu', math.nan))} |")
-    lines += ["", "Growth (evalbridge, same systems x metrics):", ""]
+    lines += ["", *goals(results), "Growth (evalbridge, same systems x metrics):", ""]
     ours = {(s["queries"], s["resamples"]): g for s, g in results if s["task"] == "evalbridge" and "error" not in g}
-    timed = {(s["task"], s["queries"], s["resamples"]): g["median"] for s, g in results if "error" not in g}
-    if ("one thread", 100_000, 10_000) in timed and ("evalbridge", 100_000, 10_000) in timed:
-        lines.insert(-1, f"Cores (100,000 x 10,000): {timed['one thread', 100_000, 10_000]:.1f} s on one thread, "
-                         f"{timed['evalbridge', 100_000, 10_000]:.1f} s shared (goal <= 60 s); x"
-                         f"{timed['one thread', 100_000, 10_000] / timed['evalbridge', 100_000, 10_000]:.2f}.")
     for (q1, r1), g1 in ours.items():
         for (q2, r2), g2 in ours.items():
             if (q2, r2) != (q1, r1) and q2 >= q1 and r2 >= r1 and (q2 == q1 or r2 == r1):
@@ -217,15 +263,16 @@ def render(results: list[tuple[dict, dict]], mode: str, wall: float) -> str:
                 lines.append(f"- {q1:,} x {r1:,} -> {q2:,} x {r2:,} (queries x resamples x{factor:g}): time "
                              f"x{g2['median'] / g1['median']:.1f}, peak memory "
                              f"{g1['peak_growth'] / 2 ** 20:.0f} -> {g2['peak_growth'] / 2 ** 20:.0f} MiB")
-    lines += ["", f"Total wall time: {wall:.0f} s."]
+    lines += ["", f"Total wall time: {wall:.0f} s; load average at the end "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}."]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes only (< 1 minute)")
-    parser.add_argument("--goal", action="store_true", help="only the goals of issue 26: 100,000 queries x 10,000 "
-                                                           "resamples on both cores and on one, and power")
+    parser.add_argument("--goal", action="store_true", help="only the goals of issue 36: 100,000 queries x 10,000 "
+                                                           "resamples on both cores and on one, the floor, power")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder of the markdown report")
     args = parser.parse_args()

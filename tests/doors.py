@@ -49,13 +49,14 @@ import contextlib
 import io
 import json
 import os
+import random
 import warnings as _warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Case", "Door", "through_doors", "assert_same", "cli"]
+__all__ = ["Case", "Door", "through_doors", "assert_same", "cli", "write_collection"]
 
 PREFIX = "evalbridge: error: "
 
@@ -242,3 +243,29 @@ def assert_same(doors: Mapping[str, Door], *, says: str | tuple[str, ...] = ()) 
             assert "Traceback" not in door.message, f"{name}: {door.message}"
             missing = [text for text in wanted if text not in door.message]
             assert not missing, f"{name} does not say {missing}: {door.message!r}"
+
+
+def _rank_score(draw: random.Random, rank: int) -> str:
+    return f"{10 - rank}"
+
+
+def write_collection(folder: Path, runs: Sequence[str], *, queries: int, docs: int, ranked: int, seed: int,
+                     query: str = "q{i}", score: Callable[[random.Random, int], str] = _rank_score) -> Path:
+    """A graded collection written into ``folder`` for the doors tests of the analyses (power, tiers, fusion):
+    ``qrels.txt`` grading ``docs`` documents of each of ``queries`` queries (0, 0, 1 or 2 at random), and one
+    ``NAME.run`` per name of ``runs`` ranking ``ranked`` of them at random, scored ``score(draw, rank)`` (default
+    ``10 - rank``: no ties); ``query`` formats the query ids. One ``random.Random(seed)`` draws everything in one
+    order (the grades of a query, then each run's ranking of it), so a seed gives the same files every time."""
+    draw = random.Random(seed)
+    qrels: list[str] = []
+    rows: dict[str, list[str]] = {name: [] for name in runs}
+    for i in range(queries):
+        q = query.format(i=i)
+        qrels += [f"{q} 0 d{d} {draw.choice([0, 0, 1, 2])}" for d in range(docs)]
+        for name, lines in rows.items():
+            chosen = draw.sample([f"d{d}" for d in range(docs)], ranked)
+            lines += [f"{q} Q0 {doc} {r + 1} {score(draw, r)} {name}" for r, doc in enumerate(chosen)]
+    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    for name, lines in rows.items():
+        (folder / f"{name}.run").write_text("\n".join(lines) + "\n")
+    return folder

@@ -5,12 +5,12 @@ refused naming it, its file and its line."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
 import evalbridge as eb
+from doors import write_collection
 from evalbridge.errors import InputError
 from evalbridge.transforms.fusion import fuse
 from evalbridge.views.formats import render
@@ -22,19 +22,8 @@ RUNS = ("bm25", "dense", "other")
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """30 queries of 10 graded documents, three runs scoring 6 of them (distinct scores: no ties)."""
-    folder = tmp_path_factory.mktemp("fusion")
-    rng = random.Random(7)
-    qrels, runs = [], {name: [] for name in RUNS}
-    for i in range(30):
-        qrels += [f"q{i:02d} 0 d{d} {rng.choice([0, 0, 1, 2])}" for d in range(10)]
-        for name, rows in runs.items():
-            docs = rng.sample([f"d{d}" for d in range(10)], 6)
-            rows += [f"q{i:02d} Q0 {doc} {r + 1} {rng.uniform(0, 1) + 10 - r:.6f} {name}"
-                     for r, doc in enumerate(docs)]
-    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    for name, rows in runs.items():
-        (folder / f"{name}.run").write_text("\n".join(rows) + "\n")
-    return folder
+    return write_collection(tmp_path_factory.mktemp("fusion"), RUNS, queries=30, docs=10, ranked=6, seed=7,
+                            query="q{i:02d}", score=lambda draw, r: f"{draw.uniform(0, 1) + 10 - r:.6f}")
 
 
 def _config(folder: Path, sections: str) -> eb.Report:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import evalbridge as eb
-from doors import cli
+from doors import cli, write_collection
 from evalbridge.errors import InputError
 from evalbridge.views.formats import render
 
@@ -26,17 +25,7 @@ RUNS = ("base", "new", "other")
 
 def _files(folder: Path) -> Path:
     """40 queries of 8 graded documents, three runs ranking 5 of them at random (fixed seed)."""
-    rng = random.Random(7)
-    qrels, runs = [], {name: [] for name in RUNS}
-    for i in range(40):
-        qrels += [f"q{i} 0 d{d} {rng.choice([0, 0, 1, 2])}" for d in range(8)]
-        for name, rows in runs.items():
-            docs = rng.sample([f"d{d}" for d in range(8)], 5)
-            rows += [f"q{i} Q0 {doc} {r + 1} {10 - r} {name}" for r, doc in enumerate(docs)]
-    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    for name, rows in runs.items():
-        (folder / f"{name}.run").write_text("\n".join(rows) + "\n")
-    return folder
+    return write_collection(folder, RUNS, queries=40, docs=8, ranked=5, seed=7)
 
 
 @pytest.fixture(scope="module")

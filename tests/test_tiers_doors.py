@@ -5,12 +5,12 @@ refused with the same rules."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
 import evalbridge as eb
+from doors import write_collection
 from evalbridge.errors import InputError
 from evalbridge.views.formats import render
 
@@ -21,18 +21,8 @@ RUNS = ("base", "new", "other", "fourth")
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """30 queries of 8 graded documents, four runs ranking 5 of them at random (fixed seed)."""
-    folder = tmp_path_factory.mktemp("tiers")
-    rng = random.Random(3)
-    qrels, runs = [], {name: [] for name in RUNS}
-    for i in range(30):
-        qrels += [f"q{i:02d} 0 d{d} {rng.choice([0, 0, 1, 2])}" for d in range(8)]
-        for name, rows in runs.items():
-            docs = rng.sample([f"d{d}" for d in range(8)], 5)
-            rows += [f"q{i:02d} Q0 {doc} {r + 1} {10 - r} {name}" for r, doc in enumerate(docs)]
-    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    for name, rows in runs.items():
-        (folder / f"{name}.run").write_text("\n".join(rows) + "\n")
-    return folder
+    return write_collection(tmp_path_factory.mktemp("tiers"), RUNS, queries=30, docs=8, ranked=5, seed=3,
+                            query="q{i:02d}")
 
 
 def _report(folder: Path, **sections: object) -> eb.Report:

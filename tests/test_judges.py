@@ -232,3 +232,76 @@ def test_a_score_judge_gets_its_bins_at_every_door_and_the_flips_one_statistics(
     bad_cli = subprocess.run([sys.executable, "-m", "evalbridge", "judges", "human.txt", "llm=scores.txt", "--bins",
                               "llm=0.2,x"], capture_output=True, text=True)
     assert bad_cli.returncode == 2 and "--bins" in bad_cli.stderr and "Traceback" not in bad_cli.stderr
+
+
+def noisy(labels: dict[str, dict[str, int]], rng: np.random.Generator, share: float) -> dict[str, dict[str, int]]:
+    """``labels`` with a ``share`` of the pairs moved one grade up or down (within 0-3): a re-run of the same judge."""
+    return {q: {d: min(3, max(0, g + int(rng.choice([-1, 1])))) if rng.random() < share else g
+                for d, g in row.items()} for q, row in labels.items()}
+
+
+def test_a_judge_run_several_times_gives_its_label_noise_through_uncertain(tmp_path, monkeypatch):
+    """reruns={name: [...]}: per-pair disagreement and kappa between the label sets (scikit-learn's kappa, averaged
+    over every two sets), and each system's metric with the noise in its interval equal to eb.uncertain over the
+    label sets; identical re-runs add no noise; the CLI (--reruns) and a config (reruns:) give the API's card."""
+    from itertools import combinations
+
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(8)
+    docs = [f"d{i}" for i in range(20)]
+    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(12)}
+    first = noisy(human, rng, 0.4)
+    sets = [first, noisy(first, rng, 0.3), noisy(first, rng, 0.3)]
+    runs = {f"s{s}": {q: {d: g * s + float(rng.random()) * 3 for d, g in row.items()} for q, row in human.items()}
+            for s in range(3)}
+    stats = eb.Statistics(n_resamples=300, seed=1)
+    report = judges(human, {"llm": sets[0]}, runs, ["P(rel=2)@5", "nDCG@5"], reruns={"llm": sets[1:]},
+                    statistics=stats)
+    noise = report["llm"].noise
+    pairs = [(q, d) for q in human for d in docs]
+    assert noise.labellings == 3 and noise.pairs == len(pairs)
+    assert noise.disagreement == pytest.approx(sum(len({s[q][d] for s in sets}) > 1 for q, d in pairs) / len(pairs))
+    theirs = [cohen_kappa_score([a[q][d] for q, d in pairs], [b[q][d] for q, d in pairs]) for a, b in
+              combinations(sets, 2)]
+    assert noise.kappa == pytest.approx(float(np.mean(theirs)), abs=1e-9)
+    assert [(u.system, u.metric) for u in noise.intervals] == [(s, m) for s in runs for m in ("P(rel=2)@5", "nDCG@5")]
+    named = {f"llm #{i + 1}": labels for i, labels in enumerate(sets)}
+    for u in noise.intervals:
+        alone = eb.uncertain(runs[u.system], u.metric, judges=named, system=u.system, statistics=stats)
+        assert (u.expected, u.ci_low, u.ci_high) == (alone.expected, alone.ci_low, alone.ci_high)
+        assert u.ci_high - u.ci_low >= u.query_ci_high - u.query_ci_low - 1e-12
+    same = judges(human, {"llm": sets[0]}, runs, ["nDCG@5"], reruns={"llm": [sets[0]]}, statistics=stats)
+    assert same["llm"].noise.disagreement == 0 and same["llm"].noise.kappa == pytest.approx(1)
+    assert all(u.widening == pytest.approx(1) for u in same["llm"].noise.intervals)
+    assert "label noise over 3 label sets" in report.table("markdown")
+    with pytest.raises(InputError, match="reruns"):
+        judges(human, {"llm": sets[0]}, reruns={"lm": sets[1:]})
+    monkeypatch.chdir(tmp_path)
+    for name, data in (("human", human), *((f"llm{i}", s) for i, s in enumerate(sets))):
+        (tmp_path / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
+                                                      for d, g in row.items()))
+    for name, run in runs.items():
+        (tmp_path / f"{name}.run").write_text("".join(f"{q} Q0 {d} 1 {v:.6f} {name}\n" for q, row in run.items()
+                                                      for d, v in row.items()))
+    paths = {name: f"{name}.run" for name in runs}
+    api = judges("human.txt", {"llm": "llm0.txt"}, paths, ["nDCG@5"], reruns={"llm": ["llm1.txt", "llm2.txt"]},
+                 statistics=eb.Statistics(n_resamples=300, seed=1))
+    cli = subprocess.run([sys.executable, "-m", "evalbridge", "judges", "human.txt", "llm=llm0.txt", "--runs",
+                          *paths.values(), "-m", "nDCG@5", "--reruns", "llm=llm1.txt", "llm=llm2.txt",
+                          "--n-resamples", "300", "--seed", "1", "--format", "json"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == json.loads(json.dumps(api.to_dict()))
+    config = {"qrels": "human.txt", "runs": paths, "metrics": ["nDCG@5"], "seed": 1,
+              "judges": {"labels": {"llm": "llm0.txt"}, "reruns": {"llm": ["llm1.txt", "llm2.txt"]},
+                         "n_resamples": 300}}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    out = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["judges"] == json.loads(json.dumps(api.to_dict()))
+    config["judges"]["reruns"] = {"lm": ["llm1.txt"]}
+    (tmp_path / "eval.yaml").write_text(json.dumps(config))
+    bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "judges.reruns.lm" in bad.stderr and "Fix" in bad.stderr, bad.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, statistics_given
+from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, split_named, statistics_given
 
 
 #: the fields of Statistics the judges' flags set (the flips' paired test)
@@ -42,8 +42,16 @@ def handle(args: argparse.Namespace) -> int:
     if len(runs) == 1:
         raise InputError("the system order under a judge compares two or more runs; one is given.",
                          fix="give --runs two or more runs, or none (the labels alone).")
-    check_outputs([args.human, *labels.values(), *runs.values()], files=[args.output or STDOUT])
-    report = judges(args.human, labels, runs or None, list(args.metrics), bins=_bins(args.bins),
+    reruns: dict[str, list[str]] = {}
+    for text in args.reruns or []:
+        name, path = split_named(text)
+        if name is None or name not in labels:
+            raise InputError(f"--reruns takes NAME=PATH, NAME one of the judges ({', '.join(labels)}); got {text!r}.",
+                             fix="e.g. --reruns umbrela=umbrela.run2.qrels umbrela=umbrela.run3.qrels.")
+        reruns.setdefault(name, []).append(path)
+    check_outputs([args.human, *labels.values(), *runs.values(), *(p for ps in reruns.values() for p in ps)],
+                  files=[args.output or STDOUT])
+    report = judges(args.human, labels, runs or None, list(args.metrics), bins=_bins(args.bins), reruns=reruns or None,
                     calibration_bins=args.calibration_bins, statistics=statistics_given(args, *_STATISTICS),
                     min_relevance=args.min_relevance)
     emit(report.table("terminal" if args.format == "text" else args.format), args.output, args)
@@ -73,6 +81,9 @@ def add(commands: Any) -> None:
     p.add_argument("--bins", nargs="+", default=None, metavar="NAME=T1,T2,...",
                    help="thresholds onto the humans' scale of a judge giving scores or probabilities (a score s is "
                         "the grade of the number of thresholds <= s), e.g. --bins umbrela=0.25,0.5,0.75")
+    p.add_argument("--reruns", nargs="+", default=None, metavar="NAME=PATH",
+                   help="a judge's labels from re-running the same prompt (one per re-run, NAME one of the judges): "
+                        "its label noise, carried into the systems' intervals")
     p.add_argument("--calibration-bins", type=int, default=JUDGES_PARAMETERS["calibration_bins"].default,
                    metavar="N", help="bins of equal counts of a calibration curve over scores (default 10)")
     add_statistics(p, *_STATISTICS)

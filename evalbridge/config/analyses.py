@@ -576,9 +576,10 @@ def _judges_rules() -> Mapping[str, Rule]:
 
 
 def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | None:
-    """``judges:``: ``{labels: {name: qrels source}, bins: {name: thresholds}, calibration_bins, test, alpha,
-    n_resamples}``: the config's qrels are the humans' labels, each of ``labels`` a judge's (``bins``: thresholds onto
-    the humans' scale of a judge giving scores)."""
+    """``judges:``: ``{labels: {name: qrels source}, bins: {name: thresholds}, reruns: {name: [qrels source, ...]},
+    calibration_bins, test, alpha, n_resamples}``: the config's qrels are the humans' labels, each of ``labels`` a
+    judge's (``bins``: thresholds onto the humans' scale of a judge giving scores; ``reruns``: the labels of its
+    re-runs, for its label noise)."""
     from ..errors import InputError
     from ..evalsets.judges import check_bins
     from .sections import read_name, read_source
@@ -586,7 +587,8 @@ def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | N
     if value is None:
         return None
     path = ("judges",)
-    spec = check.mapping(value, path, ("labels", "bins", *_JUDGES_KEYS), "{labels: {gpt4o: judges/gpt4o.qrels}}")
+    spec = check.mapping(value, path, ("labels", "bins", "reruns", *_JUDGES_KEYS),
+                         "{labels: {gpt4o: judges/gpt4o.qrels}}")
     if "labels" not in spec:
         raise check.fail(path, "a judge's report card holds its labels against the humans' (the config's qrels).",
                          fix="write judges: {labels: {gpt4o: <path to the judge's labels>}}.")
@@ -606,7 +608,20 @@ def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | N
             thresholds.update(check_bins({name: edges}, labels))
         except InputError as error:
             raise check.fail(path + ("bins", name), str(error)) from None
+    reruns: dict[str, tuple[Source, ...]] = {}
+    for name, given_sources in check.mapping(spec.get("reruns", {}), path + ("reruns",), None,
+                                             "{gpt4o: [judges/gpt4o.run2.qrels]}").items():
+        where = path + ("reruns", name)
+        if str(name) not in labels:
+            raise check.fail(where, f"{name!r} is no judge of labels ({', '.join(labels)}).",
+                             fix=f"{suggest(str(name), list(labels))}Key reruns by a judge's name.")
+        if not isinstance(given_sources, list) or not given_sources:
+            raise check.fail(where, f"expected a list of the re-runs' labels; got {given_sources!r:.60}.",
+                             fix=f"write reruns: {{{name}: [<path of a re-run's labels>, ...]}}.")
+        reruns[str(name)] = tuple(read_source(check, source, where + (i,), given.folder, "qrels", "local",
+                                              given.policies) for i, source in enumerate(given_sources))
     return JudgesSettings(labels=MappingProxyType(labels), bins=MappingProxyType(thresholds),
+                          reruns=MappingProxyType(reruns),
                           **JUDGES.checked(check, spec, _JUDGES_KEYS, JudgesSettings))
 
 
@@ -617,17 +632,20 @@ def _run_judges(ctx: Context, settings: JudgesSettings) -> Any:
 
     labels = {name: ctx.judgements(source) for name, source in settings.labels.items()}
     ctx.step("the judges' report cards")
+    reruns = {name: [ctx.judgements(source) for source in sources] for name, sources in settings.reruns.items()}
     return judges(ctx.qrels, labels, ctx.runs, [r.label for r in ctx.config.metrics], bins=settings.bins or None,
+                  reruns=reruns or None,
                   calibration_bins=settings.calibration_bins,
                   statistics=_statistics(settings, _JUDGES_KEYS, ctx.config.seed), settings=ctx.config.settings)
 
 
 JUDGES = Analysis(
-    "judges", "{labels: {name: qrels}, bins, calibration_bins, test, alpha, n_resamples}: the qrels are the humans' "
-              "labels, each of labels a judge's: each judge's kappas, confusion, precision and recall per grade, "
-              "grade shift, out-of-scale grades and calibration, and the runs' order under it against the humans' "
-              "(evalbridge.judges)",
-    _read_judges, _run_judges, _judges_rules, sources=lambda s: tuple(s.labels.values()),
+    "judges", "{labels: {name: qrels}, bins, reruns, calibration_bins, test, alpha, n_resamples}: the qrels are the "
+              "humans' labels, each of labels a judge's: each judge's kappas, confusion, precision and recall per "
+              "grade, grade shift, out-of-scale grades and calibration, the runs' order under it against the humans', "
+              "and a re-run judge's label noise carried into the systems' intervals (evalbridge.judges)",
+    _read_judges, _run_judges, _judges_rules,
+    sources=lambda s: (*s.labels.values(), *(source for sources in s.reruns.values() for source in sources)),
     spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark")
 
 

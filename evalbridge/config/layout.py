@@ -263,6 +263,7 @@ class JudgesSettings:
 
     labels: Mapping[str, Source]
     bins: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    reruns: Mapping[str, tuple[Source, ...]] = field(default_factory=lambda: MappingProxyType({}))
     calibration_bins: int = 10
     test: str = "t"
     alpha: float = 0.05

@@ -30,11 +30,13 @@ from .ranking_agreement import TESTS, USES, WHY, MetricRankingAgreement, ranking
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .uncertainty import Uncertainty
+
     from typing_extensions import Unpack
 
     from ..model.settings import Keywords, Settings
 
-__all__ = ["judges", "JudgeCard", "JudgeReport", "CALIBRATION_BINS", "JUDGES_PARAMETERS", "check_bins"]
+__all__ = ["judges", "JudgeCard", "JudgeNoise", "JudgeReport", "CALIBRATION_BINS", "JUDGES_PARAMETERS", "check_bins"]
 
 #: bins of a calibration curve over a judge's non-integer scores (equal counts of pairs)
 CALIBRATION_BINS = 10
@@ -46,6 +48,32 @@ JUDGES_PARAMETERS = rule_table(
     Interval("alpha", float, 0, 1, closed="neither", default=0.05,
              fix="the significance level is a probability, e.g. 0.05 or 0.01."),
 )
+
+
+@dataclass(frozen=True)
+class JudgeNoise:
+    """The label noise of a judge run several times (the same prompt re-run: several label sets of one judge).
+
+    Attributes:
+        labellings: how many label sets (the judge's labels and its re-runs).
+        pairs: the pairs every label set grades.
+        disagreement: the share of those pairs whose grades are not all equal.
+        kappa: Cohen's kappa between two label sets, averaged over every two of them.
+        intervals: per system and metric, :func:`evalbridge.uncertain` over the label sets (a bootstrap over
+            queries and label sets): the mean, its interval with the label noise and of the queries alone.
+    """
+
+    labellings: int
+    pairs: int
+    disagreement: float
+    kappa: float
+    intervals: tuple[Uncertainty, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_ready({"labellings": self.labellings, "pairs": self.pairs, "disagreement": self.disagreement,
+                           "kappa": self.kappa,
+                           "intervals": [{k: v for k, v in u.to_dict().items() if k != "per_query"}
+                                         | {"widening": u.widening} for u in self.intervals]})
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,7 @@ class JudgeCard:
     out_of_scale_example: tuple[str, str, float] | None
     calibration: tuple[tuple[str, int, float, float, float], ...]
     orders: tuple[MetricRankingAgreement, ...] = ()
+    noise: JudgeNoise | None = None
 
     @property
     def kappa(self) -> float:
@@ -94,7 +123,9 @@ class JudgeCard:
                 "metric": first.metric if first else None,
                 "kendall_tau": first.kendall_tau if first else math.nan,
                 "tau_ap": first.tau_ap if first else math.nan,
-                "flipped": first.flipped if first else 0}
+                "flipped": first.flipped if first else 0,
+                "rerun_disagreement": self.noise.disagreement if self.noise else math.nan,
+                "rerun_kappa": self.noise.kappa if self.noise else math.nan}
 
     def to_dict(self) -> dict[str, Any]:
         a = self.agreement
@@ -106,7 +137,8 @@ class JudgeCard:
             "calibration": [dict(zip(("value", "pairs", "judge_mean", "human_mean", "human_relevant"), row))
                             for row in self.calibration],
             "orders": [order.summary() | {"systems": list(order.systems), "means_human": list(order.means_a),
-                                          "means_judge": list(order.means_b)} for order in self.orders]})
+                                          "means_judge": list(order.means_b)} for order in self.orders],
+            "noise": self.noise.to_dict() if self.noise else None})
 
 
 @dataclass(frozen=True)
@@ -246,6 +278,34 @@ def check_bins(bins: Mapping[str, Sequence[float]] | None, judges: Iterable[str]
     return found
 
 
+def _noise(name: str, sets: Sequence[Any], bins: Sequence[float] | None, runs: Mapping[str, Any],
+           metrics: Sequence[str], tests: Statistics, options: Settings) -> JudgeNoise:
+    """The label noise of one judge's label sets: disagreement and kappa between them over the pairs every set
+    grades, and each system's metric with the noise carried into its interval by :func:`evalbridge.uncertain`."""
+    import bisect
+    import itertools
+
+    from ..stats.statistics import Statistics
+    from .uncertainty import uncertain
+
+    shared = [(q, d) for q in sets[0] for d in sets[0][q] if all(q in s and d in s[q] for s in sets[1:])]
+    if not shared:
+        raise InputError(f"the re-runs of judge {name!r} share no pair with its labels.",
+                         fix="give re-runs of the same prompt over the same pairs.")
+    differ = sum(len({s[q][d] for s in sets}) > 1 for q, d in shared)
+    kappas = [agreement(a, b, names=(f"{name} #{i + 1}", f"{name} #{j + 1}"), bins=bins).cohen_kappa
+              for (i, a), (j, b) in itertools.combinations(enumerate(sets), 2)]
+    resampling = Statistics(n_resamples=tests.n_resamples, seed=tests.seed)
+    graded = sets if bins is None else [  # scores onto the humans' scale: the grade is the thresholds <= the score
+        {q: {d: bisect.bisect_right(bins, g) for d, g in docs.items()} for q, docs in labels.items()} for labels in sets]
+    named = {f"{name} #{i + 1}": labels for i, labels in enumerate(graded)}
+    intervals = tuple(uncertain(run, metric, judges=named, system=system, statistics=resampling, settings=options)
+                      for system, run in runs.items() for metric in metrics)
+    finite = [k for k in kappas if not math.isnan(k)]
+    return JudgeNoise(labellings=len(sets), pairs=len(shared), disagreement=differ / len(shared),
+                      kappa=sum(finite) / len(finite) if finite else math.nan, intervals=intervals)
+
+
 def _rank_key(card: JudgeCard) -> tuple[float, float, float]:
     row = card.summary()
     tau = row["tau_ap"]
@@ -257,6 +317,7 @@ def _rank_key(card: JudgeCard) -> tuple[float, float, float]:
 def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None = None,
            metrics: str | Iterable[str] = DEFAULT_METRICS, *, human_name: str = "human",
            scale: Iterable[float] | None = None, bins: Mapping[str, Sequence[float]] | None = None,
+           reruns: Mapping[str, Sequence[Any]] | None = None,
            calibration_bins: int = CALIBRATION_BINS, statistics: Statistics | None = None, test: str | None = None,
            alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
            settings: Settings | None = None, **keywords: Unpack[Keywords]) -> JudgeReport:
@@ -270,6 +331,10 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
         human_name: what the humans' labels are called in every rendering.
         scale: the grades of the scale (default: the grades the humans use); a judge's grade outside it is named.
         bins: judge name -> thresholds onto the humans' scale, for a judge giving scores or probabilities.
+        reruns: judge name -> the labels of its re-runs (the same prompt run again over the same pairs; any qrels
+            inputs): the card adds the label noise (disagreement and kappa between the label sets) and, with runs,
+            each system's metric with the noise in its interval (:func:`evalbridge.uncertain` over the label sets;
+            the statistics' resamples and seed). The card's other numbers are of ``labels[name]``.
         calibration_bins: bins of equal counts of a calibration curve over non-integer scores.
         statistics: the paired test of the significance flips (:class:`~evalbridge.Statistics`: its test, alpha,
             resamples and seed; two-sided, Holm over the pairs, see ``ranking_agreement``); ``test``, ``alpha``,
@@ -292,6 +357,12 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
                          fix='e.g. labels={"gpt4o": "judges/gpt4o.qrels", "llama": llama_qrels}.')
     calibration_bins = JUDGES_PARAMETERS["calibration_bins"].check(calibration_bins, key="calibration_bins")
     thresholds = check_bins(bins, labels)
+    if reruns is not None and (not isinstance(reruns, Mapping) or any(
+            str(n) not in map(str, labels) or isinstance(r, (str, bytes)) or not isinstance(r, Sequence) or not r
+            for n, r in reruns.items())):
+        raise InputError(f"reruns maps a judge's name to a list of its re-runs' labels; got {reruns!r:.80}.",
+                         fix=f"e.g. reruns={{{next(iter(labels))!r}: ['rerun2.qrels', 'rerun3.qrels']}}, each name "
+                             f"one of labels'.")
     qh = as_qrels(human, ids=chosen.ids)
     level = chosen.min_relevance if chosen.min_relevance is not None else (
         qh.min_relevance if qh.min_relevance is not None else 1)
@@ -309,6 +380,11 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
             order = ranking_agreement(under_humans, under_judge, metrics=list(asked), names=(human_name, str(name)),
                                       **flips)
             card = JudgeCard(**{**card.__dict__, "orders": tuple(order.rows)})
+        again = (reruns or {}).get(name)
+        if again is not None:
+            sets = [qj, *(as_qrels(q, ids=chosen.ids) for q in again)]
+            noise = _noise(str(name), sets, thresholds.get(str(name)), read_runs, asked, tests, chosen)
+            card = JudgeCard(**{**card.__dict__, "noise": noise})
         cards.append(card)
     ranked_by = ("tau_AP of the system order on " + asked[0] + " against the humans', then fewer significance flips, "
                  "then quadratic kappa") if len(read_runs) > 1 else "quadratic kappa"

@@ -72,7 +72,29 @@ def judges_tables(report: AnyReport, fmt: Any, digits: int = 4) -> tuple[Table, 
                 align=aligned(fmt, 1, 3),
                 title=e(f"{card.judge}: {order.metric} of each system (tau {number(order.kendall_tau, digits)}, "
                         f"tau_AP {number(order.tau_ap, digits)}, {order.flipped} flipped pairs)")))
+        if card.noise is not None:
+            tables.append(_noise_table(report, card, fmt, digits))
     return tuple(tables)
+
+
+def _noise_table(report: AnyReport, card: Any, fmt: Any, digits: int) -> Table:
+    """A judge run several times: its label noise, and each system's metric with the noise in its interval."""
+    e, noise = fmt.escape, card.noise
+    level = noise.intervals[0].confidence if noise.intervals else 0.95
+    return Table(
+        headers=(fmt.heading("system"), "metric", "mean over label sets", f"{level:.0%} interval, with label noise",
+                 "queries alone", "widening"),
+        rows=tuple((e(u.system), e(u.metric), number(u.expected, digits),
+                    f"[{number(u.ci_low, digits)}, {number(u.ci_high, digits)}]",
+                    f"[{number(u.query_ci_low, digits)}, {number(u.query_ci_high, digits)}]",
+                    number(u.widening, 2)) for u in noise.intervals),
+        align=aligned(fmt, 2, 4),
+        title=e(f"{card.judge}: label noise over {noise.labellings} label sets (re-runs): {noise.pairs} pairs graded "
+                f"by all, {number(noise.disagreement, digits)} of them not graded alike, Cohen's kappa between two "
+                f"sets {number(noise.kappa, digits)}"),
+        footnotes=(e("Each interval is a bootstrap over queries and label sets (evalbridge.uncertain); 'queries "
+                     "alone' fixes the labels at their mean; widening: how many times wider the label noise makes "
+                     "it."),))
 
 
 def render_judges(report: AnyReport, fmt: str = "terminal") -> str:

@@ -288,7 +288,7 @@ def _judges_headline(r: Any) -> Headline:
     out: Headline = {}
     for card in r.cards:
         row = card.summary()
-        for key in ("kappa", "linear_kappa", "quadratic_kappa", "tau_ap"):
+        for key in ("kappa", "linear_kappa", "quadratic_kappa", "tau_ap", "rerun_kappa"):
             if row[key] == row[key]:
                 out[("judges", card.judge, key)] = row[key]
     return out

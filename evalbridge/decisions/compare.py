@@ -427,7 +427,9 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     _baselines(baseline, _systems(list(runs)))
     if qrels is None:  # every value already evaluated (Results, or {metric: {query id: value}}): compared as it is
         return compare_systems(runs, metrics, baseline=baseline, slices=slices, statistics=chosen_statistics)
-    wanted = metric_requests(metrics)
+    from ..io.datasets import with_official
+
+    wanted = metric_requests(with_official(metrics, qrels)[0])  # "official": the measures of the qrels' dataset
     results = evaluate_each(qrels, runs, wanted, settings=chosen)
     if isinstance(slices, str):
         from ..model.data import Run

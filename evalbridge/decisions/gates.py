@@ -428,6 +428,11 @@ def check_gates(gates: Iterable[Gate] | Mapping[str, str | Iterable[str]], resul
         qrels, settings: with ``qrels``, ``results`` may hold runs too (anything :func:`evalbridge.evaluate`
             reads), evaluated against ``qrels`` with the gates' metrics and ``settings`` first, as ``compare``.
 
+    It takes no :class:`~evalbridge.Statistics`: a gate with a level (``at 95%``) is its own test, the one-sided t
+    interval at that level of one system (or one difference) against its margin, a contract of its own rather than
+    one comparison of a family; no test, correction, resample or seed enters it, and its level is written in the
+    gate, where the CI job reads it.
+
     Returns:
         One :class:`GateResult` per (gate, system), in order.
 

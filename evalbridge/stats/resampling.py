@@ -145,13 +145,13 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     2^n <= ``n_resamples``, else over ``n_resamples`` random ones (a = 1): scipy's
     ``permutation_test``. Every row sees the same sign vectors.
 
-    The sums of a batch of B sign vectors against every row are one matrix product (BLAS: the ``(B, n)`` signs
-    times the ``(n, p)`` differences), whose additions come in another order than scipy's sequential sum over
-    the queries: each product sum is within 2 (n + 2) eps sum|d| of the sequential one (any order of n
-    additions is). Only a statistic that close to t_obs + g or t_obs - g could count differently, and those few
+    The sums of a batch of B sign vectors against every row are one matrix product (BLAS: the ``(B, n)`` 0/1
+    matrix of the pairs kept times the ``(n, p)`` differences, s . d = 2 (kept . d) - sum d), whose additions
+    come in another order than scipy's sequential sum over the queries: each is within 2 n eps sum|d| of the
+    sequential one (any order of n additions is within n eps / 2 sum|d| of the exact sum). Only a statistic that close to t_obs + g or t_obs - g could count differently, and those few
     are added again in scipy's order (query after query); so every count, and every p-value, is the one the
     sequential sums give, bit for bit (scipy's), whatever the order BLAS adds in and however many threads it
-    uses. Memory: the B x n draws and signs (12 bytes each, B = :func:`batch_rows`), twice when a thread
+    uses. Memory: the B x n draws and their floats (12 bytes each, B = :func:`batch_rows`), twice when a thread
     reduces one batch while the next is drawn (``threads``: default, as many as the cores allow; 1: none);
     nothing grows with ``n_resamples``.
 
@@ -175,22 +175,24 @@ def randomization_pvalues(differences: Any, *, n_resamples: int, seed: int,
     large = total * n * p >= PARALLEL_WORK
     rows = max(1, min(total, batch_rows(n, 2 * 12, memory), max(_COUNTED_ROWS, batch_rows(n, 12, _CACHE))))
     low, high = observed + gamma, observed - gamma
-    # a product sum and the sequential one differ by at most 2 (n + 2) eps sum|d| (twice: a margin), and their
-    # quotients by n by that over n and a rounding of the quotient
+    # 2 (product of the kept) - (sum of all) and the sequential sum differ by at most 4 n u sum|d| = 2 n eps sum|d|
+    # (each sum of n terms is within n u sum|d| of the exact one, whatever its order), their quotients by n by that
+    # over n and a rounding of the quotient; twice that is the margin
     margin = 4 * (n + 2) * eps * np.abs(d).sum(axis=1) / n + 4 * eps * np.abs(observed)
     columns = d.T   # (n, p), read as such by BLAS without a copy
+    totals = d.sum(axis=1)
     less, greater = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
 
     def count(bits: Any) -> None:
         """The counts of every row over one batch of sign vectors (``bits``: 1 kept, 0 swapped)."""
-        signs = np.multiply(bits, 2.0)
-        signs -= 1.0
-        null = signs @ columns
+        null = bits.astype(np.float64) @ columns   # sum of the kept d_q: the sum of s_q d_q is twice it - sum d_q
+        null *= 2
+        null -= totals
         null /= n
         near = (np.abs(null - low) <= margin) | (np.abs(null - high) <= margin)
         if near.any():   # too close to call: the sequential sums decide
             r, k = np.nonzero(near)
-            null[r, k] = _sequential_sums(signs[r], d[k]) / n
+            null[r, k] = _sequential_sums(bits[r] * 2.0 - 1.0, d[k]) / n
         less[:] += np.count_nonzero(null <= low, axis=0)
         greater[:] += np.count_nonzero(null >= high, axis=0)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, config_of, emit, note,
-                     positionals, refuse_overwrites)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_rules, add_shown, config_of, emit,
+                     note, positionals, refuse_overwrites)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -49,8 +49,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def add(commands: Any) -> None:
     """Add the command's parser to ``commands`` (argparse's subparsers)."""
-    from ..evalsets.prediction_powered import PPI_PARAMETERS, UNITS
-    from ..stats.paired_tests import CORRECTIONS
+    from ..evalsets.prediction_powered import PPI_PARAMETERS
 
     p = commands.add_parser(
         "ppi", help="metrics from a judge's labels of every pair and humans' of a sample (prediction-powered)",
@@ -63,16 +62,13 @@ def add(commands: Any) -> None:
                    help="QRELS (the judge's labels), the baseline run, then the other runs (each PATH or NAME=PATH)")
     p.add_argument("--human", required=True, metavar="QRELS", help="the humans' labels of a random sample")
     add_metrics(p)
-    p.add_argument("--unit", choices=tuple(UNITS), default=None,
-                   help="what the humans sampled: query (each labelled whole) or pair (P@k, DCG) (default query)")
+    add_rules(p, PPI_PARAMETERS, ("unit",),
+              helps={"unit": "what the humans sampled: query (each labelled whole) or pair (P@k, DCG)"})
     p.add_argument("--scale", nargs=2, type=float, default=None, metavar=("LOW", "HIGH"),
                    help="the grades of both sets of labels (default: the human labels' range)")
-    p.add_argument("--confidence", type=float, default=None,
-                   help=f"level of the intervals (default {PPI_PARAMETERS['confidence'].default})")
-    p.add_argument("--alpha", type=float, default=None,
-                   help=f"significance level of the differences (default {PPI_PARAMETERS['alpha'].default})")
-    p.add_argument("--correction", choices=tuple(CORRECTIONS), default=None,
-                   help="over every (system, metric) difference (default holm)")
+    add_rules(p, PPI_PARAMETERS, ("confidence", "alpha", "correction"),
+              helps={"confidence": "level of the intervals", "alpha": "significance level of the differences",
+                     "correction": "over every (system, metric) difference"})
     p.add_argument("--plan-width", type=float, default=None, metavar="W",
                    help="also give the human labels an interval no wider than W needs, with the judge and without")
     p.add_argument("--plan-difference", type=float, default=None, metavar="D",

@@ -305,3 +305,21 @@ def test_a_judge_run_several_times_gives_its_label_noise_through_uncertain(tmp_p
     bad = subprocess.run([sys.executable, "-m", "evalbridge", "run", "eval.yaml", "--no-write"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "judges.reruns.lm" in bad.stderr and "Fix" in bad.stderr, bad.stderr
+
+
+def test_the_worked_example_of_eval_sets_md_prints_what_the_page_shows(shared, tmp_path):
+    """docs/eval_sets.md's LLMJudge example (users fetch the public data; it is not redistributed here) run on the
+    shared copy prints the output the page shows, number for number."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from test_docs import blocks
+    finally:
+        sys.path.pop(0)
+    page = blocks(Path(__file__).resolve().parents[1] / "docs" / "eval_sets.md")
+    at = next(i for i, b in enumerate(page) if "llmjudge" in b.info)
+    code, shown = page[at].code, page[at + 1]
+    assert shown.language == "text"
+    (tmp_path / "llmjudge").symlink_to(shared / LLMJUDGE)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert [line.split() for line in out.stdout.splitlines()] == [line.split() for line in shown.code.splitlines()]

@@ -28,10 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import _reset_peak, _status, machine  # noqa: E402 - bench/ is on the path
+from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
 
 METRICS = ["nDCG@10", "AP", "R@100", "RR@10", "P@10"]
 SYSTEMS = 5
@@ -83,20 +80,13 @@ def work(mode: str, queries: int, depth: int) -> dict[str, float]:
     warnings.simplefilter("ignore")
     qrels, runs = inputs(queries, depth)
     eb.evaluate(qrels, runs[0], METRICS)  # warm-up: imports, first allocations
-    _reset_peak()
-    before = _status("VmRSS")
-    start = time.perf_counter()
-    if mode == "evaluate":
-        kept = [eb.evaluate(qrels, run, METRICS) for run in runs]
-    elif mode == "diff report":
+
+    def report() -> list:
         results = [eb.evaluate(qrels, run, METRICS) for run in runs]
-        kept = [diff_results(qrels, runs[0], run, results[0], res) for run, res in zip(runs[1:], results[1:])]
-    else:
-        kept = [eb.diff(qrels, runs[0], run, METRICS) for run in runs[1:]]
-    seconds = time.perf_counter() - start
-    peak = max(0, _status("VmHWM") - before) / 2 ** 20
-    del kept
-    return {"seconds": seconds, "peak_mib": peak}
+        return [diff_results(qrels, runs[0], run, results[0], res) for run, res in zip(runs[1:], results[1:])]
+
+    calls = {"evaluate": lambda: [eb.evaluate(qrels, run, METRICS) for run in runs], "diff report": report}
+    return measured(calls.get(mode, lambda: [eb.diff(qrels, runs[0], run, METRICS) for run in runs[1:]]))[0]
 
 
 def main() -> None:
@@ -109,14 +99,8 @@ def main() -> None:
     if args.worker:
         print(json.dumps(work(args.worker, args.queries, args.depth)))
         return
-    measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
-    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
-        for mode in MODES:
-            out = subprocess.run([sys.executable, __file__, "--worker", mode, "--queries", str(args.queries),
-                                  "--depth", str(args.depth)], capture_output=True, text=True, check=True)
-            measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
-    peak = {m: statistics.median(r["peak_mib"] for r in rows) for m, rows in measured.items()}
+    seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth)],
+                                   args.repeat)
     base_s, base_m = seconds["evaluate"], peak["evaluate"]
     lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
     for mode in MODES:

@@ -30,10 +30,7 @@ import argparse
 import datetime
 import json
 import math
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from diff import METRICS, SYSTEMS, inputs  # noqa: E402 - bench/ is on the path
-from run import _reset_peak, _status, machine  # noqa: E402
+from run import interleaved, machine, measured  # noqa: E402
 
 MODES = ("evaluate", "ppi")
 LLMJUDGE = HERE.parent.parent / "shared" / "data" / "real" / "llmjudge"
@@ -71,17 +68,9 @@ def work(mode: str, queries: int, depth: int, labelled: int) -> dict[str, float]
     named = {f"s{s}": run for s, run in enumerate(runs)}
     eb.evaluate(qrels, runs[0], METRICS)  # warm-up: imports, first allocations
     eb.ppi(qrels, {q: human[q] for q in list(human)[:5]}, {"s0": runs[0]}, METRICS[:1], scale=(0, 3))  # scipy
-    _reset_peak()
-    before = _status("VmRSS")
-    start = time.perf_counter()
     if mode == "evaluate":
-        kept: object = [eb.evaluate(qrels, run, METRICS) for run in runs]
-    else:
-        kept = eb.ppi(qrels, human, named, METRICS, baseline="s0")
-    seconds = time.perf_counter() - start
-    peak = max(0, _status("VmHWM") - before) / 2 ** 20
-    del kept
-    return {"seconds": seconds, "peak_mib": peak}
+        return measured(lambda: [eb.evaluate(qrels, run, METRICS) for run in runs])[0]
+    return measured(lambda: eb.ppi(qrels, human, named, METRICS, baseline="s0"))[0]
 
 
 def coverage(samples: int, sizes: list[int], folder: Path) -> str:
@@ -142,15 +131,8 @@ def main() -> None:
         print(text)
         (HERE / "results" / f"ppi-coverage-{datetime.date.today().isoformat()}.md").write_text(text)
         return
-    measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
-    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
-        for mode in MODES:
-            out = subprocess.run([sys.executable, __file__, "--worker", mode, "--queries", str(args.queries),
-                                  "--depth", str(args.depth), "--labelled", str(args.labelled)],
-                                 capture_output=True, text=True, check=True)
-            measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
-    peak = {m: statistics.median(r["peak_mib"] for r in rows) for m, rows in measured.items()}
+    seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth),
+                                                     "--labelled", str(args.labelled)], args.repeat)
     base_s, base_m = seconds["evaluate"], peak["evaluate"]
     lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
     for mode in MODES:

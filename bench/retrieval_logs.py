@@ -29,19 +29,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import _reset_peak, _status, machine  # noqa: E402 - bench/ is on the path
+from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
 
 ROWS = {"JSON Lines rows": ("rows.jsonl", {}), "elasticsearch": ("es.jsonl", {"query": "qid"}),
         "qdrant": ("qdrant.jsonl", {"query": "qid"})}
@@ -88,13 +84,8 @@ def work(row: str, folder: Path) -> dict[str, float]:
         warm.write_text(f.readline())
     eb.read_run(warm, **options)
     path.read_bytes()  # into the page cache
-    _reset_peak()
-    before = _status("VmRSS")
-    start = time.perf_counter()
-    run = eb.read_run(path, **options)
-    seconds = time.perf_counter() - start
-    peak = max(0, _status("VmHWM") - before) / 2 ** 20
-    return {"seconds": seconds, "peak_mib": peak, "rows": run.n_rows}
+    numbers, run = measured(lambda: eb.read_run(path, **options))
+    return {**numbers, "rows": run.n_rows}
 
 
 def main() -> None:
@@ -112,15 +103,8 @@ def main() -> None:
         folder = Path(scratch)
         write_files(folder, args.queries, args.depth)
         sizes = {row: (folder / name).stat().st_size / 2 ** 20 for row, (name, _) in ROWS.items()}
-        measured: dict[str, list[dict[str, float]]] = {row: [] for row in ROWS}
-        for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
-            for row in ROWS:
-                out = subprocess.run([sys.executable, __file__, "--worker", row, "--folder", str(folder)],
-                                     capture_output=True, text=True, check=True)
-                measured[row].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    seconds = {r: statistics.median(m["seconds"] for m in rows) for r, rows in measured.items()}
-    peak = {r: statistics.median(m["peak_mib"] for m in rows) for r, rows in measured.items()}
-    hits = {r: int(rows[0]["rows"]) for r, rows in measured.items()}
+        seconds, peak, found = interleaved(__file__, ROWS, ["--folder", str(folder)], args.repeat)
+    hits = {r: int(rows[0]["rows"]) for r, rows in found.items()}
     base = "JSON Lines rows"
     lines = ["| row | file | hits read | wall (median) | x JSON Lines | peak growth | x JSON Lines |",
              "|---|---|---|---|---|---|---|"]

@@ -25,7 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -289,6 +291,34 @@ def _reset_peak() -> None:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         pass
+
+
+def measured(call: Callable[[], Any]) -> tuple[dict[str, float], Any]:
+    """One timed call, its input built before: ``({"seconds": wall, "peak_mib": peak RSS growth}, its result)``
+    (``VmHWM`` reset through ``/proc/self/clear_refs``, minus the RSS before the call)."""
+    _reset_peak()
+    before = _status("VmRSS")
+    start = time.perf_counter()
+    result = call()
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "peak_mib": max(0, _status("VmHWM") - before) / 2 ** 20}, result
+
+
+def interleaved(script: str, rows: Iterable[str], arguments: Sequence[str], repeat: int) -> \
+        tuple[dict[str, float], dict[str, float], dict[str, list[dict[str, Any]]]]:
+    """Each row measured in ``repeat`` fresh workers (``script --worker ROW *arguments``, which prints its numbers as
+    one JSON line last), the rows interleaved so that a busy moment of the machine does not fall on one row: the
+    median seconds and peak MiB of each row, and every worker's numbers."""
+    rows = list(rows)
+    found: dict[str, list[dict[str, Any]]] = {row: [] for row in rows}
+    for _ in range(repeat):
+        for row in rows:
+            out = subprocess.run([sys.executable, script, "--worker", row, *arguments], capture_output=True,
+                                 text=True, check=True)
+            found[row].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    seconds = {row: statistics.median(m["seconds"] for m in got) for row, got in found.items()}
+    peak = {row: statistics.median(m["peak_mib"] for m in got) for row, got in found.items()}
+    return seconds, peak, found
 
 
 def load_input(kind: str, size: str) -> tuple:

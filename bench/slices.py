@@ -27,10 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from diff import METRICS, SYSTEMS, inputs  # noqa: E402 - bench/ is on the path
-from run import _reset_peak, _status, machine  # noqa: E402
+from run import interleaved, machine, measured  # noqa: E402
 
 MODES = ("evaluate", "slices")
 SLICES = 8
@@ -63,19 +60,16 @@ def work(mode: str, queries: int, depth: int, resamples: int, test: str) -> dict
         labels[qid] = (f"slice{next(k for k in range(SLICES) if r < (k + 1) * (k + 2) // 2 or k == SLICES - 1)}",)
     groups = SliceLabels(labels, "bench")
     eb.evaluate(qrels, runs[0], METRICS)  # warm-up: imports, first allocations
-    _reset_peak()
-    before = _status("VmRSS")
-    start = time.perf_counter()
-    results = [eb.evaluate(qrels, run, METRICS) for run in runs]
-    kept: object = results
-    if mode == "slices":
+
+    def call() -> object:
+        results = [eb.evaluate(qrels, run, METRICS) for run in runs]
+        if mode != "slices":
+            return results
         values = {f"s{s}": {r.label: res.values[r.metric] for r in res.requests} for s, res in enumerate(results)}
-        kept = slice_table(values, groups, pairs=[(f"s{s}", "s0") for s in range(1, SYSTEMS)], test=test,
+        return slice_table(values, groups, pairs=[(f"s{s}", "s0") for s in range(1, SYSTEMS)], test=test,
                            pvalues=TESTS[test].pvalues, adjust=CORRECTIONS["bh"].adjust, n_resamples=resamples)
-    seconds = time.perf_counter() - start
-    peak = max(0, _status("VmHWM") - before) / 2 ** 20
-    del kept
-    return {"seconds": seconds, "peak_mib": peak}
+
+    return measured(call)[0]
 
 
 def main() -> None:
@@ -91,16 +85,9 @@ def main() -> None:
     if args.worker:
         print(json.dumps(work(args.worker, args.queries, args.depth, args.resamples, args.test)))
         return
-    measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
-    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
-        for mode in MODES:
-            out = subprocess.run([sys.executable, __file__, "--worker", mode, "--queries", str(args.queries),
-                                  "--depth", str(args.depth), "--resamples", str(args.resamples),
-                                  "--test", args.test],
-                                 capture_output=True, text=True, check=True)
-            measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
-    peak = {m: statistics.median(r["peak_mib"] for r in rows) for m, rows in measured.items()}
+    seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth),
+                                                     "--resamples", str(args.resamples), "--test", args.test],
+                                   args.repeat)
     base_s, base_m = seconds["evaluate"], peak["evaluate"]
     lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
     for mode in MODES:

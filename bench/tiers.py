@@ -29,10 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import _reset_peak, _status, machine  # noqa: E402 - bench/ is on the path
+from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
 
 MODES = ("tiers randomization", "tiers bootstrap", "topic set size", "floor")
 
@@ -71,19 +68,9 @@ def work(mode: str, systems: int, queries: int, resamples: int) -> dict[str, flo
     results = inputs(systems, queries)
     few = {k: results[k] for k in list(results)[:3]}
     tiers(few, n_resamples=10), topic_set_size(few)      # warm-up: imports (scipy), first allocations
-    _reset_peak()
-    before = _status("VmRSS")
-    start = time.perf_counter()
-    if mode == "floor":
-        kept = floor(results, resamples)
-    elif mode == "topic set size":
-        kept = topic_set_size(results, min_difference=0.01)
-    else:
-        kept = tiers(results, method=mode.split()[1], n_resamples=resamples)
-    seconds = time.perf_counter() - start
-    peak = max(0, _status("VmHWM") - before) / 2 ** 20
-    del kept
-    return {"seconds": seconds, "peak_mib": peak}
+    calls = {"floor": lambda: floor(results, resamples),
+             "topic set size": lambda: topic_set_size(results, min_difference=0.01)}
+    return measured(calls.get(mode, lambda: tiers(results, method=mode.split()[1], n_resamples=resamples)))[0]
 
 
 def main() -> None:
@@ -98,14 +85,7 @@ def main() -> None:
     if args.worker:
         print(json.dumps(work(args.worker, args.systems, args.queries, args.resamples)))
         return
-    measured: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
-    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine does not fall on one row
-        for mode in MODES:
-            out = subprocess.run([sys.executable, __file__, "--worker", mode, *sizes], capture_output=True, text=True,
-                                 check=True)
-            measured[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    seconds = {m: statistics.median(r["seconds"] for r in rows) for m, rows in measured.items()}
-    peak = {m: statistics.median(r["peak_mib"] for r in rows) for m, rows in measured.items()}
+    seconds, peak, _ = interleaved(__file__, MODES, sizes, args.repeat)
     lines = ["| row | wall (median) | x floor | peak growth |", "|---|---|---|---|"]
     lines += [f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / seconds['floor']:.2f} | {peak[mode]:,.0f} MiB |"
               for mode in MODES]

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalbridge.errors import InputError
@@ -638,3 +638,36 @@ def test_two_concurrent_runs_into_one_folder_leave_a_consistent_folder(tmp_path,
     assert generation == 16 and tag in ("A", "B")
     assert sorted(int(g) for out, _ in outputs for g in out.split()[1:]) == list(range(1, 17))
     assert sorted(os.listdir(tmp_path)) == [".demo.lock", "demo"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(st.sampled_from(["write", "fail", "leftover", "other"]), min_size=1, max_size=8))
+def test_an_output_holds_its_last_whole_write_and_the_next_write_sweeps_every_leftover(steps: list[str]) -> None:
+    """Any sequence of writes of one output (``io.text.replacing``, the one atomic write): a whole one, one that
+    fails half-way (a full disk), the leftover of a writer killed mid-write (a temporary file of the output that
+    nobody holds), one of another output. The output always holds its last whole write, the failure names the
+    output (never the temporary file), and after any write of it, whole or failed, none of its leftovers is left
+    while the other output's stay (POSIX: swept by their locks)."""
+    import secrets
+
+    from evalbridge.io.text import replacing
+
+    folder = Path(tempfile.mkdtemp())
+    target, last, others = folder / "out.jsonl", None, set()
+    for n, step in enumerate(steps):
+        if step in ("leftover", "other"):
+            name = f".tmp-{secrets.token_hex(4)}-{'out.jsonl' if step == 'leftover' else 'other.jsonl'}"
+            (folder / name).write_text("half")
+            others |= {name} if step == "other" else set()
+            continue
+        try:
+            with replacing(target) as temporary:
+                temporary.write_text(f"whole {n}\n")
+                if step == "fail":
+                    raise OSError(28, "No space left on device", str(temporary))
+            last = f"whole {n}\n"
+        except OSError as error:
+            assert step == "fail" and error.filename == str(target)
+        assert (target.read_text() if target.exists() else None) == last
+        if os.name == "posix":
+            assert {p.name for p in folder.iterdir()} == {*(["out.jsonl"] if last else []), *others}

@@ -99,6 +99,8 @@ _CACHE = 4 * 2 ** 20
 _COUNTED_ROWS = 64
 #: draws per chunk of a counted bootstrap at least (each chunk's generator state is kept, to draw it again)
 _CHUNK = 2 ** 17
+#: generator states a counted bootstrap keeps at most (about 600 bytes each; chunks grow past this many)
+_STATES = 2 ** 14
 
 
 def _sign_bits(n: int, total: int, *, exact: bool, seed: int, rows: int) -> Iterator[Any]:
@@ -346,9 +348,9 @@ def _counted(x: Any, differences: Sequence[tuple[int, int]], *, n_resamples: int
 
     k, n = x.shape
     large = n_resamples * n * k >= PARALLEL_WORK
-    # per resample and query: its draw (for this batch and the next), its count, bincount's count
-    rows = max(1, min(n_resamples, batch_rows(n, 4 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 4 * 8, _CACHE))))
-    chunk = min(rows, -(-_CHUNK // n))
+    # per resample and query: its draw (for this batch and the next) and its count
+    rows = max(1, min(n_resamples, batch_rows(n, 3 * 8, memory), max(_COUNTED_ROWS, batch_rows(n, 3 * 8, _CACHE))))
+    chunk = min(rows, max(-(-_CHUNK // n), -(-n_resamples // _STATES)))
     theta = np.empty((k + len(differences), n_resamples))   # the columns' sums first, their means at the end
     counts = np.empty((rows, n))
     record = _Draws(n, n_resamples)

@@ -62,7 +62,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -504,46 +504,61 @@ def bootstrap_intervals(values: Any, differences: Sequence[tuple[int, int]] = ()
     near = 4 * (n + 2) * eps * scales
     constant = [bool(np.ptp(column) == 0) for column in columns]
 
-    def gather(thresholds: Mapping[int, Any]) -> None:
-        """The means within ``near`` of any of their row's ``thresholds``, gathered (when the means were counted)."""
-        if draws is None:
-            return
-        wanted: dict[int, set[int]] = {}
-        for row, points in thresholds.items():
-            close = np.abs(theta[row][:, None] - np.asarray(points, dtype=np.float64)[None, :]) <= near[row]
-            for r in np.flatnonzero(close.any(axis=1)).tolist():
-                wanted.setdefault(r, set()).add(row)
-        for row, r, mean in _gathered(x, differences, draws, wanted):
-            theta[row, r] = mean
-
     rows = [row for row in range(len(columns)) if not constant[row]]
     observed = {row: columns[row].mean() for row in rows}
     tie = {row: _TIE_ROUNDING * n * eps * scales[row] for row in rows}
     probabilities: dict[int, Any] = {}
-    if method == "percentile":
-        probabilities = {row: np.asarray([alpha, 1 - alpha]) for row in rows}
-    else:
-        gather({row: (observed[row] - tie[row], observed[row] + tie[row]) for row in rows})
-        z = float(ndtri(alpha))
-        for row in rows:
-            distribution = theta[row]
-            share = (np.count_nonzero(distribution < observed[row] - tie[row])
-                     + np.count_nonzero(distribution <= observed[row] + tie[row])) / (2 * n_resamples)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                z0 = ndtri(share)
-                a = jackknife_acceleration(columns[row])
-                probabilities[row] = np.asarray([ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))),
-                                                 ndtr(z0 + (z0 - z) / (1 - a * (z0 - z)))])
-    if draws is not None:   # the order statistics the quantiles interpolate (one more each side: a margin)
-        reads = {}
-        for row in rows:
-            ps = probabilities[row][np.isfinite(probabilities[row])]
-            at = np.floor((n_resamples - 1) * ps).astype(np.int64)
-            positions = np.unique(np.clip(np.concatenate([at + shift for shift in (-1, 0, 1, 2)]), 0,
-                                          n_resamples - 1))
-            if len(positions):
-                reads[row] = np.partition(theta[row], positions)[positions]
-        gather(reads)
+    large = n_resamples * n * k >= PARALLEL_WORK
+    # what follows the resampling shares the cores too: the means drawn again (two halves of the resamples) and
+    # the jackknife of each column
+    with workers(2, threads if threads is not None or large else 1) as pool:
+
+        def side_by_side(function: Callable[..., Any], jobs: Sequence[tuple[Any, ...]]) -> list[Any]:
+            return list(pool.map(lambda job: function(*job), jobs)) if pool is not None else \
+                [function(*job) for job in jobs]
+
+        def gather(thresholds: Mapping[int, Any]) -> None:
+            """The means within ``near`` of any of their row's ``thresholds``, gathered (when they were counted)."""
+            if draws is None:
+                return
+            wanted: dict[int, set[int]] = {}
+            for row, points in thresholds.items():
+                close = np.abs(theta[row][:, None] - np.asarray(points, dtype=np.float64)[None, :]) <= near[row]
+                for r in np.flatnonzero(close.any(axis=1)).tolist():
+                    wanted.setdefault(r, set()).add(row)
+
+            def again(part: list[int]) -> None:
+                for row, r, mean in _gathered(x, differences, draws, {r: wanted[r] for r in part}):
+                    theta[row, r] = mean
+
+            chosen = sorted(wanted)
+            half = (len(chosen) + 1) // 2
+            side_by_side(again, [(chosen[:half],), (chosen[half:],)])
+
+        if method == "percentile":
+            probabilities = {row: np.asarray([alpha, 1 - alpha]) for row in rows}
+        else:
+            accelerations = side_by_side(jackknife_acceleration, [(columns[row],) for row in rows])
+            gather({row: (observed[row] - tie[row], observed[row] + tie[row]) for row in rows})
+            z = float(ndtri(alpha))
+            for row, a in zip(rows, accelerations):
+                distribution = theta[row]
+                share = (np.count_nonzero(distribution < observed[row] - tie[row])
+                         + np.count_nonzero(distribution <= observed[row] + tie[row])) / (2 * n_resamples)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    z0 = ndtri(share)
+                    probabilities[row] = np.asarray([ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))),
+                                                     ndtr(z0 + (z0 - z) / (1 - a * (z0 - z)))])
+        if draws is not None:   # the order statistics the quantiles interpolate (one more each side: a margin)
+            reads = {}
+            for row in rows:
+                ps = probabilities[row][np.isfinite(probabilities[row])]
+                at = np.floor((n_resamples - 1) * ps).astype(np.int64)
+                positions = np.unique(np.clip(np.concatenate([at + shift for shift in (-1, 0, 1, 2)]), 0,
+                                              n_resamples - 1))
+                if len(positions):
+                    reads[row] = np.partition(theta[row], positions)[positions]
+            gather(reads)
     out = []
     for row, column in enumerate(columns):
         if constant[row]:

@@ -61,11 +61,12 @@ def compute(qrels: Qrels, run: Run, metrics: Sequence[Metric], conventions: Sett
     calls = [(metric, FUNCTIONS[metric.name], metric.arguments, metric.inputs) for metric in metrics]
     needed, pool = _inputs_of(qrels, [inputs for *_, inputs in calls])
     values: dict[Metric, dict[str, float]] = {metric: {} for metric in metrics}
+    every_strata = qrels.strata  # built once: a read-only view of every query's
     for qid, grades, scores in _evaluated(qrels, run):
         ranking = rank(scores, ties=conventions.ties, score_precision=conventions.score_precision)
         retrieved = [grades.get(doc, 0) for doc in ranking]
         judged = list(grades.values())
-        strata = qrels.strata.get(qid, _NO_STRATA)
+        strata = every_strata.get(qid, _NO_STRATA)
         built = {name: INPUTS[name](ranking, grades, pool, strata) for name in needed}
         for metric, kernel, kwargs, inputs in calls:
             values[metric][qid] = _value(metric, qid, kernel, retrieved, judged, kwargs, inputs, built)

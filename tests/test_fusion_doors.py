@@ -107,10 +107,27 @@ def test_a_diff_without_qrels_on_the_command_line_is_eb_diff_of_no_qrels(folder:
     assert {"rbo", "jaccard", "tau"} <= set(expected.to_frame(table="similarity").columns.str.split("@").str[0])
 
 
+def test_a_diff_with_qrels_and_p_adds_the_rankings_similarity_as_the_config_section_does(folder: Path) -> None:
+    """`evalbridge diff QRELS A B -m P@3 --p 0.8 --rbo-ties w` is a config's `diff: {p: 0.8, rbo_ties: w}`: the
+    metrics' diff with the rankings' similarity beside, the same numbers as eb.diff(qrels, ..., similarity=True)."""
+    code, out, err = _cli(folder, "qrels.txt", "bm25=bm25.run", "dense=dense.run", "-m", "P@3", "--p", "0.8",
+                          "--rbo-ties", "w", "--format", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    expected = eb.diff(eb.read_qrels(folder / "qrels.txt"), eb.read_run(folder / "bm25.run"),
+                       eb.read_run(folder / "dense.run"), "P@3", names=("bm25", "dense"), p=0.8, ties="w",
+                       similarity=True)
+    wanted = json.loads(json.dumps(expected.to_dict()))
+    assert got["similarity"] == wanted["similarity"] and got["similarity"]
+    code, plain, err = _cli(folder, "qrels.txt", "bm25=bm25.run", "dense=dense.run", "-m", "P@3", "--format", "json")
+    assert code == 0, err
+    assert not json.loads(plain).get("similarity")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (("bm25.run", "dense.run", "-m", "P@3"), "metrics need judgements"),
     (("qrels.txt", "bm25.run", "dense.run"), "none was given"),
-    (("qrels.txt", "bm25.run", "dense.run", "-m", "P@3", "--p", "0.5"), "without QRELS"),
+    (("qrels.txt", "bm25.run", "dense.run", "-m", "P@3", "--p", "1.5"), "--p"),
     (("bm25.run",), "RUN_A RUN_B"),
     (("bm25.run", "dense.run", "--p", "1.5"), "p must be"),
     (("bm25.run", "dense.run", "--rbo-ties", "x"), "ties"),

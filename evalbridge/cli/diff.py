@@ -35,8 +35,9 @@ def _similarity(args: argparse.Namespace, run_a: str, run_b: str) -> int:
     keywords: dict[str, Any] = {**settings_given(args, reads=False), **settings_given(args, reads=True)}
     if args.rbo_ties is not None:
         keywords["ties"] = args.rbo_ties
-    found = diff(None, *runs, k=args.k, queries=args.queries, moves=args.moves, names=(name_a, name_b), p=args.p,
-                 **keywords)
+    if args.p is not None:
+        keywords["p"] = args.p
+    found = diff(None, *runs, k=args.k, queries=args.queries, moves=args.moves, names=(name_a, name_b), **keywords)
     emit(render_diff(found, args.format), args.output, args)
     return EXIT_OK
 
@@ -45,17 +46,12 @@ def handle(args: argparse.Namespace) -> int:
     from ..config.pipeline import run_config
     from ..views.run_diff import render_diff
 
-    from ..stats.similarity import SIMILARITY_PARAMETERS
-
     qrels, run_a, run_b = _inputs(args)
     if qrels is None:
         return _similarity(args, run_a, run_b)
     if not args.metrics:
         raise InputError("diff with QRELS compares metrics, and none was given.",
                          fix="add -m METRIC..., e.g. -m ndcg@10 P@10; or leave QRELS out to compare the rankings.")
-    if args.rbo_ties is not None or args.p != SIMILARITY_PARAMETERS["p"].default:
-        raise InputError("--p and --rbo-ties set the rankings' similarity, which diff computes without QRELS.",
-                         fix="leave QRELS out to compare the rankings, or --p and --rbo-ties out.")
     config = config_of(args, qrels, [run_a, run_b])
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
@@ -81,10 +77,11 @@ def add(commands: Any) -> None:
                         "baseline) and the run compared, each run PATH or NAME=PATH")
     add_metrics(p, required=False)
     persistence, ties = SIMILARITY_PARAMETERS["p"], SIMILARITY_PARAMETERS["ties"]
-    p.add_argument("--p", dest="p", type=float, default=persistence.default, metavar="P",
-                   help=f"without QRELS: {persistence.fix.rstrip('.')} (default {persistence.default})".replace("%", "%%"))
+    p.add_argument("--p", dest="p", type=float, default=None, metavar="P",
+                   help=f"the rankings' similarity (always without QRELS; with QRELS given this or --rbo-ties): "
+                        f"{persistence.fix.rstrip('.')} (default {persistence.default})".replace("%", "%%"))
     p.add_argument("--rbo-ties", dest="rbo_ties", default=None, metavar="w|a|b",
-                   help=f"without QRELS: RBO's treatment of ties: {ties.fix.rstrip('.')} (default a)".replace("%", "%%"))
+                   help=f"RBO's treatment of ties: {ties.fix.rstrip('.')} (default a)".replace("%", "%%"))
     for flag, name in (("-k", "k"), ("--queries", "queries"), ("--moves", "moves")):
         rule = DIFF_PARAMETERS[name]
         p.add_argument(flag, dest=name, type=int, default=rule.default, metavar="N",

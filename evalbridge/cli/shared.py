@@ -227,7 +227,7 @@ FLAGS: dict[tuple[str, ...], str] = {
 
 #: ``evalbridge diff``'s section: config key path -> its flag
 DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
-              ("diff",): "RUN_A RUN_B"}
+              ("diff", "p"): "--p", ("diff", "rbo_ties"): "--rbo-ties", ("diff",): "RUN_A RUN_B"}
 #: ``evalbridge ppi``'s section (each key's flag is ``--KEY``): config key path -> its flag
 PPI_FLAGS: dict[tuple[str, ...], str] = {("ppi",): "--human", ("ppi", "human"): "--human",
                                           **{("ppi", key): f"--{key}"
@@ -391,7 +391,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if spark:
         raw["spark"] = spark
     if args.command == "diff":
-        raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves}
+        raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves,
+                       **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None}}
     analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
     if analysis is not None:
         raw[analysis.key] = {key: getattr(args, key) for key in analysis.command.keys if getattr(args, key) is not None}

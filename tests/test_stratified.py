@@ -376,3 +376,38 @@ def test_a_config_pool_section_draws_the_apis_sample(tmp_path, monkeypatch):
                          text=True)
     assert bad.returncode == 2 and "pool.strata" in bad.stderr and "4-4" in bad.stderr and "Fix" in bad.stderr, \
         bad.stderr
+
+
+def test_the_command_line_loop_pool_grade_merge_eval_gives_the_apis_estimates(tmp_path):
+    """evalbridge pool --strata --batch, the batch graded, evalbridge merge -o merged.jsonl (the strata kept on disk)
+    and evalbridge eval merged.jsonl RUN -m xinfAP infNDCG give the API's numbers on the same sample."""
+    from evalbridge.io.judging import write_batch
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d0 1\nq2 0 d1 2\n")
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 d{(i * 7 + len(q)) % 40} {i + 1} {40 - i} x\n" for q in ("q1", "q2")
+                           for i in range(30)))
+    batch = tmp_path / "batch.jsonl"
+    made = subprocess.run([sys.executable, "-m", "evalbridge", "pool", str(qrels), str(run), "--strata", "1-5:1",
+                           "6-30:0.3", "--seed", "2", "--batch", str(batch), "-q"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    graded = tmp_path / "graded.jsonl"
+    with graded.open("w") as f:
+        for line in map(json.loads, batch.read_text().splitlines()):
+            if line["sampled"]:
+                line.update(grade=int(line["doc_id"][1:]) % 3, judge="llm")
+            f.write(json.dumps(line) + "\n")
+    merged = tmp_path / "merged.jsonl"
+    merging = subprocess.run([sys.executable, "-m", "evalbridge", "merge", str(qrels), str(graded), "-o", str(merged)],
+                             capture_output=True, text=True)
+    assert merging.returncode == 0, merging.stderr
+    api_batch = write_batch(eb.pool(qrels, {"run": run}, strata={"1-5": 1, "6-30": 0.3}, seed=2), tmp_path / "a.jsonl")
+    assert api_batch.read_text() == batch.read_text()
+    api = eb.evaluate(eb.merge_judgements(qrels, eb.read_qrels(graded)), run, ["xinfAP", "infNDCG"])
+    assert eb.read_qrels(merged).strata == eb.merge_judgements(qrels, eb.read_qrels(graded)).strata
+    scored = subprocess.run([sys.executable, "-m", "evalbridge", "eval", str(merged), str(run), "-m", "xinfAP",
+                             "infNDCG", "--format", "json"], capture_output=True, text=True)
+    assert scored.returncode == 0, scored.stderr
+    for metric in ("xinfAP", "infNDCG"):
+        assert repr(api.mean(metric)) in scored.stdout, (metric, scored.stdout[:300])

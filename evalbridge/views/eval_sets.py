@@ -41,7 +41,7 @@ def pool_tables(p: AnyPool, fmt: ReportFormat) -> tuple[Table, ...]:
     scope = "the qrels' queries" if p.queries == "qrels" else "every query the runs answer"
     notes = (e(f"{p.unpooled_queries} queries only the runs answer are not pooled (queries='runs' pools them)."),) \
         if p.unpooled_queries else ()
-    sizes = Table(headers=(fmt.heading("depth"), "pairs to judge", "queries with some"),
+    sizes = Table(headers=(fmt.heading("depth"), "pairs pooled" if p.strata else "pairs to judge", "queries with some"),
                   rows=tuple((str(d), str(p.size(d)), str(int((p.by_query[:, j] > 0).sum())))
                              for j, d in enumerate(p.depths)),
                   align=aligned(fmt, 1, 2), title=e(f"pool of {len(p.systems)} runs over {len(p.query_ids)} queries "

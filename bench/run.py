@@ -304,6 +304,14 @@ def measured(call: Callable[[], Any]) -> tuple[dict[str, float], Any]:
     return {"seconds": seconds, "peak_mib": max(0, _status("VmHWM") - before) / 2 ** 20}, result
 
 
+def repeated(call: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """(median wall seconds, largest peak RSS growth in MiB) of ``repeat`` calls of ``call`` in this process, after
+    one warm-up call (first-call imports and numba's or scipy's compilation are not timed); each as :func:`measured`."""
+    call()
+    found = [measured(call)[0] for _ in range(repeat)]
+    return statistics.median(m["seconds"] for m in found), max(m["peak_mib"] for m in found)
+
+
 def interleaved(script: str, rows: Iterable[str], arguments: Sequence[str], repeat: int) -> \
         tuple[dict[str, float], dict[str, float], dict[str, list[dict[str, Any]]]]:
     """Each row measured in ``repeat`` fresh workers (``script --worker ROW *arguments``, which prints its numbers as

@@ -25,18 +25,14 @@ import argparse
 import datetime
 import os
 import random
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import _reset_peak, _status, machine  # noqa: E402 - bench/ is on the path
+from run import machine, repeated  # noqa: E402 - bench/ is on the path
 
 
 def runs(queries: int, depth: int, seed: int = 0) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
@@ -50,19 +46,6 @@ def runs(queries: int, depth: int, seed: int = 0) -> tuple[dict[str, dict[str, f
         kept = [d for d in docs if rng.random() > 0.2] + [f"n{q}-{i}" for i in range(depth // 5)]
         b[f"q{q}"] = {d: round(rng.random(), 3) for d in kept[:depth]}
     return a, b
-
-
-def timed(call: Callable[[], Any], repeat: int) -> tuple[float, int]:
-    call()  # warm-up: first-call compilation and imports
-    times, peak = [], 0
-    for _ in range(repeat):
-        before = _status("VmRSS")
-        _reset_peak()
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-        peak = max(peak, _status("VmHWM") - before)
-    return statistics.median(times), peak
 
 
 def main() -> None:
@@ -92,7 +75,7 @@ def main() -> None:
         ("  peer: ranx.fuse wsum", lambda: ranx.fuse([ranx.Run(a), ranx.Run(b)], method="wsum",
                                                      params={"weights": [0.5, 0.5]})),
     ]
-    measured = {name: timed(call, args.repeat) for name, call in rows}
+    measured = {name: repeated(call, args.repeat) for name, call in rows}
     peers = {"diff without qrels": "  peer: rbo package rbo_ext", "fuse rrf": "  peer: ranx.fuse rrf",
              "fuse wsum": "  peer: ranx.fuse wsum"}
     lines = [f"# similar: {args.queries} queries x depth {args.depth}, two runs ({datetime.date.today()})", "",
@@ -100,7 +83,7 @@ def main() -> None:
              "| row | time | vs peer | peak growth |", "|---|---|---|---|"]
     for name, (seconds, peak) in measured.items():
         ratio = f"{seconds / measured[peers[name]][0]:.2f}" if name in peers else ""
-        lines.append(f"| {name} | {seconds:.3f} s | {ratio} | {peak / 2 ** 20:.0f} MiB |")
+        lines.append(f"| {name} | {seconds:.3f} s | {ratio} | {peak:.0f} MiB |")
     floor = measured["  floor: rank both runs"][0]
     lines += ["", f"diff without qrels / ranking both runs: {measured['diff without qrels'][0] / floor:.1f}x",
               f"load average after: {os.getloadavg()[0]:.1f}"]

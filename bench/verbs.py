@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from diff import METRICS, _strings, inputs  # noqa: E402 - bench/ is on the path
-from run import _reset_peak, _status, machine  # noqa: E402
+from run import machine, repeated  # noqa: E402
 
 
 def second_judge(queries: int, depth: int) -> Any:
@@ -86,20 +84,6 @@ def rows(queries: int, depth: int) -> dict[str, Callable[[], Any]]:
     }
 
 
-def measure(call: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """(median wall seconds, peak memory growth in MiB) of ``repeat`` calls after one warm-up call."""
-    call()
-    times, peaks = [], []
-    for _ in range(repeat):
-        _reset_peak()
-        before = _status("VmRSS")
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-        peaks.append((_status("VmHWM") - before) / 2 ** 20)
-    return statistics.median(times), max(peaks)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--queries", type=int, default=10_000)
@@ -110,7 +94,7 @@ def main() -> None:
 
     warnings.simplefilter("ignore")
     calls = rows(args.queries, args.depth)
-    measured = {name: measure(call, args.repeat) for name, call in calls.items()}
+    measured = {name: repeated(call, args.repeat) for name, call in calls.items()}
     floor = measured["evaluate"][0]
     lines = [f"# Verbs against evaluating their inputs, {args.queries:,} queries x depth {args.depth}, 5 systems, "
              f"{len(METRICS)} metrics ({datetime.date.today()})", "", machine(), "",

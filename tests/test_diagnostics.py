@@ -306,7 +306,7 @@ def test_the_command_line_says_what_the_api_says(tmp_path, monkeypatch, capsys) 
     (["diagnose", "qrels.txt", "x.run"], "at least two runs"),
     (["diagnose", "qrels.txt", "x.run", "y.run", "-m", "P@"], "cannot parse metric"),
     (["diagnose", "qrels.txt", "x.run", "missing.run"], "missing.run"),
-    (["diagnose", "qrels.txt", "x.run", "y.run", "--pool-depth", "0"], "pool_depth"),
+    (["diagnose", "qrels.txt", "x.run", "y.run", "--pool-depth", "0"], "--pool-depth must be"),
     (["diagnose", "qrels.txt", "x.run", "y.run", "-o", "x.run"], "x.run"),
 ])
 def test_bad_input_at_the_command_line_is_exit_2_without_a_traceback(tmp_path, monkeypatch, capsys, argv: list,

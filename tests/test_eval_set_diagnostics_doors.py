@@ -161,8 +161,9 @@ def test_the_three_doors_refuse_a_bad_option_of_the_diagnosis_with_the_same_rule
     with pytest.raises(InputError) as refused:
         eb.diagnose(eb.read_qrels("qrels.txt"), runs, "P@2", **{key: value})
     rule = str(refused.value).split(" Fix: ")[0]
-    code, _, err = cli("diagnose", "qrels.txt", *RUNS, "-m", "P@2", f"--{key.replace('_', '-')}", value)
-    assert code == 2 and rule in err, err
+    flag = f"--{key.replace('_', '-')}"
+    code, _, err = cli("diagnose", "qrels.txt", *RUNS, "-m", "P@2", flag, value)
+    assert code == 2 and rule.replace(key, flag, 1) in err, err  # the command line names the flag typed
     code, _, err = cli("run", _config(folder, diagnose={key: value}), "--no-write")
     assert code == 2 and rule in err and f"diagnose.{key}" in err, err
 

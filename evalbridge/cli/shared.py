@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +241,24 @@ def _flag(name: str) -> str:
 def analysis_flags(analysis: Any) -> dict[tuple[str, ...], str]:
     """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag."""
     command = analysis.command
-    return {(analysis.key,): command.runs, **{(analysis.key, key): _flag(key) for key in command.keys}}
+    return {(analysis.key,): command.runs, **{(analysis.key, key): _flag(key) for key in command.keys + command.statistics},
+            **{(analysis.key, j.key): j.flag for j in command.judgements},
+            **({(analysis.key, command.metrics): "--metrics"} if command.metrics is not None else {})}
+
+
+def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
+    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`) from its flags: the keys given,
+    its judgements as qrels sources (in ``--qrels-format``) and, when it takes them, the ``-m`` metrics (one spec, or a
+    list of them)."""
+    from ..metrics.requests import split_label
+
+    section = {key: value for key in command.keys + command.statistics if (value := getattr(args, key)) is not None}
+    section.update((j.key, input_source(given, args.qrels_format, {})) for j in command.judgements
+                   if (given := getattr(args, j.key)) is not None)
+    if command.metrics is not None:
+        specs = [split_label(text)[1] for text in args.metrics]
+        section[command.metrics] = specs[0] if len(specs) == 1 else specs
+    return section
 
 
 def input_source(path: str, fmt: str | None, columns: dict[str, str]) -> dict[str, Any]:
@@ -395,7 +412,7 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
                        **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None}}
     analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
     if analysis is not None:
-        raw[analysis.key] = {key: getattr(args, key) for key in analysis.command.keys if getattr(args, key) is not None}
+        raw[analysis.key] = analysis_section(args, analysis.command)
     if args.command == "ppi":
         raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
                       **{key: value for key in ("unit", "confidence", "alpha", "correction")
@@ -422,17 +439,20 @@ def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
 
 
 
-def show_analysis(args: argparse.Namespace, key: str, render: Callable[[Any, str], str]) -> int:
-    """A command that shows one analysis of the registry (``power``, ``tiers``, ``topic_set_size``...): the
-    command line checked as a config with that section, run by the one pipeline, its result shown by ``render``
+def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
+    """A command that shows one analysis of the registry (``power``, ``tiers``, ``diagnose``...): the command line
+    checked as a config with that section, run by the one pipeline, its result shown by the command's ``render``
     in ``--format`` to ``-o`` or stdout."""
     from ..config.pipeline import run_config
 
+    command = analysis.command
+    if not args.metrics and command.metric is not None:
+        args.metrics = [command.metric]  # (extend would add to a default list, not replace it)
     qrels, runs = positionals(args)
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
-    emit(render(outcome.report.analyses[key], args.format), args.output, args)
+    emit(command.render(outcome.report.analyses[analysis.key], args.format), args.output, args)
     return EXIT_OK
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
@@ -510,15 +530,19 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     command = analysis.command
     p = commands.add_parser(command.name, help=command.help, description=command.description)
     p.add_argument("inputs", nargs="+", metavar="INPUT", help=command.inputs)
-    add_metrics(p)
+    add_metrics(p, required=command.metric is None, default=command.metric)
+    for judgements in command.judgements:
+        p.add_argument(judgements.flag, dest=judgements.key, default=None, metavar=judgements.metavar,
+                       help=judgements.help)
     add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults)
+    add_statistics(p, *command.statistics)
     add_shown(p, command.what)
     p.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_statistics(p, "seed", hidden=not command.random)
     add_quiet(p)
     add_inputs(p)
     add_conventions(p)
-    p.set_defaults(handler=lambda args: show_analysis(args, analysis.key, command.render), analysis=analysis)
+    p.set_defaults(handler=lambda args: show_analysis(args, analysis), analysis=analysis)
 
 
 def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
@@ -531,12 +555,14 @@ def add_shown(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"write {what} to this file instead of stdout")
 
 
-def add_metrics(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+def add_metrics(parser: argparse.ArgumentParser, *, required: bool = True, default: str | None = None) -> None:
     """``-m/--metrics``: the metrics every command that evaluates asks for, in any spelling (``required``: a command
-    that also works without judgements, and so without metrics, leaves them optional)."""
+    that also works without judgements, and so without metrics, leaves them optional; ``default``: the metric its
+    handler measures when they are left out, said in the help)."""
     parser.add_argument("-m", "--metrics", nargs="+", action="extend", required=required, metavar="METRIC",
                         help="metric specs in any spelling, e.g. ndcg@10 'P(rel=2)@5' map recall@100; LABEL=SPEC "
-                             "names the metric's column and JSON key, e.g. precision@5=P@5")
+                             "names the metric's column and JSON key, e.g. precision@5=P@5"
+                             f"{f' (default {default})' if default is not None else ''}")
 
 
 def add_quiet(parser: argparse.ArgumentParser) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..common.parameters import Rule
     from ..stats.statistics import Statistics
 
-__all__ = ["Analysis", "Command", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
+__all__ = ["Analysis", "Command", "Judgements", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
            "analysis_settings"]
 
 
@@ -109,6 +109,12 @@ class Command:
         defaults: how a key's default reads where its rule's default is None (``the observed |difference|``).
         random: its numbers draw at random (``--seed`` shown; else kept for scripts but out of the help).
         render: (its result, an output format) -> the text shown; ``what``: what ``-o`` writes.
+        statistics: the section's keys that are fields of :class:`~evalbridge.Statistics`, given by their flags
+            (:func:`evalbridge.cli.shared.add_statistics`: the rows' help and defaults, checked by the section's rules).
+        judgements: the judgements it reads beside the runs, each a section key (:class:`Judgements`).
+        metric: the metric measured when ``-m`` is left out (None: ``-m`` is required).
+        metrics: the section's key that takes every ``-m`` metric (``diagnose: {metric}``; None: the config's
+            metrics alone).
     """
 
     name: str
@@ -122,6 +128,21 @@ class Command:
     defaults: Mapping[str, str] = field(default_factory=dict)
     random: bool = False
     what: str = "the table"
+    statistics: tuple[str, ...] = ()
+    judgements: tuple[Judgements, ...] = ()
+    metric: str | None = None
+    metrics: str | None = None
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """A set of judgements an analysis's command reads beside its runs: its section's ``key`` takes it as a qrels
+    source (in ``--qrels-format``), given by ``flag`` (``--judgements-b``), ``help`` saying what it is."""
+
+    key: str
+    flag: str
+    help: str
+    metavar: str = "QRELS"
 
 
 @dataclass(frozen=True)
@@ -362,7 +383,21 @@ DIAGNOSE = Analysis(
                 "qrels tell the runs apart, and do they favour some, for one metric or a list (evalbridge.diagnose)",
     _read_diagnose, _run_diagnose, _diagnose_rules, sources=lambda s: (s.judgements_b,),
     spark="the diagnostics read every run's first documents and the judgements in memory, and the inputs stay in "
-          "Spark")
+          "Spark",
+    command=Command(
+        "diagnose", "diagnostics of a test collection: can it tell these systems apart?",
+        "Discriminative power, swap rate between random halves of the queries, leave-one-run-out pool bias, "
+        "saturated queries, judged share by rank and, with --judgements-b, the agreement of two sets of judgements; "
+        "each with what it means for a decision.",
+        "QRELS then two or more RUNs (each PATH or NAME=PATH)", "RUN RUN...", ("pool_depth", "trials"),
+        lambda found, fmt: str(found.table(fmt)),
+        helps={"pool_depth": "depth of the pool: a run's own documents are those in its first POOL_DEPTH that no "
+                             "other run has there",
+               "trials": "random splits of the queries into halves for the swap rate"},
+        what="the diagnosis", random=True, statistics=("test", "correction", "alpha", "n_resamples"),
+        judgements=(Judgements("judgements_b", "--judgements-b", "a second set of judgements of the same pairs "
+                                                                 "(another judge): their agreement", "QRELS_B"),),
+        metric="nDCG@10", metrics="metric"))
 
 
 # --- uncertain: ---------------------------------------------------------------------------------------------------

@@ -426,3 +426,27 @@ def test_every_bounded_key_is_a_name_mlflow_accepts(label: str) -> None:
         _validate_metric_name(key)
     except MlflowException as error:  # pragma: no cover - the failure shows the label
         pytest.fail(f"{label!r} -> {key!r}: {error}")
+
+
+LABELS = ("judges:\n  labels: {llm: llm.txt}\n  reruns: {llm: [llm_again.txt]}\n"
+          "pool:\n  strata: {1-1: 1, 2-10: 0.5}\n")
+
+
+def test_the_parent_run_holds_the_headline_numbers_of_the_pool_and_the_judges(tmp_path: Path) -> None:
+    """A config with a stratified pool and an LLM judge run twice: every headline number (the pool's pairs per depth
+    and pairs sampled, each judge's kappas, its re-runs' kappa and the tau_AP of its system order) is a metric of the
+    parent run, read back with MlflowClient, named by its parts."""
+    config = _files(tmp_path, LABELS)
+    (tmp_path / "llm.txt").write_text(QRELS.replace("d2 1", "d2 2").replace("d6 0", "d6 1"))
+    (tmp_path / "llm_again.txt").write_text(QRELS.replace("d6 0", "d6 1"))
+    report = eb.run_config(eb.load_config(config), write=False).report
+    from evalbridge.views.sections import report_headlines
+
+    headlines = report_headlines(report)
+    keys = {parts[-1] for parts in headlines}
+    assert {"pairs", "sampled", "kappa", "quadratic_kappa", "rerun_kappa", "tau_ap"} <= keys, keys
+    tracked = eb.log_mlflow(report, uri=_uri(tmp_path))
+    logged = MlflowClient(tracking_uri=_uri(tmp_path)).get_run(tracked.parent).data.metrics
+    for parts, value in headlines.items():
+        assert logged[".".join(tracking_key(part) for part in parts)] == value, (parts, value)
+    assert logged["judges.llm.rerun_kappa"] == report.analyses["judges"].cards[0].summary()["rerun_kappa"]

@@ -243,18 +243,35 @@ def analysis_flags(analysis: Any) -> dict[tuple[str, ...], str]:
     command = analysis.command
     return {(analysis.key,): command.runs, **{(analysis.key, key): _flag(key) for key in command.keys + command.statistics},
             **{(analysis.key, j.key): j.flag for j in command.judgements},
-            **({(analysis.key, command.metrics): "--metrics"} if command.metrics is not None else {})}
+            **({(analysis.key, command.metrics): "--metrics"} if command.metrics is not None else {}),
+            **({("qrels",): command.qrels.flag} if command.qrels is not None else {})}
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _side(args: argparse.Namespace, judgements: Any) -> tuple[str | None, str, str]:
+    """(format, kind, flag of its columns) of judgements an analysis's command reads: their own format flag
+    (``--after-format``, and no columns of their own), else ``--qrels-format`` and ``--qrels-columns``."""
+    if judgements is None or judgements.format is None:
+        return args.qrels_format, "qrels", "--qrels-columns"
+    return getattr(args, _dest(judgements.format)), "qrels", judgements.format
+
+
+def judgements_given(args: argparse.Namespace, command: Any) -> dict[str, tuple[str, str | None, str, str]]:
+    """The judgements an analysis's command reads beside its runs that were given: section key -> (path, format,
+    kind, flag of its columns), as :func:`side_columns` takes each input."""
+    return {j.key: (given, *_side(args, j)) for j in command.judgements if (given := getattr(args, j.key)) is not None}
 
 
 def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
-    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`) from its flags: the keys given,
-    its judgements as qrels sources (in ``--qrels-format``) and, when it takes them, the ``-m`` metrics (one spec, or a
-    list of them)."""
+    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`) from its flags: the keys given
+    and, when it takes them, the ``-m`` metrics (one spec, or a list of them); its judgements are added by
+    :func:`config_of`, which reads every input's columns."""
     from ..metrics.requests import split_label
 
     section = {key: value for key in command.keys + command.statistics if (value := getattr(args, key)) is not None}
-    section.update((j.key, input_source(given, args.qrels_format, {})) for j in command.judgements
-                   if (given := getattr(args, j.key)) is not None)
     if command.metrics is not None:
         specs = [split_label(text)[1] for text in args.metrics]
         section[command.metrics] = specs[0] if len(specs) == 1 else specs
@@ -294,10 +311,10 @@ def side_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     out: list[dict[str, str]] = []
     taken: set[str] = set()
     for path, fmt, kind, flag in inputs:
-        options = format_options(path, fmt, kind, {**shared, **sides[flag]}) if shared else None  # (only to share)
+        options = format_options(path, fmt, kind, {**shared, **sides.get(flag, {})}) if shared else None  # (to share)
         mine = {r: n for r, n in shared.items() if options is None or r in options}
         taken.update(mine)
-        out.append({**mine, **sides[flag]})
+        out.append({**mine, **sides.get(flag, {})})
     unused = [role for role in shared if role not in taken]
     if unused:
         from ..io import formats
@@ -382,14 +399,18 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",
                          fix="name their fields with --run-columns (or --columns).")
     named, baseline = runs_and_baseline(runs, getattr(args, "baseline", None))
-    sides = ([(qrels, args.qrels_format, "qrels", "--qrels-columns")] if qrels is not None else []) + \
-        [(path, args.run_format, "run", "--run-columns") for path in named.values()]
+    analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
+    own = analysis.command.qrels if analysis is not None and analysis.command.qrels is not None else None
+    judged = judgements_given(args, analysis.command) if analysis is not None else {}
+    sides = ([(qrels, *_side(args, own))] if qrels is not None else []) + \
+        [(path, args.run_format, "run", "--run-columns") for path in named.values()] + list(judged.values())
     columns = side_columns(args, sides)
     raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {_input_name(qrels or split_named(runs[0])[1])}"}
     if qrels is not None:
-        raw["qrels"] = input_source(qrels, args.qrels_format, columns[0])
+        raw["qrels"] = input_source(qrels, sides[0][1], columns[0])
+    at = len(columns) - len(judged) - len(named)
     raw["runs"] = {name: input_source(path, args.run_format, wanted)
-                   for (name, path), wanted in zip(named.items(), columns[len(columns) - len(named):])}
+                   for (name, path), wanted in zip(named.items(), columns[at:at + len(named)])}
     raw.update({"metrics": metric_entries(args.metrics), **conventions(args), **policies(args)})
     if baseline is not None:
         raw["comparison"] = {"baseline": baseline, "test": args.test, "correction": args.correction,
@@ -410,9 +431,10 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if args.command == "diff":
         raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves,
                        **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None}}
-    analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
     if analysis is not None:
-        raw[analysis.key] = analysis_section(args, analysis.command)
+        given = {key: input_source(path, fmt, wanted)
+                 for (key, (path, fmt, _, _)), wanted in zip(judged.items(), columns[len(columns) - len(judged):])}
+        raw[analysis.key] = {**analysis_section(args, analysis.command), **given}
     if args.command == "ppi":
         raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
                       **{key: value for key in ("unit", "confidence", "alpha", "correction")
@@ -448,12 +470,22 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     command = analysis.command
     if not args.metrics and command.metric is not None:
         args.metrics = [command.metric]  # (extend would add to a default list, not replace it)
-    qrels, runs = positionals(args)
+    qrels, runs = positionals(args) if command.qrels is None else (getattr(args, command.qrels.key), args.inputs)
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
     emit(command.render(outcome.report.analyses[analysis.key], args.format), args.output, args)
     return EXIT_OK
+
+
+def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
+    """A set of judgements an analysis's command reads (:class:`~evalbridge.config.analyses.Judgements`): a flag
+    (``--judgements-b QRELS_B``) or a positional (``BEFORE``), and its own format flag when it has one."""
+    if judgements.flag.startswith("-"):
+        parser.add_argument(judgements.flag, dest=judgements.key, default=None, metavar=judgements.metavar,
+                            help=judgements.help)
+    else:
+        parser.add_argument(judgements.key, metavar=judgements.flag, help=judgements.help)
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
     """Every setting's flag but the read policies (:func:`add_policies`)."""
@@ -529,14 +561,26 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     ``--seed`` and the flags of the inputs and settings; its handler is :func:`show_analysis`."""
     command = analysis.command
     p = commands.add_parser(command.name, help=command.help, description=command.description)
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help=command.inputs)
+    read = (*command.judgements, *((command.qrels,) if command.qrels is not None else ()))
+    for judgements in read:
+        if not judgements.flag.startswith("-"):
+            _add_judgements(p, judgements)  # positionals first, in order, before the inputs
+    p.add_argument("inputs", nargs="+", metavar="INPUT" if command.qrels is None else "RUN", help=command.inputs)
     add_metrics(p, required=command.metric is None, default=command.metric)
-    for judgements in command.judgements:
-        p.add_argument(judgements.flag, dest=judgements.key, default=None, metavar=judgements.metavar,
-                       help=judgements.help)
+    for judgements in read:
+        if judgements.flag.startswith("-"):
+            _add_judgements(p, judgements)
+    for judgements in read:
+        if judgements.format is not None:
+            p.add_argument(judgements.format, dest=_dest(judgements.format), default=None, metavar="FMT",
+                           help=f"input format of {judgements.flag}")
     add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults)
     add_statistics(p, *command.statistics)
-    add_shown(p, command.what)
+    if command.formats:
+        p.add_argument("--format", choices=command.formats, default=command.formats[0], help="output format")
+        p.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
+    else:
+        add_shown(p, command.what)
     p.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_statistics(p, "seed", hidden=not command.random)
     add_quiet(p)

@@ -115,6 +115,9 @@ class Command:
         metric: the metric measured when ``-m`` is left out (None: ``-m`` is required).
         metrics: the section's key that takes every ``-m`` metric (``diagnose: {metric}``; None: the config's
             metrics alone).
+        qrels: the config's qrels when they are a positional of their own (``changed``'s AFTER, after its BEFORE),
+            not the first INPUT; the INPUTs are then the runs.
+        formats: the choices of ``--format``, the first the default (empty: every format that writes tables).
     """
 
     name: str
@@ -132,17 +135,21 @@ class Command:
     judgements: tuple[Judgements, ...] = ()
     metric: str | None = None
     metrics: str | None = None
+    qrels: Judgements | None = None
+    formats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Judgements:
     """A set of judgements an analysis's command reads beside its runs: its section's ``key`` takes it as a qrels
-    source (in ``--qrels-format``), given by ``flag`` (``--judgements-b``), ``help`` saying what it is."""
+    source, given by ``flag`` (an option, ``--judgements-b``, or a positional, ``BEFORE``), ``help`` saying what it
+    is; read in ``format`` (its own flag, ``--after-format``), else in ``--qrels-format`` with ``--qrels-columns``."""
 
     key: str
     flag: str
     help: str
     metavar: str = "QRELS"
+    format: str | None = None
 
 
 @dataclass(frozen=True)
@@ -509,8 +516,10 @@ def _read_changed(check: Checker, value: Any, given: Given) -> ChangedSettings |
         raise check.fail(("changed",), "what changed compares the judgements before with the config's qrels, and "
                                        "the config has none.", fix="add qrels: <path to the qrels after>.")
     if len(given.runs) < 2:
-        raise check.fail(("changed",), "what changed for the decision orders systems, and needs at least two runs.",
-                         fix="add another run, or remove the changed section.")
+        raise check.fail(("changed",), f"what changed for the decision orders systems, and needs two runs or more; "
+                                       f"got {len(given.runs)}.",
+                         fix="add another run, or remove the changed section." if check.locator.source else
+                         "add another run.")
     named = spec.get("metrics")
     asked = read_metrics(check, [named] if isinstance(named, str) else named, ("changed", "metrics")) \
         if named is not None else given.metrics
@@ -538,7 +547,17 @@ CHANGED = Analysis(
     "changed", "{before, metrics, test, alpha, n_resamples}: what the config's qrels changed against the judgements "
                "before: means, order, significance, the system to ship (evalbridge.what_changed)",
     _read_changed, _run_changed, _changed_rules, sources=lambda s: (s.before,),
-    spark="what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark")
+    spark="what changed is measured from runs and two sets of judgements in memory, and the inputs stay in Spark",
+    command=Command(
+        "changed", "what new judgements changed: means, orderings, significance, ship",
+        "Evaluate the runs with the judgements BEFORE and AFTER (e.g. merged with a judge's grades): each system's "
+        "mean, Kendall's tau and tau_ap between the orderings, every pair's significance decision before and after, "
+        "and whether the same system would be shipped (by the first metric).",
+        "the runs (two or more), each PATH or NAME=PATH", "RUN RUN...", (),
+        lambda found, fmt: found.render("terminal" if fmt == "text" else fmt).rstrip("\n") + "\n",
+        random=True, statistics=_CHANGED_KEYS, metric="nDCG@10", formats=("text", "markdown", "json"),
+        judgements=(Judgements("before", "BEFORE", "the judgements before"),),
+        qrels=Judgements("qrels", "AFTER", "the judgements after", format="--after-format")))
 
 
 # --- ppi: ---------------------------------------------------------------------------------------------------------

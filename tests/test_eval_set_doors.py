@@ -43,6 +43,22 @@ def test_pool_at_both_doors_gives_the_same_counts_and_the_same_batch(loop, tmp_p
     assert (tmp_path / "cli.jsonl").read_text() == (tmp_path / "api.jsonl").read_text()
 
 
+def test_a_pool_with_nothing_judged_yet_is_the_same_at_both_doors(loop, tmp_path):
+    """`evalbridge pool --unjudged RUN...` (no QRELS) is eb.pool of empty qrels over every query the runs answer:
+    the same counts, every pooled pair in the batch."""
+    runs = [loop["run0"], loop["run1"]]
+    code, out, err = cli("pool", "--unjudged", *runs, "--depth", "5", "--format", "json",
+                         "--batch", tmp_path / "cli.jsonl", "--topics", loop["topics"])
+    assert code == 0, err
+    names = {Path(r).name.removesuffix(".txt"): eb.read_run(r) for r in runs}
+    api = eb.pool(eb.Qrels({}, allow_empty=True), names, depth=5, queries="runs")
+    assert json.loads(out) == json.loads(json.dumps(api.to_dict()))
+    write_batch(api, tmp_path / "api.jsonl", queries=loop["topics"])
+    assert (tmp_path / "cli.jsonl").read_text() == (tmp_path / "api.jsonl").read_text()
+    lines = (tmp_path / "cli.jsonl").read_text().splitlines()
+    assert len(lines) == api.size() and len(lines) >= 5 * len({json.loads(line)["query_id"] for line in lines})
+
+
 def test_merge_and_changed_at_both_doors_agree(loop, tmp_path):
     full = eb.read_qrels(loop["full"])
     api_pool = eb.pool(loop["qrels"], {f"r{i}": eb.read_run(loop[f"run{i}"]) for i in range(3)}, depth=10)
@@ -85,6 +101,8 @@ def test_merge_and_changed_at_both_doors_agree(loop, tmp_path):
     (("merge", "{qrels}", "{graded}"), "none is named"),
     (("pool", "{qrels}", "{run0}", "--depth", "0"), "positive integer"),
     (("pool", "{qrels}", "{run0}", "--topics", "{topics}"), "--batch"),
+    (("pool", "{run0}"), "--unjudged"),
+    (("pool", "--unjudged", "{run0}", "--queries", "qrels"), "contradicts"),
     (("changed", "{qrels}", "{qrels}", "{run0}"), "two runs or more"),
     (("merge", "{qrels}", "{conflict}", "-o", "{out}"), "prefer="),
 ])

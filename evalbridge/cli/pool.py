@@ -35,19 +35,31 @@ def handle(args: argparse.Namespace) -> int:
     from ..config.sources import load_qrels, source_from_path
     from ..io.judging import write_batch
     from ..evalsets.pooling import pool
+    from ..model.data import Qrels
     from ..reports.writing import STDOUT, atomic_file, check_outputs
 
-    if not args.runs:
-        raise InputError("pool needs QRELS and at least one run.", fix="evalbridge pool qrels.txt a.run b.run --depth 10")
-    inputs = [args.qrels, *args.runs, *(p for p in (args.topics, args.corpus) if p is not None)]
+    if args.unjudged:  # nothing judged yet: every input is a run, every query a run answers is pooled
+        if args.queries == "qrels":
+            raise InputError("--unjudged pools the queries the runs answer (there are no qrels to take them from); "
+                             "--queries qrels contradicts it.", fix="leave --queries out, or give QRELS and drop "
+                                                                     "--unjudged.")
+        args.runs, args.qrels, args.queries = [args.qrels, *args.runs], None, "runs"
+    elif not args.runs:
+        raise InputError("pool needs QRELS and at least one run (or --unjudged and the runs, when nothing is judged "
+                         "yet).", fix="evalbridge pool qrels.txt a.run b.run --depth 10, or evalbridge pool "
+                                      "--unjudged a.run b.run --depth 10")
+    inputs = [*([args.qrels] if args.qrels is not None else []), *args.runs,
+              *(p for p in (args.topics, args.corpus) if p is not None)]
     check_outputs(inputs, files=[args.output or STDOUT, args.batch])
     if (args.topics is not None or args.corpus is not None) and args.batch is None:
         raise InputError("--topics / --corpus give the texts of a judging batch, and no --batch file is named.",
                          fix="add --batch batch.jsonl (the pairs to judge, with their texts).")
     read = policies(args)
     ids = {"ids": read["ids"]} if "ids" in read else {}
-    qrels = load_qrels(source_from_path(args.qrels, "qrels", args.qrels_format, "QRELS", options=ids), None)
-    found = pool(qrels, _Runs(args.runs, args.run_format, read), depth=args.depth, k=args.k, queries=args.queries,
+    qrels = Qrels({}, allow_empty=True) if args.qrels is None else \
+        load_qrels(source_from_path(args.qrels, "qrels", args.qrels_format, "QRELS", options=ids), None)
+    found = pool(qrels, _Runs(args.runs, args.run_format, read), depth=args.depth, k=args.k,
+                 queries=args.queries or "qrels",
                  strata=args.strata, seed=args.seed, ties=args.ties,
                  score_precision=args.score_precision)
     if args.batch is not None:
@@ -70,8 +82,11 @@ def add(commands: Any) -> None:
                                          "that the qrels do not judge yet, per run and per query, with each run's "
                                          "Judged@k now and once the pool is judged; --batch writes them as a judging "
                                          "batch (JSON Lines: query_id, query, doc_id, passage).")
-    po.add_argument("qrels", metavar="QRELS", help="the judgements so far")
+    po.add_argument("qrels", metavar="QRELS", help="the judgements so far (with --unjudged: the first run)")
     po.add_argument("runs", nargs="*", metavar="RUN", help="the runs to pool (one or more), each PATH or NAME=PATH (the name a config's runs: gives it)")
+    po.add_argument("--unjudged", action="store_true",
+                    help="nothing is judged yet: every input is a run (no QRELS), and every query a run answers is "
+                         "pooled (--queries runs)")
     po.add_argument("--depth", type=int, nargs="+", default=None, metavar="N",
                     help="pool depth, or several (nested pools), e.g. --depth 10 20 50 (default 10, or the strata's "
                          "ends)")
@@ -80,8 +95,9 @@ def add(commands: Any) -> None:
                          f"(the batch records each pair's stratum and rate; merged back, xinfAP and infNDCG)")
     po.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the strata's sample (default 0)")
     po.add_argument("-k", type=int, default=None, metavar="K", help="cutoff of Judged@k (default: the deepest depth)")
-    po.add_argument("--queries", choices=list(QUERY_SCOPES), default="qrels",
-                    help="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items()))
+    po.add_argument("--queries", choices=list(QUERY_SCOPES), default=None,
+                    help="; ".join(f"{name}: {what}" for name, what in QUERY_SCOPES.items()) +
+                         " (default qrels; runs with --unjudged)")
     po.add_argument("--ties", choices=POOL_TIES, default="docid_desc",
                     help="order of tied scores (default: docid_desc, as trec_eval)")
     po.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",

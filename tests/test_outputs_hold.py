@@ -221,11 +221,13 @@ def test_ctrl_c_at_any_moment_of_a_run_ends_it_with_130_and_the_old_outputs(tmp_
     if process.poll() is not None:
         pytest.skip(f"the run ended before {moment} s")
     code, err = _interrupted(process)
-    assert code in INTERRUPTED, err
+    # 0: the run ended between the look and the signal (a loaded machine), and then its outputs are the new ones
+    assert code in (*INTERRUPTED, 0), err
     assert "Traceback" not in err and "internal error" not in err, err
     # the old file, or the whole new one when the interrupt came after it was written (never a part of it)
     written = junit.read_text()
     assert written == "old junit\n" or ElementTree.fromstring(written).tag == "testsuites", written
+    assert code != 0 or written != "old junit\n", written
     assert not (tmp_path / "reports").exists() or json.loads((tmp_path / "reports" / "report.json").read_text())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -450,3 +451,28 @@ def test_the_parent_run_holds_the_headline_numbers_of_the_pool_and_the_judges(tm
     for parts, value in headlines.items():
         assert logged[".".join(tracking_key(part) for part in parts)] == value, (parts, value)
     assert logged["judges.llm.rerun_kappa"] == report.analyses["judges"].cards[0].summary()["rerun_kappa"]
+
+
+def test_the_parent_run_holds_the_headline_numbers_of_the_judge_agreement(tmp_path: Path) -> None:
+    """A config with an agreement: section ranking its runs: the judges' kappas, Krippendorff's alpha, the shared
+    pairs and, per metric, Kendall's tau, tau_AP and the flipped pairs are metrics of the parent run (MlflowClient),
+    equal to the agreement's own numbers."""
+    config = _files(tmp_path, "agreement: {judges: {human: qrels.txt, llm: llm.txt}, runs: [bm25, dense], "
+                              "metrics: [P@1, AP]}\n")
+    (tmp_path / "llm.txt").write_text(QRELS.replace("d2 1", "d2 2").replace("d6 0", "d6 1"))
+    report = eb.run_config(eb.load_config(config), write=False).report
+    judges, ranking = report.agreement.judges, report.agreement.ranking
+    tracked = eb.log_mlflow(report, uri=_uri(tmp_path))
+    logged = MlflowClient(tracking_uri=_uri(tmp_path)).get_run(tracked.parent).data.metrics
+    assert logged["agreement.pairs"] == judges.shared_pairs == 5
+    assert logged["agreement.kappa"] == judges.cohen_kappa
+    assert logged["agreement.quadratic_kappa"] == judges.weighted_kappa
+    assert logged["agreement.krippendorff_alpha"] == judges.krippendorff_alpha
+    for row in ranking.rows:
+        key = f"agreement.{tracking_key(row.metric)}"
+        assert logged[f"{key}.flipped"] == row.flipped
+        for stat in ("kendall_tau", "tau_ap"):  # a tie of means leaves tau undefined (nan), and a nan is not logged
+            value = getattr(row, stat)
+            assert logged.get(f"{key}.{stat}", math.nan) == value or (value != value and f"{key}.{stat}" not in logged)
+    assert [row.metric for row in ranking.rows] == ["P@1", "AP"]
+    assert any(f"agreement.AP.{stat}" in logged for stat in ("kendall_tau", "tau_ap")), logged

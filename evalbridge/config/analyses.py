@@ -1,4 +1,4 @@
-"""The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``diff:``, ``power:``, ``tiers:``,
+"""The analyses a config adds to its evaluation, one registry (:data:`ANALYSES`): ``agreement:``, ``diff:``, ``power:``, ``tiers:``,
 ``topic_set_size:``, ``fusion:``, ``diagnose:``, ``uncertain:``, ``changed:``, ``ppi:``, ``judges:``, ``pool:``.
 
 Each :class:`Analysis` declares once its config section (key, help, the rules of its keys, how the section is
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
-from .layout import (CORE_KEYS, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
+from .layout import (AGREEMENT_KEYS, CORE_KEYS, AgreementSettings, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
                      FusionSettings, JudgesSettings, PoolSettings, PowerSettings, PPISettings, TiersSettings,
                      TopicSetSettings, UncertainSettings)
 from .sources import Source
@@ -43,6 +43,7 @@ class Given:
     metrics: tuple[MetricRequest, ...]
     policies: Mapping[str, str]
     comparison: ComparisonSettings | None
+    backend: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Context:
         baseline: the system the others are measured against: the comparison's, else the first run.
         step: reports one step of the pipeline (``step("diff of x against y")``).
         judgements: reads a qrels source a section names (a second set, a judge), recorded with the inputs.
+        run: reads a run a section names (``run(name, source)``; a run of the config's is the one read), recorded with
+            the inputs.
     """
 
     config: Config
@@ -66,6 +69,7 @@ class Context:
     baseline: str | None
     step: Callable[[str], None]
     judgements: Callable[[Source], Any]
+    run: Callable[[str, Source], Any]
 
     @property
     def runs(self) -> dict[str, Any]:
@@ -166,6 +170,7 @@ class Analysis:
         steps: how many steps of progress it reports.
         spark: why ``engine: spark`` cannot compute it (None: it can).
         command: its own command of the command line (None: a config section only, or a command of its own module).
+        record: its settings as the provenance records them (None: every field, inputs by their key).
     """
 
     key: str
@@ -177,6 +182,7 @@ class Analysis:
     steps: Callable[[Config, Any], int] = _one
     spark: str | None = None
     command: Command | None = None
+    record: Callable[[Any], Any] | None = None
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
         """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
@@ -217,6 +223,134 @@ def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str,
 def _asked(metric: Metric | tuple[Metric, ...]) -> str | list[str]:
     """A section's metric as its verb takes it: one spec, or a list of specs."""
     return str(metric) if isinstance(metric, Metric) else [str(m) for m in metric]
+
+
+# --- agreement: ---------------------------------------------------------------------------------------------------
+
+#: the keys of ``agreement:`` that are the verb's options, each checked by its rule
+_AGREEMENT_KEYS = ("alpha_level", "test", "alpha", "n_resamples")
+
+
+def _agreement_rules() -> Mapping[str, Rule]:
+    """Krippendorff's alpha level and the ranking agreement's test, alpha and resamples."""
+    from ..common.parameters import OneOf
+    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
+    from ..stats.kappa import ALPHA_LEVELS
+    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
+
+    return {"alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
+            "test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"), "alpha": P["alpha"],
+            "n_resamples": P["n_resamples"]}
+
+
+def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettings | None:
+    """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
+    from ..errors import InputError
+    from ..evalsets.agreement import DEFAULT_METRICS, check_thresholds
+    from ..metrics.spec import parse_metric
+    from .sections import read_metrics, read_name, read_source, read_supported
+
+    if value is None:
+        return None
+    path, runs, folder, policies = ("agreement",), given.runs, given.folder, given.policies
+    spec = check.mapping(value, path, list(AGREEMENT_KEYS),
+                         "{judges: {human: qrels/human.txt, llm: qrels/llm.txt}, runs: [bm25, dense]}")
+    if "judges" not in spec:
+        raise check.fail(path, "the agreement section has no 'judges' key.",
+                         fix="name the two sets of judgements: judges: {human: qrels/human.txt, llm: qrels/llm.txt}.")
+    judges_spec = check.mapping(spec["judges"], path + ("judges",), None,
+                                "{human: qrels/human.txt, llm: qrels/llm.txt}")
+    if len(judges_spec) != 2:
+        raise check.fail(path + ("judges",), f"expected exactly two sets of judgements; got {len(judges_spec)}"
+                                             f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",
+                         fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
+                             "reference).")
+    judges = {read_name(check, name, path + ("judges", name), "judge"):
+              read_source(check, source, path + ("judges", name), folder, "qrels", "local", policies)
+              for name, source in judges_spec.items()}
+    named = spec.get("runs")
+    chosen: dict[str, Source] = {}
+    if isinstance(named, list):
+        for i, name in enumerate(named):
+            if name not in runs:
+                raise check.fail(path + ("runs", i), f"unknown run {name!r}: a name in a list refers to the "
+                                                     f"config's runs ({', '.join(runs) or 'none'}).",
+                                 fix=f"{suggest(str(name), list(runs))}Or give the runs themselves: "
+                                     f"runs: {{bm25: runs/bm25.txt}}.")
+            chosen[str(name)] = runs[name]
+    elif named is not None:
+        for name, source in check.mapping(named, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
+            chosen[read_name(check, name, path + ("runs", name), "system")] = read_source(
+                check, source, path + ("runs", name), folder, "run", "local", policies)
+    for name, source in chosen.items():
+        if source.carries_qrels:
+            raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
+                                                    f"agreement ranks each run under both judges.",
+                             fix="give this run in a run format (trec, json, ranked, ...).")
+    if len(chosen) == 1:
+        raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
+                         fix="add another run, or leave runs out for the judge agreement alone.")
+    asked = (tuple(r.metric for r in read_metrics(check, spec["metrics"], path + ("metrics",))) if "metrics" in spec
+             else tuple(r.metric for r in given.metrics) or tuple(parse_metric(m) for m in DEFAULT_METRICS))
+    bins: dict[str, tuple[float, ...]] = {}
+    given_bins = spec.get("bins")
+    if given_bins is not None:
+        per_judge = (given_bins if isinstance(given_bins, Mapping) else dict.fromkeys(judges, given_bins))
+        for name, edges in per_judge.items():
+            where = path + ("bins",) + ((name,) if isinstance(given_bins, Mapping) else ())
+            if str(name) not in judges:
+                raise check.fail(where, f"unknown judge {name!r}; the judges are {', '.join(judges)}.",
+                                 fix=f"{suggest(str(name), list(judges))}Key bins by a judge's name, or give one "
+                                     f"list for both.")
+            try:
+                checked = check_thresholds(edges, "bins")
+            except InputError as error:
+                raise check.fail(where, str(error)) from None
+            if checked is None:
+                raise check.fail(where, "expected a list of thresholds; got null.", fix="write e.g. [2.5, 5, 7.5].")
+            bins[str(name)] = checked
+    read_supported(check, asked, given.backend, path + ("metrics",))
+    return AgreementSettings(
+        judges=MappingProxyType(judges), runs=MappingProxyType(chosen), metrics=asked, bins=MappingProxyType(bins),
+        **AGREEMENT.checked(check, spec, _AGREEMENT_KEYS, AgreementSettings))
+
+
+def _run_agreement(ctx: Context, settings: AgreementSettings) -> Any:
+    """:func:`evalbridge.agree` of the two judges read, every run named ranked under both (the config's seed and
+    settings)."""
+    from ..errors import InputError
+    from ..evalsets.agreement import agree
+
+    ctx.step("comparing the judges")
+    judges = [ctx.judgements(source) for source in settings.judges.values()]
+    runs = {name: ctx.run(name, source) for name, source in settings.runs.items()}
+    a, b = settings.names
+    bins_a, bins_b = settings.bins.get(a), settings.bins.get(b)
+    same = bins_a is not None and bins_a == bins_b
+    try:
+        return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
+                     bins=bins_a if same else None, bins_a=None if same else bins_a, bins_b=None if same else bins_b,
+                     alpha_level=settings.alpha_level,
+                     statistics=_statistics(settings, _AGREEMENT_KEYS, ctx.config.seed), settings=ctx.config.settings)
+    except InputError as error:
+        if ctx.config.path is not None:  # the pipeline names the section of a config file
+            raise
+        raise InputError(f"agreement: {error}", source=ctx.config.where) from None
+
+
+def _agreement_record(settings: AgreementSettings) -> dict[str, Any]:
+    """What the provenance records of ``agreement:``: the judges and runs by name, the metrics as specs."""
+    return {"judges": list(settings.judges), "runs": list(settings.runs), "metrics": [str(m) for m in settings.metrics],
+            "bins": {name: list(edges) for name, edges in settings.bins.items()}, "alpha_level": settings.alpha_level,
+            "test": settings.test, "alpha": settings.alpha, "n_resamples": settings.n_resamples}
+
+
+AGREEMENT = Analysis(
+    "agreement", "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
+                 "compared, and the system rankings they induce",
+    _read_agreement, _run_agreement, _agreement_rules,
+    sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record,
+    spark="the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark")
 
 
 # --- diff: --------------------------------------------------------------------------------------------------------
@@ -980,7 +1114,7 @@ FUSION = Analysis(
 
 
 #: every analysis a config can ask for, in the order the pipeline runs them and the report shows them
-ANALYSES: tuple[Analysis, ...] = (DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES,
+ANALYSES: tuple[Analysis, ...] = (AGREEMENT, DIFF, POWER, TIERS, TOPIC_SET, FUSION, DIAGNOSE, UNCERTAIN, CHANGED, PPI, JUDGES,
                                   POOL)
 
 
@@ -1026,5 +1160,7 @@ def analysis_settings(config: Config) -> dict[str, Any]:
             return {name: plain(v) for name, v in value.items()}
         return [plain(v) for v in value] if isinstance(value, tuple) else value
 
-    return {key: {name: plain(getattr(settings, name)) for name in settings.__dataclass_fields__}
+    records = {analysis.key: analysis.record for analysis in ANALYSES}
+    return {key: record(settings) if (record := records[key]) is not None
+            else {name: plain(getattr(settings, name)) for name in settings.__dataclass_fields__}
             for key, settings in config.analyses.items()}

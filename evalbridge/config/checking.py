@@ -57,18 +57,6 @@ def _output() -> dict[str, Any]:
             "output.per_query": OneOf("per_query", tuple(PER_QUERY_FORMATS))}
 
 
-def _agreement() -> dict[str, Any]:
-    from ..common.parameters import OneOf
-    from ..stats.kappa import ALPHA_LEVELS
-    from ..stats.paired_tests import COMPARISON_PARAMETERS as P
-    from ..evalsets.ranking_agreement import TESTS as AGREEMENT_TESTS
-
-    return {"agreement.alpha_level": OneOf("alpha_level", tuple(ALPHA_LEVELS), default="ordinal"),
-            "agreement.test": OneOf("test", tuple(AGREEMENT_TESTS), default="t"),
-            "agreement.alpha": P["alpha"], "agreement.n_resamples": P["n_resamples"]}
-
-
-
 def _spark() -> dict[str, Any]:
     from ..common.parameters import Interval
 
@@ -89,8 +77,8 @@ def _tracking() -> dict[str, Any]:
 #: one of its keys is checked (an ``evalbridge eval`` imports none of the modules of the agreement, the diff, the
 #: diagnosis, the uncertainty or the power).
 _SECTIONS: Mapping[str, Callable[[], dict[str, Any]]] = MappingProxyType({
-    "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "output": _output, "agreement": _agreement,
-    "spark": _spark, "tracking": _tracking})
+    "": _top, "crosscheck": _crosscheck, "comparison": _comparison, "output": _output, "spark": _spark,
+    "tracking": _tracking})
 
 
 @functools.cache

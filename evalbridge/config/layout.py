@@ -43,8 +43,6 @@ CORE_KEYS: Mapping[str, str] = MappingProxyType({
     "bands": "true (the RAG quality bands), false, or {metric or family: [fair, good, excellent]}",
     "output": "{dir, formats, per_query, system_json, plots, digits}",
     "seed": "seed of every random step (randomization test, bootstrap)",
-    "agreement": "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
-                 "compared, and the system rankings they induce",
     "engine": "where the numbers are computed: local (this process) or spark (a Spark session, evalbridge.spark)",
     "spark": "{master, buckets}: the session started when none is active (default local[*]), query buckets",
     "tracking": "{mlflow: {uri, experiment, run_name}}: log params, means and artifacts to an experiment tracker",
@@ -335,7 +333,6 @@ class Config:
     on_inconclusive: str = "fail"
     bands: Mapping[str, tuple[float, float, float]] | None = None
     seed: int = 0
-    agreement: AgreementSettings | None = None
     engine: str = "local"
     spark: SparkSettings | None = None
     tracking: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
@@ -344,6 +341,12 @@ class Config:
     analyses: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def agreement(self) -> AgreementSettings | None:
+        """The ``agreement:`` section's settings (its analysis's), or None."""
+        settings: AgreementSettings | None = self.analyses.get("agreement")
+        return settings
 
     @property
     def where(self) -> str:

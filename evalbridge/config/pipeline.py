@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .analyses import ANALYSES, Context, analysis_settings, analysis_sources, analysis_steps
-from .layout import AgreementSettings, Config
+from .layout import Config
 from .sources import Source
 from ..errors import InputError
 from ..model.settings import ROWS
@@ -150,60 +150,14 @@ def _steps(config: Config) -> int:
     n = len(config.runs)
     plots = config.output.plots
     return (1 + n + (n if config.crosscheck else 0) + (1 if config.comparison or config.slices else 0)
-            + (n if plots and plots.curves else 0) + (1 if config.agreement else 0) + analysis_steps(config)
+            + (n if plots and plots.curves else 0) + analysis_steps(config)
             + 1 + len(config.tracking))
 
 
 def input_sources(config: Config) -> list[Source]:
-    """Every input a config reads: the qrels, the runs, the agreement's judges and runs (each once)."""
-    sources = [config.qrels, *config.runs.values()]
-    if config.agreement is not None:
-        sources += [*config.agreement.judges.values(), *config.agreement.runs.values()]
-    sources += analysis_sources(config)
+    """Every input a config reads: the qrels, the runs, the inputs its analyses name (each once)."""
+    sources = [config.qrels, *config.runs.values(), *analysis_sources(config)]
     return list({s.key: s for s in sources if s is not None}.values())
-
-
-def _agreement_settings(config: Config) -> dict[str, Any] | None:
-    settings = config.agreement
-    if settings is None:
-        return None
-    return {"judges": list(settings.judges), "runs": list(settings.runs), "metrics": [str(m) for m in settings.metrics],
-            "bins": {name: list(edges) for name, edges in settings.bins.items()}, "alpha_level": settings.alpha_level,
-            "test": settings.test, "alpha": settings.alpha, "n_resamples": settings.n_resamples}
-
-
-def _agree(config: Config, settings: AgreementSettings, loaded: dict[str, Any], inputs: dict[str, Any],
-           hashes: _Hashes) -> Any:
-    """The agreement section: both judges read through the registry, every run ranked under both
-    (:func:`evalbridge.agree`, with the config's backend and conventions)."""
-    from .sources import load_qrels, load_run
-    from ..evalsets.agreement import agree
-    from ..stats.statistics import Statistics
-
-    level = config.settings.min_relevance
-    judges = []
-    for source in settings.judges.values():
-        with _reading(config, source):
-            judges.append(load_qrels(source, level))
-        inputs[source.key] = _fingerprint(source, hashes)
-    runs = {}
-    for name, source in settings.runs.items():
-        if source.key not in loaded:
-            with _reading(config, source):
-                loaded[source.key] = load_run(source, name, None, level)[1]
-            inputs[source.key] = _fingerprint(source, hashes)
-        runs[name] = loaded[source.key]
-    a, b = settings.names
-    bins_a, bins_b = settings.bins.get(a), settings.bins.get(b)
-    same = bins_a is not None and bins_a == bins_b
-    try:
-        return agree(judges[0], judges[1], runs or None, [str(m) for m in settings.metrics], names=(a, b),
-                     bins=bins_a if same else None, bins_a=None if same else bins_a, bins_b=None if same else bins_b,
-                     alpha_level=settings.alpha_level,
-                     statistics=Statistics(test=settings.test, alpha=settings.alpha, n_resamples=settings.n_resamples,
-                                           seed=config.seed), settings=config.settings)
-    except InputError as error:
-        raise InputError(f"agreement: {error}", source=config.where) from None
 
 
 def settings_of(config: Config) -> dict[str, Any]:
@@ -216,7 +170,8 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else config.comparison.to_dict(),
-            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": _agreement_settings(config),
+            # agreement: is recorded where it always was, null when not asked for
+            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": None,
             **analysis_settings(config)}
 
 
@@ -361,11 +316,6 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             checks[name] = crosscheck(
                 qrels, run, config.metrics, backends=config.crosscheck.backends, atol=config.crosscheck.atol,
                 canonicalise=config.crosscheck.canonicalise, settings=settings.replace(backend="auto"))
-    agreement = None
-    if config.agreement is not None:
-        step("comparing the judges")
-        loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
-        agreement = _agree(config, config.agreement, loaded, inputs, hashes)
     labels = [r.label for r in config.metrics]
     comparison = sliced = None
     groups = _slice_labels(config, pairs)
@@ -386,8 +336,10 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     standings = comparison.standings() if comparison is not None else None
     # every analysis measures the systems against the comparison's baseline, else the first run
     baseline = config.comparison.baseline if config.comparison is not None else next(iter(results), None)
+    loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
     context = Context(config=config, results=results, pairs=pairs, qrels=shared, baseline=baseline, step=step,
-                      judgements=lambda source: _judgements(config, source, inputs, hashes))
+                      judgements=lambda source: _judgements(config, source, inputs, hashes),
+                      run=lambda name, source: _section_run(config, name, source, loaded, inputs, hashes))
     analyses = {}
     for analysis in ANALYSES:
         if (asked := config.analyses.get(analysis.key)) is not None:
@@ -412,7 +364,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                                  "sha256": hashes[config.path]})
     report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
-                    digits=config.output.digits, agreement=agreement, standings=standings, slices=sliced,
+                    digits=config.output.digits, standings=standings, slices=sliced,
                     analyses=analyses, topics=_topics(shared))
     curves: dict[str, tuple[Any, dict[str, dict[int, float]]]] = {}
     plots = config.output.plots
@@ -452,6 +404,19 @@ def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: 
         qrels = load_qrels(source, config.settings.min_relevance)
     inputs[source.key] = _fingerprint(source, hashes, qrels)
     return qrels
+
+
+def _section_run(config: Config, name: str, source: Source, loaded: dict[str, Any], inputs: dict[str, Any],
+                 hashes: _Hashes) -> Any:
+    """A run a section names (the agreement's), read through the registry once: a run of the config's is the one
+    read."""
+    from .sources import load_run
+
+    if source.key not in loaded:
+        with _reading(config, source):
+            loaded[source.key] = load_run(source, name, None, config.settings.min_relevance)[1]
+        inputs[source.key] = _fingerprint(source, hashes)
+    return loaded[source.key]
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from ..common.wording import option
 from .checking import Checker, Locator
 from .analyses import ANALYSES, TOP_KEYS, Given, read_analyses
 from .layout import ENGINES, Config
-from .sections import (read_agreement, read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
+from .sections import (read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
                        read_name, read_output, read_policies, read_settings, read_slices, read_source, read_spark,
                        read_supported, read_tracking)
 
@@ -45,8 +45,6 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
      "the cross-check runs ranx, ir-measures and pytrec_eval on data in memory, and the inputs stay in Spark"),
     (("output", "plots", "curves"), lambda c: c.output.plots is not None and bool(c.output.plots.curves),
      "metric@k curves are computed from data in memory, and the inputs stay in Spark"),
-    (("agreement",), lambda c: c.agreement is not None,
-     "the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark"),
 )
 
 
@@ -144,9 +142,6 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     metrics = read_metrics(check, _official(check, spec["metrics"], qrels), ("metrics",)) if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))
-    agreement = read_agreement(check, spec.get("agreement"), folder, runs, tuple(r.metric for r in metrics), policies)
-    if agreement is not None:
-        read_supported(check, agreement.metrics, backend, ("agreement", "metrics"))
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
     comparison = read_comparison(check, spec.get("comparison"), runs, seed)
     from ..decisions.gates import ON_INCONCLUSIVE
@@ -155,7 +150,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         path=path, document=document, title=read_name(check, spec.get("title") or _default_title(stem, qrels), ("title",), "report title"),
         runs=MappingProxyType(runs),
         metrics=metrics, qrels=qrels, settings=settings, crosscheck=read_crosscheck(check, spec.get("crosscheck")),
-        comparison=comparison, agreement=agreement,
+        comparison=comparison,
         gates=read_gates(check, spec.get("gates"), metrics, runs, comparison),
         on_inconclusive=check.choice(spec.get("on_inconclusive", "fail"), ("on_inconclusive",), ON_INCONCLUSIVE),
         bands=read_bands(check, spec.get("bands"), [r.label for r in metrics]),
@@ -163,7 +158,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         seed=seed, engine=engine, spark=spark, tracking=read_tracking(check, spec.get("tracking")),
         slices=read_slices(check, spec.get("slices"), folder),
         analyses=read_analyses(check, spec, Given(folder=folder, qrels=qrels, runs=MappingProxyType(runs),
-                                                  metrics=metrics, policies=policies, comparison=comparison)),
+                                                  metrics=metrics, policies=policies, comparison=comparison,
+                                                  backend=backend)),
         raw=MappingProxyType(dict(spec)))
     if engine == "spark":
         _on_spark(check, config)

@@ -1,5 +1,5 @@
 """Each section of a config read and checked into its part of :class:`~evalbridge.config.layout.Config`: the
-settings, the inputs (through the format registry), metrics, agreement, cross-check, comparison, gates,
+settings, the inputs (through the format registry), metrics, cross-check, comparison, gates,
 bands, output, Spark, slices and tracking; :func:`evalbridge.config.schema.validate` puts them together.
 """
 
@@ -17,7 +17,7 @@ from ..model.settings import ROWS, Row, Settings
 from ..common.parameters import Boolean, Interval, OneOf, Text
 from ..common.wording import option
 from .checking import RULES, Checker, dotted, suggest
-from .layout import (AGREEMENT_KEYS, COMPARISON_KEYS, AgreementSettings, ComparisonSettings, CrossCheckSettings, OutputSettings,
+from .layout import (COMPARISON_KEYS, ComparisonSettings, CrossCheckSettings, OutputSettings,
                      PlotSettings, SliceSettings, SparkSettings)
 from ..stats.statistics import Statistics
 from .sources import Source, check_source
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
 __all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "read_supported", "read_name",
-           "read_agreement", "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
+           "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
            "read_spark", "read_slices", "read_tracking"]
 
 
@@ -201,78 +201,6 @@ def read_name(check: Checker, name: Any, path: KeyPath, what: str) -> str:
     if problem is not None:
         raise check.fail(path, problem[0], fix=problem[1])
     return text
-
-
-def read_agreement(check: Checker, value: Any, folder: Path, runs: Mapping[str, Source],
-               metrics: tuple[Metric, ...], policies: Mapping[str, str] | None = None) -> AgreementSettings | None:
-    """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
-    if value is None:
-        return None
-    from ..evalsets.agreement import DEFAULT_METRICS, check_thresholds
-
-    path = ("agreement",)
-    spec = check.mapping(value, path, list(AGREEMENT_KEYS),
-                         "{judges: {human: qrels/human.txt, llm: qrels/llm.txt}, runs: [bm25, dense]}")
-    if "judges" not in spec:
-        raise check.fail(path, "the agreement section has no 'judges' key.",
-                         fix="name the two sets of judgements: judges: {human: qrels/human.txt, llm: qrels/llm.txt}.")
-    judges_spec = check.mapping(spec["judges"], path + ("judges",), None,
-                                "{human: qrels/human.txt, llm: qrels/llm.txt}")
-    if len(judges_spec) != 2:
-        raise check.fail(path + ("judges",), f"expected exactly two sets of judgements; got {len(judges_spec)}"
-                                             f"{' (' + ', '.join(map(str, judges_spec)) + ')' if judges_spec else ''}.",
-                         fix="name both: judges: {human: qrels/human.txt, llm: qrels/llm.txt} (the first is the "
-                             "reference).")
-    judges = {read_name(check, name, path + ("judges", name), "judge"):
-              read_source(check, source, path + ("judges", name), folder, "qrels", "local", policies)
-              for name, source in judges_spec.items()}
-    given = spec.get("runs")
-    chosen: dict[str, Source] = {}
-    if isinstance(given, list):
-        for i, name in enumerate(given):
-            if name not in runs:
-                raise check.fail(path + ("runs", i), f"unknown run {name!r}: a name in a list refers to the "
-                                                     f"config's runs ({', '.join(runs) or 'none'}).",
-                                 fix=f"{suggest(str(name), list(runs))}Or give the runs themselves: "
-                                     f"runs: {{bm25: runs/bm25.txt}}.")
-            chosen[str(name)] = runs[name]
-    elif given is not None:
-        for name, source in check.mapping(given, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
-            chosen[read_name(check, name, path + ("runs", name), "system")] = read_source(
-                check, source, path + ("runs", name), folder, "run", "local", policies)
-    for name, source in chosen.items():
-        if source.carries_qrels:
-            raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
-                                                    f"agreement ranks each run under both judges.",
-                             fix="give this run in a run format (trec, json, ranked, ...).")
-    if len(chosen) == 1:
-        raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
-                         fix="add another run, or leave runs out for the judge agreement alone.")
-    asked = (tuple(r.metric for r in read_metrics(check, spec["metrics"], path + ("metrics",))) if "metrics" in spec
-             else metrics or tuple(parse_metric(m) for m in DEFAULT_METRICS))
-    bins: dict[str, tuple[float, ...]] = {}
-    given_bins = spec.get("bins")
-    if given_bins is not None:
-        per_judge = (given_bins if isinstance(given_bins, Mapping) else dict.fromkeys(judges, given_bins))
-        for name, edges in per_judge.items():
-            where = path + ("bins",) + ((name,) if isinstance(given_bins, Mapping) else ())
-            if str(name) not in judges:
-                raise check.fail(where, f"unknown judge {name!r}; the judges are {', '.join(judges)}.",
-                                 fix=f"{suggest(str(name), list(judges))}Key bins by a judge's name, or give one "
-                                     f"list for both.")
-            try:
-                checked = check_thresholds(edges, "bins")
-            except InputError as error:
-                raise check.fail(where, str(error)) from None
-            if checked is None:
-                raise check.fail(where, "expected a list of thresholds; got null.", fix="write e.g. [2.5, 5, 7.5].")
-            bins[str(name)] = checked
-    return AgreementSettings(
-        judges=MappingProxyType(judges), runs=MappingProxyType(chosen), metrics=asked, bins=MappingProxyType(bins),
-        alpha_level=check.rule(spec.get("alpha_level", "ordinal"), path + ("alpha_level",), "agreement.alpha_level"),
-        test=check.rule(spec.get("test", "t"), path + ("test",), "agreement.test"),
-        alpha=check.rule(spec.get("alpha", 0.05), path + ("alpha",), "agreement.alpha"),
-        n_resamples=check.rule(spec.get("n_resamples", 10_000), path + ("n_resamples",), "agreement.n_resamples"))
 
 
 def read_crosscheck(check: Checker, value: Any) -> CrossCheckSettings | None:

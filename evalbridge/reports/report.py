@@ -106,15 +106,16 @@ class Report:
         markers: significance markers in the tables, a key of
             :data:`~evalbridge.views.markers.MARKER_STYLES`: ``arrows`` (▲ / ▼ against the
             baseline) or ``letters`` (ranx's superscript letters).
-        agreement: an :class:`~evalbridge.evalsets.agreement.Agreement` of two sets of judgements (the
-            ``agreement:`` section of a config, ``evalbridge agree``), or None. A report of an agreement
-            alone, or of a comparison alone (``Report(results={}, comparison=cmp)``), has no ``results``.
+        A report of an agreement alone (``analyses={"agreement": ...}``), or of a comparison alone
+            (``Report(results={}, comparison=cmp)``), has no ``results``.
         standings: the systems' :class:`~evalbridge.decisions.standings.Standings` (win / tie / loss of every pair,
             the hardest queries, ranks per query) when the report compares systems, else None.
         slices: per-slice means, intervals and differences against the baseline
             (:class:`~evalbridge.evaluation.slices.Slices`, ``slices:`` of a config), or None.
         analyses: analysis key -> its result, for each analysis of a config
-            (:data:`evalbridge.config.analyses.ANALYSES`) it holds, in their order: ``diff`` (system -> its
+            (:data:`evalbridge.config.analyses.ANALYSES`) it holds, in their order: ``agreement`` (an
+            :class:`~evalbridge.evalsets.agreement.Agreement` of two sets of judgements, ``evalbridge agree``),
+            ``diff`` (system -> its
             :class:`~evalbridge.decisions.diffing.RunDiff` against the baseline), ``power``
             (:class:`~evalbridge.decisions.power.PowerAnalysis`: the smallest difference each pair and metric can
             detect), ``tiers`` (:class:`~evalbridge.decisions.tiers.Tiers`: the tiers no simultaneous test separates, rank
@@ -136,7 +137,6 @@ class Report:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     digits: int = 4
     markers: str = "arrows"
-    agreement: Any = None
     standings: Any = None
     slices: Slices | None = None
     analyses: Mapping[str, Any] = field(default_factory=dict)
@@ -151,6 +151,11 @@ class Report:
         if not self.metrics and self.results:
             first = next(iter(self.results.values()))
             object.__setattr__(self, "metrics", tuple(first.requests))
+
+    @property
+    def agreement(self) -> Any:
+        """The :class:`~evalbridge.evalsets.agreement.Agreement` of two sets of judgements (``agreement:``), or None."""
+        return self.analyses.get("agreement")
 
     @property
     def names(self) -> list[MetricRequest]:
@@ -386,11 +391,12 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["gates"] = [g.to_dict() for g in report.gates]
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
-    if report.agreement is not None:
-        data["agreement"] = report.agreement.to_dict()
+    analysed = report_data(report)
+    if "agreement" in analysed:  # where it has always been: after the cross-checks, before the standings
+        data["agreement"] = analysed.pop("agreement")
     if report.standings is not None:
         data["standings"] = report.standings.to_dict()
-    data |= report_data(report)
+    data |= analysed
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts
 

@@ -283,6 +283,19 @@ def _pool_headline(p: Any) -> Headline:
     return out
 
 
+def _agreement_headline(a: Any) -> Headline:
+    """The two judges' kappas, Krippendorff's alpha and shared pairs and, with runs, per metric the rank correlations
+    of the system orders they induce and the pairs whose significance flipped (nan left out)."""
+    judges = a.judges
+    out: Headline = {("agreement", "pairs"): float(judges.shared_pairs), ("agreement", "kappa"): judges.cohen_kappa,
+                     ("agreement", "quadratic_kappa"): judges.weighted_kappa,
+                     ("agreement", "krippendorff_alpha"): judges.krippendorff_alpha}
+    for row in a.ranking.rows:
+        out |= {("agreement", row.metric, "kendall_tau"): row.kendall_tau, ("agreement", row.metric, "tau_ap"): row.tau_ap,
+                ("agreement", row.metric, "flipped"): float(row.flipped)}
+    return {name: float(value) for name, value in out.items() if value == value}
+
+
 def _judges_headline(r: Any) -> Headline:
     """Each judge's kappas against the humans and, with runs, the tau_AP of its system order (nan left out)."""
     out: Headline = {}
@@ -312,8 +325,11 @@ class View:
     headline: Callable[[Any], Headline] = _no_headline
 
 
-#: analysis key -> its view, for every analysis a report can hold (``Report.analyses``)
+#: analysis key -> its view, for every analysis a report can hold (``Report.analyses``); the agreement's tables are
+#: placed by each format itself (after the cross-checks: ``str()``, ``to_markdown()``, its HTML and LaTeX tables,
+#: ``agreement.csv``), so its view gives its data and headline and no section
 VIEWS: Mapping[str, View] = {
+    "agreement": View("agreement", lambda a, digits: [], lambda a: a.to_dict(), _agreement_headline),
     "diff": View("diffs", lambda found, digits: [_diff(d) for d in found.values()],
                  lambda found: {system: d.to_dict() for system, d in found.items()}),
     "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict(), _power_headline),

@@ -55,10 +55,10 @@ chromium:
 
 # The whole suite on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process). mypy --strict on the
 # package (settings in pyproject.toml's [tool.mypy]) is one of its tests (tests/test_typing.py): a type error fails
-# `make test`. --dist loadgroup keeps the tests that share one expensive fixture (mypy's run) on one worker.
+# `make test` (one run for the whole suite, shared by the workers).
 TEST_WORKERS ?= auto
 test: install chromium
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 bench: install
 	$(BIN)/python bench/run.py

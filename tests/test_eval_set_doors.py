@@ -1,12 +1,14 @@
 """The eval-set loop at its two doors (the Python API and the command line: ``evalbridge pool``, ``merge``,
 ``changed``) on TREC DL 2019: the same pool, the same batch file, the same merged judgements and sources, the same
 answer; bad input exits 2 with the file and the fix, never a traceback. A config's ``changed:`` section gives what
-``changed`` gives, in its report. (A config run has no pool or merge step: a loop that asks a judge between two runs
-of evalbridge is not one configured evaluation.)"""
+``changed`` gives, in its report, and a config's ``pool: {batch}`` writes the batch ``pool --batch`` writes. (A
+config run has no merge step: a loop that asks a judge between two runs of evalbridge is not one configured
+evaluation.)"""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -117,3 +119,113 @@ def test_bad_input_exits_2_with_the_fix_and_no_traceback(loop, tmp_path, argv, m
              "out": str(tmp_path / "o.jsonl")}
     code, out, err = cli(*(a.format(**paths) for a in argv))
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def _pool_config(folder: Path, loop: dict[str, Path], pool: str, extra: str = "") -> Path:
+    """A config pooling the three runs against the partial qrels; its ``pool:`` section is line 6."""
+    config = folder / "eval.yaml"
+    config.write_text(f"qrels: {loop['qrels']}\n"
+                      f"runs: {{r0: {loop['run0']}, r1: {loop['run1']}, r2: {loop['run2']}}}\n"
+                      "metrics: [nDCG@10]\n"
+                      "seed: 5\n"
+                      "output: {dir: reports, formats: [json]}\n"
+                      f"pool: {pool}\n{extra}")
+    return config
+
+
+@pytest.mark.parametrize("shape, flags, kwargs", [
+    ("depth: [10, 20]", ("--depth", "10", "20"), {"depth": [10, 20]}),
+    ("strata: {1-10: 1, 11-50: 0.2}", ("--strata", "1-10:1", "11-50:0.2", "--seed", "5"),
+     {"strata": {"1-10": 1, "11-50": 0.2}, "seed": 5}),
+], ids=["depths", "strata"])
+def test_a_config_pool_batch_is_the_batch_of_the_command_line_and_of_write_batch(loop, tmp_path, shape, flags,
+                                                                                 kwargs):
+    """``pool: {batch, topics}`` writes, byte for byte, what ``evalbridge pool ... --batch --topics`` and
+    ``write_batch(eb.pool(...), queries=topics)`` write for the same inputs; ``--no-write`` and ``write=False``
+    write no batch (and no report)."""
+    runs = {f"r{i}": loop[f"run{i}"] for i in range(3)}
+    code, _, err = cli("pool", loop["qrels"], *(f"{name}={path}" for name, path in runs.items()), *flags,
+                       "--batch", tmp_path / "cli.jsonl", "--topics", loop["topics"])
+    assert code == 0, err
+    write_batch(eb.pool(loop["qrels"], runs, **kwargs), tmp_path / "api.jsonl", queries=loop["topics"])
+    config = _pool_config(tmp_path, loop, f"{{{shape}, batch: out/batch.jsonl, topics: {loop['topics']}}}")
+    code, _, err = cli("run", config, "--no-write", "--format", "json")
+    assert code == 0, err
+    outcome = eb.run_config(eb.load_config(config), write=False)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "reports").exists() and outcome.files == ()
+    code, _, err = cli("run", config, "--format", "json")
+    assert code == 0, err
+    written = (tmp_path / "out" / "batch.jsonl").read_bytes()
+    assert written == (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "api.jsonl").read_bytes()
+    assert "batch.jsonl (pool.batch)" in err
+    outcome = eb.run_config(eb.load_config(config))
+    assert tmp_path / "out" / "batch.jsonl" in outcome.files and (tmp_path / "out" / "batch.jsonl").read_bytes() == \
+        written
+    assert all(json.loads(line)["query"] for line in written.decode().splitlines()
+               if json.loads(line).get("sampled", True))
+    provenance = json.loads((tmp_path / "reports" / "report.json").read_text())["provenance"]
+    assert provenance["config"]["pool"]["batch"] == "out/batch.jsonl" and "pool.topics" in provenance["inputs"]
+
+
+@pytest.mark.parametrize("batch, words", [
+    ("{qrels}", "would destroy the input"),
+    ("{topics}", "would destroy the input"),
+    ("{run1}", "would destroy the input"),
+    ("eval.yaml", "would destroy the input"),
+    ("reports/batch.jsonl", "inside the output folder"),
+    ("folder", "folder"),
+    ("fifo", "FIFO"),
+], ids=["qrels", "topics", "run", "config", "in-report-folder", "folder", "fifo"])
+def test_a_config_batch_that_is_an_input_or_not_a_regular_file_is_refused_before_any_work(loop, tmp_path, batch,
+                                                                                          words):
+    """Exit 2 naming the config's file:line and pool.batch, the fix, no traceback; nothing is written or replaced."""
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    given = batch.format(**{k: str(v) for k, v in loop.items()})
+    config = _pool_config(tmp_path, loop, f"{{depth: 10, batch: {given}, topics: {loop['topics']}}}")
+    before = {path: path.read_bytes() for path in (*loop.values(), config)}
+    code, out, err = cli("run", config)
+    assert code == 2 and f"{config}:6: pool.batch: " in err and words in err and "Fix: " in err, err
+    assert "Traceback" not in err
+    with pytest.raises(eb.InputError, match=f"eval.yaml:6: pool.batch: .*{words}"):
+        eb.run_config(eb.load_config(config))
+    assert {path: path.read_bytes() for path in before} == before and not (tmp_path / "reports").exists()
+
+
+def test_config_texts_without_a_batch_are_refused_naming_the_key(loop, tmp_path):
+    config = _pool_config(tmp_path, loop, f"{{depth: 10, topics: {loop['topics']}}}")
+    code, _, err = cli("run", config, "--no-write")
+    assert code == 2 and f"{config}:6: pool.topics: " in err and "Fix: add batch:" in err, err
+
+
+def test_a_config_batch_of_a_dataset_by_name_carries_its_cached_topics(loop, tmp_path, shared):
+    """With ``qrels: irds:...``, the batch's queries are the topics ir_datasets' cache holds, as ``evalbridge pool
+    irds:... --batch`` has them (a fresh interpreter: ir_datasets binds its cache folder when imported)."""
+    pytest.importorskip("ir_datasets", reason="ir_datasets is installed by `make test` (evalbridge[datasets])")
+    import shutil
+    import subprocess
+    import sys
+
+    dl19 = shared / DL19
+    cache = tmp_path / "irds" / "msmarco-passage" / "trec-dl-2019"
+    cache.mkdir(parents=True)
+    shutil.copyfile(dl19 / "qrels.dl19-passage.txt", cache / "qrels")
+    shutil.copyfile(dl19 / "topics.dl19-passage.txt", cache / "queries.tsv")
+    (tmp_path / "eval.yaml").write_text(f"qrels: irds:msmarco-passage/trec-dl-2019/judged\n"
+                                        f"runs: {{bm25: {loop['run0']}}}\nmetrics: [nDCG@10]\n"
+                                        "pool: {depth: 100, batch: config.jsonl}\n")
+    closed = "http://127.0.0.1:9"  # nothing is downloaded: a request would go to a closed port
+    env = {**os.environ, "IR_DATASETS_HOME": str(tmp_path / "irds"), "HTTPS_PROXY": closed, "HTTP_PROXY": closed,
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for argv in (["run", "eval.yaml", "--no-write", "-q"],  # --no-write: the config writes no batch
+                 ["pool", "irds:msmarco-passage/trec-dl-2019/judged", f"bm25={loop['run0']}", "--depth", "100",
+                  "--batch", "cli.jsonl"],
+                 ["run", "eval.yaml", "-q"]):
+        done = subprocess.run([sys.executable, "-m", "evalbridge", *argv], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=240)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "config.jsonl").exists() == (argv[-1] == "-q" and "--no-write" not in argv)
+    topics = dict(line.split("\t", 1) for line in (dl19 / "topics.dl19-passage.txt").read_text().splitlines())
+    batch = [json.loads(line) for line in (tmp_path / "config.jsonl").read_text().splitlines()]
+    assert batch and all(item["query"] == topics[item["query_id"]] for item in batch)
+    assert (tmp_path / "config.jsonl").read_bytes() == (tmp_path / "cli.jsonl").read_bytes()

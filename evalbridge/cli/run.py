@@ -16,6 +16,7 @@ from .shared import EXIT_OK, add_quiet, add_tracking, note, note_tracked, progre
 
 def handle(args: argparse.Namespace) -> int:
     from ..config import load_configs
+    from ..config.analyses import analysis_outputs
     from ..config.pipeline import run_config
     from ..views.formats import render
 
@@ -33,14 +34,16 @@ def handle(args: argparse.Namespace) -> int:
     if args.output_dir is not None and len(configs) > 1:
         raise InputError(f"--output-dir is ambiguous: {args.config} holds {len(configs)} evaluations.",
                          fix="leave it out (each evaluation has its own output.dir).")
-    from ..config.pipeline import input_sources
+    from ..config.pipeline import check_section_outputs, input_sources
     from ..reports.writing import STDOUT, check_outputs
 
     folders = [] if args.no_write else [Path(args.output_dir) if args.output_dir is not None else c.output.dir
                                         for c in configs]
     report_out = None if args.junit == STDOUT else STDOUT  # `--junit -` takes stdout: the report is left out
-    check_outputs([args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)],
-                  files=[args.junit, report_out], folders=folders)
+    read = [args.config, *(s.path for c in configs for s in input_sources(c) if s.path is not None)]
+    check_outputs(read, files=[args.junit, report_out], folders=folders)
+    for config in [] if args.no_write else configs:  # the files a section writes (pool: {batch}), before any work
+        check_section_outputs(config, read, files=[args.junit], folders=folders)
     code = EXIT_OK
     gates: list[Any] = []
     for i, config in enumerate(configs):
@@ -49,8 +52,13 @@ def handle(args: argparse.Namespace) -> int:
         if report_out is not None:
             sys.stdout.write(("\n" if i else "") + render(outcome.report, args.format))
         folder = Path(args.output_dir) if args.output_dir is not None else config.output.dir
-        if outcome.files and folder is not None:  # run_config writes files only into a folder
-            note(args, f"wrote {len(outcome.files)} files to {shown(folder)}")
+        beside = {output.path for output in analysis_outputs(config)}  # a section's own file (pool: {batch})
+        in_folder = [path for path in outcome.files if path not in beside]
+        if in_folder and folder is not None:
+            note(args, f"wrote {len(in_folder)} files to {shown(folder)}")
+        for output in analysis_outputs(config):
+            if output.path in outcome.files:
+                note(args, f"wrote {shown(output.path)} ({output.key})")
         note_tracked(args, outcome)
         for line in outcome.failures:  # why the exit code is 1, one line per failed gate or check, even with -q
             print(f"evalbridge: {message_text(line)}", file=sys.stderr)

@@ -11,6 +11,7 @@ view and one entry here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (AGREEMENT_KEYS, CORE_KEYS, AgreementSettings, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
-                     FusionSettings, JudgesSettings, PoolSettings, PowerSettings, PPISettings, TiersSettings,
+                     FusionSettings, JudgesSettings, OutputFile, PoolSettings, PowerSettings, PPISettings, TiersSettings,
                      TopicSetSettings, UncertainSettings)
 from .sources import Source
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..common.parameters import Rule
     from ..stats.statistics import Statistics
 
-__all__ = ["Analysis", "Command", "Judgements", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_steps",
+__all__ = ["Analysis", "Command", "Judgements", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_outputs", "analysis_steps",
            "analysis_settings"]
 
 
@@ -88,7 +89,7 @@ def _statistics(settings: Any, keys: Iterable[str], seed: int | None = None) -> 
     return Statistics(**chosen)
 
 
-def _none(settings: Any) -> tuple[Source | None, ...]:
+def _none(settings: Any) -> tuple[()]:
     return ()
 
 
@@ -167,6 +168,9 @@ class Analysis:
         run: its step of the pipeline: the settings and what the pipeline has (:class:`Context`) -> its result.
         rules: key of the section -> its rule (the verb's own parameters), gathered when a key is checked.
         sources: the inputs its settings name beyond the qrels and runs (for hashing and the overwrite check).
+        outputs: the files its settings name to write beside the report folder (for the overwrite check).
+        write: writes those files from its result (``write(context, settings, result)`` -> the files written),
+            called only when the config writes (not with ``--no-write`` / ``write=False``).
         steps: how many steps of progress it reports.
         spark: why ``engine: spark`` cannot compute it (None: it can).
         command: its own command of the command line (None: a config section only, or a command of its own module).
@@ -179,6 +183,8 @@ class Analysis:
     run: Callable[[Context, Any], Any]
     rules: Callable[[], Mapping[str, Rule]]
     sources: Callable[[Any], Iterable[Source | None]] = _none
+    outputs: Callable[[Any], Iterable[OutputFile | None]] = _none
+    write: Callable[[Context, Any, Any], Sequence[Path]] | None = None
     steps: Callable[[Config, Any], int] = _one
     spark: str | None = None
     command: Command | None = None
@@ -848,17 +854,23 @@ def _pool_rules() -> Mapping[str, Rule]:
     return POOL_PARAMETERS
 
 
+#: the keys of ``pool:`` that name files: the judging batch it writes, and the texts the batch carries
+_POOL_FILES = ("batch", "topics", "corpus")
+
+
 def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
-    """``pool:``: ``{depth, strata, k, queries}``: the pool of the config's runs against its qrels (the judgements so
-    far), nested at each depth, or sampled by rank strata (``{1-10: 1, 11-100: 0.1}``) at the config's seed."""
+    """``pool:``: ``{depth, strata, k, queries, batch, topics, corpus}``: the pool of the config's runs against its
+    qrels (the judgements so far), nested at each depth, or sampled by rank strata (``{1-10: 1, 11-100: 0.1}``) at
+    the config's seed; ``batch``: the judging batch written (as ``evalbridge pool --batch``), with the texts of
+    ``topics`` and ``corpus`` (paths relative to the config's folder)."""
     from ..evalsets.pooling import check_depths
     from ..evalsets.stratified import check_strata
 
     if value is None:
         return None
     path = ("pool",)
-    spec = check.mapping({} if value is True else value, path, ("depth", "strata", *_POOL_KEYS),
-                         "{strata: {1-10: 1, 11-100: 0.1}}")
+    spec = check.mapping({} if value is True else value, path, ("depth", "strata", *_POOL_KEYS, *_POOL_FILES),
+                         "{strata: {1-10: 1, 11-100: 0.1}, batch: batch.jsonl}")
     if given.qrels is None:
         raise check.fail(path, "a pool is the pairs the judgements so far (the config's qrels) do not judge, and the "
                                "config has none.", fix="add qrels: <path to the judgements so far>.")
@@ -872,8 +884,22 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
 
     depth = check_depths(spec["depth"], **where("depth")) if "depth" in spec else None
     strata = check_strata(spec["strata"], **where("strata")) if "strata" in spec else None
+    texts = {key: Source(f"pool.{key}", "texts", path=check.existing_file(spec[key], path + (key,), given.folder),
+                         written=spec[key], line=check.locator.line(path + (key,)))
+             for key in ("topics", "corpus") if key in spec}
+    if texts and "batch" not in spec:
+        raise check.fail(path + (next(iter(texts)),), "topics / corpus give the texts of a judging batch, and no "
+                                                      "batch file is named.",
+                         fix="add batch: batch.jsonl (the pairs to judge, with their texts).")
+    batch = None
+    if "batch" in spec:
+        written = check.string(spec["batch"], path + ("batch",))
+        batch = OutputFile(check.locator.label(path + ("batch",)),
+                           Path(os.path.normpath(given.folder / Path(written).expanduser())), written,
+                           check.locator.line(path + ("batch",)))
     return PoolSettings(depth=depth, strata=None if strata is None else tuple((s.name, s.rate) for s in strata),
-                        **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
+                        batch=batch, topics=texts.get("topics"),
+                        corpus=texts.get("corpus"), **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
 
 
 def _run_pool(ctx: Context, settings: PoolSettings) -> Any:
@@ -888,11 +914,30 @@ def _run_pool(ctx: Context, settings: PoolSettings) -> Any:
                 ties=chosen.ties, score_precision=chosen.score_precision)
 
 
+def _write_pool(ctx: Context, settings: PoolSettings, found: Any) -> list[Path]:
+    """The judging batch of ``batch:`` (:func:`evalbridge.io.judging.write_batch`, as ``evalbridge pool --batch``),
+    written atomically, with the texts of ``topics:`` (else the qrels' own: an ``irds:`` dataset's) and ``corpus:``."""
+    from ..io.judging import write_batch
+    from ..model.data import Qrels
+    from ..reports.writing import atomic_file
+
+    if settings.batch is None:
+        return []
+    own = ctx.qrels.topics if isinstance(ctx.qrels, Qrels) else None
+    queries = settings.topics.path if settings.topics is not None else own or None
+    with atomic_file(settings.batch.path) as temporary:  # the old batch stays whole until the new one is
+        write_batch(found, temporary, queries=queries,
+                    documents=None if settings.corpus is None else settings.corpus.path)
+    return [settings.batch.path]
+
+
 POOL = Analysis(
-    "pool", "{depth, strata, k, queries}: the pairs the qrels do not judge in the runs' first documents, nested at "
-            "each depth or sampled by rank strata ({1-10: 1, 11-100: 0.1}: range -> inclusion rate) at the config's "
-            "seed, each run's Judged@k now and once judged (evalbridge.pool)",
+    "pool", "{depth, strata, k, queries, batch, topics, corpus}: the pairs the qrels do not judge in the runs' first "
+            "documents, nested at each depth or sampled by rank strata ({1-10: 1, 11-100: 0.1}: range -> inclusion "
+            "rate) at the config's seed, each run's Judged@k now and once judged (evalbridge.pool); batch: the "
+            "judging batch written, with the texts of topics and corpus",
     _read_pool, _run_pool, _pool_rules,
+    sources=lambda s: (s.topics, s.corpus), outputs=lambda s: (s.batch,), write=_write_pool,
     spark="a pool reads each ranking's first documents in memory, and the inputs stay in Spark")
 
 
@@ -1143,6 +1188,12 @@ def analysis_sources(config: Config) -> list[Source]:
             for source in analysis.sources(settings) if source is not None]
 
 
+def analysis_outputs(config: Config) -> list[OutputFile]:
+    """The files the config's analyses write beside its report folder."""
+    return [output for analysis in ANALYSES if (settings := config.analyses.get(analysis.key)) is not None
+            for output in analysis.outputs(settings) if output is not None]
+
+
 def analysis_steps(config: Config) -> int:
     """The steps of progress the config's analyses report."""
     return sum(analysis.steps(config, settings) for analysis in ANALYSES
@@ -1150,10 +1201,13 @@ def analysis_steps(config: Config) -> int:
 
 
 def analysis_settings(config: Config) -> dict[str, Any]:
-    """The config's analyses as the provenance records them: inputs by their key, metrics as their specs."""
+    """The config's analyses as the provenance records them: inputs by their key, outputs as written, metrics as
+    their specs."""
     def plain(value: Any) -> Any:
         if isinstance(value, Source):
             return value.key
+        if isinstance(value, OutputFile):
+            return value.written
         if isinstance(value, Metric):
             return str(value)
         if isinstance(value, Mapping):

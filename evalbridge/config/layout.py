@@ -23,7 +23,7 @@ from .sources import Source
 __all__ = ["Config", "CrossCheckSettings", "ComparisonSettings", "DiffSettings", "PowerSettings", "TiersSettings",
            "TopicSetSettings", "FusionSettings", "SliceSettings",
            "AgreementSettings", "PlotSettings", "OutputSettings", "SparkSettings", "DiagnoseSettings",
-           "UncertainSettings", "CORE_KEYS", "AGREEMENT_KEYS", "ENGINES"]
+           "UncertainSettings", "OutputFile", "CORE_KEYS", "AGREEMENT_KEYS", "ENGINES"]
 
 #: top-level key -> what it sets (docs/config.md has the full reference), but the analyses' sections, which their
 #: registry declares (:data:`evalbridge.config.analyses.TOP_KEYS` has both)
@@ -278,6 +278,29 @@ class PoolSettings:
     strata: tuple[tuple[str, float], ...] | None = None
     k: int | None = None
     queries: str = "qrels"
+    #: the judging batch written (the pool at its deepest depth, or the strata's sample), with the texts of
+    #: ``topics`` (else the topics the qrels came with: an ``irds:`` dataset's) and ``corpus``
+    batch: OutputFile | None = None
+    topics: Source | None = None
+    corpus: Source | None = None
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file a section writes beside the report folder (``pool: {batch}``), checked with the config's outputs
+    before any work.
+
+    Attributes:
+        key: its key path in the config (``pool.batch``), as messages name it.
+        path: the file (relative paths are relative to the config's folder).
+        written: the path as the user wrote it.
+        line: the line of the config file that names it (None on a command line).
+    """
+
+    key: str
+    path: Path
+    written: str
+    line: int | None = None
 
 
 @dataclass(frozen=True)

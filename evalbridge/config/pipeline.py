@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .analyses import ANALYSES, Context, analysis_settings, analysis_sources, analysis_steps
+from .analyses import ANALYSES, Context, analysis_outputs, analysis_settings, analysis_sources, analysis_steps
 from .layout import Config
 from .sources import Source
 from ..errors import InputError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..reports.report import Report
     from ..tracking import Tracked
 
-__all__ = ["run_config", "Outcome", "settings_of", "input_sources"]
+__all__ = ["run_config", "Outcome", "settings_of", "input_sources", "check_section_outputs"]
 
 
 @contextlib.contextmanager
@@ -160,6 +160,23 @@ def input_sources(config: Config) -> list[Source]:
     return list({s.key: s for s in sources if s is not None}.values())
 
 
+def check_section_outputs(config: Config, inputs: list[Path], *, files: list[Any] | None = None,
+                          folders: list[Any] | None = None) -> None:
+    """Refuse, before any work, a file a section writes (``pool: {batch}``) that is one of ``inputs`` (the files
+    the command reads), overlaps the other outputs (``files``, ``folders``: the report folder) or is not a regular
+    file (:func:`evalbridge.reports.writing.check_outputs`), in the config's words: its file, line and key."""
+    from ..reports.writing import check_outputs
+
+    for output in analysis_outputs(config):
+        try:
+            check_outputs(inputs, files=[output.path, *(files or [])], folders=folders or [])
+        except InputError as error:
+            text = str(error).replace(str(output.path), output.written)
+            if config.path is None:
+                raise
+            raise InputError(f"{output.key}: {text}", source=config.where, line=output.line) from None
+
+
 def settings_of(config: Config) -> dict[str, Any]:
     """The description of the evaluation as the provenance records it: the same whichever door built it
     (a config file, ``evalbridge eval`` / ``check``, or Python), so equal evaluations give equal reports."""
@@ -250,11 +267,14 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
                          fix="load one first: eb.run_config(eb.load_config('eval.yaml')).")
     folder = Path(output_dir) if output_dir is not None else config.output.dir
     sources = [s.path for s in input_sources(config) if s.path is not None]
-    if write and folder is not None:
+    if write:
         from ..reports.writing import check_outputs
 
         table = [config.slices.file] if config.slices is not None and config.slices.file is not None else []
-        check_outputs([*([config.path] if config.path is not None else []), *sources, *table], folders=[folder])
+        read = [*([config.path] if config.path is not None else []), *sources, *table]
+        if folder is not None:
+            check_outputs(read, folders=[folder])
+        check_section_outputs(config, read, folders=[folder])
     files = [path for path in sources if not path.is_dir()]  # a folder of Parquet files is described, not hashed
     hashes = _Hashes([*files, *([config.path] if config.path is not None else [])])
     try:
@@ -347,6 +367,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
                 found = analysis.run(context, asked)
             if found is not None:
                 analyses[analysis.key] = found
+    for source in analysis_sources(config):  # every input a section names (a batch's texts too), read or to be
+        inputs.setdefault(source.key, _fingerprint(source, hashes))
     gates = []
     if config.gates:
         from ..decisions.gates import check_gates
@@ -386,6 +408,10 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
         files = write_report_folder(report, config.output, folder, curves)
     else:
         files = []
+    for analysis in ANALYSES:  # the files a section writes beside the folder (pool: {batch})
+        if write and analysis.write is not None and analysis.key in analyses:
+            with _in_section(config, analysis.key):
+                files += analysis.write(context, config.analyses[analysis.key], analyses[analysis.key])
     tracked = []
     if report.results:
         from ..tracking import log

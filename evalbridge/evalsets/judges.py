@@ -299,8 +299,8 @@ def _noise(name: str, sets: Sequence[Any], bins: Sequence[float] | None, runs: M
     graded = sets if bins is None else [  # scores onto the humans' scale: the grade is the thresholds <= the score
         {q: {d: bisect.bisect_right(bins, g) for d, g in docs.items()} for q, docs in labels.items()} for labels in sets]
     named = {f"{name} #{i + 1}": labels for i, labels in enumerate(graded)}
-    intervals = tuple(uncertain(run, metric, judges=named, system=system, statistics=resampling, settings=options)
-                      for system, run in runs.items() for metric in metrics)
+    intervals = tuple(u for system, run in runs.items() for u in uncertain(
+        run, list(metrics), judges=named, system=system, statistics=resampling, settings=options).measured)
     finite = [k for k in kappas if not math.isnan(k)]
     return JudgeNoise(labellings=len(sets), pairs=len(shared), disagreement=differ / len(shared),
                       kappa=sum(finite) / len(finite) if finite else math.nan, intervals=intervals)

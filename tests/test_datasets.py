@@ -326,3 +326,182 @@ print(json.dumps({{"shown": shown, "batch": batch, "meanings": grade_meanings("i
     (home / "msmarco-passage" / "trec-dl-2019" / "queries.tsv").unlink()
     bare = _fresh(code, home, tmp_path)
     assert bare["batch"] and all(item["query"] is None for item in bare["batch"]) and bare["topics"] == {}
+
+
+#: the official measures of DL19 passage, as ir_datasets lists them, and what every door says it took
+OFFICIAL = ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
+TOOK = f"metrics: the official measures of irds:{DATASET} (ir_datasets): nDCG@10, RR(rel=2), AP(rel=2)"
+
+
+def _judgements(tmp_path: Path, dl19: Path) -> dict[str, str]:
+    """Two more sets of judgements of DL19's pairs: ``other`` (every 7th grade set to 0, a second judge) and
+    ``human`` (every 3rd query whole, a human sample), written beside the test."""
+    lines = (dl19 / "qrels.dl19-passage.txt").read_text(encoding="utf-8").splitlines()
+    other = [" ".join(line.split()[:3] + ["0"]) if i % 7 == 0 else line for i, line in enumerate(lines)]
+    sampled = sorted({line.split()[0] for line in lines})[::3]
+    (tmp_path / "other.txt").write_text("\n".join(other) + "\n")
+    (tmp_path / "human.txt").write_text("\n".join(l for l in lines if l.split()[0] in sampled) + "\n")
+    return {"other": str(tmp_path / "other.txt"), "human": str(tmp_path / "human.txt")}
+
+
+def test_official_at_every_verb_s_python_door_takes_the_dataset_s_measures(tmp_path: Path, dl19: Path) -> None:
+    """Every verb that takes judgements and metrics takes ``"official"`` of qrels read from a dataset (the one rule
+    of evaluate): power of runs, diagnose, what_changed, agree with runs, ppi, judges with runs, uncertain, diff;
+    each measures DL19's nDCG@10, RR(rel=2) and AP(rel=2), whichever of its judgements is the dataset."""
+    given = _judgements(tmp_path, dl19)
+    runs = {"bm25": str(dl19 / "run.bm25.top100.txt"), "splade": str(dl19 / "run.splade-pp-ed.top100.txt")}
+    code = f"""
+import json, warnings
+import evalbridge as eb
+warnings.simplefilter("ignore")
+DS, runs, other, human = "irds:{DATASET}", {runs!r}, {given["other"]!r}, {given["human"]!r}
+took = {{
+    "power": [r.metric for r in eb.power(runs, "official", qrels=DS).rows],
+    "diagnose": list(eb.diagnose(DS, runs, "official", trials=20).metrics),
+    "what_changed": [r.metric for r in eb.what_changed(other, DS, runs, "official", n_resamples=50).ranking.rows],
+    "agree": [r.metric for r in eb.agree(DS, other, runs, "official", n_resamples=50).ranking.rows],
+    "ppi": list(eb.ppi(other, DS, runs, ["official"], baseline="bm25").metrics),
+    "judges": list(eb.judges(DS, {{"j": other}}, runs, "official", n_resamples=50).metrics),
+    "uncertain": list(eb.uncertain(runs["bm25"], "official", judges={{"a": other, "b": DS}}, draws=5,
+                                   n_resamples=50).metrics),
+    "diff": list(eb.diff(eb.read_qrels(DS), runs["bm25"], runs["splade"], "official").metrics),
+}}
+print(json.dumps(took))
+"""
+    took = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    assert took == dict.fromkeys(took, OFFICIAL) and len(took) == 8, took
+
+
+def _verbs(q: dict, run: dict) -> dict:
+    import evalbridge as eb
+
+    runs = {"a": run, "b": run}
+    return {"power": lambda: eb.power(runs, "official", qrels=q), "diagnose": lambda: eb.diagnose(q, runs, "official"),
+            "what_changed": lambda: eb.what_changed(q, q, runs, ["official"]),
+            "agree": lambda: eb.agree(q, q, runs, "official"), "ppi": lambda: eb.ppi(q, q, runs, "official"),
+            "judges": lambda: eb.judges(q, {"j": q}, runs, "official"), "diff": lambda: eb.diff(q, run, run, "official"),
+            "uncertain": lambda: eb.uncertain(run, "official", judges={"a": q, "b": q})}
+
+
+@pytest.mark.parametrize("verb", list(_verbs({}, {})))
+def test_official_at_a_verb_without_a_dataset_is_refused_as_evaluate_refuses_it(verb: str) -> None:
+    import evalbridge as eb
+
+    q, run = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 1}}, {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d1": 0.3}}
+    with pytest.raises(eb.InputError) as refused:
+        _verbs(q, run)[verb]()
+    with pytest.raises(eb.InputError) as evaluated:
+        eb.evaluate(q, run, "official")
+    assert str(refused.value) == str(evaluated.value)
+    assert "not a dataset of ir_datasets" in str(refused.value) and "Fix: read the qrels as irds:" in str(refused.value)
+
+
+def test_minus_m_official_at_every_command_takes_the_measures_and_says_so_once(tmp_path: Path, dl19: Path) -> None:
+    """``-m official`` at every command that evaluates judgements (power, tiers, design, diagnose, changed, ppi, diff,
+    uncertain, judges, check, agree, eval) takes DL19's official measures and says which once, in the Python door's
+    words: on stderr beside a command's own table, in the decision block of a report (eval, agree) and nowhere
+    else. Without a dataset, exit 2 with evaluate's refusal and fix."""
+    given = _judgements(tmp_path, dl19)
+    bm25, splade = str(dl19 / "run.bm25.top100.txt"), str(dl19 / "run.splade-pp-ed.top100.txt")
+    ds, few = f"irds:{DATASET}", ["--n-resamples", "50"]
+    commands = {
+        "power": ["power", ds, bm25, splade], "tiers": ["tiers", ds, bm25, splade, *few],
+        "design": ["design", ds, bm25, splade], "diagnose": ["diagnose", ds, bm25, splade, "--trials", "20"],
+        "changed": ["changed", given["other"], ds, bm25, splade, *few],
+        "ppi": ["ppi", ds, bm25, splade, "--human", given["human"]], "diff": ["diff", ds, bm25, splade],
+        "uncertain": ["uncertain", bm25, "--judges", ds, given["other"], "--draws", "5", *few],
+        "judges": ["judges", ds, f"j={given['other']}", "--runs", bm25, splade, *few],
+        "check": ["check", ds, bm25], "agree": ["agree", ds, given["other"], bm25, splade, *few],
+        "eval": ["eval", ds, bm25, splade],
+    }
+    code = f"""
+import json, subprocess, sys
+def cli(args):
+    done = subprocess.run([sys.executable, "-m", "evalbridge", *args, "-m", "official"], capture_output=True,
+                          text=True)
+    return {{"code": done.returncode, "out": done.stdout, "err": done.stderr}}
+shown = {{name: cli(args) for name, args in {commands!r}.items()}}
+shown["refused"] = cli(["power", {str(dl19 / "qrels.dl19-passage.txt")!r}, {bm25!r}, {splade!r}])
+print(json.dumps(shown))
+"""
+    shown = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    refused = shown.pop("refused")
+    for name, done in shown.items():
+        assert done["code"] == 0, (name, done["err"])
+        assert "RR(rel=2)" in done["out"] and "AP(rel=2)" in done["out"], (name, done["out"][:800])
+        said = done["out"].count(TOOK) + done["err"].count(TOOK)
+        assert said == 1, (name, said, done["err"][-800:])
+        if name in ("eval", "agree"):  # the report's decision block says it, before the tables
+            assert TOOK in done["out"][:done["out"].index("system")], name
+    assert refused["code"] == 2
+    assert "--metrics: 'official' takes the official measures of a dataset, and the qrels are not a dataset" \
+           in refused["err"] and "Fix: read the qrels as irds:" in refused["err"], refused["err"]
+
+
+def test_metrics_official_in_every_config_section_takes_the_measures_and_the_report_says_so_once(
+        tmp_path: Path, dl19: Path) -> None:
+    """``official`` in a config's sections (``diagnose: {metric}``, ``uncertain: {metric}``, ``changed: {metrics}``,
+    ``agreement: {metrics}``) takes the measures of the dataset among their judgements, as the verbs do; the
+    report's decision says which once, in the Python door's words (terminal, Markdown, HTML and report.json); a
+    section's ``official`` without a dataset is refused at its key with the fix."""
+    given = _judgements(tmp_path, dl19)
+    runs = {"bm25": str(dl19 / "run.bm25.top100.txt"), "splade": str(dl19 / "run.splade-pp-ed.top100.txt")}
+    config = (f"qrels: irds:{DATASET}\nruns: {json.dumps(runs)}\nmetrics: [P@10]\n"
+              "diagnose: {metric: official, trials: 20}\n"
+              f"uncertain: {{metric: official, judges: {{a: {given['other']}, b: irds:{DATASET}}}, draws: 5, "
+              "n_resamples: 50}\n"
+              f"changed: {{before: {given['other']}, metrics: official, n_resamples: 50}}\n"
+              f"agreement: {{judges: {{a: irds:{DATASET}, b: {given['other']}}}, runs: [bm25, splade], metrics: official, n_resamples: 50}}\n")
+    code = f"""
+import json
+import evalbridge as eb
+open("eval.yaml", "w").write({config!r})
+report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+a = report.analyses
+open("bad.yaml", "w").write({config.replace(f"qrels: irds:{DATASET}", "qrels: " + given["human"])
+                                    .replace(f"b: irds:{DATASET}", "b: " + given["human"])
+                                    .replace(f"a: irds:{DATASET}", "a: " + given["human"])
+                                    .replace("metric: official, trials", "metric: P@10, trials")!r})
+try:
+    eb.load_config("bad.yaml")
+    refused = None
+except eb.InputError as error:
+    refused = str(error)
+print(json.dumps({{"took": {{"diagnose": list(a["diagnose"].metrics), "uncertain": list(a["uncertain"]["bm25"].metrics),
+                           "changed": [r.metric for r in a["changed"].ranking.rows],
+                           "agreement": [r.metric for r in report.agreement.ranking.rows]}},
+                  "caveats": list(report.decision.caveats),
+                  "shown": {{fmt: report.render(fmt) for fmt in ("terminal", "markdown", "html", "json")}},
+                  "refused": refused}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    assert got["took"] == dict.fromkeys(got["took"], OFFICIAL), got["took"]
+    assert got["caveats"].count(TOOK) == 1, got["caveats"]
+    assert got["shown"]["terminal"].count(TOOK) == 1
+    assert json.loads(got["shown"]["json"])["decision"]["caveats"].count(TOOK) == 1
+    for fmt, record in (("markdown", "## Provenance"), ("html", 'id="provenance"')):  # the provenance's record aside
+        text = got["shown"][fmt]
+        assert text[:text.index(record)].count(TOOK) == 1, fmt
+    assert got["refused"] is not None and "bad.yaml:7: agreement.metrics: " in got["refused"] \
+        and "not a dataset of ir_datasets" in got["refused"] and "Fix: read the qrels as irds:" in got["refused"]
+
+
+def test_pool_of_the_runs_queries_on_a_dataset_names_its_topics_when_one_has_no_text(tmp_path: Path,
+                                                                                   dl19: Path) -> None:
+    """``pool irds:… RUN --queries runs --batch`` with no ``--topics``, where a run answers a query the dataset's
+    topics lack: exit 2, the message names the dataset's topics (not "the topics given", none were) and the fix
+    (``--topics``, or ``--queries qrels``), and no batch is written."""
+    run = tmp_path / "run.txt"
+    bm25 = (dl19 / "run.bm25.top100.txt").read_text(encoding="utf-8")
+    run.write_text(bm25 + "".join(f"999999 Q0 d{i} {i} {1 - i / 100} extra\n" for i in range(1, 4)))
+    code = f"""
+import json, os, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "evalbridge", "pool", "irds:{DATASET}", {str(run)!r}, "--queries", "runs",
+                       "--depth", "10", "--batch", "batch.jsonl"], capture_output=True, text=True)
+print(json.dumps({{"code": done.returncode, "err": done.stderr, "batch": os.path.exists("batch.jsonl")}}))
+"""
+    got = _fresh(code, _cache_with_topics(tmp_path / "irds", dl19), tmp_path)
+    assert got["code"] == 2 and not got["batch"], got
+    assert f"are not among the topics of irds:{DATASET}" in got["err"] and "'999999'" in got["err"], got["err"]
+    assert "topics given" not in got["err"]
+    assert "--topics" in got["err"] and "--queries qrels" in got["err"], got["err"]

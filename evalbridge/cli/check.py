@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from .shared import (EXIT_FAILED, EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_statistics,
-                     config_of, emit, positionals, progress, refuse_overwrites)
+                     config_of, emit, note_official, positionals, progress, refuse_overwrites)
 
 
 
@@ -24,6 +24,7 @@ def handle(args: argparse.Namespace) -> int:
     refuse_overwrites(args, config)
     with progress(not args.quiet) as on_step:
         outcome = run_config(config, on_step=on_step, write=False)
+    note_official(args, config)
     check = next(iter(outcome.report.crosscheck.values()))
     show = report_format(args.format).check
     if show is None:  # argparse offers only the formats that declare a check view

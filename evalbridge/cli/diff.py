@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InputError
 from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, add_statistics,
-                     config_of, emit, named_runs, refuse_overwrites, settings_given)
+                     config_of, emit, named_runs, note_official, refuse_overwrites, settings_given)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[str | None, str, str]:
@@ -55,6 +55,7 @@ def handle(args: argparse.Namespace) -> int:
     config = config_of(args, qrels, [run_a, run_b])
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
+    note_official(args, config)
     found = next(iter(outcome.report.analyses["diff"].values()))
     emit(render_diff(found, args.format), args.output, args)
     return EXIT_OK

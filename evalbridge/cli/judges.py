@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, split_named, statistics_given
+from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, note, split_named, statistics_given
 
 
 #: the fields of Statistics the judges' flags set (the flips' paired test)
@@ -51,9 +51,14 @@ def handle(args: argparse.Namespace) -> int:
         reruns.setdefault(name, []).append(path)
     check_outputs([args.human, *labels.values(), *runs.values(), *(p for ps in reruns.values() for p in ps)],
                   files=[args.output or STDOUT])
-    report = judges(args.human, labels, runs or None, list(args.metrics), bins=_bins(args.bins), reruns=reruns or None,
+    from ..io.datasets import with_official
+
+    metrics, said = with_official(list(args.metrics), args.human, *labels.values()) if runs else (args.metrics, ())
+    report = judges(args.human, labels, runs or None, list(metrics), bins=_bins(args.bins), reruns=reruns or None,
                     calibration_bins=args.calibration_bins, statistics=statistics_given(args, *_STATISTICS),
                     min_relevance=args.min_relevance)
+    for line in said:  # which measures -m official took, as note_official says them
+        note(args, line)
     emit(report.table("terminal" if args.format == "text" else args.format), args.output, args)
     return EXIT_OK
 

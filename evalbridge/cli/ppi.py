@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_rules, add_shown, config_of, emit,
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_rules, add_shown, config_of, emit, note_official,
                      note, positionals, refuse_overwrites)
 
 
@@ -31,6 +31,7 @@ def handle(args: argparse.Namespace) -> int:
     inputs = [s.path for s in (config.qrels, *config.runs.values()) if s is not None and s.path is not None]
     check_outputs(inputs + [args.human], files=[args.output or STDOUT, args.batch])
     outcome = run_config(config, write=False)
+    note_official(args, config)
     result = outcome.report.analyses["ppi"]
     plan = result.plan(width=args.plan_width, difference=args.plan_difference, cost_human=args.cost_human,
                        cost_llm=args.cost_llm) if planned else None

@@ -148,6 +148,13 @@ def note(args: argparse.Namespace, text: str) -> None:
         print(message_text(text), file=sys.stderr)
 
 
+def note_official(args: argparse.Namespace, config: Any) -> None:
+    """Say which measures ``-m official`` took (the dataset's), once, in the words of the Python door's provenance,
+    for a command that shows a result without the report's decision block (which says it there)."""
+    for said in config.official:
+        note(args, said)
+
+
 def emit(text: str, output: str | None, args: argparse.Namespace) -> None:
     """``text`` to the file ``output`` (atomically), or to stdout when it is None or ``-``."""
     from ..reports.writing import STDOUT
@@ -474,6 +481,7 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     outcome = run_config(config, write=False)
+    note_official(args, config)
     emit(command.render(outcome.report.analyses[analysis.key], args.format), args.output, args)
     return EXIT_OK
 

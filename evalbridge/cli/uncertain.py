@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit, note_official,
                      refuse_overwrites, statistics_given)
 
 #: the fields of Statistics uncertain's flags set
@@ -40,6 +40,7 @@ def handle(args: argparse.Namespace) -> int:
         found = uncertain(run, asked, judges=judges, **options)
     else:
         found = uncertain(run, asked, probabilities=load_qrels(config.qrels, level), **options)
+    note_official(args, config)
     emit(found.table(args.format), args.output, args)
     return EXIT_OK
 

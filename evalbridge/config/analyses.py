@@ -205,18 +205,19 @@ def _at_least_two(check: Checker, key: str, runs: Mapping[str, Source], why: str
                          if check.locator.source else "add another run.")
 
 
-def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str,
-                metrics: Sequence[MetricRequest]) -> Metric | tuple[Metric, ...]:
+def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str, metrics: Sequence[MetricRequest],
+                *qrels: Source | None) -> Metric | tuple[Metric, ...]:
     """The section's ``metric``: one spec, or a list of specs (each measured, a tuple); else the config's first
-    metric."""
-    from .sections import read_metrics
+    metric. ``official`` takes the measures of the first of ``qrels`` that is a dataset (the config's qrels, then the
+    section's own judgements)."""
+    from .sections import read_metrics, read_official
 
     if "metric" not in spec:
         if not metrics:
             raise check.fail((section,), "no metric to measure: the config has no metrics.",
                              fix=f"write {section}: {{metric: nDCG@10}}.")
         return metrics[0].metric
-    given = spec["metric"]
+    given = read_official(check, spec["metric"], (section, "metric"), *qrels)
     if isinstance(given, list) and given and all(isinstance(m, str) for m in given):
         return tuple(r.metric for r in read_metrics(check, given, (section, "metric")))
     if not isinstance(given, str):
@@ -254,7 +255,7 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     from ..errors import InputError
     from ..evalsets.agreement import DEFAULT_METRICS, check_thresholds
     from ..metrics.spec import parse_metric
-    from .sections import read_metrics, read_name, read_source, read_supported
+    from .sections import read_metrics, read_name, read_official, read_source, read_supported
 
     if value is None:
         return None
@@ -296,7 +297,7 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     if len(chosen) == 1:
         raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
                          fix="add another run, or leave runs out for the judge agreement alone.")
-    asked = (tuple(r.metric for r in read_metrics(check, spec["metrics"], path + ("metrics",))) if "metrics" in spec
+    asked = (tuple(r.metric for r in read_metrics(check, read_official(check, spec["metrics"], path + ("metrics",), *judges.values()), path + ("metrics",))) if "metrics" in spec
              else tuple(r.metric for r in given.metrics) or tuple(parse_metric(m) for m in DEFAULT_METRICS))
     bins: dict[str, tuple[float, ...]] = {}
     given_bins = spec.get("bins")
@@ -507,10 +508,11 @@ def _read_diagnose(check: Checker, value: Any, given: Given) -> DiagnoseSettings
         raise check.fail(("diagnose",), f"the diagnostics tell systems apart, and need at least two runs; got "
                                         f"{len(given.runs)}.", fix="add every system the collection is to tell apart.")
     other = spec.get("judgements_b")
+    judgements_b = None if other is None else read_source(check, other, ("diagnose", "judgements_b"), given.folder,
+                                                          "qrels", "local", given.policies)
     return DiagnoseSettings(
-        metric=_metrics_of(check, spec, "diagnose", given.metrics),
-        judgements_b=None if other is None else read_source(check, other, ("diagnose", "judgements_b"), given.folder,
-                                                            "qrels", "local", given.policies),
+        metric=_metrics_of(check, spec, "diagnose", given.metrics, given.qrels, judgements_b),
+        judgements_b=judgements_b,
         **DIAGNOSE.checked(check, spec, _DIAGNOSE_KEYS, DiagnoseSettings))
 
 
@@ -594,7 +596,8 @@ def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettin
                                                  f"{', '.join(runs) or 'none'}.",
                              fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
     return UncertainSettings(
-        metric=_metrics_of(check, spec, "uncertain", given.metrics), runs=tuple(map(str, chosen)),
+        metric=_metrics_of(check, spec, "uncertain", given.metrics, given.qrels, *judges.values(), probabilities),
+        runs=tuple(map(str, chosen)),
         judges=MappingProxyType(judges), probabilities=probabilities,
         **UNCERTAIN.checked(check, spec, _UNCERTAIN_KEYS, UncertainSettings))
 
@@ -643,7 +646,7 @@ def _changed_rules() -> Mapping[str, Rule]:
 def _read_changed(check: Checker, value: Any, given: Given) -> ChangedSettings | None:
     """``changed:``: ``{before, metrics, test, alpha, n_resamples}``: what the config's qrels (after) changed against
     the judgements ``before`` (a qrels source) for the config's runs."""
-    from .sections import read_metrics, read_source
+    from .sections import read_metrics, read_official, read_source
 
     if value is None:
         return None
@@ -660,15 +663,16 @@ def _read_changed(check: Checker, value: Any, given: Given) -> ChangedSettings |
                                        f"got {len(given.runs)}.",
                          fix="add another run, or remove the changed section." if check.locator.source else
                          "add another run.")
-    named = spec.get("metrics")
+    before = read_source(check, spec["before"], ("changed", "before"), given.folder, "qrels", "local",
+                         given.policies)
+    named = read_official(check, spec.get("metrics"), ("changed", "metrics"), given.qrels, before)
     asked = read_metrics(check, [named] if isinstance(named, str) else named, ("changed", "metrics")) \
         if named is not None else given.metrics
     if not asked:
         raise check.fail(("changed",), "no metric to order the systems by: the config has no metrics.",
                          fix="write changed: {before: ..., metrics: [nDCG@10]}.")
     return ChangedSettings(
-        before=read_source(check, spec["before"], ("changed", "before"), given.folder, "qrels", "local",
-                           given.policies),
+        before=before,
         metrics=tuple(r.asked for r in asked), **CHANGED.checked(check, spec, _CHANGED_KEYS, ChangedSettings))
 
 

@@ -364,6 +364,8 @@ class Config:
     analyses: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    #: what ``official`` took (the dataset's measures), each note said once by the report
+    official: tuple[str, ...] = ()
 
     @property
     def agreement(self) -> AgreementSettings | None:

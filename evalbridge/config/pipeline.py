@@ -378,6 +378,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     provenance = make_provenance(
         results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
+    if config.official:  # which measures "official" took, said once (the decision's caveats show it)
+        provenance["official"] = list(config.official)
     provenance["engine"] = engine.provenance() if engine is not None else {"name": "local"}
     if engine is not None:  # not a backend of evalbridge.backends: its version is the Spark engine's own
         provenance["backend_versions"] = {"spark": next(iter(results.values())).provenance.backend_version}

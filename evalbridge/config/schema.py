@@ -15,14 +15,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalbridgeError
 from ..io.registry import BESIDE_QRELS
 from ..common.wording import option
 from .checking import Checker, Locator
 from .analyses import ANALYSES, TOP_KEYS, Given, read_analyses
 from .layout import ENGINES, Config
 from .sections import (read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
-                       read_name, read_output, read_policies, read_settings, read_slices, read_source, read_spark,
+                       read_name, read_official, read_output, read_policies, read_settings, read_slices, read_source, read_spark,
                        read_supported, read_tracking)
 
 if TYPE_CHECKING:
@@ -46,20 +45,6 @@ _NOT_ON_SPARK: tuple[tuple[KeyPath, Any, str], ...] = (
     (("output", "plots", "curves"), lambda c: c.output.plots is not None and bool(c.output.plots.curves),
      "metric@k curves are computed from data in memory, and the inputs stay in Spark"),
 )
-
-
-def _official(check: Checker, value: Any, qrels: Source | None) -> Any:  # noqa: ANN401 - the metrics section
-    """``metrics:`` with ``official`` (alone or in the list) replaced by the official measures of the qrels' dataset
-    (``qrels: irds:<id>``: :func:`evalbridge.io.datasets.with_official`, as the Python API's); refused without such
-    qrels."""
-    from ..io.datasets import with_official
-
-    named = qrels.named if qrels is not None and qrels.format == "irds" else None
-    try:
-        return with_official(value, named)[0]
-    except EvalbridgeError as error:
-        said, _, fix = str(error).partition(" Fix: ")
-        raise check.fail(("metrics",), said, fix=fix or "name the metrics, e.g. metrics: [nDCG@10, AP].") from None
 
 
 def _default_title(stem: str, qrels: Source | None) -> str:
@@ -139,7 +124,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    metrics = read_metrics(check, _official(check, spec["metrics"], qrels), ("metrics",)) if "metrics" in spec else ()
+    metrics = read_metrics(check, read_official(check, spec["metrics"], ("metrics",), qrels), ("metrics",)) if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
@@ -160,7 +145,7 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         analyses=read_analyses(check, spec, Given(folder=folder, qrels=qrels, runs=MappingProxyType(runs),
                                                   metrics=metrics, policies=policies, comparison=comparison,
                                                   backend=backend)),
-        raw=MappingProxyType(dict(spec)))
+        raw=MappingProxyType(dict(spec)), official=tuple(check.notes))  # (after every section: their notes too)
     if engine == "spark":
         _on_spark(check, config)
     if config.tracking and not config.runs:

@@ -25,7 +25,7 @@ from .sources import Source, check_source
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
-__all__ = ["read_settings", "read_policies", "read_source", "read_metrics", "read_supported", "read_name",
+__all__ = ["read_settings", "read_policies", "read_source", "read_official", "read_metrics", "read_supported", "read_name",
            "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
            "read_spark", "read_slices", "read_tracking"]
 
@@ -141,6 +141,23 @@ def _formats() -> Mapping[str, Any]:
 
 #: the keys that say where a source's rows are (exactly one is given)
 _ORIGINS = ("path", "data", "table")
+
+
+def read_official(check: Checker, value: Any, path: tuple[Any, ...], *qrels: Source | None) -> Any:
+    """A metrics key (``metrics:``, a section's ``metric:``) with ``official`` (alone or in the list) replaced by the
+    official measures of the first of ``qrels`` that is a dataset (``irds:<id>``), by the Python API's one rule
+    (:func:`evalbridge.io.datasets.with_official`); the note saying which is kept once (``check.notes``). Refused,
+    with the fix, when none is."""
+    from ..io.datasets import with_official
+
+    named = [source.named for source in qrels if source is not None and source.format == "irds"]
+    try:
+        taken, notes = with_official(value, *named)
+    except EvalbridgeError as error:
+        said, _, fix = str(error).partition(" Fix: ")
+        raise check.fail(path, said, fix=fix or "name the metrics, e.g. metrics: [nDCG@10, AP].") from None
+    check.notes.extend(note for note in notes if note not in check.notes)
+    return taken
 
 
 def read_metrics(check: Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[MetricRequest, ...]:

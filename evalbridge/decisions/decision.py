@@ -183,7 +183,8 @@ def decide(*, results: Mapping[str, Any], comparison: Any = None, gates: Sequenc
                                     _needed(row, comparison, power) if outcome == "inconclusive" else None))
         rule = _rule(comparison)
         settle = _settle(comparison, power) if any(v.outcome == "inconclusive" for v in verdicts) else ""
+    official = (provenance or {}).get("official")  # the measures "official" took, in the Python door's words
     caveats = (_diagnosis_caveats(analyses["diagnose"]) if "diagnose" in analyses else []) \
-        + _provenance_caveats(results) + _labels(provenance or {})
+        + _provenance_caveats(results) + _labels(provenance or {}) + [str(n) for n in official or ()]
     return Decision(tuple(verdicts), rule, settle, gate_summary(gates) if gates else None,
                     tuple(g.reason for g in gates if not g.passed), tuple(caveats))

@@ -313,6 +313,9 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
         found = similarity_of(run_a, run_b, p=p, ties=variant, k=k, order=chosen.ties,
                               score_precision=chosen.score_precision, depth=chosen.depth)
         return _unjudged(run_a, run_b, found, systems, chosen, k=k, queries=queries, moves=moves)
+    from ..io.datasets import with_official
+
+    metrics = with_official(metrics, qrels)[0]  # "official": the measures of the qrels' dataset
     if metrics is None:
         raise InputError("a diff with judgements compares metrics, and none was given.",
                          fix="name the metrics (e.g. 'nDCG@10'), or pass qrels=None to compare the rankings alone.")

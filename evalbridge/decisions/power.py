@@ -438,6 +438,9 @@ def power(results: Mapping[str, Any], metrics: Any = None, *, baseline: str | Se
                          fix="pass e.g. {'bm25': eb.evaluate(qrels, bm25, metrics), 'dense': ...}.")
     names = _systems(list(results))
     pairs = _pairs(names, _baselines(baseline, names))
+    from ..io.datasets import with_official
+
+    metrics = with_official(metrics, qrels)[0]  # "official": the measures of the qrels' dataset
     if qrels is not None:
         from ..evaluation.evaluating import evaluate_each
 

@@ -538,6 +538,9 @@ def agree(qrels_a: Any, qrels_b: Any, runs: Mapping[str, Any] | None = None,
     qa, qb = as_qrels(qrels_a, ids=chosen.ids), as_qrels(qrels_b, ids=chosen.ids)
     judges = agreement(qa, qb, names=names, min_relevance=min_relevance, bins=bins, bins_a=bins_a, bins_b=bins_b,
                        alpha_level=alpha_level)
+    from ..io.datasets import with_official
+
+    metrics = with_official(metrics, qrels_a, qrels_b)[0] if runs else metrics  # "official": the dataset's measures
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     results_a: dict[str, Any] = {}
     results_b: dict[str, Any] = {}

@@ -163,6 +163,9 @@ def what_changed(before: Any, after: Any, runs: Mapping[str, Any], metrics: str 
         raise InputError(f"what changed for the decision needs two runs or more, by name; got "
                          f"{len(runs) if isinstance(runs, Mapping) else type(runs).__name__}.",
                          fix='pass runs={"bm25": "run.bm25.txt", "splade": "run.splade.txt"}.')
+    from ..io.datasets import with_official
+
+    metrics = with_official(metrics, after, before)[0]  # "official": the measures of the judgements' dataset
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     if not asked:
         raise InputError("no metric given.", fix='pass e.g. metrics="nDCG@10".')

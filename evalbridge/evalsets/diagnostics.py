@@ -552,6 +552,9 @@ def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Any = "nDCG
     Raises:
         InputError: fewer than two runs, a bad option, or (TopLists) a metric without a cut-off within the depth.
     """
+    from ..io.datasets import with_official
+
+    metric = with_official(metric, qrels, judgements_b)[0]  # "official": the measures of the qrels' dataset
     if isinstance(metric, (list, tuple)):
         return _several(qrels, runs, metric, judgements_b=judgements_b, pool_depth=pool_depth, trials=trials,
                         statistics=statistics_for("diagnose", statistics, {

@@ -367,6 +367,10 @@ def judges(human: Any, labels: Mapping[str, Any], runs: Mapping[str, Any] | None
     level = chosen.min_relevance if chosen.min_relevance is not None else (
         qh.min_relevance if qh.min_relevance is not None else 1)
     grades = frozenset(float(g) for g in (scale if scale is not None else qh.grades))
+    from ..io.datasets import with_official
+
+    if runs:  # "official": the measures of the humans' (else a judge's) dataset
+        metrics = with_official(metrics, human, *labels.values())[0]
     asked = tuple([metrics] if isinstance(metrics, str) else metrics)
     read_runs = {name: as_run(run, ids=chosen.ids, duplicates=chosen.duplicates) for name, run in (runs or {}).items()}
     under_humans = {name: evaluate(qh, run, list(asked), settings=chosen) for name, run in read_runs.items()}

@@ -423,7 +423,9 @@ def ppi(llm_qrels: Any, human_qrels: Any, runs: Mapping[str, Any], metrics: Metr
     if not pairs_of(human):
         raise InputError(f"the human labels{where(human)} hold no pair.", fix="give the human-labelled sample.")
     check_labels(judge, human, unit, scale)
-    requests = metric_requests(metrics)
+    from ..io.datasets import with_official
+
+    requests = metric_requests(with_official(metrics, human_qrels, llm_qrels)[0])  # "official": the dataset's
     labels = tuple(r.label for r in requests)
     queries = list(judge)
     items, labelled, pairs, rows_of, reach = item_values(judge, human, runs, requests, options, unit)

@@ -325,7 +325,9 @@ def uncertain(run: Any, metric: str | Sequence[str], *, judges: Mapping[str, Any
     from ..model.data import Qrels
 
     from ..metrics.spec import parse_metric
+    from ..io.datasets import with_official
 
+    metric = with_official(metric, *(judges or {}).values(), probabilities)[0]  # "official": the labels' dataset
     if isinstance(metric, (list, tuple)):
         return _several(run, metric, judges=judges, probabilities=probabilities, system=system, draws=draws,
                         statistics=statistics_of(statistics, {name: value for name, value in (

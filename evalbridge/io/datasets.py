@@ -241,16 +241,18 @@ def official_note(source: str, measures: tuple[str, ...]) -> str:
     return f"metrics: the official measures of {source} (ir_datasets): {', '.join(measures)}"
 
 
-def with_official(metrics: Any, qrels: Any) -> tuple[Any, tuple[str, ...]]:  # noqa: ANN401 - MetricsArg, any qrels
+def with_official(metrics: Any, *qrels: Any) -> tuple[Any, tuple[str, ...]]:  # noqa: ANN401 - MetricsArg, any qrels
     """``metrics`` with :data:`OFFICIAL` (alone or in a list) replaced by the official measures of the dataset the
-    qrels name or were read from (:func:`official_metrics`), and the note saying which (none when not asked).
+    qrels name or were read from (:func:`official_metrics`; of several sets of judgements, the first that names a
+    dataset), and the note saying which (none when not asked). Every verb that takes qrels and metrics, and every
+    door (a config's ``metrics: official``, ``-m official``), takes ``official`` through this one rule.
 
     Raises:
         InputError: ``official`` asked of qrels that are not a dataset of ir_datasets, with the fix.
     """
     if not _asks_official(metrics):
         return metrics, ()
-    source = _dataset_of(qrels)
+    source = next((found for given in qrels if (found := _dataset_of(given)) is not None), None)
     if source is None:
         raise InputError(f"{OFFICIAL!r} takes the official measures of a dataset, and the qrels are not a dataset of "
                          f"ir_datasets.", fix=f"read the qrels as {PREFIX}<dataset id>, or name the metrics, e.g. "

@@ -58,19 +58,28 @@ DESIGN_FIELDS = ("stratum", "rate", "sampled")
 NOT_SAMPLED = -1
 
 
-def _texts_for(ids: list[str], texts: Mapping[str, str] | None, what: str, option: str) -> list[str | None]:
+def _texts_for(ids: list[str], texts: Mapping[str, str] | None, what: str, option: str,
+               dataset: str | None = None) -> list[str | None]:
+    """The text of each id; ``dataset``: the texts are that dataset's topics (not a file given), named when one is
+    missing."""
     if texts is None:
         return [None] * len(ids)
     missing = sorted({i for i in ids if i not in texts})
     if missing:
         shown = ", ".join(map(repr, missing[:3])) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else "")
+        if dataset is not None:
+            raise InputError(f"{len(missing)} {what} of the pool are not among the topics of {dataset} (read from "
+                             f"ir_datasets' cache, as no topics were given): {shown}.",
+                             fix="give topics that hold every query of the runs (pool --topics FILE, "
+                                 "write_batch(queries=...)), or pool the dataset's queries only (--queries qrels, "
+                                 "queries='qrels').")
         raise InputError(f"{len(missing)} {what} of the pool have no text in the {option} given: {shown}.",
                          fix=f"give a {option} that holds every {what} (or none: the batch then says null).")
     return [texts[i] for i in ids]
 
 
 def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, queries: Any = None,
-                documents: Any = None) -> Path:
+                documents: Any = None, topics_of: str | None = None) -> Path:
     """Write the pool at ``depth`` (default: the deepest) as a judging batch (see the module docstring).
 
     Args:
@@ -78,9 +87,11 @@ def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, querie
         path: the JSON Lines file to write (gzip when it ends in ``.gz``).
         queries: the query texts: a topics file, BEIR ``queries.jsonl``, a RAG log, or a mapping id -> text.
         documents: the document texts: BEIR ``corpus.jsonl``, a RAG log, or a mapping id -> text.
+        topics_of: the dataset (``irds:<id>``) whose topics ``queries`` are (:attr:`Qrels.topics`), named when a
+            query of the pool has no text there.
 
     Raises:
-        InputError: a pair whose query or document has no text in the file given.
+        InputError: a pair whose query or document has no text in the file given (or the dataset's topics).
     """
     if pool.strata:
         if depth is not None and depth != pool.depths[-1]:
@@ -88,12 +99,14 @@ def write_batch(pool: Any, path: str | Path, *, depth: int | None = None, querie
                              f"depth={depth!r}.", fix="leave depth out.")
         sample = pool.sample()
         return write_pairs([(q, d) for q, d, *_ in sample], path, queries=queries, documents=documents,
-                           design=[tuple(rest) for _, _, *rest in sample])
-    return write_pairs([(q, d) for q, d, _ in pool.pairs(depth)], path, queries=queries, documents=documents)
+                           design=[tuple(rest) for _, _, *rest in sample], topics_of=topics_of)
+    return write_pairs([(q, d) for q, d, _ in pool.pairs(depth)], path, queries=queries, documents=documents,
+                       topics_of=topics_of)
 
 
 def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: Any = None,
-                documents: Any = None, design: Sequence[tuple[Any, ...]] | None = None) -> Path:
+                documents: Any = None, design: Sequence[tuple[Any, ...]] | None = None,
+                topics_of: str | None = None) -> Path:
     """Write ``(query id, doc id)`` pairs as a judging batch (see the module docstring), in their order, with the
     texts of ``queries`` and ``documents`` as :func:`write_batch`; ``design`` gives each pair's ``(stratum, rate,
     sampled)`` of a stratified sample (a pair not sampled is written without texts).
@@ -107,7 +120,7 @@ def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, queries: 
     judged = [pair for pair, d in zip(pairs, designs) if d is None or d[2]]
     query_texts = None if queries is None else read_texts(queries, kind="queries")
     doc_texts = None if documents is None else read_texts(documents, kind="documents")
-    asked = iter(_texts_for([q for q, _ in judged], query_texts, "queries", "topics"))
+    asked = iter(_texts_for([q for q, _ in judged], query_texts, "queries", "topics", topics_of))
     passages = iter(_texts_for([d for _, d in judged], doc_texts, "documents", "corpus"))
     target = Path(path)
     with replacing(target) as temporary, open_text(temporary) as f:  # the old batch stays whole until then

@@ -930,7 +930,7 @@ def _write_pool(ctx: Context, settings: PoolSettings, found: Any) -> list[Path]:
     own = ctx.qrels.topics if isinstance(ctx.qrels, Qrels) else None
     queries = settings.topics.path if settings.topics is not None else own or None
     with atomic_file(settings.batch.path) as temporary:  # the old batch stays whole until the new one is
-        write_batch(found, temporary, queries=queries,
+        write_batch(found, temporary, queries=queries, topics_of=ctx.qrels.source if queries is own and own else None,
                     documents=None if settings.corpus is None else settings.corpus.path)
     return [settings.batch.path]
 

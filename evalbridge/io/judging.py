@@ -70,9 +70,9 @@ def _texts_for(ids: list[str], texts: Mapping[str, str] | None, what: str, optio
         if dataset is not None:
             raise InputError(f"{len(missing)} {what} of the pool are not among the topics of {dataset} (read from "
                              f"ir_datasets' cache, as no topics were given): {shown}.",
-                             fix="give topics that hold every query of the runs (pool --topics FILE, "
-                                 "write_batch(queries=...)), or pool the dataset's queries only (--queries qrels, "
-                                 "queries='qrels').")
+                             fix="give topics that hold every query of the runs (pool --topics FILE, a config's "
+                                 "pool: {topics: FILE}, write_batch(queries=...)), or pool the dataset's queries only "
+                                 "(--queries qrels, pool: {queries: qrels}).")
         raise InputError(f"{len(missing)} {what} of the pool have no text in the {option} given: {shown}.",
                          fix=f"give a {option} that holds every {what} (or none: the batch then says null).")
     return [texts[i] for i in ids]

@@ -505,3 +505,20 @@ print(json.dumps({{"code": done.returncode, "err": done.stderr, "batch": os.path
     assert f"are not among the topics of irds:{DATASET}" in got["err"] and "'999999'" in got["err"], got["err"]
     assert "topics given" not in got["err"]
     assert "--topics" in got["err"] and "--queries qrels" in got["err"], got["err"]
+    config = (f"qrels: irds:{DATASET}\nruns: {{extra: {run}}}\nmetrics: [nDCG@10]\n"
+              "pool: {depth: 10, queries: runs, batch: config-batch.jsonl}\n")
+    code = f"""
+import json, os
+import evalbridge as eb
+open("eval.yaml", "w").write({config!r})
+try:
+    eb.run_config(eb.load_config("eval.yaml"))
+    said = None
+except eb.InputError as error:
+    said = str(error)
+print(json.dumps({{"said": said, "batch": os.path.exists("config-batch.jsonl")}}))
+"""
+    by_config = _fresh(code, _cache_with_topics(tmp_path / "irds-config", dl19), tmp_path)
+    assert by_config["said"] is not None and not by_config["batch"], by_config
+    assert f"are not among the topics of irds:{DATASET}" in by_config["said"] and "pool: {topics: FILE}" \
+        in by_config["said"], by_config["said"]

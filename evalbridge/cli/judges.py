@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, note, split_named, statistics_given
+from .shared import (EXIT_OK, add_inputs, add_quiet, add_statistics, emit, named_runs, note, split_named,
+                     statistics_given)
 
 
 #: the fields of Statistics the judges' flags set (the flips' paired test)

@@ -64,7 +64,8 @@ def handle(args: argparse.Namespace) -> int:
                  score_precision=args.score_precision)
     if args.batch is not None:
         with atomic_file(args.batch) as temporary:  # the old batch stays whole until the new one is
-            write_batch(found, temporary, queries=args.topics or qrels.topics or None, documents=args.corpus, topics_of=None if args.topics else qrels.source)
+            write_batch(found, temporary, queries=args.topics or qrels.topics or None, documents=args.corpus,
+                        topics_of=None if args.topics else qrels.source)
         to_judge = found.size() if found.drawn is None else int(found.drawn.sampled.sum())
         note(args, f"wrote {args.batch}: {to_judge} pairs to judge (depth {found.depths[-1]})")
     emit(found.render("terminal" if args.format == "text" else args.format).rstrip("\n") + "\n", args.output, args)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_rules, add_shown, config_of, emit, note_official,
-                     note, positionals, refuse_overwrites)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_rules, add_shown, config_of, emit,
+                     note, note_official, positionals, refuse_overwrites)
 
 
 def handle(args: argparse.Namespace) -> int:

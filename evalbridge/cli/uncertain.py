@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit, note_official,
-                     refuse_overwrites, statistics_given)
+from .shared import (EXIT_OK, add_conventions, add_inputs, add_quiet, add_shown, add_statistics, config_of, emit,
+                     note_official, refuse_overwrites, statistics_given)
 
 #: the fields of Statistics uncertain's flags set
 _STATISTICS = ("n_resamples", "confidence", "seed")

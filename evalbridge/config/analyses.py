@@ -297,7 +297,8 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     if len(chosen) == 1:
         raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
                          fix="add another run, or leave runs out for the judge agreement alone.")
-    asked = (tuple(r.metric for r in read_metrics(check, read_official(check, spec["metrics"], path + ("metrics",), *judges.values()), path + ("metrics",))) if "metrics" in spec
+    named = read_official(check, spec["metrics"], path + ("metrics",), *judges.values()) if "metrics" in spec else None
+    asked = (tuple(r.metric for r in read_metrics(check, named, path + ("metrics",))) if "metrics" in spec
              else tuple(r.metric for r in given.metrics) or tuple(parse_metric(m) for m in DEFAULT_METRICS))
     bins: dict[str, tuple[float, ...]] = {}
     given_bins = spec.get("bins")

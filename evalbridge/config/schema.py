@@ -21,8 +21,8 @@ from .checking import Checker, Locator
 from .analyses import ANALYSES, TOP_KEYS, Given, read_analyses
 from .layout import ENGINES, Config
 from .sections import (read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
-                       read_name, read_official, read_output, read_policies, read_settings, read_slices, read_source, read_spark,
-                       read_supported, read_tracking)
+                       read_name, read_official, read_output, read_policies, read_settings, read_slices, read_source,
+                       read_spark, read_supported, read_tracking)
 
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
@@ -124,7 +124,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    metrics = read_metrics(check, read_official(check, spec["metrics"], ("metrics",), qrels), ("metrics",)) if "metrics" in spec else ()
+    metrics = read_metrics(check, read_official(check, spec["metrics"], ("metrics",), qrels), ("metrics",)) \
+        if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")

@@ -25,8 +25,8 @@ from .sources import Source, check_source
 if TYPE_CHECKING:
     from ..io.yamldata import KeyPath
 
-__all__ = ["read_settings", "read_policies", "read_source", "read_official", "read_metrics", "read_supported", "read_name",
-           "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
+__all__ = ["read_settings", "read_policies", "read_source", "read_official", "read_metrics", "read_supported",
+           "read_name", "read_crosscheck", "read_comparison", "read_gates", "read_bands", "read_output",
            "read_spark", "read_slices", "read_tracking"]
 
 

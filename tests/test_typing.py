@@ -18,6 +18,8 @@ reveal_type(eb.crosscheck)
 reveal_type(eb.read_qrels)
 reveal_type(eb.compare)
 reveal_type(results.means)
+reveal_type(eb.diagnose({}, {}, "official"))
+reveal_type(eb.uncertain({}, "nDCG@10", judges={}))
 '''
 
 
@@ -70,14 +72,17 @@ def _lines_of(report: str, path: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_mypy_sees_the_signature_of_every_public_name(mypy_strict: tuple[str, int, Path]) -> None:
-    """`reveal_type(eb.evaluate(...))` is `Results`, not `Any`: the lazy `__getattr__` no longer hides the API."""
+    """`reveal_type(eb.evaluate(...))` is `Results`, not `Any`: the lazy `__getattr__` no longer hides the API; a
+    verb given "official" (a dataset's several measures) is typed as returning the several metrics' result."""
     report, _, scripts = mypy_strict
     lines = _lines_of(report, scripts / "use_evalbridge.py")
     revealed = [line.split("Revealed type is ", 1)[1] for line in lines if "Revealed type is" in line]
-    assert len(revealed) == 5, report
+    assert len(revealed) == 7, report
     assert revealed[0] == '"evalbridge.evaluation.results.Results"'
     assert "CrossCheck" in revealed[1] and "Qrels" in revealed[2] and "Comparison" in revealed[3]
     assert revealed[4].strip("\"").replace("builtins.", "") == "dict[str, float]"
+    # "official" is the dataset's several measures: the several metrics' result; one metric's name: its own
+    assert revealed[5].endswith('.Diagnoses"') and revealed[6].endswith('.Uncertainty"'), revealed
     assert not any("Any" == r.strip('"') for r in revealed)
     assert not [line for line in lines if ": error:" in line], report
 

@@ -28,7 +28,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import InputError
 from ..common.json_data import json_ready
@@ -507,6 +507,14 @@ def _pool_bias(collection: _Collection, runs: list[Run] | None, ids: list[str], 
 #: the fields of Statistics diagnose honours (any value of test, correction, alpha, n_resamples, seed; two sides)
 _USES: Mapping[str, tuple[Any, ...] | None] = {"test": None, "correction": None, "alpha": None, "n_resamples": None,
                                                "seed": None, "sides": (2,)}
+
+
+@overload
+def diagnose(qrels: Any, runs: Mapping[str, Any] | TopLists, metric: Literal["official"], *,
+             judgements_b: Any = None, pool_depth: int = 100, trials: int = 1000,
+             statistics: Statistics | None = None, test: str | None = None, correction: str | None = None,
+             alpha: float | None = None, n_resamples: int | None = None, seed: int | None = None,
+             settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Diagnoses: ...
 
 
 @overload

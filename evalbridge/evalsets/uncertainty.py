@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import InputError
 from ..common.json_data import json_ready
@@ -285,6 +285,13 @@ def _bootstrap(values: np.ndarray, *, n_resamples: int, confidence: float, seed:
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
+
+
+@overload
+def uncertain(run: Any, metric: Literal["official"], *, judges: Mapping[str, Any] | None = None, probabilities: Any = None,
+              system: str = "run", draws: int = 200, statistics: Statistics | None = None,
+              n_resamples: int | None = None, confidence: float | None = None, seed: int | None = None,
+              settings: Settings | None = None, **keywords: Unpack[Keywords]) -> Uncertainties: ...
 
 
 @overload

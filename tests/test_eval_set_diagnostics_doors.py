@@ -180,6 +180,8 @@ def test_diagnose_takes_several_metrics_each_as_it_is_alone_at_every_door(folder
     assert both.metrics == ("P@2", "nDCG@3")
     for metric in ("P@2", "nDCG@3"):
         assert both[metric] == eb.diagnose(qrels, runs, metric, **options)
+    with pytest.raises(eb.InputError, match=r"no diagnosis of 'AP'; the metrics diagnosed are P@2, nDCG@3\."):
+        both["AP"]
     frame = both.to_frame()
     assert list(frame.columns[:2]) == ["metric", "system"] and list(frame["metric"].unique()) == ["P@2", "nDCG@3"]
     text = both.table("markdown")
@@ -201,6 +203,8 @@ def test_uncertain_takes_several_metrics_each_as_it_is_alone_at_every_door(folde
     both = eb.uncertain(run, ["p@2", "P@1", "P@2"], **options)
     assert both.metrics == ("P@2", "P@1")                               # asked again: kept once
     assert both["P@1"] == eb.uncertain(run, "P@1", **options) and both["p@2"] == eb.uncertain(run, "P@2", **options)
+    with pytest.raises(eb.InputError, match=r"no measurement of 'p@3'; the metrics measured are P@2, P@1\."):
+        both["p@3"]
     assert both.table("markdown").count("| x ") == 2
     code, out, err = cli("uncertain", "x.run", "-m", "p@2", "P@1", "--probabilities", "p.txt", "--n-resamples", "500",
                          "--draws", "30", "--seed", "3", "--min-relevance", "1", "--format", "json")

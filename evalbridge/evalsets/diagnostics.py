@@ -198,13 +198,9 @@ class Diagnoses(Shown):
 
     def __getitem__(self, metric: str) -> Diagnosis:
         """The diagnosis of ``metric`` (any spelling: ``ndcg@10`` is ``nDCG@10``)."""
-        from ..metrics.spec import parse_metric
+        from ..metrics.spec import by_metric
 
-        wanted = metric if metric in self.metrics else str(parse_metric(metric))
-        for d in self.diagnoses:
-            if d.metric == wanted:
-                return d
-        raise InputError(f"no diagnosis of {metric!r}; the metrics diagnosed are {', '.join(self.metrics)}.")
+        return by_metric(self.diagnoses, metric, ("diagnosis", "diagnosed"))
 
     def to_dict(self) -> dict[str, Any]:
         """Each metric's :meth:`Diagnosis.to_dict`, in order (``metrics``, ``diagnoses``)."""

@@ -231,13 +231,9 @@ class Uncertainties(Shown):
 
     def __getitem__(self, metric: str) -> Uncertainty:
         """The measurement of ``metric`` (any spelling)."""
-        from ..metrics.spec import parse_metric
+        from ..metrics.spec import by_metric
 
-        wanted = metric if metric in self.metrics else str(parse_metric(metric))
-        for u in self.measured:
-            if u.metric == wanted:
-                return u
-        raise InputError(f"no measurement of {metric!r}; the metrics measured are {', '.join(self.metrics)}.")
+        return by_metric(self.measured, metric, ("measurement", "measured"))
 
     def to_dict(self) -> dict[str, Any]:
         """Each metric's :meth:`Uncertainty.to_dict`, in order (``metrics``, ``measured``)."""

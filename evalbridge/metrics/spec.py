@@ -25,15 +25,15 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol, TypeVar
 
 from .catalogue import (ALIASES, MAPPINGS, METRICS, NUMERIC, OPTION_ALIASES, TREC_MEASURES, TREC_NAMES, TREC_UNSUPPORTED,
                         MetricInfo)
-from ..errors import MetricSpecError, UnsupportedMetricError
+from ..errors import InputError, MetricSpecError, UnsupportedMetricError
 
-__all__ = ["Metric", "GainMap", "parse_metric", "parse_metrics"]
+__all__ = ["Metric", "GainMap", "parse_metric", "parse_metrics", "by_metric"]
 
 _SPEC = re.compile(
     r"(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*"
@@ -421,3 +421,23 @@ def parse_metrics(specs: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     if not seen:
         raise MetricSpecError("no metric was asked for; pass e.g. ['nDCG@10', 'P@5'].")
     return list(seen)
+
+
+class _OfOneMetric(Protocol):
+    @property
+    def metric(self) -> str: ...
+
+
+_Found = TypeVar("_Found", bound=_OfOneMetric)
+
+
+def by_metric(found: Sequence[_Found], metric: str, what: tuple[str, str]) -> _Found:
+    """The one of ``found`` (each an analysis of one metric, labelled by its canonical spelling) of ``metric``, in
+    any spelling (``ndcg@10`` is ``nDCG@10``); refused naming ``what`` (the noun and its participle: ``("diagnosis",
+    "diagnosed")``) and the metrics there are."""
+    labels = [f.metric for f in found]
+    wanted = metric if metric in labels else str(parse_metric(metric))
+    for f in found:
+        if f.metric == wanted:
+            return f
+    raise InputError(f"no {what[0]} of {metric!r}; the metrics {what[1]} are {', '.join(labels)}.")

@@ -152,19 +152,26 @@ def test_cli_equals_the_api_and_bad_input_exits_2(shared, tmp_path, llmjudge):
     assert failed.returncode == 2 and "dup.qrels:2" in failed.stderr and "Traceback" not in failed.stderr
 
 
+def _judged_collection(folder, rng, *, docs, queries, judge, label):
+    """``human.txt`` (grades 0-3 drawn from ``rng``), ``JUDGE.txt`` (``label(grade)`` of every pair, in order) and
+    three runs ``s0.run``... scoring each pair by its grade times the system's number plus noise, in ``folder``."""
+    names = [f"d{i}" for i in range(docs)]
+    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in names} for q in range(queries)}
+    labels = {q: {d: label(g) for d, g in row.items()} for q, row in human.items()}
+    for name, data in (("human", human), (judge, labels)):
+        (folder / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
+                                                    for d, g in row.items()))
+    for s in range(3):
+        (folder / f"s{s}.run").write_text("".join(f"{q} Q0 {d} 1 {g * s + rng.random() * 3:.6f} s{s}\n"
+                                                  for q, row in human.items() for d, g in row.items()))
+
+
 def test_a_judges_section_gives_eb_judges_numbers_in_every_format(tmp_path, monkeypatch):
     """A config's judges: section (the config's qrels the humans) gives the API's report, in JSON and every text
     format; a bad key is refused with the key and exit 2."""
     rng = np.random.default_rng(2)
-    docs = [f"d{i}" for i in range(12)]
-    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(10)}
-    judge = {q: {d: min(3, max(0, g + int(rng.integers(-1, 2)))) for d, g in row.items()} for q, row in human.items()}
-    for name, data in (("human", human), ("judge", judge)):
-        (tmp_path / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
-                                                      for d, g in row.items()))
-    for s in range(3):
-        (tmp_path / f"s{s}.run").write_text("".join(f"{q} Q0 {d} 1 {g * s + rng.random() * 3:.6f} s{s}\n"
-                                                    for q, row in human.items() for d, g in row.items()))
+    _judged_collection(tmp_path, rng, docs=12, queries=10, judge="judge",
+                       label=lambda g: min(3, max(0, g + int(rng.integers(-1, 2)))))
     monkeypatch.chdir(tmp_path)
     runs = {f"s{s}": f"s{s}.run" for s in range(3)}
     config = {"qrels": "human.txt", "runs": runs, "metrics": ["nDCG@5"], "judges": {"labels": {"llm": "judge.txt"}}}
@@ -190,16 +197,8 @@ def test_a_score_judge_gets_its_bins_at_every_door_and_the_flips_one_statistics(
     (a config) give one report card; the flips' test is one Statistics (statistics= equals its loose keywords); bad
     bins are refused naming the judge (the config: its key, exit 2)."""
     rng = np.random.default_rng(4)
-    docs = [f"d{i}" for i in range(15)]
-    human = {f"q{q}": {d: int(rng.integers(0, 4)) for d in docs} for q in range(8)}
-    scores = {q: {d: round(min(1.0, max(0.0, g / 3 + float(rng.normal(0, 0.15)))), 4) for d, g in row.items()}
-              for q, row in human.items()}
-    for name, data in (("human", human), ("scores", scores)):
-        (tmp_path / f"{name}.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, row in data.items()
-                                                      for d, g in row.items()))
-    for s in range(3):
-        (tmp_path / f"s{s}.run").write_text("".join(f"{q} Q0 {d} 1 {g * s + rng.random() * 3:.6f} s{s}\n"
-                                                    for q, row in human.items() for d, g in row.items()))
+    _judged_collection(tmp_path, rng, docs=15, queries=8, judge="scores",
+                       label=lambda g: round(min(1.0, max(0.0, g / 3 + float(rng.normal(0, 0.15)))), 4))
     monkeypatch.chdir(tmp_path)
     runs = {f"s{s}": f"s{s}.run" for s in range(3)}
     bins = {"llm": [0.2, 0.5, 0.8]}

@@ -1,8 +1,13 @@
-"""Shared test helpers: where the external data lives (``/work/shared``, next to the checkout)."""
+"""Shared test helpers: where the external data lives (``/work/shared``, next to the checkout), the browser of
+the report-page tests."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +21,24 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"../shared is absent: {SHARED} does not exist (external test data lives there)")
     return SHARED
+
+
+#: the system's Chromium (Debian's package), which Playwright drives for the tests that open a report page
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium (Debian's package; `make test` installs it) driven by Playwright, no browser download."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra: make test")
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"no Chromium at {CHROMIUM}: `make test` installs Debian's chromium package as root")
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs it (apt-get install chromium, as root)")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
 
 
 def _hypothesis_profile() -> None:

@@ -6,9 +6,7 @@ not blank."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -168,21 +166,6 @@ def test_every_door_writes_the_same_page(report: Report, tmp_path: Path, monkeyp
 
 # ---------------------------------------------------------------- in a real browser
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    """Headless Chromium (Debian's package; `make test` installs it) driven by Playwright, no browser download."""
-    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra: make test")
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"no Chromium at {CHROMIUM}: `make test` installs Debian's chromium package as root")
-        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs it (apt-get install chromium, as root)")
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:

@@ -6,10 +6,8 @@ diagnosis) is at most 8,000 px tall before any section is opened, its decision b
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +18,11 @@ from evalbridge.reports.report import Report
 
 from dl19_decision import DL19, dl19_config
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 WIDTHS = (1400, 400)
 #: the height of the first screen at each width (a laptop's window, a phone's)
 SCREEN = {1400: 900, 400: 800}
 #: the tallest the DL19 decision page may be at 1400 px, every collapsed section closed
 TALLEST = 8000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    """Headless Chromium (Debian's package; `make test` installs it) driven by Playwright, no browser download."""
-    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra: make test")
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"no Chromium at {CHROMIUM}: `make test` installs Debian's chromium package as root")
-        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs it (apt-get install chromium, as root)")
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

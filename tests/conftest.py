@@ -23,6 +23,16 @@ def shared() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def dl19(shared: Path) -> Path:
+    """The TREC DL 2019 passage folder of ``../shared/data/real`` (runs, qrels, topics, published scores); the test is
+    skipped when it is absent."""
+    folder = shared / "data" / "real" / "trec-dl-2019-passage"
+    if not folder.is_dir():
+        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
+    return folder
+
+
 #: the system's Chromium (Debian's package), which Playwright drives for the tests that open a report page
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 

@@ -15,16 +15,6 @@ from evalbridge.errors import EvalbridgeWarning, InputError
 from evalbridge.common.ranking import rank
 from evalbridge.views.run_diff import render_diff
 
-DL19 = ("data", "real", "trec-dl-2019-passage")
-
-
-@pytest.fixture(scope="module")
-def dl19(shared):  # noqa: ANN001, ANN201
-    folder = shared.joinpath(*DL19)
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
 
 def test_dl19_bm25_to_splade_golden_by_hand(dl19) -> None:  # noqa: ANN001
     """Query 1124210, BM25 -> SPLADE++ at k=10, read off the files by hand (sort by score desc, then doc id desc;

@@ -20,14 +20,6 @@ METRICS = ["nDCG@10", "AP", "AP@100", "RR", "P@10", "R@100", "Rprec", "Success@1
 
 
 @pytest.fixture(scope="module")
-def dl19(shared: Path) -> Path:
-    folder = shared / "data" / "real" / "trec-dl-2019-passage"
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
-
-@pytest.fixture(scope="module")
 def qrels(dl19: Path) -> eb.Qrels:
     return eb.read_qrels(dl19 / "qrels.dl19-passage.txt")
 

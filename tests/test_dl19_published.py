@@ -42,15 +42,6 @@ GUARDS = [
 
 
 @pytest.fixture(scope="module")
-def dl19(shared: Path) -> Path:
-    """The TREC DL 2019 passage folder."""
-    folder = shared / "data" / "real" / "trec-dl-2019-passage"
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
-
-@pytest.fixture(scope="module")
 def data(dl19: Path) -> dict:
     """The qrels and the three runs, read once."""
     runs = {name: eb.read_run(dl19 / f"run.{name}.top100.txt") for name in ("bm25", "bm25-rm3", "splade-pp-ed")}

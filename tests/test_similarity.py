@@ -18,16 +18,6 @@ from evalbridge.stats.rbo import rbo
 from evalbridge.stats.similarity import MEASURES, similarity
 from evalbridge.stats.system_order import tau_ap, tau_b
 
-DL19 = ("data", "real", "trec-dl-2019-passage")
-
-
-@pytest.fixture(scope="module")
-def dl19(shared):  # noqa: ANN001, ANN201
-    folder = shared.joinpath(*DL19)
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
 
 DOCS = [f"d{i}" for i in range(12)]
 

@@ -163,14 +163,6 @@ def test_evaluate_summarises_the_numbers_a_log_kept_and_slices_by_its_field(tmp_
 
 # ---------------------------------------------------------------- TREC DL 2019: golden values by hand
 
-@pytest.fixture(scope="module")
-def dl19(shared: Path) -> Path:
-    folder = shared / "data" / "real" / "trec-dl-2019-passage"
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
-
 def _first_words(dl19: Path) -> dict[str, str]:
     """Each DL 2019 question's slice by its first word: what / how / other."""
     out = {}

@@ -31,14 +31,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully suppo
 METRICS = ["nDCG@10", "AP", "R@100", "RR@10", "P@10", "P(rel=2)@10", "nDCG(gain=exp)@10"]
 
 
-@pytest.fixture(scope="module")
-def dl19(shared: Path) -> Path:
-    folder = shared / "data" / "real" / "trec-dl-2019-passage"
-    if not folder.is_dir():
-        pytest.skip(f"../shared/data/real/trec-dl-2019-passage is absent: {folder} does not exist")
-    return folder
-
-
 def _write(path: Path, config: dict[str, Any]) -> Path:
     path.write_text(json.dumps(config, indent=1))  # JSON is YAML: one key per line, so lines are known
     return path

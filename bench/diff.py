@@ -26,7 +26,6 @@ Wall time (median of ``--repeat`` workers) and peak memory growth (``VmHWM`` res
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -38,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
+from run import against, interleaved, measured, written  # noqa: E402 - bench/ is on the path
 
 METRICS = ["nDCG@10", "AP", "R@100", "RR@10", "P@10"]
 SYSTEMS = 5
@@ -101,19 +100,10 @@ def main() -> None:
         return
     seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth)],
                                    args.repeat)
-    base_s, base_m = seconds["evaluate"], peak["evaluate"]
-    lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
-    for mode in MODES:
-        lines.append(f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | "
-                     f"{peak[mode] / base_m:.2f} |" if base_m else f"| {mode} | {seconds[mode]:.2f} s | "
-                     f"{seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | - |")
+    lines = against(seconds, peak, MODES, "evaluate")
     size = (f"{args.queries:,} queries x depth {args.depth} ({args.queries * args.depth / 1e6:,.0f}M rows per run) x "
             f"{SYSTEMS} systems x {len(METRICS)} metrics, columnar runs; goal: diff <= 2.0 x evaluate, peak <= 1.5 x")
-    text = (f"# run diff bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
-            + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
-    print(text)
-    out = HERE / "results" / f"diff-{datetime.date.today().isoformat()}.md"
-    out.write_text(text)
+    written("diff", "run diff bench", size, lines, args.repeat)
 
 
 if __name__ == "__main__":

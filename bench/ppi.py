@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from diff import METRICS, SYSTEMS, inputs  # noqa: E402 - bench/ is on the path
-from run import interleaved, machine, measured  # noqa: E402
+from run import against, interleaved, machine, measured, written  # noqa: E402
 
 MODES = ("evaluate", "ppi")
 LLMJUDGE = HERE.parent.parent / "shared" / "data" / "real" / "llmjudge"
@@ -133,16 +133,10 @@ def main() -> None:
         return
     seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth),
                                                      "--labelled", str(args.labelled)], args.repeat)
-    base_s, base_m = seconds["evaluate"], peak["evaluate"]
-    lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
-    for mode in MODES:
-        lines.append(f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | "
-                     + (f"{peak[mode] / base_m:.2f} |" if base_m else "- |"))
+    lines = against(seconds, peak, MODES, "evaluate")
     size = (f"{args.queries:,} queries x depth {args.depth} x {SYSTEMS} systems x {len(METRICS)} metrics, "
             f"{args.labelled:,} human-labelled queries; goal: ppi <= 2.0 x evaluate")
-    text = f"# ppi bench, {stamp}\n\n{size}\n\n" + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n"
-    print(text)
-    (HERE / "results" / f"ppi-{args.queries}-{datetime.date.today().isoformat()}.md").write_text(text)
+    written(f"ppi-{args.queries}", "ppi bench", size, lines, args.repeat)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ peak memory growth (``VmHWM`` reset through ``/proc/self/clear_refs``, as in ``b
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 import tempfile
@@ -37,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
+from run import interleaved, measured, written  # noqa: E402 - bench/ is on the path
 
 ROWS = {"JSON Lines rows": ("rows.jsonl", {}), "elasticsearch": ("es.jsonl", {"query": "qid"}),
         "qdrant": ("qdrant.jsonl", {"query": "qid"})}
@@ -113,10 +112,7 @@ def main() -> None:
                      f"**{seconds[row] / seconds[base]:.2f}** | {peak[row]:,.0f} MiB | {peak[row] / peak[base]:.2f} |")
     size = (f"{args.queries:,} queries x {args.depth} hits ({args.queries * args.depth:,} rows); goal: each log "
             f"<= 1.3 x the JSON Lines rows")
-    text = (f"# retrieval logs bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
-            + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
-    print(text)
-    (HERE / "results" / f"retrieval-logs-{datetime.date.today().isoformat()}.md").write_text(text)
+    written("retrieval-logs", "retrieval logs bench", size, lines, args.repeat)
 
 
 if __name__ == "__main__":

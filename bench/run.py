@@ -17,6 +17,7 @@ and are cached in ``$TMPDIR/evalbridge_bench``. Speed is never asserted in the u
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -327,6 +328,26 @@ def interleaved(script: str, rows: Iterable[str], arguments: Sequence[str], repe
     seconds = {row: statistics.median(m["seconds"] for m in got) for row, got in found.items()}
     peak = {row: statistics.median(m["peak_mib"] for m in got) for row, got in found.items()}
     return seconds, peak, found
+
+
+def against(seconds: dict[str, float], peak: dict[str, float], rows: Iterable[str], base: str) -> list[str]:
+    """The Markdown table of each row's median wall time and peak growth, each beside its ratio to ``base``'s (``-``
+    where ``base`` grew no memory)."""
+    lines = [f"| row | wall (median) | x {base} | peak growth | x {base} |", "|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row} | {seconds[row]:.2f} s | {seconds[row] / seconds[base]:.2f} | {peak[row]:,.0f} MiB | "
+                     + (f"{peak[row] / peak[base]:.2f} |" if peak[base] else "- |"))
+    return lines
+
+
+def written(stem: str, title: str, size: str, lines: Sequence[str], repeat: int) -> str:
+    """A bench's report (its title and the time, the size, the table, the machine and the workers per row), printed
+    and written to ``results/<stem>-<date>.md``."""
+    text = (f"# {title}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
+            + "\n".join(lines) + f"\n\n{machine()}; {repeat} workers per row\n")
+    print(text)
+    (HERE / "results" / f"{stem}-{datetime.date.today().isoformat()}.md").write_text(text)
+    return text
 
 
 def load_input(kind: str, size: str) -> tuple:

@@ -25,7 +25,6 @@ call, as ``bench/run.py``). Results go to ``bench/results/slices-<date>.md``; sp
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -35,7 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from diff import METRICS, SYSTEMS, inputs  # noqa: E402 - bench/ is on the path
-from run import interleaved, machine, measured  # noqa: E402
+from run import against, interleaved, measured, written  # noqa: E402
 
 MODES = ("evaluate", "slices")
 SLICES = 8
@@ -88,19 +87,11 @@ def main() -> None:
     seconds, peak, _ = interleaved(__file__, MODES, ["--queries", str(args.queries), "--depth", str(args.depth),
                                                      "--resamples", str(args.resamples), "--test", args.test],
                                    args.repeat)
-    base_s, base_m = seconds["evaluate"], peak["evaluate"]
-    lines = ["| row | wall (median) | x evaluate | peak growth | x evaluate |", "|---|---|---|---|---|"]
-    for mode in MODES:
-        lines.append(f"| {mode} | {seconds[mode]:.2f} s | {seconds[mode] / base_s:.2f} | {peak[mode]:,.0f} MiB | "
-                     + (f"{peak[mode] / base_m:.2f} |" if base_m else "- |"))
+    lines = against(seconds, peak, MODES, "evaluate")
     size = (f"{args.queries:,} queries x depth {args.depth} x {SYSTEMS} systems x {len(METRICS)} metrics, "
             f"{SLICES} slices, {args.resamples:,} resamples, {args.test} test; goal: slices <= 2.0 x evaluate, peak <= 1.5 x")
-    text = (f"# slices bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
-            + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
-    print(text)
     test = "" if args.test == "t" else f"-{args.test}"
-    out = HERE / "results" / f"slices-{args.queries}-{args.resamples}{test}-{datetime.date.today().isoformat()}.md"
-    out.write_text(text)
+    written(f"slices-{args.queries}-{args.resamples}{test}", "slices bench", size, lines, args.repeat)
 
 
 if __name__ == "__main__":

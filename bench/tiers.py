@@ -27,7 +27,6 @@ never asserted in the unit tests.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -39,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import interleaved, machine, measured  # noqa: E402 - bench/ is on the path
+from run import interleaved, measured, written  # noqa: E402 - bench/ is on the path
 
 MODES = ("tiers randomization", "tiers bootstrap", "topic set size", "floor")
 
@@ -91,10 +90,7 @@ def main() -> None:
               for mode in MODES]
     size = (f"{args.systems} systems x {args.queries:,} queries x {args.resamples:,} resamples, one metric; goal: "
             f"tiers <= 30 s, peak growth <= 1 GiB")
-    text = (f"# tiers bench, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n{size}\n\n"
-            + "\n".join(lines) + f"\n\n{machine()}; {args.repeat} workers per row\n")
-    print(text)
-    (HERE / "results" / f"tiers-{datetime.date.today().isoformat()}.md").write_text(text)
+    written("tiers", "tiers bench", size, lines, args.repeat)
 
 
 if __name__ == "__main__":

@@ -671,3 +671,22 @@ def test_an_output_holds_its_last_whole_write_and_the_next_write_sweeps_every_le
         assert (target.read_text() if target.exists() else None) == last
         if os.name == "posix":
             assert {p.name for p in folder.iterdir()} == {*(["out.jsonl"] if last else []), *others}
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_write_to_a_device_that_fails_raises_the_devices_error() -> None:
+    """A path that is not a regular file is written in place, as a stream: when the device refuses (/dev/full: no
+    space), the writer's OSError reaches the caller as it is (it was swallowed inside the check of the path's type,
+    and the write then failed as "generator didn't stop")."""
+    import errno
+
+    import evalbridge as eb
+    from evalbridge.io.text import replacing
+
+    with pytest.raises(OSError) as raised:
+        with replacing("/dev/full") as path, open(path, "w") as stream:
+            stream.write("x" * 100_000)
+    assert raised.value.errno == errno.ENOSPC
+    with pytest.raises(OSError) as raised:
+        eb.write(eb.Run({"q1": {f"d{i}": float(i) for i in range(5000)}}), "/dev/full", format="trec")
+    assert raised.value.errno == errno.ENOSPC

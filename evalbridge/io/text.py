@@ -271,10 +271,13 @@ def replacing(path: str | os.PathLike[str], *, check: Callable[[], object] | Non
     if _OURS.match(target.name):  # the temporary file of an outer write, which replaces its target whole
         yield target
         return
-    with contextlib.suppress(OSError):
-        if not stat.S_ISREG(os.stat(target).st_mode):
-            yield target
-            return
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except OSError:  # not there yet (or not reachable: the write below says why)
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        yield target  # outside any handler: an error of the writer's (a full device) reaches the caller as it is
+        return
     names = {str(target): os.fspath(path)}
     fd = None
     try:

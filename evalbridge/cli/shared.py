@@ -467,7 +467,6 @@ def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
                   files=[args.output or STDOUT, getattr(args, "per_query", None)])
 
 
-
 def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     """A command that shows one analysis of the registry (``power``, ``tiers``, ``diagnose``...): the command line
     checked as a config with that section, run by the one pipeline, its result shown by the command's ``render``

@@ -192,7 +192,6 @@ def settings_of(config: Config) -> dict[str, Any]:
             **analysis_settings(config)}
 
 
-
 class _SparkDoor:
     """``engine: spark``: the session (the active one, else one started on ``spark.master``), every input
     as a Spark DataFrame (:func:`~evalbridge.config.sources.load_frame`), each run evaluated by

@@ -132,3 +132,37 @@ def test_a_config_run_writes_the_section_files(tmp_path: Path) -> None:
     pairs = pd.read_csv(folder / "standings_pairs.csv")
     pd.testing.assert_frame_equal(pairs, outcome.report.standings.to_frame(), check_dtype=False)
     assert "% Across the systems" in (folder / "report.tex").read_text()
+
+
+def test_the_agreement_is_a_section_placed_after_the_cross_checks_in_every_format() -> None:
+    """A section whose view is placed after the cross-checks (the agreement) shows in every format under its
+    heading, right after the cross-checks: below the other sections in the terminal and Markdown (which write the
+    cross-checks after them), above them in JSON and LaTeX; its data are its CSV files; no renderer places it."""
+    from pathlib import Path as _Path
+
+    from evalbridge.views.sections import AFTER_CROSSCHECK, VIEWS
+
+    report = _report()
+    second = {q: {d: min(g, 1) for d, g in docs.items()} for q, docs in QRELS.items()}
+    agreement = eb.agree(QRELS, second, RUNS, ["P@2"], names=("graded", "binary"), n_resamples=50)
+    checks = {"base": eb.crosscheck(QRELS, RUNS["base"], METRICS, backends=["pytrec_eval"])}
+    report = Report(results=report.results, metrics=METRICS, comparison=report.comparison, standings=report.standings,
+                    crosscheck=checks, analyses={"agreement": agreement, **report.analyses})
+    assert VIEWS["agreement"].place == AFTER_CROSSCHECK
+    assert [s.key for s in report_sections(report, AFTER_CROSSCHECK)] == ["agreement"]
+    assert "agreement" not in [s.key for s in report_sections(report)]
+    title = "Agreement between the judgements graded and binary"
+    for fmt, check, before in (("terminal", "cross-check base:", "Power"), ("markdown", "## Cross-check: base", "## Power")):
+        text = render(report, fmt)
+        assert text.index(before) < text.index(check) < text.index(title)
+        assert agreement.table(fmt).rstrip("\n") in text
+    latex = render(report, "latex")
+    assert latex.index(f"% {title}") < latex.index("% Across the systems")
+    assert agreement.table("latex").rstrip("\n") in latex
+    data = list(json.loads(render(report, "json")))
+    assert data.index("crosscheck") + 1 == data.index("agreement") < data.index("standings") < data.index("power")
+    page = render(report, "html")
+    assert page.index('<section id="crosscheck">') < page.index(f"<h2>{title}</h2>") < page.index('id="provenance"')
+    files = _csv(report)
+    pd.testing.assert_frame_equal(files["agreement.csv"], agreement.judges.to_frame().reset_index(), check_dtype=False)
+    assert files["agreement_ranking.csv"]["metric"].tolist() == ["P@2"]

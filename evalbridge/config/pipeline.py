@@ -187,8 +187,7 @@ def settings_of(config: Config) -> dict[str, Any]:
                 "backends": list(config.crosscheck.backends), "atol": config.crosscheck.atol,
                 "canonicalise": config.crosscheck.canonicalise},
             "comparison": None if config.comparison is None else config.comparison.to_dict(),
-            # agreement: is recorded where it always was, null when not asked for
-            "gates": [str(g) for g in config.gates], "seed": config.seed, "agreement": None,
+            "gates": [str(g) for g in config.gates], "seed": config.seed,
             **analysis_settings(config)}
 
 

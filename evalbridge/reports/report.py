@@ -39,7 +39,7 @@ from ..metrics.spec import Metric, parse_metric
 from ..views.formats import notebook, report_format
 from .writing import output_file, write_file_atomic
 from ..views.markers import MARKER_STYLES
-from ..views.sections import report_data
+from ..views.sections import AFTER_CROSSCHECK, report_data
 from ..views.table import number, p_value
 
 if TYPE_CHECKING:
@@ -391,12 +391,10 @@ def report_dict(report: Report) -> dict[str, Any]:
         data["gates"] = [g.to_dict() for g in report.gates]
     if report.crosscheck:
         data["crosscheck"] = {s: c.to_dict() for s, c in report.crosscheck.items()}
-    analysed = report_data(report)
-    if "agreement" in analysed:  # where it has always been: after the cross-checks, before the standings
-        data["agreement"] = analysed.pop("agreement")
+    data |= report_data(report, AFTER_CROSSCHECK)
     if report.standings is not None:
         data["standings"] = report.standings.to_dict()
-    data |= analysed
+    data |= report_data(report)
     if any(r.numbers for r in report.results.values()):
         from ..views.slices import fronts
 

@@ -109,7 +109,7 @@ def ranking_tables(ranking: AnyAgreement, fmt: ReportFormat) -> tuple[Table, ...
                   f"{row.count('reversed')} / {row.count('lost')} / {row.count('gained')}",
                   number(row.flipped_share, 2)) for row in ranking.rows)
     return (Table(headers=(fmt.heading("metric"), e(f"ranking under {a}"), e(f"ranking under {b}"), "Kendall tau",
-                           "tau_ap", "tau_ap (sym.)", e(f"significant {a} / {b}"), "reversed / lost / gained",
+                           e("tau_ap"), e("tau_ap (sym.)"), e(f"significant {a} / {b}"), "reversed / lost / gained",
                            "flipped share"),
                   rows=rows, align=columns(3, 6),
                   title=e(f"Ranking of the systems under {a} and under {b}"), footnotes=(e(ranking.describe()),)),)

@@ -5,6 +5,8 @@ its heading, its tables in any format that writes tables (terminal, Markdown, La
 :func:`evalbridge.views.formats.show`) and its data for a spreadsheet (CSV files at full precision: file name ->
 DataFrame). A format writes each section its own way (:func:`section_tables` for the text formats, one CSV file per
 table of data for ``csv``, ``to_dict()`` for JSON), so a new section is one entry here and shows in every format.
+Each analysis's view declares its :data:`PLACES` (among the sections, or after the cross-checks): a format asks for
+the sections of a place where it writes that place, and names no analysis.
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from typing import Any
 from .formats import ReportFormat, output_format, show, table_format
 from .table import Table
 
-__all__ = ["Section", "View", "VIEWS", "Headline", "report_sections", "report_data", "report_headlines", "section_tables",
-           "section_files"]
+__all__ = ["Section", "View", "VIEWS", "Headline", "PLACES", "AMONG_SECTIONS", "AFTER_CROSSCHECK", "report_sections",
+           "report_data", "report_headlines", "section_tables", "section_files"]
 
 #: A Report (read, never imported: this module is below the reports that render it).
 AnyReport = Any
 
+
+#: where a section goes in a report: among the report's sections (after the means, the comparison, the bands and the
+#: gates: the standings, the analyses' sections, the slices), or right after the cross-checks (the terminal and
+#: Markdown write the cross-checks after the sections, JSON and LaTeX, which shows none, before them; the page and
+#: the notebook view after their cross-check)
+AMONG_SECTIONS, AFTER_CROSSCHECK = "sections", "after_crosscheck"
+PLACES = (AMONG_SECTIONS, AFTER_CROSSCHECK)
 
 #: an analysis's headline numbers: the parts of each one's name (``("power", system, metric, "detectable")``) -> its
 #: value; a tracker makes each part a valid name and joins them with dots (``power.dense.nDCG_at_10.detectable``)
@@ -48,12 +57,14 @@ class Section:
         frames: its data as DataFrames, by the stem of their CSV file; sections of one kind (every run diff) give
             the same stems, each frame saying whose it is, and a CSV folder holds them one after the other. None:
             the section's tables are its data.
+        folded: a format that folds long sections (the page) shows it folded, opened by a click; False: open.
     """
 
     key: str
     title: str
     tables: Callable[[ReportFormat], tuple[Table, ...]]
     frames: Callable[[], Mapping[str, Any]] | None = field(default=None)
+    folded: bool = True
 
 
 def _standings(s: Any) -> Section:
@@ -78,6 +89,19 @@ def _topic_set(d: Any) -> Section:
                    lambda: {"topic_set_size": d.to_frame()})
 
 
+def _agreement(a: Any) -> Section:
+    """Two sets of judgements compared (the judge agreement's tables), and the system rankings they induce; its data
+    as ``agreement.csv`` (one row, ``b vs a``) and, with runs, ``agreement_ranking.csv`` (one row per metric)."""
+    from .agreement_tables import agreement_tables
+
+    first, second = a.judges.names
+    return Section("agreement", f"Agreement between the judgements {first} and {second}",
+                   lambda fmt: agreement_tables(a, fmt),
+                   lambda: {"agreement": a.judges.to_frame().reset_index(),
+                            **({"agreement_ranking": a.ranking.to_frame().reset_index()} if a.ranking.rows else {})},
+                   folded=False)
+
+
 def _diff(d: Any) -> Section:
     from .run_diff import diff_tables
 
@@ -96,7 +120,8 @@ def _diff(d: Any) -> Section:
 def _power(analysis: Any) -> Section:
     from .power_view import power_tables
 
-    return Section("power", "Power", lambda fmt: power_tables(analysis, fmt), lambda: {"power": analysis.to_frame()})
+    return Section("power", "Power", lambda fmt: power_tables(analysis, fmt), lambda: {"power": analysis.to_frame()},
+                   folded=False)
 
 
 def _diagnosis(d: Any, digits: int) -> Section:
@@ -317,19 +342,20 @@ class View:
         data: its result -> its JSON data.
         headline: its result -> its headline numbers (:data:`Headline`), what a tracker logs of it; none when the
             analysis has no number that sums it up.
+        place: where its sections and its data go in a report (:data:`PLACES`).
     """
 
     key: str
     sections: Callable[[Any, int], list[Section]]
     data: Callable[[Any], Any]
     headline: Callable[[Any], Headline] = _no_headline
+    place: str = AMONG_SECTIONS
 
 
-#: analysis key -> its view, for every analysis a report can hold (``Report.analyses``); the agreement's tables are
-#: placed by each format itself (after the cross-checks: ``str()``, ``to_markdown()``, its HTML and LaTeX tables,
-#: ``agreement.csv``), so its view gives its data and headline and no section
+#: analysis key -> its view, for every analysis a report can hold (``Report.analyses``)
 VIEWS: Mapping[str, View] = {
-    "agreement": View("agreement", lambda a, digits: [], lambda a: a.to_dict(), _agreement_headline),
+    "agreement": View("agreement", lambda a, digits: [_agreement(a)], lambda a: a.to_dict(), _agreement_headline,
+                      place=AFTER_CROSSCHECK),
     "diff": View("diffs", lambda found, digits: [_diff(d) for d in found.values()],
                  lambda found: {system: d.to_dict() for system, d in found.items()}),
     "power": View("power", lambda p, digits: [_power(p)], lambda p: p.to_dict(), _power_headline),
@@ -346,18 +372,21 @@ VIEWS: Mapping[str, View] = {
 }
 
 
-def report_sections(report: AnyReport) -> list[Section]:
-    """The sections ``report`` holds, in the order every format shows them (none when it holds none of them)."""
-    out = [_standings(report.standings)] if report.standings is not None else []
-    for key, found in report.analyses.items():
-        out += VIEWS[key].sections(found, report.digits)
-    out += [_slices(report)] if _has_slices(report) else []
-    return out
+def report_sections(report: AnyReport, place: str = AMONG_SECTIONS) -> list[Section]:
+    """The sections ``report`` holds at ``place`` (:data:`PLACES`), in the order every format shows them (none when
+    it holds none of them): among the sections, the standings first and the slices last."""
+    analysed = [section for key, found in report.analyses.items() if VIEWS[key].place == place
+                for section in VIEWS[key].sections(found, report.digits)]
+    if place != AMONG_SECTIONS:
+        return analysed
+    return ([_standings(report.standings)] if report.standings is not None else []) + analysed + (
+        [_slices(report)] if _has_slices(report) else [])
 
 
-def report_data(report: AnyReport) -> dict[str, Any]:
-    """The JSON data of the analyses ``report`` holds, each under its view's key."""
-    return {VIEWS[key].key: VIEWS[key].data(found) for key, found in report.analyses.items()}
+def report_data(report: AnyReport, place: str = AMONG_SECTIONS) -> dict[str, Any]:
+    """The JSON data of the analyses ``report`` holds at ``place`` (:data:`PLACES`), each under its view's key."""
+    return {VIEWS[key].key: VIEWS[key].data(found) for key, found in report.analyses.items()
+            if VIEWS[key].place == place}
 
 
 def report_headlines(report: AnyReport) -> Headline:
@@ -370,26 +399,24 @@ def report_headlines(report: AnyReport) -> Headline:
 
 
 def section_tables(report: AnyReport, fmt: str, heading: Callable[[str], list[str]], *,
-                   skip: tuple[str, ...] = ()) -> list[str]:
-    """The lines a report in the format called ``fmt`` shows of its sections: each one's ``heading`` (the lines of
-    a heading in that format, given the escaped title) and its tables; ``skip``: keys of sections shown elsewhere."""
+                   place: str = AMONG_SECTIONS) -> list[str]:
+    """The lines a report in the format called ``fmt`` shows of its sections at ``place`` (:data:`PLACES`): each
+    one's ``heading`` (the lines of a heading in that format, given the escaped title) and its tables."""
     written = table_format(fmt)
     lines: list[str] = []
-    for section in report_sections(report):
-        if section.key in skip:
-            continue
+    for section in report_sections(report, place):
         lines += heading(written.escape(section.title)) + [show(section.tables(written), fmt).rstrip("\n")]
     return lines
 
 
 def section_files(report: AnyReport, fmt: str) -> dict[str, list[Any]]:
-    """The data of ``report``'s sections for a folder of files: file stem -> the DataFrames written to it, in order
-    (a section without data of its own gives each of its tables, as written by the format called ``fmt``, as a
-    DataFrame of text: ``KEY_1``, ``KEY_2``, ...)."""
+    """The data of ``report``'s sections for a folder of files, those after the cross-checks first: file stem -> the
+    DataFrames written to it, in order (a section without data of its own gives each of its tables, as written by
+    the format called ``fmt``, as a DataFrame of text: ``KEY_1``, ``KEY_2``, ...)."""
     import pandas as pd
 
     files: dict[str, list[Any]] = {}
-    for section in report_sections(report):
+    for section in report_sections(report, AFTER_CROSSCHECK) + report_sections(report):
         if section.frames is not None:
             for stem, frame in section.frames().items():
                 files.setdefault(stem, []).append(frame)

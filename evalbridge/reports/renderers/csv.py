@@ -14,9 +14,12 @@ __all__ = ["FORMAT", "render_csv"]
 def render_csv(report: Report) -> str:
     """Systems x metrics means as CSV (full precision), then each system's query counts: evaluated,
     missing from the run, run-only ignored (the rest of the provenance goes to ``provenance.json``).
-    A report of an agreement alone gives the judge agreement's measures (one row, ``b vs a``)."""
-    if not report.results and report.agreement is not None:
-        return csv_text(report.agreement.judges.to_frame())
+    A report without systems' results gives its first section's first file (an agreement alone: the judge
+    agreement's measures, one row ``b vs a``)."""
+    if not report.results:
+        sections = _section_files(report)
+        if sections:
+            return next(iter(sections.values()))
     frame = means_frame(report)
     for column, field in (("queries_evaluated", "queries_evaluated"), ("missing_from_run", "missing_from_run"),
                           ("ignored_run_only", "ignored_run_only")):
@@ -26,27 +29,27 @@ def render_csv(report: Report) -> str:
 
 
 def extra_csv_files(report: Report) -> Mapping[str, str]:
-    """In a report folder: ``comparison.csv`` with a comparison (one row per (metric, system) compared);
-    ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement; and the data of each of the
-    report's sections (:func:`evalbridge.views.sections.report_sections`) at full precision: ``standings_pairs.csv``,
+    """In a report folder: ``comparison.csv`` with a comparison (one row per (metric, system) compared), and the
+    data of each of the report's sections (:func:`evalbridge.views.sections.report_sections`) at full precision:
+    ``agreement.csv`` (and ``agreement_ranking.csv`` with runs) with an agreement, ``standings_pairs.csv``,
     ``standings_hardest.csv``, ``standings_mean_ranks.csv``, ``standings_ranks.csv`` (every system's rank on every
     query), ``diff_means.csv``, ``diff_queries.csv``, ``diff_documents.csv`` (every run diff, each row saying whose),
     ``power.csv``, ``tiers_systems.csv``, ``tiers_pairs.csv``, ``topic_set_size.csv``, ``slices_means.csv``, ``slices_differences.csv``, ``logged.csv`` (each system's logged numbers),
     ``diagnosis_systems.csv``, ``diagnosis_swaps.csv``, ``diagnosis_findings.csv``, ``uncertainty.csv``."""
+    files = {}
+    if report.comparison is not None:
+        files["comparison.csv"] = csv_text(report.comparison.to_frame(), index=False)
+    return files | _section_files(report)
+
+
+def _section_files(report: Report) -> dict[str, str]:
+    """The data of the report's sections: file name -> its CSV (the frames of one stem one after the other)."""
     import pandas as pd
 
     from ...views.sections import section_files
 
-    files = {}
-    if report.comparison is not None:
-        files["comparison.csv"] = csv_text(report.comparison.to_frame(), index=False)
-    if report.agreement is not None:
-        files["agreement.csv"] = csv_text(report.agreement.judges.to_frame())
-        if report.agreement.ranking.rows:
-            files["agreement_ranking.csv"] = csv_text(report.agreement.ranking.to_frame())
-    for stem, frames in section_files(report, FORMAT.name).items():
-        files[f"{stem}.csv"] = csv_text(pd.concat(frames, ignore_index=True), index=False)
-    return files
+    return {f"{stem}.csv": csv_text(pd.concat(frames, ignore_index=True), index=False)
+            for stem, frames in section_files(report, FORMAT.name).items()}
 
 
 FORMAT = ReportFormat(

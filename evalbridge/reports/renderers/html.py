@@ -5,7 +5,8 @@ The page holds what the other formats hold, for a reader in a browser: the syste
 significance markers and each mean's confidence interval, the comparison with the baseline, the gates and their
 outcome, the quality bands, per metric the distribution of the per-query values and the per-query differences
 with the baseline (the plots of :mod:`evalbridge.reports.plots`, as inline SVG) with summary statistics and the
-queries that moved most, the cross-check, the agreement of judges and the provenance. Every table sorts by a
+queries that moved most, the cross-check, the sections placed after it (the agreement of judges) and the
+provenance. Every table sorts by a
 click on its heading. Nothing grows with the number of queries but the plots' fixed number of marks and the
 top-:data:`TOP` lists: a page of 100,000 queries is as long as one of 40.
 
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...common.json_data import json_value
-from ...views.formats import ReportFormat
+from ...views.formats import ReportFormat, show
+from ...views.sections import AFTER_CROSSCHECK, AMONG_SECTIONS, report_sections
 from ..report import (COMPARISON_HEADERS, UP, DOWN, Report, band_rows, cells, comparison_rows, crosscheck_line,
                       legend, queries_lines)
 from ...views.table import Marks, Table, number, p_value
@@ -69,7 +71,9 @@ def html_table(table: Table) -> str:
 def render_notebook(report: Report) -> str:
     """A report's notebook view (Jupyter's ``_repr_html_``), an HTML fragment: the systems x metrics table with
     significance markers (best mean in bold), the comparison, gates and cross-checks, then the provenance as a
-    footnote. Its tables are :func:`html_table`'s, as every result's notebook view."""
+    footnote; the report's sections placed after the cross-checks (:data:`evalbridge.views.sections.PLACES`) under
+    their headings before it. Its tables are :func:`html_table`'s, as every result's notebook view."""
+
     up = f'<span title="significantly above the baseline" style="color: #1a7f37">{UP}</span>'
     down = f'<span title="significantly below the baseline" style="color: #cf222e">{DOWN}</span>'
     left, right = ("left",), ("right",)
@@ -96,9 +100,8 @@ def render_notebook(report: Report) -> str:
         out += [f"<p><strong>FAIL</strong> {_e(g.reason)}</p>" for g in failed]
     for system, check in report.crosscheck.items():
         out.append(f"<p>cross-check {_e(system)}: {_e(crosscheck_line(check))}</p>")
-    if report.agreement is not None:
-        a, b = report.agreement.judges.names
-        out += [f"<h4>Agreement between the judgements {_e(a)} and {_e(b)}</h4>", report.agreement._repr_html_()]
+    for section in report_sections(report, AFTER_CROSSCHECK):
+        out += [f"<h4>{_e(section.title)}</h4>", show(section.tables(FORMAT), FORMAT.name)]
     first = next(iter(report.results.values())).provenance if report.results else None
     notes = [] if first is None else [first.summary()] if len(report.results) == 1 else [
         f"backend {first.backend} {first.backend_version}; ties {first.settings.ties}; relevance level "
@@ -296,19 +299,15 @@ def _tables(tables: Iterable[Table]) -> str:
 
 
 #: the analyses' sections shown open (short ones); the others are collapsed to their heading
-_OPEN = ("power",)
-
-
-def _analyses(report: Report) -> list[tuple[str, str, str, bool]]:
-    """Each section of the analyses (:func:`evalbridge.views.sections.report_sections`: standings, each run diff,
-    power, diagnosis, ...) as (anchor, title, body, collapsed); the tiers and slices have sections of their own."""
-    from ...views.sections import report_sections
-
+def _analyses(report: Report, place: str = AMONG_SECTIONS) -> list[tuple[str, str, str, bool]]:
+    """Each section of the analyses at ``place`` (:func:`evalbridge.views.sections.report_sections`: standings, each
+    run diff, power, diagnosis, ...; after the cross-checks, the agreement) as (anchor, title, body, collapsed); the
+    tiers and slices have sections of their own."""
     parts = []
-    for i, section in enumerate(report_sections(report)):
+    for i, section in enumerate(report_sections(report, place)):
         if section.key in ("slices", "tiers"):
             continue
-        parts.append((f"{section.key}-{i}", section.title, _tables(section.tables(FORMAT)), section.key not in _OPEN))
+        parts.append((f"{section.key}-{i}", section.title, _tables(section.tables(FORMAT)), section.folded))
     return parts
 
 
@@ -457,13 +456,6 @@ def _crosscheck(report: Report) -> str:
     return "".join(parts)
 
 
-def _agreement(report: Report) -> str:
-    """The agreement of two sets of judgements (and of the rankings they induce)."""
-    if report.agreement is None:
-        return ""
-    return str(report.agreement._repr_html_())
-
-
 def _provenance(report: Report) -> str:
     """Query counts and warnings per system, then the whole provenance as JSON."""
     lines = "".join(f"<li>{_e(line)}</li>" for line in queries_lines(report))
@@ -485,7 +477,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("analyses", "Across the systems, run diffs, power, diagnosis", str, parts=_analyses),
     Section("slices", "Slices and logged numbers", _slices, collapsed=True),
     Section("crosscheck", "Cross-check", _crosscheck, collapsed=True),
-    Section("agreement", "Agreement of judgements", _agreement),
+    Section("after_crosscheck", "After the cross-check: the agreement of judgements", str,
+            parts=lambda report: _analyses(report, AFTER_CROSSCHECK)),
     Section("provenance", "Provenance", _provenance, collapsed=True),
 )
 

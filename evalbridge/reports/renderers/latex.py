@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ...views.formats import ReportFormat
 from ...common.escaping import latex_escape as _latex
 from ...common.names import one_line
 from ...views.markers import MARKER_STYLES
-from ...views.sections import section_tables
+from ...views.sections import AFTER_CROSSCHECK, section_tables
 from ...common.json_data import json_value
 from ..report import Report, cells
-from ...views.table import Marks, Table, number
+from ...views.table import Marks, Table
 
 __all__ = ["FORMAT", "render_latex", "latex_table"]
 
@@ -42,17 +41,21 @@ def _heading(text: str) -> str:
 
 
 def render_latex(report: Report) -> str:
-    """A booktabs table (best value per metric in bold), provenance as ``%`` comments; with an agreement,
-    a table of the judge agreement and one of the ranking agreement; then the report's sections
-    (:mod:`evalbridge.views.sections`), each headed by a ``%`` comment."""
+    """A booktabs table (best value per metric in bold), provenance as ``%`` comments; then the report's sections
+    (:mod:`evalbridge.views.sections`), each headed by a ``%`` comment: those placed after the cross-checks first
+    (LaTeX shows no cross-check; JSON holds them there too), then the others."""
     lines = [f"% {one_line(report.title)}"]  # a line break in the title must not end the comment
     lines += [f"% {line}" for line in json.dumps(json_value(report.provenance), sort_keys=False).splitlines()]
     if report.results:
         lines += _results(report)
-    if report.agreement is not None:
-        lines += _agreement(report.agreement)
-    lines += section_tables(report, "latex", lambda title: ["", f"% {one_line(title)}"])
+    lines += section_tables(report, "latex", _comment, place=AFTER_CROSSCHECK)
+    lines += section_tables(report, "latex", _comment)
     return "\n".join(lines) + "\n"
+
+
+def _comment(title: str) -> list[str]:
+    """A section's heading: a ``%`` comment after a blank line."""
+    return ["", f"% {one_line(title)}"]
 
 
 def _results(report: Report) -> list[str]:
@@ -65,32 +68,6 @@ def _results(report: Report) -> list[str]:
     if report.comparison is not None:
         caption += f". {MARKER_STYLES[report.markers].latex_legend}: {_latex(report.comparison.describe())}"
     return [*lines, rf"\caption{{{caption}}}", r"\end{table}"]
-
-
-def _agreement(agreement: Any) -> list[str]:
-    """The judge agreement (measure, value) and, with runs, one row per metric of the ranking agreement."""
-    judges, ranking = agreement.judges, agreement.ranking
-    a, b = (_latex(n) for n in judges.names)
-    measures = [("pairs judged by both", str(judges.shared_pairs)),
-                (f"pairs only in {a} / only in {b}", f"{judges.only_in_a} / {judges.only_in_b}"),
-                ("exact agreement", number(judges.observed_agreement, 4)),
-                ("Cohen's kappa", number(judges.cohen_kappa, 4)),
-                ("quadratic-weighted kappa", number(judges.weighted_kappa, 4)),
-                (f"Krippendorff's alpha ({judges.alpha_level})", number(judges.krippendorff_alpha, 4)),
-                ("binary kappa at the relevance level", number(judges.binary_kappa, 4))]
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lr}", r"\toprule", r"Measure & Value \\",
-             r"\midrule", *[rf"{name} & {value} \\" for name, value in measures], r"\bottomrule", r"\end{tabular}",
-             rf"\caption{{Agreement of {b} with {a} over the (query, document) pairs both judged}}", r"\end{table}"]
-    if ranking.rows:
-        lines += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{lrrrr}", r"\toprule",
-                  r"Metric & Kendall $\tau$ & $\tau_{AP}$ & significant " + f"{a} / {b}" + r" & flipped \\",
-                  r"\midrule"]
-        lines += [rf"{_latex(row.metric)} & {number(row.kendall_tau, 4)} & {number(row.tau_ap, 4)} & "
-                  rf"{row.significant_a} / {row.significant_b} & {row.flipped} \\" for row in ranking.rows]
-        lines += [r"\bottomrule", r"\end{tabular}",
-                  rf"\caption{{Ranking of {len(ranking.rows[0].systems)} systems under {a} and under {b}; "
-                  rf"{_latex(ranking.describe())}}}", r"\end{table}"]
-    return lines
 
 
 FORMAT = ReportFormat(

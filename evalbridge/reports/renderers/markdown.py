@@ -12,7 +12,7 @@ from ...views.decision import TITLE, decision_lines
 from ...views.formats import ReportFormat
 from ..report import COMPARISON_HEADERS, Report, band_rows, cells, comparison_rows, legend, \
     queries_lines
-from ...views.sections import section_tables
+from ...views.sections import AFTER_CROSSCHECK, section_tables
 from ...views.table import Table, number
 from .terminal import text_table
 
@@ -29,7 +29,8 @@ def _outcome(gate: Any) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """The full report in GitHub Markdown: the decision, table, comparison, bands, gates, cross-checks, agreement, provenance."""
+    """The full report in GitHub Markdown: the decision, table, comparison, bands, gates, sections, cross-checks, the
+    sections placed after them, provenance."""
     from tabulate import tabulate
 
     md = markdown_text
@@ -63,17 +64,19 @@ def render_markdown(report: Report) -> str:
                                              tablefmt="github", disable_numparse=True)]
         out += [""] * any(g.noise for g in report.gates) + [f"- {md(g.system)} {md(g.metric)}: {md(g.noise)}"
                                                            for g in report.gates if g.noise]
-    out += section_tables(report, "markdown", lambda title: ["", f"## {title}", ""])
+    out += section_tables(report, "markdown", _heading)
     for system, check in report.crosscheck.items():
         out += ["", f"## Cross-check: {md(system)}", "", check.to_markdown().strip()]
-    if report.agreement is not None:
-        a, b = report.agreement.judges.names
-        out += ["", f"## Agreement between the judgements {md(a)} and {md(b)}", "",
-                report.agreement.to_markdown().strip()]
+    out += section_tables(report, "markdown", _heading, place=AFTER_CROSSCHECK)
     queries = [f"- {md(line)}" for line in queries_lines(report)]
     out += ["", "## Provenance", "", *(queries + [""] if queries else []),
             "```json", json.dumps(json_value(report.provenance), indent=2, sort_keys=False), "```"]
     return "\n".join(out) + "\n"
+
+
+def _heading(title: str) -> list[str]:
+    """A section's heading, a blank line either side."""
+    return ["", f"## {title}", ""]
 
 
 def markdown_table(table: Table) -> str:

@@ -7,7 +7,7 @@ from ...views.comparison_table import differences_view
 from ...views.decision import TITLE, decision_lines
 from ...views.formats import ReportFormat, show, table_format
 from ..report import Report, band_rows, cells, crosscheck_line, legend, queries_lines
-from ...views.sections import section_tables
+from ...views.sections import AFTER_CROSSCHECK, section_tables
 from ...views.table import Table
 
 __all__ = ["FORMAT", "render_terminal", "text_table"]
@@ -27,7 +27,7 @@ def text_table(table: Table, tablefmt: str = "simple") -> str:
 
 def render_terminal(report: Report) -> str:
     """A short plain-text view: the decision (with the gates that failed), the table, the legend, cross-check and
-    gate lines, then the agreement."""
+    gate lines, then the sections placed after the cross-checks."""
     lines = [one_line(report.title)]
     decided = decision_lines(report.decision, report.digits)
     if decided:
@@ -48,8 +48,7 @@ def render_terminal(report: Report) -> str:
         lines.append(f"gates ({', '.join(sorted({g.metric for g in report.gates}))}): {gate_summary(report.gates)}"
                      + (f"; the baseline {baseline!r} is not gated (gates compare the other systems with it)"
                         if exempt else ""))
-    if report.agreement is not None:
-        lines += ["", str(report.agreement)]
+    lines += section_tables(report, "terminal", lambda title: ["", title], place=AFTER_CROSSCHECK)
     return "\n".join(lines) + "\n"
 
 

@@ -245,17 +245,28 @@ def _flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
 
 
-def analysis_flags(analysis: Any) -> dict[tuple[str, ...], str]:
-    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag."""
-    command = analysis.command
-    return {(analysis.key,): command.runs, **{(analysis.key, key): _flag(key) for key in command.keys + command.statistics},
-            **{(analysis.key, j.key): j.flag for j in command.judgements},
-            **({(analysis.key, command.metrics): "--metrics"} if command.metrics is not None else {}),
-            **({("qrels",): command.qrels.flag} if command.qrels is not None else {})}
+def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] = ()) -> dict[tuple[str, ...], str]:
+    """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag;
+    ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own."""
+    command, key = analysis.command, analysis.key
+    return {(key,): command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers)},
+            **{(key, j.key): j.flag for j in command.judgements},
+            **({(key, command.metrics): "--metrics"} if command.metrics is not None else {}),
+            **({(key, command.own_runs): command.runs} if command.own_runs is not None else {}),
+            **({("qrels",): command.qrels.flag} if command.qrels is not None else {}),
+            **{(key, j.key, name): j.flag for j, name, _ in judged if name is not None},
+            **{(key, k, name): flag for j, name, _ in judged for k, flag in j.own.items() if name is not None},
+            **({(key, j.key): command.names for j in command.judgements if j.named} if command.names else {})}
 
 
 def _dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
+
+
+def _dest_of(judgements: Any) -> str:
+    """Where argparse keeps a set of judgements an analysis's command reads: after its flag (``--judgements-b``,
+    ``QRELS_A``)."""
+    return _dest(judgements.flag).lower()
 
 
 def _side(args: argparse.Namespace, judgements: Any) -> tuple[str | None, str, str]:
@@ -266,10 +277,36 @@ def _side(args: argparse.Namespace, judgements: Any) -> tuple[str | None, str, s
     return getattr(args, _dest(judgements.format)), "qrels", judgements.format
 
 
-def judgements_given(args: argparse.Namespace, command: Any) -> dict[str, tuple[str, str | None, str, str]]:
-    """The judgements an analysis's command reads beside its runs that were given: section key -> (path, format,
-    kind, flag of its columns), as :func:`side_columns` takes each input."""
-    return {j.key: (given, *_side(args, j)) for j in command.judgements if (given := getattr(args, j.key)) is not None}
+def judgements_given(args: argparse.Namespace, command: Any) -> list[tuple[Any, str | None, str]]:
+    """The judgements an analysis's command reads beside its runs that were given, in order: (their
+    :class:`~evalbridge.config.analyses.Judgements`, their name in the section's mapping, None for a key's own value,
+    path). The named ones are named by the command's ``--names``, else by its ``naming`` of their paths."""
+    given = [(j, path) for j in command.judgements for path in _listed(getattr(args, _dest_of(j)))]
+    paths = [path for j, path in given if j.named or j.many]
+    chosen = getattr(args, _dest(command.names), None) if command.names is not None else None
+    names = iter(list(chosen) if chosen else command.naming(paths) if command.naming is not None else paths)
+    return [(j, next(names) if j.named or j.many else None, path) for j, path in given]
+
+
+def _listed(value: Any) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def _numbers(args: argparse.Namespace, command: Any, judged: Sequence[tuple[Any, str | None, str]]) -> dict[str, Any]:
+    """The section's lists of numbers (:attr:`~evalbridge.config.analyses.Command.numbers`): ``--KEY`` for every
+    judgement, or each named judgement's own flag (a mapping by name); both kinds given are refused."""
+    out: dict[str, Any] = {}
+    for key in command.numbers:
+        every = getattr(args, key)
+        own = {name: list(values) for j, name, _ in judged if key in j.own and name is not None
+               and (values := getattr(args, _dest(j.own[key]))) is not None}
+        if every is not None and own:
+            flags = [j.own[key] for j in command.judgements if key in j.own]
+            raise InputError(f"give either {_flag(key)} ({'both judges' if len(flags) == 2 else 'every judge'}) or "
+                             f"{' / '.join(flags)} (one each), not both.", fix=f"drop {_flag(key)}, or the per-judge flags.")
+        if every is not None or own:
+            out[key] = list(every) if every is not None else own
+    return out
 
 
 def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
@@ -278,7 +315,8 @@ def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
     :func:`config_of`, which reads every input's columns."""
     from ..metrics.requests import split_label
 
-    section = {key: value for key in command.keys + command.statistics if (value := getattr(args, key)) is not None}
+    section: dict[str, Any] = {key: value for key in command.keys + command.statistics
+                               if (value := getattr(args, key)) is not None}
     if command.metrics is not None:
         specs = [split_label(text)[1] for text in args.metrics]
         section[command.metrics] = specs[0] if len(specs) == 1 else specs
@@ -402,23 +440,29 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     from ..config.checking import FlagLocator
     from ..config.schema import validate
 
-    if qrels is None and getattr(args, "qrels_columns", None):
+    analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
+    command: Any = analysis.command if analysis is not None else None
+    judged = judgements_given(args, command) if command is not None else []
+    if qrels is None and not judged and getattr(args, "qrels_columns", None):
         raise InputError("--qrels-columns is given but there is no QRELS: the inputs hold their own judgements.",
                          fix="name their fields with --run-columns (or --columns).")
     named, baseline = runs_and_baseline(runs, getattr(args, "baseline", None))
-    analysis = getattr(args, "analysis", None)  # a command of the registry (add_analysis): its section's keys given
-    own = analysis.command.qrels if analysis is not None and analysis.command.qrels is not None else None
-    judged = judgements_given(args, analysis.command) if analysis is not None else {}
+    own = command.qrels if command is not None and command.qrels is not None else None
     sides = ([(qrels, *_side(args, own))] if qrels is not None else []) + \
-        [(path, args.run_format, "run", "--run-columns") for path in named.values()] + list(judged.values())
+        [(path, args.run_format, "run", "--run-columns") for path in named.values()] + \
+        [(path, *_side(args, j)) for j, _, path in judged]
     columns = side_columns(args, sides)
-    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {_input_name(qrels or split_named(runs[0])[1])}"}
+    titled = [path for j, name, path in judged if name is not None and not j.flag.startswith("-")] or \
+        [qrels or split_named(runs[0])[1]]  # the named judgements of the command line, else its first input
+    raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {' '.join(map(_input_name, titled))}"}
     if qrels is not None:
         raw["qrels"] = input_source(qrels, sides[0][1], columns[0])
     at = len(columns) - len(judged) - len(named)
-    raw["runs"] = {name: input_source(path, args.run_format, wanted)
-                   for (name, path), wanted in zip(named.items(), columns[at:at + len(named)])}
-    raw.update({"metrics": metric_entries(args.metrics), **conventions(args), **policies(args)})
+    given_runs = {name: input_source(path, args.run_format, wanted)
+                  for (name, path), wanted in zip(named.items(), columns[at:at + len(named)])}
+    if command is None or command.own_runs is None:  # else the section's own runs, measured by its metrics
+        raw.update({"runs": given_runs, "metrics": metric_entries(args.metrics)})
+    raw.update({**conventions(args), **policies(args)})
     if baseline is not None:
         raw["comparison"] = {"baseline": baseline, "test": args.test, "correction": args.correction,
                              "alpha": args.alpha, "confidence": args.confidence, "n_resamples": args.n_resamples}
@@ -439,9 +483,17 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves,
                        **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None}}
     if analysis is not None:
-        given = {key: input_source(path, fmt, wanted)
-                 for (key, (path, fmt, _, _)), wanted in zip(judged.items(), columns[len(columns) - len(judged):])}
-        raw[analysis.key] = {**analysis_section(args, analysis.command), **given}
+        section = analysis_section(args, command)
+        for (j, name, path), (_, fmt, _, _), wanted in zip(judged, sides[len(sides) - len(judged):],
+                                                           columns[len(columns) - len(judged):]):
+            source = input_source(path, fmt, wanted)
+            if name is None:
+                section[j.key] = source
+            else:
+                section.setdefault(j.key, {})[name] = source
+        if command.own_runs is not None and given_runs:
+            section[command.own_runs] = given_runs
+        raw[analysis.key] = {**section, **_numbers(args, command, judged)}
     if args.command == "ppi":
         raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
                       **{key: value for key in ("unit", "confidence", "alpha", "correction")
@@ -453,7 +505,7 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    located = analysis_flags(analysis) if analysis is not None else {}
+    located = analysis_flags(analysis, judged) if analysis is not None else {}
     return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **PPI_FLAGS, **located}), folder=Path.cwd(),
                     default_dir=None)
 
@@ -474,14 +526,19 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     from ..config.pipeline import run_config
 
     command = analysis.command
-    if not args.metrics and command.metric is not None:
-        args.metrics = [command.metric]  # (extend would add to a default list, not replace it)
-    qrels, runs = positionals(args) if command.qrels is None else (getattr(args, command.qrels.key), args.inputs)
+    if not args.metrics and command.metric is not None:  # (extend would add to a default list, not replace it)
+        args.metrics = [command.metric] if isinstance(command.metric, str) else list(command.metric)
+    inputs = _listed(args.inputs)
+    qrels, runs = (None, inputs) if command.own_runs is not None else positionals(args) if command.qrels is None \
+        else (getattr(args, _dest_of(command.qrels)), inputs)
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
-    outcome = run_config(config, write=False)
-    note_official(args, config)
-    emit(command.render(outcome.report.analyses[analysis.key], args.format), args.output, args)
+    with progress(command.report and not args.quiet) as on_step:
+        outcome = run_config(config, on_step=on_step, write=False)
+    if not command.report:  # (the report's decision says it)
+        note_official(args, config)
+    shown = outcome.report if command.report else outcome.report.analyses[analysis.key]
+    emit(command.render(shown, args.format), args.output, args)
     return EXIT_OK
 
 
@@ -489,10 +546,10 @@ def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
     """A set of judgements an analysis's command reads (:class:`~evalbridge.config.analyses.Judgements`): a flag
     (``--judgements-b QRELS_B``) or a positional (``BEFORE``), and its own format flag when it has one."""
     if judgements.flag.startswith("-"):
-        parser.add_argument(judgements.flag, dest=judgements.key, default=None, metavar=judgements.metavar,
-                            help=judgements.help)
+        parser.add_argument(judgements.flag, dest=_dest_of(judgements), nargs="+" if judgements.many else None,
+                            default=None, metavar=judgements.metavar, help=judgements.help)
     else:
-        parser.add_argument(judgements.key, metavar=judgements.flag, help=judgements.help)
+        parser.add_argument(_dest_of(judgements), metavar=judgements.flag, help=judgements.help)
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
     """Every setting's flag but the read policies (:func:`add_policies`)."""
@@ -556,7 +613,8 @@ def add_rules(parser: argparse.ArgumentParser, rules: Mapping[str, Any], names: 
         said = (helps or {}).get(name) or (rule.fix.split(";")[0].rstrip(".") if rule.fix else "")
         shown = f"{said} (default {default})".replace("%", "%%")
         if isinstance(rule, OneOf):
-            parser.add_argument(_flag(name), dest=name, choices=rule.choices, default=None, help=shown)
+            parser.add_argument(_flag(name), dest=name, default=None, metavar=f"{{{','.join(rule.choices)}}}",
+                                help=shown)  # (the choices shown; the rule refuses the others, as the config's)
         else:
             kind = rule.kind if isinstance(rule, Interval) else str
             parser.add_argument(_flag(name), dest=name, type=kind, default=None, metavar=name.upper(), help=shown)
@@ -572,8 +630,10 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     for judgements in read:
         if not judgements.flag.startswith("-"):
             _add_judgements(p, judgements)  # positionals first, in order, before the inputs
-    p.add_argument("inputs", nargs="+", metavar="INPUT" if command.qrels is None else "RUN", help=command.inputs)
-    add_metrics(p, required=command.metric is None, default=command.metric)
+    runs_only = command.qrels is not None or command.own_runs is not None
+    p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
+    metric = command.metric if command.metric is None or isinstance(command.metric, str) else " ".join(command.metric)
+    add_metrics(p, required=command.metric is None, default=metric)
     for judgements in read:
         if judgements.flag.startswith("-"):
             _add_judgements(p, judgements)
@@ -581,14 +641,35 @@ def add_analysis(commands: Any, analysis: Any) -> None:
         if judgements.format is not None:
             p.add_argument(judgements.format, dest=_dest(judgements.format), default=None, metavar="FMT",
                            help=f"input format of {judgements.flag}")
+    named = [j.flag for j in command.judgements if j.named]
+    if command.names is not None:
+        p.add_argument(command.names, dest=_dest(command.names), nargs=len(named), default=None,
+                       metavar=("NAME",) * len(named),
+                       help=f"names of {' and '.join(named)} (default: after their files)")
+    for key, said in command.numbers.items():
+        p.add_argument(_flag(key), dest=key, nargs="+", type=float, default=None, metavar="X",
+                       help=f"{said}, of every set of judgements")
+        for judgements in command.judgements:
+            if key in judgements.own:
+                p.add_argument(judgements.own[key], dest=_dest(judgements.own[key]), nargs="+", type=float,
+                               default=None, metavar="X", help=f"{said}, of {judgements.flag} only")
     add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults)
     add_statistics(p, *command.statistics)
-    if command.formats:
+    if command.report:
+        from ..views.formats import report_formats
+
+        p.add_argument("--format", choices=["text", *report_formats()], default="text",
+                       help="a report format (text = terminal): the report `evalbridge run` writes")
+        p.add_argument("-o", "--output", default=None, metavar="PATH", help=f"write {command.what} to this file "
+                                                                            f"instead of stdout")
+        p.add_argument("--title", default=None, help="heading of the report")
+    elif command.formats:
         p.add_argument("--format", choices=command.formats, default=command.formats[0], help="output format")
         p.add_argument("-o", "--output", default=None, metavar="PATH", help="write to this file instead of stdout")
     else:
         add_shown(p, command.what)
-    p.add_argument("--title", default=None, help=argparse.SUPPRESS)
+    if not command.report:
+        p.add_argument("--title", default=None, help=argparse.SUPPRESS)
     add_statistics(p, "seed", hidden=not command.random)
     add_quiet(p)
     add_inputs(p)

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..evalsets.agreement import DEFAULT_METRICS
 from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
@@ -123,6 +124,15 @@ class Command:
         qrels: the config's qrels when they are a positional of their own (``changed``'s AFTER, after its BEFORE),
             not the first INPUT; the INPUTs are then the runs.
         formats: the choices of ``--format``, the first the default (empty: every format that writes tables).
+        report: it shows the whole report (``--format`` a report format or text, ``-o``, ``--title``, the progress
+            bar), not its result alone.
+        nargs: how many INPUTs (argparse's ``nargs``: ``"*"`` none or more, None exactly one).
+        own_runs: the section's key that takes the RUNs as its own (``agreement.runs``): the config then has no
+            runs or metrics of its own, and ``-m`` goes to ``metrics``.
+        names: the flag naming the named judgements (``--names A B``; left out: ``naming`` of their paths).
+        naming: the names of the named judgements from their paths, when ``names`` is not given.
+        numbers: the section's keys that take a list of numbers (``--bins T...``), key -> help; a named judgement's
+            ``own`` flags give one per judge instead (a mapping by name), and both kinds together are refused.
     """
 
     name: str
@@ -138,23 +148,35 @@ class Command:
     what: str = "the table"
     statistics: tuple[str, ...] = ()
     judgements: tuple[Judgements, ...] = ()
-    metric: str | None = None
+    metric: str | tuple[str, ...] | None = None
     metrics: str | None = None
     qrels: Judgements | None = None
     formats: tuple[str, ...] = ()
+    report: bool = False
+    nargs: str | None = "+"
+    own_runs: str | None = None
+    names: str | None = None
+    naming: Callable[[Sequence[str]], list[str]] | None = None
+    numbers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Judgements:
     """A set of judgements an analysis's command reads beside its runs: its section's ``key`` takes it as a qrels
     source, given by ``flag`` (an option, ``--judgements-b``, or a positional, ``BEFORE``), ``help`` saying what it
-    is; read in ``format`` (its own flag, ``--after-format``), else in ``--qrels-format`` with ``--qrels-columns``."""
+    is; read in ``format`` (its own flag, ``--after-format``), else in ``--qrels-format`` with ``--qrels-columns``.
+    ``named``: one entry of the mapping ``key`` (``agreement.judges``), named as the command's ``names`` says;
+    ``many``: an option taking several files, one entry each; ``own``: a key of the command's ``numbers`` -> this
+    judgement's own flag for it (``{"bins": "--bins-a"}``)."""
 
     key: str
     flag: str
     help: str
     metavar: str = "QRELS"
     format: str | None = None
+    named: bool = False
+    many: bool = False
+    own: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -353,12 +375,40 @@ def _agreement_record(settings: AgreementSettings) -> dict[str, Any]:
             "test": settings.test, "alpha": settings.alpha, "n_resamples": settings.n_resamples}
 
 
+def _stems(paths: Sequence[str]) -> list[str]:
+    """Judges named after their files without the last suffix (``human`` for ``qrels/human.txt.gz``); the same
+    stem twice: ``a``, ``b``..."""
+    stems = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in paths]
+    return stems if len(set(stems)) == len(stems) else [chr(ord("a") + i) for i in range(len(stems))]
+
+
+def _render_report(report: Any, fmt: str) -> str:
+    """The whole report in a report format (``text``: what a terminal shows)."""
+    from ..reports.report import render
+
+    return render(report, "terminal" if fmt == "text" else fmt)
+
+
 AGREEMENT = Analysis(
     "agreement", "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
                  "compared, and the system rankings they induce",
     _read_agreement, _run_agreement, _agreement_rules,
     sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record,
-    spark="the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark")
+    spark="the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark",
+    command=Command(
+        "agree", "agreement between two sets of judgements (e.g. human vs LLM judge)",
+        "Compare two qrels over the (query, doc) pairs both judged: confusion, Cohen's kappa (plain, quadratic), "
+        "Krippendorff's alpha; with runs, the system rankings each induces: Kendall's tau, tau_ap, flipped "
+        "significant differences.",
+        "runs to rank under both (two or more), each PATH or NAME=PATH", "RUN", ("alpha_level",), _render_report,
+        helps={"alpha_level": "Krippendorff's alpha level of measurement"}, random=True, what="the report",
+        statistics=("test", "alpha", "n_resamples"),
+        judgements=(Judgements("judges", "QRELS_A", "the first judgements (e.g. human)", named=True,
+                               own={"bins": "--bins-a"}),
+                    Judgements("judges", "QRELS_B", "the second judgements (e.g. an LLM judge)", named=True,
+                               own={"bins": "--bins-b"})),
+        metric=DEFAULT_METRICS, metrics="metrics", report=True, nargs="*", own_runs="runs", names="--names",
+        naming=_stems, numbers={"bins": "thresholds turning grades into categories"}))
 
 
 # --- diff: --------------------------------------------------------------------------------------------------------

@@ -456,8 +456,15 @@ def test_metrics_official_in_every_config_section_takes_the_measures_and_the_rep
 import json
 import evalbridge as eb
 open("eval.yaml", "w").write({config!r})
-report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+config = eb.load_config("eval.yaml")
+report = eb.run_config(config, write=False).report
 a = report.analyses
+held = {{"config": list(config.official),
+         "sections": {{key: list(config.analyses[key].official) for key in ("diagnose", "uncertain", "changed",
+                                                                         "agreement")}},
+         "recorded": report.provenance["official"],
+         "in_settings": [key for key in ("diagnose", "uncertain", "changed", "agreement")
+                         if "official" in report.provenance["config"][key]]}}
 open("bad.yaml", "w").write({config.replace(f"qrels: irds:{DATASET}", "qrels: " + given["human"])
                                     .replace(f"b: irds:{DATASET}", "b: " + given["human"])
                                     .replace(f"a: irds:{DATASET}", "a: " + given["human"])
@@ -472,10 +479,13 @@ print(json.dumps({{"took": {{"diagnose": list(a["diagnose"].metrics), "uncertain
                            "agreement": [r.metric for r in report.agreement.ranking.rows]}},
                   "caveats": list(report.decision.caveats),
                   "shown": {{fmt: report.render(fmt) for fmt in ("terminal", "markdown", "html", "json")}},
-                  "refused": refused}}))
+                  "refused": refused, "held": held}}))
 """
     got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
     assert got["took"] == dict.fromkeys(got["took"], OFFICIAL), got["took"]
+    # the note is data: each section's settings hold theirs, the config holds them once, the provenance records that
+    assert got["held"]["sections"] == dict.fromkeys(got["held"]["sections"], [TOOK]), got["held"]
+    assert got["held"]["config"] == got["held"]["recorded"] == [TOOK] and got["held"]["in_settings"] == []
     assert got["caveats"].count(TOOK) == 1, got["caveats"]
     assert got["shown"]["terminal"].count(TOOK) == 1
     assert json.loads(got["shown"]["json"])["decision"]["caveats"].count(TOOK) == 1

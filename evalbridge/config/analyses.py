@@ -23,7 +23,7 @@ from ..metrics.requests import MetricRequest
 from ..metrics.spec import Metric
 from .checking import Checker, suggest
 from .layout import (AGREEMENT_KEYS, CORE_KEYS, AgreementSettings, ChangedSettings, ComparisonSettings, Config, DiagnoseSettings, DiffSettings,
-                     FusionSettings, JudgesSettings, OutputFile, PoolSettings, PowerSettings, PPISettings, TiersSettings,
+                     FusionSettings, JudgesSettings, OfficialNotes, OutputFile, PoolSettings, PowerSettings, PPISettings, TiersSettings,
                      TopicSetSettings, UncertainSettings)
 from .sources import Source
 
@@ -228,25 +228,25 @@ def _at_least_two(check: Checker, key: str, runs: Mapping[str, Source], why: str
 
 
 def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str, metrics: Sequence[MetricRequest],
-                *qrels: Source | None) -> Metric | tuple[Metric, ...]:
+                *qrels: Source | None) -> tuple[Metric | tuple[Metric, ...], tuple[str, ...]]:
     """The section's ``metric``: one spec, or a list of specs (each measured, a tuple); else the config's first
     metric. ``official`` takes the measures of the first of ``qrels`` that is a dataset (the config's qrels, then the
-    section's own judgements)."""
+    section's own judgements), said by the note returned beside (none when not asked)."""
     from .sections import read_metrics, read_official
 
     if "metric" not in spec:
         if not metrics:
             raise check.fail((section,), "no metric to measure: the config has no metrics.",
                              fix=f"write {section}: {{metric: nDCG@10}}.")
-        return metrics[0].metric
-    given = read_official(check, spec["metric"], (section, "metric"), *qrels)
+        return metrics[0].metric, ()
+    given, official = read_official(check, spec["metric"], (section, "metric"), *qrels)
     if isinstance(given, list) and given and all(isinstance(m, str) for m in given):
-        return tuple(r.metric for r in read_metrics(check, given, (section, "metric")))
+        return tuple(r.metric for r in read_metrics(check, given, (section, "metric"))), official
     if not isinstance(given, str):
         raise check.fail((section, "metric"), f"{section} measures a metric (a spec such as nDCG@10) or a list of "
                                               f"them; got {type(given).__name__} {given!r:.60}.",
                          fix=f"write {section}: {{metric: nDCG@10}} or {{metric: [nDCG@10, P@10]}}.")
-    return read_metrics(check, [given], (section, "metric"))[0].metric
+    return read_metrics(check, [given], (section, "metric"))[0].metric, official
 
 
 def _asked(metric: Metric | tuple[Metric, ...]) -> str | list[str]:
@@ -319,7 +319,8 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     if len(chosen) == 1:
         raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
                          fix="add another run, or leave runs out for the judge agreement alone.")
-    named = read_official(check, spec["metrics"], path + ("metrics",), *judges.values()) if "metrics" in spec else None
+    named, official = (read_official(check, spec["metrics"], path + ("metrics",), *judges.values())
+                       if "metrics" in spec else (None, ()))
     asked = (tuple(r.metric for r in read_metrics(check, named, path + ("metrics",))) if "metrics" in spec
              else tuple(r.metric for r in given.metrics) or tuple(parse_metric(m) for m in DEFAULT_METRICS))
     bins: dict[str, tuple[float, ...]] = {}
@@ -342,6 +343,7 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     read_supported(check, asked, given.backend, path + ("metrics",))
     return AgreementSettings(
         judges=MappingProxyType(judges), runs=MappingProxyType(chosen), metrics=asked, bins=MappingProxyType(bins),
+        official=official,
         **AGREEMENT.checked(check, spec, _AGREEMENT_KEYS, AgreementSettings))
 
 
@@ -561,9 +563,9 @@ def _read_diagnose(check: Checker, value: Any, given: Given) -> DiagnoseSettings
     other = spec.get("judgements_b")
     judgements_b = None if other is None else read_source(check, other, ("diagnose", "judgements_b"), given.folder,
                                                           "qrels", "local", given.policies)
+    metric, official = _metrics_of(check, spec, "diagnose", given.metrics, given.qrels, judgements_b)
     return DiagnoseSettings(
-        metric=_metrics_of(check, spec, "diagnose", given.metrics, given.qrels, judgements_b),
-        judgements_b=judgements_b,
+        metric=metric, judgements_b=judgements_b, official=official,
         **DIAGNOSE.checked(check, spec, _DIAGNOSE_KEYS, DiagnoseSettings))
 
 
@@ -646,9 +648,10 @@ def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettin
             raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
                                                  f"{', '.join(runs) or 'none'}.",
                              fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
+    metric, official = _metrics_of(check, spec, "uncertain", given.metrics, given.qrels, *judges.values(),
+                                   probabilities)
     return UncertainSettings(
-        metric=_metrics_of(check, spec, "uncertain", given.metrics, given.qrels, *judges.values(), probabilities),
-        runs=tuple(map(str, chosen)),
+        metric=metric, runs=tuple(map(str, chosen)), official=official,
         judges=MappingProxyType(judges), probabilities=probabilities,
         **UNCERTAIN.checked(check, spec, _UNCERTAIN_KEYS, UncertainSettings))
 
@@ -716,14 +719,14 @@ def _read_changed(check: Checker, value: Any, given: Given) -> ChangedSettings |
                          "add another run.")
     before = read_source(check, spec["before"], ("changed", "before"), given.folder, "qrels", "local",
                          given.policies)
-    named = read_official(check, spec.get("metrics"), ("changed", "metrics"), given.qrels, before)
+    named, official = read_official(check, spec.get("metrics"), ("changed", "metrics"), given.qrels, before)
     asked = read_metrics(check, [named] if isinstance(named, str) else named, ("changed", "metrics")) \
         if named is not None else given.metrics
     if not asked:
         raise check.fail(("changed",), "no metric to order the systems by: the config has no metrics.",
                          fix="write changed: {before: ..., metrics: [nDCG@10]}.")
     return ChangedSettings(
-        before=before,
+        before=before, official=official,
         metrics=tuple(r.asked for r in asked), **CHANGED.checked(check, spec, _CHANGED_KEYS, ChangedSettings))
 
 
@@ -1271,5 +1274,6 @@ def analysis_settings(config: Config) -> dict[str, Any]:
 
     records = {analysis.key: analysis.record for analysis in ANALYSES}
     return {key: record(settings) if (record := records[key]) is not None
-            else {name: plain(getattr(settings, name)) for name in settings.__dataclass_fields__}
+            else {name: plain(getattr(settings, name)) for name in settings.__dataclass_fields__
+                  if name not in OfficialNotes.__dataclass_fields__}  # recorded once, as the config's official
             for key, settings in config.analyses.items()}

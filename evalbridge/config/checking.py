@@ -174,9 +174,6 @@ class Checker:
 
     def __init__(self, locator: Locator) -> None:
         self.locator = locator
-        #: what reading the description took on the user's behalf, each said once by the report (the official
-        #: measures ``metrics: official`` took)
-        self.notes: list[str] = []
 
     def fail(self, path: KeyPath, message: str, fix: str | None = None) -> InputError:
         return InputError(f"{self.locator.label(path)}: {message}", source=self.locator.source,

@@ -163,8 +163,17 @@ class FusionSettings:
     metric: str = "ndcg@10"
 
 
+@dataclass(frozen=True, kw_only=True)
+class OfficialNotes:
+    """The settings of a section whose metrics may be ``official``: ``official`` says which measures of which
+    dataset they took (none when not asked); the config holds every section's notes once (:attr:`Config.official`),
+    and the provenance records them there, not among the section's settings."""
+
+    official: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
-class ChangedSettings:
+class ChangedSettings(OfficialNotes):
     """``changed:``: what the config's qrels (after) changed against the judgements ``before`` for the config's
     runs (see :func:`evalbridge.what_changed`; the keys are its keywords, checked by the same rules)."""
 
@@ -190,7 +199,7 @@ class SliceSettings:
 
 
 @dataclass(frozen=True)
-class AgreementSettings:
+class AgreementSettings(OfficialNotes):
     """``agreement:``: two sets of judgements compared, and the system rankings they induce (see
     :func:`evalbridge.agree`). The conventions (backend, ``min_relevance``, ties, ``seed``...) are the config's."""
 
@@ -211,7 +220,7 @@ class AgreementSettings:
 
 
 @dataclass(frozen=True)
-class DiagnoseSettings:
+class DiagnoseSettings(OfficialNotes):
     """``diagnose:``: the diagnostics of the config's qrels and runs (see :func:`evalbridge.diagnose`); the seed
     and the settings are the config's; ``metric``: one, or several (a tuple: each diagnosed)."""
 
@@ -226,7 +235,7 @@ class DiagnoseSettings:
 
 
 @dataclass(frozen=True)
-class UncertainSettings:
+class UncertainSettings(OfficialNotes):
     """``uncertain:``: each of ``runs`` measured on ``metric`` with the uncertainty of its labels: several
     ``judges`` (name -> qrels) or one qrels of ``probabilities`` (see :func:`evalbridge.uncertain`); the seed
     and the settings are the config's."""
@@ -364,7 +373,8 @@ class Config:
     analyses: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     document: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    #: what ``official`` took (the dataset's measures), each note said once by the report
+    #: what ``official`` took (the dataset's measures) in ``metrics:`` and in the sections (:class:`OfficialNotes`),
+    #: each note once, in the order read; said once by the report
     official: tuple[str, ...] = ()
 
     @property

@@ -11,6 +11,7 @@ YAML document (:class:`~evalbridge.config.checking.YamlLocator`), the flag for a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from ..io.registry import BESIDE_QRELS
 from ..common.wording import option
 from .checking import Checker, Locator
 from .analyses import ANALYSES, TOP_KEYS, Given, read_analyses
-from .layout import ENGINES, Config
+from .layout import ENGINES, Config, OfficialNotes
 from .sections import (read_bands, read_comparison, read_crosscheck, read_gates, read_metrics,
                        read_name, read_official, read_output, read_policies, read_settings, read_slices, read_source,
                        read_spark, read_supported, read_tracking)
@@ -124,8 +125,8 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    metrics = read_metrics(check, read_official(check, spec["metrics"], ("metrics",), qrels), ("metrics",)) \
-        if "metrics" in spec else ()
+    asked, official = read_official(check, spec["metrics"], ("metrics",), qrels) if "metrics" in spec else (None, ())
+    metrics = read_metrics(check, asked, ("metrics",)) if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))
     seed = check.rule(spec.get("seed", 0), ("seed",), "seed")
@@ -146,7 +147,10 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         analyses=read_analyses(check, spec, Given(folder=folder, qrels=qrels, runs=MappingProxyType(runs),
                                                   metrics=metrics, policies=policies, comparison=comparison,
                                                   backend=backend)),
-        raw=MappingProxyType(dict(spec)), official=tuple(check.notes))  # (after every section: their notes too)
+        raw=MappingProxyType(dict(spec)))
+    sections = [note for settings in config.analyses.values() if isinstance(settings, OfficialNotes)
+                for note in settings.official]  # what official took in metrics:, then in each section, each once
+    config = replace(config, official=tuple(dict.fromkeys([*official, *sections])))
     if engine == "spark":
         _on_spark(check, config)
     if config.tracking and not config.runs:

@@ -143,11 +143,12 @@ def _formats() -> Mapping[str, Any]:
 _ORIGINS = ("path", "data", "table")
 
 
-def read_official(check: Checker, value: Any, path: tuple[Any, ...], *qrels: Source | None) -> Any:
+def read_official(check: Checker, value: Any, path: tuple[Any, ...],
+                  *qrels: Source | None) -> tuple[Any, tuple[str, ...]]:
     """A metrics key (``metrics:``, a section's ``metric:``) with ``official`` (alone or in the list) replaced by the
     official measures of the first of ``qrels`` that is a dataset (``irds:<id>``), by the Python API's one rule
-    (:func:`evalbridge.io.datasets.with_official`); the note saying which is kept once (``check.notes``). Refused,
-    with the fix, when none is."""
+    (:func:`evalbridge.io.datasets.with_official`), and the note saying which (none when not asked): the config holds
+    it (:attr:`~evalbridge.config.layout.Config.official`). Refused, with the fix, when none is a dataset."""
     from ..io.datasets import with_official
 
     named = [source.named for source in qrels if source is not None and source.format == "irds"]
@@ -156,8 +157,7 @@ def read_official(check: Checker, value: Any, path: tuple[Any, ...], *qrels: Sou
     except EvalbridgeError as error:
         said, _, fix = str(error).partition(" Fix: ")
         raise check.fail(path, said, fix=fix or "name the metrics, e.g. metrics: [nDCG@10, AP].") from None
-    check.notes.extend(note for note in notes if note not in check.notes)
-    return taken
+    return taken, tuple(notes)
 
 
 def read_metrics(check: Checker, value: Any, path: tuple[Any, ...] = ("metrics",)) -> tuple[MetricRequest, ...]:

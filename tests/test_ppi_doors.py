@@ -98,3 +98,55 @@ def test_evalbridge_ppi_refuses_bad_input_naming_the_flag(folder: Path) -> None:
     assert code == 2 and "judge.txt" in err, err
     code, _, err = cli("ppi", "judge.txt", "bm25.run", "--human", "human.txt", "-m", "P@5", "--cost-human", "1")
     assert code == 2 and "--plan-width" in err, err
+
+
+@pytest.mark.parametrize("fmt", ["json", "terminal", "markdown"])
+def test_the_plan_and_the_batch_are_the_same_at_the_three_doors(folder: Path, fmt: str) -> None:
+    """eb.ppi(...).with_plan(...) (the plan of .plan(...) carried after the estimates) and write_batch, evalbridge ppi
+    --plan-difference --cost-* --batch --batch-size --by, and a config's ppi: {plan_difference, cost_*, batch,
+    batch_size, by}: the same text in every format and the same batch bytes; --no-write writes no batch."""
+    runs = {n: eb.read_run(f"{n}.run") for n in ("bm25", "dense", "hybrid")}
+    api = eb.ppi(eb.read_qrels("judge.txt"), eb.read_qrels("human.txt"), runs, ["nDCG@5", "P(rel=2)@5"],
+                 baseline="bm25")
+    planned = api.with_plan(difference=0.03, cost_human=2.0, cost_llm=0.01)
+    assert planned.planned == api.plan(difference=0.03, cost_human=2.0, cost_llm=0.01)
+    api.write_batch(folder / "api.jsonl", 6, by="systems")
+    code, out, err = cli("ppi", "judge.txt", *(f"{n}.run" for n in runs), "--human", "human.txt", "-m", "nDCG@5",
+                         "P(rel=2)@5", "--plan-difference", "0.03", "--cost-human", "2", "--cost-llm", "0.01",
+                         "--batch", "cli.jsonl", "--batch-size", "6", "--by", "systems", "--format", fmt)
+    assert code == 0, err
+    assert out == planned.table(fmt)
+    assert "wrote cli.jsonl: the next 6 queries to label (systems)" in err
+    section = {"human": "human.txt", "plan_difference": 0.03, "cost_human": 2, "cost_llm": 0.01,
+               "batch": "config.jsonl", "batch_size": 6, "by": "systems"}
+    report = _run_json(folder, ppi=section)
+    assert not (folder / "config.jsonl").exists()  # --no-write
+    assert report["ppi"] == json.loads(json.dumps(planned.to_dict()))
+    code, _, err = cli("run", _config(folder, ppi=section), "-q", "--output-dir", "report")
+    assert code == 0, err
+    assert (folder / "cli.jsonl").read_bytes() == (folder / "api.jsonl").read_bytes() \
+        == (folder / "config.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(("section", "flags", "config_says", "cli_says"), [
+    ({"cost_llm": 1}, ["--cost-llm", "1"], "ppi.cost_llm: cost_human / cost_llm price a plan",
+     "--cost-human / --cost-llm price a plan, and no plan is asked for. Fix: add --plan-width W"),
+    ({"topics": "human.txt"}, ["--topics", "human.txt"], "ppi.topics: topics / corpus give the texts of a judging",
+     "--topics / --corpus give the texts of a judging batch, and no --batch file is named. Fix: add --batch"),
+    ({"batch": "bm25.run"}, ["--batch", "bm25.run"], "ppi.batch: the output 'bm25.run' is the input 'bm25.run'",
+     "the output 'bm25.run' is the input 'bm25.run'"),
+    ({"batch": "sub"}, ["--batch", "sub"], "ppi.batch: the output 'sub' is a folder", "the output 'sub' is a folder"),
+    ({"plan_width": 0.1, "plan_difference": 0.1}, ["--plan-width", "0.1", "--plan-difference", "0.1"],
+     "ppi.plan_difference: a plan is for a target width (plan_width) or",
+     "a plan is for a target width (--plan-width) or a target difference (--plan-difference), not both"),
+    ({"batch": "b.jsonl", "batch_size": 0}, ["--batch", "b.jsonl", "--batch-size", "0"],
+     "ppi.batch_size must be an integer >= 1", "--batch-size must be an integer >= 1"),
+])
+def test_a_plan_or_batch_asked_wrongly_is_refused_before_any_work_at_both_doors(
+        folder: Path, section: dict, flags: list, config_says: str, cli_says: str) -> None:
+    (folder / "sub").mkdir()
+    code, _, err = cli("run", _config(folder, ppi={"human": "human.txt", **section}), "-q", "--output-dir", "out")
+    assert code == 2 and "eval.yaml:" in err and config_says in err, err
+    code, out, err = cli("ppi", "judge.txt", "bm25.run", "dense.run", "--human", "human.txt", "-m", "P@5", *flags)
+    assert code == 2 and cli_says in err and not out, err
+    assert not (folder / "out").exists() and not (folder / "b.jsonl").exists()

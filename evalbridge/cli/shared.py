@@ -235,10 +235,6 @@ FLAGS: dict[tuple[str, ...], str] = {
 #: ``evalbridge diff``'s section: config key path -> its flag
 DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
               ("diff", "p"): "--p", ("diff", "rbo_ties"): "--rbo-ties", ("diff",): "RUN_A RUN_B"}
-#: ``evalbridge ppi``'s section (each key's flag is ``--KEY``): config key path -> its flag
-PPI_FLAGS: dict[tuple[str, ...], str] = {("ppi",): "--human", ("ppi", "human"): "--human",
-                                          **{("ppi", key): f"--{key}"
-                                             for key in ("unit", "scale", "confidence", "alpha", "correction")}}
 
 
 def _flag(name: str) -> str:
@@ -494,11 +490,6 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         if command.own_runs is not None and given_runs:
             section[command.own_runs] = given_runs
         raw[analysis.key] = {**section, **_numbers(args, command, judged)}
-    if args.command == "ppi":
-        raw["ppi"] = {"human": input_source(args.human, args.qrels_format, {}),
-                      **{key: value for key in ("unit", "confidence", "alpha", "correction")
-                         if (value := getattr(args, key)) is not None},
-                      **({"scale": list(args.scale)} if args.scale is not None else {})}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     flags = tracking_flags()
@@ -506,17 +497,19 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     if tracking:
         raw["tracking"] = tracking
     located = analysis_flags(analysis, judged) if analysis is not None else {}
-    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **PPI_FLAGS, **located}), folder=Path.cwd(),
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **located}), folder=Path.cwd(),
                     default_dir=None)
 
 
 def refuse_overwrites(args: argparse.Namespace, config: Any) -> None:
-    """Refuse an output file that is (or would overwrite) an input, before anything is computed."""
-    from ..config.pipeline import input_sources
+    """Refuse an output file that is (or would overwrite) an input, before anything is computed: the command's own
+    (``-o``, ``--per-query``) and the files its section writes (``ppi --batch``)."""
+    from ..config.pipeline import check_section_outputs, input_sources
     from ..reports.writing import STDOUT, check_outputs
 
-    check_outputs([s.path for s in input_sources(config) if s.path is not None],
-                  files=[args.output or STDOUT, getattr(args, "per_query", None)])
+    inputs = [s.path for s in input_sources(config) if s.path is not None]
+    check_outputs(inputs, files=[args.output or STDOUT, getattr(args, "per_query", None)])
+    check_section_outputs(config, inputs, files=[args.output or STDOUT])
 
 
 def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
@@ -533,12 +526,14 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
         else (getattr(args, _dest_of(command.qrels)), inputs)
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
-    with progress(command.report and not args.quiet) as on_step:
-        outcome = run_config(config, on_step=on_step, write=False)
+    with progress(command.report and not args.quiet) as on_step:  # no report folder: only the section's files
+        outcome = run_config(config, on_step=on_step, write=True)
     if not command.report:  # (the report's decision says it)
         note_official(args, config)
-    shown = outcome.report if command.report else outcome.report.analyses[analysis.key]
-    emit(command.render(shown, args.format), args.output, args)
+    found = outcome.report.analyses.get(analysis.key)
+    for path in outcome.files:  # (--batch)
+        note(args, command.wrote(config.analyses[analysis.key], found) if command.wrote else f"wrote {shown(path)}")
+    emit(command.render(outcome.report if command.report else found, args.format), args.output, args)
     return EXIT_OK
 
 
@@ -547,7 +542,8 @@ def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
     (``--judgements-b QRELS_B``) or a positional (``BEFORE``), and its own format flag when it has one."""
     if judgements.flag.startswith("-"):
         parser.add_argument(judgements.flag, dest=_dest_of(judgements), nargs="+" if judgements.many else None,
-                            default=None, metavar=judgements.metavar, help=judgements.help)
+                            default=None, metavar=judgements.metavar, required=judgements.required,
+                            help=judgements.help)
     else:
         parser.add_argument(_dest_of(judgements), metavar=judgements.flag, help=judgements.help)
 
@@ -599,25 +595,30 @@ def statistics_given(args: argparse.Namespace, *names: str) -> Any:
 
 
 def add_rules(parser: argparse.ArgumentParser, rules: Mapping[str, Any], names: Sequence[str], *,
-              helps: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None) -> None:
+              helps: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None,
+              metavars: Mapping[str, str | tuple[str, ...]] | None = None) -> None:
     """One flag per parameter ``names`` of ``rules`` (an analysis's: ``--alpha``, ``--min-difference``...), generated
     from its rule as :func:`add_statistics` generates the statistics' flags: the choices of a set of words, the type of
-    a number, the help from the rule's fix (``helps``: where it does not say what a key chooses) and its default
-    (``defaults``: how it reads where the rule's is None). Every flag defaults to None: left out, the section's default
-    decides; its value is checked by the rule where the config is read, so a bad value has one message at every door."""
+    a number (a name without a rule: a path), the help from the rule's fix (``helps``: where it does not say what a key
+    chooses) and its default (``defaults``: how it reads where the rule's is None; none said when neither has one),
+    its metavar (``metavars``: where it is not the name; several: the values the key takes, ``--scale LOW HIGH``).
+    Every flag defaults to None: left out, the section's default decides; its value is checked by the rule where the
+    config is read, so a bad value has one message at every door."""
     from ..common.parameters import Interval, OneOf
 
     for name in names:
-        rule = rules[name]
-        default = (defaults or {}).get(name, rule.default)
-        said = (helps or {}).get(name) or (rule.fix.split(";")[0].rstrip(".") if rule.fix else "")
-        shown = f"{said} (default {default})".replace("%", "%%")
+        rule = rules.get(name)
+        default = (defaults or {}).get(name, None if rule is None else rule.default)
+        said = (helps or {}).get(name) or (rule.fix.split(";")[0].rstrip(".") if rule is not None and rule.fix else "")
+        shown = (said if default is None else f"{said} (default {default})").replace("%", "%%")
+        metavar = (metavars or {}).get(name, name.upper())
         if isinstance(rule, OneOf):
             parser.add_argument(_flag(name), dest=name, default=None, metavar=f"{{{','.join(rule.choices)}}}",
                                 help=shown)  # (the choices shown; the rule refuses the others, as the config's)
         else:
             kind = rule.kind if isinstance(rule, Interval) else str
-            parser.add_argument(_flag(name), dest=name, type=kind, default=None, metavar=name.upper(), help=shown)
+            parser.add_argument(_flag(name), dest=name, type=kind, default=None, metavar=metavar, help=shown,
+                                nargs=len(metavar) if isinstance(metavar, tuple) else None)
 
 
 def add_analysis(commands: Any, analysis: Any) -> None:
@@ -632,10 +633,14 @@ def add_analysis(commands: Any, analysis: Any) -> None:
             _add_judgements(p, judgements)  # positionals first, in order, before the inputs
     runs_only = command.qrels is not None or command.own_runs is not None
     p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
+    options = [judgements for judgements in read if judgements.flag.startswith("-")]
+    for judgements in options:  # a required one before -m (--human QRELS -m METRIC), the others after
+        if judgements.required:
+            _add_judgements(p, judgements)
     metric = command.metric if command.metric is None or isinstance(command.metric, str) else " ".join(command.metric)
     add_metrics(p, required=command.metric is None, default=metric)
-    for judgements in read:
-        if judgements.flag.startswith("-"):
+    for judgements in options:
+        if not judgements.required:
             _add_judgements(p, judgements)
     for judgements in read:
         if judgements.format is not None:
@@ -653,7 +658,8 @@ def add_analysis(commands: Any, analysis: Any) -> None:
             if key in judgements.own:
                 p.add_argument(judgements.own[key], dest=_dest(judgements.own[key]), nargs="+", type=float,
                                default=None, metavar="X", help=f"{said}, of {judgements.flag} only")
-    add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults)
+    add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults,
+              metavars=command.metavars)
     add_statistics(p, *command.statistics)
     if command.report:
         from ..views.formats import report_formats

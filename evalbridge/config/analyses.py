@@ -29,6 +29,7 @@ from .sources import Source
 
 if TYPE_CHECKING:
     from ..common.parameters import Rule
+    from ..errors import InputError
     from ..stats.statistics import Statistics
 
 __all__ = ["Analysis", "Command", "Judgements", "ANALYSES", "commands", "TOP_KEYS", "Given", "Context", "read_analyses", "analysis_sources", "analysis_outputs", "analysis_steps",
@@ -110,8 +111,10 @@ class Command:
         name: the command (``design`` for ``topic_set_size:``).
         help: its line in ``evalbridge --help``; ``description``: its own ``--help``.
         inputs: what its INPUTs are; ``runs``: how a message about the section names them (``RUN RUN...``).
-        keys: the section's keys given as flags (``--KEY``), typed, helped and checked by the analysis's rules.
-        helps: a key's help where its rule's fix does not say what it chooses (the tests of ``--test``).
+        keys: the section's keys given as flags (``--KEY``), typed, helped and checked by the analysis's rules (a key
+            without a rule is a path: ``--batch PATH``).
+        helps: a key's help where its rule's fix does not say what it chooses (the tests of ``--test``), or it has
+            no rule.
         defaults: how a key's default reads where its rule's default is None (``the observed |difference|``).
         random: its numbers draw at random (``--seed`` shown; else kept for scripts but out of the help).
         render: (its result, an output format) -> the text shown; ``what``: what ``-o`` writes.
@@ -133,6 +136,10 @@ class Command:
         naming: the names of the named judgements from their paths, when ``names`` is not given.
         numbers: the section's keys that take a list of numbers (``--bins T...``), key -> help; a named judgement's
             ``own`` flags give one per judge instead (a mapping by name), and both kinds together are refused.
+        metavars: a key's metavar where it is not the key's name (``--plan-width W``); several, the values a key
+            takes (``--scale LOW HIGH``: the section's ``scale: [low, high]``).
+        wrote: (its settings, its result) -> the note on stderr of the files its section wrote (``wrote
+            next.jsonl: the next 100 queries to label (judge)``); None: ``wrote PATH``.
     """
 
     name: str
@@ -158,6 +165,8 @@ class Command:
     names: str | None = None
     naming: Callable[[Sequence[str]], list[str]] | None = None
     numbers: Mapping[str, str] = field(default_factory=dict)
+    metavars: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    wrote: Callable[[Any, Any], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,7 +176,8 @@ class Judgements:
     is; read in ``format`` (its own flag, ``--after-format``), else in ``--qrels-format`` with ``--qrels-columns``.
     ``named``: one entry of the mapping ``key`` (``agreement.judges``), named as the command's ``names`` says;
     ``many``: an option taking several files, one entry each; ``own``: a key of the command's ``numbers`` -> this
-    judgement's own flag for it (``{"bins": "--bins-a"}``)."""
+    judgement's own flag for it (``{"bins": "--bins-a"}``); ``required``: an option the command cannot do without
+    (``--human``)."""
 
     key: str
     flag: str
@@ -177,6 +187,7 @@ class Judgements:
     named: bool = False
     many: bool = False
     own: Mapping[str, str] = field(default_factory=dict)
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -252,6 +263,44 @@ def _metrics_of(check: Checker, spec: Mapping[str, Any], section: str, metrics: 
 def _asked(metric: Metric | tuple[Metric, ...]) -> str | list[str]:
     """A section's metric as its verb takes it: one spec, or a list of specs."""
     return str(metric) if isinstance(metric, Metric) else [str(m) for m in metric]
+
+
+def _named(check: Checker, section: str) -> Callable[[str], str]:
+    """How the door names a key of ``section`` in a message: its flag on a command line (``--batch``), else the key."""
+    return (lambda key: check.locator.label((section, key))) if check.locator.source is None else (lambda key: key)
+
+
+def _refuse(check: Checker, path: tuple[str, ...], message: str, fix: str) -> InputError:
+    """A refusal of the keys at ``path``: a config's names its file, line and key first; a command line's message
+    names its flags itself (:func:`_named`)."""
+    from ..errors import InputError
+
+    return check.fail(path, message, fix=fix) if check.locator.source is not None else InputError(message, fix=fix)
+
+
+def _judging_batch(check: Checker, spec: Mapping[str, Any], section: str, given: Given,
+                   what: str) -> tuple[OutputFile | None, Source | None, Source | None]:
+    """A section's judging batch (``batch``: the file written, beside the report folder) and the texts it carries
+    (``topics``, ``corpus``: files read, relative to the config's folder); texts without a batch are refused
+    (``what``: what the batch holds)."""
+    named = _named(check, section)
+    texts = {key: Source(f"{section}.{key}", "texts",
+                         path=check.existing_file(spec[key], (section, key), given.folder), written=spec[key],
+                         line=check.locator.line((section, key)))
+             for key in ("topics", "corpus") if key in spec}
+    if texts and "batch" not in spec:
+        raise _refuse(check, (section, next(iter(texts))),
+                      f"{named('topics')} / {named('corpus')} give the texts of a judging batch, and no "
+                      f"{named('batch')} file is named.",
+                      f"add {named('batch')}{' ' if check.locator.source is None else ': '}batch.jsonl ({what}, with "
+                      f"their texts).")
+    batch = None
+    if "batch" in spec:
+        written = check.string(spec["batch"], (section, "batch"))
+        batch = OutputFile(check.locator.label((section, "batch")),
+                           Path(os.path.normpath(given.folder / Path(written).expanduser())), written,
+                           check.locator.line((section, "batch")))
+    return batch, texts.get("topics"), texts.get("corpus")
 
 
 # --- agreement: ---------------------------------------------------------------------------------------------------
@@ -761,22 +810,39 @@ CHANGED = Analysis(
 # --- ppi: ---------------------------------------------------------------------------------------------------------
 
 _PPI_KEYS = ("unit", "confidence", "alpha", "correction")
+#: the keys of ``ppi:`` that ask for a plan (PredictionPowered.plan's width, difference and costs)
+_PLAN_KEYS = ("plan_width", "plan_difference", "cost_human", "cost_llm")
+#: the keys of ``ppi:`` that choose the items of its judging batch (PredictionPowered.write_batch's count and by)
+_NEXT_KEYS = ("batch_size", "by")
 
 
 def _ppi_rules() -> Mapping[str, Rule]:
-    from ..evalsets.prediction_powered import PPI_PARAMETERS
+    """The estimates' (eb.ppi's), the plan's (``plan_*``, the costs) and the judging batch's (its size and order)
+    rules; the batch's files (``batch``, ``topics``, ``corpus``) are paths (:func:`_judging_batch`)."""
+    from dataclasses import replace
 
-    return PPI_PARAMETERS
+    from ..common.parameters import Interval
+    from ..evalsets.prediction_powered import NEXT_PARAMETERS, PLAN_PARAMETERS, PPI_PARAMETERS
+
+    return {**PPI_PARAMETERS,
+            "scale": Interval("scale", float, None, None, fix="the grades of both sets of labels, lowest and highest"),
+            **{f"plan_{name}": PLAN_PARAMETERS[name] for name in ("width", "difference")},
+            **{name: PLAN_PARAMETERS[name] for name in ("cost_human", "cost_llm")},
+            "batch_size": replace(NEXT_PARAMETERS["count"], name="batch_size", default=PPISettings.batch_size),
+            "by": NEXT_PARAMETERS["by"]}
 
 
 def _read_ppi(check: Checker, value: Any, given: Given) -> PPISettings | None:
     """``ppi:``: ``{human, unit, scale, confidence, alpha, correction}``: the config's qrels are the judge's labels of
-    every pair, ``human`` (a qrels source) the humans' labels of a random sample."""
+    every pair, ``human`` (a qrels source) the humans' labels of a random sample; ``plan_width`` or
+    ``plan_difference`` (with ``cost_human``, ``cost_llm``): the human labels that target needs; ``batch`` (with
+    ``batch_size``, ``by``, ``topics``, ``corpus``): the items to label next, written as a judging batch."""
     from .sections import read_source
 
     if value is None:
         return None
-    spec = check.mapping(value, ("ppi",), ("human", "scale", *_PPI_KEYS), "{human: qrels/human_sample.txt}")
+    spec = check.mapping(value, ("ppi",), ("human", "scale", *_PPI_KEYS, *_PLAN_KEYS, "batch", *_NEXT_KEYS,
+                                           "topics", "corpus"), "{human: qrels/human_sample.txt}")
     if "human" not in spec:
         raise check.fail(("ppi",), "prediction-powered estimates need the humans' labels of a sample (the config's "
                                    "qrels are the judge's labels of every pair).",
@@ -789,30 +855,118 @@ def _read_ppi(check: Checker, value: Any, given: Given) -> PPISettings | None:
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in scale) and scale[0] < scale[1]):
         raise check.fail(("ppi", "scale"), f"expected the lowest and the highest grade, [low, high]; got "
                                            f"{scale!r:.60}.", fix="write e.g. scale: [0, 3].")
+    named, flag = _named(check, "ppi"), check.locator.source is None
+    plan = PPI.checked(check, {k: v for k, v in spec.items() if v is not None}, _PLAN_KEYS, PPISettings)
+    width, difference = plan["plan_width"], plan["plan_difference"]
+    costs = [key for key in ("cost_human", "cost_llm") if plan[key] is not None]
+    if costs and width is None and difference is None:
+        raise _refuse(check, ("ppi", costs[0]), f"{named('cost_human')} / {named('cost_llm')} price a plan, and no "
+                                                f"plan is asked for.",
+                      f"add {named('plan_width')}{' ' if flag else ': '}W (or {named('plan_difference')}"
+                      f"{' ' if flag else ': '}D).")
+    if width is not None and difference is not None:
+        raise _refuse(check, ("ppi", "plan_difference"), f"a plan is for a target width ({named('plan_width')}) or a "
+                                                         f"target difference ({named('plan_difference')}), not both.",
+                      f"leave {named('plan_width')} or {named('plan_difference')} out.")
+    if difference is not None and len(given.runs) < 2:
+        raise check.fail(("ppi", "plan_difference"), "without a baseline there is no difference to plan for: one run "
+                                                     "is given.",
+                         fix=f"plan for a target width ({named('plan_width')}), or give the runs to compare with the "
+                             f"first.")
+    batch, topics, corpus = _judging_batch(check, spec, "ppi", given, "the items to label next")
     return PPISettings(
         human=read_source(check, spec["human"], ("ppi", "human"), given.folder, "qrels", "local", given.policies),
-        scale=None if scale is None else (float(scale[0]), float(scale[1])),
-        **PPI.checked(check, spec, _PPI_KEYS, PPISettings))
+        scale=None if scale is None else (float(scale[0]), float(scale[1])), batch=batch, topics=topics,
+        corpus=corpus, **plan, **PPI.checked(check, spec, (*_PPI_KEYS, *_NEXT_KEYS), PPISettings))
 
 
 def _run_ppi(ctx: Context, settings: PPISettings) -> Any:
     """:func:`evalbridge.ppi` of the runs read with the config's qrels as the judge's labels and the human sample
-    (the config's metrics, baseline and settings)."""
+    (the config's metrics, baseline and settings), carrying the plan asked (``PredictionPowered.with_plan``)."""
     from ..evalsets.prediction_powered import ppi
 
     human = ctx.judgements(settings.human)
     ctx.step("prediction-powered estimates")
-    return ppi(ctx.qrels, human, ctx.runs, ctx.config.metrics, baseline=ctx.baseline if len(ctx.runs) > 1 else None,
-               unit=settings.unit, scale=settings.scale, statistics=_statistics(settings, _PPI_KEYS),
-               settings=ctx.config.settings)
+    found = ppi(ctx.qrels, human, ctx.runs, ctx.config.metrics, baseline=ctx.baseline if len(ctx.runs) > 1 else None,
+                unit=settings.unit, scale=settings.scale, statistics=_statistics(settings, _PPI_KEYS),
+                settings=ctx.config.settings)
+    if settings.plan_width is None and settings.plan_difference is None:
+        return found
+    return found.with_plan(width=settings.plan_width, difference=settings.plan_difference,
+                           cost_human=settings.cost_human, cost_llm=settings.cost_llm)
+
+
+def _write_ppi(ctx: Context, settings: PPISettings, found: Any) -> list[Path]:
+    """The judging batch of ``batch:``: the ``batch_size`` items to label next (``PredictionPowered.write_batch``,
+    as ``evalbridge ppi --batch``), written atomically, with the texts of ``topics:`` and ``corpus:``."""
+    from ..reports.writing import atomic_file
+
+    if settings.batch is None:
+        return []
+    with atomic_file(settings.batch.path) as temporary:  # the old batch stays whole until the new one is
+        found.write_batch(temporary, settings.batch_size, by=settings.by,
+                          queries=None if settings.topics is None else settings.topics.path,
+                          documents=None if settings.corpus is None else settings.corpus.path)
+    return [settings.batch.path]
+
+
+def _ppi_record(settings: PPISettings) -> dict[str, Any]:
+    """What the provenance records of ``ppi:``: the human sample by its key and the estimates' options; the plan's
+    and the batch's keys when they are asked for."""
+    record: dict[str, Any] = {"human": settings.human.key, "unit": settings.unit,
+                              "scale": None if settings.scale is None else list(settings.scale),
+                              **{key: getattr(settings, key) for key in _PPI_KEYS[1:]}}
+    if settings.plan_width is not None or settings.plan_difference is not None:
+        record.update({key: getattr(settings, key) for key in _PLAN_KEYS})
+    if settings.batch is not None:
+        record.update({"batch": settings.batch.written, **{key: getattr(settings, key) for key in _NEXT_KEYS},
+                       **{key: None if (text := getattr(settings, key)) is None else text.key
+                          for key in ("topics", "corpus")}})
+    return record
+
+
+def _ppi_wrote(settings: PPISettings, found: Any) -> str:
+    return (f"wrote {Path(settings.batch.written) if settings.batch else ''}: the next {settings.batch_size} "
+            f"{'queries' if found.unit == 'query' else 'pairs'} to label ({settings.by})")
 
 
 PPI = Analysis(
-    "ppi", "{human, unit, scale, confidence, alpha, correction}: the qrels are a judge's labels, human a random "
-           "human-labelled sample: each run's metrics and differences estimated from both (evalbridge.ppi)",
-    _read_ppi, _run_ppi, _ppi_rules, sources=lambda s: (s.human,),
+    "ppi", "{human, unit, scale, confidence, alpha, correction, plan_width | plan_difference, cost_human, cost_llm, "
+           "batch, batch_size, by, topics, corpus}: the qrels are a judge's labels, human a random human-labelled "
+           "sample: each run's metrics and differences estimated from both (evalbridge.ppi); plan_*: the human labels "
+           "that target needs; batch: the items to label next, written as a judging batch",
+    _read_ppi, _run_ppi, _ppi_rules, sources=lambda s: (s.human, s.topics, s.corpus), outputs=lambda s: (s.batch,),
+    write=_write_ppi, record=_ppi_record,
     spark="prediction-powered estimates are measured from runs and two sets of judgements in memory, and the inputs "
-          "stay in Spark")
+          "stay in Spark",
+    command=Command(
+        "ppi", "metrics from a judge's labels of every pair and humans' of a sample (prediction-powered)",
+        "Each run's metrics and each difference against the first run (the baseline), estimated from a judge's "
+        "labels of every pair (QRELS, an LLM's) and the humans' labels of a random sample (--human), PPI++ with the "
+        "judge's power-tuned weight, beside the human sample's interval and the judge-only number (eb.ppi; a "
+        "config's ppi: section); optionally the human labels a target needs (--plan-width / --plan-difference) and "
+        "the items to label next (--batch).",
+        "QRELS (the judge's labels), the baseline run, then the other runs (each PATH or NAME=PATH)", "BASELINE RUN...",
+        ("unit", "scale", "confidence", "alpha", "correction", *_PLAN_KEYS, "batch", *_NEXT_KEYS, "topics", "corpus"),
+        lambda found, fmt: str(found.table(fmt)),
+        helps={"unit": "what the humans sampled: query (each labelled whole) or pair (P@k, DCG)",
+               "scale": "the grades of both sets of labels",
+               "confidence": "level of the intervals", "alpha": "significance level of the differences",
+               "correction": "over every (system, metric) difference",
+               "plan_width": "also give the human labels an interval no wider than W needs, with the judge and "
+                             "without",
+               "plan_difference": "also give the human labels detecting a difference D needs (power 0.8)",
+               "cost_human": "the cost of one human label, for the plan",
+               "cost_llm": "the cost of one judge label, for the plan",
+               "batch": "write the items to label next as a judging batch, JSON Lines (read back by merge)",
+               "batch_size": "how many items the batch holds",
+               "by": "label next where the judge is least reliable, or where the systems differ most",
+               "topics": "the queries' texts for the batch: TREC topics, BEIR queries.jsonl",
+               "corpus": "the documents' texts for the batch: BEIR corpus.jsonl"},
+        defaults={"scale": "the human labels' range"}, what="the estimates",
+        judgements=(Judgements("human", "--human", "the humans' labels of a random sample", required=True),),
+        metavars={"scale": ("LOW", "HIGH"), "plan_width": "W", "plan_difference": "D", "batch": "PATH"},
+        wrote=_ppi_wrote))
 
 
 # --- judges: ------------------------------------------------------------------------------------------------------
@@ -942,22 +1096,9 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
 
     depth = check_depths(spec["depth"], **where("depth")) if "depth" in spec else None
     strata = check_strata(spec["strata"], **where("strata")) if "strata" in spec else None
-    texts = {key: Source(f"pool.{key}", "texts", path=check.existing_file(spec[key], path + (key,), given.folder),
-                         written=spec[key], line=check.locator.line(path + (key,)))
-             for key in ("topics", "corpus") if key in spec}
-    if texts and "batch" not in spec:
-        raise check.fail(path + (next(iter(texts)),), "topics / corpus give the texts of a judging batch, and no "
-                                                      "batch file is named.",
-                         fix="add batch: batch.jsonl (the pairs to judge, with their texts).")
-    batch = None
-    if "batch" in spec:
-        written = check.string(spec["batch"], path + ("batch",))
-        batch = OutputFile(check.locator.label(path + ("batch",)),
-                           Path(os.path.normpath(given.folder / Path(written).expanduser())), written,
-                           check.locator.line(path + ("batch",)))
+    batch, topics, corpus = _judging_batch(check, spec, "pool", given, "the pairs to judge")
     return PoolSettings(depth=depth, strata=None if strata is None else tuple((s.name, s.rate) for s in strata),
-                        batch=batch, topics=texts.get("topics"),
-                        corpus=texts.get("corpus"), **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
+                        batch=batch, topics=topics, corpus=corpus, **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
 
 
 def _run_pool(ctx: Context, settings: PoolSettings) -> Any:

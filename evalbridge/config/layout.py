@@ -253,7 +253,10 @@ class UncertainSettings(OfficialNotes):
 class PPISettings:
     """``ppi:``: the config's qrels are a judge's labels of every pair, ``human`` the humans' labels of a random
     sample; every run's metrics and differences against the baseline estimated from both (see
-    :func:`evalbridge.ppi`); the settings are the config's."""
+    :func:`evalbridge.ppi`); the settings are the config's. ``plan_width`` / ``plan_difference``: the human labels
+    that target needs (``PredictionPowered.plan``, with ``cost_human`` / ``cost_llm``) carried by the result;
+    ``batch``: the ``batch_size`` items to label next ``by`` the judge or the systems, written as a judging batch
+    with the texts of ``topics`` and ``corpus`` (``PredictionPowered.write_batch``)."""
 
     human: Source
     unit: str = "query"
@@ -261,6 +264,15 @@ class PPISettings:
     confidence: float = 0.95
     alpha: float = 0.05
     correction: str = "holm"
+    plan_width: float | None = None
+    plan_difference: float | None = None
+    cost_human: float | None = None
+    cost_llm: float | None = None
+    batch: OutputFile | None = None
+    batch_size: int = 100
+    by: str = "judge"
+    topics: Source | None = None
+    corpus: Source | None = None
 
 
 @dataclass(frozen=True)

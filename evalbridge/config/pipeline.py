@@ -172,8 +172,8 @@ def check_section_outputs(config: Config, inputs: list[Path], *, files: list[Any
             check_outputs(inputs, files=[output.path, *(files or [])], folders=folders or [])
         except InputError as error:
             text = str(error).replace(str(output.path), output.written)
-            if config.path is None:
-                raise
+            if config.path is None:  # a command line's flag: the file as typed
+                raise InputError(text.removesuffix(f" Fix: {error.fix}"), fix=error.fix) from None
             raise InputError(f"{output.key}: {text}", source=config.where, line=output.line) from None
 
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..model.settings import Keywords
 
 __all__ = ["ppi", "PredictionPowered", "PPIRow", "LabelPlan", "PlanRow", "PPI_PARAMETERS", "PLAN_PARAMETERS",
-           "UNITS", "LINEAR", "TEST"]
+           "NEXT_PARAMETERS", "UNITS", "LINEAR", "TEST"]
 
 #: the test behind every p-value of an estimate
 TEST = "prediction-powered z-test"
@@ -71,7 +71,12 @@ PLAN_PARAMETERS = rule_table(
     Interval("cost_human", float, 0, None, closed="left", default=None, fix="the cost of one human label, e.g. 1.0."),
     Interval("cost_llm", float, 0, None, closed="left", default=None, fix="the cost of one judge label, e.g. 0.01."),
 )
-_BY = ("judge", "systems")
+#: :meth:`PredictionPowered.next_to_label`'s (and ``write_batch``'s) count and order
+NEXT_PARAMETERS = rule_table(
+    Interval("count", int, 1, None, closed="left", fix="how many items to label next, e.g. 100."),
+    OneOf("by", ("judge", "systems"), default="judge",
+          fix="label next where the judge is least reliable (judge) or where the systems differ most (systems)."),
+)
 #: the fewest labelled items with a value other than 0 an estimate rests on without a warning (a normal interval
 #: from fewer covers less than its level: bench/README.md, the coverage of P@10 sampled by pair)
 MIN_COUNTING = 30
@@ -125,6 +130,8 @@ class PredictionPowered(Shown):
         metrics, systems, baseline: what was measured, of which runs, against which (None: no differences).
         confidence, alpha, correction: the intervals' level, the differences' significance level and correction.
         rows: every estimate: each system's mean per metric, then each difference.
+        planned: the human labels a target needs, asked with the estimates (:meth:`with_plan`), shown after them
+            (None: no plan asked).
     """
 
     unit: str
@@ -139,6 +146,7 @@ class PredictionPowered(Shown):
     correction: str
     rows: tuple[PPIRow, ...]
     samples: Samples = field(repr=False, compare=False)
+    planned: LabelPlan | None = None
 
     @property
     def test(self) -> str:
@@ -162,13 +170,16 @@ class PredictionPowered(Shown):
         return pd.DataFrame([[getattr(r, n) for n in names] for r in self.rows], columns=names)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every number, JSON-ready (nan and infinity as None)."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name not in ("rows", "samples")}
+        """Every number, JSON-ready (nan and infinity as None); the plan asked (:meth:`with_plan`) last."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__
+                if name not in ("rows", "samples", "planned")}
         return json_ready({**data, "test": self.test,
-                           "rows": [{n: getattr(r, n) for n in PPIRow.__dataclass_fields__} for r in self.rows]})
+                           "rows": [{n: getattr(r, n) for n in PPIRow.__dataclass_fields__} for r in self.rows],
+                           **({"plan": self.planned.to_dict()} if self.planned is not None else {})})
 
     def table(self, fmt: str = "terminal") -> str:
-        """The estimates as text: ``json`` or any format that writes tables (:mod:`evalbridge.views.ppi`)."""
+        """The estimates (then the plan asked) as text: ``json`` or any format that writes tables
+        (:mod:`evalbridge.views.ppi`)."""
         from ..views.ppi import render_ppi
 
         return render_ppi(self, fmt)
@@ -231,6 +242,15 @@ class PredictionPowered(Shown):
                          alpha=self.alpha, power=chosen["power"], cost_human=chosen["cost_human"],
                          cost_llm=chosen["cost_llm"], rows=tuple(rows))
 
+    def with_plan(self, *, width: float | None = None, difference: float | None = None, power: float = 0.8,
+                  cost_human: float | None = None, cost_llm: float | None = None) -> PredictionPowered:
+        """These estimates carrying :meth:`plan` (its keywords), shown after them and under ``plan`` in
+        ``to_dict()``: what ``evalbridge ppi --plan-width W`` and a config's ``ppi: {plan_width: W}`` show."""
+        from dataclasses import replace
+
+        return replace(self, planned=self.plan(width=width, difference=difference, power=power,
+                                               cost_human=cost_human, cost_llm=cost_llm))
+
     def next_to_label(self, count: int, *, by: str = "judge") -> list[tuple[str, str | None]]:
         """The ``count`` unlabelled items to label next (``(query, doc)``; doc None: a whole query), most useful
         first: ``by="judge"`` where the judge is least reliable (the spread of the human grades the labelled pairs
@@ -240,10 +260,7 @@ class PredictionPowered(Shown):
         ranks it within a metric's cut-off) comes last. Ties: in the order of the items."""
         import numpy as np
 
-        Interval("count", int, 1, None, closed="left", fix="how many items to label next, e.g. 100.").check(count)
-        if by not in _BY:
-            raise InputError(f"by must be one of {', '.join(map(repr, _BY))}; got {by!r}.",
-                             fix="by='judge' (where the judge is least reliable) or by='systems'.")
+        check_parameters(NEXT_PARAMETERS, {"count": count, "by": by})
         s = self.samples
         score = (self._judge_doubt() if by == "judge" else self._systems_spread()) * s.reach
         open_items = np.flatnonzero(~s.labelled)

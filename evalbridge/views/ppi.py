@@ -94,10 +94,12 @@ def plan_tables(plan: AnyResult, fmt: Any, digits: int = 4) -> tuple[Table, ...]
 
 
 def render_ppi(result: AnyResult, fmt: str = "terminal") -> str:
-    """``result`` as text: ``json`` (its ``to_dict()``) or any format that writes tables."""
+    """``result`` as text: ``json`` (its ``to_dict()``) or any format that writes tables (the plan it carries
+    after the estimates)."""
     if fmt == "json":
         return json_text(result.to_dict())
-    return show(ppi_tables(result, table_format(fmt)), fmt)
+    shown = show(ppi_tables(result, table_format(fmt)), fmt)
+    return shown if result.planned is None else shown + "\n" + render_plan(result.planned, fmt)
 
 
 def render_plan(plan: AnyResult, fmt: str = "terminal") -> str:

@@ -177,10 +177,12 @@ def _change(c: Any) -> Section:
 
 
 def _ppi(r: Any, digits: int) -> Section:
-    from .ppi import ppi_tables
+    from .ppi import plan_tables, ppi_tables
 
-    return Section("ppi", "Prediction-powered estimates", lambda fmt: ppi_tables(r, fmt, digits),
-                   lambda: {"ppi": r.to_frame()})
+    plan = r.planned  # the human labels a target needs, when asked (ppi: {plan_width})
+    return Section("ppi", "Prediction-powered estimates",
+                   lambda fmt: ppi_tables(r, fmt, digits) + (plan_tables(plan, fmt, digits) if plan else ()),
+                   lambda: {"ppi": r.to_frame(), **({"ppi_plan": plan.to_frame()} if plan else {})})
 
 
 def _fusion(c: Any, digits: int) -> Section:

@@ -131,3 +131,20 @@ def test_the_measurement_shows_itself_in_every_table_format_with_names_escaped()
     data = json.loads(u.table("json"))
     assert data["expected"] == u.expected and data["per_query"] == dict(u.per_query) and "widen" in data["meaning"]
     assert str(u) == u.table("terminal")
+
+
+def test_a_section_of_its_own_runs_is_a_config_without_qrels_and_says_what_the_api_says(tmp_path) -> None:
+    from evalbridge.config import load_config
+    from evalbridge.config.pipeline import run_config
+
+    (tmp_path / "p.txt").write_text("q1 0 a 0.9\nq1 0 b 0.2\nq2 0 a 0.5\nq2 0 d 0.7\nq3 0 e 0.4\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq2 Q0 a 1 3 x\nq3 Q0 e 1 1 x\n")
+    (tmp_path / "u.yaml").write_text("uncertain: {probabilities: p.txt, runs: {r: r.run}, metric: RR, draws: 30, "
+                                     "n_resamples: 500}\n")
+    found = run_config(load_config(tmp_path / "u.yaml"), write=False).report.analyses["uncertain"]["r"]
+    api = uncertain(eb.read_run(tmp_path / "r.run"), "RR", probabilities=eb.read_qrels(tmp_path / "p.txt"),
+                    system="r", draws=30, n_resamples=500)
+    assert (found.expected, found.ci_low, found.ci_high) == (api.expected, api.ci_low, api.ci_high)
+    (tmp_path / "w.yaml").write_text("uncertain: {probabilities: p.txt, runs: [r], metric: RR}\n")
+    with pytest.raises(InputError, match="unknown run 'r'.*give the runs themselves"):
+        load_config(tmp_path / "w.yaml")

@@ -245,10 +245,10 @@ def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] 
     """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag;
     ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own."""
     command, key = analysis.command, analysis.key
-    return {(key,): command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers)},
+    runs = (key,) if command.own_runs is None else (key, command.own_runs)  # (a section's own runs: its key)
+    return {runs: command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers)},
             **{(key, j.key): j.flag for j in command.judgements},
             **({(key, command.metrics): "--metrics"} if command.metrics is not None else {}),
-            **({(key, command.own_runs): command.runs} if command.own_runs is not None else {}),
             **({("qrels",): command.qrels.flag} if command.qrels is not None else {}),
             **{(key, j.key, name): j.flag for j, name, _ in judged if name is not None},
             **{(key, k, name): flag for j, name, _ in judged for k, flag in j.own.items() if name is not None},

@@ -208,6 +208,8 @@ class Analysis:
         spark: why ``engine: spark`` cannot compute it (None: it can).
         command: its own command of the command line (None: a config section only, or a command of its own module).
         record: its settings as the provenance records them (None: every field, inputs by their key).
+        alone: its section names its own judgements and runs, so it may be the whole config (no runs, metrics or
+            qrels of the config's: ``agreement:``, ``uncertain: {runs: {bm25: ...}}``).
     """
 
     key: str
@@ -222,6 +224,7 @@ class Analysis:
     spark: str | None = None
     command: Command | None = None
     record: Callable[[Any], Any] | None = None
+    alone: bool = False
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
         """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
@@ -444,7 +447,7 @@ AGREEMENT = Analysis(
     "agreement", "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
                  "compared, and the system rankings they induce",
     _read_agreement, _run_agreement, _agreement_rules,
-    sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record,
+    sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record, alone=True,
     spark="the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark",
     command=Command(
         "agree", "agreement between two sets of judgements (e.g. human vs LLM judge)",
@@ -663,7 +666,8 @@ def _uncertain_rules() -> Mapping[str, Rule]:
 
 
 def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettings | None:
-    """``uncertain:``: several judges or one qrels of probabilities, the runs measured (default: all) and the
+    """``uncertain:``: several judges or one qrels of probabilities, the runs measured (a list of the config's,
+    default all; or runs of its own, a mapping, as the agreement's: the config then needs no runs) and the
     bootstrap's options."""
     from .sections import read_name, read_source
 
@@ -673,34 +677,45 @@ def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettin
     spec = check.mapping(value, path, ("metric", "judges", "probabilities", "runs", *_UNCERTAIN_KEYS),
                          "{metric: P@10, judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}}")
     if ("judges" in spec) == ("probabilities" in spec):
-        raise check.fail(path, "give either judges (several judges' grades of the same pairs) or probabilities (one "
-                               "qrels of probabilities of relevance), not both and not neither.",
+        judges_key, probabilities_key = (check.locator.label(path + (key,)) for key in ("judges", "probabilities"))
+        raise check.fail(path, f"give either {judges_key} (several judges' grades of the same pairs) or "
+                               f"{probabilities_key} (one qrels of probabilities of relevance), not both and not "
+                               f"neither.",
                          fix="write uncertain: {judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}} or uncertain: "
-                             "{probabilities: qrels/p.txt}.")
+                             "{probabilities: qrels/p.txt}." if check.locator.source else
+                             f"give {judges_key} with two judges' qrels or more, or {probabilities_key} with one.")
     judges: dict[str, Source] = {}
     if "judges" in spec:
         named = check.mapping(spec["judges"], path + ("judges",), None, "{ann: qrels/ann.txt, bob: qrels/bob.txt}")
         if len(named) < 2:
             raise check.fail(path + ("judges",), f"several judges are compared; got {len(named)}.",
-                             fix="name two or more: judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}.")
+                             fix="name two or more: judges: {ann: qrels/ann.txt, bob: qrels/bob.txt}."
+                             if check.locator.source else "name two or more.")
         judges = {read_name(check, name, path + ("judges", name), "judge"):
                   read_source(check, source, path + ("judges", name), given.folder, "qrels", "local", given.policies)
                   for name, source in named.items()}
     probabilities = read_source(check, spec["probabilities"], path + ("probabilities",), given.folder, "qrels",
                                 "local", given.policies) if "probabilities" in spec else None
     chosen = spec.get("runs", list(runs))
-    if not isinstance(chosen, list) or not chosen:
-        raise check.fail(path + ("runs",), f"expected a list of the config's runs; got {chosen!r:.60}.",
-                         fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
-    for i, name in enumerate(chosen):
+    measured: dict[str, Source] = {}
+    if isinstance(chosen, Mapping) and chosen:
+        measured = {read_name(check, name, path + ("runs", name), "system"): read_source(
+            check, source, path + ("runs", name), given.folder, "run", "local", given.policies)
+            for name, source in chosen.items()}
+    elif not isinstance(chosen, list) or not chosen:
+        raise check.fail(path + ("runs",), f"expected a list of the config's runs, or runs of its own; got "
+                                           f"{chosen!r:.60}.", fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
+    for i, name in enumerate(chosen if isinstance(chosen, list) else ()):
         if name not in runs:
             raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
                                                  f"{', '.join(runs) or 'none'}.",
-                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs.")
+                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs, or give the runs "
+                                 f"themselves: runs: {{bm25: runs/bm25.txt}}.")
+        measured[str(name)] = runs[name]
     metric, official = _metrics_of(check, spec, "uncertain", given.metrics, given.qrels, *judges.values(),
                                    probabilities)
     return UncertainSettings(
-        metric=metric, runs=tuple(map(str, chosen)), official=official,
+        metric=metric, runs=MappingProxyType(measured), official=official,
         judges=MappingProxyType(judges), probabilities=probabilities,
         **UNCERTAIN.checked(check, spec, _UNCERTAIN_KEYS, UncertainSettings))
 
@@ -713,22 +728,52 @@ def _run_uncertain(ctx: Context, settings: UncertainSettings) -> dict[str, Any]:
     judges = {name: ctx.judgements(source) for name, source in settings.judges.items()}
     probabilities = None if settings.probabilities is None else ctx.judgements(settings.probabilities)
     found = {}
-    for name in settings.runs:
+    for name, source in settings.runs.items():
         ctx.step(f"the uncertainty of {name}'s labels")
-        found[name] = uncertain(ctx.pairs[name][1], _asked(settings.metric), judges=judges or None,
+        found[name] = uncertain(ctx.run(name, source), _asked(settings.metric), judges=judges or None,
                                 probabilities=probabilities, system=name, draws=settings.draws,
                                 statistics=_statistics(settings, _UNCERTAIN_KEYS, ctx.config.seed),
                                 settings=ctx.config.settings)
     return found
 
 
+def _uncertain_record(settings: UncertainSettings) -> dict[str, Any]:
+    """What the provenance records of ``uncertain:``: the runs by name, the inputs by their key."""
+    return {"metric": _asked(settings.metric), "runs": list(settings.runs),
+            "judges": {name: source.key for name, source in settings.judges.items()},
+            "probabilities": None if settings.probabilities is None else settings.probabilities.key,
+            "draws": settings.draws, "n_resamples": settings.n_resamples, "confidence": settings.confidence}
+
+
+def _file_names(paths: Sequence[str]) -> list[str]:
+    """Judges named after their files (``ann.qrels``); the same name twice: ``judge1``, ``judge2``..."""
+    names = [Path(p).name for p in paths]
+    return names if len(set(names)) == len(names) else [f"judge{i + 1}" for i in range(len(names))]
+
+
+def _render_uncertain(found: Mapping[str, Any], fmt: str) -> str:
+    """The measurement of the command's one run."""
+    return str(next(iter(found.values())).table(fmt))
+
+
 UNCERTAIN = Analysis(
     "uncertain", "{metric, judges | probabilities, runs, draws, n_resamples, confidence}: the metric (or a list) of "
                  "each run with the uncertainty of its labels (evalbridge.uncertain)",
     _read_uncertain, _run_uncertain, _uncertain_rules,
-    sources=lambda s: (*s.judges.values(), s.probabilities), steps=lambda config, s: len(s.runs),
+    sources=lambda s: (*s.judges.values(), s.probabilities, *s.runs.values()), steps=lambda config, s: len(s.runs),
     spark="the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in "
-          "Spark")
+          "Spark", record=_uncertain_record, alone=True,
+    command=Command(
+        "uncertain", "a metric with the uncertainty of its labels (several judges, or probabilities of relevance)",
+        "The expected value of the metric and an interval bootstrapped over queries and labels (one judge, or one "
+        "labelling drawn from the probabilities, per query), beside the interval of the queries alone.",
+        "the run: PATH or NAME=PATH", "RUN", ("draws",), _render_uncertain,
+        helps={"draws": "labellings drawn from the probabilities"}, what="the measurement", random=True,
+        statistics=("n_resamples", "confidence"),
+        judgements=(Judgements("judges", "--judges", "two or more judges' qrels of the same pairs", many=True),
+                    Judgements("probabilities", "--probabilities",
+                               "one qrels whose grades are probabilities of relevance, in [0, 1]")),
+        metrics="metric", nargs=None, own_runs="runs", naming=_file_names))
 
 
 # --- changed: -----------------------------------------------------------------------------------------------------

@@ -236,12 +236,12 @@ class DiagnoseSettings(OfficialNotes):
 
 @dataclass(frozen=True)
 class UncertainSettings(OfficialNotes):
-    """``uncertain:``: each of ``runs`` measured on ``metric`` with the uncertainty of its labels: several
-    ``judges`` (name -> qrels) or one qrels of ``probabilities`` (see :func:`evalbridge.uncertain`); the seed
-    and the settings are the config's."""
+    """``uncertain:``: each of ``runs`` (name -> run: the config's, or the section's own) measured on ``metric``
+    with the uncertainty of its labels: several ``judges`` (name -> qrels) or one qrels of ``probabilities`` (see
+    :func:`evalbridge.uncertain`); the seed and the settings are the config's."""
 
     metric: Metric | tuple[Metric, ...]
-    runs: tuple[str, ...]
+    runs: Mapping[str, Source]
     judges: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
     probabilities: Source | None = None
     draws: int = 200

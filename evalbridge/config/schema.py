@@ -92,18 +92,19 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     """
     check = Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
-    agreement_only = spec.get("agreement") is not None and "runs" not in spec
-    for required in ("runs", "metrics") if not agreement_only else ():
+    # a section that names its own judgements and runs (the agreement's) may be the whole config
+    alone = [a.key for a in ANALYSES if a.alone and spec.get(a.key) is not None] if "runs" not in spec else []
+    for required in ("runs", "metrics") if not alone else ():
         if required not in spec:
             raise check.fail((), f"the config has no {required!r} key.",
                              fix="every config needs runs: and metrics:, or an agreement: section "
                                  "(see docs/config.md).")
-    if agreement_only and spec.get("qrels") is not None:
-        raise check.fail(("qrels",), "qrels are given but no runs to evaluate with them (the agreement section "
-                                     "names its own judges).",
-                         fix="add runs:, or move these qrels into agreement.judges.")
+    if alone and spec.get("qrels") is not None:
+        raise check.fail(("qrels",), f"qrels are given but no runs to evaluate with them (the {alone[0]} section "
+                                     f"names its own judges).",
+                         fix=f"add runs:, or move these qrels into {alone[0]}.judges.")
     runs_spec = check.mapping(spec.get("runs", {}), ("runs",), None, "{bm25: runs/bm25.txt}")
-    if not runs_spec and not agreement_only:
+    if not runs_spec and not alone:
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
     spark = read_spark(check, spec.get("spark"), engine)

@@ -143,8 +143,9 @@ class Report:
     topics: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not self.results and self.agreement is None and self.comparison is None:
-            raise InputError("a report needs at least one system's results, a comparison, or an agreement.")
+        if not self.results and not self.analyses and self.comparison is None:
+            raise InputError("a report needs at least one system's results, a comparison, or an analysis's result "
+                             "(an agreement).")
         if self.markers not in MARKER_STYLES:
             raise InputError(f"unknown marker style {self.markers!r}; choose one of "
                              f"{', '.join(map(repr, MARKER_STYLES))}.")

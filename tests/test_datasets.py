@@ -247,11 +247,14 @@ import evalbridge as eb
 alone = eb.evaluate("irds:{DATASET}", {str(run)!r}, "official")
 listed = eb.evaluate(eb.read_qrels("irds:{DATASET}"), {str(run)!r}, ["P@10", "official"])
 compared = eb.compare("irds:{DATASET}", {{"a": {str(run)!r}, "b": {str(run)!r}}}, "official", n_resamples=50)
+diffed = eb.diff("irds:{DATASET}", {str(run)!r}, {str(run)!r}, "official")
+named = eb.compare("irds:{DATASET}", {{"a": {str(run)!r}, "b": {str(run)!r}}}, ["nDCG@10"], n_resamples=50)
 open("eval.yaml", "w").write("qrels: irds:{DATASET}\\nruns: {{bm25: {run}}}\\nmetrics: official\\n")
 report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
 print(json.dumps({{"alone": dict(alone.means), "notes": list(alone.provenance.notes), "listed": list(listed.means),
                   "config": dict(report.results["bm25"].means), "title": report.title,
-                  "compared": [row.metric for row in compared.rows]}}))
+                  "compared": [row.metric for row in compared.rows], "said": {{"compare": list(compared.provenance),
+                  "diff": list(diffed.provenance), "named": list(named.provenance)}}}}))
 """
     got = _fresh(code, _cache(tmp_path / "irds", qrels), tmp_path)
     assert got["alone"] == got["config"] and list(got["alone"]) == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
@@ -261,6 +264,10 @@ print(json.dumps({{"alone": dict(alone.means), "notes": list(alone.provenance.no
         in got["notes"]
     assert got["title"] == f"irds:{DATASET}"
     assert got["compared"] == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]  # eb.compare takes it too
+    took = f"metrics: the official measures of irds:{DATASET} (ir_datasets): nDCG@10, RR(rel=2), AP(rel=2)"
+    # compare's and diff's provenance say which first, once; metrics named are not said to be official
+    assert got["said"]["compare"][0] == got["said"]["diff"][0] == took
+    assert [line for said in got["said"].values() for line in said].count(took) == 2
 
 
 def test_official_at_the_python_door_without_a_dataset_is_refused_with_the_fix() -> None:

@@ -101,3 +101,22 @@ def test_check_gates_errors_name_the_problem(gates, baseline, message):
     """No baseline for a relative gate, unknown system, metric not evaluated: InputError."""
     with pytest.raises(eb.InputError, match=message):
         check_gates(parse_gates(gates), {"a": {"P@5": 0.5}, "b": {"P@5": 0.5}}, baseline=baseline)
+
+
+def test_a_gate_on_official_is_refused_with_the_fix_at_the_python_and_config_doors(tmp_path) -> None:  # noqa: ANN001
+    """``official`` names a set of measures, and a gate is on one metric: ``check_gates`` and a config's ``gates:``
+    refuse it with the same words and the fix (gate each measure by name); a metric labelled ``official`` is
+    gated as any label."""
+    with pytest.raises(eb.InputError) as python:
+        check_gates({"official": ">= 0.1"}, {"a": {"P@1": 1.0}})
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 1 a\n")
+    (tmp_path / "c.yaml").write_text("qrels: q.txt\nruns: {a: a.run}\nmetrics: [P@1]\ngates: {official: '>= 0.1'}\n")
+    with pytest.raises(eb.InputError) as config:
+        eb.load_config(tmp_path / "c.yaml")
+    said = str(python.value)
+    assert said.startswith("a gate is on one metric, and 'official' names a dataset's set of official measures.")
+    assert "Fix: gate each measure by its name, e.g. {'nDCG@10': '>= 0.1'}" in said
+    assert str(config.value).endswith(f"c.yaml:4: gates.official: {said}")
+    assert [g.passed for g in check_gates(parse_gates({"official": ">= 0.5"}, labels=["official"]),
+                                          {"a": {"official": 1.0}})] == [True]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
@@ -405,6 +406,8 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
     is named by its label (``metrics={"precision@10": "P@10"}``), else by the spelling asked, and
     :attr:`Comparison.names` records the metric as evaluated (``P(rel=2)@10``). ``slices``: per-slice
     means and differences (see :func:`compare_systems`); a field name reads the labels the runs' RAG logs kept.
+    ``"official"`` (alone or in a list), with qrels of a dataset (``"irds:<id>"``), takes its official measures, as
+    ``evaluate``, and the first line of :attr:`Comparison.provenance` says which.
 
     >>> import evalbridge as eb
     >>> qrels = {f"q{i}": {"d1": 1, "d2": 1} for i in range(6)}
@@ -429,11 +432,13 @@ def compare(qrels: Any, runs: Mapping[str, Any], metrics: MetricsArg, *,
         return compare_systems(runs, metrics, baseline=baseline, slices=slices, statistics=chosen_statistics)
     from ..io.datasets import with_official
 
-    wanted = metric_requests(with_official(metrics, qrels)[0])  # "official": the measures of the qrels' dataset
+    asked, official = with_official(metrics, qrels)  # "official": the measures of the qrels' dataset
+    wanted = metric_requests(asked)
     results = evaluate_each(qrels, runs, wanted, settings=chosen)
     if isinstance(slices, str):
         from ..model.data import Run
         from ..evaluation.slices import slice_labels
 
         slices = slice_labels(slices, [run for run in runs.values() if isinstance(run, Run)])
-    return compare_systems(results, wanted, baseline=baseline, slices=slices, statistics=chosen_statistics)
+    found = compare_systems(results, wanted, baseline=baseline, slices=slices, statistics=chosen_statistics)
+    return replace(found, provenance=(*official, *found.provenance))  # its first lines say what official took

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InputError
@@ -274,7 +274,8 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
 
     Args:
         qrels, run_a, run_b, metrics: as :func:`evalbridge.evaluate` takes them (files, tables, dicts, ...);
-            ``qrels=None`` (and no metrics): the rankings compared without judgements.
+            ``qrels=None`` (and no metrics): the rankings compared without judgements. ``"official"``, with qrels
+            of a dataset, takes its official measures, as ``evaluate``, and the first line of the provenance says which.
         k: the top of the rankings whose documents are compared (and Jaccard's depth).
         queries: how many of the largest drops and of the largest gains of each metric are shown in detail
             (without judgements: the least similar queries); None: every query whose metrics or top ``k`` differ.
@@ -315,7 +316,7 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
         return _unjudged(run_a, run_b, found, systems, chosen, k=k, queries=queries, moves=moves)
     from ..io.datasets import with_official
 
-    metrics = with_official(metrics, qrels)[0]  # "official": the measures of the qrels' dataset
+    metrics, official = with_official(metrics, qrels)  # "official": the measures of the qrels' dataset
     if metrics is None:
         raise InputError("a diff with judgements compares metrics, and none was given.",
                          fix="name the metrics (e.g. 'nDCG@10'), or pass qrels=None to compare the rankings alone.")
@@ -333,8 +334,9 @@ def diff(qrels: Any, run_a: Any, run_b: Any, metrics: MetricsArg | None = None, 
                              fix="give baselines=(baseline_of_a, baseline_of_b).")
         base = tuple(evaluate(qrels, as_run(b, copy=False, ids=chosen.ids, duplicates=chosen.duplicates), metrics,
                               settings=chosen) for b in baselines)
-    return diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves, names=systems,
-                        similarity=compared, baselines=base)
+    diffed = diff_results(qrels, run_a, run_b, results_a, results_b, k=k, queries=queries, moves=moves,
+                          names=systems, similarity=compared, baselines=base)
+    return replace(diffed, provenance=(*official, *diffed.provenance))  # its first lines say what official took
 
 
 def _unjudged(run_a: Run, run_b: Run, found: Similarity, systems: tuple[str, str], conventions: Settings, *, k: int,

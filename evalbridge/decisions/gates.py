@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
+from ..io.datasets import OFFICIAL
 from ..metrics.spec import Metric, parse_metric
 
 if TYPE_CHECKING:
@@ -195,6 +196,10 @@ def parse_gate(metric: str | Metric, expression: str, *, system: str | None = No
         InputError: the expression does not follow the grammar in the module docstring.
         MetricSpecError: the metric string is neither a label nor a metric.
     """
+    if isinstance(metric, str) and metric.strip() == OFFICIAL and OFFICIAL not in set(labels):
+        raise InputError(f"a gate is on one metric, and {OFFICIAL!r} names a dataset's set of official measures.",
+                         fix=f"gate each measure by its name, e.g. {{'nDCG@10': {expression!r}}} (evaluated with "
+                             f"{OFFICIAL!r}, the report says which measures the dataset took).")
     spec = metric.strip() if isinstance(metric, str) and metric.strip() in set(labels) else parse_metric(metric)
     if expression is None or isinstance(expression, bool) or (isinstance(expression, str) and not expression.strip()):
         raise InputError(f"the gate on {spec} is {'empty' if expression is not None else 'null'}: it says nothing "

@@ -539,3 +539,34 @@ print(json.dumps({{"said": said, "batch": os.path.exists("config-batch.jsonl")}}
     assert by_config["said"] is not None and not by_config["batch"], by_config
     assert f"are not among the topics of irds:{DATASET}" in by_config["said"] and "pool: {topics: FILE}" \
         in by_config["said"], by_config["said"]
+
+
+def test_official_with_the_human_sample_from_a_dataset_takes_its_measures_at_the_three_doors(tmp_path: Path,
+                                                                                            dl19: Path) -> None:
+    """The judge's labels in a file and the human sample from a dataset: eb.ppi(judge, "irds:...", runs,
+    "official"), evalbridge ppi JUDGE RUN... --human irds:... -m official and a config's metrics: official with
+    ppi: {human: irds:...} take the dataset's measures (the qrels first, then the human side, as eb.ppi's one rule)
+    and give the same estimates; the command says which once."""
+    given = _judgements(tmp_path, dl19)
+    bm25, splade = str(dl19 / "run.bm25.top100.txt"), str(dl19 / "run.splade-pp-ed.top100.txt")
+    config = (f"qrels: {given['other']}\nruns: {{bm25: {bm25}, splade: {splade}}}\nmetrics: official\n"
+              f"ppi: {{human: 'irds:{DATASET}'}}\n")
+    code = f"""
+import json, subprocess, sys, warnings
+import evalbridge as eb
+warnings.simplefilter("ignore")
+runs = {{"bm25": eb.read_run({bm25!r}), "splade": eb.read_run({splade!r})}}
+api = eb.ppi(eb.read_qrels({given['other']!r}), "irds:{DATASET}", runs, "official", baseline="bm25").to_dict()
+done = subprocess.run([sys.executable, "-m", "evalbridge", "ppi", {given['other']!r}, "bm25=" + {bm25!r},
+                       "splade=" + {splade!r}, "--human", "irds:{DATASET}", "-m", "official", "--format", "json"],
+                      capture_output=True, text=True)
+open("eval.yaml", "w").write({config!r})
+report = eb.run_config(eb.load_config("eval.yaml"), write=False).report
+print(json.dumps({{"api": api, "code": done.returncode, "out": done.stdout, "err": done.stderr,
+                  "config": report.analyses["ppi"].to_dict()}}))
+"""
+    got = _fresh(code, _cache(tmp_path / "irds", dl19 / "qrels.dl19-passage.txt"), tmp_path)
+    assert got["code"] == 0, got["err"]
+    assert json.loads(got["out"]) == got["api"] == got["config"]
+    assert got["api"]["metrics"] == ["nDCG@10", "RR(rel=2)", "AP(rel=2)"]
+    assert got["err"].count(TOOK) == 1, got["err"]

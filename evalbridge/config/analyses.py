@@ -210,6 +210,8 @@ class Analysis:
         record: its settings as the provenance records them (None: every field, inputs by their key).
         alone: its section names its own judgements and runs, so it may be the whole config (no runs, metrics or
             qrels of the config's: ``agreement:``, ``uncertain: {runs: {bm25: ...}}``).
+        official: the section's keys naming judgements whose dataset the config's ``metrics: official`` takes the
+            measures of after its qrels' (``ppi``'s ``human``, as :func:`evalbridge.ppi` takes them).
     """
 
     key: str
@@ -225,6 +227,7 @@ class Analysis:
     command: Command | None = None
     record: Callable[[Any], Any] | None = None
     alone: bool = False
+    official: tuple[str, ...] = ()
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
         """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
@@ -981,7 +984,7 @@ PPI = Analysis(
            "sample: each run's metrics and differences estimated from both (evalbridge.ppi); plan_*: the human labels "
            "that target needs; batch: the items to label next, written as a judging batch",
     _read_ppi, _run_ppi, _ppi_rules, sources=lambda s: (s.human, s.topics, s.corpus), outputs=lambda s: (s.batch,),
-    write=_write_ppi, record=_ppi_record,
+    write=_write_ppi, record=_ppi_record, official=("human",),
     spark="prediction-powered estimates are measured from runs and two sets of judgements in memory, and the inputs "
           "stay in Spark",
     command=Command(

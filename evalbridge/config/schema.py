@@ -126,7 +126,11 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
         if not paired and qrels is None:
             raise check.fail(("runs", name), f"format {source.format!r} is a run without judgements, and the "
                                              f"config has no qrels.", fix="add qrels: <path to the qrels>.")
-    asked, official = read_official(check, spec["metrics"], ("metrics",), qrels) if "metrics" in spec else (None, ())
+    judged = [read_source(check, section[key], (analysis.key, key), folder, "qrels", engine, policies)
+              for analysis in ANALYSES if isinstance(section := spec.get(analysis.key), Mapping)
+              for key in analysis.official if section.get(key) is not None]  # (ppi's human, as eb.ppi takes it)
+    asked, official = read_official(check, spec["metrics"], ("metrics",), qrels, *judged) if "metrics" in spec \
+        else (None, ())
     metrics = read_metrics(check, asked, ("metrics",)) if "metrics" in spec else ()
     backend = settings.backend
     read_supported(check, [r.metric for r in metrics], backend, ("metrics",))

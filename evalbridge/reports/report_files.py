@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..common.json_data import json_text
 from ..views.formats import report_format
+from ..views.sections import AFTER_CROSSCHECK, report_sections
 from .per_query import PER_QUERY_FORMATS, write_frame, write_per_query
 from .report import report_dict, system_json
 from .report_folder import ReportFolder
@@ -42,10 +43,12 @@ def write_report_folder(report: Report, output: AnyOutput, folder: Path,
             for file, text in shown.extra_files(report).items():
                 out.write_text(file, text)
         out.write_text("provenance.json", json_text(report_dict(report)["provenance"]))
-        for fmt in output.per_query if report.agreement is not None else ():
-            write_frame(report.agreement.judges.per_query().reset_index(),
-                        out.path_for(f"agreement_per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
-                        provenance=report.provenance)
+        for section in report_sections(report, AFTER_CROSSCHECK) + report_sections(report):  # a section's per query
+            if section.per_query is None:
+                continue
+            for fmt in output.per_query:
+                name = f"{section.key}_per_query{PER_QUERY_FORMATS[fmt].suffix}"
+                write_frame(section.per_query(), out.path_for(name), fmt=fmt, provenance=report.provenance)
         for fmt in output.per_query if report.results else ():
             write_per_query(report.results, out.path_for(f"per_query{PER_QUERY_FORMATS[fmt].suffix}"), fmt=fmt,
                             provenance=report.provenance)

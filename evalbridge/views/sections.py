@@ -58,6 +58,8 @@ class Section:
             the same stems, each frame saying whose it is, and a CSV folder holds them one after the other. None:
             the section's tables are its data.
         folded: a format that folds long sections (the page) shows it folded, opened by a click; False: open.
+        per_query: its values query by query, one row each, which a report folder writes as ``KEY_per_query`` in
+            each of its per-query formats (None: none beyond the systems' own per-query file).
     """
 
     key: str
@@ -65,6 +67,7 @@ class Section:
     tables: Callable[[ReportFormat], tuple[Table, ...]]
     frames: Callable[[], Mapping[str, Any]] | None = field(default=None)
     folded: bool = True
+    per_query: Callable[[], Any] | None = None
 
 
 def _standings(s: Any) -> Section:
@@ -91,7 +94,8 @@ def _topic_set(d: Any) -> Section:
 
 def _agreement(a: Any) -> Section:
     """Two sets of judgements compared (the judge agreement's tables), and the system rankings they induce; its data
-    as ``agreement.csv`` (one row, ``b vs a``) and, with runs, ``agreement_ranking.csv`` (one row per metric)."""
+    as ``agreement.csv`` (one row, ``b vs a``) and, with runs, ``agreement_ranking.csv`` (one row per metric); each
+    query's agreement as ``agreement_per_query``."""
     from .agreement_tables import agreement_tables
 
     first, second = a.judges.names
@@ -99,7 +103,7 @@ def _agreement(a: Any) -> Section:
                    lambda fmt: agreement_tables(a, fmt),
                    lambda: {"agreement": a.judges.to_frame().reset_index(),
                             **({"agreement_ranking": a.ranking.to_frame().reset_index()} if a.ranking.rows else {})},
-                   folded=False)
+                   folded=False, per_query=lambda: a.judges.per_query().reset_index())
 
 
 def _diff(d: Any) -> Section:

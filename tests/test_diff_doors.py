@@ -91,3 +91,26 @@ def test_a_configs_diff_with_similarity_keys_equals_the_api_with_similarity(fold
         _config(folder, {"p": 1.5})
     with pytest.raises(InputError, match=r"eval.yaml:\d+: diff.rbo_ties must be one of"):
         _config(folder, {"rbo_ties": "x"})
+
+
+def test_two_rankings_without_judgements_are_one_config_at_every_door(folder: Path) -> None:
+    """diff: {runs: {a, b}} in a config without runs or qrels compares the two rankings alone, the numbers of
+    eb.diff(None, a, b) and of evalbridge diff RUN_A RUN_B; its output never overwrites one of its runs."""
+    api = eb.diff(None, folder / "base.run", folder / "new.run", names=("base", "new"), k=2, p=0.8).to_dict()
+    (folder / "rankings.yaml").write_text(json.dumps({"diff": {"k": 2, "p": 0.8, "runs": {"base": "base.run",
+                                                                                              "new": "new.run"}}}))
+    outcome = eb.run_config(eb.load_config(folder / "rankings.yaml"), write=False)
+    config = outcome.report.analyses["diff"]["new"].to_dict()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        code, out, err = cli("diff", "base.run", "new.run", "-k", "2", "--p", "0.8", "--format", "json")
+        assert code == 0, err
+        assert api["similarity"] is not None and config == api == json.loads(out)
+        code, _, err = cli("diff", "base.run", "new.run", "-o", "new.run")
+        assert code == 2 and "would destroy the input" in err and (folder / "new.run").read_text() == NEW
+        code, _, err = cli("diff", "base.run", "new.run", "--rbo-ties", "z")
+        assert code == 2 and "--rbo-ties must be one of 'w', 'a', 'b'" in err
+    (folder / "both.yaml").write_text(json.dumps({"qrels": "qrels.txt", "runs": {"base": "base.run", "new": "new.run"},
+                                                  "metrics": METRICS, "diff": {"runs": {"a": "base.run", "b": "new.run"}}}))
+    with pytest.raises(InputError, match=r"both.yaml:\d+: diff.runs: a diff of its own runs compares their rankings"):
+        eb.load_config(folder / "both.yaml")

@@ -1,15 +1,17 @@
 """``evalbridge diff QRELS RUN_A RUN_B -m METRIC...``: where run B differs from run A, query by query (a config's
-``diff:``); ``evalbridge diff RUN_A RUN_B``, without judgements: how far the rankings moved (``eb.diff(None, ...)``:
-RBO with its bounds, Jaccard at k, tau and tau_AP per query and overall)."""
+``diff:``); ``evalbridge diff RUN_A RUN_B``, without judgements: how far the rankings moved (a ``diff:`` of the two
+runs as its own, ``eb.diff(None, ...)``: RBO with its bounds, Jaccard at k, tau and tau_AP per query and overall)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .shared import (EXIT_OK, add_conventions, add_inputs, add_metrics, add_quiet, add_shown, add_statistics,
-                     config_of, emit, named_runs, note_official, refuse_overwrites, settings_given)
+from .shared import (DIFF_FLAGS, EXIT_OK, FLAGS, add_conventions, add_inputs, add_metrics, add_quiet, add_shown,
+                     add_statistics, config_of, conventions, emit, input_source, named_runs, note_official, policies,
+                     refuse_overwrites, side_columns)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[str | None, str, str]:
@@ -22,23 +24,28 @@ def _inputs(args: argparse.Namespace) -> tuple[str | None, str, str]:
 
 
 def _similarity(args: argparse.Namespace, run_a: str, run_b: str) -> int:
-    """The rankings of two runs compared without judgements: :func:`evalbridge.decisions.diffing.diff` of no qrels."""
-    from ..decisions.diffing import diff
-    from ..io import read_run
+    """The rankings of two runs compared without judgements: a config whose ``diff:`` has the two runs as its own
+    (:func:`evalbridge.decisions.diffing.diff` of no qrels), run by the one pipeline."""
+    from ..config.checking import FlagLocator
+    from ..config.pipeline import run_config
+    from ..config.schema import validate
     from ..views.run_diff import render_diff
 
     if args.metrics:
         raise InputError("metrics need judgements, and diff was given no QRELS (two inputs: the runs).",
                          fix="give QRELS RUN_A RUN_B to compare the metrics, or leave -m out to compare the rankings.")
-    (name_a, path_a), (name_b, path_b) = named_runs([run_a, run_b]).items()
-    runs = [read_run(path, format=args.run_format, name=name) for name, path in ((name_a, path_a), (name_b, path_b))]
-    keywords: dict[str, Any] = {**settings_given(args, reads=False), **settings_given(args, reads=True)}
-    if args.rbo_ties is not None:
-        keywords["ties"] = args.rbo_ties
-    if args.p is not None:
-        keywords["p"] = args.p
-    found = diff(None, *runs, k=args.k, queries=args.queries, moves=args.moves, names=(name_a, name_b), **keywords)
-    emit(render_diff(found, args.format), args.output, args)
+    runs = named_runs([run_a, run_b])
+    columns = side_columns(args, [(path, args.run_format, "run", "--run-columns") for path in runs.values()])
+    section = {"k": args.k, "queries": args.queries, "moves": args.moves,
+               **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None},
+               "runs": {name: input_source(path, args.run_format, wanted)
+                        for (name, path), wanted in zip(runs.items(), columns)}}
+    raw = {"title": args.title or f"evalbridge diff {Path(run_a).name} {Path(run_b).name}", "diff": section,
+           **conventions(args), **policies(args)}
+    config = validate(raw, locator=FlagLocator({**FLAGS, **DIFF_FLAGS}), folder=Path.cwd(), default_dir=None)
+    refuse_overwrites(args, config)
+    outcome = run_config(config, write=False)
+    emit(render_diff(next(iter(outcome.report.analyses["diff"].values())), args.format), args.output, args)
     return EXIT_OK
 
 

@@ -484,24 +484,52 @@ def _diff_rules() -> Mapping[str, Rule]:
 
 def _read_diff(check: Checker, value: Any, given: Given) -> DiffSettings | None:
     """``diff:``: true, false or ``{k, queries, moves, p, rbo_ties}``; ``p`` or ``rbo_ties`` given: the rankings'
-    similarity (RBO at persistence ``p``, its ties variant; Jaccard at k, tau, tau_AP) shown beside the metrics."""
+    similarity (RBO at persistence ``p``, its ties variant; Jaccard at k, tau, tau_AP) shown beside the metrics.
+    ``runs`` (two runs of its own, in a config without runs): their rankings compared alone, without judgements
+    (``eb.diff(None, a, b)``)."""
+    from .sections import read_name, read_source
+
     if value is None or value is False:
         return None
-    spec = check.mapping({} if value is True else value, ("diff",), _DIFF_KEYS,
+    spec = check.mapping({} if value is True else value, ("diff",), (*_DIFF_KEYS, "runs"),
                          "{k: 10, queries: 10, moves: 3, p: 0.9, rbo_ties: a}")
-    _at_least_two(check, "diff", given.runs, "a diff compares a system with the baseline")
-    return DiffSettings(**DIFF.checked(check, spec, _DIFF_KEYS, DiffSettings))
+    own: dict[str, Source] = {}
+    if "runs" in spec:
+        path = ("diff", "runs")
+        if given.runs or given.qrels is not None:
+            raise check.fail(path, "a diff of its own runs compares their rankings without judgements, and the "
+                                   "config has runs or qrels of its own.",
+                             fix="remove diff.runs to diff the config's runs, or give the two runs in a config "
+                                 "without runs and qrels.")
+        named = check.mapping(spec["runs"], path, None, "{bm25: runs/bm25.txt, dense: runs/dense.txt}")
+        if len(named) != 2:
+            raise check.fail(path, f"a diff compares two rankings; got {len(named)}.",
+                             fix="name two: runs: {bm25: runs/bm25.txt, dense: runs/dense.txt} (the first is the "
+                                 "baseline).")
+        own = {read_name(check, name, path + (name,), "system"):
+               read_source(check, source, path + (name,), given.folder, "run", "local", given.policies)
+               for name, source in named.items()}
+    else:
+        _at_least_two(check, "diff", given.runs, "a diff compares a system with the baseline")
+    return DiffSettings(**DIFF.checked(check, spec, _DIFF_KEYS, DiffSettings), runs=MappingProxyType(own))
 
 
 def _run_diff(ctx: Context, settings: DiffSettings) -> dict[str, Any]:
     """Every other system against the baseline, from the results already computed
     (:func:`evalbridge.decisions.diffing.diff_results`), with the rankings' similarity when asked for
     (:func:`evalbridge.stats.similarity.similarity`, as ``eb.diff(..., similarity=True)``)."""
-    from ..decisions.diffing import diff_results
+    from ..decisions.diffing import diff, diff_results
     from ..stats.similarity import SIMILARITY_PARAMETERS, similarity
 
     baseline, found = ctx.baseline, {}
     conventions = ctx.config.settings
+    if settings.runs:  # two rankings of its own, compared without judgements
+        (name_a, a), (name_b, b) = ((name, ctx.run(name, source)) for name, source in settings.runs.items())
+        ctx.step(f"the rankings of {name_b} against {name_a}")
+        chosen: dict[str, Any] = {key: value for key, value in (("p", settings.p), ("ties", settings.rbo_ties))
+                                  if value is not None}  # (else diff's defaults)
+        return {name_b: diff(None, a, b, k=settings.k, queries=settings.queries, moves=settings.moves,
+                             names=(name_a, name_b), settings=conventions, **chosen)}
     for name in ctx.results:
         if name != baseline and baseline is not None:
             ctx.step(f"diff of {name} against {baseline}")
@@ -517,10 +545,17 @@ def _run_diff(ctx: Context, settings: DiffSettings) -> dict[str, Any]:
     return found
 
 
+def _diff_record(settings: DiffSettings) -> dict[str, Any]:
+    """What the provenance records of ``diff:``: its options, and its own runs by name when it has them."""
+    return {**{key: getattr(settings, key) for key in _DIFF_KEYS},
+            **({"runs": list(settings.runs)} if settings.runs else {})}
+
+
 DIFF = Analysis(
     "diff", "true or {k, queries, moves, p, rbo_ties}: every system against the baseline query by query (the "
             "documents that entered or left the top k; with p or rbo_ties, the rankings' similarity beside)",
-    _read_diff, _run_diff, _diff_rules, steps=lambda config, s: max(len(config.runs) - 1, 0),
+    _read_diff, _run_diff, _diff_rules, steps=lambda config, s: 1 if s.runs else max(len(config.runs) - 1, 0),
+    sources=lambda s: tuple(s.runs.values()), alone=True, record=_diff_record,
     spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark")
 
 

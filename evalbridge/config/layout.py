@@ -99,13 +99,14 @@ COMPARISON_KEYS = ("test", "correction", "alpha", "confidence", "n_resamples")
 @dataclass(frozen=True)
 class DiffSettings:
     """``diff:``: every other system against the baseline (the comparison's, else the first run), query by query
-    (see :func:`evalbridge.diff`)."""
+    (see :func:`evalbridge.diff`); or, given ``runs`` of its own (two), their rankings compared without judgements."""
 
     k: int = 10
     queries: int = 10
     moves: int = 3
     p: float | None = None
     rbo_ties: str | None = None
+    runs: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def similarity(self) -> bool:

@@ -314,7 +314,8 @@ def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
     section: dict[str, Any] = {key: value for key in command.keys + command.statistics
                                if (value := getattr(args, key)) is not None}
     if command.metrics is not None:
-        specs = [split_label(text)[1] for text in args.metrics]
+        # (the config's metrics take the labels; a section of its own runs reads the texts as a config file's)
+        specs = [text if command.own_runs is not None else split_label(text)[1] for text in args.metrics]
         section[command.metrics] = specs[0] if len(specs) == 1 else specs
     return section
 

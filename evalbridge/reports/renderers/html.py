@@ -477,7 +477,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("analyses", "Across the systems, run diffs, power, diagnosis", str, parts=_analyses),
     Section("slices", "Slices and logged numbers", _slices, collapsed=True),
     Section("crosscheck", "Cross-check", _crosscheck, collapsed=True),
-    Section("after_crosscheck", "After the cross-check: the agreement of judgements", str,
+    Section("after_crosscheck", "The sections placed after the cross-check", str,
             parts=lambda report: _analyses(report, AFTER_CROSSCHECK)),
     Section("provenance", "Provenance", _provenance, collapsed=True),
 )
@@ -617,7 +617,8 @@ def render_page(report: Report) -> str:
             f"metric{'s' if len(report.labels) != 1 else ''}, {first.provenance.queries_evaluated} queries evaluated"
             if first is not None else
             f"{len(report.comparison.systems)} systems x {len(report.comparison.metrics)} metrics compared"
-            if report.comparison is not None else "an agreement of judgements")
+            if report.comparison is not None else
+            "; ".join(s.title for s in report_sections(report, AFTER_CROSSCHECK) + report_sections(report)))
     sections = "".join(f'<section id="{anchor}"><details><summary><h2>{_e(title)}</h2></summary>{body}</details>'
                        f"</section>" if collapsed else f'<section id="{anchor}"><h2>{_e(title)}</h2>{body}</section>'
                        for anchor, title, body, collapsed in shown)

@@ -106,7 +106,7 @@ def _pair() -> Any:
                 "metrics": settings.metrics, "bins": settings.bins}
 
     return Analysis("pair", "{judges, runs, metrics, bins}: two judges", read, run, lambda: {},
-                    sources=lambda s: (*s.judges.values(), *s.runs.values()), alone=True,
+                    sources=lambda s: (*s.judges.values(), *s.runs.values()), alone=lambda value: True,
                     command=Command("pair", "two judges", "A toy of two judges.", "runs of its own", "RUN", (),
                                     lambda found, fmt: json.dumps(found, sort_keys=True),
                                     judgements=(Judgements("judges", "QRELS_A", "the first", named=True,

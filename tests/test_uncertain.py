@@ -146,5 +146,5 @@ def test_a_section_of_its_own_runs_is_a_config_without_qrels_and_says_what_the_a
                     system="r", draws=30, n_resamples=500)
     assert (found.expected, found.ci_low, found.ci_high) == (api.expected, api.ci_low, api.ci_high)
     (tmp_path / "w.yaml").write_text("uncertain: {probabilities: p.txt, runs: [r], metric: RR}\n")
-    with pytest.raises(InputError, match="unknown run 'r'.*give the runs themselves"):
+    with pytest.raises(InputError, match="no 'runs' key.*a section that names its own runs.*uncertain:"):
         load_config(tmp_path / "w.yaml")

@@ -208,8 +208,8 @@ class Analysis:
         spark: why ``engine: spark`` cannot compute it (None: it can).
         command: its own command of the command line (None: a config section only, or a command of its own module).
         record: its settings as the provenance records them (None: every field, inputs by their key).
-        alone: its section names its own judgements and runs, so it may be the whole config (no runs, metrics or
-            qrels of the config's: ``agreement:``, ``uncertain: {runs: {bm25: ...}}``).
+        alone: whether its section (the value given) names its own judgements and runs, so it may be the whole
+            config (no runs, metrics or qrels of the config's: ``agreement:``, ``uncertain: {runs: {bm25: ...}}``).
         official: the section's keys naming judgements whose dataset the config's ``metrics: official`` takes the
             measures of after its qrels' (``ppi``'s ``human``, as :func:`evalbridge.ppi` takes them).
     """
@@ -226,7 +226,7 @@ class Analysis:
     spark: str | None = None
     command: Command | None = None
     record: Callable[[Any], Any] | None = None
-    alone: bool = False
+    alone: Callable[[Any], bool] | None = None
     official: tuple[str, ...] = ()
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
@@ -450,7 +450,7 @@ AGREEMENT = Analysis(
     "agreement", "{judges, runs, metrics, bins, alpha_level, test, alpha, n_resamples}: two sets of judgements "
                  "compared, and the system rankings they induce",
     _read_agreement, _run_agreement, _agreement_rules,
-    sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record, alone=True,
+    sources=lambda s: (*s.judges.values(), *s.runs.values()), record=_agreement_record, alone=lambda value: True,
     spark="the agreement between judges is computed from judgements and runs in memory, and the inputs stay in Spark",
     command=Command(
         "agree", "agreement between two sets of judgements (e.g. human vs LLM judge)",
@@ -545,6 +545,11 @@ def _run_diff(ctx: Context, settings: DiffSettings) -> dict[str, Any]:
     return found
 
 
+def _own_runs(value: Any) -> bool:
+    """A section that names runs of its own (``runs:`` a mapping of them)."""
+    return isinstance(value, Mapping) and isinstance(value.get("runs"), Mapping)
+
+
 def _diff_record(settings: DiffSettings) -> dict[str, Any]:
     """What the provenance records of ``diff:``: its options, and its own runs by name when it has them."""
     return {**{key: getattr(settings, key) for key in _DIFF_KEYS},
@@ -555,7 +560,7 @@ DIFF = Analysis(
     "diff", "true or {k, queries, moves, p, rbo_ties}: every system against the baseline query by query (the "
             "documents that entered or left the top k; with p or rbo_ties, the rankings' similarity beside)",
     _read_diff, _run_diff, _diff_rules, steps=lambda config, s: 1 if s.runs else max(len(config.runs) - 1, 0),
-    sources=lambda s: tuple(s.runs.values()), alone=True, record=_diff_record,
+    sources=lambda s: tuple(s.runs.values()), alone=_own_runs, record=_diff_record,
     spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark")
 
 
@@ -800,7 +805,7 @@ UNCERTAIN = Analysis(
     _read_uncertain, _run_uncertain, _uncertain_rules,
     sources=lambda s: (*s.judges.values(), s.probabilities, *s.runs.values()), steps=lambda config, s: len(s.runs),
     spark="the uncertainty of the labels is measured from runs and judgements in memory, and the inputs stay in "
-          "Spark", record=_uncertain_record, alone=True,
+          "Spark", record=_uncertain_record, alone=_own_runs,
     command=Command(
         "uncertain", "a metric with the uncertainty of its labels (several judges, or probabilities of relevance)",
         "The expected value of the metric and an interval bootstrapped over queries and labels (one judge, or one "

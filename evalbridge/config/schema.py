@@ -93,16 +93,19 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     check = Checker(locator)
     spec = check.mapping(raw, (), list(TOP_KEYS), "{qrels: qrels.txt, runs: {bm25: bm25.run}, metrics: [nDCG@10]}")
     # a section that names its own judgements and runs (the agreement's) may be the whole config
-    alone = [a.key for a in ANALYSES if a.alone and spec.get(a.key) is not None] if "runs" not in spec else []
+    alone = [a.key for a in ANALYSES if a.alone is not None and spec.get(a.key) is not None and a.alone(spec[a.key])
+             ] if "runs" not in spec else []
     for required in ("runs", "metrics") if not alone else ():
         if required not in spec:
             raise check.fail((), f"the config has no {required!r} key.",
-                             fix="every config needs runs: and metrics:, or an agreement: section "
-                                 "(see docs/config.md).")
+                             fix="every config needs runs: and metrics:, or a section that names its own runs ("
+                                 + ", ".join(f"{a.key}:" for a in ANALYSES if a.alone is not None)
+                                 + "; see docs/config.md).")
     if alone and spec.get("qrels") is not None:
         raise check.fail(("qrels",), f"qrels are given but no runs to evaluate with them (the {alone[0]} section "
-                                     f"names its own judges).",
-                         fix=f"add runs:, or move these qrels into {alone[0]}.judges.")
+                                     f"names its own inputs).",
+                         fix=f"add runs:, or remove qrels: (give the judgements in the {alone[0]} section, if it "
+                             f"takes any).")
     runs_spec = check.mapping(spec.get("runs", {}), ("runs",), None, "{bm25: runs/bm25.txt}")
     if not runs_spec and not alone:
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")

@@ -322,3 +322,49 @@ def test_the_worked_example_of_eval_sets_md_prints_what_the_page_shows(shared, t
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert [line.split() for line in out.stdout.splitlines()] == [line.split() for line in shown.code.splitlines()]
+
+
+def test_the_three_doors_agree_without_runs_and_with_runs_reruns_and_bins(tmp_path, monkeypatch):
+    """evalbridge judges HUMAN NAME=LABELS... is a config whose qrels are HUMAN and whose judges: section holds the
+    labels: without --runs a config of qrels: and judges: alone (no runs, no metrics) and eb.judges(human, labels)
+    give the same report; with --runs, --reruns NAME=PATH (repeated) and --bins NAME=T1,T2 the config's runs:,
+    judges: {reruns, bins} and the API's keywords do too, in JSON and as text."""
+    rng = np.random.default_rng(5)
+    _judged_collection(tmp_path, rng, docs=10, queries=8, judge="judge",
+                       label=lambda g: min(3, max(0, g + int(rng.integers(-1, 2)))))
+    (tmp_path / "again.txt").write_text((tmp_path / "judge.txt").read_text().replace(" 3\n", " 2\n"))  # a re-run
+    (tmp_path / "scores.txt").write_text("".join(f"{q} 0 {d} {int(g) / 3:.3f}\n" for q, _, d, g in
+                                                 (line.split() for line in (tmp_path / "human.txt").read_text()
+                                                  .splitlines())))
+    monkeypatch.chdir(tmp_path)
+
+    def shown(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "evalbridge", *args], capture_output=True, text=True)
+
+    def configured(config: dict, fmt: str = "json") -> str:
+        (tmp_path / "eval.yaml").write_text(json.dumps(config))
+        done = shown("run", "eval.yaml", "--no-write", "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    alone = shown("judges", "human.txt", "llm=judge.txt", "scores.txt", "--bins", "scores=0.2,0.5,0.8",
+                  "--format", "json")
+    assert alone.returncode == 0, alone.stderr
+    api = judges("human.txt", {"llm": "judge.txt", "scores": "scores.txt"}, bins={"scores": [0.2, 0.5, 0.8]})
+    section = {"labels": {"llm": "judge.txt", "scores": "scores.txt"}, "bins": {"scores": [0.2, 0.5, 0.8]}}
+    assert json.loads(alone.stdout) == json.loads(json.dumps(api.to_dict())) \
+        == json.loads(configured({"qrels": "human.txt", "judges": section}))["judges"]
+    runs = {f"s{s}": f"s{s}.run" for s in range(3)}
+    flags = ["human.txt", "llm=judge.txt", "--runs", *runs.values(), "--reruns", "llm=again.txt", "llm=human.txt",
+             "-m", "nDCG@5", "P@5", "--n-resamples", "200", "--seed", "4"]
+    api = judges("human.txt", {"llm": "judge.txt"}, runs, ["nDCG@5", "P@5"],
+                 reruns={"llm": ["again.txt", "human.txt"]}, n_resamples=200, seed=4)
+    config = {"qrels": "human.txt", "runs": runs, "metrics": ["nDCG@5", "P@5"], "seed": 4,
+              "judges": {"labels": {"llm": "judge.txt"}, "reruns": {"llm": ["again.txt", "human.txt"]},
+                         "n_resamples": 200}}
+    by_cli = shown("judges", *flags, "--format", "json")
+    assert by_cli.returncode == 0, by_cli.stderr
+    assert json.loads(by_cli.stdout) == json.loads(json.dumps(api.to_dict())) \
+        == json.loads(configured(config))["judges"]
+    text = shown("judges", *flags)
+    assert text.returncode == 0 and text.stdout == api.table("terminal"), text.stderr

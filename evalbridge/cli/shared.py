@@ -246,7 +246,8 @@ def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] 
     ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own."""
     command, key = analysis.command, analysis.key
     runs = (key,) if command.own_runs is None else (key, command.own_runs)  # (a section's own runs: its key)
-    return {runs: command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers)},
+    return {runs: command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers,
+                                                                  *command.by_name)},
             **{(key, j.key): j.flag for j in command.judgements},
             **({(key, command.metrics): "--metrics"} if command.metrics is not None else {}),
             **({("qrels",): command.qrels.flag} if command.qrels is not None else {}),
@@ -277,11 +278,22 @@ def judgements_given(args: argparse.Namespace, command: Any) -> list[tuple[Any, 
     """The judgements an analysis's command reads beside its runs that were given, in order: (their
     :class:`~evalbridge.config.analyses.Judgements`, their name in the section's mapping, None for a key's own value,
     path). The named ones are named by the command's ``--names``, else by its ``naming`` of their paths."""
-    given = [(j, path) for j in command.judgements for path in _listed(getattr(args, _dest_of(j)))]
-    paths = [path for j, path in given if j.named or j.many]
+    given = [(j, text) for j in command.judgements for text in _listed(getattr(args, _dest_of(j)))]
+    texts = [text for j, text in given if (j.named or j.many) and not j.keyed]
     chosen = getattr(args, _dest(command.names), None) if command.names is not None else None
-    names = iter(list(chosen) if chosen else command.naming(paths) if command.naming is not None else paths)
-    return [(j, next(names) if j.named or j.many else None, path) for j, path in given]
+    named = iter(zip(chosen, texts) if chosen else zip(command.naming(texts), texts) if command.naming is not None
+                 else named_runs(texts).items())  # (NAME=PATH, else the file's stem, made unique)
+    found: list[tuple[Any, str | None, str]] = []
+    for j, text in given:
+        if j.keyed:  # NAME=PATH, one more of NAME's files
+            name, path = split_named(text)
+            if name is None:
+                raise InputError(f"{j.flag} takes {j.metavar}; got {text!r}.", fix=f"e.g. {j.flag} {j.metavar}, one "
+                                                                                  f"word per file.")
+            found.append((j, name, path))
+        else:
+            found.append((j, *next(named)) if j.named or j.many else (j, None, text))
+    return found
 
 
 def _listed(value: Any) -> list[str]:
@@ -302,6 +314,24 @@ def _numbers(args: argparse.Namespace, command: Any, judged: Sequence[tuple[Any,
                              f"{' / '.join(flags)} (one each), not both.", fix=f"drop {_flag(key)}, or the per-judge flags.")
         if every is not None or own:
             out[key] = list(every) if every is not None else own
+    return out
+
+
+def _by_name(args: argparse.Namespace, command: Any) -> dict[str, Any]:
+    """The section's mappings name -> numbers given as ``NAME=X1,X2,...`` words
+    (:attr:`~evalbridge.config.analyses.Command.by_name`: ``--bins umbrela=0.25,0.5``), checked by the section."""
+    out: dict[str, Any] = {}
+    for key, said in command.by_name.items():
+        for word in getattr(args, key) or ():
+            name, _, values = word.partition("=")
+            example = said.rpartition("e.g. ")[2] or f"{_flag(key)} NAME=0.25,0.5,0.75"
+            try:
+                numbers = [float(value) for value in values.split(",")]
+            except ValueError:
+                numbers = []
+            if not name or not numbers:
+                raise InputError(f"{_flag(key)} takes NAME=X1,X2,... (numbers); got {word!r}.", fix=f"e.g. {example}.")
+            out.setdefault(key, {})[name] = numbers
     return out
 
 
@@ -457,8 +487,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     at = len(columns) - len(judged) - len(named)
     given_runs = {name: input_source(path, args.run_format, wanted)
                   for (name, path), wanted in zip(named.items(), columns[at:at + len(named)])}
-    if command is None or command.own_runs is None:  # else the section's own runs, measured by its metrics
-        raw.update({"runs": given_runs, "metrics": metric_entries(args.metrics)})
+    if (command is None or command.own_runs is None) and (given_runs or command is None or command.runs_flag is None):
+        raw.update({"runs": given_runs, "metrics": metric_entries(args.metrics)})  # (else the section's own, or none)
     raw.update({**conventions(args), **policies(args)})
     if baseline is not None:
         raw["comparison"] = {"baseline": baseline, "test": args.test, "correction": args.correction,
@@ -486,11 +516,13 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
             source = input_source(path, fmt, wanted)
             if name is None:
                 section[j.key] = source
+            elif j.keyed:
+                section.setdefault(j.key, {}).setdefault(name, []).append(source)
             else:
                 section.setdefault(j.key, {})[name] = source
         if command.own_runs is not None and given_runs:
             section[command.own_runs] = given_runs
-        raw[analysis.key] = {**section, **_numbers(args, command, judged)}
+        raw[analysis.key] = {**section, **_numbers(args, command, judged), **_by_name(args, command)}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
     flags = tracking_flags()
@@ -546,7 +578,8 @@ def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
                             default=None, metavar=judgements.metavar, required=judgements.required,
                             help=judgements.help)
     else:
-        parser.add_argument(_dest_of(judgements), metavar=judgements.flag, help=judgements.help)
+        parser.add_argument(_dest_of(judgements), nargs="+" if judgements.many else None, metavar=judgements.flag,
+                            help=judgements.help)
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
     """Every setting's flag but the read policies (:func:`add_policies`)."""
@@ -629,11 +662,13 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     command = analysis.command
     p = commands.add_parser(command.name, help=command.help, description=command.description)
     read = (*command.judgements, *((command.qrels,) if command.qrels is not None else ()))
-    for judgements in read:
-        if not judgements.flag.startswith("-"):
-            _add_judgements(p, judgements)  # positionals first, in order, before the inputs
+    for judgements in sorted((j for j in read if not j.flag.startswith("-")), key=lambda j: j.many):
+        _add_judgements(p, judgements)  # positionals first, in order (one of several files last), before the inputs
     runs_only = command.qrels is not None or command.own_runs is not None
-    p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
+    if command.runs_flag is not None:  # the runs are an option (none or several)
+        p.add_argument(command.runs_flag, dest="inputs", nargs="+", default=None, metavar="RUN", help=command.inputs)
+    else:
+        p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
     options = [judgements for judgements in read if judgements.flag.startswith("-")]
     for judgements in options:  # a required one before -m (--human QRELS -m METRIC), the others after
         if judgements.required:
@@ -661,6 +696,8 @@ def add_analysis(commands: Any, analysis: Any) -> None:
                                default=None, metavar="X", help=f"{said}, of {judgements.flag} only")
     add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults,
               metavars=command.metavars)
+    for key, said in command.by_name.items():
+        p.add_argument(_flag(key), dest=key, nargs="+", default=None, metavar="NAME=X1,X2,...", help=said)
     add_statistics(p, *command.statistics)
     if command.report:
         from ..views.formats import report_formats

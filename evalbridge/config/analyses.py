@@ -140,6 +140,9 @@ class Command:
             takes (``--scale LOW HIGH``: the section's ``scale: [low, high]``).
         wrote: (its settings, its result) -> the note on stderr of the files its section wrote (``wrote
             next.jsonl: the next 100 queries to label (judge)``); None: ``wrote PATH``.
+        runs_flag: the option giving the runs (none or several), where the INPUTs are not them (``judges --runs``).
+        by_name: the section's keys given as ``NAME=X1,X2,...`` words, key -> help: a mapping name -> the list of
+            numbers (``--bins umbrela=0.25,0.5``: ``bins: {umbrela: [0.25, 0.5]}``).
     """
 
     name: str
@@ -167,6 +170,8 @@ class Command:
     numbers: Mapping[str, str] = field(default_factory=dict)
     metavars: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     wrote: Callable[[Any, Any], str] | None = None
+    runs_flag: str | None = None
+    by_name: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -177,7 +182,8 @@ class Judgements:
     ``named``: one entry of the mapping ``key`` (``agreement.judges``), named as the command's ``names`` says;
     ``many``: an option taking several files, one entry each; ``own``: a key of the command's ``numbers`` -> this
     judgement's own flag for it (``{"bins": "--bins-a"}``); ``required``: an option the command cannot do without
-    (``--human``)."""
+    (``--human``); ``keyed``: each of several files given as ``NAME=PATH``, one more entry of the list ``key: {NAME:
+    [...]}`` (``--reruns umbrela=run2.qrels``)."""
 
     key: str
     flag: str
@@ -188,6 +194,7 @@ class Judgements:
     many: bool = False
     own: Mapping[str, str] = field(default_factory=dict)
     required: bool = False
+    keyed: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,6 +219,8 @@ class Analysis:
             config (no runs, metrics or qrels of the config's: ``agreement:``, ``uncertain: {runs: {bm25: ...}}``).
         official: the section's keys naming judgements whose dataset the config's ``metrics: official`` takes the
             measures of after its qrels' (``ppi``'s ``human``, as :func:`evalbridge.ppi` takes them).
+        runs_optional: it needs no runs, on the config's qrels and its own judgements (``judges:``, the labels
+            alone): the config may then have qrels and no runs or metrics.
     """
 
     key: str
@@ -228,6 +237,7 @@ class Analysis:
     record: Callable[[Any], Any] | None = None
     alone: Callable[[Any], bool] | None = None
     official: tuple[str, ...] = ()
+    runs_optional: bool = False
 
     def checked(self, check: Checker, spec: Mapping[str, Any], names: Iterable[str], defaults: Any) -> dict[str, Any]:
         """The keys ``names`` of the section ``spec``, each checked by its rule (absent: its default in ``defaults``,
@@ -1089,6 +1099,10 @@ def _read_judges(check: Checker, value: Any, given: Given) -> JudgesSettings | N
     if given.qrels is None:
         raise check.fail(path, "the judges are held against the humans' labels (the config's qrels), and the config "
                                "has none.", fix="add qrels: <path to the human labels>.")
+    if len(given.runs) == 1:
+        raise _refuse(check, path, "the system order under a judge compares two or more runs; one is given.",
+                      f"give {'--runs ' if check.locator.source is None else ''}two or more runs, or none (the labels "
+                      f"alone).")
     named = check.mapping(spec["labels"], path + ("labels",), None, "{gpt4o: judges/gpt4o.qrels}")
     if not named:
         raise check.fail(path + ("labels",), "no judge is named.", fix="name one or more: labels: {gpt4o: ...}.")
@@ -1127,7 +1141,7 @@ def _run_judges(ctx: Context, settings: JudgesSettings) -> Any:
     labels = {name: ctx.judgements(source) for name, source in settings.labels.items()}
     ctx.step("the judges' report cards")
     reruns = {name: [ctx.judgements(source) for source in sources] for name, sources in settings.reruns.items()}
-    return judges(ctx.qrels, labels, ctx.runs, [r.label for r in ctx.config.metrics], bins=settings.bins or None,
+    return judges(ctx.qrels, labels, ctx.runs or None, [r.label for r in ctx.config.metrics], bins=settings.bins or None,
                   reruns=reruns or None,
                   calibration_bins=settings.calibration_bins,
                   statistics=_statistics(settings, _JUDGES_KEYS, ctx.config.seed), settings=ctx.config.settings)
@@ -1140,7 +1154,28 @@ JUDGES = Analysis(
               "and a re-run judge's label noise carried into the systems' intervals (evalbridge.judges)",
     _read_judges, _run_judges, _judges_rules,
     sources=lambda s: (*s.labels.values(), *(source for sources in s.reruns.values() for source in sources)),
-    spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark")
+    spark="the judges are measured from runs and several sets of judgements in memory, and the inputs stay in Spark",
+    runs_optional=True,
+    command=Command(
+        "judges", "each judge's (LLM's) labels against the humans': kappas, confusion, calibration, system order",
+        "Each judge's report card against the humans' labels (HUMAN): Cohen's kappa (plain, linear, quadratic), the "
+        "confusion table, precision and recall per grade, the mean grade shift, grades outside the humans' scale, a "
+        "calibration curve; with --runs, each system's mean under the judge and the humans, Kendall's tau and tau_AP "
+        "of the orders and the pairs whose significance flips. Judges side by side, best first (eb.judges; a "
+        "config's judges: section).",
+        "runs ranked under each (two or more)", "--runs", ("calibration_bins",),
+        lambda report, fmt: str(report.table("terminal" if fmt == "text" else fmt)),
+        helps={"calibration_bins": "bins of equal counts of a calibration curve over scores"},
+        metavars={"calibration_bins": "N"}, what="the report cards", random=True,
+        statistics=("test", "alpha", "n_resamples"),
+        judgements=(Judgements("labels", "NAME=LABELS", "each judge's labels (qrels), PATH or NAME=PATH", many=True),
+                    Judgements("reruns", "--reruns", "a judge's labels from re-running the same prompt (one per "
+                                                     "re-run, NAME one of the judges): its label noise, carried into "
+                                                     "the systems' intervals", "NAME=PATH", many=True, keyed=True)),
+        metric=DEFAULT_METRICS, qrels=Judgements("qrels", "HUMAN", "the humans' labels (qrels)"),
+        formats=("text", "json", "terminal", "markdown", "latex", "html"), runs_flag="--runs",
+        by_name={"bins": "thresholds onto the humans' scale of a judge giving scores or probabilities (a score s is "
+                         "the grade of the number of thresholds <= s), e.g. --bins umbrela=0.25,0.5,0.75"}))
 
 
 # --- pool: -------------------------------------------------------------------------------------------------------

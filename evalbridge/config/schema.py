@@ -95,19 +95,22 @@ def validate(raw: Any, *, locator: Locator, folder: Path, path: Path | None = No
     # a section that names its own judgements and runs (the agreement's) may be the whole config
     alone = [a.key for a in ANALYSES if a.alone is not None and spec.get(a.key) is not None and a.alone(spec[a.key])
              ] if "runs" not in spec else []
-    for required in ("runs", "metrics") if not alone else ():
+    # one that needs no runs (the judges' labels alone) keeps the config's qrels
+    runless = [a.key for a in ANALYSES if a.runs_optional and spec.get(a.key) is not None] if "runs" not in spec \
+        else []
+    for required in ("runs", "metrics") if not alone and not runless else ():
         if required not in spec:
             raise check.fail((), f"the config has no {required!r} key.",
                              fix="every config needs runs: and metrics:, or a section that names its own runs ("
                                  + ", ".join(f"{a.key}:" for a in ANALYSES if a.alone is not None)
                                  + "; see docs/config.md).")
-    if alone and spec.get("qrels") is not None:
+    if alone and not runless and spec.get("qrels") is not None:
         raise check.fail(("qrels",), f"qrels are given but no runs to evaluate with them (the {alone[0]} section "
                                      f"names its own inputs).",
                          fix=f"add runs:, or remove qrels: (give the judgements in the {alone[0]} section, if it "
                              f"takes any).")
     runs_spec = check.mapping(spec.get("runs", {}), ("runs",), None, "{bm25: runs/bm25.txt}")
-    if not runs_spec and not alone:
+    if not runs_spec and not alone and not runless:
         raise check.fail(("runs",), "no run is given.", fix="add at least one: runs: {bm25: runs/bm25.txt}.")
     engine = check.choice(spec.get("engine", "local"), ("engine",), list(ENGINES))
     spark = read_spark(check, spec.get("spark"), engine)

@@ -323,6 +323,25 @@ def test_bad_input_at_the_command_line_is_exit_2_without_a_traceback(tmp_path, m
     assert (tmp_path / "x.run").read_text() == RUNS_TXT["x.run"]
 
 
+def test_a_label_on_the_diagnosed_metric_is_refused_at_the_command_line_as_in_a_config(tmp_path, monkeypatch,
+                                                                                       capsys) -> None:
+    from evalbridge.cli import main
+    from evalbridge.config import load_config
+
+    (tmp_path / "qrels.txt").write_text(QRELS_TXT)
+    for name, text in RUNS_TXT.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "c.yaml").write_text("qrels: qrels.txt\nruns: {x: x.run, y: y.run}\nmetrics: [P@2]\n"
+                                     "diagnose: {metric: p2=P@2}\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="cannot parse metric 'p2=P@2'"):
+        load_config(tmp_path / "c.yaml")
+    assert main(["diagnose", "qrels.txt", "x.run", "y.run", "-m", "p2=P@2"]) == 2
+    captured = capsys.readouterr()
+    assert "--metrics: cannot parse metric 'p2=P@2'" in captured.err and "Fix:" in captured.err
+    assert captured.out == ""
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 5), st.data())
 def test_runs_read_as_arrays_keep_what_ranking_the_runs_keeps(n_systems: int, n_queries: int, depth: int,

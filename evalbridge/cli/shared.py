@@ -339,13 +339,10 @@ def analysis_section(args: argparse.Namespace, command: Any) -> dict[str, Any]:
     """An analysis command's section (:class:`~evalbridge.config.analyses.Command`) from its flags: the keys given
     and, when it takes them, the ``-m`` metrics (one spec, or a list of them); its judgements are added by
     :func:`config_of`, which reads every input's columns."""
-    from ..metrics.requests import split_label
-
     section: dict[str, Any] = {key: value for key in command.keys + command.statistics
                                if (value := getattr(args, key)) is not None}
-    if command.metrics is not None:
-        # (the config's metrics take the labels; a section of its own runs reads the texts as a config file's)
-        specs = [text if command.own_runs is not None else split_label(text)[1] for text in args.metrics]
+    if command.metrics is not None:  # the texts as typed: the section reads them as a config file's (no LABEL=)
+        specs = list(args.metrics)
         section[command.metrics] = specs[0] if len(specs) == 1 else specs
     return section
 

@@ -298,14 +298,14 @@ def _tables(tables: Iterable[Table]) -> str:
                    + html_table(replace(t, title="")).replace("<table>", '<table class="sortable">', 1) for t in tables)
 
 
-#: the analyses' sections shown open (short ones); the others are collapsed to their heading
 def _analyses(report: Report, place: str = AMONG_SECTIONS) -> list[tuple[str, str, str, bool]]:
     """Each section of the analyses at ``place`` (:func:`evalbridge.views.sections.report_sections`: standings, each
-    run diff, power, diagnosis, ...; after the cross-checks, the agreement) as (anchor, title, body, collapsed); the
-    tiers and slices have sections of their own."""
+    run diff, power, diagnosis, ...; after the cross-checks, the agreement) as (anchor, title, body, collapsed), but
+    those the page draws in a section of its own (:data:`SECTIONS`: the tiers with their plot, the slices)."""
+    own = {page.anchor for page in SECTIONS}
     parts = []
     for i, section in enumerate(report_sections(report, place)):
-        if section.key in ("slices", "tiers"):
+        if section.key in own:
             continue
         parts.append((f"{section.key}-{i}", section.title, _tables(section.tables(FORMAT)), section.folded))
     return parts

@@ -148,3 +148,26 @@ def test_a_section_of_its_own_runs_is_a_config_without_qrels_and_says_what_the_a
     (tmp_path / "w.yaml").write_text("uncertain: {probabilities: p.txt, runs: [r], metric: RR}\n")
     with pytest.raises(InputError, match="no 'runs' key.*a section that names its own runs.*uncertain:"):
         load_config(tmp_path / "w.yaml")
+
+
+@pytest.mark.parametrize("runs, message", [
+    ("{x: {format: labels, data: {q1: [1, 0]}}}", "runs.x: format 'labels' holds its own judgements; "),
+    ("[nope]", "runs[0]: unknown run 'nope': a name in a list refers to the config's runs (r)"),
+    ("bm25", "runs: expected a list of the config's runs, or runs of its own; got 'bm25'"),
+])
+@pytest.mark.parametrize("section", ["agreement", "uncertain"])
+def test_the_runs_a_section_measures_are_read_by_one_rule_for_the_agreement_and_the_uncertainty(
+        tmp_path, section: str, runs: str, message: str) -> None:
+    """A run whose format holds its own judgements (their labels would be dropped without a word), an unknown name,
+    a value neither a list nor a mapping: the same words under agreement: and uncertain:, at the key."""
+    from evalbridge.config import load_config
+
+    (tmp_path / "a.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "b.txt").write_text("q1 0 a 0\nq1 0 b 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\n")
+    judges = "judges: {a: a.txt, b: b.txt}" + (", metric: P@1" if section == "uncertain" else "")
+    (tmp_path / "c.yaml").write_text(f"qrels: a.txt\nruns: {{r: r.run}}\nmetrics: [P@1]\n"
+                                     f"{section}: {{{judges}, runs: {runs}}}\n")
+    with pytest.raises(InputError) as caught:
+        load_config(tmp_path / "c.yaml")
+    assert f"{section}.{message}" in str(caught.value)

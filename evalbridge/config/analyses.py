@@ -337,6 +337,37 @@ def _agreement_rules() -> Mapping[str, Rule]:
             "n_resamples": P["n_resamples"]}
 
 
+def _section_runs(check: Checker, value: Any, path: tuple[str, ...], given: Given, why: str) -> dict[str, Source]:
+    """The runs a section measures (``runs:``, of the agreement's and the uncertainty's): a list of the config's runs
+    by name, or runs of its own (name -> run source, read as the config's are). A run whose format holds its own
+    judgements (a RAG log's) is refused: the section measures it under other labels (``why``), and its own would be
+    dropped without a word."""
+    from .sections import read_name, read_source
+
+    where = path + ("runs",)
+    chosen: dict[str, Source] = {}
+    if isinstance(value, list):
+        for i, name in enumerate(value):
+            if name not in given.runs:
+                raise check.fail(where + (i,), f"unknown run {name!r}: a name in a list refers to the config's runs "
+                                               f"({', '.join(given.runs) or 'none'}).",
+                                 fix=f"{suggest(str(name), list(given.runs))}Or give the runs themselves: "
+                                     f"runs: {{bm25: runs/bm25.txt}}.")
+            chosen[str(name)] = given.runs[name]
+    elif isinstance(value, Mapping):
+        for name, source in check.mapping(value, where, None, "{bm25: runs/bm25.txt}").items():
+            chosen[read_name(check, name, where + (name,), "system")] = read_source(
+                check, source, where + (name,), given.folder, "run", "local", given.policies)
+    else:
+        raise check.fail(where, f"expected a list of the config's runs, or runs of its own; got {value!r:.60}.",
+                         fix="write e.g. runs: [bm25, dense], or runs: {bm25: runs/bm25.txt}.")
+    for name, source in chosen.items():
+        if source.carries_qrels:
+            raise check.fail(where + (name,), f"format {source.format!r} holds its own judgements; {why}.",
+                             fix="give this run in a run format (trec, json, ranked, ...).")
+    return chosen
+
+
 def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettings | None:
     """``agreement:``: two judges (qrels sources), the runs ranked under both, the agreement's own options."""
     from ..errors import InputError
@@ -362,25 +393,7 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
     judges = {read_name(check, name, path + ("judges", name), "judge"):
               read_source(check, source, path + ("judges", name), folder, "qrels", "local", policies)
               for name, source in judges_spec.items()}
-    named = spec.get("runs")
-    chosen: dict[str, Source] = {}
-    if isinstance(named, list):
-        for i, name in enumerate(named):
-            if name not in runs:
-                raise check.fail(path + ("runs", i), f"unknown run {name!r}: a name in a list refers to the "
-                                                     f"config's runs ({', '.join(runs) or 'none'}).",
-                                 fix=f"{suggest(str(name), list(runs))}Or give the runs themselves: "
-                                     f"runs: {{bm25: runs/bm25.txt}}.")
-            chosen[str(name)] = runs[name]
-    elif named is not None:
-        for name, source in check.mapping(named, path + ("runs",), None, "{bm25: runs/bm25.txt}").items():
-            chosen[read_name(check, name, path + ("runs", name), "system")] = read_source(
-                check, source, path + ("runs", name), folder, "run", "local", policies)
-    for name, source in chosen.items():
-        if source.carries_qrels:
-            raise check.fail(path + ("runs", name), f"format {source.format!r} holds its own judgements; the "
-                                                    f"agreement ranks each run under both judges.",
-                             fix="give this run in a run format (trec, json, ranked, ...).")
+    chosen = _section_runs(check, spec.get("runs", []), path, given, "the agreement ranks each run under both judges")
     if len(chosen) == 1:
         raise check.fail(path + ("runs",), f"ranking systems needs at least two runs; got one ({next(iter(chosen))}).",
                          fix="add another run, or leave runs out for the judge agreement alone.")
@@ -749,22 +762,12 @@ def _read_uncertain(check: Checker, value: Any, given: Given) -> UncertainSettin
                   for name, source in named.items()}
     probabilities = read_source(check, spec["probabilities"], path + ("probabilities",), given.folder, "qrels",
                                 "local", given.policies) if "probabilities" in spec else None
-    chosen = spec.get("runs", list(runs))
-    measured: dict[str, Source] = {}
-    if isinstance(chosen, Mapping) and chosen:
-        measured = {read_name(check, name, path + ("runs", name), "system"): read_source(
-            check, source, path + ("runs", name), given.folder, "run", "local", given.policies)
-            for name, source in chosen.items()}
-    elif not isinstance(chosen, list) or not chosen:
+    measured = _section_runs(check, spec.get("runs", list(runs)), path, given,
+                             "the metric is measured under the judges' labels in question")
+    if not measured:
         raise check.fail(path + ("runs",), f"expected a list of the config's runs, or runs of its own; got "
-                                           f"{chosen!r:.60}.", fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
-    for i, name in enumerate(chosen if isinstance(chosen, list) else ()):
-        if name not in runs:
-            raise check.fail(path + ("runs", i), f"unknown run {name!r}: the config's runs are "
-                                                 f"{', '.join(runs) or 'none'}.",
-                             fix=f"{suggest(str(name), list(runs))}Name one of the config's runs, or give the runs "
-                                 f"themselves: runs: {{bm25: runs/bm25.txt}}.")
-        measured[str(name)] = runs[name]
+                                           f"{spec.get('runs')!r:.60}.",
+                         fix=f"write e.g. runs: [{next(iter(runs), 'bm25')}].")
     metric, official = _metrics_of(check, spec, "uncertain", given.metrics, given.qrels, *judges.values(),
                                    probabilities)
     return UncertainSettings(

@@ -61,6 +61,51 @@ def test_a_pool_with_nothing_judged_yet_is_the_same_at_both_doors(loop, tmp_path
     assert len(lines) == api.size() and len(lines) >= 5 * len({json.loads(line)["query_id"] for line in lines})
 
 
+@pytest.mark.parametrize("judged", [True, False], ids=["judgements", "nothing-judged"])
+def test_a_config_pool_of_its_own_runs_is_the_command_line_pool(loop, tmp_path, judged):
+    """``pool: {runs: {...}, judgements: ...}`` (runs and judgements of its own, in a config without runs or
+    metrics; no judgements: nothing judged yet, every query a run answers pooled) reports the pool ``evalbridge pool
+    [--unjudged] RUN...`` shows, and writes its batch byte for byte; ``queries: qrels`` without judgements is refused
+    at both doors."""
+    runs = {f"r{i}": loop[f"run{i}"] for i in range(3)}
+    given = ("pool", *((loop["qrels"],) if judged else ("--unjudged",)), *(f"{n}={p}" for n, p in runs.items()))
+    code, out, err = cli(*given, "--depth", "5", "10", "--format", "json", "--batch", tmp_path / "cli.jsonl",
+                         "--topics", loop["topics"])
+    assert code == 0, err
+    config = tmp_path / "pool.yaml"
+    config.write_text("pool: {runs: {" + ", ".join(f"{n}: {p}" for n, p in runs.items()) + "}, depth: [5, 10], "
+                      + (f"judgements: {loop['qrels']}, " if judged else "") + f"batch: config.jsonl, topics: "
+                      f"{loop['topics']}}}\noutput: {{dir: reports, formats: [json]}}\n")
+    outcome = eb.run_config(eb.load_config(config))
+    assert json.loads(out) == json.loads(json.dumps(outcome.report.analyses["pool"].to_dict()))
+    assert (tmp_path / "config.jsonl").read_bytes() == (tmp_path / "cli.jsonl").read_bytes()
+    provenance = json.loads((tmp_path / "reports" / "report.json").read_text())["provenance"]
+    assert provenance["config"]["pool"]["runs"] == list(runs) and "pool.runs.r0" in provenance["inputs"]
+    if not judged:
+        config.write_text(f"pool: {{runs: {{r0: {loop['run0']}}}, queries: qrels}}\n")
+        with pytest.raises(eb.InputError, match="contradicts"):
+            eb.load_config(config)
+        assert cli("pool", "--unjudged", loop["run0"], "--queries", "qrels")[0] == 2
+
+
+def test_a_depth_that_is_the_strata_ends_is_taken_at_every_door_and_another_is_refused(loop, tmp_path):
+    """eb.pool takes a depth beside the strata when it is the strata's ends and refuses another; the command line and
+    a config's pool: say the same."""
+    strata = {"1-10": 1, "11-20": 0.5}
+    api = eb.pool(loop["qrels"], {"r0": eb.read_run(loop["run0"])}, depth=[10, 20], strata=strata, seed=5)
+    code, out, err = cli("pool", loop["qrels"], f"r0={loop['run0']}", "--depth", "10", "20", "--strata", "1-10:1",
+                         "11-20:0.5", "--seed", "5", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(json.dumps(api.to_dict()))
+    with pytest.raises(eb.InputError, match="depth 5 is given too"):
+        eb.pool(loop["qrels"], {"r0": eb.read_run(loop["run0"])}, depth=5, strata=strata)
+    code, _, err = cli("pool", loop["qrels"], loop["run0"], "--depth", "5", "--strata", "1-10:1", "11-20:0.5")
+    assert code == 2 and "depth 5 is given too" in err
+    config = _pool_config(tmp_path, loop, "{depth: 5, strata: {1-10: 1, 11-20: 0.5}}")
+    with pytest.raises(eb.InputError, match="depth 5 is given too"):
+        eb.load_config(config)
+
+
 def test_merge_and_changed_at_both_doors_agree(loop, tmp_path):
     full = eb.read_qrels(loop["full"])
     api_pool = eb.pool(loop["qrels"], {f"r{i}": eb.read_run(loop[f"run{i}"]) for i in range(3)}, depth=10)

@@ -48,7 +48,7 @@ __all__ = ["main", "build_parser", "commands", "COMMANDS", "MODULES", "EXIT_OK",
 
 #: the commands that are a module of this package of that name, in the order ``evalbridge --help`` lists them; the
 #: analyses' commands (:func:`evalbridge.config.analyses.commands`) follow ``diff``, in the registry's order
-MODULES = ("run", "eval", "check", "diff", "fuse", "metrics", "convert", "pool", "merge",
+MODULES = ("run", "eval", "check", "diff", "fuse", "metrics", "convert", "merge",
            "formats")
 
 

@@ -120,9 +120,12 @@ def policies(args: argparse.Namespace) -> dict[str, Any]:
 
 def settings_given(args: argparse.Namespace, *, reads: bool) -> dict[str, Any]:
     """The settings whose flags were given (:func:`add_settings`), as config keys: a flag left out is a key left
-    out; ``reads``: the read policies, else the others."""
+    out; ``reads``: the read policies, else the others. A setting whose flag an analysis's key took
+    (:func:`add_conventions`) is not given."""
+    analysis = getattr(args, "analysis", None)
+    taken = analysis.command.keys if analysis is not None else ()
     return {name: getattr(args, name) for name, row in ROWS.items()
-            if row.reads == reads and getattr(args, name, None) is not None}
+            if row.reads == reads and name not in taken and getattr(args, name, None) is not None}
 
 
 def write_output(obj: Any, path: str, fmt: str | None, *, tag: str | None = None) -> str:
@@ -246,8 +249,8 @@ def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] 
     ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own."""
     command, key = analysis.command, analysis.key
     runs = (key,) if command.own_runs is None else (key, command.own_runs)  # (a section's own runs: its key)
-    return {runs: command.runs, **{(key, k): _flag(k) for k in (*command.keys, *command.statistics, *command.numbers,
-                                                                  *command.by_name)},
+    return {runs: command.runs, **{(key, k): command.flags.get(k, _flag(k))
+                                   for k in (*command.keys, *command.statistics, *command.numbers, *command.by_name)},
             **{(key, j.key): j.flag for j in command.judgements},
             **({(key, command.metrics): "--metrics"} if command.metrics is not None else {}),
             **({("qrels",): command.qrels.flag} if command.qrels is not None else {}),
@@ -477,7 +480,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
         [(path, *_side(args, j)) for j, _, path in judged]
     columns = side_columns(args, sides)
     titled = [path for j, name, path in judged if name is not None and not j.flag.startswith("-")] or \
-        [qrels or split_named(runs[0])[1]]  # the named judgements of the command line, else its first input
+        ([qrels] if qrels else [split_named(run)[1] for run in runs[:1]] or [path for _, _, path in judged[:1]])
+    # (the named judgements of the command line, else its first input)
     raw: dict[str, Any] = {"title": args.title or f"evalbridge {args.command} {' '.join(map(_input_name, titled))}"}
     if qrels is not None:
         raw["qrels"] = input_source(qrels, sides[0][1], columns[0])
@@ -552,6 +556,11 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     if not args.metrics and command.metric is not None:  # (extend would add to a default list, not replace it)
         args.metrics = [command.metric] if isinstance(command.metric, str) else list(command.metric)
     inputs = _listed(args.inputs)
+    if command.unjudged is not None and getattr(args, _dest(command.unjudged[0])):  # its judgements are runs too
+        positional = [j for j in command.judgements if not j.flag.startswith("-")]
+        inputs = [*(path for j in positional for path in _listed(getattr(args, _dest_of(j)))), *inputs]
+        for j in positional:
+            setattr(args, _dest_of(j), None)
     qrels, runs = (None, inputs) if command.own_runs is not None else positionals(args) if command.qrels is None \
         else (getattr(args, _dest_of(command.qrels)), inputs)
     config = config_of(args, qrels, runs)
@@ -578,19 +587,20 @@ def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
         parser.add_argument(_dest_of(judgements), nargs="+" if judgements.many else None, metavar=judgements.flag,
                             help=judgements.help)
 
-def add_conventions(parser: argparse.ArgumentParser) -> None:
-    """Every setting's flag but the read policies (:func:`add_policies`)."""
-    add_settings(parser, reads=False)
+def add_conventions(parser: argparse.ArgumentParser, taken: Sequence[str] = ()) -> None:
+    """Every setting's flag but the read policies (:func:`add_policies`) and the settings named ``taken`` (an
+    analysis's keys of the same names: ``pool --depth`` is the pool's depth, not the evaluation's cut)."""
+    add_settings(parser, reads=False, taken=taken)
 
 
-def add_settings(parser: argparse.ArgumentParser, *, reads: bool) -> None:
+def add_settings(parser: argparse.ArgumentParser, *, reads: bool, taken: Sequence[str] = ()) -> None:
     """One flag per setting of :data:`evalbridge.model.settings.ROWS` (``reads``: the read policies, else the others),
     generated from its row: ``--judged-only`` for a True/False setting, the choices of a set of words, the type of a
     number. Every flag defaults to None: left out, the config's default decides (:func:`settings_given`)."""
     from ..common.parameters import Boolean, Interval, OneOf
 
     for row in ROWS.values():
-        if row.reads != reads:
+        if row.reads != reads or row.name in taken:
             continue
         rule, shown = row.rule, row.help.replace("%", "%%")
         if isinstance(rule, Boolean):
@@ -627,12 +637,15 @@ def statistics_given(args: argparse.Namespace, *names: str) -> Any:
 
 def add_rules(parser: argparse.ArgumentParser, rules: Mapping[str, Any], names: Sequence[str], *,
               helps: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None,
-              metavars: Mapping[str, str | tuple[str, ...]] | None = None) -> None:
+              metavars: Mapping[str, str | tuple[str, ...]] | None = None,
+              lists: Mapping[str, Any] | None = None, flags: Mapping[str, str] | None = None) -> None:
     """One flag per parameter ``names`` of ``rules`` (an analysis's: ``--alpha``, ``--min-difference``...), generated
     from its rule as :func:`add_statistics` generates the statistics' flags: the choices of a set of words, the type of
     a number (a name without a rule: a path), the help from the rule's fix (``helps``: where it does not say what a key
     chooses) and its default (``defaults``: how it reads where the rule's is None; none said when neither has one),
-    its metavar (``metavars``: where it is not the name; several: the values the key takes, ``--scale LOW HIGH``).
+    its metavar (``metavars``: where it is not the name; several: the values the key takes, ``--scale LOW HIGH``),
+    one or more words of a type (``lists``: key -> the type, ``--depth 10 20 50``) and its flag (``flags``: where it
+    is not ``--KEY``, ``-k``).
     Every flag defaults to None: left out, the section's default decides; its value is checked by the rule where the
     config is read, so a bad value has one message at every door."""
     from ..common.parameters import Interval, OneOf
@@ -643,12 +656,16 @@ def add_rules(parser: argparse.ArgumentParser, rules: Mapping[str, Any], names: 
         said = (helps or {}).get(name) or (rule.fix.split(";")[0].rstrip(".") if rule is not None and rule.fix else "")
         shown = (said if default is None else f"{said} (default {default})").replace("%", "%%")
         metavar = (metavars or {}).get(name, name.upper())
+        flag = (flags or {}).get(name, _flag(name))
         if isinstance(rule, OneOf):
-            parser.add_argument(_flag(name), dest=name, default=None, metavar=f"{{{','.join(rule.choices)}}}",
+            parser.add_argument(flag, dest=name, default=None, metavar=f"{{{','.join(rule.choices)}}}",
                                 help=shown)  # (the choices shown; the rule refuses the others, as the config's)
+        elif name in (lists or {}):
+            parser.add_argument(flag, dest=name, type=(lists or {})[name], nargs="+", default=None, metavar=metavar,
+                                help=shown)
         else:
             kind = rule.kind if isinstance(rule, Interval) else str
-            parser.add_argument(_flag(name), dest=name, type=kind, default=None, metavar=metavar, help=shown,
+            parser.add_argument(flag, dest=name, type=kind, default=None, metavar=metavar, help=shown,
                                 nargs=len(metavar) if isinstance(metavar, tuple) else None)
 
 
@@ -666,12 +683,18 @@ def add_analysis(commands: Any, analysis: Any) -> None:
         p.add_argument(command.runs_flag, dest="inputs", nargs="+", default=None, metavar="RUN", help=command.inputs)
     else:
         p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
+    if command.unjudged is not None:
+        p.add_argument(command.unjudged[0], dest=_dest(command.unjudged[0]), action="store_true",
+                       help=command.unjudged[1])
     options = [judgements for judgements in read if judgements.flag.startswith("-")]
     for judgements in options:  # a required one before -m (--human QRELS -m METRIC), the others after
         if judgements.required:
             _add_judgements(p, judgements)
     metric = command.metric if command.metric is None or isinstance(command.metric, str) else " ".join(command.metric)
-    add_metrics(p, required=command.metric is None, default=metric)
+    if command.measures:
+        add_metrics(p, required=command.metric is None, default=metric)
+    else:
+        p.set_defaults(metrics=[])
     for judgements in options:
         if not judgements.required:
             _add_judgements(p, judgements)
@@ -692,7 +715,7 @@ def add_analysis(commands: Any, analysis: Any) -> None:
                 p.add_argument(judgements.own[key], dest=_dest(judgements.own[key]), nargs="+", type=float,
                                default=None, metavar="X", help=f"{said}, of {judgements.flag} only")
     add_rules(p, analysis.rules(), command.keys, helps=command.helps, defaults=command.defaults,
-              metavars=command.metavars)
+              metavars=command.metavars, lists=command.lists, flags=command.flags)
     for key, said in command.by_name.items():
         p.add_argument(_flag(key), dest=key, nargs="+", default=None, metavar="NAME=X1,X2,...", help=said)
     add_statistics(p, *command.statistics)
@@ -714,7 +737,7 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     add_statistics(p, "seed", hidden=not command.random)
     add_quiet(p)
     add_inputs(p)
-    add_conventions(p)
+    add_conventions(p, taken=command.keys)
     p.set_defaults(handler=lambda args: show_analysis(args, analysis), analysis=analysis)
 
 

@@ -12,7 +12,7 @@ view and one entry here.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -61,7 +61,8 @@ class Context:
         baseline: the system the others are measured against: the comparison's, else the first run.
         step: reports one step of the pipeline (``step("diff of x against y")``).
         judgements: reads a qrels source a section names (a second set, a judge), recorded with the inputs.
-        run: reads a run a section names (``run(name, source)``; a run of the config's is the one read), recorded with
+        run: reads a run a section names (``run(name, source, keep=True)``; a run of the config's is the one read;
+            ``keep=False``: not kept, for a section reading its runs one at a time), recorded with
             the inputs.
     """
 
@@ -72,7 +73,7 @@ class Context:
     baseline: str | None
     step: Callable[[str], None]
     judgements: Callable[[Source], Any]
-    run: Callable[[str, Source], Any]
+    run: Callable[..., Any]
 
     @property
     def runs(self) -> dict[str, Any]:
@@ -143,6 +144,11 @@ class Command:
         runs_flag: the option giving the runs (none or several), where the INPUTs are not them (``judges --runs``).
         by_name: the section's keys given as ``NAME=X1,X2,...`` words, key -> help: a mapping name -> the list of
             numbers (``--bins umbrela=0.25,0.5``: ``bins: {umbrela: [0.25, 0.5]}``).
+        measures: it measures metrics (``-m``); False: it has no ``-m`` (a pool counts pairs).
+        lists: the section's keys given as one or more words (``--depth 10 20 50``), key -> the type of each.
+        flags: a key's flag where it is not ``--KEY`` (``-k``).
+        unjudged: (flag, help) of the flag saying nothing is judged yet: its positional judgements are then the
+            first of the runs (``pool --unjudged RUN RUN...``).
     """
 
     name: str
@@ -172,6 +178,10 @@ class Command:
     wrote: Callable[[Any, Any], str] | None = None
     runs_flag: str | None = None
     by_name: Mapping[str, str] = field(default_factory=dict)
+    measures: bool = True
+    lists: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
+    flags: Mapping[str, str] = field(default_factory=dict)
+    unjudged: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -1200,21 +1210,31 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
     """``pool:``: ``{depth, strata, k, queries, batch, topics, corpus}``: the pool of the config's runs against its
     qrels (the judgements so far), nested at each depth, or sampled by rank strata (``{1-10: 1, 11-100: 0.1}``) at
     the config's seed; ``batch``: the judging batch written (as ``evalbridge pool --batch``), with the texts of
-    ``topics`` and ``corpus`` (paths relative to the config's folder)."""
+    ``topics`` and ``corpus`` (paths relative to the config's folder); ``runs`` (a mapping) and ``judgements``: runs
+    and judgements of its own, in a config without runs (no judgements: nothing is judged yet, and every query a
+    run answers is pooled)."""
     from ..evalsets.pooling import check_depths
     from ..evalsets.stratified import check_strata
+    from .sections import read_name, read_source
 
     if value is None:
         return None
     path = ("pool",)
-    spec = check.mapping({} if value is True else value, path, ("depth", "strata", *_POOL_KEYS, *_POOL_FILES),
+    spec = check.mapping({} if value is True else value, path,
+                         ("depth", "strata", *_POOL_KEYS, *_POOL_FILES, "runs", "judgements"),
                          "{strata: {1-10: 1, 11-100: 0.1}, batch: batch.jsonl}")
-    if given.qrels is None:
+    own = _pooled_alone(spec)
+    if own and not _own_runs(spec):
+        raise _refuse(check, path + ("runs",), "pool needs QRELS and at least one run (or --unjudged and the runs, "
+                                               "when nothing is judged yet).",
+                      "evalbridge pool qrels.txt a.run b.run --depth 10, or evalbridge pool --unjudged a.run b.run "
+                      "--depth 10") if check.locator.source is None else \
+            check.fail(path + ("runs",), "the pool's judgements are those of runs of its own, and it names none.",
+                       fix="add runs: {bm25: runs/bm25.txt} to pool:, or leave judgements: out of it.")
+    if not own and given.qrels is None:
         raise check.fail(path, "a pool is the pairs the judgements so far (the config's qrels) do not judge, and the "
-                               "config has none.", fix="add qrels: <path to the judgements so far>.")
-    if "depth" in spec and "strata" in spec:
-        raise check.fail(path + ("depth",), "the strata's ends are the pool's depths; a depth is given too.",
-                         fix="leave depth out of a stratified pool.")
+                               "config has none.", fix="add qrels: <path to the judgements so far>, or, when nothing "
+                                                       "is judged yet, pool: {runs: {bm25: runs/bm25.txt}}.")
 
     def where(key: str) -> dict[str, Any]:
         return {"source": check.locator.source, "line": check.locator.line(path + (key,)),
@@ -1222,19 +1242,71 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
 
     depth = check_depths(spec["depth"], **where("depth")) if "depth" in spec else None
     strata = check_strata(spec["strata"], **where("strata")) if "strata" in spec else None
+    ends = None if strata is None else tuple(s.high for s in strata)
+    if depth is not None and ends is not None and depth != ends:  # (as evalbridge.pool: the same depths may be said)
+        raise check.fail(path + ("depth",), f"the strata end at ranks {', '.join(map(str, ends))}, which are the "
+                                            f"pool's depths; depth {', '.join(map(str, depth))} is given too.",
+                         fix="leave depth out: a stratified pool is pooled to each stratum's end.")
+    runs = {read_name(check, name, path + ("runs", name), "system"): read_source(
+        check, source, path + ("runs", name), given.folder, "run", "local", given.policies)
+        for name, source in spec["runs"].items()} if own else {}
+    judgements = read_source(check, spec["judgements"], path + ("judgements",), given.folder, "qrels", "local",
+                             given.policies) if "judgements" in spec else None
+    unjudged = own and judgements is None  # nothing judged yet: the queries are the runs'
+    if unjudged and spec.get("queries") == "qrels":
+        raise _refuse(check, path + ("queries",), "--unjudged pools the queries the runs answer (there are no qrels to "
+                                                  "take them from); --queries qrels contradicts it."
+                      if check.locator.source is None else "a pool without judgements pools the queries the runs "
+                                                           "answer; queries: qrels contradicts it.",
+                      "leave --queries out, or give QRELS and drop --unjudged." if check.locator.source is None else
+                      "leave queries: out, or give the judgements so far (judgements:).")
     batch, topics, corpus = _judging_batch(check, spec, "pool", given, "the pairs to judge")
+    checked = POOL.checked(check, {**({"queries": "runs"} if unjudged else {}), **spec}, _POOL_KEYS, PoolSettings)
     return PoolSettings(depth=depth, strata=None if strata is None else tuple((s.name, s.rate) for s in strata),
-                        batch=batch, topics=topics, corpus=corpus, **POOL.checked(check, spec, _POOL_KEYS, PoolSettings))
+                        batch=batch, topics=topics, corpus=corpus, runs=MappingProxyType(runs), judgements=judgements,
+                        **checked)
+
+
+def _pooled_alone(value: Any) -> bool:
+    """A pool of runs and judgements of its own (``runs:`` a mapping, or ``judgements:``), in a config without runs."""
+    return _own_runs(value) or (isinstance(value, Mapping) and "judgements" in value)
+
+
+class _OneAtATime(Mapping[str, Any]):
+    """A section's own runs by name, each read when asked for and not kept (the pool reads one run at a time)."""
+
+    def __init__(self, ctx: Context, sources: Mapping[str, Source]) -> None:
+        self.ctx, self.sources = ctx, sources
+
+    def __getitem__(self, name: str) -> Any:
+        return self.ctx.run(name, self.sources[name], keep=False)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+def _pooled(ctx: Context, settings: PoolSettings) -> Any:
+    """The judgements so far a pool is made against: its own (none: nothing judged yet), else the config's qrels."""
+    from ..model.data import Qrels
+
+    if not settings.runs:
+        return ctx.qrels
+    return Qrels({}, allow_empty=True) if settings.judgements is None else ctx.judgements(settings.judgements)
 
 
 def _run_pool(ctx: Context, settings: PoolSettings) -> Any:
-    """:func:`evalbridge.pool` of the runs read against the config's qrels (its settings' tie order; the strata's
-    sample at the config's seed)."""
+    """:func:`evalbridge.pool` of the runs read against the config's qrels, or of its own runs (read one at a time)
+    against its own judgements (its settings' tie order; the strata's sample at the config's seed)."""
     from ..evalsets.pooling import pool
 
+    qrels = _pooled(ctx, settings)
     ctx.step("the pool")
     chosen = ctx.config.settings
-    return pool(ctx.qrels, ctx.runs, depth=settings.depth, k=settings.k, queries=settings.queries,
+    return pool(qrels, _OneAtATime(ctx, settings.runs) if settings.runs else ctx.runs, depth=settings.depth,
+                k=settings.k, queries=settings.queries,
                 strata=None if settings.strata is None else dict(settings.strata), seed=ctx.config.seed,
                 ties=chosen.ties, score_precision=chosen.score_precision)
 
@@ -1248,12 +1320,33 @@ def _write_pool(ctx: Context, settings: PoolSettings, found: Any) -> list[Path]:
 
     if settings.batch is None:
         return []
-    own = ctx.qrels.topics if isinstance(ctx.qrels, Qrels) else None
+    qrels = _pooled(ctx, settings) if settings.topics is None else None  # (the qrels' own topics, when no texts)
+    own = qrels.topics if isinstance(qrels, Qrels) else None
     queries = settings.topics.path if settings.topics is not None else own or None
+    source = qrels.source if isinstance(qrels, Qrels) and queries is own and own else None
     with atomic_file(settings.batch.path) as temporary:  # the old batch stays whole until the new one is
-        write_batch(found, temporary, queries=queries, topics_of=ctx.qrels.source if queries is own and own else None,
+        write_batch(found, temporary, queries=queries, topics_of=source,
                     documents=None if settings.corpus is None else settings.corpus.path)
     return [settings.batch.path]
+
+
+def _pool_wrote(settings: PoolSettings, found: Any) -> str:
+    """The note of the judging batch written: how many pairs, at which depth."""
+    to_judge = found.size() if found.drawn is None else int(found.drawn.sampled.sum())
+    return f"wrote {settings.batch.written if settings.batch is not None else ''}: {to_judge} pairs to judge " \
+           f"(depth {found.depths[-1]})"
+
+
+def _pool_record(settings: PoolSettings) -> dict[str, Any]:
+    """What the provenance records of ``pool:``: its options and files as every section's, and its own runs by name
+    and judgements by key when it has them."""
+    own = {"runs": list(settings.runs), "judgements": None if settings.judgements is None else
+           settings.judgements.key} if settings.runs else {}
+    return {"depth": None if settings.depth is None else list(settings.depth),
+            "strata": None if settings.strata is None else [list(s) for s in settings.strata], "k": settings.k,
+            "queries": settings.queries, "batch": None if settings.batch is None else settings.batch.written,
+            "topics": None if settings.topics is None else settings.topics.key,
+            "corpus": None if settings.corpus is None else settings.corpus.key, **own}
 
 
 POOL = Analysis(
@@ -1262,8 +1355,39 @@ POOL = Analysis(
             "rate) at the config's seed, each run's Judged@k now and once judged (evalbridge.pool); batch: the "
             "judging batch written, with the texts of topics and corpus",
     _read_pool, _run_pool, _pool_rules,
-    sources=lambda s: (s.topics, s.corpus), outputs=lambda s: (s.batch,), write=_write_pool,
-    spark="a pool reads each ranking's first documents in memory, and the inputs stay in Spark")
+    sources=lambda s: (s.topics, s.corpus, s.judgements, *s.runs.values()), outputs=lambda s: (s.batch,),
+    write=_write_pool, alone=_pooled_alone, record=_pool_record,
+    spark="a pool reads each ranking's first documents in memory, and the inputs stay in Spark",
+    command=Command(
+        "pool", "the unjudged pairs in any run's first d documents (depth pooling)",
+        "Depth pooling: the (query, doc) pairs in the first d documents of any run that the qrels do not judge yet, "
+        "per run and per query, with each run's Judged@k now and once the pool is judged; --batch writes them as a "
+        "judging batch (JSON Lines: query_id, query, doc_id, passage).",
+        "the runs to pool (one or more), each PATH or NAME=PATH (the name a config's runs: gives it)", "RUN",
+        ("depth", "strata", "k", "queries", "batch", "topics", "corpus"),
+        lambda found, fmt: found.render("terminal" if fmt == "text" else fmt).rstrip("\n") + "\n",
+        helps={"depth": "pool depth, or several (nested pools), e.g. --depth 10 20 50",
+               "strata": "sample the pool by rank strata, each at its inclusion rate, e.g. --strata 1-10:1 11-100:0.1 "
+                         "101-1000:0.02 (the batch records each pair's stratum and rate; merged back, xinfAP and "
+                         "infNDCG)",
+               "k": "cutoff of Judged@k",
+               "queries": "qrels: the queries of the qrels (the eval set); queries only the runs answer are counted, "
+                          "not pooled; runs: every query any run answers, in the order first met (TREC's and "
+                          "trectools' pools)",
+               "batch": "write the pool (at the deepest depth) as a judging batch, JSON Lines",
+               "topics": "the queries' texts for the batch: TREC topics, BEIR queries.jsonl, a RAG log (default: the "
+                         "topics of an irds: dataset, when ir_datasets' cache holds them)",
+               "corpus": "the documents' texts for the batch: BEIR corpus.jsonl, a RAG log"},
+        defaults={"depth": "10, or the strata's ends", "k": "the deepest depth", "queries": "qrels; runs with "
+                                                                                           "--unjudged"},
+        metavars={"depth": "N", "strata": "RANKS:RATE", "k": "K", "batch": "PATH", "topics": "PATH",
+                  "corpus": "PATH"},
+        random=True, what="the pool", formats=("text", "markdown", "json"), nargs="*", own_runs="runs",
+        judgements=(Judgements("judgements", "QRELS", "the judgements so far (with --unjudged: the first run)"),),
+        wrote=_pool_wrote, measures=False, lists={"depth": int, "strata": str}, flags={"k": "-k"},
+        unjudged=("--unjudged", "nothing is judged yet: every input is a run (no QRELS), and every query a run "
+                                "answers is pooled (--queries runs)")))
+
 
 
 # --- tiers: -------------------------------------------------------------------------------------------------------

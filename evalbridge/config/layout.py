@@ -305,6 +305,10 @@ class PoolSettings:
     batch: OutputFile | None = None
     topics: Source | None = None
     corpus: Source | None = None
+    #: runs of its own, pooled one at a time against its own ``judgements`` (None: nothing judged yet, every query
+    #: a run answers pooled), in a config without runs; empty: the config's runs and qrels
+    runs: Mapping[str, Source] = field(default_factory=lambda: MappingProxyType({}))
+    judgements: Source | None = None
 
 
 @dataclass(frozen=True)

@@ -357,7 +357,8 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     loaded = {config.runs[name].key: run for name, (_, run) in pairs.items()}
     context = Context(config=config, results=results, pairs=pairs, qrels=shared, baseline=baseline, step=step,
                       judgements=lambda source: _judgements(config, source, inputs, hashes),
-                      run=lambda name, source: _section_run(config, name, source, loaded, inputs, hashes))
+                      run=lambda name, source, keep=True: _section_run(config, name, source, loaded, inputs, hashes,
+                                                                       keep=keep))
     analyses = {}
     for analysis in ANALYSES:
         if (asked := config.analyses.get(analysis.key)) is not None:
@@ -433,16 +434,19 @@ def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: 
 
 
 def _section_run(config: Config, name: str, source: Source, loaded: dict[str, Any], inputs: dict[str, Any],
-                 hashes: _Hashes) -> Any:
+                 hashes: _Hashes, *, keep: bool = True) -> Any:
     """A run a section names (the agreement's), read through the registry once: a run of the config's is the one
-    read."""
+    read; ``keep=False``: read each time it is asked for and not kept (a section reading its runs one at a time)."""
     from .sources import load_run
 
-    if source.key not in loaded:
-        with _reading(config, source):
-            loaded[source.key] = load_run(source, name, None, config.settings.min_relevance)[1]
-        inputs[source.key] = _fingerprint(source, hashes)
-    return loaded[source.key]
+    if source.key in loaded:
+        return loaded[source.key]
+    with _reading(config, source):
+        run = load_run(source, name, None, config.settings.min_relevance)[1]
+    inputs[source.key] = _fingerprint(source, hashes)
+    if keep:
+        loaded[source.key] = run
+    return run
 
 
 @contextlib.contextmanager

@@ -88,6 +88,20 @@ def test_a_config_pool_of_its_own_runs_is_the_command_line_pool(loop, tmp_path, 
         assert cli("pool", "--unjudged", loop["run0"], "--queries", "qrels")[0] == 2
 
 
+def test_a_pooled_run_that_holds_its_own_judgements_is_refused_at_both_doors(tmp_path):
+    """A RAG log's labels would be dropped by a pool of its own runs (its judged pairs counted as unjudged): refused
+    at the command line and in a config, naming the run and the fix."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"user_input": "q one", "retrieved_contexts": ["a", "b"],
+                               "reference_contexts": ["a"]}) + "\n")
+    code, out, err = cli("pool", "--unjudged", log, "--run-format", "rag", "--depth", "2")
+    assert code == 2 and out == "" and "holds its own judgements" in err and "Fix:" in err
+    config = tmp_path / "pool.yaml"
+    config.write_text(f"pool: {{runs: {{log: {{path: {log}, format: rag}}}}}}\n")
+    with pytest.raises(eb.InputError, match="holds its own judgements"):
+        eb.load_config(config)
+
+
 def test_a_depth_that_is_the_strata_ends_is_taken_at_every_door_and_another_is_refused(loop, tmp_path):
     """eb.pool takes a depth beside the strata when it is the strata's ends and refuses another; the command line and
     a config's pool: say the same."""

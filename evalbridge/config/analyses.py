@@ -1215,7 +1215,7 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
     run answers is pooled)."""
     from ..evalsets.pooling import check_depths
     from ..evalsets.stratified import check_strata
-    from .sections import read_name, read_source
+    from .sections import read_source
 
     if value is None:
         return None
@@ -1247,9 +1247,8 @@ def _read_pool(check: Checker, value: Any, given: Given) -> PoolSettings | None:
         raise check.fail(path + ("depth",), f"the strata end at ranks {', '.join(map(str, ends))}, which are the "
                                             f"pool's depths; depth {', '.join(map(str, depth))} is given too.",
                          fix="leave depth out: a stratified pool is pooled to each stratum's end.")
-    runs = {read_name(check, name, path + ("runs", name), "system"): read_source(
-        check, source, path + ("runs", name), given.folder, "run", "local", given.policies)
-        for name, source in spec["runs"].items()} if own else {}
+    runs = _section_runs(check, spec["runs"], path, given, "a pool counts as judged only the judgements so far it "
+                                                            "is given, and would drop these") if own else {}
     judgements = read_source(check, spec["judgements"], path + ("judgements",), given.folder, "qrels", "local",
                              given.policies) if "judgements" in spec else None
     unjudged = own and judgements is None  # nothing judged yet: the queries are the runs'

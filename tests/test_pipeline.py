@@ -134,3 +134,35 @@ def test_judged_only_and_depth_are_one_setting_at_every_door(folder: Path, capsy
     capsys.readouterr()
     assert main(["eval", "qrels.txt", "a.run", "-m", "P@1", "--depth", "0"]) == 2
     assert "--depth must be an integer >= 1; got 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("section, reads_results", [
+    ({"judges": {"labels": {"judge": "judge.txt"}}}, False),
+    ({"changed": {"before": "judge.txt", "n_resamples": 200}}, False),
+    ({"ppi": {"human": "judge.txt", "scale": [0, 2]}}, False),
+    ({"power": {}}, True),
+    ({"tiers": {"n_resamples": 200}}, True),
+])
+def test_a_section_shown_alone_evaluates_the_config_s_metrics_only_when_it_reads_the_results(
+        folder: Path, monkeypatch: pytest.MonkeyPatch, section: dict, reads_results: bool) -> None:
+    """`run_config(config, means=False)` (a command of the registry showing its section alone) gives the section
+    the same result as the whole report, and evaluates the runs with the config's metrics only for a section that
+    reads their results (power, tiers), not for one that evaluates under labels of its own (judges, changed, ppi)."""
+    from evalbridge.evaluation import evaluating
+
+    (folder / "judge.txt").write_text(QRELS.replace("q1 0 d2 0", "q1 0 d2 1"))
+    (folder / "eval.yaml").write_text(json.dumps({"qrels": "qrels.txt", "runs": {"a": "a.run", "b": "b.run"},
+                                                  "metrics": METRICS, "seed": 3, **section}))
+    key = next(iter(section))
+    calls: list[int] = []
+    evaluate = evaluating.evaluate
+    monkeypatch.setattr(evaluating, "evaluate", lambda *args, **kwargs: calls.append(1) or evaluate(*args, **kwargs))
+    found = {}
+    for means in (True, False):
+        calls.clear()
+        outcome = run_config(load_config(folder / "eval.yaml"), write=False, means=means)
+        found[means] = (len(calls), json.dumps(outcome.report.analyses[key].to_dict(), default=str),
+                        sorted(outcome.report.results))
+    assert found[True][1] == found[False][1]
+    assert found[True][2] == ["a", "b"] and found[False][2] == []  # the report's means only when they are shown
+    assert found[True][0] - found[False][0] == (0 if reads_results else 2)

@@ -566,7 +566,7 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     with progress(command.report and not args.quiet) as on_step:  # no report folder: only the section's files
-        outcome = run_config(config, on_step=on_step, write=True)
+        outcome = run_config(config, on_step=on_step, write=True, means=command.report)
     if not command.report:  # (the report's decision says it)
         note_official(args, config)
     found = outcome.report.analyses.get(analysis.key)

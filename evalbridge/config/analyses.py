@@ -55,7 +55,8 @@ class Context:
 
     Attributes:
         config: the evaluation.
-        results: system name -> its Results (evaluated with the config's settings).
+        results: system name -> its Results (evaluated with the config's metrics and settings; when the command
+            shows the section alone, only those a step reads, when it first reads them).
         pairs: system name -> (qrels, run) as read (empty with ``engine: spark``).
         qrels: the config's qrels as read (None when the runs carry their own).
         baseline: the system the others are measured against: the comparison's, else the first run.

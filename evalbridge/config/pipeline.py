@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -243,7 +243,8 @@ class _SparkDoor:
 
 
 def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = None,
-               on_step: Callable[[str, int, int], None] | None = None, write: bool = True) -> Outcome:
+               on_step: Callable[[str, int, int], None] | None = None, write: bool = True,
+               means: bool = True) -> Outcome:
     """Run one validated evaluation: load inputs, evaluate every system, cross-check, compare, gate, write.
 
     Every door runs evaluations through this function: ``evalbridge run``, ``evalbridge eval`` and
@@ -255,6 +256,9 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
         output_dir: overrides ``output.dir``.
         on_step: called as ``on_step(description, done, total)`` before each step (progress bars).
         write: False computes everything but writes no file.
+        means: False when only the analyses are read (a command of the registry shows its section alone): a
+            system is then evaluated with the config's metrics only if a step reads its results (an analysis's
+            ``Context.results``, a comparison, a gate), and the report holds no systems' means.
 
     Returns:
         :class:`Outcome`; ``exit_code`` is 1 when a gate failed or a cross-check found unexplained
@@ -278,13 +282,13 @@ def run_config(config: Config, *, output_dir: str | os.PathLike[str] | None = No
     try:
         # a config's messages speak its words (columns: {...}, min_relevance: 7); a command line's keep its own
         with door("config") if config.path is not None else contextlib.nullcontext():
-            return _run(config, hashes, output_dir=output_dir, on_step=on_step, write=write)
+            return _run(config, hashes, output_dir=output_dir, on_step=on_step, write=write, means=means)
     finally:
         hashes.cancel()
 
 
 def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] | None,
-         on_step: Callable[[str, int, int], None] | None, write: bool) -> Outcome:
+         on_step: Callable[[str, int, int], None] | None, write: bool, means: bool) -> Outcome:
     """:func:`run_config` once the outputs are checked and the input files are being hashed."""
     from .sources import load_qrels, load_run
     from ..io import read_into_columns
@@ -309,18 +313,25 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             shared = engine.qrels(config.qrels) if engine else load_qrels(
                 config.qrels, level, prefer_columns=any(read_into_columns(s.origin) for s in config.runs.values()))
     settings = config.settings
-    results, checks, pairs = {}, {}, {}
+    checks: dict[str, Any] = {}
+    pairs: dict[str, tuple[Any, Any]] = {}
+
+    def evaluated(name: str) -> Any:
+        if engine is not None:  # (Spark reads and evaluates in one step)
+            with _reading(config, config.runs[name]):
+                return engine.evaluate(config.runs[name], shared)
+        qrels, run = pairs[name]
+        return evaluate(qrels, run, config.metrics, settings=settings)
+
+    results = _Evaluations(config.runs, evaluated)
     for name, source in config.runs.items():
         step(f"evaluating {name}")
-        if engine is not None:
+        if engine is None:
             with _reading(config, source):
-                results[name] = engine.evaluate(source, shared)
-            continue
-        with _reading(config, source):
-            qrels, run = load_run(source, name, shared, level,
-                                  config.slices.by if config.slices and config.slices.file is None else None)
-        pairs[name] = (qrels, run)
-        results[name] = evaluate(qrels, run, config.metrics, settings=settings)
+                pairs[name] = load_run(source, name, shared, level,
+                                       config.slices.by if config.slices and config.slices.file is None else None)
+        if means or engine is not None:
+            results.now(name)
     _same_judgements(config, pairs)
     # The hashes are asked for once everything is read and evaluated: meanwhile they were computed.
     inputs = {"qrels": _fingerprint(config.qrels, hashes, shared)} if config.qrels is not None else {}
@@ -374,8 +385,9 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
 
         gates = check_gates(config.gates, results, baseline=config.comparison.baseline if config.comparison else None,
                             on_inconclusive=config.on_inconclusive)
+    shown = dict(results) if means else {}
     provenance = make_provenance(
-        results, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
+        shown, inputs=inputs, backends=[config.settings.backend, *(config.crosscheck.backends if config.crosscheck else ())],
         seed=config.seed, metrics=labels, config=settings_of(config), conventions=_conventions(config))
     if config.official:  # which measures "official" took, said once (the decision's caveats show it)
         provenance["official"] = list(config.official)
@@ -385,7 +397,7 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
     provenance["invocation"] = ({"door": "command line"} if config.path is None else
                                 {"door": "config", "path": config.path.name, "document": config.document + 1,
                                  "sha256": hashes[config.path]})
-    report = Report(results=results, metrics=config.metrics, title=config.title, comparison=comparison,
+    report = Report(results=shown, metrics=config.metrics, title=config.title, comparison=comparison,
                     gates=tuple(gates), crosscheck=checks, bands=config.bands, provenance=provenance,
                     digits=config.output.digits, standings=standings, slices=sliced,
                     analyses=analyses, topics=_topics(shared))
@@ -421,6 +433,33 @@ def _run(config: Config, hashes: _Hashes, *, output_dir: str | os.PathLike[str] 
             step(f"logging to {tracker}")
             tracked.append(log(tracker, report, given, where=f"tracking.{tracker}.{{}}".format))
     return Outcome(config=config, report=report, files=tuple(files), tracked=tuple(tracked))
+
+
+class _Evaluations(Mapping[str, Any]):
+    """System name -> its Results under the config's metrics and settings, each evaluated the first time a step
+    reads it (:meth:`now`: at once): an analysis that reads the runs and not their results (``ppi``, ``judges``
+    evaluate under labels of their own) costs no evaluation of the config's when its command shows it alone."""
+
+    def __init__(self, names: Iterable[str], evaluate: Callable[[str], Any]) -> None:
+        self._names, self._evaluate = list(names), evaluate
+        self._found: dict[str, Any] = {}
+
+    def now(self, name: str) -> Any:
+        """The results of ``name``, evaluated now if they are not yet."""
+        if name not in self._found:
+            self._found[name] = self._evaluate(name)
+        return self._found[name]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        return self.now(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _judgements(config: Config, source: Source, inputs: dict[str, Any], hashes: _Hashes) -> Any:

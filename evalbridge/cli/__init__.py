@@ -47,9 +47,8 @@ __all__ = ["main", "build_parser", "commands", "COMMANDS", "MODULES", "EXIT_OK",
            "EXIT_INTERNAL"]
 
 #: the commands that are a module of this package of that name, in the order ``evalbridge --help`` lists them; the
-#: analyses' commands (:func:`evalbridge.config.analyses.commands`) follow ``diff``, in the registry's order
-MODULES = ("run", "eval", "check", "diff", "fuse", "metrics", "convert", "merge",
-           "formats")
+#: analyses' commands (:func:`evalbridge.config.analyses.commands`) follow ``check``, in the registry's order
+MODULES = ("run", "eval", "check", "fuse", "metrics", "convert", "merge", "formats")
 
 
 def _analyses() -> dict[str, Any]:
@@ -59,7 +58,7 @@ def _analyses() -> dict[str, Any]:
 
 
 def _names(analyses: Mapping[str, Any]) -> tuple[str, ...]:
-    at = MODULES.index("diff") + 1
+    at = MODULES.index("check") + 1
     return (*MODULES[:at], *analyses, *MODULES[at:])
 
 

@@ -235,20 +235,18 @@ FLAGS: dict[tuple[str, ...], str] = {
     ("slices",): "--slice-by", ("slices", "by"): "--slice-by", ("slices", "file"): "--slices-file",
 }
 
-#: ``evalbridge diff``'s section: config key path -> its flag
-DIFF_FLAGS = {("diff", "k"): "-k", ("diff", "queries"): "--queries", ("diff", "moves"): "--moves",
-              ("diff", "p"): "--p", ("diff", "rbo_ties"): "--rbo-ties", ("diff",): "RUN_A RUN_B"}
-
 
 def _flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
 
 
-def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] = ()) -> dict[tuple[str, ...], str]:
+def analysis_flags(analysis: Any, judged: Sequence[tuple[Any, str | None, str]] = (), own: str | None = None
+                   ) -> dict[tuple[str, ...], str]:
     """An analysis command's section (:class:`~evalbridge.config.analyses.Command`): config key path -> its flag;
-    ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own."""
+    ``judged``: the judgements given (:func:`judgements_given`), whose named entries are each named by their own;
+    ``own``: the section's key holding the RUNs when they are its own (:meth:`~evalbridge.config.analyses.Command.own`)."""
     command, key = analysis.command, analysis.key
-    runs = (key,) if command.own_runs is None else (key, command.own_runs)  # (a section's own runs: its key)
+    runs = (key,) if own is None else (key, own)  # (a section's own runs: its key)
     return {runs: command.runs, **{(key, k): command.flags.get(k, _flag(k))
                                    for k in (*command.keys, *command.statistics, *command.numbers, *command.by_name)},
             **{(key, j.key): j.flag for j in command.judgements},
@@ -488,7 +486,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     at = len(columns) - len(judged) - len(named)
     given_runs = {name: input_source(path, args.run_format, wanted)
                   for (name, path), wanted in zip(named.items(), columns[at:at + len(named)])}
-    if (command is None or command.own_runs is None) and (given_runs or command is None or command.runs_flag is None):
+    own = command.own(qrels) if command is not None else None
+    if own is None and (given_runs or command is None or command.runs_flag is None):
         raw.update({"runs": given_runs, "metrics": metric_entries(args.metrics)})  # (else the section's own, or none)
     raw.update({**conventions(args), **policies(args)})
     if baseline is not None:
@@ -507,9 +506,6 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
                                            ("buckets", getattr(args, "spark_buckets", None))) if value is not None}
     if spark:
         raw["spark"] = spark
-    if args.command == "diff":
-        raw["diff"] = {"k": args.k, "queries": args.queries, "moves": args.moves,
-                       **{key: value for key, value in (("p", args.p), ("rbo_ties", args.rbo_ties)) if value is not None}}
     if analysis is not None:
         section = analysis_section(args, command)
         for (j, name, path), (_, fmt, _, _), wanted in zip(judged, sides[len(sides) - len(judged):],
@@ -521,8 +517,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
                 section.setdefault(j.key, {}).setdefault(name, []).append(source)
             else:
                 section.setdefault(j.key, {})[name] = source
-        if command.own_runs is not None and given_runs:
-            section[command.own_runs] = given_runs
+        if own is not None and given_runs:
+            section[own] = given_runs
         raw[analysis.key] = {**section, **_numbers(args, command, judged), **_by_name(args, command)}
     if args.command == "check":
         raw["crosscheck"] = {"backends": list(args.backends), "atol": args.atol, "canonicalise": args.canonicalise}
@@ -530,8 +526,8 @@ def config_of(args: argparse.Namespace, qrels: str | None, runs: Sequence[str]) 
     tracking = tracking_given(args, flags)
     if tracking:
         raw["tracking"] = tracking
-    located = analysis_flags(analysis, judged) if analysis is not None else {}
-    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **DIFF_FLAGS, **located}), folder=Path.cwd(),
+    located = analysis_flags(analysis, judged, own) if analysis is not None else {}
+    return validate(raw, locator=FlagLocator({**FLAGS, **flags, **located}), folder=Path.cwd(),
                     default_dir=None)
 
 
@@ -561,8 +557,11 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
         inputs = [*(path for j in positional for path in _listed(getattr(args, _dest_of(j)))), *inputs]
         for j in positional:
             setattr(args, _dest_of(j), None)
-    qrels, runs = (None, inputs) if command.own_runs is not None else positionals(args) if command.qrels is None \
-        else (getattr(args, _dest_of(command.qrels)), inputs)
+    if command.rankings is not None:
+        qrels, runs = _rankings(args, command, inputs)
+    else:
+        qrels, runs = (None, inputs) if command.own_runs is not None else positionals(args) if command.qrels is None \
+            else (getattr(args, _dest_of(command.qrels)), inputs)
     config = config_of(args, qrels, runs)
     refuse_overwrites(args, config)
     with progress(command.report and not args.quiet) as on_step:  # no report folder: only the section's files
@@ -574,6 +573,27 @@ def show_analysis(args: argparse.Namespace, analysis: Any) -> int:
         note(args, command.wrote(config.analyses[analysis.key], found) if command.wrote else f"wrote {shown(path)}")
     emit(command.render(outcome.report if command.report else found, args.format), args.output, args)
     return EXIT_OK
+
+
+#: a count as a message says it
+_COUNTS = {2: "two", 3: "three", 4: "four"}
+
+
+def _rankings(args: argparse.Namespace, command: Any, inputs: list[str]) -> tuple[str | None, list[str]]:
+    """``(QRELS or None, the runs)`` of a command comparing :attr:`~evalbridge.config.analyses.Command.rankings` runs,
+    given after QRELS (their metrics compared, ``-m`` required) or alone (their rankings, ``-m`` refused)."""
+    n, name, runs = command.rankings, command.name, command.runs
+    said = _COUNTS.get(n, str(n))
+    if len(inputs) not in (n, n + 1):
+        raise InputError(f"{name} takes {runs}, or QRELS {runs}; got {len(inputs)} inputs.",
+                         fix=f"give the {said} runs compared, after the qrels when their metrics are compared.")
+    if len(inputs) == n and args.metrics:
+        raise InputError(f"metrics need judgements, and {name} was given no QRELS ({said} inputs: the runs).",
+                         fix=f"give QRELS {runs} to compare the metrics, or leave -m out to compare the rankings.")
+    if len(inputs) > n and not args.metrics:
+        raise InputError(f"{name} with QRELS compares metrics, and none was given.",
+                         fix="add -m METRIC..., e.g. -m ndcg@10 P@10; or leave QRELS out to compare the rankings.")
+    return (inputs[0], inputs[1:]) if len(inputs) > n else (None, inputs)
 
 
 def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
@@ -682,7 +702,8 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     if command.runs_flag is not None:  # the runs are an option (none or several)
         p.add_argument(command.runs_flag, dest="inputs", nargs="+", default=None, metavar="RUN", help=command.inputs)
     else:
-        p.add_argument("inputs", nargs=command.nargs, metavar="RUN" if runs_only else "INPUT", help=command.inputs)
+        shown = f"[QRELS] {command.runs}" if command.rankings is not None else "RUN" if runs_only else "INPUT"
+        p.add_argument("inputs", nargs=command.nargs, metavar=shown, help=command.inputs)
     if command.unjudged is not None:
         p.add_argument(command.unjudged[0], dest=_dest(command.unjudged[0]), action="store_true",
                        help=command.unjudged[1])
@@ -692,7 +713,7 @@ def add_analysis(commands: Any, analysis: Any) -> None:
             _add_judgements(p, judgements)
     metric = command.metric if command.metric is None or isinstance(command.metric, str) else " ".join(command.metric)
     if command.measures:
-        add_metrics(p, required=command.metric is None, default=metric)
+        add_metrics(p, required=command.metric is None and command.rankings is None, default=metric)
     else:
         p.set_defaults(metrics=[])
     for judgements in options:

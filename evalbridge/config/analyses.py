@@ -150,6 +150,9 @@ class Command:
         flags: a key's flag where it is not ``--KEY`` (``-k``).
         unjudged: (flag, help) of the flag saying nothing is judged yet: its positional judgements are then the
             first of the runs (``pool --unjudged RUN RUN...``).
+        rankings: how many runs it compares, given after QRELS or alone (``diff [QRELS] RUN_A RUN_B``: 2): after
+            QRELS they are the config's runs, measured by ``-m`` (required then); alone, the section's own runs
+            (``own_runs``), their rankings compared without judgements, and ``-m`` is refused.
     """
 
     name: str
@@ -183,6 +186,12 @@ class Command:
     lists: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     flags: Mapping[str, str] = field(default_factory=dict)
     unjudged: tuple[str, str] | None = None
+    rankings: int | None = None
+
+    def own(self, qrels: str | None) -> str | None:
+        """The section's key taking the RUNs as its own (:attr:`own_runs`), given ``qrels`` (the QRELS of the command
+        line, or None): always, or only without QRELS for a command comparing :attr:`rankings`."""
+        return None if self.rankings is not None and qrels is not None else self.own_runs
 
 
 @dataclass(frozen=True)
@@ -590,12 +599,34 @@ def _diff_record(settings: DiffSettings) -> dict[str, Any]:
             **({"runs": list(settings.runs)} if settings.runs else {})}
 
 
+def _render_diff(found: Mapping[str, Any], fmt: str) -> str:
+    """The diff of the command's two runs (the one of the section's)."""
+    from ..views.run_diff import render_diff
+
+    return render_diff(next(iter(found.values())), fmt)
+
+
 DIFF = Analysis(
     "diff", "true or {k, queries, moves, p, rbo_ties}: every system against the baseline query by query (the "
             "documents that entered or left the top k; with p or rbo_ties, the rankings' similarity beside)",
     _read_diff, _run_diff, _diff_rules, steps=lambda config, s: 1 if s.runs else max(len(config.runs) - 1, 0),
     sources=lambda s: tuple(s.runs.values()), alone=_own_runs, record=_diff_record,
-    spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark")
+    spark="a diff reads each ranking's documents in memory, and the inputs stay in Spark",
+    command=Command(
+        "diff", "where run B differs from run A, query by query (without QRELS: how far the rankings moved)",
+        "Evaluate RUN_A and RUN_B once each, rank every query by the change of each metric, and show for the largest "
+        "drops and gains the judged documents that entered or left the top k (grade, rank in A and B), the unjudged "
+        "ones, and the largest rank moves (a config's diff: section). Without QRELS (RUN_A RUN_B only): the rankings "
+        "compared, per query and overall: rank-biased overlap with its min / max / residual, Jaccard at k, Kendall's "
+        "tau and tau_AP over the shared documents.",
+        "the judgements (leave them out to compare the rankings only), the run compared with (the baseline) and the "
+        "run compared, each run PATH or NAME=PATH", "RUN_A RUN_B", _DIFF_KEYS, _render_diff,
+        helps={"p": "the rankings' similarity (always without QRELS; with QRELS given this or --rbo-ties): the "
+                    "persistence of rank-biased overlap, e.g. 0.9 (the top 10 hold 65% of the weight)",
+               "rbo_ties": "RBO's treatment of ties: w (tied documents are equal), a (their order is unknown: the "
+                           "expected RBO over their orders) or b (a, corrected for what the ties lose)"},
+        defaults={"p": "0.9", "rbo_ties": "a"}, metavars={"k": "N", "queries": "N", "moves": "N", "rbo_ties": "w|a|b"},
+        what="the diff", flags={"k": "-k"}, own_runs="runs", rankings=2))
 
 
 # --- power: -------------------------------------------------------------------------------------------------------

@@ -72,6 +72,7 @@ bench: install
 	$(BIN)/python bench/tracking.py
 	$(BIN)/python bench/retrieval_logs.py
 	$(BIN)/python bench/verbs.py
+	$(BIN)/python bench/commands.py
 
 # 100 runs x 5,000 queries x depth 1,000 pooled at depth 100 and diagnosed in one process (issue 27: 120 s, 4 GiB)
 bench-diagnose: install

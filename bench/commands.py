@@ -10,7 +10,7 @@ Usage::
 Each command runs its command line as a config through the one pipeline (``show_analysis``); the floor is a
 process that imports evalbridge, calls the verb on the same files and renders the same table (its stdout is
 checked to be the command's, byte for byte). The inputs are the DL19 qrels and three runs
-(``../shared/data/real/trec-dl-2019-passage``) and, built here as the tests build theirs, a judge (every grade
+(``examples/trec-dl-2019-passage``, in the repository) and, built here as the tests build theirs, a judge (every grade
 moved by -1, 0 or +1 at random), a second judge and a human sample (the true grades of 25 of the 43 queries).
 CPU time (user + sys of the child), best of ``-n`` runs, the command and its floor interleaved: on a shared
 machine the wall time measures the other tenants; say the load (printed). Speed is never asserted in tests.
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DL19 = HERE.parent.parent / "shared" / "data" / "real" / "trec-dl-2019-passage"
+DL19 = HERE.parent / "examples" / "trec-dl-2019-passage"  # (the same files as ../shared/data/real/)
 RUNS = {"bm25": "run.bm25.top100.txt", "rm3": "run.bm25-rm3.top100.txt", "splade": "run.splade-pp-ed.top100.txt"}
 R = [f"{name}={path}" for name, path in RUNS.items()]
 PPI_BATCH = ["--plan-difference", "0.05", "--batch", "B.jsonl", "--batch-size", "5", "--topics", "topics.txt"]

@@ -352,3 +352,23 @@ def test_pairs_whose_hashes_collide_everywhere_are_still_the_direct_pooling(qrel
     assert_same_numbers(numbers_of(pairs, columns.unjudged, columns.by_query, columns.judged_before,
                                    columns.judged_after),
                         direct_pooling(qrels, runs, query_ids, depths, k, "docid_desc"))
+
+
+@pytest.mark.parametrize("flag", [["--min-relevance", "2"], ["--backend", "fast"], ["--judged-only"],
+                                  ["--missing-queries", "drop"]])
+def test_the_pool_command_has_no_flag_for_a_setting_it_does_not_read(tmp_path, capsys, flag) -> None:
+    """A pool counts pairs: only the tie order and the score precision decide which; a setting that would be taken and
+    change nothing (the relevance level, the backend...) has no flag, a usage error (exit 2), where --ties is read."""
+    from evalbridge.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 x\nq1 Q0 b 2 3 x\nq1 Q0 c 3 1 x\n")
+    args = ["pool", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "--depth", "1", "-q"]
+    with pytest.raises(SystemExit) as caught:
+        main([*args, *flag])
+    assert caught.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+    assert main([*args, "--ties", "docid_asc"]) == 0  # a before b: the judged a is the first document
+    assert "ties docid_asc\ndepth    pairs to judge    queries with some\n" in (out := capsys.readouterr().out)
+    assert "\n1        0 " in out
+    assert main(args) == 0  # trec_eval's order, b before a: b is to judge
+    assert "\n1        1 " in capsys.readouterr().out

@@ -607,20 +607,24 @@ def _add_judgements(parser: argparse.ArgumentParser, judgements: Any) -> None:
         parser.add_argument(_dest_of(judgements), nargs="+" if judgements.many else None, metavar=judgements.flag,
                             help=judgements.help)
 
-def add_conventions(parser: argparse.ArgumentParser, taken: Sequence[str] = ()) -> None:
+def add_conventions(parser: argparse.ArgumentParser, taken: Sequence[str] = (),
+                    only: Sequence[str] | None = None) -> None:
     """Every setting's flag but the read policies (:func:`add_policies`) and the settings named ``taken`` (an
-    analysis's keys of the same names: ``pool --depth`` is the pool's depth, not the evaluation's cut)."""
-    add_settings(parser, reads=False, taken=taken)
+    analysis's keys of the same names: ``pool --depth`` is the pool's depth, not the evaluation's cut); ``only``: the
+    settings a command reads (:attr:`~evalbridge.config.analyses.Command.settings`), None for every one."""
+    add_settings(parser, reads=False, taken=taken, only=only)
 
 
-def add_settings(parser: argparse.ArgumentParser, *, reads: bool, taken: Sequence[str] = ()) -> None:
-    """One flag per setting of :data:`evalbridge.model.settings.ROWS` (``reads``: the read policies, else the others),
-    generated from its row: ``--judged-only`` for a True/False setting, the choices of a set of words, the type of a
-    number. Every flag defaults to None: left out, the config's default decides (:func:`settings_given`)."""
+def add_settings(parser: argparse.ArgumentParser, *, reads: bool, taken: Sequence[str] = (),
+                 only: Sequence[str] | None = None) -> None:
+    """One flag per setting of :data:`evalbridge.model.settings.ROWS` (``reads``: the read policies, else the others;
+    ``only``: those settings alone), generated from its row: ``--judged-only`` for a True/False setting, the choices
+    of a set of words, the type of a number. Every flag defaults to None: left out, the config's default decides
+    (:func:`settings_given`)."""
     from ..common.parameters import Boolean, Interval, OneOf
 
     for row in ROWS.values():
-        if row.reads != reads or row.name in taken:
+        if row.reads != reads or row.name in taken or (only is not None and row.name not in only):
             continue
         rule, shown = row.rule, row.help.replace("%", "%%")
         if isinstance(rule, Boolean):
@@ -758,7 +762,7 @@ def add_analysis(commands: Any, analysis: Any) -> None:
     add_statistics(p, "seed", hidden=not command.random)
     add_quiet(p)
     add_inputs(p)
-    add_conventions(p, taken=command.keys)
+    add_conventions(p, taken=command.keys, only=command.settings)
     p.set_defaults(handler=lambda args: show_analysis(args, analysis), analysis=analysis)
 
 

@@ -153,6 +153,9 @@ class Command:
         rankings: how many runs it compares, given after QRELS or alone (``diff [QRELS] RUN_A RUN_B``: 2): after
             QRELS they are the config's runs, measured by ``-m`` (required then); alone, the section's own runs
             (``own_runs``), their rankings compared without judgements, and ``-m`` is refused.
+        settings: the settings its numbers depend on, each given by its flag (``pool``: ``ties``,
+            ``score_precision``); None: every setting (a command that evaluates). A setting it does not read has no
+            flag, so none is taken and ignored.
     """
 
     name: str
@@ -187,6 +190,7 @@ class Command:
     flags: Mapping[str, str] = field(default_factory=dict)
     unjudged: tuple[str, str] | None = None
     rankings: int | None = None
+    settings: tuple[str, ...] | None = None
 
     def own(self, qrels: str | None) -> str | None:
         """The section's key taking the RUNs as its own (:attr:`own_runs`), given ``qrels`` (the QRELS of the command
@@ -1414,6 +1418,7 @@ POOL = Analysis(
         metavars={"depth": "N", "strata": "RANKS:RATE", "k": "K", "batch": "PATH", "topics": "PATH",
                   "corpus": "PATH"},
         random=True, what="the pool", formats=("text", "markdown", "json"), nargs="*", own_runs="runs",
+        settings=("ties", "score_precision"),
         judgements=(Judgements("judgements", "QRELS", "the judgements so far (with --unjudged: the first run)"),),
         wrote=_pool_wrote, measures=False, lists={"depth": int, "strata": str}, flags={"k": "-k"},
         unjudged=("--unjudged", "nothing is judged yet: every input is a run (no QRELS), and every query a run "

@@ -167,6 +167,14 @@ def test_dl19_rrf_of_bm25_and_splade_compared_with_its_parts_in_one_call(shared)
     (lambda: fuse({"a": {"q1": {"d": float("nan")}}, "b": {"q1": {"d": 1.0}}}), "finite"),
     (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="sum", qrels={"q1": {"d": 1}},
                   train=["q1"]), "no parameter to learn"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="wsum", params={"weights": 0.3}),
+     r"weights takes one number per run \(2: a, b\); got 0.3"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="wsum", params={"weights": [1.0]}),
+     r"weights takes one number per run \(2: a, b\); got \[1.0\]"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="wsum", qrels={"q1": {"d": 1}},
+                  train=["q1"], metric="zz"), "metric 'zz' is not a measure ranx can train on"),
+    (lambda: fuse({"a": {"q1": {"d": 1.0}}, "b": {"q1": {"d": 1.0}}}, method="wsum", qrels={"q1": {"d": 1}},
+                  train=["q1"], metric="ndcg@x"), "metric 'ndcg@x' is not a measure ranx can train on"),
 ])
 def test_bad_input_is_refused_with_the_fix(call, message: str) -> None:  # noqa: ANN001
     with pytest.raises(InputError, match=message) as caught:

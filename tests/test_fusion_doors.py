@@ -169,6 +169,12 @@ def test_evalbridge_fuse_writes_the_run_eb_fuse_makes(folder: Path, method: str,
     (("bm25.run", "dense.run", "--params", "k=ten", "-o", "x.run"), "--params k 'ten' is not a number"),
     (("bm25.run", "dense.run", "--params", "w=1", "-o", "x.run"), "rrf takes k"),
     (("bm25.run", "dense.run", "--train", "q00", "-o", "x.run"), "--qrels"),
+    (("bm25.run", "dense.run", "--method", "wsum", "--params", "weights=0.3", "-o", "x.run"),
+     "weights takes one number per run (2: bm25, dense); got 0.3"),
+    (("bm25.run", "dense.run", "--method", "wsum", "--qrels", "qrels.txt", "--train", "q00", "--metric", "zz",
+      "-o", "x.run"), "metric 'zz' is not a measure ranx can train on"),
+    (("bm25.run", "dense.run", "--name", "my fused", "-o", "x.run"), "the run tag must be one word"),
+    (("bm25.run", "dense.run", "--to", "zz", "-o", "x.run"), "unknown format 'zz'"),
 ])
 def test_evalbridge_fuse_refuses_bad_input_with_the_fix(folder: Path, flags: tuple[str, ...], message: str) -> None:
     from doors import cli
@@ -178,4 +184,5 @@ def test_evalbridge_fuse_refuses_bad_input_with_the_fix(folder: Path, flags: tup
         patch.chdir(folder)
         code, _, err = cli("fuse", *flags)
     assert code == 2 and message in err and "Traceback" not in err, err
+    assert "fused:" not in err  # refused before any work
     assert (folder / "bm25.run").read_bytes() == before and not (folder / "x.run").exists()

@@ -31,6 +31,17 @@ def _params(given: list[str] | None) -> dict[str, Any] | None:
     return out
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """The fused run's format (``--to``, else the suffix of ``-o``) and its tag (``--name``), checked before any work,
+    as writing them would check them after the fusion."""
+    from ..io.registry import get_format, output_format
+    from ..io.trec import check_tag
+
+    chosen = get_format(args.output_format, kind="run") if args.output_format is not None else output_format(args.output, "run")
+    if args.name is not None and "tag" in chosen.options:
+        check_tag(args.name)
+
+
 def handle(args: argparse.Namespace) -> int:
     from ..config import load_qrels, load_run
     from ..reports.writing import check_outputs
@@ -44,6 +55,7 @@ def handle(args: argparse.Namespace) -> int:
         raise InputError("learning the fusion's parameters needs both the judgements (--qrels) and the training "
                          "queries (--train).", fix="give --qrels QRELS --train Q1 Q2 ..., or neither (--params).")
     check_outputs([*named.values(), *([args.qrels] if args.qrels else [])], files=[args.output])
+    _check_output(args)
     read = policies(args)
     runs = {name: load_run(source_of(path, "run", args.run_format, name, args.run_columns, read), name, None, None)[1]
             for name, path in named.items()}

@@ -31,7 +31,7 @@ from ..common.values import parse
 from .policies import dropped_note, keep_first
 from .text import Lines, open_text
 
-__all__ = ["check_ids", "read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
+__all__ = ["check_ids", "check_tag", "read_qrels", "read_run", "read_judged_list", "write_qrels", "write_run", "QRELS_COLUMNS",
            "RUN_COLUMNS", "FORMATS"]
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -242,6 +242,12 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, float]], path: str | os
             f.write("".join(f"{qid} 0 {doc} {_number(grade)}\n" for doc, grade in docs.items()))
 
 
+def check_tag(tag: object) -> None:
+    """A TREC run's tag, its sixth column: one word."""
+    if not isinstance(tag, str) or not tag or _WHITESPACE.search(tag):
+        raise InputError(f"the run tag must be one word; got {tag!r}.", fix="pass e.g. tag='bm25'.")
+
+
 def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathLike[str], *,
               tag: str = "evalbridge") -> None:
     """Write a run as ``qid Q0 docid rank score tag`` lines, in rank order (gzip for ``.gz``).
@@ -260,8 +266,7 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: str | os.PathL
     """
     from ..common.ranking import rank
 
-    if not isinstance(tag, str) or not tag or _WHITESPACE.search(tag):
-        raise InputError(f"the run tag must be one word; got {tag!r}.", fix="pass e.g. tag='bm25'.")
+    check_tag(tag)
     run = run if isinstance(run, Run) else Run(run)
     with open_text(path, "w") as f:
         for qid, scores in run.items():

@@ -28,6 +28,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -162,12 +164,15 @@ def fuse(runs: Mapping[str, Any] | Sequence[Any], *, method: str = "rrf", norm: 
     # the declared rules of every door (a fusion: section's keys, the command's flags): one message for a bad value
     check_parameters(FUSION_PARAMETERS, {"method": method, "metric": metric, **({} if norm is None else {"norm": norm})})
     named = _named(runs)
-    converted = [_to_ranx(run) for run in named.values()]
     given = dict(params or {})
     unknown = sorted(set(given) - set(METHODS[method]))
     if unknown:
         raise InputError(f"{method} takes {', '.join(METHODS[method]) or 'no parameter'}; got {', '.join(unknown)}.",
                          fix=f"give params with the keys {', '.join(METHODS[method]) or '(none)'}.")
+    _check_weights(given, list(named))
+    if qrels is not None or train is not None:
+        _check_metric(metric)
+    converted = [_to_ranx(run) for run in named.values()]
     notes: list[str] = []
     if qrels is not None or train is not None:
         if not METHODS[method]:
@@ -198,6 +203,33 @@ def fuse(runs: Mapping[str, Any] | Sequence[Any], *, method: str = "rrf", norm: 
     recipe = _recipe(method, norm, list(named), given)
     notes.append("the inputs' tied scores ranked by evalbridge's rule (score, then doc id descending), not ranx's sort")
     return Run(fused.to_dict(), name=name or recipe, notes=(f"fused: {recipe}", *notes))
+
+
+def _check_weights(params: Mapping[str, Any], names: Sequence[str]) -> None:
+    """``weights``: one number per run, in the runs' order (ranx pairs them with the runs one by one, so a list of
+    another length would weigh some runs by nothing, and one number is no list)."""
+    if "weights" not in params:
+        return
+    weights = params["weights"]
+    numbers = isinstance(weights, Sequence) and not isinstance(weights, (str, bytes)) and all(
+        isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in weights)
+    if not numbers or len(weights) != len(names):
+        raise InputError(f"weights takes one number per run ({len(names)}: {', '.join(names)}); got {weights!r:.60}.",
+                         fix=f"give e.g. weights={[round(1 / len(names), 2)] * len(names)}, in the runs' order.")
+
+
+def _check_metric(metric: str) -> None:
+    """What the training maximises, in ranx's spelling, checked before any work by ranx's own reading of it (its
+    error would otherwise come from inside its search)."""
+    from ranx.meta.evaluate import extract_metric_and_params
+    from ranx.metrics import metric_switch
+
+    try:
+        metric_switch(extract_metric_and_params(metric)[0])
+    except (ValueError, IndexError):
+        raise InputError(f"metric {metric!r} is not a measure ranx can train on.",
+                         fix="name one in ranx's spelling: ndcg@10, map@100, recall@1000, precision@10, mrr, "
+                             "r-precision, hits, hit_rate, f1, ndcg_burges, bpref.") from None
 
 
 def _learnt(runs: list[Run], qrels: Any, train: Sequence[str] | None, method: str, norm: str | None,

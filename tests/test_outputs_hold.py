@@ -113,8 +113,20 @@ def _command(args: list[str]) -> subprocess.Popen[str]:
 
 
 def _interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """Interrupt ``process`` and wait for its end: (exit code, stderr). CPython's own case: a SIGINT that lands in the
+    import system's lock callback is swallowed ("Exception ignored in: <function _get_module_lock...>") and can leave
+    the import lock held, so the interpreter never ends, whatever the code it was importing: it is killed and what
+    it said is given (its traceback holds frames of importlib only)."""
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired as stuck:
+        process.kill()
+        _, rest = process.communicate()
+        said = stuck.stderr.decode() if isinstance(stuck.stderr, bytes) else stuck.stderr or ""
+        if "_get_module_lock" not in said + rest:
+            raise
+        err = said + rest
     return process.returncode, err
 
 

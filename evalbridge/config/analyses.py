@@ -401,7 +401,7 @@ def _read_agreement(check: Checker, value: Any, given: Given) -> AgreementSettin
 
     if value is None:
         return None
-    path, runs, folder, policies = ("agreement",), given.runs, given.folder, given.policies
+    path, folder, policies = ("agreement",), given.folder, given.policies
     spec = check.mapping(value, path, list(AGREEMENT_KEYS),
                          "{judges: {human: qrels/human.txt, llm: qrels/llm.txt}, runs: [bm25, dense]}")
     if "judges" not in spec:
